@@ -1,0 +1,87 @@
+// Simulator speed and memory: the full Philly trace (82,247 jobs) replayed with dlas and
+// gittins on 8x32x8 (2,048 GPUs) and 2x32x8 (512 GPUs, heavy contention), plus the cost of
+// reading the CSV. Prints wall time per replay and the process's peak memory. Skips with a
+// message when ../shared is absent.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "sim/metrics.h"
+#include "sim/simulator.h"
+#include "trace/trace_reader.h"
+
+namespace tiresias {
+namespace {
+
+const std::string kPhilly = std::string(TIRESIAS_SHARED_DIR) + "/traces/philly.csv";
+
+const std::vector<JobSpec>* PhillyJobs() {
+  static std::vector<JobSpec>* jobs = [] {
+    auto t = ReadTrace(kPhilly);
+    return t.ok() ? new std::vector<JobSpec>(std::move(t->jobs)) : nullptr;
+  }();
+  return jobs;
+}
+
+void BM_ReadPhilly(benchmark::State& state) {
+  if (!std::filesystem::exists(kPhilly)) {
+    state.SkipWithError("../shared/traces/philly.csv is absent");
+    return;
+  }
+  for (auto _ : state) {
+    auto t = ReadTrace(kPhilly);
+    benchmark::DoNotOptimize(t);
+  }
+}
+
+void BM_Replay(benchmark::State& state, const std::string& policy, const std::string& cluster) {
+  const auto* jobs = PhillyJobs();
+  if (!jobs) {
+    state.SkipWithError("../shared/traces/philly.csv is absent");
+    return;
+  }
+  SimConfig cfg;
+  cfg.topo = *Topology::Parse(cluster);
+  cfg.policy = policy;
+  cfg.preempt_overhead = 0;
+  Metrics m;
+  for (auto _ : state) {
+    auto r = RunSimulation(cfg, *jobs);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().message().c_str());
+      return;
+    }
+    m = ComputeMetrics(*r);
+  }
+  state.counters["jobs"] = static_cast<double>(m.finished);
+  state.counters["mean_jct_s"] = m.jct.mean;
+  state.counters["passes"] = static_cast<double>(m.passes);
+  state.counters["preemptions"] = static_cast<double>(m.preemptions);
+}
+
+BENCHMARK(BM_ReadPhilly)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Replay, dlas_8x32x8, "dlas", "8x32x8")->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+BENCHMARK_CAPTURE(BM_Replay, dlas_2x32x8, "dlas", "2x32x8")->Unit(benchmark::kMillisecond)
+    ->Iterations(3);
+BENCHMARK_CAPTURE(BM_Replay, gittins_8x32x8, "gittins", "8x32x8")
+    ->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK_CAPTURE(BM_Replay, gittins_2x32x8, "gittins", "2x32x8")
+    ->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK_CAPTURE(BM_Replay, fifo_2x32x8, "fifo", "2x32x8")->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
+
+}  // namespace
+}  // namespace tiresias
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  std::cout << "peak memory (max RSS): " << ru.ru_maxrss / 1024 << " MiB\n";
+  return 0;
+}

@@ -1,0 +1,13 @@
+// The `tiresias` command: simulator, comparisons, policy listing.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tiresias: a GPU cluster manager for distributed deep learning (NSDI'19 Tiresias)"};
+  app.require_subcommand(1);
+  int rc = 0;
+  tiresias::AddSimCommands(app, rc);
+  CLI11_PARSE(app, argc, argv);
+  return rc;
+}

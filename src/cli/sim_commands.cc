@@ -1,0 +1,268 @@
+// `tiresias sim`, `compare`, `demo` and `policies`: the simulator's command line.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "common/strings.h"
+#include "placement/registry.h"
+#include "policy/registry.h"
+#include "sim/metrics.h"
+#include "sim/report.h"
+#include "sim/simulator.h"
+#include "trace/synthetic.h"
+#include "trace/trace_reader.h"
+
+namespace tiresias {
+namespace {
+
+struct WorkloadArgs {
+  std::string trace;
+  int synthetic = 0;
+  uint64_t seed = 1;
+  double load = 1.2;
+  std::string cluster = "8x32x8";
+  double overhead = ToSeconds(kDefaultPreemptOverhead);
+
+  void Add(CLI::App* c) {
+    c->add_option("--trace", trace, "trace CSV (Tiresias or Philly format, chosen by header)");
+    c->add_option("--synthetic", synthetic, "instead of --trace: N seeded Philly-like jobs");
+    c->add_option("--seed", seed, "seed for --synthetic")->capture_default_str();
+    c->add_option("--load", load, "offered load for --synthetic (demand / GPUs)")
+        ->capture_default_str();
+    c->add_option("--cluster", cluster, "SWITCHESxNODESxGPUS or a cluster spec CSV")
+        ->capture_default_str();
+    c->add_option("--preempt-overhead", overhead,
+                  "seconds of restore charged on each resume (no progress meanwhile); 0 = the "
+                  "public simulator")
+        ->capture_default_str();
+  }
+
+  // Loads jobs and topology; prints the error and returns false on failure.
+  bool Load(std::vector<JobSpec>& jobs, Topology& topo, std::string& source) const {
+    auto t = ResolveCluster(cluster);
+    if (!t.ok()) {
+      std::cerr << "error: " << t.status().message() << "\n";
+      return false;
+    }
+    topo = *t;
+    if (overhead < 0) {
+      std::cerr << "error: --preempt-overhead must be >= 0\n";
+      return false;
+    }
+    if (!trace.empty() == (synthetic > 0)) {
+      std::cerr << "error: give exactly one of --trace FILE or --synthetic N\n";
+      return false;
+    }
+    if (synthetic > 0) {
+      jobs = SyntheticPhillyLike({.jobs = synthetic, .seed = seed, .load = load,
+                                  .cluster_gpus = topo.total_gpus(),
+                                  .max_gpus = std::min(32, topo.total_gpus())});
+      source = fmt::format("synthetic Philly-like, {} jobs, seed {}, load {}", synthetic, seed, load);
+      return true;
+    }
+    auto tr = ReadTrace(trace);
+    if (!tr.ok()) {
+      std::cerr << "error: " << tr.status().message() << "\n";
+      return false;
+    }
+    jobs = std::move(tr->jobs);
+    source = fmt::format("{} ({} format, {} jobs)", trace, tr->format, jobs.size());
+    return true;
+  }
+};
+
+struct RunSpec {
+  std::string policy, placement;
+};
+
+// "fifo,dlas" with a default placement, or "fifo+consolidate,dlas+count".
+std::vector<RunSpec> ParseRuns(const std::string& list, const std::string& placement) {
+  std::vector<RunSpec> out;
+  for (auto item : Split(list, ',')) {
+    item = Trim(item);
+    if (item.empty()) continue;
+    auto plus = item.find('+');
+    if (plus == std::string_view::npos) {
+      out.push_back({std::string(item), placement});
+    } else {
+      out.push_back({std::string(item.substr(0, plus)), std::string(item.substr(plus + 1))});
+    }
+  }
+  return out;
+}
+
+// Options for one policy: "key=value" goes to every policy that declares `key`;
+// "policy.key=value" to that policy only.
+StatusOr<std::vector<std::string>> OptionsFor(const std::string& policy,
+                                              const std::vector<std::string>& opts,
+                                              bool single) {
+  const PolicyInfo* info = nullptr;
+  for (const auto& p : OrderingPolicies()) {
+    if (p.name == policy) info = &p;
+  }
+  std::vector<std::string> out;
+  for (const auto& o : opts) {
+    auto eq = o.find('=');
+    auto dot = o.find('.');
+    if (dot != std::string::npos && dot < eq) {
+      if (o.substr(0, dot) == policy) out.push_back(o.substr(dot + 1));
+      continue;
+    }
+    if (single || !info) {
+      out.push_back(o);
+      continue;
+    }
+    std::string key = o.substr(0, eq);
+    for (const auto& spec : info->options) {
+      if (spec.name == key) out.push_back(o);
+    }
+  }
+  return out;
+}
+
+nlohmann::json ConfigJson(const SimConfig& c, const std::string& source) {
+  return {{"policy", c.policy},       {"policy_options", c.policy_opts},
+          {"placement", c.placement}, {"placement_options", c.placement_opts},
+          {"cluster", c.topo.str()},  {"preempt_overhead_seconds", ToSeconds(c.preempt_overhead)},
+          {"workload", source}};
+}
+
+int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
+               const std::vector<std::string>& opts, const std::vector<std::string>& popts,
+               const std::string& out_dir) {
+  std::vector<JobSpec> jobs;
+  Topology topo = *Topology::Create(1, 1, 1);
+  std::string source;
+  if (!w.Load(jobs, topo, source)) return 2;
+  std::vector<SimConfig> configs;
+  for (const auto& r : runs) {
+    SimConfig c;
+    c.topo = topo;
+    c.policy = r.policy;
+    auto o = OptionsFor(r.policy, opts, runs.size() == 1);
+    c.policy_opts = *o;
+    c.placement = r.placement;
+    c.placement_opts = popts;
+    c.preempt_overhead = static_cast<Duration>(std::llround(w.overhead * kMsPerSecond));
+    c.label = r.policy + "+" + r.placement;
+    // Validate every run before any starts, so a typo fails at once.
+    if (auto p = MakeOrderingPolicy(c.policy, c.policy_opts); !p.ok()) {
+      std::cerr << "error: " << p.status().message() << "\n";
+      return 2;
+    }
+    if (auto p = MakePlacementPolicy(c.placement, c.placement_opts); !p.ok()) {
+      std::cerr << "error: " << p.status().message() << "\n";
+      return 2;
+    }
+    configs.push_back(std::move(c));
+  }
+  std::vector<StatusOr<SimResult>> results(configs.size(), Status(StatusCode::kInternal, "not run"));
+  std::vector<double> wall(configs.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    threads.emplace_back([&, i] {
+      auto t0 = std::chrono::steady_clock::now();
+      results[i] = RunSimulation(configs[i], jobs);
+      wall[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::vector<Metrics> metrics;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (!results[i].ok()) {
+      std::cerr << "error: " << results[i].status().message() << "\n";
+      return 2;
+    }
+    metrics.push_back(ComputeMetrics(*results[i]));
+    if (!out_dir.empty()) {
+      std::string dir = runs.size() == 1 ? out_dir : out_dir + "/" + configs[i].label;
+      if (Status st = WriteRunDir(dir, *results[i], metrics.back(), ConfigJson(configs[i], source));
+          !st.ok()) {
+        std::cerr << "error: " << st.message() << "\n";
+        return 1;
+      }
+    }
+  }
+  std::cout << fmt::format("workload: {}\ncluster: {} ({} GPUs), preemption overhead {} s\n",
+                           source, topo.str(), topo.total_gpus(), w.overhead);
+  if (runs.size() == 1) {
+    std::cout << SummaryTable(metrics[0]);
+  } else {
+    std::cout << CompareTable(metrics);
+  }
+  for (size_t i = 0; i < configs.size(); ++i) {
+    std::cout << fmt::format("{}: simulated in {:.3f} s wall ({} scheduling passes)\n",
+                             configs[i].label, wall[i], metrics[i].passes);
+  }
+  if (!out_dir.empty()) std::cout << "wrote " << out_dir << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void AddSimCommands(CLI::App& app, int& rc) {
+  static WorkloadArgs sim_w, cmp_w;
+  static std::string sim_policy = "dlas", placement = "count", out_dir, cmp_out, policies,
+                     runs;
+  static std::vector<std::string> opts, popts, cmp_opts, cmp_popts;
+
+  auto* sim = app.add_subcommand("sim", "replay a trace with one policy and report metrics");
+  sim_w.Add(sim);
+  sim->add_option("--policy", sim_policy, "ordering policy (see `tiresias policies`)")
+      ->capture_default_str();
+  sim->add_option("--opt", opts, "policy option key=value (repeatable)");
+  sim->add_option("--placement", placement, "placement policy")->capture_default_str();
+  sim->add_option("--popt", popts, "placement option key=value (repeatable)");
+  sim->add_option("--out", out_dir, "write DIR/jobs.csv and DIR/summary.json");
+  sim->callback([&rc] {
+    rc = RunCompare(sim_w, {{sim_policy, placement}}, opts, popts, out_dir);
+  });
+
+  auto* cmp = app.add_subcommand("compare", "replay a trace with several policies side by side");
+  cmp_w.Add(cmp);
+  cmp->add_option("--policies", policies, "comma-separated policies, e.g. fifo,dlas,gittins,srtf");
+  cmp->add_option("--runs", runs, "comma-separated policy+placement pairs, e.g. "
+                  "fifo+consolidate,dlas+count");
+  cmp->add_option("--placement", placement, "placement for --policies")->capture_default_str();
+  cmp->add_option("--opt", cmp_opts, "key=value for every policy that takes it, or "
+                  "policy.key=value");
+  cmp->add_option("--popt", cmp_popts, "placement option key=value");
+  cmp->add_option("--out", cmp_out, "write DIR/<run>/jobs.csv and summary.json");
+  cmp->callback([&rc] {
+    auto list = ParseRuns(policies, placement);
+    auto more = ParseRuns(runs, placement);
+    list.insert(list.end(), more.begin(), more.end());
+    if (list.empty()) {
+      std::cerr << "error: give --policies or --runs\n";
+      rc = 2;
+      return;
+    }
+    rc = RunCompare(cmp_w, list, cmp_opts, cmp_popts, cmp_out);
+  });
+
+  auto* demo = app.add_subcommand("demo", "compare policies on a seeded synthetic workload");
+  demo->callback([&rc] {
+    WorkloadArgs w;
+    w.synthetic = 4000;
+    w.seed = 7;
+    w.load = 1.3;
+    w.cluster = "2x8x8";
+    std::cout << "tiresias demo: YARN-CS (fifo+consolidate) vs Tiresias (dlas, gittins) vs the "
+                 "duration-knowing oracle srtf\n\n";
+    rc = RunCompare(w, ParseRuns("fifo+consolidate,fifo-backfill+count,dlas+count,"
+                                 "gittins+count,srtf+count", "count"),
+                    {}, {}, "");
+  });
+
+  auto* pol = app.add_subcommand("policies", "list ordering and placement policies and options");
+  pol->callback([] {
+    std::cout << "ordering policies (--policy NAME --opt key=value):\n" << OrderingPolicyHelp()
+              << "\nplacement policies (--placement NAME --popt key=value):\n"
+              << PlacementPolicyHelp();
+  });
+}
+
+}  // namespace tiresias

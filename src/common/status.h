@@ -1,0 +1,54 @@
+// Status and StatusOr<T>: how faults cross module boundaries (no exceptions across modules).
+// A Status is ok or carries a code and a message that names the place and the problem.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace tiresias {
+
+enum class StatusCode { kOk, kInvalidArgument, kNotFound, kFailedPrecondition, kIoError, kInternal };
+
+class Status {
+ public:
+  Status() = default;
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  static Status Ok() { return {}; }
+  bool ok() const { return code_ == StatusCode::kOk; }
+  StatusCode code() const { return code_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
+
+inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
+inline Status FailedPrecondition(std::string m) {
+  return {StatusCode::kFailedPrecondition, std::move(m)};
+}
+inline Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
+
+template <typename T>
+class StatusOr {
+ public:
+  StatusOr(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(Status status) : v_(std::move(status)) {}  // NOLINT
+  bool ok() const { return std::holds_alternative<T>(v_); }
+  Status status() const { return ok() ? Status::Ok() : std::get<Status>(v_); }
+  T& value() & { return std::get<T>(v_); }
+  const T& value() const& { return std::get<T>(v_); }
+  T&& value() && { return std::get<T>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
+
+ private:
+  std::variant<T, Status> v_;
+};
+
+}  // namespace tiresias

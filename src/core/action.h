@@ -1,0 +1,24 @@
+// What the core asks its driver to do after a scheduling pass, each with a reason.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/ids.h"
+#include "common/time.h"
+#include "core/allocation.h"
+
+namespace tiresias {
+
+struct Action {
+  enum class Kind { kStart, kPreempt };
+  Kind kind;
+  JobId job;
+  Allocation alloc;          // kStart: the GPUs to run on; kPreempt: the GPUs it gives back
+  Time progress_start = 0;   // kStart: when real progress begins (after restore overhead)
+  std::string reason;
+};
+
+const char* ToString(Action::Kind k);
+
+}  // namespace tiresias

@@ -1,0 +1,48 @@
+// Which GPUs are free right now, per node, with running totals per switch and cluster.
+#include "core/cluster_state.h"
+
+#include <bit>
+#include <cassert>
+
+namespace tiresias {
+
+ClusterState::ClusterState(const Topology& topo)
+    : topo_(topo),
+      full_mask_(topo.gpus_per_node() == 64 ? ~uint64_t{0}
+                                            : (uint64_t{1} << topo.gpus_per_node()) - 1),
+      free_(topo.num_nodes(), full_mask_),
+      free_count_(topo.num_nodes(), topo.gpus_per_node()),
+      switch_free_(topo.switches(), topo.gpus_per_switch()),
+      total_free_(topo.total_gpus()) {}
+
+void ClusterState::Adjust(int node, uint64_t mask, bool to_free) {
+  int n = std::popcount(mask);
+  if (to_free) {
+    assert((free_[node] & mask) == 0);
+    free_[node] |= mask;
+  } else {
+    assert((free_[node] & mask) == mask);
+    free_[node] &= ~mask;
+    n = -n;
+  }
+  free_count_[node] += n;
+  switch_free_[topo_.switch_of(node)] += n;
+  total_free_ += n;
+}
+
+void ClusterState::Take(const Allocation& a) {
+  for (const auto& s : a.slices) Adjust(s.node, s.gpus, false);
+}
+
+void ClusterState::Give(const Allocation& a) {
+  for (const auto& s : a.slices) Adjust(s.node, s.gpus, true);
+}
+
+bool ClusterState::AllFree(const Allocation& a) const {
+  for (const auto& s : a.slices) {
+    if ((free_[s.node] & s.gpus) != s.gpus) return false;
+  }
+  return true;
+}
+
+}  // namespace tiresias

@@ -1,0 +1,74 @@
+// Scheduler::Explain: the answer to "why is my job pending?" from the core's own state:
+// where the policy puts the job, how many jobs are ahead, what it needs, what the last pass
+// found, and when its next promotion or demotion is due.
+#include <fmt/format.h>
+
+#include "core/scheduler.h"
+
+namespace tiresias {
+
+Explanation Scheduler::Explain(JobId id, Time now) const {
+  Explanation e;
+  const Job* j = Find(id);
+  if (!j) {
+    e.reasons.push_back(fmt::format("job {} is unknown", id.value()));
+    return e;
+  }
+  e.state = j->state;
+  e.gpus_needed = j->gpus();
+  e.gpus_free = cluster_.total_free();
+  if (j->state == JobState::kRejected) {
+    e.reasons.push_back("rejected at submit: it can never fit this cluster");
+    return e;
+  }
+  if (j->state != JobState::kPending && j->state != JobState::kRunning) {
+    e.reasons.push_back(fmt::format("{}; nothing to wait for", ToString(j->state)));
+    return e;
+  }
+  e.where = policy_->Describe(*j, now);
+  if (auto t = policy_->NextTransition(*j, now)) e.next_transition = *t;
+  for (const auto& [key, slot] : running_) {
+    if (key < j->key) ++e.running_ahead;
+  }
+  if (j->running()) {
+    e.reasons.push_back(fmt::format("running on {}", j->alloc.str()));
+    return e;
+  }
+  int gpus_ahead = 0;
+  for (const auto& [key, slot] : waiting_) {
+    if (!(key < j->key)) break;
+    ++e.waiting_ahead;
+    gpus_ahead += jobs_[slot].gpus();
+  }
+  e.rank = e.waiting_ahead + 1;
+  e.reasons.push_back(fmt::format("{} of the waiting jobs ({} GPUs in all) are ahead of it; "
+                                  "{} running jobs hold priority over it",
+                                  e.waiting_ahead, gpus_ahead, e.running_ahead));
+  bool current = j->wait_pass == pass_;
+  switch (current ? j->wait : WaitKind::kNotConsidered) {
+    case WaitKind::kNoGpus:
+      e.reasons.push_back(fmt::format(
+          "it needs {} GPUs; after the jobs ahead of it fewer were left", j->gpus()));
+      break;
+    case WaitKind::kNoSlot:
+      e.reasons.push_back("enough GPUs in count, but no placement: " + j->no_slot_reason);
+      break;
+    case WaitKind::kBlockedByHead:
+    case WaitKind::kNotConsidered:
+      e.reasons.push_back(policy_->stops_at_first_misfit() && e.waiting_ahead > 0
+                              ? "strict FIFO: a job ahead of it does not fit yet, and no job "
+                                "may pass it"
+                              : "the cluster was full before its turn in the last pass");
+      break;
+  }
+  if (!policy_->preemptive()) {
+    e.reasons.push_back("this policy never preempts: it starts when running jobs finish");
+  }
+  if (e.next_transition && !j->running()) {
+    e.reasons.push_back(fmt::format("promotion to the first queue is due at {:.3f} s",
+                                    ToSeconds(*e.next_transition)));
+  }
+  return e;
+}
+
+}  // namespace tiresias

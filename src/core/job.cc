@@ -1,0 +1,37 @@
+// A job as the core sees it: lazy accounting of the current run.
+#include "core/job.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tiresias {
+
+const char* ToString(JobState s) {
+  switch (s) {
+    case JobState::kPending: return "pending";
+    case JobState::kRunning: return "running";
+    case JobState::kFinished: return "finished";
+    case JobState::kCancelled: return "cancelled";
+    case JobState::kRejected: return "rejected";
+  }
+  return "?";
+}
+
+Duration Job::ExecutedAt(Time now) const {
+  if (state != JobState::kRunning) return executed;
+  return executed + std::max<Duration>(0, now - progress_start);
+}
+
+Duration Job::WorkDoneAt(Time now) const {
+  if (state != JobState::kRunning) return work_done;
+  Duration ran = std::max<Duration>(0, now - progress_start);
+  if (rate == 1.0) return work_done + ran;
+  return work_done + static_cast<Duration>(std::floor(static_cast<double>(ran) * rate));
+}
+
+std::optional<Duration> Job::RemainingAt(Time now) const {
+  if (!spec.duration) return std::nullopt;
+  return std::max<Duration>(0, *spec.duration - WorkDoneAt(now));
+}
+
+}  // namespace tiresias

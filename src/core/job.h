@@ -1,0 +1,94 @@
+// A job as the core sees it: what was asked (JobSpec) and what has happened to it (Job).
+// Attained service is computed lazily from the current run, so a running job needs no
+// per-tick updates. Jobs are owned by the Scheduler's job table; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/ids.h"
+#include "common/time.h"
+#include "core/allocation.h"
+
+namespace tiresias {
+
+struct JobSpec {
+  JobId id;
+  int gpus = 1;
+  Time submit = 0;
+  std::string name;
+  std::string user;
+  std::string model;                  // "" = unknown model
+  std::optional<Duration> duration;   // packed-placement run time; only oracle policies read it
+};
+
+enum class JobState { kPending, kRunning, kFinished, kCancelled, kRejected };
+const char* ToString(JobState s);
+
+// The sort key a policy gives a job. Compared field by field; submit time and id break ties,
+// so every order is total and deterministic.
+struct SortKey {
+  int64_t k0 = 0;
+  double k1 = 0;
+  int64_t k2 = 0;
+  Time submit = 0;
+  JobId id;
+  auto operator<=>(const SortKey&) const = default;
+};
+
+// Why a waiting job did not start in the last pass.
+enum class WaitKind {
+  kNotConsidered,  // the pass stopped before reaching it (cluster full ahead of it)
+  kNoGpus,         // fewer GPUs left than it needs after higher-priority jobs
+  kBlockedByHead,  // strict FIFO: a job ahead of it does not fit
+  kNoSlot,         // enough GPUs in count, but the placement policy found no slot
+};
+
+struct Job {
+  JobSpec spec;
+  JobState state = JobState::kPending;
+
+  // Accounting up to the start of the current run (or the last stop when not running).
+  Duration executed = 0;     // ms of real progress-time (restore excluded); service = x gpus
+  Duration work_done = 0;    // progress in packed-placement ms (= executed at full speed)
+  // Current run, when running.
+  Time run_start = 0;        // GPUs held from here
+  Time progress_start = 0;   // progress from here (run_start + restore overhead)
+  double rate = 1.0;         // speed of the current placement relative to packed
+  Allocation alloc;
+
+  Time first_start = -1;
+  Time end = -1;
+  Time last_stop = 0;        // when it last stopped running (or was submitted)
+  int preemptions = 0;
+  int starts = 0;
+  Duration overhead = 0;     // total restore time charged, ms
+  Duration held = 0;         // total time holding GPUs (runs incl. restore), ms
+
+  // Queue discipline (dlas, gittins). Service counts from q_base (attained when last
+  // entering Q1), so a promoted job starts its climb afresh.
+  int queue = 0;
+  Service q_base = 0;
+  int promotions = 0;
+
+  // Scheduler bookkeeping.
+  SortKey key;
+  int64_t tie_rank = 0;      // position in the previous pass's order (stable-tie policies)
+  uint64_t timer_gen = 0;
+  WaitKind wait = WaitKind::kNotConsidered;
+  uint64_t wait_pass = 0;   // the pass that set `wait`
+  std::string no_slot_reason;
+
+  int gpus() const { return spec.gpus; }
+  bool running() const { return state == JobState::kRunning; }
+  // Lazy values at time `now` (>= the last event applied to this job).
+  Duration ExecutedAt(Time now) const;
+  Service AttainedAt(Time now) const { return ExecutedAt(now) * spec.gpus; }
+  Duration WorkDoneAt(Time now) const;
+  Service QueueServiceAt(Time now) const { return AttainedAt(now) - q_base; }
+  // Oracle remaining packed time; nullopt without a known duration.
+  std::optional<Duration> RemainingAt(Time now) const;
+};
+
+}  // namespace tiresias

@@ -1,0 +1,320 @@
+// The scheduling core: event handling, timers and the scheduling pass.
+//
+// A pass offers GPUs to jobs in policy order. Preemptive policies walk running and waiting
+// jobs together with a GPU budget (the cluster's size): a job is selected when its gang fits
+// the budget that is left, so jobs behind a misfit may backfill. Selected waiting jobs are
+// placed in order; running jobs that were not selected ("victims") give their GPUs back only
+// if a selected job needs them, and keep running otherwise. Non-preemptive policies walk only
+// the waiting jobs with the free GPUs as budget; strict FIFO stops at the first misfit.
+#include "core/scheduler.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+
+namespace tiresias {
+
+const char* ToString(Action::Kind k) { return k == Action::Kind::kStart ? "start" : "preempt"; }
+
+Scheduler::Scheduler(const Topology& topo, std::unique_ptr<OrderingPolicy> policy,
+                     std::unique_ptr<PlacementPolicy> placement, SchedulerOptions opts,
+                     std::shared_ptr<const SpeedModel> speed)
+    : topo_(topo),
+      cluster_(topo),
+      policy_(std::move(policy)),
+      placement_(std::move(placement)),
+      opts_(opts),
+      speed_(std::move(speed)) {}
+
+const Job* Scheduler::Find(JobId id) const {
+  auto it = slot_of_.find(id);
+  return it == slot_of_.end() ? nullptr : &jobs_[it->second];
+}
+
+Status Scheduler::Submit(const JobSpec& spec, Time now) {
+  if (slot_of_.contains(spec.id)) {
+    return InvalidArgument(fmt::format("job {}: id already submitted", spec.id.value()));
+  }
+  uint32_t slot = static_cast<uint32_t>(jobs_.size());
+  jobs_.push_back(Job{.spec = spec});
+  slot_of_.emplace(spec.id, slot);
+  Job& j = jobs_[slot];
+  j.last_stop = now;
+  if (policy_->needs_durations() && !spec.duration) {
+    j.state = JobState::kRejected;
+    j.end = now;
+    return InvalidArgument(fmt::format("job {}: policy {} needs a duration and none was given",
+                                       spec.id.value(), policy_->name()));
+  }
+  if (auto why = placement_->NeverFitsReason(spec, topo_)) {
+    j.state = JobState::kRejected;
+    j.end = now;
+    return InvalidArgument(fmt::format("job {}: never fits: {}", spec.id.value(), *why));
+  }
+  policy_->OnSubmit(j);
+  j.tie_rank = tie_counter_++;
+  Insert(slot, now);
+  ArmTimer(slot, now);
+  dirty_ = true;
+  return Status::Ok();
+}
+
+Status Scheduler::Finish(JobId id, Time now) {
+  auto it = slot_of_.find(id);
+  if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
+  Job& j = jobs_[it->second];
+  if (!j.running()) {
+    return FailedPrecondition(
+        fmt::format("job {}: finished while {}", id.value(), ToString(j.state)));
+  }
+  Stop(it->second, now);
+  Erase(it->second);
+  j.state = JobState::kFinished;
+  j.end = now;
+  ++j.timer_gen;
+  policy_->OnFinish(j);
+  dirty_ = true;
+  return Status::Ok();
+}
+
+Status Scheduler::Cancel(JobId id, Time now) {
+  auto it = slot_of_.find(id);
+  if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
+  Job& j = jobs_[it->second];
+  if (j.state != JobState::kPending && j.state != JobState::kRunning) {
+    return FailedPrecondition(
+        fmt::format("job {}: cannot cancel, already {}", id.value(), ToString(j.state)));
+  }
+  if (j.running()) Stop(it->second, now);
+  Erase(it->second);
+  j.state = JobState::kCancelled;
+  j.end = now;
+  ++j.timer_gen;
+  dirty_ = true;
+  return Status::Ok();
+}
+
+void Scheduler::CountWaiting(int gpus, int delta) {
+  auto& n = waiting_gpus_[gpus];
+  n += delta;
+  if (n == 0) waiting_gpus_.erase(gpus);
+}
+
+void Scheduler::Insert(uint32_t slot, Time now) {
+  Job& j = jobs_[slot];
+  j.key = policy_->Key(j, now);
+  OrderOf(j).emplace(j.key, slot);
+  if (!j.running()) CountWaiting(j.gpus(), +1);
+}
+
+void Scheduler::Erase(uint32_t slot) {
+  Job& j = jobs_[slot];
+  OrderOf(j).erase(j.key);
+  if (!j.running()) CountWaiting(j.gpus(), -1);
+}
+
+void Scheduler::ArmTimer(uint32_t slot, Time now) {
+  Job& j = jobs_[slot];
+  ++j.timer_gen;
+  if (auto at = policy_->NextTransition(j, now)) {
+    timers_.push(Timer{*at, timer_seq_++, slot, j.timer_gen});
+  }
+}
+
+Time Scheduler::NextWakeup() {
+  while (!timers_.empty()) {
+    const Timer& t = timers_.top();
+    if (t.gen == jobs_[t.slot].timer_gen) return t.at;
+    timers_.pop();  // stale: the job stopped, started, finished or moved since
+  }
+  return kNever;
+}
+
+void Scheduler::FireTimers(Time now) {
+  while (!timers_.empty() && timers_.top().at <= now) {
+    Timer t = timers_.top();
+    timers_.pop();
+    Job& j = jobs_[t.slot];
+    if (t.gen != j.timer_gen) continue;
+    Erase(t.slot);
+    if (policy_->ApplyTransition(j, now)) dirty_ = true;
+    Insert(t.slot, now);
+    ArmTimer(t.slot, now);
+  }
+}
+
+void Scheduler::RefreshRunningKeys(Time now) {
+  std::vector<uint32_t> slots;
+  slots.reserve(running_.size());
+  for (const auto& [key, slot] : running_) slots.push_back(slot);
+  running_.clear();
+  for (uint32_t s : slots) Insert(s, now);
+}
+
+std::vector<Action> Scheduler::Schedule(Time now) {
+  FireTimers(now);
+  std::vector<Action> out;
+  if (!dirty_) return out;
+  dirty_ = false;
+  ++pass_;
+  if (policy_->key_changes_while_running()) RefreshRunningKeys(now);
+  if (policy_->preemptive()) {
+    PreemptivePass(now, out);
+  } else {
+    NonPreemptivePass(now, out);
+  }
+  if (policy_->stable_ties()) RecordTieRanks(now);
+  return out;
+}
+
+void Scheduler::RecordTieRanks(Time now) {
+  std::vector<uint32_t> order;
+  order.reserve(running_.size() + waiting_.size());
+  auto r = running_.begin(), w = waiting_.begin();
+  while (r != running_.end() || w != waiting_.end()) {
+    bool take_r = w == waiting_.end() || (r != running_.end() && r->first < w->first);
+    order.push_back(take_r ? (r++)->second : (w++)->second);
+  }
+  for (uint32_t slot : order) {
+    Erase(slot);
+    jobs_[slot].tie_rank = tie_counter_++;
+    Insert(slot, now);
+  }
+}
+
+void Scheduler::NoteWait(Job& j, WaitKind kind) {
+  j.wait = kind;
+  j.wait_pass = pass_;
+}
+
+void Scheduler::Start(uint32_t slot, Allocation alloc, Time now, std::vector<Action>& out) {
+  Job& j = jobs_[slot];
+  Erase(slot);
+  cluster_.Take(alloc);
+  Duration restore = j.starts > 0 ? opts_.restore_overhead : 0;
+  j.state = JobState::kRunning;
+  j.run_start = now;
+  j.progress_start = now + restore;
+  j.overhead += restore;
+  j.rate = speed_ ? speed_->Rate(j.spec, alloc, topo_) : 1.0;
+  if (j.first_start < 0) j.first_start = now;
+  ++j.starts;
+  j.alloc = alloc;
+  Insert(slot, now);
+  ArmTimer(slot, now);
+  out.push_back(Action{Action::Kind::kStart, j.spec.id, std::move(alloc), j.progress_start,
+                       restore ? fmt::format("resumes; restore takes {} ms", restore)
+                               : std::string("starts")});
+}
+
+void Scheduler::Stop(uint32_t slot, Time now) {
+  Job& j = jobs_[slot];
+  assert(j.running());
+  Erase(slot);
+  j.executed = j.ExecutedAt(now);
+  j.work_done = j.WorkDoneAt(now);
+  j.held += now - j.run_start;
+  if (now < j.progress_start) j.overhead -= j.progress_start - now;  // restore cut short
+  cluster_.Give(j.alloc);
+  j.alloc = {};
+  j.state = JobState::kPending;
+  j.last_stop = now;
+  Insert(slot, now);
+  ArmTimer(slot, now);
+}
+
+bool Scheduler::TryStart(uint32_t slot, Time now, std::vector<Action>& out) {
+  Job& j = jobs_[slot];
+  PlacementResult r = placement_->Place(j.spec, cluster_);
+  if (auto* p = std::get_if<Placed>(&r)) {
+    Start(slot, std::move(p->alloc), now, out);
+    return true;
+  }
+  NoteWait(j, WaitKind::kNoSlot);
+  if (auto* n = std::get_if<NoSlotNow>(&r)) j.no_slot_reason = n->reason;
+  if (auto* n = std::get_if<NeverFits>(&r)) j.no_slot_reason = n->reason;
+  return false;
+}
+
+void Scheduler::NonPreemptivePass(Time now, std::vector<Action>& out) {
+  const bool strict = policy_->stops_at_first_misfit();
+  auto it = waiting_.begin();
+  while (it != waiting_.end()) {
+    int free = cluster_.total_free();
+    if (free == 0 || free < MinWaitingGpus()) break;
+    uint32_t slot = it->second;
+    ++it;  // Start() moves the job out of waiting_; `it` stays valid
+    Job& j = jobs_[slot];
+    if (j.gpus() > free) {
+      NoteWait(j, WaitKind::kNoGpus);
+      if (strict) break;
+      continue;
+    }
+    if (!TryStart(slot, now, out) && strict) break;
+  }
+}
+
+void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
+  int budget = topo_.total_gpus();
+  const int min_wait = MinWaitingGpus();
+  std::vector<uint32_t> victims, candidates;
+  auto r = running_.begin();
+  auto w = waiting_.begin();
+  while (r != running_.end() || w != waiting_.end()) {
+    if (r == running_.end() && budget < min_wait) break;
+    bool take_running = w == waiting_.end() || (r != running_.end() && r->first < w->first);
+    uint32_t slot = take_running ? (r++)->second : (w++)->second;
+    Job& j = jobs_[slot];
+    if (j.gpus() <= budget) {
+      budget -= j.gpus();
+      if (!take_running) candidates.push_back(slot);
+    } else if (take_running) {
+      victims.push_back(slot);
+    } else {
+      NoteWait(j, WaitKind::kNoGpus);
+    }
+  }
+  // Place selected jobs on free GPUs first; only those that do not fit take victims' GPUs.
+  std::vector<uint32_t> deferred;
+  for (uint32_t s : candidates) {
+    PlacementResult res = placement_->Place(jobs_[s].spec, cluster_);
+    if (auto* p = std::get_if<Placed>(&res)) {
+      Start(s, std::move(p->alloc), now, out);
+    } else {
+      deferred.push_back(s);
+    }
+  }
+  if (deferred.empty() || victims.empty()) {
+    for (uint32_t s : deferred) TryStart(s, now, out);  // records the no-slot reason
+    return;
+  }
+  for (uint32_t v : victims) cluster_.Give(jobs_[v].alloc);
+  for (uint32_t s : deferred) TryStart(s, now, out);
+  std::vector<Action> starts;
+  starts.swap(out);
+  for (uint32_t v : victims) {
+    Job& j = jobs_[v];
+    if (cluster_.AllFree(j.alloc)) {
+      cluster_.Take(j.alloc);  // nobody needed its GPUs: it keeps running
+      continue;
+    }
+    cluster_.Take(j.alloc);  // Stop() gives them back
+    out.push_back(Action{Action::Kind::kPreempt, j.spec.id, j.alloc, 0,
+                         "a higher-priority job needs its GPUs"});
+    ++j.preemptions;
+    Stop(v, now);
+  }
+  // Preemptions first, then starts, so a driver frees GPUs before reusing them.
+  out.insert(out.end(), std::make_move_iterator(starts.begin()),
+             std::make_move_iterator(starts.end()));
+}
+
+std::vector<JobId> Scheduler::WaitingInOrder() const {
+  std::vector<JobId> ids;
+  ids.reserve(waiting_.size());
+  for (const auto& [key, slot] : waiting_) ids.push_back(jobs_[slot].spec.id);
+  return ids;
+}
+
+}  // namespace tiresias

@@ -1,0 +1,126 @@
+// The scheduling core. Typed events in (submit, finish, cancel, time passes), actions with
+// reasons out (start job J on GPUs X, preempt job K). It never reads a clock and never does
+// I/O: every call carries `now`, and the same calls give the same actions, byte for byte.
+// The simulator and the live daemon drive this same class.
+//
+// Same-time rule: a driver applies all events of one instant (finishes, then cancels, then
+// submissions in (submit, id) order) and then calls Schedule(now) once; Schedule first fires
+// every timer due at or before `now` (demotions, promotions), then runs one pass.
+//
+// Ownership: owns the job table, cluster state, policies and timers. Not thread-safe; the
+// daemon serialises calls.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "core/action.h"
+#include "core/cluster_state.h"
+#include "core/job.h"
+#include "core/speed_model.h"
+#include "placement/placement_policy.h"
+#include "policy/ordering_policy.h"
+
+namespace tiresias {
+
+struct SchedulerOptions {
+  // Restore time charged when a preempted job resumes: it holds its GPUs but makes no
+  // progress and attains no service during it.
+  Duration restore_overhead = 0;
+};
+
+// The answer to "why is my job pending?".
+struct Explanation {
+  JobState state = JobState::kPending;
+  std::string where;             // the policy's view: queue, index, attained service
+  int rank = -1;                 // 1-based position among waiting jobs, -1 when not waiting
+  int waiting_ahead = 0;         // waiting jobs ahead of it
+  int running_ahead = 0;         // running jobs ahead of it in the order
+  int gpus_needed = 0;
+  int gpus_free = 0;
+  std::optional<Time> next_transition;  // promotion (waiting) or demotion (running) due
+  std::vector<std::string> reasons;     // plain sentences
+};
+
+class Scheduler {
+ public:
+  Scheduler(const Topology& topo, std::unique_ptr<OrderingPolicy> policy,
+            std::unique_ptr<PlacementPolicy> placement, SchedulerOptions opts = {},
+            std::shared_ptr<const SpeedModel> speed = nullptr);
+
+  // Accepts the job, or rejects it (recorded, state kRejected) when it can never fit;
+  // InvalidArgument then carries the reason. A duplicate id is InvalidArgument too.
+  Status Submit(const JobSpec& spec, Time now);
+  // The job's work is complete (simulator) or its process exited (daemon).
+  Status Finish(JobId id, Time now);
+  Status Cancel(JobId id, Time now);
+  // Fires due timers, then runs a scheduling pass if anything changed since the last one.
+  std::vector<Action> Schedule(Time now);
+  // The earliest pending timer, or kNever. Stale timers are dropped on the way.
+  Time NextWakeup();
+
+  const Job* Find(JobId id) const;
+  const std::vector<Job>& jobs() const { return jobs_; }
+  const ClusterState& cluster() const { return cluster_; }
+  const OrderingPolicy& policy() const { return *policy_; }
+  const PlacementPolicy& placement() const { return *placement_; }
+  size_t num_waiting() const { return waiting_.size(); }
+  size_t num_running() const { return running_.size(); }
+  uint64_t passes() const { return pass_; }
+  // Jobs waiting in order, best first (for listings); O(waiting).
+  std::vector<JobId> WaitingInOrder() const;
+  Explanation Explain(JobId id, Time now) const;
+
+ private:
+  using Order = std::map<SortKey, uint32_t>;  // key -> slot in jobs_
+  struct Timer {
+    Time at;
+    uint64_t seq;
+    uint32_t slot;
+    uint64_t gen;
+    bool operator>(const Timer& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+
+  Order& OrderOf(const Job& j) { return j.running() ? running_ : waiting_; }
+  void Insert(uint32_t slot, Time now);
+  void Erase(uint32_t slot);
+  void ArmTimer(uint32_t slot, Time now);
+  void FireTimers(Time now);
+  void RefreshRunningKeys(Time now);
+  void RecordTieRanks(Time now);
+  void NonPreemptivePass(Time now, std::vector<Action>& out);
+  void PreemptivePass(Time now, std::vector<Action>& out);
+  // Places `slot` on free GPUs; true when started.
+  bool TryStart(uint32_t slot, Time now, std::vector<Action>& out);
+  void Start(uint32_t slot, Allocation alloc, Time now, std::vector<Action>& out);
+  void Stop(uint32_t slot, Time now);  // folds lazy accounting, back to waiting
+  void NoteWait(Job& j, WaitKind kind);
+  int MinWaitingGpus() const { return waiting_gpus_.empty() ? 0 : waiting_gpus_.begin()->first; }
+  void CountWaiting(int gpus, int delta);
+
+  Topology topo_;
+  ClusterState cluster_;
+  std::unique_ptr<OrderingPolicy> policy_;
+  std::unique_ptr<PlacementPolicy> placement_;
+  SchedulerOptions opts_;
+  std::shared_ptr<const SpeedModel> speed_;
+
+  std::vector<Job> jobs_;
+  std::unordered_map<JobId, uint32_t> slot_of_;
+  Order running_;
+  Order waiting_;
+  std::map<int, int> waiting_gpus_;  // GPU count -> number of waiting jobs of that size
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  uint64_t timer_seq_ = 0;
+  uint64_t pass_ = 0;
+  int64_t tie_counter_ = 0;
+  bool dirty_ = false;
+};
+
+}  // namespace tiresias

@@ -1,0 +1,37 @@
+// Cluster topology: switches x nodes per switch x GPUs per node, all nodes alike.
+// An immutable value built once per run; thread-safe to share after construction.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace tiresias {
+
+class Topology {
+ public:
+  static constexpr int kMaxGpusPerNode = 64;  // GPUs of a node are a 64-bit mask
+
+  // Fails when any dimension is < 1 or gpus_per_node > kMaxGpusPerNode.
+  static StatusOr<Topology> Create(int switches, int nodes_per_switch, int gpus_per_node);
+  // Parses "SxNxG", e.g. "8x32x8" = 8 switches x 32 nodes x 8 GPUs.
+  static StatusOr<Topology> Parse(std::string_view spec);
+
+  int switches() const { return switches_; }
+  int nodes_per_switch() const { return nodes_per_switch_; }
+  int gpus_per_node() const { return gpus_per_node_; }
+  int num_nodes() const { return switches_ * nodes_per_switch_; }
+  int total_gpus() const { return num_nodes() * gpus_per_node_; }
+  int switch_of(int node) const { return node / nodes_per_switch_; }
+  int gpus_per_switch() const { return nodes_per_switch_ * gpus_per_node_; }
+  std::string str() const;  // "SxNxG"
+
+ private:
+  Topology(int s, int n, int g) : switches_(s), nodes_per_switch_(n), gpus_per_node_(g) {}
+  int switches_;
+  int nodes_per_switch_;
+  int gpus_per_node_;
+};
+
+}  // namespace tiresias

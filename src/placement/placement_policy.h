@@ -1,0 +1,39 @@
+// The placement-policy interface: given a job and the free GPUs, choose a gang of GPUs.
+// "No slot now" (retry later) and "never fits" (reject) are distinct results, each with a
+// reason. Placement never asks which ordering policy is active. Pure: no clock, no I/O;
+// randomness (if any) comes from a seeded generator owned by the policy.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "core/allocation.h"
+#include "core/cluster_state.h"
+#include "core/job.h"
+
+namespace tiresias {
+
+struct Placed {
+  Allocation alloc;
+};
+struct NoSlotNow {
+  std::string reason;
+};
+struct NeverFits {
+  std::string reason;
+};
+using PlacementResult = std::variant<Placed, NoSlotNow, NeverFits>;
+
+class PlacementPolicy {
+ public:
+  virtual ~PlacementPolicy() = default;
+  virtual std::string_view name() const = 0;
+  // Could the job ever be placed on an empty cluster? Returns the reason when not.
+  virtual std::optional<std::string> NeverFitsReason(const JobSpec& job,
+                                                     const Topology& topo) const;
+  virtual PlacementResult Place(const JobSpec& job, const ClusterState& state) = 0;
+};
+
+}  // namespace tiresias

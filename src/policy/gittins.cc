@@ -1,0 +1,79 @@
+// gittins: Discretized 2D-Gittins (Tiresias-G). The queues, demotion and promotion of dlas;
+// inside a queue, the highest Gittins index first, with quantum D = the queue's upper
+// threshold minus the job's service in its climb (the last queue uses `quantum`). The index
+// comes from a GPU-time history and may learn from completed jobs (online=true).
+#include <fmt/format.h>
+
+#include "policy/gittins_index.h"
+#include "policy/queue_discipline.h"
+#include "policy/registry.h"
+#include "trace/history_reader.h"
+
+namespace tiresias {
+namespace {
+
+class Gittins : public OrderingPolicy {
+ public:
+  Gittins(QueueDiscipline q, GittinsIndex index, Service last_quantum, bool online)
+      : q_(std::move(q)), index_(std::move(index)), last_quantum_(last_quantum), online_(online) {}
+  std::string_view name() const override { return "gittins"; }
+  bool preemptive() const override { return true; }
+  bool key_changes_while_running() const override { return true; }
+  double IndexOf(const Job& j, Time now) const {
+    auto up = q_.upper(j.queue);
+    Service quantum = up ? *up - j.QueueServiceAt(now) : last_quantum_;
+    return index_.Index(j.AttainedAt(now), quantum);
+  }
+  SortKey Key(const Job& j, Time now) const override {
+    return {.k0 = j.queue, .k1 = -IndexOf(j, now), .submit = j.spec.submit, .id = j.spec.id};
+  }
+  void OnSubmit(Job& j) const override { q_.Enter(j); }
+  std::optional<Time> NextTransition(const Job& j, Time now) const override {
+    return q_.NextTransition(j, now);
+  }
+  bool ApplyTransition(Job& j, Time now) const override { return q_.Apply(j, now); }
+  void OnFinish(const Job& j) override {
+    if (online_) index_.Add(j.AttainedAt(j.end));
+  }
+  std::string Describe(const Job& j, Time now) const override {
+    return fmt::format("{}, Gittins index {:.6f}", q_.Describe(j, now), IndexOf(j, now));
+  }
+
+ private:
+  QueueDiscipline q_;
+  GittinsIndex index_;
+  Service last_quantum_;
+  bool online_;
+};
+
+}  // namespace
+
+PolicyInfo GittinsInfo() {
+  auto opts = QueueDiscipline::Options();
+  opts.push_back({"history", OptionSpec::Type::kPath,
+                  std::string(TIRESIAS_SHARED_DIR) + "/traces/tiresias/yarn-gput1000.csv",
+                  "CSV of past job GPU-times (column duration, GPU-seconds)", {}});
+  opts.push_back({"quantum", OptionSpec::Type::kDouble, "3600",
+                  "quantum D of the last queue, GPU-seconds", {}});
+  opts.push_back({"online", OptionSpec::Type::kChoice, "false",
+                  "add each completed job's GPU-time to the history", {"true", "false"}});
+  opts.push_back({"history_batch", OptionSpec::Type::kInt, "100",
+                  "online: merge new samples into the index every N completions", {}});
+  return {"gittins",
+          "Discretized 2D-Gittins (Tiresias-G): dlas queues, Gittins index inside a queue", opts,
+          [](const OptionValues& v) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
+            auto q = QueueDiscipline::FromOptions("policy gittins", v);
+            if (!q.ok()) return q.status();
+            auto samples = ReadGpuTimeHistory(v.Str("history"));
+            if (!samples.ok()) return samples.status();
+            double quantum = v.Double("quantum");
+            if (quantum <= 0) return InvalidArgument("policy gittins: quantum must be > 0");
+            int64_t batch = v.Int("history_batch");
+            if (batch < 1) return InvalidArgument("policy gittins: history_batch must be >= 1");
+            return std::unique_ptr<OrderingPolicy>(new Gittins(
+                std::move(*q), GittinsIndex(std::move(*samples), static_cast<size_t>(batch)),
+                static_cast<Service>(quantum * kMsPerSecond), v.Str("online") == "true"));
+          }};
+}
+
+}  // namespace tiresias

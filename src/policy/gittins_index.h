@@ -1,0 +1,32 @@
+// The Gittins index over an empirical distribution of job GPU-time S:
+//   G(a, D) = P(S - a <= D | S > a) / E[min(S - a, D) | S > a]
+// computed on the samples: among samples greater than a, the fraction ending within D,
+// divided by the mean of min(s - a, D). No sample above a gives index 0 (lowest).
+// Samples are kept sorted with prefix sums, so an index costs two binary searches.
+// Online updates are buffered and merged every `batch` samples. Not thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "common/time.h"
+
+namespace tiresias {
+
+class GittinsIndex {
+ public:
+  explicit GittinsIndex(std::vector<Service> samples, size_t batch = 100);
+  // Index per GPU-second of quantum (scale is irrelevant to ordering).
+  double Index(Service attained, Service quantum) const;
+  void Add(Service sample);
+  size_t size() const { return sorted_.size(); }
+
+ private:
+  void Rebuild();
+  std::vector<Service> sorted_;
+  std::vector<Service> prefix_;  // prefix_[i] = sum of sorted_[0..i)
+  std::vector<Service> pending_;
+  size_t batch_;
+};
+
+}  // namespace tiresias

@@ -1,0 +1,44 @@
+// Typed policy options: each policy declares the options it takes; `--opt key=value` pairs
+// are validated against that declaration at start-up, and errors list what is valid.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tiresias {
+
+struct OptionSpec {
+  enum class Type { kInt, kDouble, kDoubleList, kChoice, kPath };
+  std::string name;
+  Type type;
+  std::string default_value;  // "" = no default (absent unless given)
+  std::string help;
+  std::vector<std::string> choices;  // kChoice only
+};
+
+// Validated option values; accessors return the default when the option was not given.
+class OptionValues {
+ public:
+  bool has(const std::string& name) const { return values_.contains(name); }
+  int64_t Int(const std::string& name) const;
+  double Double(const std::string& name) const;
+  std::vector<double> DoubleList(const std::string& name) const;
+  std::string Str(const std::string& name) const;
+  bool given(const std::string& name) const { return given_.contains(name); }
+
+ private:
+  friend StatusOr<OptionValues> ParseOptions(const std::string&, const std::vector<OptionSpec>&,
+                                             const std::vector<std::string>&);
+  std::map<std::string, std::string> values_;
+  std::map<std::string, bool> given_;
+};
+
+// `pairs` are "key=value" strings. `owner` names the policy in error messages.
+StatusOr<OptionValues> ParseOptions(const std::string& owner, const std::vector<OptionSpec>& specs,
+                                    const std::vector<std::string>& pairs);
+std::string DescribeOptions(const std::vector<OptionSpec>& specs);
+
+}  // namespace tiresias

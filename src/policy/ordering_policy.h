@@ -1,0 +1,50 @@
+// The ordering-policy interface: decides the order in which the core offers GPUs to jobs,
+// whether running jobs may be preempted, and (for multi-level queues) when a job's place in
+// the order changes by itself. Policies hold configuration and, at most, learned history;
+// they never read a clock, do I/O, or know which driver runs them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/time.h"
+#include "core/job.h"
+
+namespace tiresias {
+
+class OrderingPolicy {
+ public:
+  virtual ~OrderingPolicy() = default;
+  virtual std::string_view name() const = 0;
+  // May running jobs lose their GPUs to jobs ahead of them in the order?
+  virtual bool preemptive() const = 0;
+  // Strict FIFO: stop offering GPUs at the first job that does not fit (no backfill).
+  virtual bool stops_at_first_misfit() const { return false; }
+  // Does a running job's key change as it runs (without a transition)? Then the core
+  // refreshes running jobs' keys at each pass.
+  virtual bool key_changes_while_running() const = 0;
+  // Ties keep the previous pass's order (new jobs after old ones), like a stable sort of a
+  // list kept across passes; the core then maintains Job::tie_rank for Key() to use.
+  virtual bool stable_ties() const { return false; }
+  // Needs the oracle duration of each job.
+  virtual bool needs_durations() const { return false; }
+
+  virtual SortKey Key(const Job& job, Time now) const = 0;
+
+  // Queue discipline hooks. NextTransition: the earliest time > now at which the job's key
+  // changes by itself (demotion while running, promotion while waiting), or nullopt.
+  // ApplyTransition: applies every transition due at `now`; returns true if anything changed.
+  virtual void OnSubmit(Job& /*job*/) const {}
+  virtual std::optional<Time> NextTransition(const Job& /*job*/, Time /*now*/) const {
+    return std::nullopt;
+  }
+  virtual bool ApplyTransition(Job& /*job*/, Time /*now*/) const { return false; }
+  // Called when a job completes; a policy may learn from it (Gittins online history).
+  virtual void OnFinish(const Job& /*job*/) {}
+
+  // One line on where the job stands in this policy's terms, for `explain`.
+  virtual std::string Describe(const Job& job, Time now) const = 0;
+};
+
+}  // namespace tiresias

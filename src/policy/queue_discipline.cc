@@ -1,0 +1,108 @@
+// Multi-level queues shared by dlas and gittins: demotion and starvation promotion.
+#include "policy/queue_discipline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace tiresias {
+
+std::vector<OptionSpec> QueueDiscipline::Options() {
+  using T = OptionSpec::Type;
+  return {
+      {"queues", T::kInt, "", "number of queues K (default 2, or thresholds + 1)", {}},
+      {"thresholds", T::kDoubleList, "", "K-1 increasing queue thresholds in GPU-seconds "
+       "(default 3600)", {}},
+      {"promote_knob", T::kDouble, "0", "PROMOTEKNOB: promote to Q1 when waiting >= knob x "
+       "service since entering Q1; 0 disables", {}},
+  };
+}
+
+StatusOr<QueueDiscipline> QueueDiscipline::FromOptions(const std::string& owner,
+                                                       const OptionValues& v) {
+  std::vector<double> th = v.has("thresholds") ? v.DoubleList("thresholds") : std::vector<double>{};
+  if (!v.has("thresholds")) {
+    int64_t k = v.has("queues") ? v.Int("queues") : 2;
+    if (k == 1) {
+      th = {};
+    } else if (k == 2) {
+      th = {3600};
+    } else {
+      return InvalidArgument(fmt::format(
+          "{}: queues={} needs thresholds=T1,...,T{} (GPU-seconds)", owner, k, k - 1));
+    }
+  } else if (v.has("queues") && v.Int("queues") != static_cast<int64_t>(th.size()) + 1) {
+    return InvalidArgument(fmt::format("{}: queues={} needs {} thresholds, got {}", owner,
+                                       v.Int("queues"), v.Int("queues") - 1, th.size()));
+  }
+  std::vector<Service> ms;
+  for (size_t i = 0; i < th.size(); ++i) {
+    if (th[i] <= 0 || (i > 0 && th[i] <= th[i - 1])) {
+      return InvalidArgument(fmt::format(
+          "{}: thresholds must be positive and strictly increasing, got {}", owner,
+          v.Str("thresholds")));
+    }
+    ms.push_back(static_cast<Service>(std::llround(th[i] * kMsPerSecond)));
+  }
+  double knob = v.Double("promote_knob");
+  if (knob < 0) return InvalidArgument(fmt::format("{}: promote_knob must be >= 0", owner));
+  return QueueDiscipline(std::move(ms), knob);
+}
+
+std::optional<Service> QueueDiscipline::upper(int q) const {
+  if (q >= static_cast<int>(thresholds_.size())) return std::nullopt;
+  return thresholds_[q];
+}
+
+void QueueDiscipline::Enter(Job& j) const {
+  j.queue = 0;
+  j.q_base = 0;
+}
+
+std::optional<Time> QueueDiscipline::PromotionAt(const Job& j) const {
+  if (knob_ <= 0 || j.queue == 0) return std::nullopt;
+  double wait = std::ceil(knob_ * static_cast<double>(j.QueueServiceAt(j.last_stop)));
+  return j.last_stop + static_cast<Time>(wait);
+}
+
+std::optional<Time> QueueDiscipline::NextTransition(const Job& j, Time now) const {
+  if (j.running()) {
+    auto up = upper(j.queue);
+    if (!up) return std::nullopt;
+    Service need = *up - j.QueueServiceAt(now);
+    return std::max(now, j.progress_start) + CeilDiv(std::max<Service>(need, 0), j.gpus());
+  }
+  if (j.state == JobState::kPending) return PromotionAt(j);
+  return std::nullopt;
+}
+
+bool QueueDiscipline::Apply(Job& j, Time now) const {
+  bool changed = false;
+  if (j.running()) {
+    // One crossing per threshold; a long gap between events may cross several.
+    while (auto up = upper(j.queue)) {
+      if (j.QueueServiceAt(now) < *up) break;
+      ++j.queue;
+      changed = true;
+    }
+  } else if (auto at = PromotionAt(j); at && *at <= now) {
+    j.queue = 0;
+    j.q_base = j.AttainedAt(now);
+    ++j.promotions;
+    changed = true;
+  }
+  return changed;
+}
+
+std::string QueueDiscipline::Describe(const Job& j, Time now) const {
+  std::string s = fmt::format("queue {} of {}, {:.0f} GPU-s of service", j.queue + 1,
+                              num_queues(), ToSeconds(j.AttainedAt(now)));
+  if (auto up = upper(j.queue)) {
+    s += fmt::format(" ({:.0f} of {:.0f} GPU-s in this queue's climb)",
+                     ToSeconds(j.QueueServiceAt(now)), ToSeconds(*up));
+  }
+  return s;
+}
+
+}  // namespace tiresias

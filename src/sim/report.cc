@@ -1,0 +1,123 @@
+// Reports of simulation runs: tables, per-job CSV and summary.json.
+#include "sim/report.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace tiresias {
+namespace {
+
+std::string Secs(Time ms) { return ms < 0 ? "" : fmt::format("{:.3f}", ToSeconds(ms)); }
+
+struct Row {
+  std::string name;
+  double (*get)(const Metrics&);
+  const char* fmt;
+};
+
+const std::vector<Row>& Rows() {
+  static const std::vector<Row> kRows = {
+      {"jobs finished", [](const Metrics& m) { return double(m.finished); }, "{:.0f}"},
+      {"jobs rejected", [](const Metrics& m) { return double(m.rejected); }, "{:.0f}"},
+      {"mean JCT (s)", [](const Metrics& m) { return m.jct.mean; }, "{:.2f}"},
+      {"median JCT (s)", [](const Metrics& m) { return m.jct.median; }, "{:.2f}"},
+      {"p95 JCT (s)", [](const Metrics& m) { return m.jct.p95; }, "{:.2f}"},
+      {"p99 JCT (s)", [](const Metrics& m) { return m.jct.p99; }, "{:.2f}"},
+      {"mean queueing (s)", [](const Metrics& m) { return m.queueing.mean; }, "{:.2f}"},
+      {"p95 queueing (s)", [](const Metrics& m) { return m.queueing.p95; }, "{:.2f}"},
+      {"mean JCT 1 GPU (s)", [](const Metrics& m) { return m.jct_by_size[0].mean; }, "{:.2f}"},
+      {"mean JCT 2-4 (s)", [](const Metrics& m) { return m.jct_by_size[1].mean; }, "{:.2f}"},
+      {"mean JCT 5-8 (s)", [](const Metrics& m) { return m.jct_by_size[2].mean; }, "{:.2f}"},
+      {"mean JCT >8 (s)", [](const Metrics& m) { return m.jct_by_size[3].mean; }, "{:.2f}"},
+      {"makespan (s)", [](const Metrics& m) { return m.makespan; }, "{:.0f}"},
+      {"GPU utilisation", [](const Metrics& m) { return m.utilisation; }, "{:.3f}"},
+      {"preemptions", [](const Metrics& m) { return double(m.preemptions); }, "{:.0f}"},
+      {"promotions", [](const Metrics& m) { return double(m.promotions); }, "{:.0f}"},
+      {"overhead (GPU-s)", [](const Metrics& m) { return m.overhead_gpu_seconds; }, "{:.0f}"},
+  };
+  return kRows;
+}
+
+}  // namespace
+
+std::string SummaryTable(const Metrics& m) {
+  std::string out = fmt::format("{}: {} jobs\n", m.label, m.jobs);
+  out += fmt::format("  {:<20} {:>12} {:>12} {:>12} {:>12}\n", "", "mean", "median", "p95", "p99");
+  auto line = [&](const std::string& name, const Stats& s) {
+    if (s.n == 0) return;
+    out += fmt::format("  {:<20} {:>12.2f} {:>12.2f} {:>12.2f} {:>12.2f}\n", name, s.mean,
+                       s.median, s.p95, s.p99);
+  };
+  line("JCT (s)", m.jct);
+  line("queueing delay (s)", m.queueing);
+  for (size_t b = 0; b < kSizeBuckets.size(); ++b) {
+    line(fmt::format("JCT {} (s)", kSizeBuckets[b].name), m.jct_by_size[b]);
+  }
+  out += fmt::format("  finished {}  rejected {}  unfinished {}\n", m.finished, m.rejected,
+                     m.unfinished);
+  out += fmt::format("  makespan {:.0f} s  GPU utilisation {:.3f}  preemptions {}  promotions {}"
+                     "  overhead {:.0f} GPU-s\n",
+                     m.makespan, m.utilisation, m.preemptions, m.promotions,
+                     m.overhead_gpu_seconds);
+  return out;
+}
+
+std::string CompareTable(const std::vector<Metrics>& runs) {
+  if (runs.empty()) return "";
+  size_t w = 18;
+  for (const auto& r : runs) w = std::max(w, r.label.size() + 2);
+  std::string out = fmt::format("{:<20}", "metric");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    out += fmt::format(" {:>{}}", runs[i].label, w);
+    if (i) out += fmt::format(" {:>7}", "ratio");
+  }
+  out += '\n';
+  for (const Row& row : Rows()) {
+    out += fmt::format("{:<20}", row.name);
+    double base = row.get(runs[0]);
+    for (size_t i = 0; i < runs.size(); ++i) {
+      double v = row.get(runs[i]);
+      out += fmt::format(" {:>{}}", fmt::format(fmt::runtime(row.fmt), v), w);
+      if (i) out += base != 0 ? fmt::format(" {:>7.3f}", v / base) : fmt::format(" {:>7}", "-");
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+std::string JobsCsv(const SimResult& r) {
+  std::string out =
+      "id,gpus,model,state,submit,first_start,end,jct,queueing_delay,preemptions,promotions,"
+      "final_queue,overhead\n";
+  for (const auto& j : r.jobs) {
+    bool done = j.state == JobState::kFinished;
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id.value(), j.gpus, j.model,
+                       ToString(j.state), Secs(j.submit), Secs(j.first_start), Secs(j.end),
+                       done ? Secs(j.end - j.submit) : "",
+                       j.first_start >= 0 ? Secs(j.first_start - j.submit) : "", j.preemptions,
+                       j.promotions, j.final_queue + 1, Secs(j.overhead));
+  }
+  return out;
+}
+
+Status WriteRunDir(const std::string& dir, const SimResult& r, const Metrics& m,
+                   const nlohmann::json& config) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return IoError(fmt::format("{}: cannot create: {}", dir, ec.message()));
+  {
+    std::ofstream f(dir + "/jobs.csv");
+    f << JobsCsv(r);
+    if (!f) return IoError(fmt::format("{}/jobs.csv: write failed", dir));
+  }
+  nlohmann::json summary = ToJson(m);
+  summary["config"] = config;
+  std::ofstream f(dir + "/summary.json");
+  f << summary.dump(2) << '\n';
+  if (!f) return IoError(fmt::format("{}/summary.json: write failed", dir));
+  return Status::Ok();
+}
+
+}  // namespace tiresias

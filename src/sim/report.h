@@ -1,0 +1,23 @@
+// Reports of simulation runs: a summary table, a side-by-side comparison with ratios to the
+// first run, and the files written by --out (jobs.csv, summary.json).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "sim/metrics.h"
+#include "sim/simulator.h"
+
+namespace tiresias {
+
+std::string SummaryTable(const Metrics& m);
+std::string CompareTable(const std::vector<Metrics>& runs);
+std::string JobsCsv(const SimResult& r);
+// Writes DIR/jobs.csv and DIR/summary.json (creating DIR).
+Status WriteRunDir(const std::string& dir, const SimResult& r, const Metrics& m,
+                   const nlohmann::json& config);
+
+}  // namespace tiresias

@@ -1,0 +1,118 @@
+// The trace-driven simulator: simulated clock, arrivals, completions and core timers.
+#include "sim/simulator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <queue>
+
+#include "core/scheduler.h"
+#include "placement/registry.h"
+#include "policy/registry.h"
+
+namespace tiresias {
+namespace {
+
+struct Completion {
+  Time at;
+  uint64_t seq;
+  JobId job;
+  int start_no;  // the job's start count when this completion was computed
+  bool operator>(const Completion& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+};
+
+// When a job started by `a` completes: its remaining packed work at its placement's rate.
+Time CompletionTime(const Job& j) {
+  Duration remaining = std::max<Duration>(0, *j.spec.duration - j.work_done);
+  if (j.rate == 1.0) return j.progress_start + remaining;
+  return j.progress_start +
+         static_cast<Duration>(std::ceil(static_cast<double>(remaining) / j.rate));
+}
+
+}  // namespace
+
+StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpec>& jobs) {
+  auto policy = MakeOrderingPolicy(cfg.policy, cfg.policy_opts);
+  if (!policy.ok()) return policy.status();
+  auto placement = MakePlacementPolicy(cfg.placement, cfg.placement_opts);
+  if (!placement.ok()) return placement.status();
+  if (cfg.preempt_overhead < 0) return InvalidArgument("preempt overhead must be >= 0");
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (!jobs[i].duration) {
+      return InvalidArgument(fmt::format("job {}: the simulator needs a duration",
+                                         jobs[i].id.value()));
+    }
+    if (i && (jobs[i].submit < jobs[i - 1].submit ||
+              (jobs[i].submit == jobs[i - 1].submit && jobs[i].id <= jobs[i - 1].id))) {
+      return InvalidArgument("simulator: jobs must be sorted by (submit, id) with unique ids");
+    }
+  }
+
+  Scheduler core(cfg.topo, std::move(*policy), std::move(*placement),
+                 SchedulerOptions{.restore_overhead = cfg.preempt_overhead}, cfg.speed);
+  SimResult result;
+  result.label = cfg.label.empty() ? cfg.policy + "+" + cfg.placement : cfg.label;
+  result.topology = cfg.topo.str();
+  result.total_gpus = cfg.topo.total_gpus();
+  std::vector<std::string> rejects(jobs.size());
+
+  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> done;
+  uint64_t seq = 0;
+  size_t next = 0;
+  while (true) {
+    Time t = kNever;
+    if (next < jobs.size()) t = jobs[next].submit;
+    while (!done.empty()) {  // drop completions of runs that were preempted
+      const Completion& c = done.top();
+      const Job* j = core.Find(c.job);
+      if (j->running() && j->starts == c.start_no) break;
+      done.pop();
+    }
+    if (!done.empty()) t = std::min(t, done.top().at);
+    t = std::min(t, core.NextWakeup());
+    if (t == kNever) break;
+    ++result.events;
+
+    while (!done.empty() && done.top().at == t) {
+      Completion c = done.top();
+      done.pop();
+      const Job* j = core.Find(c.job);
+      if (j->running() && j->starts == c.start_no) (void)core.Finish(c.job, t);
+    }
+    for (; next < jobs.size() && jobs[next].submit == t; ++next) {
+      Status st = core.Submit(jobs[next], t);
+      if (!st.ok()) rejects[next] = st.message();
+    }
+    for (const Action& a : core.Schedule(t)) {
+      if (a.kind != Action::Kind::kStart) continue;
+      const Job* j = core.Find(a.job);
+      done.push(Completion{CompletionTime(*j), seq++, a.job, j->starts});
+    }
+  }
+
+  result.passes = core.passes();
+  result.jobs.reserve(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const Job* j = core.Find(jobs[i].id);
+    JobResult r;
+    r.id = j->spec.id;
+    r.gpus = j->gpus();
+    r.model = j->spec.model;
+    r.state = j->state;
+    r.submit = j->spec.submit;
+    r.first_start = j->first_start;
+    r.end = j->end;
+    r.preemptions = j->preemptions;
+    r.promotions = j->promotions;
+    r.final_queue = j->queue;
+    r.held = j->held;
+    r.overhead = j->overhead;
+    r.executed = j->executed;
+    r.reject_reason = rejects[i];
+    result.jobs.push_back(std::move(r));
+  }
+  return result;
+}
+
+}  // namespace tiresias

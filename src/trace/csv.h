@@ -1,0 +1,35 @@
+// A minimal reader for the plain comma-separated files this project consumes (no quoting):
+// a header row naming the columns, then one record per line. Reports positions as
+// `file:line` so errors can name the place.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tiresias {
+
+class CsvFile {
+ public:
+  static StatusOr<CsvFile> Open(const std::string& path);
+  const std::vector<std::string>& header() const { return header_; }
+  // Index of a column, or nullopt.
+  std::optional<size_t> Column(std::string_view name) const;
+  // Next non-empty record; false at end. `fields` views into an internal buffer.
+  bool Next(std::vector<std::string_view>& fields);
+  int line() const { return line_; }
+  std::string where() const;  // "path:line"
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::string data_;
+  size_t pos_ = 0;
+  int line_ = 0;
+  std::vector<std::string> header_;
+};
+
+}  // namespace tiresias

@@ -1,0 +1,15 @@
+// Reads a history of job GPU-times (a CSV with a `duration` column in GPU-seconds, like the
+// public simulator's yarn-gput*.csv) for the Gittins index.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+
+namespace tiresias {
+
+StatusOr<std::vector<Service>> ReadGpuTimeHistory(const std::string& path);  // GPU-ms
+
+}  // namespace tiresias

@@ -1,0 +1,188 @@
+// Trace readers for the Tiresias and Philly-derived CSV formats, and cluster specs.
+#include "trace/trace_reader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "common/strings.h"
+#include "trace/csv.h"
+
+namespace tiresias {
+namespace {
+
+// Reads a non-negative number of seconds ("121" or "66.0") as milliseconds.
+std::optional<Duration> ParseSecondsMs(std::string_view s) {
+  auto v = ParseDouble(s);
+  if (!v || *v < 0 || *v > 1e12) return std::nullopt;
+  return static_cast<Duration>(std::llround(*v * kMsPerSecond));
+}
+
+// "YYYY-MM-DD HH:MM:SS" -> seconds since the Unix epoch.
+std::optional<int64_t> ParseTimestamp(std::string_view s) {
+  s = Trim(s);
+  if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' ||
+      s[16] != ':') {
+    return std::nullopt;
+  }
+  auto y = ParseInt(s.substr(0, 4)), mo = ParseInt(s.substr(5, 2)), d = ParseInt(s.substr(8, 2));
+  auto h = ParseInt(s.substr(11, 2)), mi = ParseInt(s.substr(14, 2)), se = ParseInt(s.substr(17, 2));
+  if (!y || !mo || !d || !h || !mi || !se || *h > 23 || *mi > 59 || *se > 60) return std::nullopt;
+  std::chrono::year_month_day ymd{std::chrono::year(static_cast<int>(*y)),
+                                  std::chrono::month(static_cast<unsigned>(*mo)),
+                                  std::chrono::day(static_cast<unsigned>(*d))};
+  if (!ymd.ok()) return std::nullopt;
+  int64_t days = std::chrono::sys_days(ymd).time_since_epoch().count();
+  return days * 86400 + *h * 3600 + *mi * 60 + *se;
+}
+
+struct Columns {
+  std::vector<size_t> idx;
+  Status Require(const CsvFile& f, const std::vector<std::string>& names) {
+    for (const auto& n : names) {
+      auto c = f.Column(n);
+      if (!c) {
+        return InvalidArgument(fmt::format("{}:1: missing column '{}' (header: {})", f.path(), n,
+                                           Join(f.header(), ",")));
+      }
+      idx.push_back(*c);
+    }
+    return Status::Ok();
+  }
+};
+
+Status RowError(const CsvFile& f, const std::string& what) {
+  return InvalidArgument(fmt::format("{}: {}", f.where(), what));
+}
+
+StatusOr<Trace> ReadTiresias(CsvFile& f) {
+  Columns c;
+  if (Status st = c.Require(f, {"job_id", "num_gpu", "submit_time", "duration"}); !st.ok()) return st;
+  auto model_col = f.Column("model_name");
+  Trace t{"tiresias", {}};
+  std::set<int64_t> seen;
+  std::vector<std::string_view> row;
+  while (f.Next(row)) {
+    if (row.size() != f.header().size()) {
+      return RowError(f, fmt::format("{} fields, the header has {}", row.size(), f.header().size()));
+    }
+    JobSpec j;
+    auto id = ParseInt(row[c.idx[0]]);
+    if (!id || *id < 0) return RowError(f, fmt::format("job_id '{}' is not a non-negative integer", row[c.idx[0]]));
+    if (!seen.insert(*id).second) return RowError(f, fmt::format("duplicate job_id {}", *id));
+    auto gpus = ParseInt(row[c.idx[1]]);
+    if (!gpus || *gpus < 1 || *gpus > 1000000) {
+      return RowError(f, fmt::format("num_gpu '{}' is not a positive integer", row[c.idx[1]]));
+    }
+    auto submit = ParseSecondsMs(row[c.idx[2]]);
+    if (!submit) return RowError(f, fmt::format("submit_time '{}' is not a time in seconds", row[c.idx[2]]));
+    auto dur = ParseSecondsMs(row[c.idx[3]]);
+    if (!dur || *dur <= 0) {
+      return RowError(f, fmt::format("duration '{}' is not a positive number of seconds", row[c.idx[3]]));
+    }
+    j.id = JobId(*id);
+    j.gpus = static_cast<int>(*gpus);
+    j.submit = *submit;
+    j.duration = *dur;
+    if (model_col) j.model = std::string(Trim(row[*model_col]));
+    j.name = fmt::format("job{}", *id);
+    t.jobs.push_back(std::move(j));
+  }
+  return t;
+}
+
+StatusOr<Trace> ReadPhilly(CsvFile& f) {
+  Columns c;
+  if (Status st = c.Require(f, {"timestamp", "duration", "num_gpus"}); !st.ok()) return st;
+  auto cluster_col = f.Column("cluster");
+  Trace t{"philly", {}};
+  std::vector<int64_t> stamps;
+  std::vector<std::string_view> row;
+  int64_t next_id = 0;
+  while (f.Next(row)) {
+    if (row.size() != f.header().size()) {
+      return RowError(f, fmt::format("{} fields, the header has {}", row.size(), f.header().size()));
+    }
+    auto ts = ParseTimestamp(row[c.idx[0]]);
+    if (!ts) return RowError(f, fmt::format("timestamp '{}' is not YYYY-MM-DD HH:MM:SS", row[c.idx[0]]));
+    auto dur = ParseSecondsMs(row[c.idx[1]]);
+    if (!dur || *dur <= 0) {
+      return RowError(f, fmt::format("duration '{}' is not a positive number of seconds", row[c.idx[1]]));
+    }
+    auto gpus = ParseInt(row[c.idx[2]]);
+    if (!gpus || *gpus < 1 || *gpus > 1000000) {
+      return RowError(f, fmt::format("num_gpus '{}' is not a positive integer", row[c.idx[2]]));
+    }
+    JobSpec j;
+    j.id = JobId(next_id++);
+    j.gpus = static_cast<int>(*gpus);
+    j.duration = *dur;
+    if (cluster_col) j.user = std::string(Trim(row[*cluster_col]));
+    j.name = fmt::format("job{}", j.id.value());
+    stamps.push_back(*ts);
+    t.jobs.push_back(std::move(j));
+  }
+  if (!stamps.empty()) {
+    int64_t origin = *std::min_element(stamps.begin(), stamps.end());
+    for (size_t i = 0; i < t.jobs.size(); ++i) t.jobs[i].submit = Seconds(stamps[i] - origin);
+  }
+  return t;
+}
+
+}  // namespace
+
+void SortForSubmission(std::vector<JobSpec>& jobs) {
+  std::sort(jobs.begin(), jobs.end(), [](const JobSpec& a, const JobSpec& b) {
+    return a.submit != b.submit ? a.submit < b.submit : a.id < b.id;
+  });
+}
+
+StatusOr<Trace> ReadTrace(const std::string& path) {
+  auto f = CsvFile::Open(path);
+  if (!f.ok()) return f.status();
+  StatusOr<Trace> t = InvalidArgument("");
+  if (f->Column("job_id") && f->Column("num_gpu")) {
+    t = ReadTiresias(*f);
+  } else if (f->Column("timestamp") && f->Column("num_gpus")) {
+    t = ReadPhilly(*f);
+  } else {
+    return InvalidArgument(fmt::format(
+        "{}:1: unknown trace format (header: {}); expected a Tiresias trace "
+        "(job_id,num_gpu,submit_time,...,duration) or a Philly trace "
+        "(timestamp,duration,num_gpus,...)",
+        path, Join(f->header(), ",")));
+  }
+  if (t.ok()) SortForSubmission(t->jobs);
+  return t;
+}
+
+StatusOr<Topology> ResolveCluster(const std::string& arg) {
+  if (!std::filesystem::exists(arg)) return Topology::Parse(arg);
+  auto f = CsvFile::Open(arg);
+  if (!f.ok()) return f.status();
+  Columns c;
+  if (Status st = c.Require(*f, {"num_switch", "num_node_p_switch", "num_gpu_p_node"}); !st.ok()) {
+    return st;
+  }
+  std::vector<std::string_view> row;
+  if (!f->Next(row)) return InvalidArgument(fmt::format("{}: no cluster row after the header", arg));
+  if (row.size() != f->header().size()) {
+    return RowError(*f, fmt::format("{} fields, the header has {}", row.size(), f->header().size()));
+  }
+  int dims[3];
+  for (int i = 0; i < 3; ++i) {
+    auto v = ParseInt(row[c.idx[i]]);
+    if (!v || *v < 1 || *v > 1000000) {
+      return RowError(*f, fmt::format("{} '{}' is not a positive integer", f->header()[c.idx[i]],
+                                      row[c.idx[i]]));
+    }
+    dims[i] = static_cast<int>(*v);
+  }
+  return Topology::Create(dims[0], dims[1], dims[2]);
+}
+
+}  // namespace tiresias

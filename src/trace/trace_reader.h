@@ -1,0 +1,30 @@
+// Trace readers. The format is chosen by the header:
+//  - Tiresias: job_id,num_gpu,submit_time,...,duration[,model_name] (seconds)
+//  - Philly-derived: timestamp,duration,num_gpus,gpu_time,cluster; submit times become
+//    seconds after the earliest timestamp, ids the data row number (from 0).
+// A malformed row stops the read with "file:line: what is wrong". Jobs come back sorted by
+// (submit, id), the order a driver submits them in.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "core/job.h"
+#include "core/topology.h"
+
+namespace tiresias {
+
+struct Trace {
+  std::string format;  // "tiresias" or "philly"
+  std::vector<JobSpec> jobs;
+};
+
+StatusOr<Trace> ReadTrace(const std::string& path);
+void SortForSubmission(std::vector<JobSpec>& jobs);
+
+// `arg` is "SxNxG" or a Tiresias cluster spec CSV
+// (num_switch,num_node_p_switch,num_gpu_p_node,...).
+StatusOr<Topology> ResolveCluster(const std::string& arg);
+
+}  // namespace tiresias
