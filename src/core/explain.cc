@@ -44,8 +44,7 @@ Explanation Scheduler::Explain(JobId id, Time now) const {
   e.reasons.push_back(fmt::format("{} of the waiting jobs ({} GPUs in all) are ahead of it; "
                                   "{} running jobs hold priority over it",
                                   e.waiting_ahead, gpus_ahead, e.running_ahead));
-  bool current = j->wait_pass == pass_;
-  switch (current ? j->wait : WaitKind::kNotConsidered) {
+  switch (j->wait) {
     case WaitKind::kNoGpus:
       e.reasons.push_back(fmt::format(
           "it needs {} GPUs; after the jobs ahead of it fewer were left", j->gpus()));

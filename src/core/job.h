@@ -76,8 +76,7 @@ struct Job {
   SortKey key;
   int64_t tie_rank = 0;      // position in the previous pass's order (stable-tie policies)
   uint64_t timer_gen = 0;
-  WaitKind wait = WaitKind::kNotConsidered;
-  uint64_t wait_pass = 0;   // the pass that set `wait`
+  WaitKind wait = WaitKind::kNotConsidered;  // as of the last pass that reached it
   std::string no_slot_reason;
 
   int gpus() const { return spec.gpus; }

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 namespace tiresias {
 
@@ -104,14 +105,24 @@ void Scheduler::CountWaiting(int gpus, int delta) {
 void Scheduler::Insert(uint32_t slot, Time now) {
   Job& j = jobs_[slot];
   j.key = policy_->Key(j, now);
-  OrderOf(j).emplace(j.key, slot);
-  if (!j.running()) CountWaiting(j.gpus(), +1);
+  Touch(j.key);
+  if (j.running()) {
+    running_.emplace(j.key, slot);
+  } else {
+    waiting_.emplace(j.key, slot);
+    CountWaiting(j.gpus(), +1);
+  }
 }
 
 void Scheduler::Erase(uint32_t slot) {
   Job& j = jobs_[slot];
-  OrderOf(j).erase(j.key);
-  if (!j.running()) CountWaiting(j.gpus(), -1);
+  Touch(j.key);
+  if (j.running()) {
+    running_.erase(j.key);
+  } else {
+    waiting_.erase(j.key);
+    CountWaiting(j.gpus(), -1);
+  }
 }
 
 void Scheduler::ArmTimer(uint32_t slot, Time now) {
@@ -145,11 +156,12 @@ void Scheduler::FireTimers(Time now) {
 }
 
 void Scheduler::RefreshRunningKeys(Time now) {
-  std::vector<uint32_t> slots;
-  slots.reserve(running_.size());
-  for (const auto& [key, slot] : running_) slots.push_back(slot);
-  running_.clear();
-  for (uint32_t s : slots) Insert(s, now);
+  running_.Rekey([&](uint32_t slot) {
+    Job& j = jobs_[slot];
+    j.key = policy_->Key(j, now);
+    return j.key;
+  });
+  walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};  // everything may move
 }
 
 std::vector<Action> Scheduler::Schedule(Time now) {
@@ -157,6 +169,8 @@ std::vector<Action> Scheduler::Schedule(Time now) {
   std::vector<Action> out;
   if (!dirty_) return out;
   dirty_ = false;
+  // With nobody waiting there is nothing to start and no reason to preempt.
+  if (waiting_.empty() && !policy_->stable_ties()) return out;
   ++pass_;
   if (policy_->key_changes_while_running()) RefreshRunningKeys(now);
   if (policy_->preemptive()) {
@@ -165,13 +179,18 @@ std::vector<Action> Scheduler::Schedule(Time now) {
     NonPreemptivePass(now, out);
   }
   if (policy_->stable_ties()) RecordTieRanks(now);
+  // The pass left every decision consistent, except where it had to leave a selected job
+  // unplaced or an unselected one running: the next pass starts at the first of those.
+  walk_from_ = revisit_;
+  revisit_.reset();
   return out;
 }
 
 void Scheduler::RecordTieRanks(Time now) {
   std::vector<uint32_t> order;
   order.reserve(running_.size() + waiting_.size());
-  auto r = running_.begin(), w = waiting_.begin();
+  auto r = running_.begin();
+  auto w = waiting_.begin();
   while (r != running_.end() || w != waiting_.end()) {
     bool take_r = w == waiting_.end() || (r != running_.end() && r->first < w->first);
     order.push_back(take_r ? (r++)->second : (w++)->second);
@@ -183,10 +202,7 @@ void Scheduler::RecordTieRanks(Time now) {
   }
 }
 
-void Scheduler::NoteWait(Job& j, WaitKind kind) {
-  j.wait = kind;
-  j.wait_pass = pass_;
-}
+void Scheduler::NoteWait(Job& j, WaitKind kind) { j.wait = kind; }
 
 void Scheduler::Start(uint32_t slot, Allocation alloc, Time now, std::vector<Action>& out) {
   Job& j = jobs_[slot];
@@ -256,13 +272,19 @@ void Scheduler::NonPreemptivePass(Time now, std::vector<Action>& out) {
 }
 
 void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
+  // Before walk_from_, the last pass's decisions stand: its running jobs keep their GPUs.
   int budget = topo_.total_gpus();
-  const int min_wait = MinWaitingGpus();
-  std::vector<uint32_t> victims, candidates;
   auto r = running_.begin();
   auto w = waiting_.begin();
+  if (walk_from_) {
+    for (; r != running_.end() && r->first < *walk_from_; ++r) budget -= jobs_[r->second].gpus();
+    w = waiting_.lower_bound(*walk_from_);
+  }
+  const int min_wait = MinWaitingGpus();
+  std::vector<uint32_t> victims, candidates;
   while (r != running_.end() || w != waiting_.end()) {
-    if (r == running_.end() && budget < min_wait) break;
+    if (budget < min_wait) w = waiting_.end();  // no waiting job can fit any more
+    if (r == running_.end() && w == waiting_.end()) break;
     bool take_running = w == waiting_.end() || (r != running_.end() && r->first < w->first);
     uint32_t slot = take_running ? (r++)->second : (w++)->second;
     Job& j = jobs_[slot];
@@ -278,6 +300,10 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   // Place selected jobs on free GPUs first; only those that do not fit take victims' GPUs.
   std::vector<uint32_t> deferred;
   for (uint32_t s : candidates) {
+    if (jobs_[s].gpus() > cluster_.total_free()) {  // surely needs victims' GPUs
+      deferred.push_back(s);
+      continue;
+    }
     PlacementResult res = placement_->Place(jobs_[s].spec, cluster_);
     if (auto* p = std::get_if<Placed>(&res)) {
       Start(s, std::move(p->alloc), now, out);
@@ -286,17 +312,22 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
     }
   }
   if (deferred.empty() || victims.empty()) {
-    for (uint32_t s : deferred) TryStart(s, now, out);  // records the no-slot reason
+    for (uint32_t s : deferred) {
+      if (!TryStart(s, now, out)) Revisit(jobs_[s].key);  // selected but unplaced
+    }
     return;
   }
   for (uint32_t v : victims) cluster_.Give(jobs_[v].alloc);
-  for (uint32_t s : deferred) TryStart(s, now, out);
+  for (uint32_t s : deferred) {
+    if (!TryStart(s, now, out)) Revisit(jobs_[s].key);
+  }
   std::vector<Action> starts;
   starts.swap(out);
   for (uint32_t v : victims) {
     Job& j = jobs_[v];
     if (cluster_.AllFree(j.alloc)) {
       cluster_.Take(j.alloc);  // nobody needed its GPUs: it keeps running
+      Revisit(j.key);          // kept although not selected
       continue;
     }
     cluster_.Take(j.alloc);  // Stop() gives them back

@@ -22,6 +22,7 @@
 #include "common/status.h"
 #include "core/action.h"
 #include "core/cluster_state.h"
+#include "core/flat_order.h"
 #include "core/job.h"
 #include "core/speed_model.h"
 #include "placement/placement_policy.h"
@@ -65,6 +66,11 @@ class Scheduler {
   // The earliest pending timer, or kNever. Stale timers are dropped on the way.
   Time NextWakeup();
 
+  // Capacity hint for drivers that know how many jobs will come.
+  void Reserve(size_t jobs) {
+    jobs_.reserve(jobs);
+    slot_of_.reserve(jobs);
+  }
   const Job* Find(JobId id) const;
   const std::vector<Job>& jobs() const { return jobs_; }
   const ClusterState& cluster() const { return cluster_; }
@@ -78,7 +84,7 @@ class Scheduler {
   Explanation Explain(JobId id, Time now) const;
 
  private:
-  using Order = std::map<SortKey, uint32_t>;  // key -> slot in jobs_
+  using WaitOrder = std::map<SortKey, uint32_t>;  // key -> slot in jobs_
   struct Timer {
     Time at;
     uint64_t seq;
@@ -87,7 +93,13 @@ class Scheduler {
     bool operator>(const Timer& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
 
-  Order& OrderOf(const Job& j) { return j.running() ? running_ : waiting_; }
+  // Notes that the order changed at `k`: the next pass re-walks from there.
+  void Touch(const SortKey& k) {
+    if (!walk_from_ || k < *walk_from_) walk_from_ = k;
+  }
+  void Revisit(const SortKey& k) {
+    if (!revisit_ || k < *revisit_) revisit_ = k;
+  }
   void Insert(uint32_t slot, Time now);
   void Erase(uint32_t slot);
   void ArmTimer(uint32_t slot, Time now);
@@ -113,8 +125,12 @@ class Scheduler {
 
   std::vector<Job> jobs_;
   std::unordered_map<JobId, uint32_t> slot_of_;
-  Order running_;
-  Order waiting_;
+  FlatOrder running_;
+  WaitOrder waiting_;
+  // The smallest key that changed since the last pass. Decisions before it repeat the last
+  // pass's (running jobs kept, waiting jobs not selected), so the pass starts there.
+  std::optional<SortKey> walk_from_;
+  std::optional<SortKey> revisit_;  // collected during a pass, becomes walk_from_ after it
   std::map<int, int> waiting_gpus_;  // GPU count -> number of waiting jobs of that size
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   uint64_t timer_seq_ = 0;

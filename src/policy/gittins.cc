@@ -20,9 +20,10 @@ class Gittins : public OrderingPolicy {
   bool preemptive() const override { return true; }
   bool key_changes_while_running() const override { return true; }
   double IndexOf(const Job& j, Time now) const {
+    const Service a = j.AttainedAt(now);
     auto up = q_.upper(j.queue);
-    Service quantum = up ? *up - j.QueueServiceAt(now) : last_quantum_;
-    return index_.Index(j.AttainedAt(now), quantum);
+    Service quantum = up ? *up - (a - j.q_base) : last_quantum_;
+    return index_.Index(a, quantum);
   }
   SortKey Key(const Job& j, Time now) const override {
     return {.k0 = j.queue, .k1 = -IndexOf(j, now), .submit = j.spec.submit, .id = j.spec.id};

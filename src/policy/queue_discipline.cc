@@ -50,11 +50,6 @@ StatusOr<QueueDiscipline> QueueDiscipline::FromOptions(const std::string& owner,
   return QueueDiscipline(std::move(ms), knob);
 }
 
-std::optional<Service> QueueDiscipline::upper(int q) const {
-  if (q >= static_cast<int>(thresholds_.size())) return std::nullopt;
-  return thresholds_[q];
-}
-
 void QueueDiscipline::Enter(Job& j) const {
   j.queue = 0;
   j.q_base = 0;

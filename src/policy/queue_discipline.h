@@ -29,7 +29,10 @@ class QueueDiscipline {
 
   int num_queues() const { return static_cast<int>(thresholds_.size()) + 1; }
   // Upper threshold of queue q, or nullopt for the last queue.
-  std::optional<Service> upper(int q) const;
+  std::optional<Service> upper(int q) const {
+    if (q >= static_cast<int>(thresholds_.size())) return std::nullopt;
+    return thresholds_[q];
+  }
   double knob() const { return knob_; }
 
   void Enter(Job& j) const;

@@ -51,6 +51,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
 
   Scheduler core(cfg.topo, std::move(*policy), std::move(*placement),
                  SchedulerOptions{.restore_overhead = cfg.preempt_overhead}, cfg.speed);
+  core.Reserve(jobs.size());
   SimResult result;
   result.label = cfg.label.empty() ? cfg.policy + "+" + cfg.placement : cfg.label;
   result.topology = cfg.topo.str();

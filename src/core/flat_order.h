@@ -1,0 +1,58 @@
+// A sorted vector of (SortKey, slot) pairs: the running jobs in policy order. Running jobs
+// number at most the GPUs, so inserts are cheap memmoves, and the scheduling pass walks it
+// as a contiguous array instead of chasing tree pointers.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "core/job.h"
+
+namespace tiresias {
+
+class FlatOrder {
+ public:
+  using Entry = std::pair<SortKey, uint32_t>;
+  using const_iterator = std::vector<Entry>::const_iterator;
+
+  void emplace(const SortKey& k, uint32_t slot) {
+    v_.insert(lower_bound(k), Entry{k, slot});
+  }
+  void erase(const SortKey& k) {
+    auto it = lower_bound(k);
+    if (it != v_.end() && it->first == k) v_.erase(it);
+  }
+  const_iterator lower_bound(const SortKey& k) const {
+    return std::lower_bound(v_.begin(), v_.end(), k,
+                            [](const Entry& e, const SortKey& key) { return e.first < key; });
+  }
+  const_iterator begin() const { return v_.begin(); }
+  const_iterator end() const { return v_.end(); }
+  size_t size() const { return v_.size(); }
+  bool empty() const { return v_.empty(); }
+  void clear() { v_.clear(); }
+  // Gives every entry a new key (slot unchanged), then restores the order in O(n log n).
+  template <typename KeyOf>
+  void Rekey(KeyOf key_of) {
+    for (auto& e : v_) e.first = key_of(e.second);
+    // Keys drift little between passes: insertion sort is linear on a nearly sorted array.
+    for (size_t i = 1; i < v_.size(); ++i) {
+      if (!(v_[i].first < v_[i - 1].first)) continue;
+      Entry e = std::move(v_[i]);
+      size_t k = i;
+      for (; k > 0 && e.first < v_[k - 1].first; --k) v_[k] = std::move(v_[k - 1]);
+      v_[k] = std::move(e);
+    }
+  }
+
+ private:
+  std::vector<Entry>::iterator lower_bound(const SortKey& k) {
+    return std::lower_bound(v_.begin(), v_.end(), k,
+                            [](const Entry& e, const SortKey& key) { return e.first < key; });
+  }
+  std::vector<Entry> v_;
+};
+
+}  // namespace tiresias
