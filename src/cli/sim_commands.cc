@@ -25,6 +25,7 @@ struct WorkloadArgs {
   double load = 1.2;
   std::string cluster = "8x32x8";
   double overhead = ToSeconds(kDefaultPreemptOverhead);
+  double from_day = 0, days = 0;
 
   void Add(CLI::App* c) {
     c->add_option("--trace", trace, "trace CSV (Tiresias or Philly format, chosen by header)");
@@ -34,6 +35,9 @@ struct WorkloadArgs {
         ->capture_default_str();
     c->add_option("--cluster", cluster, "SWITCHESxNODESxGPUS or a cluster spec CSV")
         ->capture_default_str();
+    c->add_option("--from-day", from_day, "replay only jobs submitted from this day of the trace")
+        ->capture_default_str();
+    c->add_option("--days", days, "replay only this many days (0 = to the end)");
     c->add_option("--preempt-overhead", overhead,
                   "seconds of restore charged on each resume (no progress meanwhile); 0 = the "
                   "public simulator")
@@ -69,6 +73,18 @@ struct WorkloadArgs {
       return false;
     }
     jobs = std::move(tr->jobs);
+    if (from_day > 0 || days > 0) {
+      if (from_day < 0 || days < 0) {
+        std::cerr << "error: --from-day and --days must be >= 0\n";
+        return false;
+      }
+      jobs = Window(std::move(jobs), static_cast<Time>(from_day * 86400 * kMsPerSecond),
+                    days > 0 ? static_cast<Time>((from_day + days) * 86400 * kMsPerSecond)
+                             : kNever);
+      source = fmt::format("{} ({} format, days {}..{}: {} jobs)", trace, tr->format, from_day,
+                           days > 0 ? fmt::format("{}", from_day + days) : "end", jobs.size());
+      return true;
+    }
     source = fmt::format("{} ({} format, {} jobs)", trace, tr->format, jobs.size());
     return true;
   }

@@ -4,20 +4,21 @@
 #include <fmt/format.h>
 
 #include <fstream>
-#include <sstream>
+#include <algorithm>
 
 #include "common/strings.h"
 
 namespace tiresias {
 
 StatusOr<CsvFile> CsvFile::Open(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return IoError(fmt::format("{}: cannot open", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
   CsvFile f;
   f.path_ = path;
-  f.data_ = ss.str();
+  f.data_.resize(static_cast<size_t>(in.tellg()));
+  in.seekg(0);
+  in.read(f.data_.data(), static_cast<std::streamsize>(f.data_.size()));
+  if (!in) return IoError(fmt::format("{}: read failed", path));
   std::vector<std::string_view> fields;
   if (!f.Next(fields)) return InvalidArgument(fmt::format("{}: empty file, expected a header", path));
   for (auto v : fields) f.header_.emplace_back(Trim(v));
@@ -44,6 +45,10 @@ bool CsvFile::Next(std::vector<std::string_view>& fields) {
     return true;
   }
   return false;
+}
+
+size_t CsvFile::RecordsLeft() const {
+  return static_cast<size_t>(std::count(data_.begin() + static_cast<ptrdiff_t>(pos_), data_.end(), '\n')) + 1;
 }
 
 std::string CsvFile::where() const { return fmt::format("{}:{}", path_, line_); }

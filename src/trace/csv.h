@@ -21,6 +21,7 @@ class CsvFile {
   // Next non-empty record; false at end. `fields` views into an internal buffer.
   bool Next(std::vector<std::string_view>& fields);
   int line() const { return line_; }
+  size_t RecordsLeft() const;  // an upper bound, for reserving
   std::string where() const;  // "path:line"
   const std::string& path() const { return path_; }
 

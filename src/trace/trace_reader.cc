@@ -64,6 +64,7 @@ StatusOr<Trace> ReadTiresias(CsvFile& f) {
   if (Status st = c.Require(f, {"job_id", "num_gpu", "submit_time", "duration"}); !st.ok()) return st;
   auto model_col = f.Column("model_name");
   Trace t{"tiresias", {}};
+  t.jobs.reserve(f.RecordsLeft());
   std::set<int64_t> seen;
   std::vector<std::string_view> row;
   while (f.Next(row)) {
@@ -89,7 +90,6 @@ StatusOr<Trace> ReadTiresias(CsvFile& f) {
     j.submit = *submit;
     j.duration = *dur;
     if (model_col) j.model = std::string(Trim(row[*model_col]));
-    j.name = fmt::format("job{}", *id);
     t.jobs.push_back(std::move(j));
   }
   return t;
@@ -100,7 +100,9 @@ StatusOr<Trace> ReadPhilly(CsvFile& f) {
   if (Status st = c.Require(f, {"timestamp", "duration", "num_gpus"}); !st.ok()) return st;
   auto cluster_col = f.Column("cluster");
   Trace t{"philly", {}};
+  t.jobs.reserve(f.RecordsLeft());
   std::vector<int64_t> stamps;
+  stamps.reserve(t.jobs.capacity());
   std::vector<std::string_view> row;
   int64_t next_id = 0;
   while (f.Next(row)) {
@@ -122,7 +124,6 @@ StatusOr<Trace> ReadPhilly(CsvFile& f) {
     j.gpus = static_cast<int>(*gpus);
     j.duration = *dur;
     if (cluster_col) j.user = std::string(Trim(row[*cluster_col]));
-    j.name = fmt::format("job{}", j.id.value());
     stamps.push_back(*ts);
     t.jobs.push_back(std::move(j));
   }
@@ -139,6 +140,16 @@ void SortForSubmission(std::vector<JobSpec>& jobs) {
   std::sort(jobs.begin(), jobs.end(), [](const JobSpec& a, const JobSpec& b) {
     return a.submit != b.submit ? a.submit < b.submit : a.id < b.id;
   });
+}
+
+std::vector<JobSpec> Window(std::vector<JobSpec> jobs, Time from, Time to) {
+  std::vector<JobSpec> out;
+  for (auto& j : jobs) {
+    if (j.submit < from || j.submit >= to) continue;
+    j.submit -= from;
+    out.push_back(std::move(j));
+  }
+  return out;
 }
 
 StatusOr<Trace> ReadTrace(const std::string& path) {

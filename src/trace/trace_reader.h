@@ -22,6 +22,8 @@ struct Trace {
 
 StatusOr<Trace> ReadTrace(const std::string& path);
 void SortForSubmission(std::vector<JobSpec>& jobs);
+// The jobs submitted in [from, to), with submit times shifted so the window starts at 0.
+std::vector<JobSpec> Window(std::vector<JobSpec> jobs, Time from, Time to);
 
 // `arg` is "SxNxG" or a Tiresias cluster spec CSV
 // (num_switch,num_node_p_switch,num_gpu_p_node,...).
