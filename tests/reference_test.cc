@@ -66,7 +66,14 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{"dlas", kRefDlas, "count", "n2g4", 715.27, 4806, 0},
                     Case{"dlas", kRefDlas, "count", "n4g4", 190.68, 3271, 0},
                     Case{"fifo", {}, "consolidate", "n2g4", 1556.48, 5747, 0},
-                    Case{"fifo", {}, "consolidate", "n4g4", 219.18, 3341, 0}));
+                    Case{"fifo", {}, "consolidate", "n4g4", 219.18, 3341, 0}),
+    [](const testing::TestParamInfo<Case>& info) {
+      std::string name = info.param.policy + "_" + info.param.placement + "_" + info.param.cluster;
+      for (char& c : name) {
+        if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      return name;
+    });
 
 // Our default tie rule (submit time, then id) differs from the reference's stable sort in one
 // pass of srsf on n4g4: at t=504 s jobs 16 (4 GPUs x 110 s) and 13 (8 GPUs x 55 s) both have

@@ -224,7 +224,7 @@ void Scheduler::Start(uint32_t slot, Allocation alloc, Time now, std::vector<Act
                                : std::string("starts")});
 }
 
-void Scheduler::Stop(uint32_t slot, Time now) {
+void Scheduler::Stop(uint32_t slot, Time now, bool release) {
   Job& j = jobs_[slot];
   assert(j.running());
   Erase(slot);
@@ -232,7 +232,7 @@ void Scheduler::Stop(uint32_t slot, Time now) {
   j.work_done = j.WorkDoneAt(now);
   j.held += now - j.run_start;
   if (now < j.progress_start) j.overhead -= j.progress_start - now;  // restore cut short
-  cluster_.Give(j.alloc);
+  if (release) cluster_.Give(j.alloc);
   j.alloc = {};
   j.state = JobState::kPending;
   j.last_stop = now;
@@ -330,11 +330,10 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
       Revisit(j.key);          // kept although not selected
       continue;
     }
-    cluster_.Take(j.alloc);  // Stop() gives them back
     out.push_back(Action{Action::Kind::kPreempt, j.spec.id, j.alloc, 0,
                          "a higher-priority job needs its GPUs"});
     ++j.preemptions;
-    Stop(v, now);
+    Stop(v, now, /*release=*/false);  // its GPUs were given back above
   }
   // Preemptions first, then starts, so a driver frees GPUs before reusing them.
   out.insert(out.end(), std::make_move_iterator(starts.begin()),

@@ -111,7 +111,9 @@ class Scheduler {
   // Places `slot` on free GPUs; true when started.
   bool TryStart(uint32_t slot, Time now, std::vector<Action>& out);
   void Start(uint32_t slot, Allocation alloc, Time now, std::vector<Action>& out);
-  void Stop(uint32_t slot, Time now);  // folds lazy accounting, back to waiting
+  // Folds lazy accounting and moves the job back to waiting; gives its GPUs back unless the
+  // caller already did.
+  void Stop(uint32_t slot, Time now, bool release = true);
   void NoteWait(Job& j, WaitKind kind);
   int MinWaitingGpus() const { return waiting_gpus_.empty() ? 0 : waiting_gpus_.begin()->first; }
   void CountWaiting(int gpus, int delta);

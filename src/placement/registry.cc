@@ -8,7 +8,9 @@
 namespace tiresias {
 
 const std::vector<PlacementInfo>& PlacementPolicies() {
-  static const std::vector<PlacementInfo> kAll = {CountInfo(), ConsolidateInfo()};
+  static const std::vector<PlacementInfo> kAll = {CountInfo(),  ConsolidateInfo(),
+                                                  SpreadInfo(), RandomInfo(),
+                                                  BestFitInfo(), TiresiasPlacementInfo()};
   return kAll;
 }
 

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,18 @@ std::string PlacementPolicyHelp();
 
 PlacementInfo CountInfo();
 PlacementInfo ConsolidateInfo();
+PlacementInfo SpreadInfo();
+PlacementInfo RandomInfo();
+PlacementInfo BestFitInfo();
+PlacementInfo TiresiasPlacementInfo();
 
-// Helpers shared by placement policies: take `n` lowest-index free GPUs of a node.
+// Helpers shared by placement policies.
+// The `n` lowest-index GPUs of a free mask.
 uint64_t LowestFree(uint64_t free_mask, int n);
+// Free GPUs taken node by node in the given node order (the caller checked there are enough).
+Allocation TakeInOrder(int gpus, const ClusterState& s, const std::vector<int>& nodes);
+// One node if possible (the one left with the fewest free GPUs), else the fullest-free nodes
+// first; nullopt when fewer than `gpus` are free.
+std::optional<Allocation> BestFitAny(int gpus, const ClusterState& s);
 
 }  // namespace tiresias

@@ -24,6 +24,7 @@ StatusOr<QueueDiscipline> QueueDiscipline::FromOptions(const std::string& owner,
   std::vector<double> th = v.has("thresholds") ? v.DoubleList("thresholds") : std::vector<double>{};
   if (!v.has("thresholds")) {
     int64_t k = v.has("queues") ? v.Int("queues") : 2;
+    if (k < 1) return InvalidArgument(fmt::format("{}: queues must be at least 1, got {}", owner, k));
     if (k == 1) {
       th = {};
     } else if (k == 2) {
@@ -38,12 +39,13 @@ StatusOr<QueueDiscipline> QueueDiscipline::FromOptions(const std::string& owner,
   }
   std::vector<Service> ms;
   for (size_t i = 0; i < th.size(); ++i) {
-    if (th[i] <= 0 || (i > 0 && th[i] <= th[i - 1])) {
+    Service t = static_cast<Service>(std::llround(th[i] * kMsPerSecond));  // GPU-ms
+    if (t < 1 || (i > 0 && t <= ms.back())) {
       return InvalidArgument(fmt::format(
-          "{}: thresholds must be positive and strictly increasing, got {}", owner,
+          "{}: thresholds must be at least 0.001 GPU-s and strictly increasing, got {}", owner,
           v.Str("thresholds")));
     }
-    ms.push_back(static_cast<Service>(std::llround(th[i] * kMsPerSecond)));
+    ms.push_back(t);
   }
   double knob = v.Double("promote_knob");
   if (knob < 0) return InvalidArgument(fmt::format("{}: promote_knob must be >= 0", owner));

@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <algorithm>
 
 #include "common/strings.h"
@@ -11,14 +13,20 @@
 namespace tiresias {
 
 StatusOr<CsvFile> CsvFile::Open(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return IoError(fmt::format("{}: cannot open", path));
   CsvFile f;
   f.path_ = path;
-  f.data_.resize(static_cast<size_t>(in.tellg()));
-  in.seekg(0);
-  in.read(f.data_.data(), static_cast<std::streamsize>(f.data_.size()));
-  if (!in) return IoError(fmt::format("{}: read failed", path));
+  std::error_code ec;
+  auto size = std::filesystem::is_regular_file(path, ec) ? std::filesystem::file_size(path, ec)
+                                                         : std::uintmax_t{0};
+  if (!ec && size > 0) {  // a regular file: one read of known size
+    f.data_.resize(static_cast<size_t>(size));
+    in.read(f.data_.data(), static_cast<std::streamsize>(f.data_.size()));
+  } else {  // a pipe has no size: read it as a stream
+    f.data_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  if (in.bad()) return IoError(fmt::format("{}: read failed", path));
   std::vector<std::string_view> fields;
   if (!f.Next(fields)) return InvalidArgument(fmt::format("{}: empty file, expected a header", path));
   for (auto v : fields) f.header_.emplace_back(Trim(v));

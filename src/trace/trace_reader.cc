@@ -31,7 +31,10 @@ std::optional<int64_t> ParseTimestamp(std::string_view s) {
   }
   auto y = ParseInt(s.substr(0, 4)), mo = ParseInt(s.substr(5, 2)), d = ParseInt(s.substr(8, 2));
   auto h = ParseInt(s.substr(11, 2)), mi = ParseInt(s.substr(14, 2)), se = ParseInt(s.substr(17, 2));
-  if (!y || !mo || !d || !h || !mi || !se || *h > 23 || *mi > 59 || *se > 60) return std::nullopt;
+  if (!y || !mo || !d || !h || !mi || !se || *h < 0 || *h > 23 || *mi < 0 || *mi > 59 ||
+      *se < 0 || *se > 60) {
+    return std::nullopt;
+  }
   std::chrono::year_month_day ymd{std::chrono::year(static_cast<int>(*y)),
                                   std::chrono::month(static_cast<unsigned>(*mo)),
                                   std::chrono::day(static_cast<unsigned>(*d))};

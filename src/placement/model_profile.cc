@@ -1,0 +1,61 @@
+// Model profiles: tensor sizes and skew.
+#include "placement/model_profile.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/strings.h"
+#include "trace/csv.h"
+
+namespace tiresias {
+
+Status ModelCatalog::Add(const std::string& name, std::vector<double> tensors_mb) {
+  if (name.empty()) return InvalidArgument("model profile: empty model name");
+  if (tensors_mb.empty()) return InvalidArgument(fmt::format("model {}: no tensor sizes", name));
+  ModelProfile p{name, std::move(tensors_mb), 0, 0};
+  double largest = 0;
+  for (double t : p.tensors_mb) {
+    if (!(t > 0)) return InvalidArgument(fmt::format("model {}: tensor size {} is not > 0", name, t));
+    p.total_mb += t;
+    largest = std::max(largest, t);
+  }
+  p.skew = largest / p.total_mb;
+  models_[name] = std::move(p);
+  return Status::Ok();
+}
+
+const ModelProfile* ModelCatalog::Find(const std::string& name) const {
+  auto it = models_.find(name);
+  return it == models_.end() ? nullptr : &it->second;
+}
+
+StatusOr<ModelCatalog> ModelCatalog::Load(const std::string& path) {
+  auto f = CsvFile::Open(path);
+  if (!f.ok()) return f.status();
+  auto name_col = f->Column("model"), sizes_col = f->Column("tensor_sizes_mb");
+  if (!name_col || !sizes_col) {
+    return InvalidArgument(fmt::format("{}:1: expected columns model,tensor_sizes_mb", path));
+  }
+  ModelCatalog c;
+  std::vector<std::string_view> row;
+  while (f->Next(row)) {
+    if (row.size() != f->header().size()) {
+      return InvalidArgument(fmt::format("{}: {} fields, the header has {}", f->where(),
+                                         row.size(), f->header().size()));
+    }
+    std::vector<double> sizes;
+    for (auto part : Split(Trim(row[*sizes_col]), ' ')) {
+      if (part.empty()) continue;
+      auto v = ParseDouble(part);
+      if (!v) return InvalidArgument(fmt::format("{}: size '{}' is not a number", f->where(), part));
+      sizes.push_back(*v);
+    }
+    if (Status st = c.Add(std::string(Trim(row[*name_col])), std::move(sizes)); !st.ok()) {
+      return InvalidArgument(fmt::format("{}: {}", f->where(), st.message()));
+    }
+  }
+  return c;
+}
+
+}  // namespace tiresias

@@ -1,0 +1,104 @@
+// GittinsIndex (src/policy/gittins_index.h) on a 5-sample distribution worked by hand:
+// G(a, D) = P(S - a <= D | S > a) / E[min(S - a, D) | S > a], returned per GPU-second.
+// Samples {1, 2, 3, 4, 10} GPU-seconds, passed as GPU-ms (x1000). Also the online history
+// (Add with a batch) and the gittins policy's order inside a queue on a temp history file.
+#include "policy/gittins_index.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/scheduler.h"
+#include "placement/registry.h"
+#include "policy/registry.h"
+
+namespace tiresias {
+namespace {
+
+GittinsIndex Five(size_t batch = 100) {
+  return GittinsIndex({Seconds(10), Seconds(1), Seconds(4), Seconds(2), Seconds(3)}, batch);
+}
+
+TEST(GittinsIndex, FromZeroWithQuantumThree) {
+  // a = 0, D = 3 s: all 5 samples exceed 0; 3 of them (1, 2, 3) end within 3: P = 3/5.
+  // E[min(S, 3)] = (1 + 2 + 3 + 3 + 3) / 5 = 12/5. G = (3/5) / (12/5) = 1/4 per GPU-s.
+  EXPECT_DOUBLE_EQ(Five().Index(0, Seconds(3)), 0.25);
+}
+
+TEST(GittinsIndex, AfterTwoSecondsWithQuantumThree) {
+  // a = 2 s: samples above 2 are {3, 4, 10}; S - a = {1, 2, 8}; within D = 3: {1, 2}: P = 2/3.
+  // E[min(S - a, 3)] = (1 + 2 + 3) / 3 = 2. G = (2/3) / 2 = 1/3 per GPU-s.
+  EXPECT_NEAR(Five().Index(Seconds(2), Seconds(3)), 1.0 / 3.0, 1e-12);
+}
+
+TEST(GittinsIndex, SampleEqualToAttainedIsNotAbove) {
+  // a = 3 s: 3 is not > 3, so the samples are {4, 10}: S - a = {1, 7}; D = 1: P = 1/2 (1 <= 1
+  // counts), E[min] = (1 + 1) / 2 = 1. G = 1/2.
+  EXPECT_DOUBLE_EQ(Five().Index(Seconds(3), Seconds(1)), 0.5);
+}
+
+TEST(GittinsIndex, QuantumCoveringEverySample) {
+  // a = 0, D = 100 s: every sample ends within D: P = 1, E = (1+2+3+4+10)/5 = 4. G = 1/4.
+  EXPECT_DOUBLE_EQ(Five().Index(0, Seconds(100)), 0.25);
+  // a = 4 s, D = 5 s: only {10} above, 10 - 4 = 6 > 5: P = 0 -> G = 0.
+  EXPECT_DOUBLE_EQ(Five().Index(Seconds(4), Seconds(5)), 0.0);
+}
+
+TEST(GittinsIndex, BeyondAllSamplesIsZero) {
+  EXPECT_DOUBLE_EQ(Five().Index(Seconds(10), Seconds(3)), 0.0);
+  EXPECT_DOUBLE_EQ(Five().Index(Seconds(1000), Seconds(3)), 0.0);
+  EXPECT_DOUBLE_EQ(GittinsIndex({}).Index(0, Seconds(3)), 0.0);  // no history at all
+}
+
+TEST(GittinsIndex, ScaleIsPerGpuSecond) {
+  // The same distribution in GPU-ms units gives the index per GPU-second: a tenfold longer
+  // distribution and quantum gives a tenfold smaller index.
+  GittinsIndex ten({Seconds(10), Seconds(20), Seconds(30), Seconds(40), Seconds(100)});
+  EXPECT_DOUBLE_EQ(ten.Index(0, Seconds(30)), 0.025);
+}
+
+TEST(GittinsIndex, OnlineAddMergesEveryBatch) {
+  GittinsIndex g = Five(/*batch=*/2);
+  EXPECT_EQ(g.size(), 5u);
+  g.Add(Seconds(1));
+  // Buffered: still the 5 samples and the same index.
+  EXPECT_EQ(g.size(), 5u);
+  EXPECT_DOUBLE_EQ(g.Index(0, Seconds(3)), 0.25);
+  g.Add(Seconds(1));
+  // Merged: {1, 1, 1, 2, 3, 4, 10}; a = 0, D = 3: 5 of 7 end within 3: P = 5/7;
+  // E = (1+1+1+2+3+3+3)/7 = 14/7. G = 5/14.
+  EXPECT_EQ(g.size(), 7u);
+  EXPECT_NEAR(g.Index(0, Seconds(3)), 5.0 / 14.0, 1e-12);
+}
+
+// The gittins policy: within one queue, the higher index goes first; the quantum is the
+// queue's upper threshold minus the job's service in its climb.
+TEST(GittinsPolicy, HigherIndexFirstInsideAQueue) {
+  auto path = std::filesystem::temp_directory_path() / "tiresias_gittins_history_test.csv";
+  {
+    std::ofstream out(path);
+    out << "duration\n1\n2\n3\n4\n10\n";  // GPU-seconds
+  }
+  // One queue boundary at 5 GPU-s.
+  auto p = MakeOrderingPolicy("gittins", {"history=" + path.string(), "thresholds=5"});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  auto pl = MakePlacementPolicy("count", {});
+  Scheduler s(*Topology::Create(1, 1, 1), std::move(*p), std::move(*pl));
+  // Job 1 runs 0..2000 (2 GPU-s), then job 2 arrives and job 3 too.
+  ASSERT_TRUE(s.Submit({.id = JobId(1), .gpus = 1, .submit = 0}, 0).ok());
+  s.Schedule(0);
+  ASSERT_TRUE(s.Submit({.id = JobId(2), .gpus = 1, .submit = 2000}, 2000).ok());
+  // Job 1: a = 2, D = 5 - 2 = 3: G = 1/3 (worked above). Job 2: a = 0, D = 5: among
+  // {1,2,3,4,10}, 4 end within 5: P = 4/5, E = (1+2+3+4+5)/5 = 3: G = 4/15 < 1/3.
+  // Job 1 keeps running; job 2 waits.
+  auto acts = s.Schedule(2000);
+  EXPECT_TRUE(acts.empty());
+  EXPECT_TRUE(s.Find(JobId(1))->running());
+  EXPECT_NE(s.Explain(JobId(2), 2000).where.find("Gittins index 0.266667"), std::string::npos)
+      << s.Explain(JobId(2), 2000).where;
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace tiresias
