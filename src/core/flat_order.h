@@ -34,15 +34,16 @@ class FlatOrder {
   bool empty() const { return v_.empty(); }
   void clear() { v_.clear(); }
   // Gives every entry a new key (slot unchanged), then restores the order in O(n log n).
+  // Entries before `from` keep their keys.
   template <typename KeyOf>
-  void Rekey(KeyOf key_of) {
-    for (auto& e : v_) e.first = key_of(e.second);
+  void Rekey(KeyOf key_of, size_t from = 0) {
+    for (size_t i = from; i < v_.size(); ++i) v_[i].first = key_of(v_[i].second);
     // Keys drift little between passes: insertion sort is linear on a nearly sorted array.
-    for (size_t i = 1; i < v_.size(); ++i) {
+    for (size_t i = from + 1; i < v_.size(); ++i) {
       if (!(v_[i].first < v_[i - 1].first)) continue;
       Entry e = std::move(v_[i]);
       size_t k = i;
-      for (; k > 0 && e.first < v_[k - 1].first; --k) v_[k] = std::move(v_[k - 1]);
+      for (; k > from && e.first < v_[k - 1].first; --k) v_[k] = std::move(v_[k - 1]);
       v_[k] = std::move(e);
     }
   }

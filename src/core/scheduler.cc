@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cassert>
 #include <limits>
+#include <utility>
 
 namespace tiresias {
 
@@ -156,12 +157,26 @@ void Scheduler::FireTimers(Time now) {
 }
 
 void Scheduler::RefreshRunningKeys(Time now) {
-  running_.Rekey([&](uint32_t slot) {
-    Job& j = jobs_[slot];
-    j.key = policy_->Key(j, now);
-    return j.key;
-  });
-  walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};  // everything may move
+  size_t from = 0;
+  if (policy_->k0_changes_only_at_transitions() && !waiting_.empty()) {
+    // Running jobs in a better k0 class than every waiting job are all kept whatever their
+    // order among themselves; their stale keys still sort before everything re-keyed.
+    const int64_t first_waiting = waiting_.begin()->first.k0;
+    SortKey bound{.k0 = first_waiting, .k1 = -std::numeric_limits<double>::infinity(),
+                  .k2 = std::numeric_limits<int64_t>::min(),
+                  .submit = std::numeric_limits<Time>::min()};
+    from = static_cast<size_t>(std::as_const(running_).lower_bound(bound) - running_.begin());
+  }
+  running_.Rekey(
+      [&](uint32_t slot) {
+        Job& j = jobs_[slot];
+        j.key = policy_->Key(j, now);
+        return j.key;
+      },
+      from);
+  Touch(from < running_.size() ? (running_.begin() + static_cast<ptrdiff_t>(from))->first
+                               : SortKey{.k0 = std::numeric_limits<int64_t>::max()});
+  if (from == 0) walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};
 }
 
 std::vector<Action> Scheduler::Schedule(Time now) {

@@ -19,6 +19,7 @@ class Gittins : public OrderingPolicy {
   std::string_view name() const override { return "gittins"; }
   bool preemptive() const override { return true; }
   bool key_changes_while_running() const override { return true; }
+  bool k0_changes_only_at_transitions() const override { return true; }
   double IndexOf(const Job& j, Time now) const {
     const Service a = j.AttainedAt(now);
     auto up = q_.upper(j.queue);

@@ -24,6 +24,10 @@ class OrderingPolicy {
   // Does a running job's key change as it runs (without a transition)? Then the core
   // refreshes running jobs' keys at each pass.
   virtual bool key_changes_while_running() const = 0;
+  // The key's k0 (e.g. a queue) changes only at transitions, so while running only the
+  // later fields drift. Lets the core skip re-keying running jobs whose k0 is ahead of
+  // every waiting job: they keep their GPUs whatever their order among themselves.
+  virtual bool k0_changes_only_at_transitions() const { return false; }
   // Ties keep the previous pass's order (new jobs after old ones), like a stable sort of a
   // list kept across passes; the core then maintains Job::tie_rank for Key() to use.
   virtual bool stable_ties() const { return false; }
