@@ -1,0 +1,100 @@
+// End-to-end tests of the `tiresias` command as a user runs it: sim with --out, compare,
+// and the error messages for a bad policy, a bad option and a malformed trace row.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace {
+
+struct Result {
+  int rc;
+  std::string out;  // stdout and stderr together
+};
+
+Result Tiresias(const std::string& args) {
+  std::string cmd = std::string(TIRESIAS_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+std::filesystem::path TempDir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("tiresias_cli_" + name);
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+TEST(Cli, SimWritesJobsCsvAndSummaryJson) {
+  auto dir = TempDir("sim");
+  std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration,model_name\n"
+                                  "0,2,0,100,vgg16\n1,2,10,50,resnet50\n2,64,20,10,alexnet\n";
+  Result r = Tiresias("sim --trace " + (dir / "t.csv").string() +
+                 " --cluster 1x1x2 --policy fifo --preempt-overhead 0 --out " +
+                 (dir / "run").string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  // Job 0 runs 0..100 s; job 1 waits for it: 100..150 s, JCT 140 s. Job 2 never fits.
+  std::ifstream csv(dir / "run" / "jobs.csv");
+  std::stringstream ss;
+  ss << csv.rdbuf();
+  EXPECT_NE(ss.str().find("1,2,resnet50,finished,10.000,100.000,150.000,140.000,90.000,0,0,1"),
+            std::string::npos)
+      << ss.str();
+  EXPECT_NE(ss.str().find("2,64,alexnet,rejected"), std::string::npos) << ss.str();
+  auto summary = nlohmann::json::parse(std::ifstream(dir / "run" / "summary.json"));
+  EXPECT_EQ(summary["finished"], 2);
+  EXPECT_EQ(summary["rejected"], 1);
+  EXPECT_DOUBLE_EQ(summary["jct_seconds"]["mean"].get<double>(), (100.0 + 140.0) / 2);
+  EXPECT_EQ(summary["config"]["policy"], "fifo");
+}
+
+TEST(Cli, UnknownPolicyListsValidOnes) {
+  Result r = Tiresias("sim --synthetic 10 --cluster 1x1x8 --policy fastest");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find("unknown policy 'fastest'; valid policies: fifo, fifo-backfill, sjf"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(Cli, BadOptionValueNamesTheOption) {
+  Result r = Tiresias("sim --synthetic 10 --cluster 1x1x8 --policy dlas --opt queues=3");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find("queues=3 needs thresholds"), std::string::npos) << r.out;
+}
+
+TEST(Cli, MalformedTraceRowNamesFileAndLine) {
+  auto dir = TempDir("bad");
+  std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration\n0,1,0,10\n1,two,5,10\n";
+  Result r = Tiresias("sim --trace " + (dir / "t.csv").string() + " --cluster 1x1x2");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.out.find((dir / "t.csv").string() + ":3: num_gpu 'two' is not a positive integer"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(Cli, CompareRunsPoliciesSideBySide) {
+  Result r = Tiresias("compare --synthetic 300 --seed 3 --cluster 1x2x8 "
+                 "--runs fifo+consolidate,dlas+count,gittins+count");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("fifo+consolidate"), std::string::npos);
+  EXPECT_NE(r.out.find("gittins+count"), std::string::npos);
+  EXPECT_NE(r.out.find("mean JCT (s)"), std::string::npos);
+  // Same inputs, same outputs, byte for byte (the wall-time lines aside).
+  auto strip = [](std::string s) {
+    return s.substr(0, s.find("fifo+consolidate: simulated"));
+  };
+  EXPECT_EQ(strip(r.out), strip(Tiresias("compare --synthetic 300 --seed 3 --cluster 1x2x8 "
+                                    "--runs fifo+consolidate,dlas+count,gittins+count")
+                                    .out));
+}
+
+}  // namespace
