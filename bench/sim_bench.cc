@@ -62,15 +62,20 @@ void BM_Replay(benchmark::State& state, const std::string& policy, const std::st
 }
 
 BENCHMARK(BM_ReadPhilly)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Replay, dlas_8x32x8, "dlas", "8x32x8")->Unit(benchmark::kMillisecond)
+BENCHMARK_CAPTURE(BM_Replay, dlas_8x32x8, "dlas", "8x32x8")
+    ->Unit(benchmark::kMillisecond)
     ->Iterations(3);
-BENCHMARK_CAPTURE(BM_Replay, dlas_2x32x8, "dlas", "2x32x8")->Unit(benchmark::kMillisecond)
+BENCHMARK_CAPTURE(BM_Replay, dlas_2x32x8, "dlas", "2x32x8")
+    ->Unit(benchmark::kMillisecond)
     ->Iterations(3);
 BENCHMARK_CAPTURE(BM_Replay, gittins_8x32x8, "gittins", "8x32x8")
-    ->Unit(benchmark::kMillisecond)->Iterations(2);
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
 BENCHMARK_CAPTURE(BM_Replay, gittins_2x32x8, "gittins", "2x32x8")
-    ->Unit(benchmark::kMillisecond)->Iterations(2);
-BENCHMARK_CAPTURE(BM_Replay, fifo_2x32x8, "fifo", "2x32x8")->Unit(benchmark::kMillisecond)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
+BENCHMARK_CAPTURE(BM_Replay, fifo_2x32x8, "fifo", "2x32x8")
+    ->Unit(benchmark::kMillisecond)
     ->Iterations(2);
 
 }  // namespace

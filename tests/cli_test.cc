@@ -39,8 +39,8 @@ TEST(Cli, SimWritesJobsCsvAndSummaryJson) {
   std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration,model_name\n"
                                   "0,2,0,100,vgg16\n1,2,10,50,resnet50\n2,64,20,10,alexnet\n";
   Result r = Tiresias("sim --trace " + (dir / "t.csv").string() +
-                 " --cluster 1x1x2 --policy fifo --preempt-overhead 0 --out " +
-                 (dir / "run").string());
+                      " --cluster 1x1x2 --policy fifo --preempt-overhead 0 --out " +
+                      (dir / "run").string());
   ASSERT_EQ(r.rc, 0) << r.out;
   // Job 0 runs 0..100 s; job 1 waits for it: 100..150 s, JCT 140 s. Job 2 never fits.
   std::ifstream csv(dir / "run" / "jobs.csv");
@@ -82,18 +82,17 @@ TEST(Cli, MalformedTraceRowNamesFileAndLine) {
 }
 
 TEST(Cli, CompareRunsPoliciesSideBySide) {
-  Result r = Tiresias("compare --synthetic 300 --seed 3 --cluster 1x2x8 "
-                 "--runs fifo+consolidate,dlas+count,gittins+count");
+  Result r = Tiresias(
+      "compare --synthetic 300 --seed 3 --cluster 1x2x8 "
+      "--runs fifo+consolidate,dlas+count,gittins+count");
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("fifo+consolidate"), std::string::npos);
   EXPECT_NE(r.out.find("gittins+count"), std::string::npos);
   EXPECT_NE(r.out.find("mean JCT (s)"), std::string::npos);
   // Same inputs, same outputs, byte for byte (the wall-time lines aside).
-  auto strip = [](std::string s) {
-    return s.substr(0, s.find("fifo+consolidate: simulated"));
-  };
+  auto strip = [](std::string s) { return s.substr(0, s.find("fifo+consolidate: simulated")); };
   EXPECT_EQ(strip(r.out), strip(Tiresias("compare --synthetic 300 --seed 3 --cluster 1x2x8 "
-                                    "--runs fifo+consolidate,dlas+count,gittins+count")
+                                         "--runs fifo+consolidate,dlas+count,gittins+count")
                                     .out));
 }
 

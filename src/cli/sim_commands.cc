@@ -61,10 +61,13 @@ struct WorkloadArgs {
       return false;
     }
     if (synthetic > 0) {
-      jobs = SyntheticPhillyLike({.jobs = synthetic, .seed = seed, .load = load,
+      jobs = SyntheticPhillyLike({.jobs = synthetic,
+                                  .seed = seed,
+                                  .load = load,
                                   .cluster_gpus = topo.total_gpus(),
                                   .max_gpus = std::min(32, topo.total_gpus())});
-      source = fmt::format("synthetic Philly-like, {} jobs, seed {}, load {}", synthetic, seed, load);
+      source =
+          fmt::format("synthetic Philly-like, {} jobs, seed {}, load {}", synthetic, seed, load);
       return true;
     }
     auto tr = ReadTrace(trace);
@@ -78,9 +81,9 @@ struct WorkloadArgs {
         std::cerr << "error: --from-day and --days must be >= 0\n";
         return false;
       }
-      jobs = Window(std::move(jobs), static_cast<Time>(from_day * 86400 * kMsPerSecond),
-                    days > 0 ? static_cast<Time>((from_day + days) * 86400 * kMsPerSecond)
-                             : kNever);
+      jobs =
+          Window(std::move(jobs), static_cast<Time>(from_day * 86400 * kMsPerSecond),
+                 days > 0 ? static_cast<Time>((from_day + days) * 86400 * kMsPerSecond) : kNever);
       source = fmt::format("{} ({} format, days {}..{}: {} jobs)", trace, tr->format, from_day,
                            days > 0 ? fmt::format("{}", from_day + days) : "end", jobs.size());
       return true;
@@ -113,8 +116,7 @@ std::vector<RunSpec> ParseRuns(const std::string& list, const std::string& place
 // Options for one policy: "key=value" goes to every policy that declares `key`;
 // "policy.key=value" to that policy only.
 StatusOr<std::vector<std::string>> OptionsFor(const std::string& policy,
-                                              const std::vector<std::string>& opts,
-                                              bool single) {
+                                              const std::vector<std::string>& opts, bool single) {
   const PolicyInfo* info = nullptr;
   for (const auto& p : OrderingPolicies()) {
     if (p.name == policy) info = &p;
@@ -175,7 +177,8 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     }
     configs.push_back(std::move(c));
   }
-  std::vector<StatusOr<SimResult>> results(configs.size(), Status(StatusCode::kInternal, "not run"));
+  std::vector<StatusOr<SimResult>> results(configs.size(),
+                                           Status(StatusCode::kInternal, "not run"));
   std::vector<double> wall(configs.size());
   std::vector<std::thread> threads;
   for (size_t i = 0; i < configs.size(); ++i) {
@@ -221,8 +224,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
 
 void AddSimCommands(CLI::App& app, int& rc) {
   static WorkloadArgs sim_w, cmp_w;
-  static std::string sim_policy = "dlas", placement = "count", out_dir, cmp_out, policies,
-                     runs;
+  static std::string sim_policy = "dlas", placement = "count", out_dir, cmp_out, policies, runs;
   static std::vector<std::string> opts, popts, cmp_opts, cmp_popts;
 
   auto* sim = app.add_subcommand("sim", "replay a trace with one policy and report metrics");
@@ -233,17 +235,17 @@ void AddSimCommands(CLI::App& app, int& rc) {
   sim->add_option("--placement", placement, "placement policy")->capture_default_str();
   sim->add_option("--popt", popts, "placement option key=value (repeatable)");
   sim->add_option("--out", out_dir, "write DIR/jobs.csv and DIR/summary.json");
-  sim->callback([&rc] {
-    rc = RunCompare(sim_w, {{sim_policy, placement}}, opts, popts, out_dir);
-  });
+  sim->callback([&rc] { rc = RunCompare(sim_w, {{sim_policy, placement}}, opts, popts, out_dir); });
 
   auto* cmp = app.add_subcommand("compare", "replay a trace with several policies side by side");
   cmp_w.Add(cmp);
   cmp->add_option("--policies", policies, "comma-separated policies, e.g. fifo,dlas,gittins,srtf");
-  cmp->add_option("--runs", runs, "comma-separated policy+placement pairs, e.g. "
+  cmp->add_option("--runs", runs,
+                  "comma-separated policy+placement pairs, e.g. "
                   "fifo+consolidate,dlas+count");
   cmp->add_option("--placement", placement, "placement for --policies")->capture_default_str();
-  cmp->add_option("--opt", cmp_opts, "key=value for every policy that takes it, or "
+  cmp->add_option("--opt", cmp_opts,
+                  "key=value for every policy that takes it, or "
                   "policy.key=value");
   cmp->add_option("--popt", cmp_popts, "placement option key=value");
   cmp->add_option("--out", cmp_out, "write DIR/<run>/jobs.csv and summary.json");
@@ -268,14 +270,17 @@ void AddSimCommands(CLI::App& app, int& rc) {
     w.cluster = "2x8x8";
     std::cout << "tiresias demo: YARN-CS (fifo+consolidate) vs Tiresias (dlas, gittins) vs the "
                  "duration-knowing oracle srtf\n\n";
-    rc = RunCompare(w, ParseRuns("fifo+consolidate,fifo-backfill+count,dlas+count,"
-                                 "gittins+count,srtf+count", "count"),
+    rc = RunCompare(w,
+                    ParseRuns("fifo+consolidate,fifo-backfill+count,dlas+count,"
+                              "gittins+count,srtf+count",
+                              "count"),
                     {}, {}, "");
   });
 
   auto* pol = app.add_subcommand("policies", "list ordering and placement policies and options");
   pol->callback([] {
-    std::cout << "ordering policies (--policy NAME --opt key=value):\n" << OrderingPolicyHelp()
+    std::cout << "ordering policies (--policy NAME --opt key=value):\n"
+              << OrderingPolicyHelp()
               << "\nplacement policies (--placement NAME --popt key=value):\n"
               << PlacementPolicyHelp();
   });

@@ -15,9 +15,15 @@ using Service = int64_t;   // GPU-ms
 inline constexpr Time kNever = std::numeric_limits<Time>::max();
 inline constexpr Duration kMsPerSecond = 1000;
 
-constexpr Duration Seconds(int64_t s) { return s * kMsPerSecond; }
-constexpr double ToSeconds(int64_t ms) { return static_cast<double>(ms) / kMsPerSecond; }
+constexpr Duration Seconds(int64_t s) {
+  return s * kMsPerSecond;
+}
+constexpr double ToSeconds(int64_t ms) {
+  return static_cast<double>(ms) / kMsPerSecond;
+}
 // ceil(a / b) for a >= 0, b > 0.
-constexpr int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+constexpr int64_t CeilDiv(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 }  // namespace tiresias

@@ -14,8 +14,8 @@ struct Action {
   enum class Kind { kStart, kPreempt };
   Kind kind;
   JobId job;
-  Allocation alloc;          // kStart: the GPUs to run on; kPreempt: the GPUs it gives back
-  Time progress_start = 0;   // kStart: when real progress begins (after restore overhead)
+  Allocation alloc;         // kStart: the GPUs to run on; kPreempt: the GPUs it gives back
+  Time progress_start = 0;  // kStart: when real progress begins (after restore overhead)
   std::string reason;
 };
 

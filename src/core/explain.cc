@@ -41,13 +41,14 @@ Explanation Scheduler::Explain(JobId id, Time now) const {
     gpus_ahead += jobs_[slot].gpus();
   }
   e.rank = e.waiting_ahead + 1;
-  e.reasons.push_back(fmt::format("{} of the waiting jobs ({} GPUs in all) are ahead of it; "
-                                  "{} running jobs hold priority over it",
-                                  e.waiting_ahead, gpus_ahead, e.running_ahead));
+  e.reasons.push_back(
+      fmt::format("{} of the waiting jobs ({} GPUs in all) are ahead of it; "
+                  "{} running jobs hold priority over it",
+                  e.waiting_ahead, gpus_ahead, e.running_ahead));
   switch (j->wait) {
     case WaitKind::kNoGpus:
-      e.reasons.push_back(fmt::format(
-          "it needs {} GPUs; after the jobs ahead of it fewer were left", j->gpus()));
+      e.reasons.push_back(
+          fmt::format("it needs {} GPUs; after the jobs ahead of it fewer were left", j->gpus()));
       break;
     case WaitKind::kNoSlot:
       e.reasons.push_back("enough GPUs in count, but no placement: " + j->no_slot_reason);

@@ -17,9 +17,7 @@ class FlatOrder {
   using Entry = std::pair<SortKey, uint32_t>;
   using const_iterator = std::vector<Entry>::const_iterator;
 
-  void emplace(const SortKey& k, uint32_t slot) {
-    v_.insert(lower_bound(k), Entry{k, slot});
-  }
+  void emplace(const SortKey& k, uint32_t slot) { v_.insert(lower_bound(k), Entry{k, slot}); }
   void erase(const SortKey& k) {
     auto it = lower_bound(k);
     if (it != v_.end() && it->first == k) v_.erase(it);

@@ -8,11 +8,16 @@ namespace tiresias {
 
 const char* ToString(JobState s) {
   switch (s) {
-    case JobState::kPending: return "pending";
-    case JobState::kRunning: return "running";
-    case JobState::kFinished: return "finished";
-    case JobState::kCancelled: return "cancelled";
-    case JobState::kRejected: return "rejected";
+    case JobState::kPending:
+      return "pending";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kFinished:
+      return "finished";
+    case JobState::kCancelled:
+      return "cancelled";
+    case JobState::kRejected:
+      return "rejected";
   }
   return "?";
 }

@@ -19,8 +19,8 @@ struct JobSpec {
   Time submit = 0;
   std::string name;
   std::string user;
-  std::string model;                  // "" = unknown model
-  std::optional<Duration> duration;   // packed-placement run time; only oracle policies read it
+  std::string model;                 // "" = unknown model
+  std::optional<Duration> duration;  // packed-placement run time; only oracle policies read it
 };
 
 enum class JobState { kPending, kRunning, kFinished, kCancelled, kRejected };
@@ -50,21 +50,21 @@ struct Job {
   JobState state = JobState::kPending;
 
   // Accounting up to the start of the current run (or the last stop when not running).
-  Duration executed = 0;     // ms of real progress-time (restore excluded); service = x gpus
-  Duration work_done = 0;    // progress in packed-placement ms (= executed at full speed)
+  Duration executed = 0;   // ms of real progress-time (restore excluded); service = x gpus
+  Duration work_done = 0;  // progress in packed-placement ms (= executed at full speed)
   // Current run, when running.
-  Time run_start = 0;        // GPUs held from here
-  Time progress_start = 0;   // progress from here (run_start + restore overhead)
-  double rate = 1.0;         // speed of the current placement relative to packed
+  Time run_start = 0;       // GPUs held from here
+  Time progress_start = 0;  // progress from here (run_start + restore overhead)
+  double rate = 1.0;        // speed of the current placement relative to packed
   Allocation alloc;
 
   Time first_start = -1;
   Time end = -1;
-  Time last_stop = 0;        // when it last stopped running (or was submitted)
+  Time last_stop = 0;  // when it last stopped running (or was submitted)
   int preemptions = 0;
   int starts = 0;
-  Duration overhead = 0;     // total restore time charged, ms
-  Duration held = 0;         // total time holding GPUs (runs incl. restore), ms
+  Duration overhead = 0;  // total restore time charged, ms
+  Duration held = 0;      // total time holding GPUs (runs incl. restore), ms
 
   // Queue discipline (dlas, gittins). Service counts from q_base (attained when last
   // entering Q1), so a promoted job starts its climb afresh.
@@ -74,7 +74,7 @@ struct Job {
 
   // Scheduler bookkeeping.
   SortKey key;
-  int64_t tie_rank = 0;      // position in the previous pass's order (stable-tie policies)
+  int64_t tie_rank = 0;  // position in the previous pass's order (stable-tie policies)
   uint64_t timer_gen = 0;
   WaitKind wait = WaitKind::kNotConsidered;  // as of the last pass that reached it
   std::string no_slot_reason;

@@ -17,7 +17,9 @@
 
 namespace tiresias {
 
-const char* ToString(Action::Kind k) { return k == Action::Kind::kStart ? "start" : "preempt"; }
+const char* ToString(Action::Kind k) {
+  return k == Action::Kind::kStart ? "start" : "preempt";
+}
 
 Scheduler::Scheduler(const Topology& topo, std::unique_ptr<OrderingPolicy> policy,
                      std::unique_ptr<PlacementPolicy> placement, SchedulerOptions opts,
@@ -162,7 +164,8 @@ void Scheduler::RefreshRunningKeys(Time now) {
     // Running jobs in a better k0 class than every waiting job are all kept whatever their
     // order among themselves; their stale keys still sort before everything re-keyed.
     const int64_t first_waiting = waiting_.begin()->first.k0;
-    SortKey bound{.k0 = first_waiting, .k1 = -std::numeric_limits<double>::infinity(),
+    SortKey bound{.k0 = first_waiting,
+                  .k1 = -std::numeric_limits<double>::infinity(),
                   .k2 = std::numeric_limits<int64_t>::min(),
                   .submit = std::numeric_limits<Time>::min()};
     from = static_cast<size_t>(std::as_const(running_).lower_bound(bound) - running_.begin());
@@ -217,7 +220,9 @@ void Scheduler::RecordTieRanks(Time now) {
   }
 }
 
-void Scheduler::NoteWait(Job& j, WaitKind kind) { j.wait = kind; }
+void Scheduler::NoteWait(Job& j, WaitKind kind) {
+  j.wait = kind;
+}
 
 void Scheduler::Start(uint32_t slot, Allocation alloc, Time now, std::vector<Action>& out) {
   Job& j = jobs_[slot];
@@ -234,9 +239,9 @@ void Scheduler::Start(uint32_t slot, Allocation alloc, Time now, std::vector<Act
   j.alloc = alloc;
   Insert(slot, now);
   ArmTimer(slot, now);
-  out.push_back(Action{Action::Kind::kStart, j.spec.id, std::move(alloc), j.progress_start,
-                       restore ? fmt::format("resumes; restore takes {} ms", restore)
-                               : std::string("starts")});
+  out.push_back(Action{
+      Action::Kind::kStart, j.spec.id, std::move(alloc), j.progress_start,
+      restore ? fmt::format("resumes; restore takes {} ms", restore) : std::string("starts")});
 }
 
 void Scheduler::Stop(uint32_t slot, Time now, bool release) {

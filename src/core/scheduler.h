@@ -39,10 +39,10 @@ struct SchedulerOptions {
 // The answer to "why is my job pending?".
 struct Explanation {
   JobState state = JobState::kPending;
-  std::string where;             // the policy's view: queue, index, attained service
-  int rank = -1;                 // 1-based position among waiting jobs, -1 when not waiting
-  int waiting_ahead = 0;         // waiting jobs ahead of it
-  int running_ahead = 0;         // running jobs ahead of it in the order
+  std::string where;      // the policy's view: queue, index, attained service
+  int rank = -1;          // 1-based position among waiting jobs, -1 when not waiting
+  int waiting_ahead = 0;  // waiting jobs ahead of it
+  int running_ahead = 0;  // running jobs ahead of it in the order
   int gpus_needed = 0;
   int gpus_free = 0;
   std::optional<Time> next_transition;  // promotion (waiting) or demotion (running) due
@@ -132,7 +132,7 @@ class Scheduler {
   // The smallest key that changed since the last pass. Decisions before it repeat the last
   // pass's (running jobs kept, waiting jobs not selected), so the pass starts there.
   std::optional<SortKey> walk_from_;
-  std::optional<SortKey> revisit_;  // collected during a pass, becomes walk_from_ after it
+  std::optional<SortKey> revisit_;   // collected during a pass, becomes walk_from_ after it
   std::map<int, int> waiting_gpus_;  // GPU count -> number of waiting jobs of that size
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   uint64_t timer_seq_ = 0;

@@ -67,22 +67,27 @@ class Consolidate : public PlacementPolicy {
     if (auto a = FindPackedSlot(job.gpus, s)) return Placed{std::move(*a)};
     const int gpn = s.topology().gpus_per_node();
     if (job.gpus <= gpn) {
-      return NoSlotNow{fmt::format("waits for one node with {} free GPUs ({} free in all, "
-                                   "scattered)", job.gpus, s.total_free())};
+      return NoSlotNow{
+          fmt::format("waits for one node with {} free GPUs ({} free in all, "
+                      "scattered)",
+                      job.gpus, s.total_free())};
     }
-    return NoSlotNow{fmt::format("waits for {} idle nodes{} under one switch ({} GPUs free in "
-                                 "all)", job.gpus / gpn,
-                                 job.gpus % gpn ? fmt::format(" plus {} GPUs on one more node",
-                                                              job.gpus % gpn) : "",
-                                 s.total_free())};
+    return NoSlotNow{fmt::format(
+        "waits for {} idle nodes{} under one switch ({} GPUs free in "
+        "all)",
+        job.gpus / gpn,
+        job.gpus % gpn ? fmt::format(" plus {} GPUs on one more node", job.gpus % gpn) : "",
+        s.total_free())};
   }
 };
 
 }  // namespace
 
 PlacementInfo ConsolidateInfo() {
-  return {"consolidate", "YARN-CS: one node, or the fewest whole nodes under one switch; waits "
-          "for such a slot", {},
+  return {"consolidate",
+          "YARN-CS: one node, or the fewest whole nodes under one switch; waits "
+          "for such a slot",
+          {},
           [](const OptionValues&) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
             return std::unique_ptr<PlacementPolicy>(new Consolidate());
           }};

@@ -29,7 +29,9 @@ class Count : public PlacementPolicy {
 }  // namespace
 
 PlacementInfo CountInfo() {
-  return {"count", "any free GPUs anywhere; ignores topology", {},
+  return {"count",
+          "any free GPUs anywhere; ignores topology",
+          {},
           [](const OptionValues&) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
             return std::unique_ptr<PlacementPolicy>(new Count());
           }};

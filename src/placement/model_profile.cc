@@ -16,7 +16,8 @@ Status ModelCatalog::Add(const std::string& name, std::vector<double> tensors_mb
   ModelProfile p{name, std::move(tensors_mb), 0, 0};
   double largest = 0;
   for (double t : p.tensors_mb) {
-    if (!(t > 0)) return InvalidArgument(fmt::format("model {}: tensor size {} is not > 0", name, t));
+    if (!(t > 0))
+      return InvalidArgument(fmt::format("model {}: tensor size {} is not > 0", name, t));
     p.total_mb += t;
     largest = std::max(largest, t);
   }
@@ -41,14 +42,15 @@ StatusOr<ModelCatalog> ModelCatalog::Load(const std::string& path) {
   std::vector<std::string_view> row;
   while (f->Next(row)) {
     if (row.size() != f->header().size()) {
-      return InvalidArgument(fmt::format("{}: {} fields, the header has {}", f->where(),
-                                         row.size(), f->header().size()));
+      return InvalidArgument(fmt::format("{}: {} fields, the header has {}", f->where(), row.size(),
+                                         f->header().size()));
     }
     std::vector<double> sizes;
     for (auto part : Split(Trim(row[*sizes_col]), ' ')) {
       if (part.empty()) continue;
       auto v = ParseDouble(part);
-      if (!v) return InvalidArgument(fmt::format("{}: size '{}' is not a number", f->where(), part));
+      if (!v)
+        return InvalidArgument(fmt::format("{}: size '{}' is not a number", f->where(), part));
       sizes.push_back(*v);
     }
     if (Status st = c.Add(std::string(Trim(row[*name_col])), std::move(sizes)); !st.ok()) {

@@ -3,39 +3,24 @@
 
 #include <fmt/format.h>
 
-#include "common/strings.h"
+#include "policy/named_registry.h"
 
 namespace tiresias {
 
 const std::vector<PlacementInfo>& PlacementPolicies() {
-  static const std::vector<PlacementInfo> kAll = {CountInfo(),  ConsolidateInfo(),
-                                                  SpreadInfo(), RandomInfo(),
+  static const std::vector<PlacementInfo> kAll = {CountInfo(),   ConsolidateInfo(),
+                                                  SpreadInfo(),  RandomInfo(),
                                                   BestFitInfo(), TiresiasPlacementInfo()};
   return kAll;
 }
 
 StatusOr<std::unique_ptr<PlacementPolicy>> MakePlacementPolicy(
     const std::string& name, const std::vector<std::string>& opts) {
-  std::vector<std::string> names;
-  for (const auto& info : PlacementPolicies()) {
-    if (info.name == name) {
-      auto values = ParseOptions("placement " + name, info.options, opts);
-      if (!values.ok()) return values.status();
-      return info.make(*values);
-    }
-    names.push_back(info.name);
-  }
-  return InvalidArgument(
-      fmt::format("unknown placement '{}'; valid placements: {}", name, Join(names, ", ")));
+  return MakeRegistered(PlacementPolicies(), "placement", "placements", name, opts);
 }
 
 std::string PlacementPolicyHelp() {
-  std::string out;
-  for (const auto& info : PlacementPolicies()) {
-    out += fmt::format("  {:<14} {}\n", info.name, info.summary);
-    out += DescribeOptions(info.options);
-  }
-  return out;
+  return RegistryHelp(PlacementPolicies());
 }
 
 uint64_t LowestFree(uint64_t free_mask, int n) {

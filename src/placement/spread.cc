@@ -39,9 +39,8 @@ std::optional<Allocation> BestFitAny(int gpus, const ClusterState& s) {
   if (best >= 0) return Allocation{{{best, LowestFree(s.free_mask(best), gpus)}}};
   std::vector<int> order(nodes);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
-    return s.free_on_node(x) > s.free_on_node(y);
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int x, int y) { return s.free_on_node(x) > s.free_on_node(y); });
   return TakeInOrder(gpus, s, order);
 }
 
@@ -58,9 +57,8 @@ class Spread : public PlacementPolicy {
     if (s.total_free() < job.gpus) return TooFew(job.gpus, s);
     std::vector<int> order(s.topology().num_nodes());
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
-      return s.free_on_node(x) > s.free_on_node(y);
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int x, int y) { return s.free_on_node(x) > s.free_on_node(y); });
     // One GPU per node per round: spread the gang as widely as the free GPUs allow.
     Allocation a;
     std::vector<uint64_t> taken(s.topology().num_nodes(), 0);
@@ -108,22 +106,28 @@ class BestFit : public PlacementPolicy {
 }  // namespace
 
 PlacementInfo SpreadInfo() {
-  return {"spread", "any free GPUs, least-loaded nodes first (one GPU per node per round)", {},
+  return {"spread",
+          "any free GPUs, least-loaded nodes first (one GPU per node per round)",
+          {},
           [](const OptionValues&) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
             return std::unique_ptr<PlacementPolicy>(new Spread());
           }};
 }
 
 PlacementInfo RandomInfo() {
-  return {"random", "any free GPUs on nodes in a seeded random order",
-          {{"seed", OptionSpec::Type::kInt, "1", "random seed", {}}},
-          [](const OptionValues& v) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
-            return std::unique_ptr<PlacementPolicy>(new Random(static_cast<uint64_t>(v.Int("seed"))));
-          }};
+  return {
+      "random",
+      "any free GPUs on nodes in a seeded random order",
+      {{"seed", OptionSpec::Type::kInt, "1", "random seed", {}}},
+      [](const OptionValues& v) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
+        return std::unique_ptr<PlacementPolicy>(new Random(static_cast<uint64_t>(v.Int("seed"))));
+      }};
 }
 
 PlacementInfo BestFitInfo() {
-  return {"best-fit", "the node left with the fewest free GPUs; else the fewest nodes", {},
+  return {"best-fit",
+          "the node left with the fewest free GPUs; else the fewest nodes",
+          {},
           [](const OptionValues&) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
             return std::unique_ptr<PlacementPolicy>(new BestFit());
           }};

@@ -4,9 +4,8 @@
 // policies never preempt, the same input gives byte-identical results, and WaitingInOrder is
 // a permutation of the waiting jobs in key order. Parameterised over OrderingPolicies() with
 // default options, plus a few option variants.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -31,13 +30,13 @@ struct Case {
 std::vector<Case> AllCases() {
   std::vector<Case> out;
   for (const auto& info : OrderingPolicies()) out.push_back({info.name, {}});
-  out.push_back({"dlas", {"queues=3", "thresholds=60,600", "promote_knob=2",
-                          "queue_order=running-first"}});
+  out.push_back(
+      {"dlas", {"queues=3", "thresholds=60,600", "promote_knob=2", "queue_order=running-first"}});
   out.push_back({"dlas", {"thresholds=30", "promote_knob=1"}, "consolidate"});
   out.push_back({"srtf", {"ties=stable"}});
   out.push_back({"srsf", {"ties=stable"}});
-  out.push_back({"gittins", {"thresholds=100", "online=true", "history_batch=5",
-                             "promote_knob=4"}});
+  out.push_back(
+      {"gittins", {"thresholds=100", "online=true", "history_batch=5", "promote_knob=4"}});
   out.push_back({"fifo", {}, "consolidate"});
   return out;
 }
@@ -49,10 +48,17 @@ std::string CaseName(const testing::TestParamInfo<Case>& info) {
 }
 
 std::vector<JobSpec> Workload() {
-  SyntheticConfig cfg{.jobs = 150, .seed = 7, .load = 1.5, .cluster_gpus = 16,
-                      .median_seconds = 300, .sigma = 1.2, .max_gpus = 16};
+  SyntheticConfig cfg{.jobs = 150,
+                      .seed = 7,
+                      .load = 1.5,
+                      .cluster_gpus = 16,
+                      .median_seconds = 300,
+                      .sigma = 1.2,
+                      .max_gpus = 16};
   auto jobs = SyntheticPhillyLike(cfg);
-  jobs.push_back({.id = JobId(1000), .gpus = 32, .submit = jobs.back().submit,
+  jobs.push_back({.id = JobId(1000),
+                  .gpus = 32,
+                  .submit = jobs.back().submit,
                   .duration = Seconds(10)});  // never fits 16 GPUs: rejected, not waiting
   return jobs;
 }
@@ -157,15 +163,15 @@ class PolicyContract : public testing::TestWithParam<Case> {
         if (!s.Submit(jobs[next], t).ok()) ++rejected;
       }
       for (const Action& a : s.Schedule(t)) {
-        log += fmt::format("{} {} {} {} {}\n", t, ToString(a.kind), a.job.value(),
-                           a.alloc.str(), a.progress_start);
+        log += fmt::format("{} {} {} {} {}\n", t, ToString(a.kind), a.job.value(), a.alloc.str(),
+                           a.progress_start);
         if (a.kind == Action::Kind::kPreempt) {
           EXPECT_TRUE(preemptive) << s.policy().name() << " preempted job " << a.job.value();
           continue;
         }
         const Job* j = s.Find(a.job);
-        done.push({j->progress_start + *j->RemainingAt(j->progress_start),
-                   {a.job.value(), j->starts}});
+        done.push(
+            {j->progress_start + *j->RemainingAt(j->progress_start), {a.job.value(), j->starts}});
       }
       CheckState(s, t);
       if (HasFatalFailure()) return log;
@@ -182,7 +188,6 @@ class PolicyContract : public testing::TestWithParam<Case> {
     EXPECT_EQ(s.num_waiting() + s.num_running(), 0u);
     return log;
   }
-
 };
 
 TEST_P(PolicyContract, InvariantsHoldAndEveryAcceptedJobFinishes) {
@@ -198,13 +203,13 @@ TEST_P(PolicyContract, SameInputByteIdenticalActions) {
 }
 
 std::string Dump(const SimResult& r) {
-  std::string out = fmt::format("{} {} {} {} {}\n", r.label, r.topology, r.total_gpus, r.passes,
-                                r.events);
+  std::string out =
+      fmt::format("{} {} {} {} {}\n", r.label, r.topology, r.total_gpus, r.passes, r.events);
   for (const auto& j : r.jobs) {
-    out += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", j.id.value(), j.gpus,
-                       j.model, ToString(j.state), j.submit, j.first_start, j.end, j.preemptions,
-                       j.promotions, j.final_queue, j.held, j.overhead, j.executed,
-                       j.reject_reason);
+    out +=
+        fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", j.id.value(), j.gpus, j.model,
+                    ToString(j.state), j.submit, j.first_start, j.end, j.preemptions, j.promotions,
+                    j.final_queue, j.held, j.overhead, j.executed, j.reject_reason);
   }
   return out;
 }

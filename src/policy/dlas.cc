@@ -15,7 +15,9 @@ class Dlas : public OrderingPolicy {
   // The key changes only at transitions (or start/stop for running-first), never in between.
   bool key_changes_while_running() const override { return false; }
   SortKey Key(const Job& j, Time) const override {
-    return {.k0 = j.queue, .k2 = running_first_ && !j.running() ? 1 : 0, .submit = j.spec.submit,
+    return {.k0 = j.queue,
+            .k2 = running_first_ && !j.running() ? 1 : 0,
+            .submit = j.spec.submit,
             .id = j.spec.id};
   }
   void OnSubmit(Job& j) const override { q_.Enter(j); }
@@ -34,11 +36,13 @@ class Dlas : public OrderingPolicy {
 
 PolicyInfo DlasInfo() {
   auto opts = QueueDiscipline::Options();
-  opts.push_back({"queue_order", OptionSpec::Type::kChoice, "fifo",
+  opts.push_back({"queue_order",
+                  OptionSpec::Type::kChoice,
+                  "fifo",
                   "order inside a queue: fifo (submit time) or running-first",
                   {"fifo", "running-first"}});
-  return {"dlas", "Discretized 2D-LAS (Tiresias-L): multi-level queues by attained GPU-time",
-          opts, [](const OptionValues& v) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
+  return {"dlas", "Discretized 2D-LAS (Tiresias-L): multi-level queues by attained GPU-time", opts,
+          [](const OptionValues& v) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
             auto q = QueueDiscipline::FromOptions("policy dlas", v);
             if (!q.ok()) return q.status();
             return std::unique_ptr<OrderingPolicy>(

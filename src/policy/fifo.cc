@@ -14,7 +14,9 @@ class Fifo : public OrderingPolicy {
   bool preemptive() const override { return false; }
   bool stops_at_first_misfit() const override { return !backfill_; }
   bool key_changes_while_running() const override { return false; }
-  SortKey Key(const Job& j, Time) const override { return {.submit = j.spec.submit, .id = j.spec.id}; }
+  SortKey Key(const Job& j, Time) const override {
+    return {.submit = j.spec.submit, .id = j.spec.id};
+  }
   std::string Describe(const Job& j, Time) const override {
     return fmt::format("submitted at {:.3f} s", ToSeconds(j.spec.submit));
   }
@@ -26,14 +28,18 @@ class Fifo : public OrderingPolicy {
 }  // namespace
 
 PolicyInfo FifoInfo() {
-  return {"fifo", "submit order; stops at the first job that does not fit (YARN-CS)", {},
+  return {"fifo",
+          "submit order; stops at the first job that does not fit (YARN-CS)",
+          {},
           [](const OptionValues&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
             return std::unique_ptr<OrderingPolicy>(new Fifo(false));
           }};
 }
 
 PolicyInfo FifoBackfillInfo() {
-  return {"fifo-backfill", "submit order; jobs that do not fit are skipped", {},
+  return {"fifo-backfill",
+          "submit order; jobs that do not fit are skipped",
+          {},
           [](const OptionValues&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
             return std::unique_ptr<OrderingPolicy>(new Fifo(true));
           }};

@@ -52,15 +52,26 @@ class Gittins : public OrderingPolicy {
 
 PolicyInfo GittinsInfo() {
   auto opts = QueueDiscipline::Options();
-  opts.push_back({"history", OptionSpec::Type::kPath,
+  opts.push_back({"history",
+                  OptionSpec::Type::kPath,
                   std::string(TIRESIAS_SHARED_DIR) + "/traces/tiresias/yarn-gput1000.csv",
-                  "CSV of past job GPU-times (column duration, GPU-seconds)", {}});
-  opts.push_back({"quantum", OptionSpec::Type::kDouble, "3600",
-                  "quantum D of the last queue, GPU-seconds", {}});
-  opts.push_back({"online", OptionSpec::Type::kChoice, "false",
-                  "add each completed job's GPU-time to the history", {"true", "false"}});
-  opts.push_back({"history_batch", OptionSpec::Type::kInt, "100",
-                  "online: merge new samples into the index every N completions", {}});
+                  "CSV of past job GPU-times (column duration, GPU-seconds)",
+                  {}});
+  opts.push_back({"quantum",
+                  OptionSpec::Type::kDouble,
+                  "3600",
+                  "quantum D of the last queue, GPU-seconds",
+                  {}});
+  opts.push_back({"online",
+                  OptionSpec::Type::kChoice,
+                  "false",
+                  "add each completed job's GPU-time to the history",
+                  {"true", "false"}});
+  opts.push_back({"history_batch",
+                  OptionSpec::Type::kInt,
+                  "100",
+                  "online: merge new samples into the index every N completions",
+                  {}});
   return {"gittins",
           "Discretized 2D-Gittins (Tiresias-G): dlas queues, Gittins index inside a queue", opts,
           [](const OptionValues& v) -> StatusOr<std::unique_ptr<OrderingPolicy>> {

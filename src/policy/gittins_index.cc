@@ -27,12 +27,12 @@ double GittinsIndex::Index(Service a, Service quantum) const {
   const size_t n = sorted_.size();
   const size_t i = std::upper_bound(sorted_.begin(), sorted_.end(), a) - sorted_.begin();
   if (i == n) return 0.0;
-  const size_t j = std::upper_bound(sorted_.begin() + i, sorted_.end(), a + quantum) -
-                   sorted_.begin();
+  const size_t j =
+      std::upper_bound(sorted_.begin() + i, sorted_.end(), a + quantum) - sorted_.begin();
   const double done = static_cast<double>(j - i);
   // sum over samples in (a, a+D] of (s - a), plus D for each sample beyond a+D.
-  const double within = static_cast<double>(prefix_[j] - prefix_[i]) -
-                        static_cast<double>(a) * done;
+  const double within =
+      static_cast<double>(prefix_[j] - prefix_[i]) - static_cast<double>(a) * done;
   const double expected = within + static_cast<double>(n - j) * static_cast<double>(quantum);
   if (expected <= 0) return 0.0;
   return done / expected * kMsPerSecond;

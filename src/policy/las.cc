@@ -14,7 +14,8 @@ class Las : public OrderingPolicy {
   bool preemptive() const override { return true; }
   bool key_changes_while_running() const override { return true; }
   SortKey Key(const Job& j, Time now) const override {
-    return {.k0 = two_d_ ? j.AttainedAt(now) : j.ExecutedAt(now), .submit = j.spec.submit,
+    return {.k0 = two_d_ ? j.AttainedAt(now) : j.ExecutedAt(now),
+            .submit = j.spec.submit,
             .id = j.spec.id};
   }
   std::string Describe(const Job& j, Time now) const override {
@@ -29,14 +30,18 @@ class Las : public OrderingPolicy {
 }  // namespace
 
 PolicyInfo LasInfo() {
-  return {"las", "least attained time first (1-D LAS); preemptive", {},
+  return {"las",
+          "least attained time first (1-D LAS); preemptive",
+          {},
           [](const OptionValues&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
             return std::unique_ptr<OrderingPolicy>(new Las(false));
           }};
 }
 
 PolicyInfo Las2dInfo() {
-  return {"las2d", "least attained GPU-time first (continuous 2D-LAS); preemptive", {},
+  return {"las2d",
+          "least attained GPU-time first (continuous 2D-LAS); preemptive",
+          {},
           [](const OptionValues&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
             return std::unique_ptr<OrderingPolicy>(new Las(true));
           }};

@@ -12,11 +12,16 @@ namespace {
 
 const char* TypeName(OptionSpec::Type t) {
   switch (t) {
-    case OptionSpec::Type::kInt: return "integer";
-    case OptionSpec::Type::kDouble: return "number";
-    case OptionSpec::Type::kDoubleList: return "comma-separated numbers";
-    case OptionSpec::Type::kChoice: return "one of";
-    case OptionSpec::Type::kPath: return "path";
+    case OptionSpec::Type::kInt:
+      return "integer";
+    case OptionSpec::Type::kDouble:
+      return "number";
+    case OptionSpec::Type::kDoubleList:
+      return "comma-separated numbers";
+    case OptionSpec::Type::kChoice:
+      return "one of";
+    case OptionSpec::Type::kPath:
+      return "path";
   }
   return "?";
 }
@@ -51,7 +56,9 @@ Status CheckValue(const std::string& owner, const OptionSpec& spec, const std::s
 
 }  // namespace
 
-int64_t OptionValues::Int(const std::string& name) const { return *ParseInt(values_.at(name)); }
+int64_t OptionValues::Int(const std::string& name) const {
+  return *ParseInt(values_.at(name));
+}
 double OptionValues::Double(const std::string& name) const {
   return *ParseDouble(values_.at(name));
 }
@@ -62,7 +69,9 @@ std::vector<double> OptionValues::DoubleList(const std::string& name) const {
   for (auto part : Split(v, ',')) out.push_back(*ParseDouble(part));
   return out;
 }
-std::string OptionValues::Str(const std::string& name) const { return values_.at(name); }
+std::string OptionValues::Str(const std::string& name) const {
+  return values_.at(name);
+}
 
 StatusOr<OptionValues> ParseOptions(const std::string& owner, const std::vector<OptionSpec>& specs,
                                     const std::vector<std::string>& pairs) {
@@ -94,9 +103,11 @@ std::string DescribeOptions(const std::vector<OptionSpec>& specs) {
   std::string out;
   for (const auto& s : specs) {
     std::string type = TypeName(s.type);
-    if (s.type == OptionSpec::Type::kChoice) type = fmt::format("{} {}", type, Join(s.choices, "|"));
-    out += fmt::format("    {}=<{}>  {}{}\n", s.name, type, s.help,
-                       s.default_value.empty() ? "" : fmt::format(" (default {})", s.default_value));
+    if (s.type == OptionSpec::Type::kChoice)
+      type = fmt::format("{} {}", type, Join(s.choices, "|"));
+    out +=
+        fmt::format("    {}=<{}>  {}{}\n", s.name, type, s.help,
+                    s.default_value.empty() ? "" : fmt::format(" (default {})", s.default_value));
   }
   return out;
 }

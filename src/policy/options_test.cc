@@ -19,8 +19,7 @@ std::string Error(const std::string& name, const std::vector<std::string>& opts)
 TEST(PolicyOptions, ErrorCodes) {
   EXPECT_EQ(MakeOrderingPolicy("nope", {}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(MakeOrderingPolicy("dlas", {"x=1"}).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(MakeOrderingPolicy("dlas", {"queues=3"}).status().code(),
-            StatusCode::kInvalidArgument);
+  EXPECT_EQ(MakeOrderingPolicy("dlas", {"queues=3"}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(MakeOrderingPolicy("gittins", {"history=/nonexistent/h.csv"}).status().code(),
             StatusCode::kIoError);
 }
@@ -67,11 +66,13 @@ TEST(PolicyOptions, QueuesAndThresholdsMustAgree) {
   EXPECT_EQ(Error("dlas", {"queues=3", "thresholds=100"}),
             "policy dlas: queues=3 needs 2 thresholds, got 1");
   EXPECT_EQ(Error("dlas", {"thresholds=7200,3250"}),
-            "policy dlas: thresholds must be at least 0.001 GPU-s and strictly increasing, got 7200,3250");
+            "policy dlas: thresholds must be at least 0.001 GPU-s and strictly increasing, got "
+            "7200,3250");
   EXPECT_EQ(Error("dlas", {"thresholds=0"}),
             "policy dlas: thresholds must be at least 0.001 GPU-s and strictly increasing, got 0");
-  EXPECT_EQ(Error("dlas", {"thresholds=5,5"}),
-            "policy dlas: thresholds must be at least 0.001 GPU-s and strictly increasing, got 5,5");
+  EXPECT_EQ(
+      Error("dlas", {"thresholds=5,5"}),
+      "policy dlas: thresholds must be at least 0.001 GPU-s and strictly increasing, got 5,5");
   // Valid combinations.
   EXPECT_EQ(Error("dlas", {"queues=3", "thresholds=3250,7200"}), "");
   EXPECT_EQ(Error("dlas", {"queues=1"}), "");
@@ -124,8 +125,9 @@ TEST(PlacementOptions, UnknownPlacementListsValidNames) {
   auto p = MakePlacementPolicy("no-such-placement", {});
   ASSERT_FALSE(p.ok());
   const std::string m = p.status().message();
-  EXPECT_EQ(m.rfind("unknown placement 'no-such-placement'; valid placements: count, consolidate",
-                    0), 0u) << m;
+  EXPECT_EQ(
+      m.rfind("unknown placement 'no-such-placement'; valid placements: count, consolidate", 0), 0u)
+      << m;
   auto q = MakePlacementPolicy("count", {"x=1"});
   ASSERT_FALSE(q.ok());
   EXPECT_EQ(q.status().message(), "placement count: unknown option 'x'; valid options: (none)");

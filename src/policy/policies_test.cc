@@ -4,13 +4,12 @@
 // strict FIFO head-of-line blocking vs backfill, sjf, srtf, srsf, las vs las2d, rejection of
 // jobs that can never fit, restore overhead, and determinism.
 // Units: times in ms, service in GPU-ms; thresholds are given to the policies in GPU-seconds.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "core/scheduler.h"
 #include "placement/registry.h"
@@ -25,8 +24,8 @@ std::unique_ptr<Scheduler> Make(const std::string& policy, const std::vector<std
   EXPECT_TRUE(p.ok()) << p.status().message();
   auto pl = MakePlacementPolicy("count", {});
   EXPECT_TRUE(pl.ok()) << pl.status().message();
-  return std::make_unique<Scheduler>(*Topology::Create(1, 1, gpus), std::move(*p),
-                                     std::move(*pl), so);
+  return std::make_unique<Scheduler>(*Topology::Create(1, 1, gpus), std::move(*p), std::move(*pl),
+                                     so);
 }
 
 JobSpec J(int64_t id, int gpus, Time submit, std::optional<Duration> dur = std::nullopt) {
@@ -171,9 +170,9 @@ TEST(FifoScenario, StrictFifoHeadOfLineBlocksBackfillDoesNot) {
     SCOPED_TRACE(policy);
     auto s = Make(policy, {});
     Submit(*s, J(1, 2, 0), 0);
-    EXPECT_EQ(Str(s->Schedule(0)), "start 1");      // 2 of 4 GPUs free
+    EXPECT_EQ(Str(s->Schedule(0)), "start 1");  // 2 of 4 GPUs free
     Submit(*s, J(2, 4, 1000), 1000);
-    EXPECT_EQ(Str(s->Schedule(1000)), "");          // needs 4, only 2 free
+    EXPECT_EQ(Str(s->Schedule(1000)), "");  // needs 4, only 2 free
     Submit(*s, J(3, 1, 2000), 2000);
     // fifo stops at job 2 (head of line); fifo-backfill skips it and starts job 3 on 1 of the
     // 2 free GPUs.
@@ -335,8 +334,8 @@ std::string Script(const std::string& policy, const std::vector<std::string>& op
   std::string log;
   auto run = [&](Time t) {
     for (const auto& a : s->Schedule(t)) {
-      log += fmt::format("{} {} {} {} {} {};", t, ToString(a.kind), a.job.value(),
-                         a.alloc.str(), a.progress_start, a.reason);
+      log += fmt::format("{} {} {} {} {} {};", t, ToString(a.kind), a.job.value(), a.alloc.str(),
+                         a.progress_start, a.reason);
     }
   };
   for (int i = 0; i < 12; ++i) {

@@ -12,10 +12,18 @@ std::vector<OptionSpec> QueueDiscipline::Options() {
   using T = OptionSpec::Type;
   return {
       {"queues", T::kInt, "", "number of queues K (default 2, or thresholds + 1)", {}},
-      {"thresholds", T::kDoubleList, "", "K-1 increasing queue thresholds in GPU-seconds "
-       "(default 3600)", {}},
-      {"promote_knob", T::kDouble, "0", "PROMOTEKNOB: promote to Q1 when waiting >= knob x "
-       "service since entering Q1; 0 disables", {}},
+      {"thresholds",
+       T::kDoubleList,
+       "",
+       "K-1 increasing queue thresholds in GPU-seconds "
+       "(default 3600)",
+       {}},
+      {"promote_knob",
+       T::kDouble,
+       "0",
+       "PROMOTEKNOB: promote to Q1 when waiting >= knob x "
+       "service since entering Q1; 0 disables",
+       {}},
   };
 }
 
@@ -24,14 +32,15 @@ StatusOr<QueueDiscipline> QueueDiscipline::FromOptions(const std::string& owner,
   std::vector<double> th = v.has("thresholds") ? v.DoubleList("thresholds") : std::vector<double>{};
   if (!v.has("thresholds")) {
     int64_t k = v.has("queues") ? v.Int("queues") : 2;
-    if (k < 1) return InvalidArgument(fmt::format("{}: queues must be at least 1, got {}", owner, k));
+    if (k < 1)
+      return InvalidArgument(fmt::format("{}: queues must be at least 1, got {}", owner, k));
     if (k == 1) {
       th = {};
     } else if (k == 2) {
       th = {3600};
     } else {
-      return InvalidArgument(fmt::format(
-          "{}: queues={} needs thresholds=T1,...,T{} (GPU-seconds)", owner, k, k - 1));
+      return InvalidArgument(
+          fmt::format("{}: queues={} needs thresholds=T1,...,T{} (GPU-seconds)", owner, k, k - 1));
     }
   } else if (v.has("queues") && v.Int("queues") != static_cast<int64_t>(th.size()) + 1) {
     return InvalidArgument(fmt::format("{}: queues={} needs {} thresholds, got {}", owner,
@@ -41,9 +50,9 @@ StatusOr<QueueDiscipline> QueueDiscipline::FromOptions(const std::string& owner,
   for (size_t i = 0; i < th.size(); ++i) {
     Service t = static_cast<Service>(std::llround(th[i] * kMsPerSecond));  // GPU-ms
     if (t < 1 || (i > 0 && t <= ms.back())) {
-      return InvalidArgument(fmt::format(
-          "{}: thresholds must be at least 0.001 GPU-s and strictly increasing, got {}", owner,
-          v.Str("thresholds")));
+      return InvalidArgument(
+          fmt::format("{}: thresholds must be at least 0.001 GPU-s and strictly increasing, got {}",
+                      owner, v.Str("thresholds")));
     }
     ms.push_back(t);
   }
@@ -93,8 +102,8 @@ bool QueueDiscipline::Apply(Job& j, Time now) const {
 }
 
 std::string QueueDiscipline::Describe(const Job& j, Time now) const {
-  std::string s = fmt::format("queue {} of {}, {:.0f} GPU-s of service", j.queue + 1,
-                              num_queues(), ToSeconds(j.AttainedAt(now)));
+  std::string s = fmt::format("queue {} of {}, {:.0f} GPU-s of service", j.queue + 1, num_queues(),
+                              ToSeconds(j.AttainedAt(now)));
   if (auto up = upper(j.queue)) {
     s += fmt::format(" ({:.0f} of {:.0f} GPU-s in this queue's climb)",
                      ToSeconds(j.QueueServiceAt(now)), ToSeconds(*up));

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "common/strings.h"
+#include "policy/named_registry.h"
 
 namespace tiresias {
 
@@ -17,26 +17,11 @@ const std::vector<PolicyInfo>& OrderingPolicies() {
 
 StatusOr<std::unique_ptr<OrderingPolicy>> MakeOrderingPolicy(const std::string& name,
                                                              const std::vector<std::string>& opts) {
-  std::vector<std::string> names;
-  for (const auto& info : OrderingPolicies()) {
-    if (info.name == name) {
-      auto values = ParseOptions("policy " + name, info.options, opts);
-      if (!values.ok()) return values.status();
-      return info.make(*values);
-    }
-    names.push_back(info.name);
-  }
-  return InvalidArgument(
-      fmt::format("unknown policy '{}'; valid policies: {}", name, Join(names, ", ")));
+  return MakeRegistered(OrderingPolicies(), "policy", "policies", name, opts);
 }
 
 std::string OrderingPolicyHelp() {
-  std::string out;
-  for (const auto& info : OrderingPolicies()) {
-    out += fmt::format("  {:<14} {}\n", info.name, info.summary);
-    out += DescribeOptions(info.options);
-  }
-  return out;
+  return RegistryHelp(OrderingPolicies());
 }
 
 }  // namespace tiresias

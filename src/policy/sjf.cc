@@ -22,7 +22,9 @@ class Sjf : public OrderingPolicy {
 }  // namespace
 
 PolicyInfo SjfInfo() {
-  return {"sjf", "fewest GPUs first; non-preemptive", {},
+  return {"sjf",
+          "fewest GPUs first; non-preemptive",
+          {},
           [](const OptionValues&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
             return std::unique_ptr<OrderingPolicy>(new Sjf());
           }};

@@ -17,8 +17,10 @@ class Srtf : public OrderingPolicy {
   bool stable_ties() const override { return stable_; }
   SortKey Key(const Job& j, Time now) const override {
     Duration rem = j.RemainingAt(now).value_or(0);
-    return {.k0 = by_gpu_time_ ? rem * j.gpus() : rem, .k2 = stable_ ? j.tie_rank : 0,
-            .submit = j.spec.submit, .id = j.spec.id};
+    return {.k0 = by_gpu_time_ ? rem * j.gpus() : rem,
+            .k2 = stable_ ? j.tie_rank : 0,
+            .submit = j.spec.submit,
+            .id = j.spec.id};
   }
   std::string Describe(const Job& j, Time now) const override {
     Duration rem = j.RemainingAt(now).value_or(0);
@@ -32,16 +34,19 @@ class Srtf : public OrderingPolicy {
 };
 
 std::vector<OptionSpec> TieOptions() {
-  return {{"ties", OptionSpec::Type::kChoice, "submit",
+  return {{"ties",
+           OptionSpec::Type::kChoice,
+           "submit",
            "equal remaining: submit time then id (submit), or keep the previous pass's order "
-           "(stable, the public simulator's stable sort)", {"submit", "stable"}}};
+           "(stable, the public simulator's stable sort)",
+           {"submit", "stable"}}};
 }
 
 }  // namespace
 
 PolicyInfo SrtfInfo() {
-  return {"srtf", "least remaining time first (oracle: needs durations); preemptive",
-          TieOptions(), [](const OptionValues& v) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
+  return {"srtf", "least remaining time first (oracle: needs durations); preemptive", TieOptions(),
+          [](const OptionValues& v) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
             return std::unique_ptr<OrderingPolicy>(new Srtf(false, v.Str("ties") == "stable"));
           }};
 }

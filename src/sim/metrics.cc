@@ -85,8 +85,8 @@ Metrics ComputeMetrics(const SimResult& r) {
 }
 
 nlohmann::json ToJson(const Stats& s) {
-  return {{"n", s.n}, {"mean", s.mean}, {"median", s.median}, {"p95", s.p95}, {"p99", s.p99},
-          {"max", s.max}};
+  return {{"n", s.n},     {"mean", s.mean}, {"median", s.median},
+          {"p95", s.p95}, {"p99", s.p99},   {"max", s.max}};
 }
 
 nlohmann::json ToJson(const Metrics& m) {

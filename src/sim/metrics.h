@@ -5,10 +5,9 @@
 #pragma once
 
 #include <array>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sim/simulator.h"
 
@@ -24,16 +23,16 @@ struct SizeBucket {
   const char* name;
   int lo, hi;  // GPUs, inclusive
 };
-inline constexpr std::array<SizeBucket, 4> kSizeBuckets = {{
-    {"1 GPU", 1, 1}, {"2-4 GPUs", 2, 4}, {"5-8 GPUs", 5, 8}, {">8 GPUs", 9, 1 << 30}}};
+inline constexpr std::array<SizeBucket, 4> kSizeBuckets = {
+    {{"1 GPU", 1, 1}, {"2-4 GPUs", 2, 4}, {"5-8 GPUs", 5, 8}, {">8 GPUs", 9, 1 << 30}}};
 
 struct Metrics {
   std::string label;
   size_t jobs = 0, finished = 0, rejected = 0, unfinished = 0;
-  Stats jct, queueing;                       // seconds, finished jobs
+  Stats jct, queueing;  // seconds, finished jobs
   std::array<Stats, 4> jct_by_size, queueing_by_size;
-  double makespan = 0;                       // seconds
-  double utilisation = 0;                    // 0..1
+  double makespan = 0;     // seconds
+  double utilisation = 0;  // 0..1
   int64_t preemptions = 0, promotions = 0;
   double overhead_gpu_seconds = 0;
   uint64_t passes = 0;

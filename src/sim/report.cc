@@ -9,7 +9,9 @@
 namespace tiresias {
 namespace {
 
-std::string Secs(Time ms) { return ms < 0 ? "" : fmt::format("{:.3f}", ToSeconds(ms)); }
+std::string Secs(Time ms) {
+  return ms < 0 ? "" : fmt::format("{:.3f}", ToSeconds(ms));
+}
 
 struct Row {
   std::string name;
@@ -47,8 +49,8 @@ std::string SummaryTable(const Metrics& m) {
   out += fmt::format("  {:<20} {:>12} {:>12} {:>12} {:>12}\n", "", "mean", "median", "p95", "p99");
   auto line = [&](const std::string& name, const Stats& s) {
     if (s.n == 0) return;
-    out += fmt::format("  {:<20} {:>12.2f} {:>12.2f} {:>12.2f} {:>12.2f}\n", name, s.mean,
-                       s.median, s.p95, s.p99);
+    out += fmt::format("  {:<20} {:>12.2f} {:>12.2f} {:>12.2f} {:>12.2f}\n", name, s.mean, s.median,
+                       s.p95, s.p99);
   };
   line("JCT (s)", m.jct);
   line("queueing delay (s)", m.queueing);
@@ -57,10 +59,10 @@ std::string SummaryTable(const Metrics& m) {
   }
   out += fmt::format("  finished {}  rejected {}  unfinished {}\n", m.finished, m.rejected,
                      m.unfinished);
-  out += fmt::format("  makespan {:.0f} s  GPU utilisation {:.3f}  preemptions {}  promotions {}"
-                     "  overhead {:.0f} GPU-s\n",
-                     m.makespan, m.utilisation, m.preemptions, m.promotions,
-                     m.overhead_gpu_seconds);
+  out += fmt::format(
+      "  makespan {:.0f} s  GPU utilisation {:.3f}  preemptions {}  promotions {}"
+      "  overhead {:.0f} GPU-s\n",
+      m.makespan, m.utilisation, m.preemptions, m.promotions, m.overhead_gpu_seconds);
   return out;
 }
 

@@ -2,10 +2,9 @@
 // first run, and the files written by --out (jobs.csv, summary.json).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "common/status.h"
 #include "sim/metrics.h"

@@ -40,8 +40,8 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   if (cfg.preempt_overhead < 0) return InvalidArgument("preempt overhead must be >= 0");
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (!jobs[i].duration) {
-      return InvalidArgument(fmt::format("job {}: the simulator needs a duration",
-                                         jobs[i].id.value()));
+      return InvalidArgument(
+          fmt::format("job {}: the simulator needs a duration", jobs[i].id.value()));
     }
     if (i && (jobs[i].submit < jobs[i - 1].submit ||
               (jobs[i].submit == jobs[i - 1].submit && jobs[i].id <= jobs[i - 1].id))) {

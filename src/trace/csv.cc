@@ -3,10 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <algorithm>
 
 #include "common/strings.h"
 
@@ -28,7 +28,8 @@ StatusOr<CsvFile> CsvFile::Open(const std::string& path) {
   }
   if (in.bad()) return IoError(fmt::format("{}: read failed", path));
   std::vector<std::string_view> fields;
-  if (!f.Next(fields)) return InvalidArgument(fmt::format("{}: empty file, expected a header", path));
+  if (!f.Next(fields))
+    return InvalidArgument(fmt::format("{}: empty file, expected a header", path));
   for (auto v : fields) f.header_.emplace_back(Trim(v));
   return f;
 }
@@ -56,9 +57,13 @@ bool CsvFile::Next(std::vector<std::string_view>& fields) {
 }
 
 size_t CsvFile::RecordsLeft() const {
-  return static_cast<size_t>(std::count(data_.begin() + static_cast<ptrdiff_t>(pos_), data_.end(), '\n')) + 1;
+  return static_cast<size_t>(
+             std::count(data_.begin() + static_cast<ptrdiff_t>(pos_), data_.end(), '\n')) +
+         1;
 }
 
-std::string CsvFile::where() const { return fmt::format("{}:{}", path_, line_); }
+std::string CsvFile::where() const {
+  return fmt::format("{}:{}", path_, line_);
+}
 
 }  // namespace tiresias

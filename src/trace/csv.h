@@ -22,7 +22,7 @@ class CsvFile {
   bool Next(std::vector<std::string_view>& fields);
   int line() const { return line_; }
   size_t RecordsLeft() const;  // an upper bound, for reserving
-  std::string where() const;  // "path:line"
+  std::string where() const;   // "path:line"
   const std::string& path() const { return path_; }
 
  private:

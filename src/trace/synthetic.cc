@@ -12,12 +12,15 @@ namespace tiresias {
 
 std::vector<JobSpec> SyntheticPhillyLike(const SyntheticConfig& cfg) {
   // Philly's size mix (share of jobs): 1:93.2%, 2:2.2%, 4:2.3%, 8:2.0%, 16:0.24%, 32:0.08%.
-  struct Size { int gpus; double weight; };
+  struct Size {
+    int gpus;
+    double weight;
+  };
   static constexpr std::array<Size, 6> kSizes = {
       {{1, 93.2}, {2, 2.2}, {4, 2.3}, {8, 2.0}, {16, 0.24}, {32, 0.08}}};
-  static constexpr std::array<const char*, 9> kModels = {
-      "vgg19", "vgg16", "vgg11", "alexnet", "resnet152", "resnet101", "resnet50",
-      "inception4", "inception3"};
+  static constexpr std::array<const char*, 9> kModels = {"vgg19",    "vgg16",      "vgg11",
+                                                         "alexnet",  "resnet152",  "resnet101",
+                                                         "resnet50", "inception4", "inception3"};
   std::mt19937_64 rng(cfg.seed);
   std::vector<double> weights;
   std::vector<int> sizes;

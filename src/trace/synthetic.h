@@ -13,11 +13,11 @@ namespace tiresias {
 struct SyntheticConfig {
   int jobs = 2000;
   uint64_t seed = 1;
-  double load = 1.2;          // offered GPU demand / cluster GPUs
+  double load = 1.2;  // offered GPU demand / cluster GPUs
   int cluster_gpus = 128;
   double median_seconds = 900;
-  double sigma = 1.6;         // log-normal shape of durations
-  int max_gpus = 32;          // sizes above this are left out
+  double sigma = 1.6;  // log-normal shape of durations
+  int max_gpus = 32;   // sizes above this are left out
 };
 
 std::vector<JobSpec> SyntheticPhillyLike(const SyntheticConfig& cfg);

@@ -30,9 +30,10 @@ std::optional<int64_t> ParseTimestamp(std::string_view s) {
     return std::nullopt;
   }
   auto y = ParseInt(s.substr(0, 4)), mo = ParseInt(s.substr(5, 2)), d = ParseInt(s.substr(8, 2));
-  auto h = ParseInt(s.substr(11, 2)), mi = ParseInt(s.substr(14, 2)), se = ParseInt(s.substr(17, 2));
-  if (!y || !mo || !d || !h || !mi || !se || *h < 0 || *h > 23 || *mi < 0 || *mi > 59 ||
-      *se < 0 || *se > 60) {
+  auto h = ParseInt(s.substr(11, 2)), mi = ParseInt(s.substr(14, 2)),
+       se = ParseInt(s.substr(17, 2));
+  if (!y || !mo || !d || !h || !mi || !se || *h < 0 || *h > 23 || *mi < 0 || *mi > 59 || *se < 0 ||
+      *se > 60) {
     return std::nullopt;
   }
   std::chrono::year_month_day ymd{std::chrono::year(static_cast<int>(*y)),
@@ -64,7 +65,8 @@ Status RowError(const CsvFile& f, const std::string& what) {
 
 StatusOr<Trace> ReadTiresias(CsvFile& f) {
   Columns c;
-  if (Status st = c.Require(f, {"job_id", "num_gpu", "submit_time", "duration"}); !st.ok()) return st;
+  if (Status st = c.Require(f, {"job_id", "num_gpu", "submit_time", "duration"}); !st.ok())
+    return st;
   auto model_col = f.Column("model_name");
   Trace t{"tiresias", {}};
   t.jobs.reserve(f.RecordsLeft());
@@ -72,21 +74,25 @@ StatusOr<Trace> ReadTiresias(CsvFile& f) {
   std::vector<std::string_view> row;
   while (f.Next(row)) {
     if (row.size() != f.header().size()) {
-      return RowError(f, fmt::format("{} fields, the header has {}", row.size(), f.header().size()));
+      return RowError(f,
+                      fmt::format("{} fields, the header has {}", row.size(), f.header().size()));
     }
     JobSpec j;
     auto id = ParseInt(row[c.idx[0]]);
-    if (!id || *id < 0) return RowError(f, fmt::format("job_id '{}' is not a non-negative integer", row[c.idx[0]]));
+    if (!id || *id < 0)
+      return RowError(f, fmt::format("job_id '{}' is not a non-negative integer", row[c.idx[0]]));
     if (!seen.insert(*id).second) return RowError(f, fmt::format("duplicate job_id {}", *id));
     auto gpus = ParseInt(row[c.idx[1]]);
     if (!gpus || *gpus < 1 || *gpus > 1000000) {
       return RowError(f, fmt::format("num_gpu '{}' is not a positive integer", row[c.idx[1]]));
     }
     auto submit = ParseSecondsMs(row[c.idx[2]]);
-    if (!submit) return RowError(f, fmt::format("submit_time '{}' is not a time in seconds", row[c.idx[2]]));
+    if (!submit)
+      return RowError(f, fmt::format("submit_time '{}' is not a time in seconds", row[c.idx[2]]));
     auto dur = ParseSecondsMs(row[c.idx[3]]);
     if (!dur || *dur <= 0) {
-      return RowError(f, fmt::format("duration '{}' is not a positive number of seconds", row[c.idx[3]]));
+      return RowError(
+          f, fmt::format("duration '{}' is not a positive number of seconds", row[c.idx[3]]));
     }
     j.id = JobId(*id);
     j.gpus = static_cast<int>(*gpus);
@@ -110,13 +116,16 @@ StatusOr<Trace> ReadPhilly(CsvFile& f) {
   int64_t next_id = 0;
   while (f.Next(row)) {
     if (row.size() != f.header().size()) {
-      return RowError(f, fmt::format("{} fields, the header has {}", row.size(), f.header().size()));
+      return RowError(f,
+                      fmt::format("{} fields, the header has {}", row.size(), f.header().size()));
     }
     auto ts = ParseTimestamp(row[c.idx[0]]);
-    if (!ts) return RowError(f, fmt::format("timestamp '{}' is not YYYY-MM-DD HH:MM:SS", row[c.idx[0]]));
+    if (!ts)
+      return RowError(f, fmt::format("timestamp '{}' is not YYYY-MM-DD HH:MM:SS", row[c.idx[0]]));
     auto dur = ParseSecondsMs(row[c.idx[1]]);
     if (!dur || *dur <= 0) {
-      return RowError(f, fmt::format("duration '{}' is not a positive number of seconds", row[c.idx[1]]));
+      return RowError(
+          f, fmt::format("duration '{}' is not a positive number of seconds", row[c.idx[1]]));
     }
     auto gpus = ParseInt(row[c.idx[2]]);
     if (!gpus || *gpus < 1 || *gpus > 1000000) {
@@ -164,11 +173,11 @@ StatusOr<Trace> ReadTrace(const std::string& path) {
   } else if (f->Column("timestamp") && f->Column("num_gpus")) {
     t = ReadPhilly(*f);
   } else {
-    return InvalidArgument(fmt::format(
-        "{}:1: unknown trace format (header: {}); expected a Tiresias trace "
-        "(job_id,num_gpu,submit_time,...,duration) or a Philly trace "
-        "(timestamp,duration,num_gpus,...)",
-        path, Join(f->header(), ",")));
+    return InvalidArgument(
+        fmt::format("{}:1: unknown trace format (header: {}); expected a Tiresias trace "
+                    "(job_id,num_gpu,submit_time,...,duration) or a Philly trace "
+                    "(timestamp,duration,num_gpus,...)",
+                    path, Join(f->header(), ",")));
   }
   if (t.ok()) SortForSubmission(t->jobs);
   return t;
@@ -183,9 +192,11 @@ StatusOr<Topology> ResolveCluster(const std::string& arg) {
     return st;
   }
   std::vector<std::string_view> row;
-  if (!f->Next(row)) return InvalidArgument(fmt::format("{}: no cluster row after the header", arg));
+  if (!f->Next(row))
+    return InvalidArgument(fmt::format("{}: no cluster row after the header", arg));
   if (row.size() != f->header().size()) {
-    return RowError(*f, fmt::format("{} fields, the header has {}", row.size(), f->header().size()));
+    return RowError(*f,
+                    fmt::format("{} fields, the header has {}", row.size(), f->header().size()));
   }
   int dims[3];
   for (int i = 0; i < 3; ++i) {

@@ -3,9 +3,8 @@
 // ResolveCluster for "SxNxG" strings and spec CSVs, and the shared Philly trace when present.
 #include "trace/trace_reader.h"
 
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -37,7 +36,8 @@ class TempCsv {
   std::string path_;
 };
 
-const char* kTiresiasHeader = "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n";
+const char* kTiresiasHeader =
+    "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n";
 const char* kPhillyHeader = "timestamp,duration,num_gpus,gpu_time,cluster\n";
 
 // The error message of reading `content`, or "" when it parses.
@@ -226,7 +226,8 @@ TEST(ResolveCluster, BadStrings) {
 }
 
 TEST(ResolveCluster, SpecCsv) {
-  TempCsv f("num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node\n1,2,4,40,256\n");
+  TempCsv f(
+      "num_switch,num_node_p_switch,num_gpu_p_node,num_cpu_p_node,mem_p_node\n1,2,4,40,256\n");
   auto t = ResolveCluster(f.path());
   ASSERT_TRUE(t.ok()) << t.status().message();
   EXPECT_EQ(t->str(), "1x2x4");
