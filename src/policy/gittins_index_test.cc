@@ -102,3 +102,24 @@ TEST(GittinsPolicy, HigherIndexFirstInsideAQueue) {
 
 }  // namespace
 }  // namespace tiresias
+
+namespace tiresias {
+namespace {
+
+// The public simulator's index sums raw sample values instead of (s - a), so a job that has
+// already run is judged as if it started afresh. On samples {3, 4, 10} GPU-s above a = 2 GPU-s
+// with D = 3 GPU-s: both count 2 of 3 samples ending within a + D = 5, but
+//   ours:      E[min(s - a, D)] = (1 + 2 + 3) / 3 = 2   -> index (2/3) / 2 = 1/3
+//   reference: E[min(s, D)]     = (3 + 3 + 3) / 3 = 3   -> index (2/3) / 3 = 2/9
+// Ours follows algorithms.md; the reference's value is shown here for comparison.
+TEST(GittinsVsReference, OursConditionsOnAttainedService) {
+  GittinsIndex g({1000, 2000, 3000, 4000, 10000});
+  const double ours = g.Index(2000, 3000);
+  EXPECT_NEAR(ours, 1.0 / 3.0, 1e-12);
+  const double reference = (2.0 / 3.0) / ((3.0 + 3.0 + 3.0) / 3.0);
+  EXPECT_NEAR(reference, 2.0 / 9.0, 1e-12);
+  EXPECT_GT(ours, reference);  // ours favours a job close to its likely end
+}
+
+}  // namespace
+}  // namespace tiresias
