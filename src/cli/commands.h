@@ -7,5 +7,6 @@
 namespace tiresias {
 
 void AddSimCommands(CLI::App& app, int& rc);  // sim, compare, demo, policies
+void AddShimCommand(CLI::App& app, int& rc);  // _shim (hidden): supervises one job attempt
 
 }  // namespace tiresias

@@ -1,0 +1,16 @@
+// `tiresias _shim`: the hidden subcommand that runs one job attempt under supervision for
+// `tiresias serve` (see RunShim in live/executor.h). Everything after `_shim` passes through.
+#include "cli/commands.h"
+#include "live/executor.h"
+
+namespace tiresias {
+
+void AddShimCommand(CLI::App& app, int& rc) {
+  auto* shim = app.add_subcommand("_shim", "supervise one job attempt (internal)");
+  shim->group("");  // hidden from --help
+  shim->prefix_command();
+  shim->set_help_flag();  // `--help` belongs to the command being run
+  shim->callback([shim, &rc] { rc = RunShim(shim->remaining()); });
+}
+
+}  // namespace tiresias
