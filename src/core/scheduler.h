@@ -74,6 +74,7 @@ class Scheduler {
   const Job* Find(JobId id) const;
   const std::vector<Job>& jobs() const { return jobs_; }
   const ClusterState& cluster() const { return cluster_; }
+  const Topology& topology() const { return topo_; }
   const OrderingPolicy& policy() const { return *policy_; }
   const PlacementPolicy& placement() const { return *placement_; }
   size_t num_waiting() const { return waiting_.size(); }

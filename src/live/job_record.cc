@@ -1,0 +1,50 @@
+// LiveState names and the JSON form of a job request.
+#include "live/job_record.h"
+
+#include <array>
+
+namespace tiresias {
+namespace {
+constexpr std::array<const char*, 7> kNames = {"pending",  "starting", "running",  "preempting",
+                                               "finished", "failed",   "cancelled"};
+}
+
+const char* ToString(LiveState s) {
+  return kNames[static_cast<size_t>(s)];
+}
+
+std::optional<LiveState> ParseLiveState(std::string_view s) {
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (s == kNames[i]) return static_cast<LiveState>(i);
+  }
+  return std::nullopt;
+}
+
+bool IsTerminal(LiveState s) {
+  return s == LiveState::kFinished || s == LiveState::kFailed || s == LiveState::kCancelled;
+}
+
+nlohmann::json RequestToJson(const JobRecord& r) {
+  nlohmann::json env = nlohmann::json::object();
+  for (const auto& [k, v] : r.env) env[k] = v;
+  nlohmann::json j = {{"name", r.name}, {"user", r.user}, {"model", r.model}, {"gpus", r.gpus},
+                      {"argv", r.argv}, {"cwd", r.cwd},   {"env", env}};
+  if (r.duration) j["duration_ms"] = *r.duration;
+  return j;
+}
+
+void RequestFromJson(const nlohmann::json& j, JobRecord& r) {
+  r.name = j.value("name", "");
+  r.user = j.value("user", "");
+  r.model = j.value("model", "");
+  r.gpus = j.value("gpus", 1);
+  r.argv = j.value("argv", std::vector<std::string>{});
+  r.cwd = j.value("cwd", "");
+  r.env.clear();
+  if (j.contains("env")) {
+    for (const auto& [k, v] : j["env"].items()) r.env.emplace_back(k, v.get<std::string>());
+  }
+  if (j.contains("duration_ms")) r.duration = j["duration_ms"].get<Duration>();
+}
+
+}  // namespace tiresias

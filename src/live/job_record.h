@@ -1,0 +1,57 @@
+// What the daemon keeps about one live job: the request (command, GPUs, model) and what has
+// happened to it (state, attempts, process, exit). Stored as a row by Store, shown by the API.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/ids.h"
+#include "common/time.h"
+
+namespace tiresias {
+
+// Daemon-level job states. The core knows pending/running/finished/cancelled; the daemon
+// adds the process side: a start waiting for its GPUs to drain, a preemption in its grace
+// period, and failure with an exit code.
+enum class LiveState { kPending, kStarting, kRunning, kPreempting, kFinished, kFailed, kCancelled };
+const char* ToString(LiveState s);
+std::optional<LiveState> ParseLiveState(std::string_view s);
+bool IsTerminal(LiveState s);
+
+struct JobRecord {
+  // Request.
+  JobId id;
+  std::string name;
+  std::string user;
+  std::string model;
+  int gpus = 1;
+  std::vector<std::string> argv;
+  std::string cwd;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::optional<Duration> duration;  // user's estimate; only oracle policies (sjf, srtf) use it
+  Time submit = 0;                   // core time (ms since the daemon's epoch)
+
+  // What happened.
+  LiveState state = LiveState::kPending;
+  int attempt = -1;  // -1 before the first launch; +1 per launch
+  int pid = 0;       // current/last process group (0: none)
+  int64_t start_ticks = 0;
+  std::string devices;  // CUDA_VISIBLE_DEVICES of the current/last run
+  int exit_code = -1;
+  int signal = 0;
+  Time first_start = -1;
+  Time last_start = -1;
+  Time end = -1;
+  int preemptions = 0;
+  std::string message;  // the last reason (start, preemption, failure)
+};
+
+// JSON for the API and the store's request column. Times are rendered by the caller.
+nlohmann::json RequestToJson(const JobRecord& r);
+void RequestFromJson(const nlohmann::json& j, JobRecord& r);
+
+}  // namespace tiresias

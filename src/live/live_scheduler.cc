@@ -1,0 +1,594 @@
+// The live scheduler's loop, journal replay and process reconciliation (see live_scheduler.h).
+#include "live/live_scheduler.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "common/strings.h"
+#include "placement/registry.h"
+#include "policy/registry.h"
+
+namespace tiresias {
+namespace {
+
+std::string JoinInts(const std::vector<int>& v) {
+  return fmt::format("{}", fmt::join(v, ","));
+}
+
+std::vector<int> ParseInts(const std::string& s) {
+  std::vector<int> out;
+  for (const auto& part : Split(s, ',')) {
+    if (auto v = ParseInt(Trim(part))) out.push_back(static_cast<int>(*v));
+  }
+  return out;
+}
+
+}  // namespace
+
+LiveScheduler::LiveScheduler(ServeConfig cfg, std::unique_ptr<Store> store,
+                             std::unique_ptr<JobRunner> runner, WallClock clock)
+    : cfg_(std::move(cfg)),
+      store_(std::move(store)),
+      runner_(std::move(runner)),
+      clock_(std::move(clock)) {}
+
+Time LiveScheduler::Now() {
+  last_now_ = std::max(last_now_, clock_() - store_->epoch_ms());
+  return last_now_;
+}
+
+void LiveScheduler::Warn(const std::string& m) {
+  std::cerr << "tiresias serve: " << m << "\n";
+}
+
+std::string LiveScheduler::JobDir(JobId id) const {
+  return (std::filesystem::path(cfg_.state_dir) / "tiresias-jobs" / id.str()).string();
+}
+
+JobSpec LiveScheduler::SpecOf(const JobRecord& r) const {
+  return JobSpec{.id = r.id,
+                 .gpus = r.gpus,
+                 .submit = r.submit,
+                 .name = r.name,
+                 .user = r.user,
+                 .model = r.model,
+                 .duration = r.duration};
+}
+
+std::vector<int> LiveScheduler::GpusOf(const Allocation& a) const {
+  std::vector<int> out;
+  for (const auto& s : a.slices) {
+    for (int g = 0; g < 64; ++g) {
+      if (s.gpus >> g & 1) out.push_back(s.node * 64 + g);
+    }
+  }
+  return out;
+}
+
+Status LiveScheduler::Note(Time t, std::string_view kind, JobId job, const std::string& detail) {
+  auto r = store_->AppendEvent(t, kind, job, detail);
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Status LiveScheduler::Open() {
+  std::lock_guard lk(mu_);
+  const int n = static_cast<int>(cfg_.gpu_devices.size());
+  auto topo = Topology::Create(1, 1, n);
+  if (!topo.ok()) return topo.status();
+  auto policy = MakeOrderingPolicy(cfg_.policy, cfg_.policy_opts);
+  if (!policy.ok()) return policy.status();
+  auto placement = MakePlacementPolicy(cfg_.placement, cfg_.placement_opts);
+  if (!placement.ok()) return placement.status();
+
+  // The journal only replays into the core that wrote it.
+  nlohmann::json conf = {{"policy", cfg_.policy},
+                         {"policy_options", cfg_.policy_opts},
+                         {"placement", cfg_.placement},
+                         {"placement_options", cfg_.placement_opts},
+                         {"gpus", n}};
+  if (auto old = store_->GetMeta("config")) {
+    if (*old != conf.dump()) {
+      return FailedPrecondition(
+          fmt::format("{}: this state was written with settings {}, not {}; start with the same "
+                      "--policy/--opt/--placement/--gpus, or use another --state-dir",
+                      cfg_.state_dir, *old, conf.dump()));
+    }
+  } else if (Status s = store_->SetMeta("config", conf.dump()); !s.ok()) {
+    return s;
+  }
+  sched_ = std::make_unique<Scheduler>(*topo, std::move(*policy), std::move(*placement));
+  gpu_owner_.assign(n, JobId());
+
+  auto jobs = store_->LoadJobs();
+  if (!jobs.ok()) return jobs.status();
+  for (auto& r : *jobs) records_.emplace(r.id, std::move(r));
+  auto events = store_->LoadEvents(0, 0, /*inputs_only=*/true);
+  if (!events.ok()) return events.status();
+  for (const EventRow& e : *events) {
+    last_now_ = std::max(last_now_, e.t);
+    Status s;
+    if (e.kind == "tick") {
+      sched_->Schedule(e.t);
+      continue;
+    }
+    auto it = records_.find(e.job);
+    if (it == records_.end()) {
+      return IoError(fmt::format("journal event {}: job {} has no row", e.seq, e.job.value()));
+    }
+    if (e.kind == "submit") s = sched_->Submit(SpecOf(it->second), e.t);
+    if (e.kind == "finish") s = sched_->Finish(e.job, e.t);
+    if (e.kind == "cancel") s = sched_->Cancel(e.job, e.t);
+    if (!s.ok()) Warn(fmt::format("journal event {} ({}): {}", e.seq, e.kind, s.message()));
+  }
+  return Reconcile(Now());
+}
+
+Status LiveScheduler::Reconcile(Time now) {
+  Store::Txn txn(*store_);
+  std::vector<JobId> changed, stop;
+  for (auto& [id, rec] : records_) {
+    const Job* cj = sched_->Find(id);
+    const bool core_running = cj && cj->running();
+    const std::vector<int> core_gpus = core_running ? GpusOf(cj->alloc) : std::vector<int>{};
+    if (rec.pid <= 0) {
+      if (core_running) {
+        to_launch_[id] = core_gpus;
+        rec.state = LiveState::kStarting;
+        changed.push_back(id);
+      }
+      continue;
+    }
+    const ProcessRef ref{.pid = rec.pid, .start_ticks = rec.start_ticks};
+    Proc p{.ref = ref, .attempt = rec.attempt, .gpus = ParseInts(rec.devices)};
+    changed.push_back(id);
+    if (runner_->Adopt(id, rec.attempt, ref, JobDir(id))) {
+      for (int g : p.gpus) gpu_owner_[g] = id;
+      procs_[id] = p;
+      if (core_running && p.gpus == core_gpus && rec.state == LiveState::kRunning) {
+        (void)Note(now, "adopt", id, fmt::format("process {} survived the restart", rec.pid));
+        continue;
+      }
+      // The core no longer runs it here: stop it, and start the core's run after it exits.
+      stop.push_back(id);
+      if (core_running) to_launch_[id] = core_gpus;
+      if (!IsTerminal(rec.state)) {
+        rec.state = core_running ? LiveState::kStarting : LiveState::kPreempting;
+      }
+      continue;
+    }
+    // The process ended while the daemon was down.
+    if (auto ex = runner_->ReadExit(id, rec.attempt, JobDir(id))) {
+      p.stopping = rec.state != LiveState::kRunning;
+      procs_[id] = p;
+      HandleExit(*ex, now, changed);
+    } else {
+      rec.pid = 0;
+      if (core_running) {
+        (void)Note(now, "requeue", id, "process vanished while the daemon was down; relaunching");
+        rec.message = "process vanished while the daemon was down; relaunched from its checkpoint";
+      }
+    }
+    if (core_running && !procs_.contains(id) && sched_->Find(id)->running()) {
+      to_launch_[id] = core_gpus;
+      rec.state = LiveState::kStarting;
+    } else if (!IsTerminal(rec.state) && !sched_->Find(id)->running()) {
+      rec.state = LiveState::kPending;
+    }
+  }
+  dirty_ = true;
+  if (Status s = SaveRows(changed); !s.ok()) return s;
+  if (Status s = txn.Commit(); !s.ok()) return s;
+  for (JobId id : stop) StopProcess(id, now, cfg_.preempt_signal);
+  return Status::Ok();
+}
+
+Status LiveScheduler::SaveRows(const std::vector<JobId>& ids) {
+  for (JobId id : ids) {
+    if (Status s = store_->UpdateJob(records_.at(id)); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req) {
+  std::unique_lock lk(mu_);
+  if (req.argv.empty() || req.argv[0].empty()) {
+    return InvalidArgument("submit: no command given (put it after --)");
+  }
+  if (req.gpus < 1)
+    return InvalidArgument(fmt::format("submit: gpus must be >= 1, got {}", req.gpus));
+  if (req.duration && *req.duration <= 0) {
+    return InvalidArgument("submit: duration must be positive");
+  }
+  JobRecord rec;
+  rec.name = req.name.empty() ? std::filesystem::path(req.argv[0]).filename().string() : req.name;
+  rec.user = req.user.empty() ? "unknown" : req.user;
+  rec.model = req.model;
+  rec.gpus = req.gpus;
+  rec.argv = req.argv;
+  rec.cwd = req.cwd;
+  rec.env = req.env;
+  rec.duration = req.duration;
+  if (sched_->policy().needs_durations() && !rec.duration) {
+    return InvalidArgument(fmt::format(
+        "submit: policy {} orders jobs by their run time; give --duration", cfg_.policy));
+  }
+  if (auto why = sched_->placement().NeverFitsReason(SpecOf(rec), sched_->topology())) {
+    return InvalidArgument(fmt::format("submit: job can never run on this cluster ({} GPUs): {}",
+                                       cfg_.gpu_devices.size(), *why));
+  }
+  rec.submit = Now();
+  {
+    Store::Txn txn(*store_);
+    if (Status s = store_->InsertJob(rec); !s.ok()) return s;
+    if (Status s = Note(rec.submit, "submit", rec.id, rec.name); !s.ok()) return s;
+    if (Status s = txn.Commit(); !s.ok()) return s;
+  }
+  if (Status s = sched_->Submit(SpecOf(rec), rec.submit); !s.ok()) Warn(s.message());
+  const JobId id = rec.id;
+  records_.emplace(id, std::move(rec));
+  dirty_ = true;
+  wake_ = true;
+  lk.unlock();
+  cv_.notify_all();
+  return id;
+}
+
+Status LiveScheduler::Cancel(JobId id) {
+  std::unique_lock lk(mu_);
+  auto it = records_.find(id);
+  if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
+  JobRecord& rec = it->second;
+  if (IsTerminal(rec.state)) {
+    return FailedPrecondition(fmt::format("job {}: already {}", id.value(), ToString(rec.state)));
+  }
+  const Time now = Now();
+  rec.state = LiveState::kCancelled;
+  rec.end = now;
+  rec.message = "cancelled by request";
+  {
+    Store::Txn txn(*store_);
+    if (Status s = Note(now, "cancel", id, ""); !s.ok()) return s;
+    if (Status s = store_->UpdateJob(rec); !s.ok()) return s;
+    if (Status s = txn.Commit(); !s.ok()) return s;
+  }
+  if (Status s = sched_->Cancel(id, now); !s.ok()) Warn(s.message());
+  to_launch_.erase(id);
+  if (procs_.contains(id)) StopProcess(id, now, cfg_.preempt_signal);
+  dirty_ = true;
+  wake_ = true;
+  lk.unlock();
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed) {
+  auto pit = procs_.find(e.job);
+  if (pit == procs_.end() || pit->second.attempt != e.attempt) {
+    Warn(fmt::format("exit of job {} attempt {} that is not tracked", e.job.value(), e.attempt));
+    return;
+  }
+  const Proc p = pit->second;
+  procs_.erase(pit);
+  for (int g : p.gpus) {
+    if (g < static_cast<int>(gpu_owner_.size()) && gpu_owner_[g] == e.job) gpu_owner_[g] = JobId();
+  }
+  JobRecord& rec = records_.at(e.job);
+  rec.exit_code = e.exit_code;
+  rec.signal = e.signal;
+  rec.pid = 0;
+  changed.push_back(e.job);
+  const std::string what = e.Describe();
+  const Job* cj = sched_->Find(e.job);
+  if (p.stopping) {
+    if (IsTerminal(rec.state)) {
+      (void)Note(now, "exit", e.job, what + " after cancel");
+      return;
+    }
+    (void)Note(now, "exit", e.job, what + " after preemption (checkpointed, requeued)");
+    rec.state = to_launch_.contains(e.job) ? LiveState::kStarting : LiveState::kPending;
+    return;
+  }
+  if (!cj || !cj->running()) {
+    Warn(fmt::format("job {}: process exited ({}) while not running", e.job.value(), what));
+    return;
+  }
+  const bool ok = e.exit_code == 0 && e.signal == 0;
+  (void)Note(now, "finish", e.job, what);
+  if (Status s = sched_->Finish(e.job, now); !s.ok()) Warn(s.message());
+  rec.state = ok ? LiveState::kFinished : LiveState::kFailed;
+  rec.end = now;
+  rec.message = ok ? "completed" : "failed: " + what;
+  dirty_ = true;
+}
+
+void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& changed) {
+  JobRecord& rec = records_.at(a.job);
+  changed.push_back(a.job);
+  rec.message = a.reason;
+  if (a.kind == Action::Kind::kStart) {
+    const auto gpus = GpusOf(a.alloc);
+    (void)Note(now, "start", a.job, fmt::format("GPUs {}: {}", JoinInts(gpus), a.reason));
+    to_launch_[a.job] = gpus;
+    rec.state = LiveState::kStarting;
+    return;
+  }
+  (void)Note(now, "preempt", a.job, a.reason);
+  ++rec.preemptions;
+  if (to_launch_.erase(a.job) || !procs_.contains(a.job)) {
+    rec.state = LiveState::kPending;  // never launched: nothing to stop
+    return;
+  }
+  rec.state = LiveState::kPreempting;
+}
+
+void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
+  Proc& p = procs_.at(id);
+  if (p.stopping) return;
+  p.stopping = true;
+  p.kill_at = now + cfg_.grace;
+  (void)runner_->Signal(p.ref, sig);  // NotFound: already gone, Poll reports it
+}
+
+void LiveScheduler::LaunchReady(Time now) {
+  std::vector<JobId> changed;
+  std::vector<JobId> ids;
+  for (const auto& [id, gpus] : to_launch_) ids.push_back(id);
+  for (JobId id : ids) {
+    const std::vector<int> gpus = to_launch_.at(id);
+    if (procs_.contains(id)) continue;  // its previous process is still checkpointing
+    if (std::any_of(gpus.begin(), gpus.end(), [&](int g) { return gpu_owner_[g] != JobId(); })) {
+      continue;  // a preempted job still holds one of its GPUs
+    }
+    JobRecord& rec = records_.at(id);
+    ++rec.attempt;
+    std::vector<std::string> devs;
+    for (int g : gpus) devs.push_back(cfg_.gpu_devices[g]);
+    LaunchSpec spec{.job = id,
+                    .attempt = rec.attempt,
+                    .argv = rec.argv,
+                    .cwd = rec.cwd,
+                    .env = rec.env,
+                    .visible_devices = Join(devs, ","),
+                    .world_size = rec.gpus,
+                    .master_port = cfg_.master_port_base + static_cast<int>(id.value() % 2000),
+                    .job_dir = JobDir(id)};
+    to_launch_.erase(id);
+    changed.push_back(id);
+    auto ref = runner_->Launch(spec);
+    if (!ref.ok()) {
+      (void)Note(now, "finish", id, "launch failed: " + ref.status().message());
+      if (Status s = sched_->Finish(id, now); !s.ok()) Warn(s.message());
+      rec.state = LiveState::kFailed;
+      rec.end = now;
+      rec.message = "launch failed: " + ref.status().message();
+      dirty_ = true;
+      continue;
+    }
+    procs_[id] = Proc{.ref = *ref, .attempt = rec.attempt, .gpus = gpus};
+    for (int g : gpus) gpu_owner_[g] = id;
+    rec.state = LiveState::kRunning;
+    rec.pid = ref->pid;
+    rec.start_ticks = ref->start_ticks;
+    rec.devices = JoinInts(gpus);
+    rec.last_start = now;
+    if (rec.first_start < 0) rec.first_start = now;
+    (void)Note(now, "launch", id,
+               fmt::format("attempt {} pid {} CUDA_VISIBLE_DEVICES={}", rec.attempt, ref->pid,
+                           spec.visible_devices));
+  }
+  if (changed.empty()) return;
+  Store::Txn txn(*store_);
+  if (Status s = SaveRows(changed); !s.ok()) Warn(s.message());
+  if (Status s = txn.Commit(); !s.ok()) Warn(s.message());
+}
+
+int64_t LiveScheduler::Step() {
+  std::lock_guard lk(mu_);
+  const Time now = Now();
+  std::vector<JobId> changed, stop;
+  {
+    Store::Txn txn(*store_);
+    for (const ExitInfo& e : runner_->Poll()) HandleExit(e, now, changed);
+    if (dirty_ || now >= sched_->NextWakeup()) {
+      (void)Note(now, "tick", JobId(), "");
+      for (const Action& a : sched_->Schedule(now)) {
+        ApplyAction(a, now, changed);
+        if (a.kind == Action::Kind::kPreempt &&
+            records_.at(a.job).state == LiveState::kPreempting) {
+          stop.push_back(a.job);
+        }
+      }
+      dirty_ = false;
+    }
+    if (Status s = SaveRows(changed); !s.ok()) Warn(s.message());
+    if (Status s = txn.Commit(); !s.ok()) Warn(s.message());
+  }
+  for (JobId id : stop) StopProcess(id, now, cfg_.preempt_signal);
+  LaunchReady(now);
+  Time next = sched_->NextWakeup();
+  for (auto& [id, p] : procs_) {
+    if (p.stopping && p.kill_at <= now) {
+      (void)runner_->Signal(p.ref, SIGKILL);
+      p.kill_at = kNever;
+    }
+    next = std::min(next, p.kill_at);
+  }
+  if (dirty_) next = now;
+  return next == kNever ? kNever : next + store_->epoch_ms();
+}
+
+void LiveScheduler::Wake() {
+  {
+    std::lock_guard lk(mu_);
+    wake_ = true;
+  }
+  cv_.notify_all();
+}
+
+void LiveScheduler::Run(const std::atomic<bool>& stop, int poll_ms) {
+  while (!stop) {
+    const int64_t next = Step();
+    const int64_t wait =
+        std::clamp<int64_t>(next == kNever ? poll_ms : next - clock_(), 0, poll_ms);
+    std::unique_lock lk(mu_);
+    cv_.wait_for(lk, std::chrono::milliseconds(wait), [&] { return wake_; });
+    wake_ = false;
+  }
+}
+
+nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
+  const int64_t epoch = store_->epoch_ms();
+  auto wall = [&](Time t) -> nlohmann::json {
+    if (t < 0) return nullptr;
+    return t + epoch;
+  };
+  nlohmann::json j = RequestToJson(r);
+  j["id"] = r.id.value();
+  j["state"] = ToString(r.state);
+  j["submitted_at_ms"] = wall(r.submit);
+  j["first_start_ms"] = wall(r.first_start);
+  j["last_start_ms"] = wall(r.last_start);
+  j["end_ms"] = wall(r.end);
+  j["attempt"] = r.attempt;
+  j["pid"] = r.pid;
+  j["devices"] = r.devices;
+  j["preemptions"] = r.preemptions;
+  j["message"] = r.message;
+  if (r.exit_code >= 0 || r.signal > 0) {
+    j["exit_code"] = r.exit_code;
+    j["signal"] = r.signal;
+  }
+  const Time waited_until = r.first_start >= 0 ? r.first_start : (r.end >= 0 ? r.end : now);
+  j["wait_s"] = ToSeconds(waited_until - r.submit);
+  if (const Job* cj = sched_->Find(r.id)) {
+    const Time at = r.end >= 0 ? std::min(r.end, now) : now;
+    j["attained_gpu_s"] = ToSeconds(cj->AttainedAt(std::max(at, cj->last_stop)));
+    j["queue"] = cj->queue;
+  }
+  return j;
+}
+
+nlohmann::json LiveScheduler::List(std::optional<LiveState> only) {
+  std::lock_guard lk(mu_);
+  const Time now = Now();
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [id, r] : records_) {
+    if (!only || r.state == *only) out.push_back(ToJson(r, now));
+  }
+  return out;
+}
+
+StatusOr<nlohmann::json> LiveScheduler::Get(JobId id) {
+  std::lock_guard lk(mu_);
+  auto it = records_.find(id);
+  if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
+  return ToJson(it->second, Now());
+}
+
+StatusOr<nlohmann::json> LiveScheduler::Explain(JobId id) {
+  std::lock_guard lk(mu_);
+  auto it = records_.find(id);
+  if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
+  const Time now = Now();
+  const JobRecord& r = it->second;
+  Explanation e = sched_->Explain(id, now);
+  nlohmann::json j = {{"id", id.value()},
+                      {"state", ToString(r.state)},
+                      {"where", e.where},
+                      {"rank", e.rank},
+                      {"waiting_ahead", e.waiting_ahead},
+                      {"running_ahead", e.running_ahead},
+                      {"gpus_needed", e.gpus_needed},
+                      {"gpus_free", e.gpus_free}};
+  std::vector<std::string> reasons = e.reasons;
+  if (r.state == LiveState::kStarting) {
+    std::vector<std::string> holders;
+    if (auto t = to_launch_.find(id); t != to_launch_.end()) {
+      for (int g : t->second) {
+        if (gpu_owner_[g] != JobId() && gpu_owner_[g] != id) {
+          holders.push_back(fmt::format("GPU {} (job {})", g, gpu_owner_[g].value()));
+        }
+      }
+    }
+    if (procs_.contains(id)) holders.push_back("its own previous attempt");
+    reasons.insert(reasons.begin(),
+                   fmt::format("scheduled to start; waiting for preempted processes to "
+                               "checkpoint and exit: {}",
+                               Join(holders, ", ")));
+  } else if (r.state == LiveState::kPreempting) {
+    reasons.insert(reasons.begin(), "preempted; its process is checkpointing (grace period)");
+  }
+  j["reasons"] = reasons;
+  if (e.next_transition) {
+    j["next_transition_in_s"] = ToSeconds(*e.next_transition - now);
+  }
+  return j;
+}
+
+nlohmann::json LiveScheduler::Nodes() {
+  std::lock_guard lk(mu_);
+  nlohmann::json gpus = nlohmann::json::array();
+  int busy = 0;
+  for (size_t g = 0; g < cfg_.gpu_devices.size(); ++g) {
+    nlohmann::json x = {{"index", g},
+                        {"device", cfg_.gpu_devices[g]},
+                        {"name", g < cfg_.gpu_names.size() ? cfg_.gpu_names[g] : ""}};
+    if (gpu_owner_[g] != JobId()) {
+      x["job"] = gpu_owner_[g].value();
+      ++busy;
+    } else {
+      x["job"] = nullptr;
+    }
+    gpus.push_back(x);
+  }
+  nlohmann::json node = {{"name", "local"},
+                         {"emulated", cfg_.emulated},
+                         {"gpus_total", cfg_.gpu_devices.size()},
+                         {"gpus_busy", busy},
+                         {"gpus", gpus}};
+  return {{"policy", cfg_.policy},
+          {"placement", cfg_.placement},
+          {"nodes", nlohmann::json::array({node})}};
+}
+
+StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit) {
+  std::lock_guard lk(mu_);
+  auto ev = store_->LoadEvents(after, limit);
+  if (!ev.ok()) return ev.status();
+  nlohmann::json out = nlohmann::json::array();
+  for (const EventRow& e : *ev) {
+    if (e.kind == "tick") continue;
+    nlohmann::json x = {{"seq", e.seq},
+                        {"time_ms", e.t + store_->epoch_ms()},
+                        {"kind", e.kind},
+                        {"detail", e.detail}};
+    x["job"] = e.job.value() >= 0 ? nlohmann::json(e.job.value()) : nlohmann::json(nullptr);
+    out.push_back(x);
+  }
+  return out;
+}
+
+StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, int64_t& next) {
+  {
+    std::lock_guard lk(mu_);
+    if (!records_.contains(id)) return NotFound(fmt::format("job {}: no such job", id.value()));
+  }
+  next = offset;
+  std::ifstream in(std::filesystem::path(JobDir(id)) / "output.log", std::ios::binary);
+  if (!in) return std::string();
+  in.seekg(offset);
+  std::string buf(max, '\0');
+  in.read(buf.data(), static_cast<std::streamsize>(max));
+  buf.resize(static_cast<size_t>(in.gcount()));
+  next = offset + static_cast<int64_t>(buf.size());
+  return buf;
+}
+
+}  // namespace tiresias

@@ -1,0 +1,130 @@
+// The live scheduler: the scheduling core driven by the real clock and real processes.
+//
+// Every call into the core is journalled in the Store before it is made (and before the
+// request that caused it is acknowledged), so after a crash `Open` rebuilds the core by
+// replaying the journal, then reconciles with the processes that survived: a job the core
+// runs whose process lives is adopted, one whose process vanished is relaunched (resuming from
+// its checkpoint), a process of a job the core no longer runs is stopped.
+//
+// Processes and GPUs: the core frees a preempted job's GPUs at once, but its process may take
+// up to the grace period to checkpoint and exit. A start therefore waits ("starting") until
+// every GPU it was given is free of live processes, and a job never runs two processes.
+//
+// Thread-safe: one mutex serialises the API threads and the loop; `Step` is the loop body,
+// called directly by tests with a virtual clock.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "core/scheduler.h"
+#include "live/job_record.h"
+#include "live/runner.h"
+#include "live/store.h"
+
+namespace tiresias {
+
+struct ServeConfig {
+  std::string state_dir = ".";
+  std::string policy = "dlas";
+  std::vector<std::string> policy_opts;
+  std::string placement = "consolidate";
+  std::vector<std::string> placement_opts;
+  // One entry per GPU: the value CUDA_VISIBLE_DEVICES uses for it, and how it was found.
+  std::vector<std::string> gpu_devices;
+  std::vector<std::string> gpu_names;
+  bool emulated = true;
+  int preempt_signal = 15;  // SIGTERM
+  Duration grace = Seconds(30);
+  int master_port_base = 29500;
+};
+
+// A submit request as the API receives it.
+struct SubmitRequest {
+  std::string name, user, model, cwd;
+  int gpus = 1;
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;
+  std::optional<Duration> duration;
+};
+
+class LiveScheduler {
+ public:
+  using WallClock = std::function<int64_t()>;  // ms since the Unix epoch
+
+  LiveScheduler(ServeConfig cfg, std::unique_ptr<Store> store, std::unique_ptr<JobRunner> runner,
+                WallClock clock);
+  // Builds the core, replays the journal, reconciles with surviving processes.
+  Status Open();
+
+  // InvalidArgument with the reason for a request that can never run.
+  StatusOr<JobId> Submit(const SubmitRequest& req);
+  Status Cancel(JobId id);
+
+  nlohmann::json List(std::optional<LiveState> only = std::nullopt);
+  StatusOr<nlohmann::json> Get(JobId id);
+  StatusOr<nlohmann::json> Explain(JobId id);
+  nlohmann::json Nodes();
+  StatusOr<nlohmann::json> Events(int64_t after, int limit);
+  // Up to `max` bytes of the job's log from `offset`; sets `next` to the offset after them.
+  StatusOr<std::string> Logs(JobId id, int64_t offset, size_t max, int64_t& next);
+  std::string JobDir(JobId id) const;
+  const ServeConfig& config() const { return cfg_; }
+
+  // One round of the loop: collect exits, run the core if anything changed or a timer is
+  // due, launch what can start, enforce grace periods. Returns the next wall time (ms) at
+  // which something is due without outside events (kNever if none).
+  int64_t Step();
+  // Runs Step until `stop` is set; Submit/Cancel wake it early.
+  void Run(const std::atomic<bool>& stop, int poll_ms = 20);
+  void Wake();
+
+ private:
+  struct Proc {
+    ProcessRef ref;
+    int attempt = 0;
+    std::vector<int> gpus;
+    bool stopping = false;
+    Time kill_at = kNever;
+  };
+
+  Time Now();
+  JobSpec SpecOf(const JobRecord& r) const;
+  std::vector<int> GpusOf(const Allocation& a) const;
+  Status Note(Time t, std::string_view kind, JobId job, const std::string& detail);
+  void HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed);
+  void ApplyAction(const Action& a, Time now, std::vector<JobId>& changed);
+  void LaunchReady(Time now);
+  void StopProcess(JobId id, Time now, int sig);
+  Status Reconcile(Time now);
+  Status SaveRows(const std::vector<JobId>& ids);
+  nlohmann::json ToJson(const JobRecord& r, Time now) const;
+  void Warn(const std::string& m);
+
+  ServeConfig cfg_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<JobRunner> runner_;
+  WallClock clock_;
+  std::unique_ptr<Scheduler> sched_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool wake_ = false;
+
+  std::map<JobId, JobRecord> records_;
+  std::map<JobId, Proc> procs_;                  // live processes (incl. stopping ones)
+  std::map<JobId, std::vector<int>> to_launch_;  // core started it; process not yet up
+  std::vector<JobId> gpu_owner_;                 // live process per GPU (JobId() = free)
+  Time last_now_ = 0;
+  bool dirty_ = false;  // core inputs applied since the last Schedule
+};
+
+}  // namespace tiresias

@@ -1,0 +1,267 @@
+// LiveScheduler on a virtual clock with scripted processes: the daemon's driver logic makes
+// the same decisions as the simulator for the same job list, and a crash at any step
+// (dropping the LiveScheduler, keeping the database and the processes) loses nothing.
+#include "live/live_scheduler.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <random>
+#include <set>
+
+#include "sim/simulator.h"
+
+namespace tiresias {
+namespace {
+
+// Processes that do `work` ms of progress, checkpoint instantly on SIGTERM and resume where
+// they stopped. Shared across LiveScheduler instances so they "survive" a daemon crash.
+struct FakeWorld {
+  int64_t now = 1'000'000;  // wall ms
+  std::map<JobId, Duration> work;
+  std::map<JobId, Duration> done;
+  struct P {
+    JobId job;
+    int attempt;
+    int64_t launched;
+    int64_t exit_at;  // wall ms
+    int code = 0, sig = 0;
+    bool reported = false;
+  };
+  std::map<int, P> procs;  // pid -> process
+  int next_pid = 100;
+  std::vector<std::string> launches;  // "job@ms:devices"
+
+  int64_t NextExit() const {
+    int64_t t = kNever;
+    for (const auto& [pid, p] : procs) {
+      if (!p.reported) t = std::min(t, p.exit_at);
+    }
+    return t;
+  }
+};
+
+class FakeRunner : public JobRunner {
+ public:
+  explicit FakeRunner(FakeWorld& w) : w_(w) {}
+  StatusOr<ProcessRef> Launch(const LaunchSpec& s) override {
+    const int pid = w_.next_pid++;
+    const Duration left = w_.work.at(s.job) - w_.done[s.job];
+    w_.procs[pid] = {
+        .job = s.job, .attempt = s.attempt, .launched = w_.now, .exit_at = w_.now + left};
+    w_.launches.push_back(fmt::format("{}@{}:{}", s.job.value(), w_.now, s.visible_devices));
+    mine_.insert(pid);
+    return ProcessRef{.pid = pid, .start_ticks = pid * 7};
+  }
+  Status Signal(const ProcessRef& r, int sig) override {
+    auto& p = w_.procs.at(r.pid);
+    if (p.reported || p.exit_at <= w_.now) return NotFound("gone");
+    w_.done[p.job] += w_.now - p.launched;  // checkpoint what it did
+    p.exit_at = w_.now;
+    if (sig == SIGKILL) p.sig = 9;
+    return Status::Ok();
+  }
+  bool Adopt(JobId, int, const ProcessRef& r, const std::string&) override {
+    auto it = w_.procs.find(r.pid);
+    if (it == w_.procs.end() || it->second.reported || r.start_ticks != r.pid * 7) return false;
+    mine_.insert(r.pid);
+    return true;
+  }
+  std::optional<ExitInfo> ReadExit(JobId, int, const std::string&) override { return std::nullopt; }
+  std::vector<ExitInfo> Poll() override {
+    std::vector<ExitInfo> out;
+    for (int pid : mine_) {
+      auto& p = w_.procs.at(pid);
+      if (p.reported || p.exit_at > w_.now) continue;
+      p.reported = true;
+      out.push_back(
+          {.job = p.job, .attempt = p.attempt, .exit_code = p.sig ? -1 : p.code, .signal = p.sig});
+    }
+    return out;
+  }
+
+ private:
+  FakeWorld& w_;
+  std::set<int> mine_;
+};
+
+struct Submission {
+  Time at;  // ms after the start
+  int gpus;
+  Duration work;
+};
+
+class LiveSchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           fmt::format("tiresias-live-{}-{}", getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  ServeConfig Config() {
+    ServeConfig c;
+    c.state_dir = dir_.string();
+    c.policy = "dlas";
+    c.policy_opts = {"thresholds=20"};  // 20 GPU-s: demote after 20 s on 1 GPU
+    c.gpu_devices = {"0", "1", "2", "3"};
+    return c;
+  }
+
+  std::unique_ptr<LiveScheduler> Start() {
+    auto store = Store::Open((dir_ / "tiresias.db").string(), world_.now);
+    EXPECT_TRUE(store.ok()) << store.status().message();
+    auto d = std::make_unique<LiveScheduler>(Config(), std::move(*store),
+                                             std::make_unique<FakeRunner>(world_),
+                                             [this] { return world_.now; });
+    Status s = d->Open();
+    EXPECT_TRUE(s.ok()) << s.message();
+    return d;
+  }
+
+  // Feeds the submissions at their times and steps until everything ended. With
+  // `crash_odds` > 0, drops the scheduler at random steps and starts a new one on the same
+  // database (the processes keep running meanwhile).
+  void Drive(const std::vector<Submission>& subs, double crash_odds = 0, unsigned seed = 1) {
+    const int64_t t0 = world_.now;
+    auto d = Start();
+    std::mt19937 rng(seed);
+    size_t next_sub = 0;
+    for (int guard = 0; guard < 100000; ++guard) {
+      while (next_sub < subs.size() && t0 + subs[next_sub].at <= world_.now) {
+        SubmitRequest r{
+            .name = fmt::format("j{}", next_sub), .gpus = subs[next_sub].gpus, .argv = {"train"}};
+        auto id = d->Submit(r);
+        ASSERT_TRUE(id.ok()) << id.status().message();
+        world_.work[*id] = subs[next_sub].work;
+        ++next_sub;
+      }
+      const int64_t due = d->Step();
+      if (crash_odds > 0 && std::uniform_real_distribution<>(0, 1)(rng) < crash_odds) {
+        d.reset();  // kill -9: nothing is flushed beyond what was committed
+        d = Start();
+        ++crashes_;
+        continue;
+      }
+      int64_t next = std::min(due, world_.NextExit());
+      if (next_sub < subs.size()) next = std::min(next, t0 + subs[next_sub].at);
+      if (next == kNever) break;
+      world_.now = std::max(world_.now, next);
+    }
+    final_ = d->List();
+  }
+
+  std::filesystem::path dir_;
+  FakeWorld world_;
+  nlohmann::json final_;
+  int crashes_ = 0;
+};
+
+std::vector<Submission> Workload() {
+  // A long 4-GPU job first, then short jobs that preempt it under dlas (20 GPU-s threshold:
+  // the 4-GPU job is demoted after 5 s), a 2-GPU job and a job arriving while others wait.
+  return {{0, 4, 60'000},      {2'000, 1, 3'000},  {2'000, 2, 8'000},   {9'000, 1, 4'000},
+          {9'500, 3, 12'000},  {10'000, 1, 1'000}, {30'000, 2, 25'000}, {31'000, 1, 2'000},
+          {31'000, 4, 10'000}, {45'000, 1, 30'000}};
+}
+
+SimResult Simulate(const std::vector<Submission>& subs, Time t0) {
+  SimConfig c;
+  c.topo = *Topology::Create(1, 1, 4);
+  c.policy = "dlas";
+  c.policy_opts = {"thresholds=20"};
+  c.placement = "consolidate";
+  c.preempt_overhead = 0;  // the fake processes checkpoint and resume instantly
+  std::vector<JobSpec> jobs;
+  for (size_t i = 0; i < subs.size(); ++i) {
+    jobs.push_back(JobSpec{.id = JobId(static_cast<int64_t>(i) + 1),
+                           .gpus = subs[i].gpus,
+                           .submit = t0 + subs[i].at,
+                           .duration = subs[i].work});
+  }
+  auto r = RunSimulation(c, jobs);
+  EXPECT_TRUE(r.ok());
+  return *r;
+}
+
+void ExpectMatchesSimulator(const nlohmann::json& live, const SimResult& sim, int64_t epoch) {
+  ASSERT_EQ(live.size(), sim.jobs.size());
+  int preemptions = 0;
+  for (size_t i = 0; i < sim.jobs.size(); ++i) {
+    const auto& s = sim.jobs[i];
+    const auto& l = live[i];
+    SCOPED_TRACE(fmt::format("job {}", s.id.value()));
+    EXPECT_EQ(l["state"], "finished");
+    EXPECT_EQ(l["first_start_ms"].get<int64_t>() - epoch, s.first_start);
+    EXPECT_EQ(l["end_ms"].get<int64_t>() - epoch, s.end);
+    EXPECT_EQ(l["preemptions"].get<int>(), s.preemptions);
+    preemptions += s.preemptions;
+  }
+  EXPECT_GE(preemptions, 2) << "the workload must exercise preemption";
+}
+
+TEST_F(LiveSchedulerTest, SchedulesLikeTheSimulator) {
+  const int64_t epoch = world_.now;  // the database is created at the first Start
+  Drive(Workload());
+  ExpectMatchesSimulator(final_, Simulate(Workload(), 0), epoch);
+  // Job 1 (4 GPUs) starts alone at 0 and is preempted at 5 s (demoted after 20 GPU-s) when
+  // jobs 2 and 3 arrive at 2 s? No: they arrive in Q1 while job 1 is still in Q1 (8 GPU-s
+  // attained), so they wait until job 1 is demoted at 5 s, then preempt it.
+  EXPECT_EQ(world_.launches.front(), fmt::format("1@{}:0,1,2,3", epoch));
+}
+
+TEST_F(LiveSchedulerTest, CrashesAtRandomStepsLoseNothing) {
+  const int64_t epoch = world_.now;
+  Drive(Workload(), /*crash_odds=*/0.3, /*seed=*/7);
+  EXPECT_GE(crashes_, 5);
+  ExpectMatchesSimulator(final_, Simulate(Workload(), 0), epoch);
+}
+
+TEST_F(LiveSchedulerTest, RefusesWhatCanNeverRun) {
+  auto d = Start();
+  auto too_big = d->Submit({.gpus = 5, .argv = {"x"}});
+  ASSERT_FALSE(too_big.ok());
+  EXPECT_NE(too_big.status().message().find("never run"), std::string::npos)
+      << too_big.status().message();
+  EXPECT_FALSE(d->Submit({.gpus = 1}).ok());  // no command
+  EXPECT_FALSE(d->Submit({.gpus = 0, .argv = {"x"}}).ok());
+  EXPECT_TRUE(d->List().empty()) << "refused requests are not stored";
+}
+
+TEST_F(LiveSchedulerTest, FailedJobIsMarkedAndOthersRun) {
+  auto d = Start();
+  auto bad = d->Submit({.gpus = 4, .argv = {"crash"}});
+  auto good = d->Submit({.gpus = 4, .argv = {"ok"}});
+  world_.work[*bad] = 1000;
+  world_.work[*good] = 1000;
+  d->Step();
+  ASSERT_EQ(world_.procs.size(), 1u);
+  world_.procs.begin()->second.code = 3;
+  world_.now += 1000;
+  d->Step();
+  d->Step();
+  auto b = d->Get(*bad);
+  EXPECT_EQ((*b)["state"], "failed");
+  EXPECT_EQ((*b)["exit_code"], 3);
+  EXPECT_EQ((*d->Get(*good))["state"], "running");
+}
+
+TEST_F(LiveSchedulerTest, ChangedSettingsAreRefusedOnRestart) {
+  { auto d = Start(); }
+  auto store = Store::Open((dir_ / "tiresias.db").string(), world_.now);
+  ServeConfig c = Config();
+  c.policy_opts = {"thresholds=30"};
+  LiveScheduler d(c, std::move(*store), std::make_unique<FakeRunner>(world_),
+                  [this] { return world_.now; });
+  Status s = d.Open();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("same"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace tiresias

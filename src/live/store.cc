@@ -1,0 +1,233 @@
+// SQLite-backed journal and job table for the daemon (see store.h).
+#include "live/store.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+namespace tiresias {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  request TEXT NOT NULL,
+  submit INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  pid INTEGER NOT NULL,
+  start_ticks INTEGER NOT NULL,
+  devices TEXT NOT NULL,
+  exit_code INTEGER NOT NULL,
+  signal INTEGER NOT NULL,
+  first_start INTEGER NOT NULL,
+  last_start INTEGER NOT NULL,
+  end_time INTEGER NOT NULL,
+  preemptions INTEGER NOT NULL,
+  message TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  t INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  job INTEGER NOT NULL,
+  detail TEXT NOT NULL);
+)sql";
+
+// A prepared statement that finalizes itself.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) { rc_ = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
+  ~Stmt() { sqlite3_finalize(s_); }
+  bool ok() const { return rc_ == SQLITE_OK; }
+  Stmt& Bind(int i, int64_t v) {
+    sqlite3_bind_int64(s_, i, v);
+    return *this;
+  }
+  Stmt& Bind(int i, std::string_view v) {
+    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  int Step() { return sqlite3_step(s_); }
+  int64_t Int(int c) const { return sqlite3_column_int64(s_, c); }
+  std::string Text(int c) const {
+    auto* p = sqlite3_column_text(s_, c);
+    return p ? reinterpret_cast<const char*>(p) : "";
+  }
+
+ private:
+  sqlite3_stmt* s_ = nullptr;
+  int rc_;
+};
+
+}  // namespace
+
+bool EventRow::is_input() const {
+  return kind == "submit" || kind == "finish" || kind == "cancel" || kind == "tick";
+}
+
+Status Store::Error(std::string_view what) {
+  return IoError(fmt::format("state database: {}: {}", what, sqlite3_errmsg(db_)));
+}
+
+Status Store::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string m = err ? err : "unknown error";
+    sqlite3_free(err);
+    return IoError(fmt::format("state database: {}", m));
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t now_wall_ms) {
+  sqlite3* db = nullptr;
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string m = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return IoError(fmt::format("{}: cannot open state database: {}", path, m));
+  }
+  std::unique_ptr<Store> s(new Store(db));
+  sqlite3_busy_timeout(db, 5000);
+  for (const char* sql : {"PRAGMA journal_mode=WAL;", "PRAGMA synchronous=FULL;", kSchema}) {
+    if (Status st = s->Exec(sql); !st.ok()) {
+      return IoError(fmt::format("{}: {}", path, st.message()));
+    }
+  }
+  if (auto e = s->GetMeta("epoch_ms")) {
+    s->epoch_ms_ = std::stoll(*e);
+  } else {
+    s->epoch_ms_ = now_wall_ms;
+    if (Status st = s->SetMeta("epoch_ms", std::to_string(now_wall_ms)); !st.ok()) return st;
+  }
+  return s;
+}
+
+Store::~Store() {
+  sqlite3_close(db_);
+}
+
+std::optional<std::string> Store::GetMeta(const std::string& key) {
+  Stmt q(db_, "SELECT value FROM meta WHERE key = ?");
+  q.Bind(1, key);
+  if (q.Step() == SQLITE_ROW) return q.Text(0);
+  return std::nullopt;
+}
+
+Status Store::SetMeta(const std::string& key, const std::string& value) {
+  Stmt q(db_,
+         "INSERT INTO meta(key, value) VALUES(?, ?) "
+         "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  q.Bind(1, key).Bind(2, value);
+  return q.Step() == SQLITE_DONE ? Status::Ok() : Error("set " + key);
+}
+
+Store::Txn::Txn(Store& s) : s_(s) {
+  (void)s_.Exec("BEGIN IMMEDIATE");
+}
+
+Store::Txn::~Txn() {
+  if (!done_) (void)s_.Exec("ROLLBACK");
+}
+
+Status Store::Txn::Commit() {
+  done_ = true;
+  return s_.Exec("COMMIT");
+}
+
+Status Store::InsertJob(JobRecord& r) {
+  Stmt q(db_,
+         "INSERT INTO jobs(request, submit, state, attempt, pid, start_ticks, devices, "
+         "exit_code, signal, first_start, last_start, end_time, preemptions, message) "
+         "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  q.Bind(1, RequestToJson(r).dump()).Bind(2, r.submit).Bind(3, ToString(r.state));
+  q.Bind(4, r.attempt).Bind(5, r.pid).Bind(6, r.start_ticks).Bind(7, r.devices);
+  q.Bind(8, r.exit_code).Bind(9, r.signal).Bind(10, r.first_start).Bind(11, r.last_start);
+  q.Bind(12, r.end).Bind(13, r.preemptions).Bind(14, r.message);
+  if (q.Step() != SQLITE_DONE) return Error("insert job");
+  r.id = JobId(sqlite3_last_insert_rowid(db_));
+  return Status::Ok();
+}
+
+Status Store::UpdateJob(const JobRecord& r) {
+  Stmt q(db_,
+         "UPDATE jobs SET state = ?, attempt = ?, pid = ?, start_ticks = ?, devices = ?, "
+         "exit_code = ?, signal = ?, first_start = ?, last_start = ?, end_time = ?, "
+         "preemptions = ?, message = ? WHERE id = ?");
+  q.Bind(1, ToString(r.state)).Bind(2, r.attempt).Bind(3, r.pid).Bind(4, r.start_ticks);
+  q.Bind(5, r.devices).Bind(6, r.exit_code).Bind(7, r.signal).Bind(8, r.first_start);
+  q.Bind(9, r.last_start).Bind(10, r.end).Bind(11, r.preemptions).Bind(12, r.message);
+  q.Bind(13, r.id.value());
+  if (q.Step() != SQLITE_DONE) return Error(fmt::format("update job {}", r.id.value()));
+  return Status::Ok();
+}
+
+StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
+  Stmt q(db_,
+         "SELECT id, request, submit, state, attempt, pid, start_ticks, devices, exit_code, "
+         "signal, first_start, last_start, end_time, preemptions, message FROM jobs ORDER BY id");
+  std::vector<JobRecord> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    JobRecord r;
+    r.id = JobId(q.Int(0));
+    auto req = nlohmann::json::parse(q.Text(1), nullptr, false);
+    if (req.is_discarded()) {
+      return IoError(fmt::format("state database: job {}: unreadable request", r.id.value()));
+    }
+    RequestFromJson(req, r);
+    r.submit = q.Int(2);
+    auto st = ParseLiveState(q.Text(3));
+    if (!st) {
+      return IoError(
+          fmt::format("state database: job {}: unknown state '{}'", r.id.value(), q.Text(3)));
+    }
+    r.state = *st;
+    r.attempt = static_cast<int>(q.Int(4));
+    r.pid = static_cast<int>(q.Int(5));
+    r.start_ticks = q.Int(6);
+    r.devices = q.Text(7);
+    r.exit_code = static_cast<int>(q.Int(8));
+    r.signal = static_cast<int>(q.Int(9));
+    r.first_start = q.Int(10);
+    r.last_start = q.Int(11);
+    r.end = q.Int(12);
+    r.preemptions = static_cast<int>(q.Int(13));
+    r.message = q.Text(14);
+    out.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE) return Error("load jobs");
+  return out;
+}
+
+StatusOr<int64_t> Store::AppendEvent(Time t, std::string_view kind, JobId job,
+                                     std::string_view detail) {
+  Stmt q(db_, "INSERT INTO events(t, kind, job, detail) VALUES(?, ?, ?, ?)");
+  q.Bind(1, t).Bind(2, kind).Bind(3, job.value()).Bind(4, detail);
+  if (q.Step() != SQLITE_DONE) return Error("append event");
+  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+}
+
+StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool inputs_only) {
+  std::string sql = "SELECT seq, t, kind, job, detail FROM events WHERE seq > ?";
+  if (inputs_only) sql += " AND kind IN ('submit', 'finish', 'cancel', 'tick')";
+  sql += " ORDER BY seq";
+  if (limit > 0) sql += fmt::format(" LIMIT {}", limit);
+  Stmt q(db_, sql.c_str());
+  q.Bind(1, after);
+  std::vector<EventRow> out;
+  int rc;
+  while ((rc = q.Step()) == SQLITE_ROW) {
+    out.push_back(EventRow{.seq = q.Int(0),
+                           .t = q.Int(1),
+                           .kind = q.Text(2),
+                           .job = JobId(q.Int(3)),
+                           .detail = q.Text(4)});
+  }
+  if (rc != SQLITE_DONE) return Error("load events");
+  return out;
+}
+
+}  // namespace tiresias

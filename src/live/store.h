@@ -1,0 +1,79 @@
+// The daemon's crash-safe state: an SQLite database in WAL mode with three tables.
+//   meta    key/value: the epoch (wall-clock ms at creation) and the serve configuration;
+//   jobs    one row per job (request + what happened), the API's view;
+//   events  an append-only journal. Its input rows (submit, finish, cancel, tick) are every
+//           call the daemon made into the scheduling core, with the core time: replaying
+//           them through a fresh core rebuilds its exact state after a crash. Other rows
+//           (start, preempt, exit, ...) narrate what happened, for `tiresias events`.
+// Every write that acknowledges a request is committed (synchronous=FULL) before the reply.
+// Not thread-safe: the daemon serialises access.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "live/job_record.h"
+
+struct sqlite3;
+
+namespace tiresias {
+
+struct EventRow {
+  int64_t seq = 0;
+  Time t = 0;
+  std::string kind;
+  JobId job;
+  std::string detail;
+  // True for the rows the core's state is rebuilt from.
+  bool is_input() const;
+};
+
+class Store {
+ public:
+  static StatusOr<std::unique_ptr<Store>> Open(const std::string& path, int64_t now_wall_ms);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Wall-clock ms at which core time 0 lies.
+  int64_t epoch_ms() const { return epoch_ms_; }
+  std::optional<std::string> GetMeta(const std::string& key);
+  Status SetMeta(const std::string& key, const std::string& value);
+
+  // Groups writes into one atomic commit.
+  class Txn {
+   public:
+    explicit Txn(Store& s);
+    ~Txn();  // rolls back unless committed
+    Status Commit();
+
+   private:
+    Store& s_;
+    bool done_ = false;
+  };
+
+  // Assigns r.id (ids are never reused).
+  Status InsertJob(JobRecord& r);
+  Status UpdateJob(const JobRecord& r);
+  StatusOr<std::vector<JobRecord>> LoadJobs();
+
+  StatusOr<int64_t> AppendEvent(Time t, std::string_view kind, JobId job,
+                                std::string_view detail = {});
+  // Rows with seq > after, oldest first, at most `limit` (0 = all).
+  StatusOr<std::vector<EventRow>> LoadEvents(int64_t after = 0, int limit = 0,
+                                             bool inputs_only = false);
+
+ private:
+  explicit Store(sqlite3* db) : db_(db) {}
+  Status Exec(const char* sql);
+  Status Error(std::string_view what);
+
+  sqlite3* db_;
+  int64_t epoch_ms_ = 0;
+};
+
+}  // namespace tiresias
