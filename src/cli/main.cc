@@ -1,4 +1,4 @@
-// The `tiresias` command: simulator, comparisons, policy listing.
+// The `tiresias` command: simulator and comparisons, the live scheduler and its client.
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
@@ -8,6 +8,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int rc = 0;
   tiresias::AddSimCommands(app, rc);
+  tiresias::AddServeCommand(app, rc);
+  tiresias::AddClientCommands(app, rc);
   tiresias::AddShimCommand(app, rc);
   CLI11_PARSE(app, argc, argv);
   return rc;

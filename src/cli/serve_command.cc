@@ -1,0 +1,224 @@
+// `tiresias serve`: the live scheduler on this machine. Finds the GPUs (nvidia-smi, or
+// --gpus N emulated), opens the state directory (SQLite journal, token, address file),
+// replays and reconciles, then runs the scheduling loop and the REST API until SIGINT or
+// SIGTERM. Jobs keep running when serve stops; the next serve adopts them.
+#include <fmt/format.h>
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <thread>
+
+#include "cli/commands.h"
+#include "common/strings.h"
+#include "live/api_server.h"
+#include "live/gpus.h"
+#include "live/live_scheduler.h"
+#include "live/local_runner.h"
+
+namespace tiresias {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ServeFlags {
+  std::string state_dir = ".";
+  std::string host = "127.0.0.1";
+  int port = 8470;
+  int gpus = 0;
+  std::string nvidia_smi = "nvidia-smi";
+  std::string policy = "dlas";
+  std::vector<std::string> opts;
+  std::string placement = "consolidate";
+  std::vector<std::string> popts;
+  double grace_s = 30;
+  std::string preempt_signal = "TERM";
+};
+
+StatusOr<int> ParseSignal(const std::string& s) {
+  static const std::vector<std::pair<std::string, int>> kNames = {
+      {"TERM", SIGTERM}, {"INT", SIGINT},   {"HUP", SIGHUP},
+      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"QUIT", SIGQUIT}};
+  std::string n = s.rfind("SIG", 0) == 0 ? s.substr(3) : s;
+  for (const auto& [name, sig] : kNames) {
+    if (n == name) return sig;
+  }
+  if (auto v = ParseInt(n); v && *v > 0 && *v < 65) return static_cast<int>(*v);
+  return InvalidArgument(
+      fmt::format("--preempt-signal {}: use TERM, INT, HUP, USR1, USR2, QUIT or a number", s));
+}
+
+// The token that mutating API calls need: created once, readable by the owner only.
+StatusOr<std::string> EnsureToken(const fs::path& file) {
+  std::ifstream in(file);
+  std::string tok;
+  if (in && std::getline(in, tok) && !Trim(tok).empty()) {
+    fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write,
+                    fs::perm_options::replace);
+    return std::string(Trim(tok));
+  }
+  std::random_device rd;  // /dev/urandom
+  for (int i = 0; i < 4; ++i) tok += fmt::format("{:08x}", rd());
+  const mode_t old = umask(077);
+  std::ofstream out(file, std::ios::trunc);
+  out << tok << "\n";
+  out.close();
+  umask(old);
+  if (!out) return IoError(fmt::format("{}: cannot write the API token", file.string()));
+  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  return tok;
+}
+
+Status WriteAtomically(const fs::path& file, const std::string& text) {
+  const fs::path tmp = file.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    if (!out) return IoError(fmt::format("{}: cannot write", tmp.string()));
+  }
+  std::error_code ec;
+  fs::rename(tmp, file, ec);
+  if (ec) return IoError(fmt::format("{}: {}", file.string(), ec.message()));
+  return Status::Ok();
+}
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+int Serve(const ServeFlags& f) {
+  auto fail = [](const Status& s) {
+    std::cerr << "tiresias serve: " << s.message() << "\n";
+    return 1;
+  };
+  std::error_code ec;
+  fs::create_directories(f.state_dir, ec);
+  const fs::path dir = fs::absolute(f.state_dir);
+  if (!fs::is_directory(dir)) {
+    return fail(IoError(fmt::format("--state-dir {}: not a directory", f.state_dir)));
+  }
+  auto sig = ParseSignal(f.preempt_signal);
+  if (!sig.ok()) return fail(sig.status());
+  if (f.grace_s < 0) return fail(InvalidArgument("--grace must be >= 0 seconds"));
+
+  // GPUs: emulated on request, else whatever nvidia-smi finds.
+  std::vector<GpuInfo> gpus;
+  std::string source;
+  if (f.gpus > 0) {
+    gpus = EmulatedGpus(f.gpus);
+    source = "EMULATED (--gpus; no real devices behind them)";
+  } else {
+    auto found = DiscoverNvidiaGpus(f.nvidia_smi);
+    if (found.ok() && !found->empty()) {
+      gpus = *found;
+      source = "nvidia-smi";
+    } else if (!found.ok() && found.status().code() != StatusCode::kNotFound) {
+      return fail(
+          IoError(fmt::format("GPU discovery failed: {}\n  (pass --gpus N to run "
+                              "with N emulated GPUs instead)",
+                              found.status().message())));
+    } else {
+      gpus = EmulatedGpus(1);
+      source = "EMULATED (no nvidia-smi found; pass --gpus N for more)";
+    }
+  }
+  if (gpus.size() > 64) {
+    return fail(InvalidArgument(fmt::format("{} GPUs: at most 64 per node", gpus.size())));
+  }
+  ServeConfig cfg{.state_dir = dir.string(),
+                  .policy = f.policy,
+                  .policy_opts = f.opts,
+                  .placement = f.placement,
+                  .placement_opts = f.popts,
+                  .emulated = gpus.front().emulated,
+                  .preempt_signal = *sig,
+                  .grace = static_cast<Duration>(f.grace_s * kMsPerSecond)};
+  for (const auto& g : gpus) {
+    cfg.gpu_devices.push_back(std::to_string(g.index));
+    cfg.gpu_names.push_back(g.name);
+  }
+
+  auto token = EnsureToken(dir / "tiresias.token");
+  if (!token.ok()) return fail(token.status());
+  auto store = Store::Open((dir / "tiresias.db").string(), WallMs());
+  if (!store.ok()) return fail(store.status());
+
+  // Signals: handled by sigwait below, so block them before any thread starts.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  LiveScheduler sched(
+      cfg, std::move(*store),
+      std::make_unique<LocalRunner>(std::vector<std::string>{"/proc/self/exe", "_shim"}), WallMs);
+  if (Status s = sched.Open(); !s.ok()) return fail(s);
+  ApiServer api(sched, *token);
+  auto port = api.Bind(f.host, f.port);
+  if (!port.ok()) return fail(port.status());
+  const std::string url = fmt::format("http://{}:{}", f.host, *port);
+  if (Status s = WriteAtomically(dir / "tiresias.addr", url + "\n"); !s.ok()) return fail(s);
+
+  std::cout << fmt::format(
+                   "tiresias serve: listening on {}\n  GPUs: {} ({})\n  policy {} {}, placement "
+                   "{}, preemption SIG{} + {} s grace\n  state in {}\n",
+                   url, gpus.size(), source, f.policy, Join(f.opts, " "), f.placement,
+                   sigabbrev_np(*sig) ? sigabbrev_np(*sig) : "?", f.grace_s, dir.string())
+            << std::flush;
+
+  std::atomic<bool> stop = false;
+  std::thread loop([&] { sched.Run(stop); });
+  std::thread http([&] { api.Serve(); });
+  int got = 0;
+  sigwait(&stop_signals, &got);
+  std::cout << fmt::format(
+                   "tiresias serve: SIG{}: stopping (jobs keep running; the next "
+                   "serve adopts them)\n",
+                   sigabbrev_np(got) ? sigabbrev_np(got) : "?")
+            << std::flush;
+  stop = true;
+  sched.Wake();
+  api.Stop();
+  http.join();
+  loop.join();
+  fs::remove(dir / "tiresias.addr", ec);
+  return 0;
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, int& rc) {
+  static ServeFlags f;
+  auto* s = app.add_subcommand("serve", "run the live scheduler on this machine");
+  s->add_option("--state-dir", f.state_dir,
+                "where the database, token, address file and job logs live")
+      ->capture_default_str();
+  s->add_option("--host", f.host, "address to listen on (loopback by default)")
+      ->capture_default_str();
+  s->add_option("--port", f.port, "port (0 = any free port)")->capture_default_str();
+  s->add_option("--gpus", f.gpus, "run with N emulated GPUs instead of discovering real ones")
+      ->check(CLI::Range(1, 64));
+  s->add_option("--nvidia-smi", f.nvidia_smi, "nvidia-smi to discover GPUs with")
+      ->capture_default_str();
+  s->add_option("--policy", f.policy, "ordering policy (see `tiresias policies`)")
+      ->capture_default_str();
+  s->add_option("--opt", f.opts, "policy option key=value (repeatable)");
+  s->add_option("--placement", f.placement, "placement policy")->capture_default_str();
+  s->add_option("--popt", f.popts, "placement option key=value (repeatable)");
+  s->add_option("--grace", f.grace_s, "seconds a preempted job has to checkpoint and exit")
+      ->capture_default_str();
+  s->add_option("--preempt-signal", f.preempt_signal, "signal sent to preempt (then SIGKILL)")
+      ->capture_default_str();
+  s->callback([&rc] { rc = Serve(f); });
+}
+
+}  // namespace tiresias
