@@ -6,6 +6,7 @@
 
 namespace tiresias {
 
-void AddSimCommands(CLI::App& app, int& rc);  // sim, compare, demo, policies
+void AddSimCommands(CLI::App& app, int& rc);      // sim, compare, demo, policies
+void AddProfileCommands(CLI::App& app, int& rc);  // profile
 
 }  // namespace tiresias
