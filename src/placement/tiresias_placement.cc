@@ -118,8 +118,10 @@ class TiresiasPlacement : public PlacementPolicy {
     return fmt::format(
         "learned PACKLIMIT {} from {} spread jobs (logit = {:.2f} + {:.2f} skew + {:.2f} "
         "spread)",
-        limit ? fmt::format("{:.3f}", *limit) : std::string("none yet"), learner_->examples(), w[0],
-        w[1], w[2]);
+        !limit                     ? std::string("none yet")
+        : *limit < 0 || *limit > 1 ? fmt::format("outside [0, 1] ({:.2f})", *limit)
+                                   : fmt::format("{:.3f}", *limit),
+        learner_->examples(), w[0], w[1], w[2]);
   }
 
  private:
