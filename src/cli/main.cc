@@ -8,6 +8,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int rc = 0;
   tiresias::AddSimCommands(app, rc);
+  tiresias::AddProfileCommands(app, rc);
   tiresias::AddServeCommand(app, rc);
   tiresias::AddClientCommands(app, rc);
   tiresias::AddShimCommand(app, rc);

@@ -9,6 +9,7 @@
 #include "common/strings.h"
 #include "placement/registry.h"
 #include "policy/registry.h"
+#include "sim/link_speed_model.h"
 #include "sim/metrics.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
@@ -26,8 +27,26 @@ struct WorkloadArgs {
   std::string cluster = "8x32x8";
   double overhead = ToSeconds(kDefaultPreemptOverhead);
   double from_day = 0, days = 0;
+  std::string speed = "auto", link_bw, profiles = DefaultProfilesPath(),
+              compute_times = DefaultComputeTimesPath();
+  uint64_t assign_models = 0;
 
   void Add(CLI::App* c) {
+    c->add_option("--speed", speed,
+                  "placement speed model: links (compute + all-reduce over the slowest link), "
+                  "off (every placement at packed speed), auto (links when the profiles load)")
+        ->check(CLI::IsMember({"auto", "links", "off"}))
+        ->capture_default_str();
+    c->add_option("--link-bw", link_bw,
+                  "link bandwidths in GB/s, e.g. intra=10,inter-node=2.3,inter-switch=1.15");
+    c->add_option("--profiles", profiles, "model tensor sizes (model,tensor_sizes_mb)")
+        ->capture_default_str();
+    c->add_option("--compute-times", compute_times,
+                  "Tiresias-format trace giving 1-GPU iteration times per model")
+        ->capture_default_str();
+    c->add_option("--assign-models", assign_models,
+                  "seed: give each job without a model a random CNN (VGG, AlexNet, ResNet, "
+                  "Inception); 0 = off");
     c->add_option("--trace", trace, "trace CSV (Tiresias or Philly format, chosen by header)");
     c->add_option("--synthetic", synthetic, "instead of --trace: N seeded Philly-like jobs");
     c->add_option("--seed", seed, "seed for --synthetic")->capture_default_str();
@@ -44,8 +63,40 @@ struct WorkloadArgs {
         ->capture_default_str();
   }
 
+  // The speed model (null when off); prints the error and returns false on failure.
+  bool LoadSpeed(std::shared_ptr<const SpeedModel>& out, std::string& what) const {
+    auto bw = ParseLinkBandwidths(link_bw);
+    if (!bw.ok()) {
+      std::cerr << "error: " << bw.status().message() << "\n";
+      return false;
+    }
+    what = "off (every placement at packed speed)";
+    if (speed == "off") return true;
+    auto m = LoadLinkSpeedModel(profiles, compute_times, *bw);
+    if (!m.ok()) {
+      if (speed == "auto") {
+        what = fmt::format("off ({})", m.status().message());
+        return true;
+      }
+      std::cerr << "error: " << m.status().message() << "\n";
+      return false;
+    }
+    out = *m;
+    what = fmt::format("links {} GB/s", ToString(*bw));
+    return true;
+  }
+
   // Loads jobs and topology; prints the error and returns false on failure.
   bool Load(std::vector<JobSpec>& jobs, Topology& topo, std::string& source) const {
+    if (!LoadJobs(jobs, topo, source)) return false;
+    if (assign_models > 0) {
+      size_t n = AssignModels(jobs, assign_models, CnnModels());
+      source += fmt::format(", models assigned to {} jobs (seed {})", n, assign_models);
+    }
+    return true;
+  }
+
+  bool LoadJobs(std::vector<JobSpec>& jobs, Topology& topo, std::string& source) const {
     auto t = ResolveCluster(cluster);
     if (!t.ok()) {
       std::cerr << "error: " << t.status().message() << "\n";
@@ -153,8 +204,10 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
                const std::string& out_dir) {
   std::vector<JobSpec> jobs;
   Topology topo = *Topology::Create(1, 1, 1);
-  std::string source;
+  std::string source, speed_what;
   if (!w.Load(jobs, topo, source)) return 2;
+  std::shared_ptr<const SpeedModel> speed;
+  if (!w.LoadSpeed(speed, speed_what)) return 2;
   std::vector<SimConfig> configs;
   for (const auto& r : runs) {
     SimConfig c;
@@ -166,6 +219,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.placement_opts = popts;
     c.preempt_overhead = static_cast<Duration>(std::llround(w.overhead * kMsPerSecond));
     c.label = r.policy + "+" + r.placement;
+    c.speed = speed;
     // Validate every run before any starts, so a typo fails at once.
     if (auto p = MakeOrderingPolicy(c.policy, c.policy_opts); !p.ok()) {
       std::cerr << "error: " << p.status().message() << "\n";
@@ -198,15 +252,17 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     metrics.push_back(ComputeMetrics(*results[i]));
     if (!out_dir.empty()) {
       std::string dir = runs.size() == 1 ? out_dir : out_dir + "/" + configs[i].label;
-      if (Status st = WriteRunDir(dir, *results[i], metrics.back(), ConfigJson(configs[i], source));
-          !st.ok()) {
+      nlohmann::json config = ConfigJson(configs[i], source);
+      config["speed_model"] = speed_what;
+      if (Status st = WriteRunDir(dir, *results[i], metrics.back(), config); !st.ok()) {
         std::cerr << "error: " << st.message() << "\n";
         return 1;
       }
     }
   }
-  std::cout << fmt::format("workload: {}\ncluster: {} ({} GPUs), preemption overhead {} s\n",
-                           source, topo.str(), topo.total_gpus(), w.overhead);
+  std::cout << fmt::format(
+      "workload: {}\ncluster: {} ({} GPUs), preemption overhead {} s\nspeed model: {}\n", source,
+      topo.str(), topo.total_gpus(), w.overhead, speed_what);
   if (runs.size() == 1) {
     std::cout << SummaryTable(metrics[0]);
   } else {

@@ -72,6 +72,7 @@ Status Scheduler::Finish(JobId id, Time now) {
     return FailedPrecondition(
         fmt::format("job {}: finished while {}", id.value(), ToString(j.state)));
   }
+  placement_->OnJobFinished(j, topo_);  // before Stop: it still holds its allocation
   Stop(it->second, now);
   Erase(it->second);
   j.state = JobState::kFinished;

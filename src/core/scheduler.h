@@ -78,6 +78,10 @@ class Scheduler {
   const OrderingPolicy& policy() const { return *policy_; }
   const PlacementPolicy& placement() const { return *placement_; }
   size_t num_waiting() const { return waiting_.size(); }
+  // The first waiting job in policy order, or null.
+  const Job* FirstWaiting() const {
+    return waiting_.empty() ? nullptr : &jobs_[waiting_.begin()->second];
+  }
   size_t num_running() const { return running_.size(); }
   uint64_t passes() const { return pass_; }
   // Jobs waiting in order, best first (for listings); O(waiting).

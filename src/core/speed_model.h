@@ -14,6 +14,8 @@ class SpeedModel {
   virtual ~SpeedModel() = default;
   // In (0, 1]: 1.0 = packed speed.
   virtual double Rate(const JobSpec& job, const Allocation& alloc, const Topology& topo) const = 0;
+  // False when the model knows nothing of the job's model and treats it as insensitive.
+  virtual bool Knows(const JobSpec& /*job*/) const { return true; }
 };
 
 }  // namespace tiresias

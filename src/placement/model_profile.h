@@ -2,7 +2,9 @@
 // them (the share of the gradient volume in the largest tensor). Skewed models (VGG, AlexNet)
 // are placement-sensitive; models of many small tensors (ResNet, Inception) are not.
 // Built from a CSV `model,tensor_sizes_mb` (space-separated sizes), such as
-// ../shared/profiles/tensor_sizes.csv; users may add models. Immutable after loading.
+// ../shared/profiles/tensor_sizes.csv; users may add models. Per-iteration compute times
+// (one GPU) come from a Tiresias-format trace with `iterations` (LoadComputeTimes), e.g. the
+// public simulator's 60_job.csv. Immutable after loading.
 #pragma once
 
 #include <map>
@@ -18,7 +20,8 @@ struct ModelProfile {
   std::string name;
   std::vector<double> tensors_mb;
   double total_mb = 0;
-  double skew = 0;  // largest tensor / total, in [0, 1]
+  double skew = 0;        // largest tensor / total, in [0, 1]
+  double compute_ms = 0;  // one iteration on one GPU; 0 = unknown
 };
 
 class ModelCatalog {
@@ -26,6 +29,10 @@ class ModelCatalog {
   static StatusOr<ModelCatalog> Load(const std::string& path);
   // Fails on an empty name or a non-positive size.
   Status Add(const std::string& name, std::vector<double> tensors_mb);
+  // Sets each known model's compute_ms to the fastest 1-GPU duration / iterations found in
+  // a Tiresias-format trace (columns num_gpu, iterations, model_name, duration).
+  Status LoadComputeTimes(const std::string& trace_path);
+  Status SetComputeMs(const std::string& name, double ms);
   const ModelProfile* Find(const std::string& name) const;
   size_t size() const { return models_.size(); }
   const std::map<std::string, ModelProfile>& models() const { return models_; }

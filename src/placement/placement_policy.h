@@ -34,6 +34,11 @@ class PlacementPolicy {
   virtual std::optional<std::string> NeverFitsReason(const JobSpec& job,
                                                      const Topology& topo) const;
   virtual PlacementResult Place(const JobSpec& job, const ClusterState& state) = 0;
+  // A job completed; `job` still holds its last allocation and that run's rate (achieved
+  // speed relative to packed). Learning policies update themselves here; pure, no I/O.
+  virtual void OnJobFinished(const Job& /*job*/, const Topology& /*topo*/) {}
+  // What the policy learned, for reports ("" when nothing).
+  virtual std::string Note() const { return ""; }
 };
 
 }  // namespace tiresias

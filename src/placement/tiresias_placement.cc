@@ -1,24 +1,74 @@
-// tiresias: profile-based placement. A job whose model is placement-sensitive (skew above
-// PACKLIMIT) is consolidated and waits for a packed slot; any other job (unknown models
-// included) takes a packed slot when one is free and otherwise any free GPUs, best fit.
+// tiresias: profile-based placement. A job whose model is placement-sensitive is
+// consolidated and waits for a packed slot; any other job (unknown models included) takes a
+// packed slot when one is free and otherwise any free GPUs, best fit. Sensitive means skew
+// above a fixed PACKLIMIT (`packlimit=0.5`), or, with `packlimit=learned`, that the learned
+// classifier (packlimit_learner.h) predicts the best-fit placement on offer would run slowly;
+// it learns from completed jobs through OnJobFinished. Insensitive jobs that find no packed
+// slot fill fragments: the nodes with the fewest free GPUs first, under one switch when one
+// has room (the tightest such switch), so whole nodes stay free for jobs that need them.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "common/strings.h"
 #include "placement/consolidate.h"
 #include "placement/model_profile.h"
+#include "placement/packlimit_learner.h"
 #include "placement/registry.h"
 
 namespace tiresias {
 
 namespace {
 
+// How spread an allocation of `gpus` is beyond packed: log2(nodes / packed nodes), plus one
+// per switch beyond the packed number.
+double Spread(int gpus, int nodes, int switches, const Topology& t) {
+  int packed_nodes = (gpus + t.gpus_per_node() - 1) / t.gpus_per_node();
+  int packed_switches = (gpus + t.gpus_per_switch() - 1) / t.gpus_per_switch();
+  return std::log2(static_cast<double>(nodes) / packed_nodes) +
+         std::max(0, switches - packed_switches);
+}
+
+double SpreadOf(const Allocation& a, const Topology& t) {
+  int switches = 0, last = -1;
+  for (const auto& s : a.slices) {
+    if (t.switch_of(s.node) != last) ++switches;
+    last = t.switch_of(s.node);
+  }
+  return Spread(a.gpu_count(), a.node_count(), switches, t);
+}
+
+// Free GPUs taken from the nodes with the fewest free GPUs first (ties: lowest index), under
+// the switch with the fewest free GPUs that has enough; across switches when none has.
+std::optional<Allocation> FillFragments(int gpus, const ClusterState& s) {
+  if (s.total_free() < gpus) return std::nullopt;
+  const Topology& t = s.topology();
+  int best_sw = -1;
+  for (int sw = 0; sw < t.switches(); ++sw) {
+    int f = s.free_on_switch(sw);
+    if (f >= gpus && (best_sw < 0 || f < s.free_on_switch(best_sw))) best_sw = sw;
+  }
+  std::vector<int> order;
+  const int first = best_sw < 0 ? 0 : best_sw * t.nodes_per_switch();
+  const int last = best_sw < 0 ? t.num_nodes() : first + t.nodes_per_switch();
+  for (int n = first; n < last; ++n) {
+    if (s.free_on_node(n) > 0) order.push_back(n);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int x, int y) { return s.free_on_node(x) < s.free_on_node(y); });
+  return TakeInOrder(gpus, s, order);
+}
+
 class TiresiasPlacement : public PlacementPolicy {
  public:
-  TiresiasPlacement(ModelCatalog catalog, double packlimit)
-      : catalog_(std::move(catalog)), packlimit_(packlimit) {}
+  TiresiasPlacement(ModelCatalog catalog, double packlimit, std::optional<PackLimitLearner> learner)
+      : catalog_(std::move(catalog)), packlimit_(packlimit), learner_(std::move(learner)) {}
   std::string_view name() const override { return "tiresias"; }
   bool Sensitive(const JobSpec& job) const {
     const ModelProfile* p = catalog_.Find(job.model);
-    return p && p->skew > packlimit_;
+    return !learner_ && p && p->skew > packlimit_;
   }
   std::optional<std::string> NeverFitsReason(const JobSpec& job,
                                              const Topology& topo) const override {
@@ -39,40 +89,94 @@ class TiresiasPlacement : public PlacementPolicy {
                       "packed slot; {} GPUs free, scattered",
                       job.model, catalog_.Find(job.model)->skew, packlimit_, s.total_free())};
     }
-    if (auto a = BestFitAny(job.gpus, s)) return Placed{std::move(*a)};
-    return NoSlotNow{fmt::format("needs {} GPUs, {} free", job.gpus, s.total_free())};
+    auto a = FillFragments(job.gpus, s);
+    if (!a) return NoSlotNow{fmt::format("needs {} GPUs, {} free", job.gpus, s.total_free())};
+    const ModelProfile* p = catalog_.Find(job.model);
+    // A packed slot can only exist under one switch; larger jobs never wait for one.
+    if (learner_ && p && job.gpus <= s.topology().gpus_per_switch()) {
+      double spread = SpreadOf(*a, s.topology());
+      if (learner_->Sensitive(p->skew, spread)) {
+        return NoSlotNow{fmt::format(
+            "model {} (skew {:.2f}) predicted slow on {} nodes (p={:.2f}, learned from {} "
+            "jobs); waits for a packed slot",
+            job.model, p->skew, a->node_count(), learner_->PSlow(p->skew, spread),
+            learner_->examples())};
+      }
+    }
+    return Placed{std::move(*a)};
+  }
+  void OnJobFinished(const Job& job, const Topology& topo) override {
+    if (!learner_ || job.alloc.empty()) return;
+    const ModelProfile* p = catalog_.Find(job.spec.model);
+    if (!p) return;
+    learner_->Observe(p->skew, SpreadOf(job.alloc, topo), job.rate);
+  }
+  std::string Note() const override {
+    if (!learner_) return "";
+    auto limit = learner_->PackLimit();
+    const auto& w = learner_->weights();
+    return fmt::format(
+        "learned PACKLIMIT {} from {} spread jobs (logit = {:.2f} + {:.2f} skew + {:.2f} "
+        "spread)",
+        !limit                     ? std::string("none yet")
+        : *limit < 0 || *limit > 1 ? fmt::format("outside [0, 1] ({:.2f})", *limit)
+                                   : fmt::format("{:.3f}", *limit),
+        learner_->examples(), w[0], w[1], w[2]);
   }
 
  private:
   ModelCatalog catalog_;
   double packlimit_;
+  std::optional<PackLimitLearner> learner_;
 };
 
 }  // namespace
 
 PlacementInfo TiresiasPlacementInfo() {
-  return {
-      "tiresias",
-      "consolidate only placement-sensitive models (skew > packlimit); others take any GPUs",
-      {{"packlimit",
-        OptionSpec::Type::kDouble,
-        "0.5",
-        "PACKLIMIT: models with a larger skew (largest tensor / all) are consolidated",
-        {}},
-       {"profiles",
-        OptionSpec::Type::kPath,
-        std::string(TIRESIAS_SHARED_DIR) + "/profiles/tensor_sizes.csv",
-        "CSV model,tensor_sizes_mb of model profiles",
-        {}}},
-      [](const OptionValues& v) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
-        auto catalog = ModelCatalog::Load(v.Str("profiles"));
-        if (!catalog.ok()) return catalog.status();
-        double limit = v.Double("packlimit");
-        if (limit < 0 || limit > 1) {
-          return InvalidArgument("placement tiresias: packlimit must be in [0, 1]");
-        }
-        return std::unique_ptr<PlacementPolicy>(new TiresiasPlacement(std::move(*catalog), limit));
-      }};
+  return {"tiresias",
+          "consolidate only placement-sensitive models (skew > packlimit); others take any GPUs",
+          {{"packlimit",
+            OptionSpec::Type::kText,
+            "0.5",
+            "PACKLIMIT in [0, 1]: models with a larger skew (largest tensor / all) are "
+            "consolidated; `learned` = a classifier over skew, placement and achieved speed "
+            "trained on completed jobs",
+            {}},
+           {"slow_below",
+            OptionSpec::Type::kDouble,
+            "0.8",
+            "packlimit=learned: a spread job is a sensitive example when it achieved less than "
+            "this fraction of its packed speed",
+            {}},
+           {"profiles",
+            OptionSpec::Type::kPath,
+            std::string(TIRESIAS_SHARED_DIR) + "/profiles/tensor_sizes.csv",
+            "CSV model,tensor_sizes_mb of model profiles",
+            {}}},
+          [](const OptionValues& v) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
+            auto catalog = ModelCatalog::Load(v.Str("profiles"));
+            if (!catalog.ok()) return catalog.status();
+            std::string text = v.Str("packlimit");
+            std::optional<PackLimitLearner> learner;
+            double limit = 0;
+            if (text == "learned") {
+              double slow = v.Double("slow_below");
+              if (!(slow > 0 && slow <= 1)) {
+                return InvalidArgument("placement tiresias: slow_below must be in (0, 1]");
+              }
+              learner.emplace(slow);
+            } else {
+              auto d = ParseDouble(text);
+              if (!d || *d < 0 || *d > 1) {
+                return InvalidArgument(fmt::format(
+                    "placement tiresias: packlimit={}: expected a number in [0, 1] or `learned`",
+                    text));
+              }
+              limit = *d;
+            }
+            return std::unique_ptr<PlacementPolicy>(
+                new TiresiasPlacement(std::move(*catalog), limit, std::move(learner)));
+          }};
 }
 
 }  // namespace tiresias

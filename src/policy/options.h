@@ -11,7 +11,7 @@
 namespace tiresias {
 
 struct OptionSpec {
-  enum class Type { kInt, kDouble, kDoubleList, kChoice, kPath };
+  enum class Type { kInt, kDouble, kDoubleList, kChoice, kPath, kText };
   std::string name;
   Type type;
   std::string default_value;  // "" = no default (absent unless given)

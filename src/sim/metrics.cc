@@ -38,7 +38,9 @@ Metrics ComputeMetrics(const SimResult& r) {
   m.label = r.label;
   m.passes = r.passes;
   m.jobs = r.jobs.size();
-  std::vector<double> jct, queue;
+  m.placement_note = r.placement_note;
+  std::vector<double> jct, queue, slowdown;
+  double nodes = 0, switches = 0, multi = 0;
   std::array<std::vector<double>, 4> jct_b, queue_b;
   Time first_submit = std::numeric_limits<Time>::max(), last_end = 0;
   double held_gpu_ms = 0, overhead_gpu_ms = 0;
@@ -47,6 +49,7 @@ Metrics ComputeMetrics(const SimResult& r) {
     overhead_gpu_ms += static_cast<double>(j.overhead) * j.gpus;
     m.preemptions += j.preemptions;
     m.promotions += j.promotions;
+    if (!j.model_known) ++m.unknown_models;
     if (j.state == JobState::kRejected) {
       ++m.rejected;
       continue;
@@ -61,6 +64,12 @@ Metrics ComputeMetrics(const SimResult& r) {
     double c = ToSeconds(j.end - j.submit), q = ToSeconds(j.first_start - j.submit);
     jct.push_back(c);
     queue.push_back(q);
+    slowdown.push_back(j.slowdown());
+    if (j.gpus > 1) {
+      nodes += j.nodes;
+      switches += j.switches;
+      ++multi;
+    }
     for (size_t b = 0; b < kSizeBuckets.size(); ++b) {
       if (j.gpus >= kSizeBuckets[b].lo && j.gpus <= kSizeBuckets[b].hi) {
         jct_b[b].push_back(c);
@@ -70,6 +79,11 @@ Metrics ComputeMetrics(const SimResult& r) {
   }
   m.jct = Summarize(jct);
   m.queueing = Summarize(queue);
+  m.slowdown = Summarize(std::move(slowdown));
+  if (multi > 0) {
+    m.mean_nodes = nodes / multi;
+    m.mean_switches = switches / multi;
+  }
   for (size_t b = 0; b < kSizeBuckets.size(); ++b) {
     m.jct_by_size[b] = Summarize(jct_b[b]);
     m.queueing_by_size[b] = Summarize(queue_b[b]);
@@ -78,6 +92,7 @@ Metrics ComputeMetrics(const SimResult& r) {
     m.makespan = ToSeconds(last_end - first_submit);
     if (m.makespan > 0) {
       m.utilisation = held_gpu_ms / (static_cast<double>(r.total_gpus) * (last_end - first_submit));
+      m.frag_idle_gpus = r.frag_idle_gpu_ms / static_cast<double>(last_end - first_submit);
     }
   }
   m.overhead_gpu_seconds = overhead_gpu_ms / kMsPerSecond;
@@ -108,7 +123,13 @@ nlohmann::json ToJson(const Metrics& m) {
           {"preemptions", m.preemptions},
           {"promotions", m.promotions},
           {"overhead_gpu_seconds", m.overhead_gpu_seconds},
-          {"scheduling_passes", m.passes}};
+          {"scheduling_passes", m.passes},
+          {"slowdown", ToJson(m.slowdown)},
+          {"fragmentation_idle_gpus", m.frag_idle_gpus},
+          {"mean_nodes_multi_gpu", m.mean_nodes},
+          {"mean_switches_multi_gpu", m.mean_switches},
+          {"unknown_model_jobs", m.unknown_models},
+          {"placement_note", m.placement_note}};
 }
 
 }  // namespace tiresias

@@ -2,6 +2,9 @@
 // first start - submit, makespan = last end - first submit, GPU utilisation = GPU-time held /
 // (GPUs x makespan), preemptions, promotions, GPU-time lost to restore overhead. Mean, median,
 // p95, p99 (linear interpolation between order statistics), overall and by job size.
+// Placement: slowdown (achieved vs packed speed) per finished job, GPUs idle because of
+// fragmentation (time-averaged over the makespan), nodes and switches spanned by
+// multi-GPU jobs, and how many jobs the speed model did not know (run at packed speed).
 #pragma once
 
 #include <array>
@@ -36,6 +39,11 @@ struct Metrics {
   int64_t preemptions = 0, promotions = 0;
   double overhead_gpu_seconds = 0;
   uint64_t passes = 0;
+  Stats slowdown;                            // finished jobs; 1 = packed speed
+  double frag_idle_gpus = 0;                 // mean GPUs idle because of fragmentation
+  double mean_nodes = 0, mean_switches = 0;  // finished multi-GPU jobs, last run
+  size_t unknown_models = 0;                 // jobs the speed model did not know
+  std::string placement_note;
 };
 
 Metrics ComputeMetrics(const SimResult& r);

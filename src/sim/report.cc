@@ -38,6 +38,12 @@ const std::vector<Row>& Rows() {
       {"preemptions", [](const Metrics& m) { return double(m.preemptions); }, "{:.0f}"},
       {"promotions", [](const Metrics& m) { return double(m.promotions); }, "{:.0f}"},
       {"overhead (GPU-s)", [](const Metrics& m) { return m.overhead_gpu_seconds; }, "{:.0f}"},
+      {"mean slowdown", [](const Metrics& m) { return m.slowdown.mean; }, "{:.3f}"},
+      {"p95 slowdown", [](const Metrics& m) { return m.slowdown.p95; }, "{:.3f}"},
+      {"frag-idle GPUs (avg)", [](const Metrics& m) { return m.frag_idle_gpus; }, "{:.1f}"},
+      {"nodes/job (>1 GPU)", [](const Metrics& m) { return m.mean_nodes; }, "{:.2f}"},
+      {"switches/job (>1 GPU)", [](const Metrics& m) { return m.mean_switches; }, "{:.2f}"},
+      {"unknown-model jobs", [](const Metrics& m) { return double(m.unknown_models); }, "{:.0f}"},
   };
   return kRows;
 }
@@ -63,6 +69,15 @@ std::string SummaryTable(const Metrics& m) {
       "  makespan {:.0f} s  GPU utilisation {:.3f}  preemptions {}  promotions {}"
       "  overhead {:.0f} GPU-s\n",
       m.makespan, m.utilisation, m.preemptions, m.promotions, m.overhead_gpu_seconds);
+  out += fmt::format(
+      "  slowdown mean {:.3f} p95 {:.3f}  fragmentation-idle GPUs {:.1f}  nodes/job {:.2f}"
+      "  switches/job {:.2f} (jobs > 1 GPU)\n",
+      m.slowdown.mean, m.slowdown.p95, m.frag_idle_gpus, m.mean_nodes, m.mean_switches);
+  if (m.unknown_models > 0) {
+    out +=
+        fmt::format("  {} jobs had no model profile and ran at packed speed\n", m.unknown_models);
+  }
+  if (!m.placement_note.empty()) out += "  " + m.placement_note + "\n";
   return out;
 }
 
@@ -86,20 +101,24 @@ std::string CompareTable(const std::vector<Metrics>& runs) {
     }
     out += '\n';
   }
+  for (const auto& r : runs) {
+    if (!r.placement_note.empty()) out += fmt::format("{}: {}\n", r.label, r.placement_note);
+  }
   return out;
 }
 
 std::string JobsCsv(const SimResult& r) {
   std::string out =
       "id,gpus,model,state,submit,first_start,end,jct,queueing_delay,preemptions,promotions,"
-      "final_queue,overhead\n";
+      "final_queue,overhead,slowdown,nodes,switches\n";
   for (const auto& j : r.jobs) {
     bool done = j.state == JobState::kFinished;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id.value(), j.gpus, j.model,
-                       ToString(j.state), Secs(j.submit), Secs(j.first_start), Secs(j.end),
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id.value(), j.gpus,
+                       j.model, ToString(j.state), Secs(j.submit), Secs(j.first_start), Secs(j.end),
                        done ? Secs(j.end - j.submit) : "",
                        j.first_start >= 0 ? Secs(j.first_start - j.submit) : "", j.preemptions,
-                       j.promotions, j.final_queue + 1, Secs(j.overhead));
+                       j.promotions, j.final_queue + 1, Secs(j.overhead),
+                       done ? fmt::format("{:.4f}", j.slowdown()) : "", j.nodes, j.switches);
   }
   return out;
 }

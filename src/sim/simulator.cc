@@ -61,6 +61,10 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> done;
   uint64_t seq = 0;
   size_t next = 0;
+  // Placement shape of each job's last run, by submission index (= the core's job slot).
+  std::vector<std::pair<int, int>> shape(jobs.size(), {0, 0});
+  Time last_t = 0;
+  int frag_now = 0;  // GPUs idle because of fragmentation since last_t
   while (true) {
     Time t = kNever;
     if (next < jobs.size()) t = jobs[next].submit;
@@ -74,6 +78,8 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     t = std::min(t, core.NextWakeup());
     if (t == kNever) break;
     ++result.events;
+    result.frag_idle_gpu_ms += static_cast<double>(frag_now) * static_cast<double>(t - last_t);
+    last_t = t;
 
     while (!done.empty() && done.top().at == t) {
       Completion c = done.top();
@@ -89,10 +95,21 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       if (a.kind != Action::Kind::kStart) continue;
       const Job* j = core.Find(a.job);
       done.push(Completion{CompletionTime(*j), seq++, a.job, j->starts});
+      int sw = 0, last = -1;
+      for (const auto& sl : a.alloc.slices) {
+        if (cfg.topo.switch_of(sl.node) != last) ++sw;
+        last = cfg.topo.switch_of(sl.node);
+      }
+      shape[static_cast<size_t>(j - core.jobs().data())] = {a.alloc.node_count(), sw};
     }
+    // Fragmentation: the first waiting job would fit the free GPUs in count, yet waits.
+    const Job* head = core.FirstWaiting();
+    int free = core.cluster().total_free();
+    frag_now = head && free > 0 && head->gpus() <= free ? free : 0;
   }
 
   result.passes = core.passes();
+  result.placement_note = core.placement().Note();
   result.jobs.reserve(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) {
     const Job* j = core.Find(jobs[i].id);
@@ -111,6 +128,10 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     r.overhead = j->overhead;
     r.executed = j->executed;
     r.reject_reason = rejects[i];
+    r.work = *j->spec.duration;
+    r.nodes = shape[i].first;
+    r.switches = shape[i].second;
+    r.model_known = !cfg.speed || cfg.speed->Knows(j->spec);
     result.jobs.push_back(std::move(r));
   }
   return result;

@@ -37,7 +37,12 @@ struct JobResult {
   Time submit = 0, first_start = -1, end = -1;
   int preemptions = 0, promotions = 0, final_queue = 0;
   Duration held = 0, overhead = 0, executed = 0;
+  Duration work = 0;            // packed-placement duration from the trace
+  int nodes = 0, switches = 0;  // spanned by its last run (0 = never ran)
+  bool model_known = true;      // false: the speed model ran it at packed speed, not knowing it
   std::string reject_reason;
+  // Achieved vs packed speed: progress-time / packed duration (1 = packed speed).
+  double slowdown() const { return work > 0 ? static_cast<double>(executed) / work : 1.0; }
 };
 
 struct SimResult {
@@ -47,6 +52,10 @@ struct SimResult {
   std::vector<JobResult> jobs;  // in submission order
   uint64_t passes = 0;          // scheduling passes that ran
   uint64_t events = 0;          // distinct event times processed
+  // GPU-ms free while the first waiting job (policy order) had enough free GPUs in count but
+  // no slot: GPUs idle because of fragmentation. Divided by the makespan in the metrics.
+  double frag_idle_gpu_ms = 0;
+  std::string placement_note;  // what the placement policy learned, if anything
 };
 
 // Validates the configuration (unknown policy or option -> InvalidArgument) and runs.

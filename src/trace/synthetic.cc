@@ -10,6 +10,27 @@
 
 namespace tiresias {
 
+const std::vector<std::string>& CnnModels() {
+  static const std::vector<std::string> kModels = {"vgg19",    "vgg16",      "vgg11",
+                                                   "alexnet",  "resnet152",  "resnet101",
+                                                   "resnet50", "inception4", "inception3"};
+  return kModels;
+}
+
+size_t AssignModels(std::vector<JobSpec>& jobs, uint64_t seed,
+                    const std::vector<std::string>& models) {
+  if (models.empty()) return 0;
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<size_t> pick(0, models.size() - 1);
+  size_t n = 0;
+  for (auto& j : jobs) {
+    if (!j.model.empty()) continue;
+    j.model = models[pick(rng)];
+    ++n;
+  }
+  return n;
+}
+
 std::vector<JobSpec> SyntheticPhillyLike(const SyntheticConfig& cfg) {
   // Philly's size mix (share of jobs): 1:93.2%, 2:2.2%, 4:2.3%, 8:2.0%, 16:0.24%, 32:0.08%.
   struct Size {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/job.h"
@@ -21,5 +22,12 @@ struct SyntheticConfig {
 };
 
 std::vector<JobSpec> SyntheticPhillyLike(const SyntheticConfig& cfg);
+
+// The nine CNNs of ../shared/profiles/tensor_sizes.csv (VGG, AlexNet, ResNet, Inception).
+const std::vector<std::string>& CnnModels();
+// Gives every job without a model one drawn uniformly from `models`, seeded; jobs that
+// already name a model keep it. Returns how many were assigned.
+size_t AssignModels(std::vector<JobSpec>& jobs, uint64_t seed,
+                    const std::vector<std::string>& models);
 
 }  // namespace tiresias

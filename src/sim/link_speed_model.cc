@@ -1,0 +1,142 @@
+// The placement speed model: compute plus a ring all-reduce over the slowest link.
+#include "sim/link_speed_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/strings.h"
+
+namespace tiresias {
+
+StatusOr<LinkBandwidths> ParseLinkBandwidths(const std::string& spec) {
+  LinkBandwidths bw;
+  for (auto part : Split(spec, ',')) {
+    part = Trim(part);
+    if (part.empty()) continue;
+    auto eq = part.find('=');
+    std::string key(Trim(part.substr(0, eq)));
+    auto v = eq == std::string_view::npos ? std::nullopt : ParseDouble(Trim(part.substr(eq + 1)));
+    if (!v || !(*v > 0)) {
+      return InvalidArgument(
+          fmt::format("link bandwidth '{}': expected key=GB/s with a value > 0", part));
+    }
+    if (key == "intra") {
+      bw.intra = *v;
+    } else if (key == "inter-node") {
+      bw.inter_node = *v;
+    } else if (key == "inter-switch") {
+      bw.inter_switch = *v;
+    } else {
+      return InvalidArgument(fmt::format(
+          "link bandwidth '{}': unknown link; valid: intra, inter-node, inter-switch", key));
+    }
+  }
+  return bw;
+}
+
+std::string ToString(const LinkBandwidths& bw) {
+  return fmt::format("intra={},inter-node={},inter-switch={}", bw.intra, bw.inter_node,
+                     bw.inter_switch);
+}
+
+const char* ToString(Link l) {
+  switch (l) {
+    case Link::kNone:
+      return "none";
+    case Link::kIntra:
+      return "intra";
+    case Link::kInterNode:
+      return "inter-node";
+    case Link::kInterSwitch:
+      return "inter-switch";
+  }
+  return "?";
+}
+
+Link PlacementShape::slowest() const {
+  if (gpus <= 1) return Link::kNone;
+  if (nodes <= 1) return Link::kIntra;
+  return switches <= 1 ? Link::kInterNode : Link::kInterSwitch;
+}
+
+PlacementShape ShapeOf(const Allocation& a, const Topology& topo) {
+  PlacementShape p{a.gpu_count(), a.node_count(), 0};
+  int last = -1;
+  for (const auto& s : a.slices) {  // slices are ordered by node, so switches ascend
+    int sw = topo.switch_of(s.node);
+    if (sw != last) ++p.switches;
+    last = sw;
+  }
+  return p;
+}
+
+PlacementShape PackedShape(int gpus, const Topology& topo) {
+  auto ceil_div = [](int a, int b) { return (a + b - 1) / b; };
+  return {gpus, ceil_div(gpus, topo.gpus_per_node()), ceil_div(gpus, topo.gpus_per_switch())};
+}
+
+double IterationMs(double compute_ms, double gradient_mb, const PlacementShape& p,
+                   const LinkBandwidths& bw) {
+  double link = 0;
+  switch (p.slowest()) {
+    case Link::kNone:
+      return compute_ms;
+    case Link::kIntra:
+      link = bw.intra;
+      break;
+    case Link::kInterNode:
+      link = bw.inter_node;
+      break;
+    case Link::kInterSwitch:
+      link = bw.inter_switch;
+      break;
+  }
+  double n = p.gpus;
+  return compute_ms + 2.0 * (n - 1) / n * gradient_mb / link;
+}
+
+LinkSpeedModel::LinkSpeedModel(ModelCatalog catalog, LinkBandwidths bw, double default_compute_ms)
+    : catalog_(std::move(catalog)), bw_(bw), default_compute_ms_(default_compute_ms) {}
+
+bool LinkSpeedModel::Knows(const JobSpec& job) const {
+  return catalog_.Find(job.model) != nullptr;
+}
+
+double LinkSpeedModel::RateOf(const std::string& model, const PlacementShape& p,
+                              const Topology& topo) const {
+  const ModelProfile* m = catalog_.Find(model);
+  if (!m || p.gpus <= 1) return 1.0;
+  PlacementShape packed = PackedShape(p.gpus, topo);
+  if (p.nodes <= packed.nodes && p.switches <= packed.switches) return 1.0;
+  double c = ComputeMs(*m);
+  double rate = IterationMs(c, m->total_mb, packed, bw_) / IterationMs(c, m->total_mb, p, bw_);
+  return std::min(1.0, rate);
+}
+
+double LinkSpeedModel::Rate(const JobSpec& job, const Allocation& alloc,
+                            const Topology& topo) const {
+  if (job.gpus <= 1 || alloc.node_count() <= 1) return 1.0;  // one node: packed
+  return RateOf(job.model, ShapeOf(alloc, topo), topo);
+}
+
+std::string DefaultProfilesPath() {
+  return std::string(TIRESIAS_SHARED_DIR) + "/profiles/tensor_sizes.csv";
+}
+std::string DefaultComputeTimesPath() {
+  return std::string(TIRESIAS_SHARED_DIR) + "/traces/tiresias/60_job.csv";
+}
+
+StatusOr<std::shared_ptr<const LinkSpeedModel>> LoadLinkSpeedModel(const std::string& profiles,
+                                                                   const std::string& compute_times,
+                                                                   const LinkBandwidths& bw) {
+  auto catalog = ModelCatalog::Load(profiles);
+  if (!catalog.ok()) return catalog.status();
+  if (!compute_times.empty()) {
+    if (Status st = catalog->LoadComputeTimes(compute_times); !st.ok()) return st;
+  }
+  return std::shared_ptr<const LinkSpeedModel>(
+      std::make_shared<LinkSpeedModel>(std::move(*catalog), bw));
+}
+
+}  // namespace tiresias
