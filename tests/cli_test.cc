@@ -10,28 +10,18 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "test_util.h"
+
 namespace {
 
-struct Result {
-  int rc;
-  std::string out;  // stdout and stderr together
-};
+using Result = tiresias::testing::CmdResult;
 
 Result Tiresias(const std::string& args) {
-  std::string cmd = std::string(TIRESIAS_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int status = pclose(p);
-  return {WEXITSTATUS(status), out};
+  return tiresias::testing::RunTiresias(args);
 }
 
 std::filesystem::path TempDir(const std::string& name) {
-  auto d = std::filesystem::temp_directory_path() / ("tiresias_cli_" + name);
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d;
+  return tiresias::testing::FreshDir("cli_" + name);
 }
 
 TEST(Cli, SimWritesJobsCsvAndSummaryJson) {

@@ -2,6 +2,9 @@
 // Each is one or a few API calls (see live/api_server.h) and a human-readable rendering.
 #include <fmt/format.h>
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -57,7 +60,11 @@ int Submit(const Common& o, int gpus, const std::string& name, const std::string
       {"gpus", gpus}, {"argv", argv}, {"cwd", std::filesystem::current_path().string()}};
   if (!name.empty()) body["name"] = name;
   if (!model.empty()) body["model"] = model;
-  if (const char* u = std::getenv("USER"); u && *u) body["user"] = u;
+  if (const char* u = std::getenv("USER"); u && *u) {
+    body["user"] = u;
+  } else if (const passwd* pw = getpwuid(getuid())) {
+    body["user"] = pw->pw_name;
+  }
   if (duration_s > 0) body["duration_s"] = duration_s;
   nlohmann::json envj = nlohmann::json::object();
   for (const auto& kv : env) {
@@ -92,7 +99,7 @@ int List(const Common& o, bool all, const std::string& state) {
     std::cout << fmt::format("{:>6} {:<16} {:<10} {:>4} {:<10} {:>5} {:>11.0f}s {:>8}  {}\n",
                              j["id"].get<int64_t>(), j["name"].get<std::string>().substr(0, 16),
                              j["user"].get<std::string>().substr(0, 10), j["gpus"].get<int>(), st,
-                             j.contains("queue") ? "Q" + j["queue"].dump() : "-",
+                             j.contains("queue") ? fmt::format("Q{}", j["queue"].get<int>() + 1) : "-",
                              j.value("attained_gpu_s", 0.0), Human(j["wait_s"].get<double>()),
                              on_gpus ? "gpu:" + j["devices"].get<std::string>()
                                      : (Terminal(st) ? Str(j, "message") : "-"));

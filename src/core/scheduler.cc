@@ -245,6 +245,27 @@ void Scheduler::Start(uint32_t slot, Allocation alloc, Time now, std::vector<Act
       restore ? fmt::format("resumes; restore takes {} ms", restore) : std::string("starts")});
 }
 
+Status Scheduler::SetProgressStart(JobId id, Time t, Time now) {
+  auto it = slot_of_.find(id);
+  if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
+  Job& j = jobs_[it->second];
+  if (!j.running()) {
+    return FailedPrecondition(
+        fmt::format("job {}: progress while {}", id.value(), ToString(j.state)));
+  }
+  if (t < j.run_start) {
+    return InvalidArgument(
+        fmt::format("job {}: progress from {} before its start at {}", id.value(), t, j.run_start));
+  }
+  if (t == j.progress_start) return Status::Ok();
+  Erase(it->second);
+  j.overhead += t - j.progress_start;
+  j.progress_start = t;
+  Insert(it->second, now);
+  ArmTimer(it->second, now);
+  return Status::Ok();
+}
+
 void Scheduler::Stop(uint32_t slot, Time now, bool release) {
   Job& j = jobs_[slot];
   assert(j.running());

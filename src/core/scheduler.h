@@ -61,6 +61,11 @@ class Scheduler {
   // The job's work is complete (simulator) or its process exited (daemon).
   Status Finish(JobId id, Time now);
   Status Cancel(JobId id, Time now);
+  // A running job makes progress from `t` (>= its start; may be after `now`). The daemon
+  // uses it when a preempted process still holds the GPUs while it checkpoints: progress is
+  // held until the holder's kill deadline, then set to the real launch time. Service and
+  // queue timers count from `t`; the gap since the start is overhead.
+  Status SetProgressStart(JobId id, Time t, Time now);
   // Fires due timers, then runs a scheduling pass if anything changed since the last one.
   std::vector<Action> Schedule(Time now);
   // The earliest pending timer, or kNever. Stale timers are dropped on the way.

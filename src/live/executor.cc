@@ -159,8 +159,10 @@ StatusOr<ProcessRef> LocalExecutor::Launch(const LaunchSpec& spec) {
   if (!ec) fs::create_directories(dir / "checkpoint", ec);
   if (ec) return IoError(Where(spec) + ": job_dir " + spec.job_dir + ": " + ec.message());
   std::string exit_file = ExitFilePath(dir.string(), spec.attempt);
-  if (unlink(exit_file.c_str()) != 0 && errno != ENOENT)  // stale, from an earlier try
-    return IoError(Where(spec) + ": " + exit_file + ": " + std::strerror(errno));
+  for (const std::string& stale : {exit_file, PidFilePath(dir.string(), spec.attempt)}) {
+    if (unlink(stale.c_str()) != 0 && errno != ENOENT)  // from an earlier try
+      return IoError(Where(spec) + ": " + stale + ": " + std::strerror(errno));
+  }
   std::string log_path = (dir / "output.log").string();
   Fd log(open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
   if (log.get() < 0) return IoError(Where(spec) + ": " + log_path + ": " + std::strerror(errno));
@@ -293,6 +295,12 @@ std::optional<ExitInfo> LocalExecutor::ReadExitFile(JobId job, int attempt,
   if (!rec) return std::nullopt;
   return ExitInfo{
       .job = job, .attempt = attempt, .exit_code = rec->exit_code, .signal = rec->signal};
+}
+
+std::optional<ProcessRef> LocalExecutor::ReadPidFileOf(int attempt, const std::string& job_dir) {
+  auto p = ReadPidFile(PidFilePath(job_dir, attempt));
+  if (!p) return std::nullopt;
+  return ProcessRef{.pid = p->first, .start_ticks = p->second};
 }
 
 ExitInfo LocalExecutor::Ended(const Tracked& t, std::optional<int> wait_status) {

@@ -76,6 +76,9 @@ class LocalExecutor {
   // file, if any (none: it was killed by SIGKILL, or never ran).
   static std::optional<ExitInfo> ReadExitFile(JobId job, int attempt, const std::string& job_dir);
 
+  // The process the shim of `attempt` recorded as it started, if it got that far.
+  static std::optional<ProcessRef> ReadPidFileOf(int attempt, const std::string& job_dir);
+
   // Non-blocking: every tracked process that ended since the last call.
   std::vector<ExitInfo> Poll();
 

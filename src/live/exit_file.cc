@@ -15,18 +15,20 @@ std::string ExitFilePath(const std::string& job_dir, int attempt) {
   return job_dir + "/attempt-" + std::to_string(attempt) + ".exit";
 }
 
-Status WriteExitFile(const std::string& path, const ExitRecord& rec) {
-  std::string line = rec.signal > 0 ? "signal " + std::to_string(rec.signal) + "\n"
-                                    : "exit " + std::to_string(rec.exit_code) + "\n";
+std::string PidFilePath(const std::string& job_dir, int attempt) {
+  return job_dir + "/attempt-" + std::to_string(attempt) + ".pid";
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
   std::string tmp = path + ".tmp." + std::to_string(getpid());
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("exit file " + tmp + ": " + std::strerror(errno));
+  if (fd < 0) return IoError(tmp + ": " + std::strerror(errno));
   auto fail = [&](int err) {
     unlink(tmp.c_str());
-    return IoError("exit file " + path + ": " + std::strerror(err));
+    return IoError(path + ": " + std::strerror(err));
   };
-  ssize_t n = write(fd, line.data(), line.size());
-  if (n != static_cast<ssize_t>(line.size())) {
+  ssize_t n = write(fd, text.data(), text.size());
+  if (n != static_cast<ssize_t>(text.size())) {
     int err = n < 0 ? errno : EIO;
     close(fd);
     return fail(err);
@@ -39,6 +41,22 @@ Status WriteExitFile(const std::string& path, const ExitRecord& rec) {
   close(fd);
   if (rename(tmp.c_str(), path.c_str()) != 0) return fail(errno);
   return Status::Ok();
+}
+
+Status WriteExitFile(const std::string& path, const ExitRecord& rec) {
+  return WriteFileAtomically(path, rec.signal > 0 ? "signal " + std::to_string(rec.signal) + "\n"
+                                                  : "exit " + std::to_string(rec.exit_code) + "\n");
+}
+
+Status WritePidFile(const std::string& path, int pid, int64_t start_ticks) {
+  return WriteFileAtomically(path, std::to_string(pid) + " " + std::to_string(start_ticks) + "\n");
+}
+
+std::optional<std::pair<int, int64_t>> ReadPidFile(const std::string& path) {
+  std::ifstream in(path);
+  long long pid = 0, ticks = 0;
+  if (!(in >> pid >> ticks) || pid <= 0 || ticks <= 0) return std::nullopt;
+  return std::make_pair(static_cast<int>(pid), static_cast<int64_t>(ticks));
 }
 
 std::optional<ExitRecord> ReadExitRecord(const std::string& path) {

@@ -125,6 +125,11 @@ Status LiveScheduler::Open() {
     if (e.kind == "submit") s = sched_->Submit(SpecOf(it->second), e.t);
     if (e.kind == "finish") s = sched_->Finish(e.job, e.t);
     if (e.kind == "cancel") s = sched_->Cancel(e.job, e.t);
+    if (e.kind == "launch") s = sched_->SetProgressStart(e.job, e.t, e.t);
+    if (e.kind == "hold") {
+      s = sched_->SetProgressStart(
+          e.job, ParseInt(e.detail.substr(e.detail.rfind(' ') + 1)).value_or(e.t), e.t);
+    }
     if (!s.ok()) Warn(fmt::format("journal event {} ({}): {}", e.seq, e.kind, s.message()));
   }
   return Reconcile(Now());
@@ -137,6 +142,18 @@ Status LiveScheduler::Reconcile(Time now) {
     const Job* cj = sched_->Find(id);
     const bool core_running = cj && cj->running();
     const std::vector<int> core_gpus = core_running ? GpusOf(cj->alloc) : std::vector<int>{};
+    // An attempt launched just before the crash, before its row was written.
+    if (core_running) {
+      if (auto ref = runner_->FindLaunched(id, rec.attempt + 1, JobDir(id))) {
+        ++rec.attempt;
+        rec.pid = ref->pid;
+        rec.start_ticks = ref->start_ticks;
+        rec.devices = JoinInts(core_gpus);
+        rec.state = LiveState::kRunning;
+        if (rec.first_start < 0) rec.first_start = now;
+        rec.last_start = now;
+      }
+    }
     if (rec.pid <= 0) {
       if (core_running) {
         to_launch_[id] = core_gpus;
@@ -336,15 +353,35 @@ void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
   (void)runner_->Signal(p.ref, sig);  // NotFound: already gone, Poll reports it
 }
 
+Time LiveScheduler::ReleaseDeadline(const std::vector<int>& gpus, JobId id, Time now) const {
+  Time until = now;
+  auto deadline = [&](const Proc& p) {
+    return p.kill_at != kNever ? p.kill_at : now + Seconds(1);  // SIGKILLed: any moment
+  };
+  for (int g : gpus) {
+    if (gpu_owner_[g] != JobId()) until = std::max(until, deadline(procs_.at(gpu_owner_[g])));
+  }
+  if (auto it = procs_.find(id); it != procs_.end()) until = std::max(until, deadline(it->second));
+  return until;
+}
+
 void LiveScheduler::LaunchReady(Time now) {
   std::vector<JobId> changed;
   std::vector<JobId> ids;
   for (const auto& [id, gpus] : to_launch_) ids.push_back(id);
+  Store::Txn txn(*store_);
   for (JobId id : ids) {
     const std::vector<int> gpus = to_launch_.at(id);
-    if (procs_.contains(id)) continue;  // its previous process is still checkpointing
-    if (std::any_of(gpus.begin(), gpus.end(), [&](int g) { return gpu_owner_[g] != JobId(); })) {
-      continue;  // a preempted job still holds one of its GPUs
+    const Time release = ReleaseDeadline(gpus, id, now);
+    if (release > now) {
+      // Preempted processes still hold its GPUs (or its own previous attempt is still
+      // checkpointing): no progress, no service and no demotion until they are gone.
+      if (release > sched_->Find(id)->progress_start) {
+        (void)Note(now, "hold", id,
+                   fmt::format("waiting for GPUs to be released; until {}", release));
+        if (Status s = sched_->SetProgressStart(id, release, now); !s.ok()) Warn(s.message());
+      }
+      continue;
     }
     JobRecord& rec = records_.at(id);
     ++rec.attempt;
@@ -379,12 +416,13 @@ void LiveScheduler::LaunchReady(Time now) {
     rec.devices = JoinInts(gpus);
     rec.last_start = now;
     if (rec.first_start < 0) rec.first_start = now;
+    // Progress (and service) counts from the real start, not from the core's decision when
+    // a preempted process held the GPUs meanwhile.
     (void)Note(now, "launch", id,
                fmt::format("attempt {} pid {} CUDA_VISIBLE_DEVICES={}", rec.attempt, ref->pid,
                            spec.visible_devices));
+    if (Status s = sched_->SetProgressStart(id, now, now); !s.ok()) Warn(s.message());
   }
-  if (changed.empty()) return;
-  Store::Txn txn(*store_);
   if (Status s = SaveRows(changed); !s.ok()) Warn(s.message());
   if (Status s = txn.Commit(); !s.ok()) Warn(s.message());
 }

@@ -104,6 +104,9 @@ class LiveScheduler {
   void HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed);
   void ApplyAction(const Action& a, Time now, std::vector<JobId>& changed);
   void LaunchReady(Time now);
+  // When the processes holding `gpus` (or `id`'s own previous attempt) will be gone at the
+  // latest: their kill deadlines; `now` when nothing holds them.
+  Time ReleaseDeadline(const std::vector<int>& gpus, JobId id, Time now) const;
   void StopProcess(JobId id, Time now, int sig);
   Status Reconcile(Time now);
   Status SaveRows(const std::vector<JobId>& ids);

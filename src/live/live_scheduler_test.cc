@@ -70,6 +70,9 @@ class FakeRunner : public JobRunner {
     return true;
   }
   std::optional<ExitInfo> ReadExit(JobId, int, const std::string&) override { return std::nullopt; }
+  std::optional<ProcessRef> FindLaunched(JobId, int, const std::string&) override {
+    return std::nullopt;
+  }
   std::vector<ExitInfo> Poll() override {
     std::vector<ExitInfo> out;
     for (int pid : mine_) {

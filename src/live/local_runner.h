@@ -21,6 +21,9 @@ class LocalRunner : public JobRunner {
   std::optional<ExitInfo> ReadExit(JobId job, int attempt, const std::string& dir) override {
     return LocalExecutor::ReadExitFile(job, attempt, dir);
   }
+  std::optional<ProcessRef> FindLaunched(JobId, int attempt, const std::string& dir) override {
+    return LocalExecutor::ReadPidFileOf(attempt, dir);
+  }
   std::vector<ExitInfo> Poll() override { return ex_.Poll(); }
 
  private:

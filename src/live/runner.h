@@ -21,6 +21,9 @@ class JobRunner {
   virtual bool Adopt(JobId job, int attempt, const ProcessRef& p, const std::string& job_dir) = 0;
   // The exit recorded for an attempt that ended while the daemon was down.
   virtual std::optional<ExitInfo> ReadExit(JobId job, int attempt, const std::string& job_dir) = 0;
+  // An attempt that was launched but maybe never recorded (the daemon died in between).
+  virtual std::optional<ProcessRef> FindLaunched(JobId job, int attempt,
+                                                 const std::string& job_dir) = 0;
   // Exits since the last call; never blocks.
   virtual std::vector<ExitInfo> Poll() = 0;
 };

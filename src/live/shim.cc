@@ -11,6 +11,7 @@
 
 #include "live/executor.h"
 #include "live/exit_file.h"
+#include "live/proc_stat.h"
 
 namespace tiresias {
 namespace {
@@ -36,6 +37,14 @@ int RunShim(const std::vector<std::string>& args) {
   std::vector<char*> argv;
   for (auto& a : cmd) argv.push_back(a.data());
   argv.push_back(nullptr);
+
+  // Who this attempt is, for a daemon that crashed before recording the launch.
+  if (exit_file.size() > 5 && exit_file.ends_with(".exit")) {
+    const std::string pid_file = exit_file.substr(0, exit_file.size() - 5) + ".pid";
+    if (auto st = ReadProcStat(getpid())) {
+      if (Status s = WritePidFile(pid_file, getpid(), st->start_ticks); !s.ok()) Say(s.message());
+    }
+  }
 
   // The daemon signals the whole group: the command gets the signal, the shim stays to
   // record the outcome. Only SIGKILL (or SIGSTOP) reaches the shim itself.

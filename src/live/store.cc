@@ -62,7 +62,8 @@ class Stmt {
 }  // namespace
 
 bool EventRow::is_input() const {
-  return kind == "submit" || kind == "finish" || kind == "cancel" || kind == "tick";
+  return kind == "submit" || kind == "finish" || kind == "cancel" || kind == "tick" ||
+         kind == "launch" || kind == "hold";
 }
 
 Status Store::Error(std::string_view what) {
@@ -212,7 +213,7 @@ StatusOr<int64_t> Store::AppendEvent(Time t, std::string_view kind, JobId job,
 
 StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool inputs_only) {
   std::string sql = "SELECT seq, t, kind, job, detail FROM events WHERE seq > ?";
-  if (inputs_only) sql += " AND kind IN ('submit', 'finish', 'cancel', 'tick')";
+  if (inputs_only) sql += " AND kind IN ('submit', 'finish', 'cancel', 'tick', 'launch', 'hold')";
   sql += " ORDER BY seq";
   if (limit > 0) sql += fmt::format(" LIMIT {}", limit);
   Stmt q(db_, sql.c_str());

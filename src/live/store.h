@@ -1,8 +1,9 @@
 // The daemon's crash-safe state: an SQLite database in WAL mode with three tables.
 //   meta    key/value: the epoch (wall-clock ms at creation) and the serve configuration;
 //   jobs    one row per job (request + what happened), the API's view;
-//   events  an append-only journal. Its input rows (submit, finish, cancel, tick) are every
-//           call the daemon made into the scheduling core, with the core time: replaying
+//   events  an append-only journal. Its input rows (submit, finish, cancel, tick, launch,
+//           hold) are
+//           every call the daemon made into the scheduling core, with the core time: replaying
 //           them through a fresh core rebuilds its exact state after a crash. Other rows
 //           (start, preempt, exit, ...) narrate what happened, for `tiresias events`.
 // Every write that acknowledges a request is committed (synchronous=FULL) before the reply.

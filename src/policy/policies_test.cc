@@ -53,6 +53,27 @@ void Submit(Scheduler& s, const JobSpec& j, Time now) {
   ASSERT_TRUE(st.ok()) << st.message();
 }
 
+TEST(DlasScenario, SetProgressStartMovesServiceAndDemotion) {
+  // The daemon starts job 1 at 0, but a preempted process may hold the GPUs until its kill
+  // deadline at 3000: progress is held until then. 10 GPU-s on 4 GPUs = 2500 ms of
+  // progress, so demotion moves from 2500 to 3000 + 2500 = 5500.
+  auto s = Make("dlas", {"thresholds=10"});
+  Submit(*s, J(1, 4, 0), 0);
+  EXPECT_EQ(Str(s->Schedule(0)), "start 1");
+  EXPECT_EQ(s->NextWakeup(), 2500);
+  ASSERT_TRUE(s->SetProgressStart(JobId(1), 3000, 0).ok());
+  EXPECT_EQ(s->NextWakeup(), 5500);
+  EXPECT_EQ(s->Find(JobId(1))->AttainedAt(1000), 0);
+  // The holder exits early; the process really starts at 1500: demotion at 1500 + 2500 =
+  // 4000, 4 x 500 = 2000 GPU-ms attained at 2000, and 1500 ms of overhead.
+  ASSERT_TRUE(s->SetProgressStart(JobId(1), 1500, 1500).ok());
+  EXPECT_EQ(s->NextWakeup(), 4000);
+  EXPECT_EQ(s->Find(JobId(1))->AttainedAt(2000), 2000);
+  EXPECT_EQ(s->Find(JobId(1))->overhead, 1500);
+  EXPECT_FALSE(s->SetProgressStart(JobId(1), -1, 1500).ok());    // before its start
+  EXPECT_FALSE(s->SetProgressStart(JobId(2), 3000, 1500).ok());  // unknown job
+}
+
 TEST(DlasScenario, DemotedExactlyAtThresholdThenPreemptedByQ1Job) {
   auto s = Make("dlas", {"thresholds=10"});  // Q1: [0, 10 GPU-s), Q2: beyond
   Submit(*s, J(1, 4, 0), 0);

@@ -1,0 +1,375 @@
+// End-to-end tests of `tiresias serve` on loopback with real processes and emulated GPUs:
+// a mixed workload under dlas with a real preemption and resume of the example trainer, the
+// SIGTERM-grace-SIGKILL protocol, API errors, the CLI client, and kill -9 recovery under a
+// stream of submissions.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cli/client.h"
+#include "test_util.h"
+
+namespace tiresias {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return pred();
+}
+
+// One `tiresias serve` process in a state directory.
+class ServeProcess {
+ public:
+  ServeProcess(fs::path dir, std::vector<std::string> args) : dir_(std::move(dir)) {
+    args_ = {TIRESIAS_BINARY, "serve", "--state-dir", dir_.string(), "--port", "0"};
+    args_.insert(args_.end(), args.begin(), args.end());
+  }
+  ~ServeProcess() { Stop(SIGTERM); }
+
+  void Start() {
+    fs::remove(dir_ / "tiresias.addr");
+    pid_ = fork();
+    if (pid_ == 0) {
+      int fd = open((dir_ / "serve.out").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      dup2(fd, 1);
+      dup2(fd, 2);
+      std::vector<char*> argv;
+      for (auto& a : args_) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    ASSERT_TRUE(WaitFor([&] { return fs::exists(dir_ / "tiresias.addr"); }, 10s))
+        << ReadAll(dir_ / "serve.out");
+  }
+  void Stop(int sig) {
+    if (pid_ <= 0) return;
+    kill(pid_, sig);
+    waitpid(pid_, nullptr, 0);
+    pid_ = 0;
+  }
+  ApiClient Client() const { return *ApiClient::Connect({.state_dir = dir_.string()}); }
+
+ private:
+  fs::path dir_;
+  std::vector<std::string> args_;
+  pid_t pid_ = 0;
+};
+
+class ServeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::FreshDir(
+        fmt::format("serve_{}", ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+  }
+  void TearDown() override {
+    // Leave no job processes behind, whatever happened.
+    serve_.reset();
+    for (int pid : pids_) kill(-pid, SIGKILL);
+    if (!HasFailure()) fs::remove_all(dir_);  // kept for a look when something failed
+  }
+  void Serve(std::vector<std::string> args) {
+    serve_ = std::make_unique<ServeProcess>(dir_, std::move(args));
+    serve_->Start();
+  }
+  int64_t Submit(const nlohmann::json& body) {
+    auto r = serve_->Client().PostJson("/v1/jobs", body);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? (*r)["id"].get<int64_t>() : -1;
+  }
+  nlohmann::json Job(int64_t id) {
+    auto r = serve_->Client().GetJson(fmt::format("/v1/jobs/{}", id));
+    if (!r.ok()) return {};
+    if ((*r)["pid"].get<int>() > 0) pids_.insert((*r)["pid"].get<int>());
+    return *r;
+  }
+  std::string State(int64_t id) {
+    auto j = Job(id);
+    return j.is_null() ? "?" : j["state"].get<std::string>();
+  }
+  nlohmann::json Events() { return *serve_->Client().GetJson("/v1/events?limit=100000"); }
+
+  fs::path dir_;
+  std::unique_ptr<ServeProcess> serve_;
+  std::set<int> pids_;
+};
+
+bool Ended(const std::string& s) {
+  return s == "finished" || s == "failed" || s == "cancelled";
+}
+
+TEST_F(ServeTest, TwentyJobsOnFourGpusUnderDlasPreemptAndResumeTheTrainer) {
+  // dlas with a 8 GPU-s first queue: the 4-GPU trainer is demoted after 2 s, and the short
+  // jobs waiting in Q1 then preempt it. It checkpoints on SIGTERM and resumes later.
+  Serve({"--gpus", "4", "--policy", "dlas", "--opt", "thresholds=8", "--grace", "10"});
+  const std::string trainer = TIRESIAS_TRAINER;
+  const std::vector<std::string> train_args = {"--steps", "300", "--step-ms", "10"};
+  // The uninterrupted reference run, alongside.
+  std::string ref_cmd = fmt::format("{} {} --checkpoint-dir {} --result {} > /dev/null", trainer,
+                                    fmt::join(train_args, " "), (dir_ / "ref-ckpt").string(),
+                                    (dir_ / "ref.txt").string());
+  std::thread ref([&] { ASSERT_EQ(std::system(ref_cmd.c_str()), 0); });
+
+  std::vector<std::string> argv = {trainer};
+  argv.insert(argv.end(), train_args.begin(), train_args.end());
+  argv.insert(argv.end(), {"--result", (dir_ / "live.txt").string()});
+  const int64_t long_job = Submit({{"gpus", 4}, {"name", "trainer"}, {"argv", argv}});
+  ASSERT_TRUE(WaitFor([&] { return State(long_job) == "running"; }, 5s));
+  std::vector<int64_t> short_jobs;
+  const int sizes[] = {1, 2, 1, 3, 1, 2, 4, 1, 1, 2, 1, 3, 2, 1, 1, 2, 1, 4, 1};
+  for (int g : sizes) {
+    short_jobs.push_back(Submit(
+        {{"gpus", g},
+         {"argv",
+          {"sh", "-c", "echo \"CVD=$CUDA_VISIBLE_DEVICES WS=${WORLD_SIZE:-1}\"; sleep 0.2"}}}));
+  }
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (int64_t id : short_jobs) {
+          if (!Ended(State(id))) return false;
+        }
+        return Ended(State(long_job));
+      },
+      60s));
+  ref.join();
+
+  for (size_t i = 0; i < short_jobs.size(); ++i) {
+    auto j = Job(short_jobs[i]);
+    EXPECT_EQ(j["state"], "finished") << j.dump();
+    const std::string log =
+        ReadAll(dir_ / "tiresias-jobs" / std::to_string(short_jobs[i]) / "output.log");
+    // Each job sees exactly its own GPUs.
+    auto cvd = log.substr(log.rfind("CVD=") + 4);  // the last: the header echoes the command
+    cvd = cvd.substr(0, cvd.find(' '));
+    EXPECT_EQ(std::count(cvd.begin(), cvd.end(), ',') + 1, sizes[i]) << log;
+    EXPECT_NE(log.find(fmt::format("WS={}", sizes[i])), std::string::npos) << log;
+  }
+  auto lj = Job(long_job);
+  EXPECT_EQ(lj["state"], "finished") << lj.dump();
+  EXPECT_GE(lj["preemptions"].get<int>(), 1);
+  EXPECT_GE(lj["attempt"].get<int>(), 1) << "resumed in a new attempt";
+  const std::string log = ReadAll(dir_ / "tiresias-jobs" / std::to_string(long_job) / "output.log");
+  EXPECT_NE(log.find("resumed from step"), std::string::npos) << log;
+  // Preempted several times or not, the result is the uninterrupted run's, bit for bit.
+  EXPECT_EQ(ReadAll(dir_ / "live.txt"), ReadAll(dir_ / "ref.txt"));
+  EXPECT_FALSE(ReadAll(dir_ / "ref.txt").empty());
+  // The journal tells the story: preempt, then a later launch of the trainer.
+  int preempt_seq = -1, relaunch_seq = -1;
+  for (const auto& e : Events()) {
+    if (e["job"] != long_job) continue;
+    if (e["kind"] == "preempt" && preempt_seq < 0) preempt_seq = e["seq"];
+    if (e["kind"] == "launch" && preempt_seq > 0) relaunch_seq = e["seq"];
+  }
+  EXPECT_GT(preempt_seq, 0);
+  EXPECT_GT(relaunch_seq, preempt_seq);
+}
+
+TEST_F(ServeTest, PreemptionEscalatesToSigkillAfterTheGrace) {
+  // One GPU; a job that ignores SIGTERM. dlas with 1 GPU-s: demoted after 1 s, preempted by
+  // the next arrival, killed 1 s (the grace) later, then resumed as attempt 1.
+  Serve({"--gpus", "1", "--policy", "dlas", "--opt", "thresholds=1", "--grace", "1"});
+  const int64_t stubborn =
+      Submit({{"argv", {"sh", "-c", "trap '' TERM; sleep 4"}}, {"name", "stubborn"}});
+  ASSERT_TRUE(WaitFor([&] { return State(stubborn) == "running"; }, 5s));
+  const int64_t next = Submit({{"argv", {"sleep", "0.2"}}});
+  ASSERT_TRUE(WaitFor([&] { return State(stubborn) == "preempting"; }, 5s));
+  ASSERT_TRUE(WaitFor([&] { return State(next) == "finished"; }, 10s));
+  ASSERT_TRUE(WaitFor([&] { return Job(stubborn)["attempt"] == 1; }, 10s));
+  int64_t preempt_ms = 0, killed_ms = 0;
+  for (const auto& e : Events()) {
+    if (e["job"] != stubborn) continue;
+    if (e["kind"] == "preempt") preempt_ms = e["time_ms"];
+    if (e["kind"] == "exit") {
+      killed_ms = e["time_ms"];
+      EXPECT_NE(e["detail"].get<std::string>().find("signal 9"), std::string::npos) << e.dump();
+    }
+  }
+  EXPECT_GE(killed_ms - preempt_ms, 1000) << "SIGKILL only after the grace period";
+  EXPECT_LT(killed_ms - preempt_ms, 2500);
+  auto cancelled = serve_->Client().PostJson(fmt::format("/v1/jobs/{}/cancel", stubborn), {});
+  ASSERT_TRUE(cancelled.ok()) << cancelled.status().message();
+  ASSERT_TRUE(WaitFor([&] { return Job(stubborn)["pid"] == 0; }, 5s));
+}
+
+TEST_F(ServeTest, BadRequestsGetClearErrors) {
+  Serve({"--gpus", "2"});
+  httplib::Client raw(
+      ReadAll(dir_ / "tiresias.addr").substr(0, ReadAll(dir_ / "tiresias.addr").size() - 1));
+  const std::string token = ReadAll(dir_ / "tiresias.token").substr(0, 32);
+  httplib::Headers auth = {{"Authorization", "Bearer " + token}};
+  auto post = [&](const std::string& body, const httplib::Headers& h) {
+    return raw.Post("/v1/jobs", h, body, "application/json");
+  };
+  auto r = post("{\"argv\": [\"true\"]}", {});
+  EXPECT_EQ(r->status, 401);
+  r = post("{\"argv\": [\"true\"]}", {{"Authorization", "Bearer nope"}});
+  EXPECT_EQ(r->status, 403);
+  r = post("{not json", auth);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("not valid JSON"), std::string::npos) << r->body;
+  r = post("{\"argv\": [\"true\"], \"gpu\": 1}", auth);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("unknown field 'gpu'"), std::string::npos) << r->body;
+  r = post("{\"argv\": [\"true\"], \"gpus\": \"two\"}", auth);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("'gpus'"), std::string::npos) << r->body;
+  r = post("{\"argv\": [\"true\"], \"gpus\": 3}", auth);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("can never run"), std::string::npos) << r->body;
+  EXPECT_EQ(raw.Get("/v1/jobs/77")->status, 404);
+  EXPECT_EQ(raw.Get("/v1/jobs/abc")->status, 400);
+  EXPECT_EQ(raw.Get("/v1/nope")->status, 404);
+  EXPECT_EQ(raw.Get("/v1/jobs?state=sleeping")->status, 400);
+  // Nothing refused was stored.
+  EXPECT_EQ(raw.Get("/v1/jobs")->body, "[]\n");
+
+  // A failing job is marked failed with its exit code; the scheduler carries on.
+  const int64_t bad = Submit({{"argv", {"sh", "-c", "exit 3"}}, {"gpus", 2}});
+  const int64_t good = Submit({{"argv", {"true"}}, {"gpus", 2}});
+  ASSERT_TRUE(WaitFor([&] { return Ended(State(good)); }, 10s));
+  EXPECT_EQ(State(bad), "failed");
+  EXPECT_EQ(Job(bad)["exit_code"], 3);
+  EXPECT_EQ(State(good), "finished");
+  r = raw.Post(fmt::format("/v1/jobs/{}/cancel", good), auth, "", "application/json");
+  EXPECT_EQ(r->status, 409) << r->body;
+  // The token file is private.
+  struct stat st {};
+  ASSERT_EQ(stat((dir_ / "tiresias.token").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600);
+}
+
+TEST_F(ServeTest, CliClientSubmitLsShowLogsExplainCancel) {
+  Serve({"--gpus", "1", "--policy", "fifo"});
+  const std::string sd = "--state-dir " + dir_.string();
+  auto first = testing::RunTiresias(fmt::format(
+      "submit {} --gpus 1 --name hello -- sh -c 'echo hello from $TIRESIAS_JOB_ID; sleep 2'", sd));
+  ASSERT_EQ(first.rc, 0) << first.out;
+  const std::string id = first.out.substr(0, first.out.find('\n'));
+  auto second = testing::RunTiresias(fmt::format("submit {} --name waiter -- true", sd));
+  ASSERT_EQ(second.rc, 0) << second.out;
+  const std::string id2 = second.out.substr(0, second.out.find('\n'));
+  ASSERT_TRUE(WaitFor([&] { return State(std::stoll(id)) == "running"; }, 5s));
+
+  auto ls = testing::RunTiresias("ls " + sd);
+  EXPECT_NE(ls.out.find("hello"), std::string::npos) << ls.out;
+  EXPECT_NE(ls.out.find("running"), std::string::npos) << ls.out;
+  EXPECT_NE(ls.out.find("pending"), std::string::npos) << ls.out;
+  auto ex = testing::RunTiresias(fmt::format("explain {} {}", sd, id2));
+  EXPECT_NE(ex.out.find("is pending"), std::string::npos) << ex.out;
+  EXPECT_NE(ex.out.find("needs 1 GPUs; 0 free"), std::string::npos) << ex.out;
+  auto nodes = testing::RunTiresias("nodes " + sd);
+  EXPECT_NE(nodes.out.find("EMULATED"), std::string::npos) << nodes.out;
+  auto cancel = testing::RunTiresias(fmt::format("cancel {} {}", sd, id2));
+  EXPECT_EQ(cancel.rc, 0) << cancel.out;
+  auto logs = testing::RunTiresias(fmt::format("logs {} -f {}", sd, id));
+  EXPECT_EQ(logs.rc, 0) << logs.out;
+  EXPECT_NE(logs.out.find("hello from " + id), std::string::npos) << logs.out;
+  auto show = testing::RunTiresias(fmt::format("show {} {}", sd, id));
+  EXPECT_NE(show.out.find("finished"), std::string::npos) << show.out;
+  EXPECT_EQ(State(std::stoll(id2)), "cancelled");
+  auto missing = testing::RunTiresias(fmt::format("show {} 999", sd));
+  EXPECT_NE(missing.rc, 0);
+  EXPECT_NE(missing.out.find("no such job"), std::string::npos) << missing.out;
+}
+
+TEST_F(ServeTest, Kill9AtRandomMomentsLosesNoJob) {
+  Serve({"--gpus", "4", "--policy", "dlas"});
+  std::atomic<bool> done = false;
+  std::mutex mu;
+  std::vector<int64_t> acked;
+  int retries = 0;
+  std::thread submitter([&] {
+    std::mt19937 rng(11);
+    for (int i = 0; i < 60; ++i) {
+      nlohmann::json body = {{"gpus", 1 + static_cast<int>(rng() % 2)},
+                             {"name", fmt::format("s{}", i)},
+                             {"argv", {"sleep", "0.3"}}};
+      for (;;) {
+        auto c = ApiClient::Connect({.state_dir = dir_.string()});
+        auto r = c.ok() ? c->PostJson("/v1/jobs", body) : StatusOr<nlohmann::json>(c.status());
+        if (r.ok()) {
+          std::lock_guard lk(mu);
+          acked.push_back((*r)["id"].get<int64_t>());
+          break;
+        }
+        ++retries;  // the daemon is down: try again, as a user would
+        std::this_thread::sleep_for(30ms);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 40));
+    }
+    done = true;
+  });
+  std::mt19937 rng(5);
+  int kills = 0;
+  while (!done || kills < 4) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150 + rng() % 500));
+    serve_->Stop(SIGKILL);
+    ++kills;
+    serve_->Start();
+  }
+  submitter.join();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto all = serve_->Client().GetJson("/v1/jobs");
+        if (!all.ok()) return false;
+        for (const auto& j : *all) {
+          if (!Ended(j["state"])) return false;
+        }
+        return true;
+      },
+      60s));
+  std::set<int64_t> ids;
+  const auto all = serve_->Client().GetJson("/v1/jobs");
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  for (const auto& j : *all) {
+    ids.insert(j["id"].get<int64_t>());
+    EXPECT_EQ(j["state"], "finished") << j.dump();
+    // Adopted across restarts, never relaunched because of one: every attempt after the
+    // first is explained by a dlas preemption, and the log has one start line per attempt.
+    EXPECT_EQ(j["attempt"], j["preemptions"]) << j.dump();
+    const std::string log =
+        ReadAll(dir_ / "tiresias-jobs" / std::to_string(j["id"].get<int64_t>()) / "output.log");
+    size_t starts = 0;
+    for (size_t p = log.find("started"); p != std::string::npos; p = log.find("started", p + 1)) {
+      ++starts;
+    }
+    EXPECT_EQ(starts, j["attempt"].get<size_t>() + 1) << log;
+  }
+  for (int64_t id : acked) EXPECT_TRUE(ids.contains(id)) << "acknowledged job " << id << " lost";
+  EXPECT_EQ(acked.size(), 60u);
+  EXPECT_GE(kills, 4);
+  RecordProperty("kills", kills);
+  RecordProperty("retries", retries);
+}
+
+}  // namespace
+}  // namespace tiresias

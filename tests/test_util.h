@@ -1,0 +1,37 @@
+// Helpers for end-to-end tests that run the built `tiresias` binary.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace tiresias::testing {
+
+struct CmdResult {
+  int rc;
+  std::string out;  // stdout and stderr together
+};
+
+// Runs `tiresias ARGS` through the shell.
+inline CmdResult RunTiresias(const std::string& args) {
+  std::string cmd = std::string(TIRESIAS_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int status = pclose(p);
+  return {WEXITSTATUS(status), out};
+}
+
+// A fresh, empty directory under the system temp dir.
+inline std::filesystem::path FreshDir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("tiresias_test_" + name);
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+}  // namespace tiresias::testing
