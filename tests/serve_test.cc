@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "cli/client.h"
+#include "serve_process.h"
 #include "test_util.h"
 
 namespace tiresias {
@@ -29,61 +30,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  const auto end = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return pred();
-}
-
-// One `tiresias serve` process in a state directory.
-class ServeProcess {
- public:
-  ServeProcess(fs::path dir, std::vector<std::string> args) : dir_(std::move(dir)) {
-    args_ = {TIRESIAS_BINARY, "serve", "--state-dir", dir_.string(), "--port", "0"};
-    args_.insert(args_.end(), args.begin(), args.end());
-  }
-  ~ServeProcess() { Stop(SIGTERM); }
-
-  void Start() {
-    fs::remove(dir_ / "tiresias.addr");
-    pid_ = fork();
-    if (pid_ == 0) {
-      int fd = open((dir_ / "serve.out").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      dup2(fd, 1);
-      dup2(fd, 2);
-      std::vector<char*> argv;
-      for (auto& a : args_) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    ASSERT_TRUE(WaitFor([&] { return fs::exists(dir_ / "tiresias.addr"); }, 10s))
-        << ReadAll(dir_ / "serve.out");
-  }
-  void Stop(int sig) {
-    if (pid_ <= 0) return;
-    kill(pid_, sig);
-    waitpid(pid_, nullptr, 0);
-    pid_ = 0;
-  }
-  ApiClient Client() const { return *ApiClient::Connect({.state_dir = dir_.string()}); }
-
- private:
-  fs::path dir_;
-  std::vector<std::string> args_;
-  pid_t pid_ = 0;
-};
+using testing::ReadAll;
+using testing::ServeProcess;
+using testing::WaitFor;
 
 class ServeTest : public ::testing::Test {
  protected:

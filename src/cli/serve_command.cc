@@ -38,6 +38,7 @@ struct ServeFlags {
   std::vector<std::string> popts;
   double grace_s = 30;
   std::string preempt_signal = "TERM";
+  bool fsync = false;
 };
 
 StatusOr<int> ParseSignal(const std::string& s) {
@@ -147,7 +148,7 @@ int Serve(const ServeFlags& f) {
 
   auto token = EnsureToken(dir / "tiresias.token");
   if (!token.ok()) return fail(token.status());
-  auto store = Store::Open((dir / "tiresias.db").string(), WallMs());
+  auto store = Store::Open((dir / "tiresias.db").string(), WallMs(), f.fsync);
   if (!store.ok()) return fail(store.status());
 
   // Signals: handled by sigwait below, so block them before any thread starts.
@@ -218,6 +219,9 @@ void AddServeCommand(CLI::App& app, int& rc) {
       ->capture_default_str();
   s->add_option("--preempt-signal", f.preempt_signal, "signal sent to preempt (then SIGKILL)")
       ->capture_default_str();
+  s->add_flag("--fsync", f.fsync,
+              "fsync every journal commit (survives power loss; default survives a crash of "
+              "serve itself)");
   s->callback([&rc] { rc = Serve(f); });
 }
 

@@ -80,7 +80,8 @@ Status Store::Exec(const char* sql) {
   return Status::Ok();
 }
 
-StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t now_wall_ms) {
+StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t now_wall_ms,
+                                             bool fsync_commits) {
   sqlite3* db = nullptr;
   int rc =
       sqlite3_open_v2(path.c_str(), &db,
@@ -92,7 +93,10 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t no
   }
   std::unique_ptr<Store> s(new Store(db));
   sqlite3_busy_timeout(db, 5000);
-  for (const char* sql : {"PRAGMA journal_mode=WAL;", "PRAGMA synchronous=FULL;", kSchema}) {
+  // WAL with synchronous=NORMAL: a commit is in the WAL file before it returns, so it
+  // survives the daemon's crash (kill -9); FULL also fsyncs each commit (power loss).
+  const char* sync = fsync_commits ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;";
+  for (const char* sql : {"PRAGMA journal_mode=WAL;", sync, kSchema}) {
     if (Status st = s->Exec(sql); !st.ok()) {
       return IoError(fmt::format("{}: {}", path, st.message()));
     }
