@@ -4,7 +4,9 @@
 // jobs together with a GPU budget (the cluster's size): a job is selected when its gang fits
 // the budget that is left, so jobs behind a misfit may backfill. Selected waiting jobs are
 // placed in order; running jobs that were not selected ("victims") give their GPUs back only
-// if a selected job needs them, and keep running otherwise. Non-preemptive policies walk only
+// if a selected job needs them (lowest priority first, as far as needed), and keep running
+// otherwise. Free GPUs left by a selected job that cannot be placed go to jobs behind it
+// (backfill). Non-preemptive policies walk only
 // the waiting jobs with the free GPUs as budget; strict FIFO stops at the first misfit.
 #include "core/scheduler.h"
 
@@ -13,6 +15,7 @@
 #include <algorithm>
 #include <cassert>
 #include <limits>
+#include <optional>
 #include <utility>
 
 namespace tiresias {
@@ -289,10 +292,14 @@ bool Scheduler::TryStart(uint32_t slot, Time now, std::vector<Action>& out) {
     Start(slot, std::move(p->alloc), now, out);
     return true;
   }
+  NoteUnplaced(j, r);
+  return false;
+}
+
+void Scheduler::NoteUnplaced(Job& j, const PlacementResult& r) {
   NoteWait(j, WaitKind::kNoSlot);
   if (auto* n = std::get_if<NoSlotNow>(&r)) j.no_slot_reason = n->reason;
   if (auto* n = std::get_if<NeverFits>(&r)) j.no_slot_reason = n->reason;
-  return false;
 }
 
 void Scheduler::NonPreemptivePass(Time now, std::vector<Action>& out) {
@@ -340,46 +347,103 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
     }
   }
   // Place selected jobs on free GPUs first; only those that do not fit take victims' GPUs.
+  // A fallback placement (the policy would rather have a packed slot) waits for the victims'
+  // GPUs too, keeping its allocation on free GPUs in case they free no better slot.
   std::vector<uint32_t> deferred;
+  std::vector<std::optional<Allocation>> fallback;
   for (uint32_t s : candidates) {
     if (jobs_[s].gpus() > cluster_.total_free()) {  // surely needs victims' GPUs
       deferred.push_back(s);
+      fallback.emplace_back();
       continue;
     }
     PlacementResult res = placement_->Place(jobs_[s].spec, cluster_);
-    if (auto* p = std::get_if<Placed>(&res)) {
+    auto* p = std::get_if<Placed>(&res);
+    if (p && (!p->fallback || victims.empty())) {
       Start(s, std::move(p->alloc), now, out);
     } else {
       deferred.push_back(s);
+      fallback.emplace_back();
+      if (p) {
+        fallback.back() = std::move(p->alloc);
+        cluster_.Take(*fallback.back());  // reserved until the deferred jobs are placed
+      }
     }
   }
   if (deferred.empty() || victims.empty()) {
+    bool unplaced = false;
     for (uint32_t s : deferred) {
-      if (!TryStart(s, now, out)) Revisit(jobs_[s].key);  // selected but unplaced
+      if (!TryStart(s, now, out)) {
+        Revisit(jobs_[s].key);  // selected but unplaced
+        unplaced = true;
+      }
     }
+    if (unplaced) Backfill(now, out);
     return;
   }
-  for (uint32_t v : victims) cluster_.Give(jobs_[v].alloc);
-  for (uint32_t s : deferred) {
-    if (!TryStart(s, now, out)) Revisit(jobs_[s].key);
+  // The deferred jobs, in policy order, take victims' GPUs: victims give theirs back lowest
+  // priority first and only as far as the job at hand needs (a packed slot, or at least a
+  // fallback), so as few run-down victims as possible are actually preempted.
+  size_t released = 0;
+  bool unplaced = false;
+  for (size_t i = 0; i < deferred.size(); ++i) {
+    const uint32_t s = deferred[i];
+    std::optional<Allocation>& fb = fallback[i];
+    while (true) {
+      if (fb) cluster_.Give(*fb);
+      PlacementResult res = placement_->Place(jobs_[s].spec, cluster_);
+      auto* p = std::get_if<Placed>(&res);
+      if (p && !p->fallback) {
+        Start(s, std::move(p->alloc), now, out);
+        break;
+      }
+      if (p && !fb) fb = std::move(p->alloc);
+      if (released == victims.size()) {
+        if (fb) {
+          Start(s, std::move(*fb), now, out);
+        } else {
+          NoteUnplaced(jobs_[s], res);
+          Revisit(jobs_[s].key);  // selected but unplaced
+          unplaced = true;
+        }
+        break;
+      }
+      if (fb) cluster_.Take(*fb);
+      cluster_.Give(jobs_[victims[victims.size() - 1 - released++]].alloc);
+    }
   }
   std::vector<Action> starts;
   starts.swap(out);
-  for (uint32_t v : victims) {
-    Job& j = jobs_[v];
-    if (cluster_.AllFree(j.alloc)) {
-      cluster_.Take(j.alloc);  // nobody needed its GPUs: it keeps running
-      Revisit(j.key);          // kept although not selected
+  for (size_t k = 0; k < victims.size(); ++k) {
+    Job& j = jobs_[victims[k]];
+    const bool given = k >= victims.size() - released;
+    if (!given || cluster_.AllFree(j.alloc)) {
+      if (given) cluster_.Take(j.alloc);  // nobody needed its GPUs: it keeps running
+      Revisit(j.key);                     // kept although not selected
       continue;
     }
     out.push_back(Action{Action::Kind::kPreempt, j.spec.id, j.alloc, 0,
                          "a higher-priority job needs its GPUs"});
     ++j.preemptions;
-    Stop(v, now, /*release=*/false);  // its GPUs were given back above
+    Stop(victims[k], now, /*release=*/false);  // its GPUs were given back above
   }
   // Preemptions first, then starts, so a driver frees GPUs before reusing them.
   out.insert(out.end(), std::make_move_iterator(starts.begin()),
              std::make_move_iterator(starts.end()));
+  if (unplaced) Backfill(now, out);
+}
+
+void Scheduler::Backfill(Time now, std::vector<Action>& out) {
+  // A selected job the placement could not place leaves its share of GPUs free: jobs behind
+  // it that fit the free GPUs use them (backfill), as the first victims of the next pass.
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    const int free = cluster_.total_free();
+    if (free == 0 || free < MinWaitingGpus()) break;
+    uint32_t slot = it->second;
+    ++it;  // Start() moves the job out of waiting_
+    if (jobs_[slot].gpus() > free) continue;
+    if (TryStart(slot, now, out)) Revisit(jobs_[slot].key);
+  }
 }
 
 std::vector<JobId> Scheduler::WaitingInOrder() const {

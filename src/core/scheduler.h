@@ -120,6 +120,8 @@ class Scheduler {
   void PreemptivePass(Time now, std::vector<Action>& out);
   // Places `slot` on free GPUs; true when started.
   bool TryStart(uint32_t slot, Time now, std::vector<Action>& out);
+  void NoteUnplaced(Job& j, const PlacementResult& r);
+  void Backfill(Time now, std::vector<Action>& out);
   void Start(uint32_t slot, Allocation alloc, Time now, std::vector<Action>& out);
   // Folds lazy accounting and moves the job back to waiting; gives its GPUs back unless the
   // caller already did.

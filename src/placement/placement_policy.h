@@ -17,6 +17,10 @@ namespace tiresias {
 
 struct Placed {
   Allocation alloc;
+  // A compromise: the policy would rather have a packed slot that these free GPUs do not
+  // offer. A preemptive core may instead place the job after lower-priority jobs give GPUs
+  // back; it falls back to this allocation when that frees no better slot.
+  bool fallback = false;
 };
 struct NoSlotNow {
   std::string reason;

@@ -6,6 +6,8 @@
 // it learns from completed jobs through OnJobFinished. Insensitive jobs that find no packed
 // slot fill fragments: the nodes with the fewest free GPUs first, under one switch when one
 // has room (the tightest such switch), so whole nodes stay free for jobs that need them.
+// Such a placement is a fallback: a preemptive core first tries lower-priority victims' GPUs
+// for a packed slot.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -103,7 +105,7 @@ class TiresiasPlacement : public PlacementPolicy {
             learner_->examples())};
       }
     }
-    return Placed{std::move(*a)};
+    return Placed{std::move(*a), /*fallback=*/true};
   }
   void OnJobFinished(const Job& job, const Topology& topo) override {
     if (!learner_ || job.alloc.empty()) return;

@@ -38,6 +38,9 @@ std::vector<Case> AllCases() {
   out.push_back(
       {"gittins", {"thresholds=100", "online=true", "history_batch=5", "promote_knob=4"}});
   out.push_back({"fifo", {}, "consolidate"});
+  // tiresias: fallback placements, victims released one by one, backfill behind unplaced jobs.
+  out.push_back({"dlas", {"thresholds=30"}, "tiresias"});
+  out.push_back({"las", {}, "tiresias"});
   return out;
 }
 
