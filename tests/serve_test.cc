@@ -210,6 +210,10 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
   EXPECT_EQ(State(good), "finished");
   r = raw.Post(fmt::format("/v1/jobs/{}/cancel", good), auth, "", "application/json");
   EXPECT_EQ(r->status, 409) << r->body;
+  // A second serve on the same state directory is refused.
+  auto second = testing::RunTiresias("serve --gpus 2 --port 0 --state-dir " + dir_.string());
+  EXPECT_NE(second.rc, 0);
+  EXPECT_NE(second.out.find("another tiresias serve"), std::string::npos) << second.out;
   // The token file is private.
   struct stat st {};
   ASSERT_EQ(stat((dir_ / "tiresias.token").c_str(), &st), 0);

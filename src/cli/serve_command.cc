@@ -2,8 +2,10 @@
 // --gpus N emulated), opens the state directory (SQLite journal, token, address file),
 // replays and reconciles, then runs the scheduling loop and the REST API until SIGINT or
 // SIGTERM. Jobs keep running when serve stops; the next serve adopts them.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <pthread.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -104,6 +106,12 @@ int Serve(const ServeFlags& f) {
   const fs::path dir = fs::absolute(f.state_dir);
   if (!fs::is_directory(dir)) {
     return fail(IoError(fmt::format("--state-dir {}: not a directory", f.state_dir)));
+  }
+  // One serve per state directory: a second one would replay and run the same jobs.
+  const int lock_fd = open((dir / "tiresias.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    return fail(FailedPrecondition(
+        fmt::format("{}: another tiresias serve is using this state directory", dir.string())));
   }
   auto sig = ParseSignal(f.preempt_signal);
   if (!sig.ok()) return fail(sig.status());
