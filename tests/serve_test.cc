@@ -4,6 +4,7 @@
 // stream of submissions.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 
 #include "cli/client.h"
 #include "serve_process.h"
+#include "sim/simulator.h"
 #include "test_util.h"
 
 namespace tiresias {
@@ -140,6 +142,78 @@ TEST_F(ServeTest, TwentyJobsOnFourGpusUnderDlasPreemptAndResumeTheTrainer) {
   }
   EXPECT_GT(preempt_seq, 0);
   EXPECT_GT(relaunch_seq, preempt_seq);
+}
+
+TEST_F(ServeTest, SchedulesLikeTheSimulatorWithRealProcesses) {
+  // Four trainer jobs (10 ms steps, checkpoint on SIGTERM) on 2 GPUs under dlas with a
+  // 1.6 GPU-s first queue. Worked by hand (seconds):
+  //   J1 (2 GPUs, 2.0 s of work) at 0: starts; demoted at 0.8 (2 x 0.8 = 1.6 GPU-s).
+  //   J2 (1 GPU, 0.6 s) at 0.3: waits behind J1 in Q1; at 0.8 J1 drops to Q2 and J2
+  //       preempts it; runs 0.8-1.4.
+  //   J3 (1 GPU, 0.5 s) at 1.0: takes the free GPU, runs 1.0-1.5.
+  //   J1 resumes at 1.5 with 1.2 s left.
+  //   J4 (1 GPU, 0.4 s) at 2.0: Q1 beats J1 (Q2), and J1's gang no longer fits: J1 is
+  //       preempted again; J4 runs 2.0-2.4, J1 resumes at 2.4 and ends at 3.1.
+  // Events are >= 0.2 s apart, so process start-up (a few ms) cannot reorder them.
+  struct Spec {
+    int64_t at_ms, gpus, steps;
+  };
+  const std::vector<Spec> specs = {{0, 2, 200}, {300, 1, 60}, {1000, 1, 50}, {2000, 1, 40}};
+  Serve({"--gpus", "2", "--policy", "dlas", "--opt", "thresholds=1.6", "--grace", "5"});
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<int64_t> ids;
+  for (const Spec& sp : specs) {
+    std::this_thread::sleep_until(t0 + std::chrono::milliseconds(sp.at_ms));
+    ids.push_back(Submit({{"gpus", sp.gpus},
+                          {"argv",
+                           {TIRESIAS_TRAINER, "--steps", std::to_string(sp.steps), "--step-ms",
+                            "10", "--log-every", "1000"}}}));
+  }
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (int64_t id : ids) {
+          if (!Ended(State(id))) return false;
+        }
+        return true;
+      },
+      30s));
+  std::vector<std::string> live;
+  for (const auto& e : Events()) {
+    if (e["kind"] == "start" || e["kind"] == "preempt") {
+      live.push_back(fmt::format("{} {}", e["kind"].get<std::string>(), e["job"].get<int64_t>()));
+    }
+  }
+  SimConfig cfg;
+  cfg.topo = *Topology::Create(1, 1, 2);
+  cfg.policy = "dlas";
+  cfg.policy_opts = {"thresholds=1.6"};
+  cfg.placement = "consolidate";
+  cfg.preempt_overhead = 0;
+  cfg.record_actions = true;
+  std::vector<JobSpec> jobs;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    jobs.push_back(JobSpec{.id = JobId(ids[i]),
+                           .gpus = static_cast<int>(specs[i].gpus),
+                           .submit = specs[i].at_ms,
+                           .duration = specs[i].steps * 10});
+  }
+  auto sim = RunSimulation(cfg, jobs);
+  ASSERT_TRUE(sim.ok()) << sim.status().message();
+  EXPECT_EQ(live, sim->actions);
+  EXPECT_EQ(fmt::format("{}", fmt::join(sim->actions, ", ")),
+            fmt::format("start {0}, preempt {0}, start {1}, start {2}, start {0}, preempt {0}, "
+                        "start {3}, start {0}",
+                        ids[0], ids[1], ids[2], ids[3]));
+  const int64_t submit0 = Job(ids[0])["submitted_at_ms"];
+  for (size_t i = 0; i < ids.size(); ++i) {
+    SCOPED_TRACE(fmt::format("job {}", ids[i]));
+    auto j = Job(ids[i]);
+    EXPECT_EQ(j["state"], "finished");
+    EXPECT_EQ(j["preemptions"].get<int>(), sim->jobs[i].preemptions);
+    // Real processes run a little slower than their nominal work (start-up, checkpoint,
+    // sleep overshoot per 10 ms step): ends agree within a quarter.
+    EXPECT_NEAR(j["end_ms"].get<int64_t>() - submit0, sim->jobs[i].end, 100 + sim->jobs[i].end / 4);
+  }
 }
 
 TEST_F(ServeTest, PreemptionEscalatesToSigkillAfterTheGrace) {

@@ -92,6 +92,9 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       if (!st.ok()) rejects[next] = st.message();
     }
     for (const Action& a : core.Schedule(t)) {
+      if (cfg.record_actions) {
+        result.actions.push_back(fmt::format("{} {}", ToString(a.kind), a.job.value()));
+      }
       if (a.kind != Action::Kind::kStart) continue;
       const Job* j = core.Find(a.job);
       done.push(Completion{CompletionTime(*j), seq++, a.job, j->starts});

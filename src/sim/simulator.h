@@ -27,6 +27,7 @@ struct SimConfig {
   Duration preempt_overhead = kDefaultPreemptOverhead;
   std::shared_ptr<const SpeedModel> speed;  // null: every placement runs at packed speed
   std::string label;                        // for reports; default "policy+placement"
+  bool record_actions = false;              // fill SimResult::actions
 };
 
 struct JobResult {
@@ -52,6 +53,8 @@ struct SimResult {
   std::vector<JobResult> jobs;  // in submission order
   uint64_t passes = 0;          // scheduling passes that ran
   uint64_t events = 0;          // distinct event times processed
+  // With record_actions: every action in order, "start 3" / "preempt 1".
+  std::vector<std::string> actions;
   // GPU-ms free while the first waiting job (policy order) had enough free GPUs in count but
   // no slot: GPUs idle because of fragmentation. Divided by the makespan in the metrics.
   double frag_idle_gpu_ms = 0;
