@@ -18,18 +18,12 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "test_util.h"
 
 namespace tiresias::testing {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
-
-inline std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 inline bool WaitFor(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
   const auto end = std::chrono::steady_clock::now() + timeout;

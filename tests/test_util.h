@@ -2,10 +2,13 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace tiresias::testing {
@@ -32,6 +35,35 @@ inline std::filesystem::path FreshDir(const std::string& name) {
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d;
+}
+
+// This process's scratch root, removed when the test binary exits.
+inline const std::filesystem::path& ScratchRoot() {
+  static struct Root {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("tiresias_test_" + std::to_string(::getpid()));
+    ~Root() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  } root;
+  return root.path;
+}
+
+// A fresh, empty directory under ScratchRoot().
+inline std::filesystem::path ScratchDir(const std::string& name) {
+  std::filesystem::path d = ScratchRoot() / name;
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+// The whole file ("" when it cannot be read).
+inline std::string ReadAll(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace tiresias::testing

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "test_util.h"
+
 extern char** environ;
 
 namespace {
@@ -27,32 +29,6 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 
 constexpr int kPreemptedExit = 75;
-
-// This process's scratch directory, removed when the test binary exits.
-const fs::path& ScratchRoot() {
-  static struct Root {
-    fs::path path = fs::temp_directory_path() / ("tiresias_trainer_" + std::to_string(::getpid()));
-    ~Root() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  } root;
-  return root.path;
-}
-
-fs::path TempDir(const std::string& name) {
-  fs::path d = ScratchRoot() / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // One run of the trainer with stdout and stderr on a pipe the test reads line by line.
 class Trainer {
@@ -163,13 +139,13 @@ std::string FinalLine(const std::string& output) {
 
 // Runs `steps` steps uninterrupted and returns the final line (checked against --result).
 std::string Uninterrupted(const std::string& name, int steps) {
-  fs::path dir = TempDir(name);
+  fs::path dir = tiresias::testing::ScratchDir(name);
   Trainer t({"--steps", std::to_string(steps), "--result", (dir / "result.txt").string()},
             dir / "ckpt", 0);
   EXPECT_EQ(t.Wait(), 0) << t.output();
   std::string final_line = FinalLine(t.output());
   EXPECT_NE(final_line, "") << t.output();
-  EXPECT_EQ(ReadFile(dir / "result.txt"), final_line + "\n");
+  EXPECT_EQ(tiresias::testing::ReadAll(dir / "result.txt"), final_line + "\n");
   EXPECT_NE(t.output().find("starting from step 0, attempt 0"), std::string::npos) << t.output();
   return final_line;
 }
@@ -185,7 +161,7 @@ TEST(Trainer, SigtermPreemptionsResumeToTheSameBits) {
   const int kSteps = 300;
   std::string expected = Uninterrupted("reference", kSteps);
 
-  fs::path dir = TempDir("preempted");
+  fs::path dir = tiresias::testing::ScratchDir("preempted");
   const std::vector<std::string> args = {
       "--steps",  std::to_string(kSteps),       "--step-ms", "4", "--log-every", "5",
       "--result", (dir / "result.txt").string()};
@@ -220,7 +196,7 @@ TEST(Trainer, SigtermPreemptionsResumeToTheSameBits) {
   EXPECT_EQ(NumberAfter(last.output(), "resumed from step "), stopped_at) << last.output();
   EXPECT_EQ(last.output().find("starting from step 0"), std::string::npos) << last.output();
   EXPECT_EQ(FinalLine(last.output()), expected) << last.output();
-  EXPECT_EQ(ReadFile(dir / "result.txt"), expected + "\n");
+  EXPECT_EQ(tiresias::testing::ReadAll(dir / "result.txt"), expected + "\n");
 
   // A relaunch after the end reports the same result without training again.
   Trainer again(args, dir / "ckpt", 4);
@@ -232,7 +208,7 @@ TEST(Trainer, SigtermPreemptionsResumeToTheSameBits) {
 TEST(Trainer, SigkillResumesFromThePeriodicCheckpoint) {
   const int kSteps = 150;
   std::string expected = Uninterrupted("reference_kill", kSteps);
-  fs::path dir = TempDir("killed");
+  fs::path dir = tiresias::testing::ScratchDir("killed");
   const std::vector<std::string> args = {
       "--steps", std::to_string(kSteps), "--step-ms", "3", "--log-every",
       "5",       "--checkpoint-every",   "25"};
@@ -252,7 +228,7 @@ TEST(Trainer, SigkillResumesFromThePeriodicCheckpoint) {
 }
 
 TEST(Trainer, ActuallyLearns) {
-  fs::path dir = TempDir("learns");
+  fs::path dir = tiresias::testing::ScratchDir("learns");
   Trainer t({"--steps", "1000", "--log-every", "1"}, dir, 0);
   ASSERT_EQ(t.Wait(), 0) << t.output();
   std::smatch first, last;
@@ -264,12 +240,12 @@ TEST(Trainer, ActuallyLearns) {
 }
 
 TEST(Trainer, CorruptCheckpointIsRefusedWithTheLine) {
-  fs::path dir = TempDir("corrupt");
+  fs::path dir = tiresias::testing::ScratchDir("corrupt");
   {
     Trainer t({"--steps", "10"}, dir, 0);
     ASSERT_EQ(t.Wait(), 0) << t.output();
   }
-  std::string text = ReadFile(dir / "checkpoint.txt");
+  std::string text = tiresias::testing::ReadAll(dir / "checkpoint.txt");
   text.replace(text.find("\nrng ") + 5, 4, "zzzz");
   std::ofstream(dir / "checkpoint.txt") << text;
   Trainer t({"--steps", "10"}, dir, 1);
@@ -279,7 +255,7 @@ TEST(Trainer, CorruptCheckpointIsRefusedWithTheLine) {
       << t.output();
 
   // A checkpoint written for another seed is refused rather than silently mixed in.
-  fs::path seed_dir = TempDir("seed");
+  fs::path seed_dir = tiresias::testing::ScratchDir("seed");
   {
     Trainer seven({"--steps", "10", "--seed", "7"}, seed_dir, 0);
     ASSERT_EQ(seven.Wait(), 0) << seven.output();

@@ -1,7 +1,6 @@
 // The thin-client subcommands: submit, ls, show, logs, cancel, explain, nodes, events.
 // Each is one or a few API calls (see live/api_server.h) and a human-readable rendering.
 #include <fmt/format.h>
-
 #include <pwd.h>
 #include <unistd.h>
 
@@ -9,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "cli/client.h"
@@ -51,6 +51,23 @@ bool Terminal(const std::string& state) {
   return state == "finished" || state == "failed" || state == "cancelled";
 }
 
+// Connects and GETs `path`. Returns the reply to render, or nothing when done: with --json
+// the reply is printed as is; on an error it is printed and `rc` set.
+std::optional<nlohmann::json> Fetch(const Common& o, const std::string& path, int& rc) {
+  rc = 0;
+  auto c = ApiClient::Connect(o.conn);
+  auto r = c.ok() ? c->GetJson(path) : StatusOr<nlohmann::json>(c.status());
+  if (!r.ok()) {
+    rc = Error(r.status());
+    return std::nullopt;
+  }
+  if (o.json) {
+    std::cout << r->dump(2) << "\n";
+    return std::nullopt;
+  }
+  return *r;
+}
+
 int Submit(const Common& o, int gpus, const std::string& name, const std::string& model,
            double duration_s, const std::vector<std::string>& env,
            const std::vector<std::string>& argv) {
@@ -82,40 +99,31 @@ int Submit(const Common& o, int gpus, const std::string& name, const std::string
 }
 
 int List(const Common& o, bool all, const std::string& state) {
-  auto c = ApiClient::Connect(o.conn);
-  if (!c.ok()) return Error(c.status());
-  auto r = c->GetJson(state.empty() ? "/v1/jobs" : "/v1/jobs?state=" + state);
-  if (!r.ok()) return Error(r.status());
-  if (o.json) {
-    std::cout << r->dump(2) << "\n";
-    return 0;
-  }
+  int rc = 0;
+  auto r = Fetch(o, state.empty() ? "/v1/jobs" : "/v1/jobs?state=" + state, rc);
+  if (!r) return rc;
   std::cout << fmt::format("{:>6} {:<16} {:<10} {:>4} {:<10} {:>5} {:>12} {:>8}  {}\n", "ID",
                            "NAME", "USER", "GPUS", "STATE", "QUEUE", "ATTAINED", "WAIT", "WHERE");
   for (const auto& j : *r) {
     const std::string st = j["state"];
     if (!all && state.empty() && Terminal(st)) continue;
     const bool on_gpus = st == "running" || st == "preempting";
-    std::cout << fmt::format("{:>6} {:<16} {:<10} {:>4} {:<10} {:>5} {:>11.0f}s {:>8}  {}\n",
-                             j["id"].get<int64_t>(), j["name"].get<std::string>().substr(0, 16),
-                             j["user"].get<std::string>().substr(0, 10), j["gpus"].get<int>(), st,
-                             j.contains("queue") ? fmt::format("Q{}", j["queue"].get<int>() + 1) : "-",
-                             j.value("attained_gpu_s", 0.0), Human(j["wait_s"].get<double>()),
-                             on_gpus ? "gpu:" + j["devices"].get<std::string>()
-                                     : (Terminal(st) ? Str(j, "message") : "-"));
+    std::cout << fmt::format(
+        "{:>6} {:<16} {:<10} {:>4} {:<10} {:>5} {:>11.0f}s {:>8}  {}\n", j["id"].get<int64_t>(),
+        j["name"].get<std::string>().substr(0, 16), j["user"].get<std::string>().substr(0, 10),
+        j["gpus"].get<int>(), st,
+        j.contains("queue") ? fmt::format("Q{}", j["queue"].get<int>() + 1) : "-",
+        j.value("attained_gpu_s", 0.0), Human(j["wait_s"].get<double>()),
+        on_gpus ? "gpu:" + j["devices"].get<std::string>()
+                : (Terminal(st) ? Str(j, "message") : "-"));
   }
   return 0;
 }
 
 int Show(const Common& o, int64_t id) {
-  auto c = ApiClient::Connect(o.conn);
-  if (!c.ok()) return Error(c.status());
-  auto r = c->GetJson(fmt::format("/v1/jobs/{}", id));
-  if (!r.ok()) return Error(r.status());
-  if (o.json) {
-    std::cout << r->dump(2) << "\n";
-    return 0;
-  }
+  int rc = 0;
+  auto r = Fetch(o, fmt::format("/v1/jobs/{}", id), rc);
+  if (!r) return rc;
   const auto& j = *r;
   std::vector<std::string> argv = j["argv"];
   std::cout << fmt::format("job {} ({})\n", id, Str(j, "name"));
@@ -164,14 +172,9 @@ int Cancel(const Common& o, const std::vector<int64_t>& ids) {
 }
 
 int ExplainJob(const Common& o, int64_t id) {
-  auto c = ApiClient::Connect(o.conn);
-  if (!c.ok()) return Error(c.status());
-  auto r = c->GetJson(fmt::format("/v1/jobs/{}/explain", id));
-  if (!r.ok()) return Error(r.status());
-  if (o.json) {
-    std::cout << r->dump(2) << "\n";
-    return 0;
-  }
+  int rc = 0;
+  auto r = Fetch(o, fmt::format("/v1/jobs/{}/explain", id), rc);
+  if (!r) return rc;
   const auto& j = *r;
   std::cout << fmt::format("job {} is {}\n", id, Str(j, "state"));
   if (!Str(j, "where").empty()) std::cout << "  " << Str(j, "where") << "\n";
@@ -191,14 +194,9 @@ int ExplainJob(const Common& o, int64_t id) {
 }
 
 int Nodes(const Common& o) {
-  auto c = ApiClient::Connect(o.conn);
-  if (!c.ok()) return Error(c.status());
-  auto r = c->GetJson("/v1/nodes");
-  if (!r.ok()) return Error(r.status());
-  if (o.json) {
-    std::cout << r->dump(2) << "\n";
-    return 0;
-  }
+  int rc = 0;
+  auto r = Fetch(o, "/v1/nodes", rc);
+  if (!r) return rc;
   for (const auto& n : (*r)["nodes"]) {
     std::cout << fmt::format("node {}: {} GPUs{}, {} busy (policy {}, placement {})\n",
                              Str(n, "name"), n["gpus_total"].get<int>(),
@@ -213,14 +211,9 @@ int Nodes(const Common& o) {
 }
 
 int Events(const Common& o, int64_t after, int limit) {
-  auto c = ApiClient::Connect(o.conn);
-  if (!c.ok()) return Error(c.status());
-  auto r = c->GetJson(fmt::format("/v1/events?after={}&limit={}", after, limit));
-  if (!r.ok()) return Error(r.status());
-  if (o.json) {
-    std::cout << r->dump(2) << "\n";
-    return 0;
-  }
+  int rc = 0;
+  auto r = Fetch(o, fmt::format("/v1/events?after={}&limit={}", after, limit), rc);
+  if (!r) return rc;
   for (const auto& e : *r) {
     std::cout << fmt::format("{:>6} {:>14.3f} {:<8} job {:<5} {}\n", e["seq"].get<int64_t>(),
                              e["time_ms"].get<int64_t>() / 1000.0, Str(e, "kind"), Str(e, "job"),

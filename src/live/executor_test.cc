@@ -19,6 +19,7 @@
 
 #include "live/exit_file.h"
 #include "live/proc_stat.h"
+#include "test_util.h"
 
 namespace tiresias {
 namespace {
@@ -28,20 +29,6 @@ using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
 constexpr auto kDeadline = std::chrono::seconds(5);
-
-fs::path MakeTempDir(const std::string& name) {
-  auto d = fs::temp_directory_path() / ("tiresias_exec_" + std::to_string(getpid()) + "_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool HasLine(const std::string& text, const std::string& line) {
   std::istringstream in(text);
@@ -100,7 +87,7 @@ class Executor : public ::testing::Test {
     for (const auto& d : dirs_) fs::remove_all(d, ec);
   }
   fs::path TempDir(const std::string& name) {
-    dirs_.push_back(MakeTempDir(name));
+    dirs_.push_back(testing::ScratchDir(name));
     return dirs_.back();
   }
   LocalExecutor ex_{{TIRESIAS_BINARY, "_shim"}};
@@ -127,7 +114,7 @@ TEST_F(Executor, EnvironmentCwdAndLogAcrossAttempts) {
   EXPECT_EQ(ex_.tracked(), 0u);
 
   fs::path job = dir / "job";
-  std::string log = Slurp(job / "output.log");
+  std::string log = testing::ReadAll(job / "output.log");
   EXPECT_TRUE(HasLine(log, "CUDA_VISIBLE_DEVICES=0,2")) << log;
   EXPECT_TRUE(HasLine(log, "TIRESIAS_JOB_ID=7")) << log;
   EXPECT_TRUE(HasLine(log, "TIRESIAS_ATTEMPT=0")) << log;
@@ -150,7 +137,7 @@ TEST_F(Executor, EnvironmentCwdAndLogAcrossAttempts) {
   ASSERT_TRUE(e);
   EXPECT_EQ(e->attempt, 1);
   EXPECT_EQ(e->exit_code, 0);
-  log = Slurp(job / "output.log");
+  log = testing::ReadAll(job / "output.log");
   EXPECT_TRUE(HasLine(log, "to-stderr")) << log;  // first attempt's output kept
   EXPECT_NE(log.find("==== tiresias: job 7 attempt 1 started"), std::string::npos) << log;
   EXPECT_TRUE(HasLine(log, "TIRESIAS_ATTEMPT=1")) << log;
@@ -198,7 +185,7 @@ TEST_F(Executor, ExitCodes) {
     EXPECT_EQ(e->signal, 0);
     EXPECT_EQ(e->Describe(), "exit " + std::to_string(c.code));
   }
-  std::string log = Slurp(dir / "job" / "output.log");
+  std::string log = testing::ReadAll(dir / "job" / "output.log");
   EXPECT_NE(log.find("cannot run 'tiresias-no-such-command': No such file or directory"),
             std::string::npos)
       << log;
@@ -230,7 +217,7 @@ TEST_F(Executor, SigtermReachesTheJobNotTheShim) {
   auto e = WaitExit(ex_);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->Describe(), "exit 0");  // the shim lived to record it
-  EXPECT_EQ(Slurp(got), "term\n");
+  EXPECT_EQ(testing::ReadAll(got), "term\n");
 }
 
 TEST_F(Executor, JobIgnoringSigtermIsKilled) {
@@ -276,7 +263,7 @@ TEST_F(Executor, DaemonFdsDoNotLeakIntoJobs) {
   close(high);
   ASSERT_TRUE(ref.ok());
   ASSERT_TRUE(WaitExit(ex_));
-  std::string log = Slurp(dir / "job" / "output.log");
+  std::string log = testing::ReadAll(dir / "job" / "output.log");
   EXPECT_TRUE(HasLine(log, "0")) << log;
   EXPECT_TRUE(HasLine(log, "2")) << log;
   EXPECT_FALSE(HasLine(log, std::to_string(high))) << log;
@@ -374,7 +361,7 @@ TEST_F(Executor, ShimArgumentsPassThroughTheCli) {
   int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 9);
-  EXPECT_EQ(Slurp(out), "--|--help|sim|");
+  EXPECT_EQ(testing::ReadAll(out), "--|--help|sim|");
   auto rec = ReadExitRecord(exit_file);
   ASSERT_TRUE(rec);
   EXPECT_EQ(rec->exit_code, 9);

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "test_util.h"
+
 namespace tiresias {
 namespace {
 
@@ -24,25 +26,6 @@ std::string Fixture(const std::string& name) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-// This process's scratch directory, removed when the test binary exits.
-const fs::path& ScratchRoot() {
-  static struct Root {
-    fs::path path = fs::temp_directory_path() / ("tiresias_gpus_" + std::to_string(::getpid()));
-    ~Root() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  } root;
-  return root.path;
-}
-
-fs::path TempDir(const std::string& name) {
-  fs::path d = ScratchRoot() / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
 }
 
 // Writes an executable `nvidia-smi` shell script into dir.
@@ -180,7 +163,7 @@ TEST(EmulatedGpus, NamesAndUuids) {
 }
 
 TEST(DiscoverNvidiaGpus, RunsNvidiaSmiFromPath) {
-  fs::path dir = TempDir("path");
+  fs::path dir = testing::ScratchDir("path");
   // The script checks its arguments and leaves a marker, so the test knows it was run.
   FakeNvidiaSmi(dir,
                 "[ \"$*\" = '--query-gpu=index,uuid,name,memory.total --format=csv' ] || "
@@ -200,7 +183,7 @@ TEST(DiscoverNvidiaGpus, RunsNvidiaSmiFromPath) {
 }
 
 TEST(DiscoverNvidiaGpus, RunsAnExplicitPath) {
-  fs::path dir = TempDir("explicit");
+  fs::path dir = testing::ScratchDir("explicit");
   fs::path smi = FakeNvidiaSmi(dir, "cat '" + (kFixtures / "a100x4.csv").string() + "'\n");
   auto gpus = DiscoverNvidiaGpus(smi.string());
   ASSERT_TRUE(gpus.ok()) << gpus.status().message();
@@ -208,7 +191,7 @@ TEST(DiscoverNvidiaGpus, RunsAnExplicitPath) {
 }
 
 TEST(DiscoverNvidiaGpus, DriverFailureCarriesItsMessage) {
-  fs::path dir = TempDir("fail");
+  fs::path dir = testing::ScratchDir("fail");
   FakeNvidiaSmi(dir, "cat '" + (kFixtures / "driver_failure.txt").string() + "'\nexit 9\n");
   ScopedPath path(dir.string() + ":/usr/bin:/bin");
   auto gpus = DiscoverNvidiaGpus();
@@ -223,7 +206,7 @@ TEST(DiscoverNvidiaGpus, DriverFailureCarriesItsMessage) {
 }
 
 TEST(DiscoverNvidiaGpus, BadOutputNamesTheProgram) {
-  fs::path dir = TempDir("garbage");
+  fs::path dir = testing::ScratchDir("garbage");
   fs::path smi = FakeNvidiaSmi(dir, "echo 'index, uuid, name, memory.total [MiB]'\necho 0,1\n");
   auto gpus = DiscoverNvidiaGpus(smi.string());
   ASSERT_FALSE(gpus.ok());
@@ -233,7 +216,7 @@ TEST(DiscoverNvidiaGpus, BadOutputNamesTheProgram) {
 }
 
 TEST(DiscoverNvidiaGpus, AbsentIsNotFound) {
-  fs::path dir = TempDir("absent");
+  fs::path dir = testing::ScratchDir("absent");
   {
     ScopedPath path(dir.string());
     auto gpus = DiscoverNvidiaGpus();
