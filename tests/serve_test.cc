@@ -313,6 +313,7 @@ TEST_F(ServeTest, CliClientSubmitLsShowLogsExplainCancel) {
   auto ex = testing::RunTiresias(fmt::format("explain {} {}", sd, id2));
   EXPECT_NE(ex.out.find("is pending"), std::string::npos) << ex.out;
   EXPECT_NE(ex.out.find("needs 1 GPUs; 0 free"), std::string::npos) << ex.out;
+  EXPECT_NE(ex.out.find("running ahead: job " + id), std::string::npos) << ex.out;
   auto nodes = testing::RunTiresias("nodes " + sd);
   EXPECT_NE(nodes.out.find("EMULATED"), std::string::npos) << nodes.out;
   auto cancel = testing::RunTiresias(fmt::format("cancel {} {}", sd, id2));

@@ -1,6 +1,7 @@
 // The thin-client subcommands: submit, ls, show, logs, cancel, explain, nodes, events.
 // Each is one or a few API calls (see live/api_server.h) and a human-readable rendering.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -183,6 +184,14 @@ int ExplainJob(const Common& o, int64_t id) {
                              j["rank"].get<int>(), j["waiting_ahead"].get<int>(),
                              j["running_ahead"].get<int>());
   }
+  auto named = [&](const char* key, const char* what, int total) {
+    const std::vector<int64_t> ids = j.value(key, std::vector<int64_t>{});
+    if (ids.empty()) return;
+    std::cout << fmt::format("  {} ahead: job {}{}\n", what, fmt::join(ids, ", job "),
+                             total > static_cast<int>(ids.size()) ? ", ..." : "");
+  };
+  named("running_ahead_ids", "running", j["running_ahead"].get<int>());
+  named("waiting_ahead_ids", "waiting", j["waiting_ahead"].get<int>());
   std::cout << fmt::format("  needs {} GPUs; {} free now\n", j["gpus_needed"].get<int>(),
                            j["gpus_free"].get<int>());
   if (j.contains("next_transition_in_s")) {

@@ -28,7 +28,11 @@ Explanation Scheduler::Explain(JobId id, Time now) const {
   e.where = policy_->Describe(*j, now);
   if (auto t = policy_->NextTransition(*j, now)) e.next_transition = *t;
   for (const auto& [key, slot] : running_) {
-    if (key < j->key) ++e.running_ahead;
+    if (!(key < j->key)) continue;
+    ++e.running_ahead;
+    if (e.running_ahead_ids.size() < Explanation::kMaxNamed) {
+      e.running_ahead_ids.push_back(jobs_[slot].spec.id);
+    }
   }
   if (j->running()) {
     e.reasons.push_back(fmt::format("running on {}", j->alloc.str()));
@@ -39,6 +43,9 @@ Explanation Scheduler::Explain(JobId id, Time now) const {
     if (!(key < j->key)) break;
     ++e.waiting_ahead;
     gpus_ahead += jobs_[slot].gpus();
+    if (e.waiting_ahead_ids.size() < Explanation::kMaxNamed) {
+      e.waiting_ahead_ids.push_back(jobs_[slot].spec.id);
+    }
   }
   e.rank = e.waiting_ahead + 1;
   e.reasons.push_back(
@@ -65,8 +72,8 @@ Explanation Scheduler::Explain(JobId id, Time now) const {
     e.reasons.push_back("this policy never preempts: it starts when running jobs finish");
   }
   if (e.next_transition && !j->running()) {
-    e.reasons.push_back(fmt::format("promotion to the first queue is due at {:.3f} s",
-                                    ToSeconds(*e.next_transition)));
+    e.reasons.push_back(fmt::format("promotion to the first queue is due in {:.1f} s",
+                                    ToSeconds(*e.next_transition - now)));
   }
   return e;
 }

@@ -43,6 +43,10 @@ struct Explanation {
   int rank = -1;          // 1-based position among waiting jobs, -1 when not waiting
   int waiting_ahead = 0;  // waiting jobs ahead of it
   int running_ahead = 0;  // running jobs ahead of it in the order
+  // Who is ahead, best first (at most kMaxNamed of each).
+  static constexpr size_t kMaxNamed = 10;
+  std::vector<JobId> running_ahead_ids;
+  std::vector<JobId> waiting_ahead_ids;
   int gpus_needed = 0;
   int gpus_free = 0;
   std::optional<Time> next_transition;  // promotion (waiting) or demotion (running) due

@@ -30,6 +30,12 @@ std::vector<int> ParseInts(const std::string& s) {
   return out;
 }
 
+std::vector<int64_t> Ids(const std::vector<JobId>& ids) {
+  std::vector<int64_t> out;
+  for (JobId id : ids) out.push_back(id.value());
+  return out;
+}
+
 }  // namespace
 
 LiveScheduler::LiveScheduler(ServeConfig cfg, std::unique_ptr<Store> store,
@@ -543,6 +549,8 @@ StatusOr<nlohmann::json> LiveScheduler::Explain(JobId id) {
                       {"rank", e.rank},
                       {"waiting_ahead", e.waiting_ahead},
                       {"running_ahead", e.running_ahead},
+                      {"waiting_ahead_ids", Ids(e.waiting_ahead_ids)},
+                      {"running_ahead_ids", Ids(e.running_ahead_ids)},
                       {"gpus_needed", e.gpus_needed},
                       {"gpus_free", e.gpus_free}};
   std::vector<std::string> reasons = e.reasons;
