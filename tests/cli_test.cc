@@ -86,4 +86,15 @@ TEST(Cli, CompareRunsPoliciesSideBySide) {
                                     .out));
 }
 
+TEST(Cli, CommModeSelectsTheSpeedModel) {
+  const std::string run = "sim --synthetic 50 --seed 2 --cluster 1x2x8 --placement spread ";
+  Result ps = Tiresias(run);
+  ASSERT_EQ(ps.rc, 0) << ps.out;
+  EXPECT_NE(ps.out.find("parameter servers"), std::string::npos) << ps.out;  // the default
+  Result ring = Tiresias(run + "--comm allreduce");
+  ASSERT_EQ(ring.rc, 0) << ring.out;
+  EXPECT_NE(ring.out.find("all-reduce"), std::string::npos) << ring.out;
+  EXPECT_NE(Tiresias(run + "--comm ring").rc, 0);
+}
+
 }  // namespace

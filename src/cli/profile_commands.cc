@@ -29,7 +29,7 @@ int ShowModel(const std::string& name, const std::string& cluster, const std::st
     std::cerr << "error: " << (bw.ok() ? topo.status() : bw.status()).message() << "\n";
     return 2;
   }
-  auto model = LoadLinkSpeedModel(profiles, compute_times, *bw);
+  auto model = LoadLinkSpeedModel(profiles, compute_times, *bw, CommMode::kParameterServer);
   if (!model.ok()) {
     std::cerr << "error: " << model.status().message() << "\n";
     return 2;
@@ -53,17 +53,22 @@ int ShowModel(const std::string& name, const std::string& cluster, const std::st
                           : "insensitive, takes any GPUs",
       packlimit, (*model)->ComputeMs(*p), p->compute_ms > 0 ? "" : " (default: no measurement)",
       topo->str(), ToString(*bw));
-  std::cout << fmt::format("{:>5} {:>10} {:>6} {:>9} {:>13} {:>10} {:>9}\n", "GPUs", "placement",
-                           "nodes", "switches", "slowest link", "iter (ms)", "slowdown");
+  // The same data under ring all-reduce, for the second pair of columns.
+  LinkSpeedModel ring((*model)->catalog(), *bw, 200, CommMode::kAllReduce);
+  std::cout << fmt::format("{:>5} {:>10} {:>6} {:>9} {:>13} | {:^19} | {:^19}\n", "", "", "", "",
+                           "", "ps", "allreduce");
+  std::cout << fmt::format("{:>5} {:>10} {:>6} {:>9} {:>13} | {:>9} {:>9} | {:>9} {:>9}\n", "GPUs",
+                           "placement", "nodes", "switches", "slowest link", "iter (ms)",
+                           "slowdown", "iter (ms)", "slowdown");
   const int gpn = topo->gpus_per_node();
   for (int gpus = 2; gpus <= std::min(64, topo->total_gpus()); gpus *= 2) {
     PlacementShape packed = PackedShape(gpus, *topo);
     auto row = [&](const PlacementShape& s) {
-      double ms = IterationMs((*model)->ComputeMs(*p), p->total_mb, s, *bw);
-      double rate = (*model)->RateOf(name, s, *topo);
-      std::cout << fmt::format("{:>5} {:>10} {:>6} {:>9} {:>13} {:>10.1f} {:>9.3f}\n", gpus,
-                               ShapeName(gpus, s.nodes), s.nodes, s.switches, ToString(s.slowest()),
-                               ms, 1.0 / rate);
+      std::cout << fmt::format(
+          "{:>5} {:>10} {:>6} {:>9} {:>13} | {:>9.1f} {:>9.3f} | {:>9.1f} {:>9.3f}\n", gpus,
+          ShapeName(gpus, s.nodes), s.nodes, s.switches, ToString(s.slowest()),
+          (*model)->IterationMsOf(*p, s), 1.0 / (*model)->RateOf(name, s, *topo),
+          ring.IterationMsOf(*p, s), 1.0 / ring.RateOf(name, s, *topo));
     };
     // Packed, then halving the GPUs per node down to one per node under one switch, then
     // the most spread shape across two switches.
@@ -79,7 +84,8 @@ int ShowModel(const std::string& name, const std::string& cluster, const std::st
     }
   }
   std::cout << "\nslowdown = iteration time / packed iteration time (the trace duration is the "
-               "packed time)\n";
+               "packed time, so at least 1)\nps: one parameter server per node, tensors whole (the "
+               "simulator's default, --comm ps); allreduce: ring (--comm allreduce)\n";
   return 0;
 }
 

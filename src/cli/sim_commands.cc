@@ -27,15 +27,21 @@ struct WorkloadArgs {
   std::string cluster = "8x32x8";
   double overhead = ToSeconds(kDefaultPreemptOverhead);
   double from_day = 0, days = 0;
-  std::string speed = "auto", link_bw, profiles = DefaultProfilesPath(),
+  std::string speed = "auto", comm = "ps", link_bw, profiles = DefaultProfilesPath(),
               compute_times = DefaultComputeTimesPath();
   uint64_t assign_models = 0;
 
   void Add(CLI::App* c) {
     c->add_option("--speed", speed,
-                  "placement speed model: links (compute + all-reduce over the slowest link), "
+                  "placement speed model: links (compute + gradient exchange over the slowest "
+                  "link, see --comm), "
                   "off (every placement at packed speed), auto (links when the profiles load)")
         ->check(CLI::IsMember({"auto", "links", "off"}))
+        ->capture_default_str();
+    c->add_option("--comm", comm,
+                  "gradient exchange of the speed model: ps (one parameter server per node, "
+                  "tensors whole: the Tiresias testbed) or allreduce (ring, as calibrated)")
+        ->check(CLI::IsMember({"ps", "allreduce"}))
         ->capture_default_str();
     c->add_option("--link-bw", link_bw,
                   "link bandwidths in GB/s, e.g. intra=10,inter-node=2.3,inter-switch=1.15");
@@ -72,7 +78,12 @@ struct WorkloadArgs {
     }
     what = "off (every placement at packed speed)";
     if (speed == "off") return true;
-    auto m = LoadLinkSpeedModel(profiles, compute_times, *bw);
+    auto mode = ParseCommMode(comm);
+    if (!mode.ok()) {
+      std::cerr << "error: " << mode.status().message() << "\n";
+      return false;
+    }
+    auto m = LoadLinkSpeedModel(profiles, compute_times, *bw, *mode);
     if (!m.ok()) {
       if (speed == "auto") {
         what = fmt::format("off ({})", m.status().message());
@@ -82,7 +93,8 @@ struct WorkloadArgs {
       return false;
     }
     out = *m;
-    what = fmt::format("links {} GB/s", ToString(*bw));
+    what = fmt::format("links {} GB/s, {}", ToString(*bw),
+                       *mode == CommMode::kParameterServer ? "parameter servers" : "all-reduce");
     return true;
   }
 

@@ -1,9 +1,11 @@
-// The placement speed model: compute plus a ring all-reduce over the slowest link.
+// The placement speed model: compute plus a ring all-reduce, or parameter-server traffic,
+// over the slowest link.
 #include "sim/link_speed_model.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "common/strings.h"
 
@@ -54,6 +56,23 @@ const char* ToString(Link l) {
   return "?";
 }
 
+StatusOr<CommMode> ParseCommMode(const std::string& s) {
+  if (s == "ps") return CommMode::kParameterServer;
+  if (s == "allreduce") return CommMode::kAllReduce;
+  return InvalidArgument(fmt::format("communication mode '{}': valid: ps, allreduce", s));
+}
+
+const char* ToString(CommMode m) {
+  return m == CommMode::kParameterServer ? "ps" : "allreduce";
+}
+
+std::vector<int> PlacementShape::GpusPerNode() const {
+  if (!per_node.empty()) return per_node;
+  std::vector<int> out;
+  for (int i = 0; i < nodes; ++i) out.push_back(gpus / nodes + (i < gpus % nodes ? 1 : 0));
+  return out;
+}
+
 Link PlacementShape::slowest() const {
   if (gpus <= 1) return Link::kNone;
   if (nodes <= 1) return Link::kIntra;
@@ -61,9 +80,10 @@ Link PlacementShape::slowest() const {
 }
 
 PlacementShape ShapeOf(const Allocation& a, const Topology& topo) {
-  PlacementShape p{a.gpu_count(), a.node_count(), 0};
+  PlacementShape p{a.gpu_count(), a.node_count(), 0, {}};
   int last = -1;
   for (const auto& s : a.slices) {  // slices are ordered by node, so switches ascend
+    p.per_node.push_back(s.count());
     int sw = topo.switch_of(s.node);
     if (sw != last) ++p.switches;
     last = sw;
@@ -73,31 +93,65 @@ PlacementShape ShapeOf(const Allocation& a, const Topology& topo) {
 
 PlacementShape PackedShape(int gpus, const Topology& topo) {
   auto ceil_div = [](int a, int b) { return (a + b - 1) / b; };
-  return {gpus, ceil_div(gpus, topo.gpus_per_node()), ceil_div(gpus, topo.gpus_per_switch())};
+  PlacementShape p{
+      gpus, ceil_div(gpus, topo.gpus_per_node()), ceil_div(gpus, topo.gpus_per_switch()), {}};
+  for (int left = gpus; left > 0; left -= topo.gpus_per_node()) {  // full nodes, then the rest
+    p.per_node.push_back(std::min(left, topo.gpus_per_node()));
+  }
+  return p;
 }
+
+namespace {
+
+// GB/s of the slowest link of `p` (0 for one GPU: nothing crosses a link).
+double SlowestBandwidth(const PlacementShape& p, const LinkBandwidths& bw) {
+  switch (p.slowest()) {
+    case Link::kNone:
+      return 0;
+    case Link::kIntra:
+      return bw.intra;
+    case Link::kInterNode:
+      return bw.inter_node;
+    case Link::kInterSwitch:
+      return bw.inter_switch;
+  }
+  return 0;
+}
+
+}  // namespace
 
 double IterationMs(double compute_ms, double gradient_mb, const PlacementShape& p,
                    const LinkBandwidths& bw) {
-  double link = 0;
-  switch (p.slowest()) {
-    case Link::kNone:
-      return compute_ms;
-    case Link::kIntra:
-      link = bw.intra;
-      break;
-    case Link::kInterNode:
-      link = bw.inter_node;
-      break;
-    case Link::kInterSwitch:
-      link = bw.inter_switch;
-      break;
-  }
+  double link = SlowestBandwidth(p, bw);
+  if (link == 0) return compute_ms;
   double n = p.gpus;
   return compute_ms + 2.0 * (n - 1) / n * gradient_mb / link;
 }
 
-LinkSpeedModel::LinkSpeedModel(ModelCatalog catalog, LinkBandwidths bw, double default_compute_ms)
-    : catalog_(std::move(catalog)), bw_(bw), default_compute_ms_(default_compute_ms) {}
+double PsCommMs(const std::vector<double>& tensors_mb, const PlacementShape& p,
+                const LinkBandwidths& bw) {
+  double link = SlowestBandwidth(p, bw);
+  if (link == 0) return 0;
+  std::vector<int> workers = p.GpusPerNode();
+  std::vector<double> load(workers.size(), 0.0), sorted = tensors_mb;
+  std::sort(sorted.begin(), sorted.end(), std::greater<>());
+  for (double t : sorted) *std::min_element(load.begin(), load.end()) += t;  // first minimum
+  double busiest = 0;
+  for (size_t j = 0; j < workers.size(); ++j) {
+    double local = 2.0 * workers[j] * load[j], remote = 2.0 * (p.gpus - workers[j]) * load[j];
+    busiest = std::max(busiest, std::max(local / bw.intra, remote / link));
+  }
+  return busiest;
+}
+
+LinkSpeedModel::LinkSpeedModel(ModelCatalog catalog, LinkBandwidths bw, double default_compute_ms,
+                               CommMode comm)
+    : catalog_(std::move(catalog)), bw_(bw), default_compute_ms_(default_compute_ms), comm_(comm) {}
+
+double LinkSpeedModel::IterationMsOf(const ModelProfile& m, const PlacementShape& p) const {
+  if (comm_ == CommMode::kAllReduce) return IterationMs(ComputeMs(m), m.total_mb, p, bw_);
+  return ComputeMs(m) + PsCommMs(m.tensors_mb, p, bw_);
+}
 
 bool LinkSpeedModel::Knows(const JobSpec& job) const {
   return catalog_.Find(job.model) != nullptr;
@@ -109,9 +163,7 @@ double LinkSpeedModel::RateOf(const std::string& model, const PlacementShape& p,
   if (!m || p.gpus <= 1) return 1.0;
   PlacementShape packed = PackedShape(p.gpus, topo);
   if (p.nodes <= packed.nodes && p.switches <= packed.switches) return 1.0;
-  double c = ComputeMs(*m);
-  double rate = IterationMs(c, m->total_mb, packed, bw_) / IterationMs(c, m->total_mb, p, bw_);
-  return std::min(1.0, rate);
+  return std::min(1.0, IterationMsOf(*m, packed) / IterationMsOf(*m, p));
 }
 
 double LinkSpeedModel::Rate(const JobSpec& job, const Allocation& alloc,
@@ -129,14 +181,15 @@ std::string DefaultComputeTimesPath() {
 
 StatusOr<std::shared_ptr<const LinkSpeedModel>> LoadLinkSpeedModel(const std::string& profiles,
                                                                    const std::string& compute_times,
-                                                                   const LinkBandwidths& bw) {
+                                                                   const LinkBandwidths& bw,
+                                                                   CommMode comm) {
   auto catalog = ModelCatalog::Load(profiles);
   if (!catalog.ok()) return catalog.status();
   if (!compute_times.empty()) {
     if (Status st = catalog->LoadComputeTimes(compute_times); !st.ok()) return st;
   }
   return std::shared_ptr<const LinkSpeedModel>(
-      std::make_shared<LinkSpeedModel>(std::move(*catalog), bw));
+      std::make_shared<LinkSpeedModel>(std::move(*catalog), bw, 200, comm));
 }
 
 }  // namespace tiresias

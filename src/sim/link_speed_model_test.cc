@@ -1,5 +1,6 @@
 // The placement speed model and its effect in the simulator, with hand-worked numbers:
-// iteration = compute + 2 (n - 1) / n x MB / (GB/s of the slowest link).
+// all-reduce iteration = compute + 2 (n - 1) / n x MB / (GB/s of the slowest link); parameter
+// servers: compute + the busiest PS's max(local MB / intra, remote MB / slowest link).
 #include "sim/link_speed_model.h"
 
 #include <gtest/gtest.h>
@@ -15,7 +16,64 @@ std::shared_ptr<const LinkSpeedModel> Model() {
   ModelCatalog c;
   EXPECT_TRUE(c.Add("m", {300, 100}).ok());
   EXPECT_TRUE(c.SetComputeMs("m", 200).ok());
-  return std::make_shared<LinkSpeedModel>(std::move(c), LinkBandwidths{10, 2.5, 1.25});
+  return std::make_shared<LinkSpeedModel>(std::move(c), LinkBandwidths{10, 2.5, 1.25}, 200,
+                                          CommMode::kAllReduce);
+}
+
+// Parameter servers. Same volume, two shapes: "skewed" 300 + 100 MB (skew 0.75) and
+// "balanced" 4 x 100 MB (skew 0.25), both 200 ms compute.
+std::shared_ptr<const LinkSpeedModel> PsModel() {
+  ModelCatalog c;
+  EXPECT_TRUE(c.Add("skewed", {300, 100}).ok());
+  EXPECT_TRUE(c.Add("balanced", {100, 100, 100, 100}).ok());
+  EXPECT_TRUE(c.SetComputeMs("skewed", 200).ok());
+  EXPECT_TRUE(c.SetComputeMs("balanced", 200).ok());
+  return std::make_shared<LinkSpeedModel>(std::move(c), LinkBandwidths{10, 2.5, 1.25}, 200,
+                                          CommMode::kParameterServer);
+}
+
+TEST(LinkSpeedModel, ParameterServersMakeSkewMatter) {
+  auto m = PsModel();
+  const LinkBandwidths bw = m->bandwidths();
+  Topology t = *Topology::Create(2, 4, 4);  // 2 switches x 4 nodes x 4 GPUs
+  // 4 GPUs packed on one node: one PS serves all 400 MB to 4 local workers, pushes and pulls:
+  // 2 x 4 x 400 = 3200 MB / 10 = 320 ms, for either model -> 520 ms per iteration.
+  EXPECT_DOUBLE_EQ(PsCommMs({300, 100}, {4, 1, 1}, bw), 320);
+  EXPECT_DOUBLE_EQ(PsCommMs({100, 100, 100, 100}, {4, 1, 1}, bw), 320);
+  // 2 + 2 on two nodes, one switch (2.5 GB/s). Skewed: PS0 300 MB, PS1 100 MB. PS0 sends and
+  // receives 2 x 2 x 300 = 1200 MB locally (120 ms) and 1200 MB to the 2 remote workers
+  // (480 ms): 480 ms; PS1 160 ms. Iteration 680 ms -> rate 520/680.
+  EXPECT_DOUBLE_EQ(PsCommMs({300, 100}, {4, 2, 1}, bw), 480);
+  EXPECT_NEAR(m->RateOf("skewed", {4, 2, 1}, t), 520.0 / 680, 1e-12);
+  // Balanced: 200 MB per PS, remote 2 x 2 x 200 = 800 MB / 2.5 = 320 ms (local 80 ms):
+  // 520 ms, as fast as packed.
+  EXPECT_DOUBLE_EQ(PsCommMs({100, 100, 100, 100}, {4, 2, 1}, bw), 320);
+  EXPECT_EQ(m->RateOf("balanced", {4, 2, 1}, t), 1.0);
+  // One GPU on each of 4 nodes over two switches (1.25 GB/s). Skewed: PS0 300 MB to 3 remote
+  // workers, 2 x 3 x 300 = 1800 MB -> 1440 ms: rate 520/1640. Balanced: 100 MB per PS,
+  // 600 MB -> 480 ms: rate 520/680.
+  EXPECT_NEAR(m->RateOf("skewed", {4, 4, 2}, t), 520.0 / 1640, 1e-12);
+  EXPECT_NEAR(m->RateOf("balanced", {4, 4, 2}, t), 520.0 / 680, 1e-12);
+  // All-reduce sees only the volume: both 200 + 1.5 x 400 / 2.5 = 440 ms on 2 + 2.
+  EXPECT_DOUBLE_EQ(IterationMs(200, 400, {4, 2, 1}, bw), 440);
+  // Which node hosts the big tensor matters: 1 + 3 puts the 300 MB PS on the node with one
+  // worker, remote 2 x 3 x 300 = 1800 MB / 2.5 = 720 ms (PS1: 80 ms): rate 520/920.
+  Allocation uneven{{{0, 0b1}, {1, 0b111}}};  // GPU bit masks: 1 + 3 GPUs
+  PlacementShape s = ShapeOf(uneven, t);
+  EXPECT_EQ(s.per_node, (std::vector<int>{1, 3}));
+  EXPECT_DOUBLE_EQ(PsCommMs({300, 100}, s, bw), 720);
+  EXPECT_NEAR(m->Rate(JobSpec{.gpus = 4, .model = "skewed"}, uneven, t), 520.0 / 920, 1e-12);
+  // One GPU: no communication.
+  EXPECT_EQ(PsCommMs({300, 100}, {1, 1, 1}, bw), 0);
+}
+
+TEST(LinkSpeedModel, PackedShapeAndModes) {
+  Topology t = *Topology::Create(2, 4, 4);
+  EXPECT_EQ(PackedShape(10, t).per_node, (std::vector<int>{4, 4, 2}));
+  EXPECT_EQ((PlacementShape{7, 3, 1}.GpusPerNode()), (std::vector<int>{3, 2, 2}));
+  EXPECT_EQ(*ParseCommMode("ps"), CommMode::kParameterServer);
+  EXPECT_EQ(*ParseCommMode("allreduce"), CommMode::kAllReduce);
+  EXPECT_FALSE(ParseCommMode("ring").ok());
 }
 
 TEST(LinkSpeedModel, RateFollowsTheSlowestLink) {
