@@ -103,7 +103,7 @@ int Serve(const ServeFlags& f) {
   };
   std::error_code ec;
   fs::create_directories(f.state_dir, ec);
-  const fs::path dir = fs::absolute(f.state_dir);
+  const fs::path dir = fs::weakly_canonical(fs::absolute(f.state_dir), ec);
   if (!fs::is_directory(dir)) {
     return fail(IoError(fmt::format("--state-dir {}: not a directory", f.state_dir)));
   }
@@ -122,7 +122,7 @@ int Serve(const ServeFlags& f) {
   std::string source;
   if (f.gpus > 0) {
     gpus = EmulatedGpus(f.gpus);
-    source = "EMULATED (--gpus; no real devices behind them)";
+    source = "EMULATED: --gpus, no real devices behind them";
   } else {
     auto found = DiscoverNvidiaGpus(f.nvidia_smi);
     if (found.ok() && !found->empty()) {
@@ -135,7 +135,7 @@ int Serve(const ServeFlags& f) {
                               found.status().message())));
     } else {
       gpus = EmulatedGpus(1);
-      source = "EMULATED (no nvidia-smi found; pass --gpus N for more)";
+      source = "EMULATED: no nvidia-smi found; pass --gpus N for more";
     }
   }
   if (gpus.size() > 64) {
@@ -148,7 +148,8 @@ int Serve(const ServeFlags& f) {
                   .placement_opts = f.popts,
                   .emulated = gpus.front().emulated,
                   .preempt_signal = *sig,
-                  .grace = static_cast<Duration>(f.grace_s * kMsPerSecond)};
+                  .grace = static_cast<Duration>(f.grace_s * kMsPerSecond),
+                  .log_events = true};
   for (const auto& g : gpus) {
     cfg.gpu_devices.push_back(std::to_string(g.index));
     cfg.gpu_names.push_back(g.name);
@@ -178,9 +179,10 @@ int Serve(const ServeFlags& f) {
   if (Status s = WriteAtomically(dir / "tiresias.addr", url + "\n"); !s.ok()) return fail(s);
 
   std::cout << fmt::format(
-                   "tiresias serve: listening on {}\n  GPUs: {} ({})\n  policy {} {}, placement "
+                   "tiresias serve: listening on {}\n  GPUs: {} ({})\n  policy {}{}, placement "
                    "{}, preemption SIG{} + {} s grace\n  state in {}\n",
-                   url, gpus.size(), source, f.policy, Join(f.opts, " "), f.placement,
+                   url, gpus.size(), source, f.policy,
+                   f.opts.empty() ? "" : " " + Join(f.opts, " "), f.placement,
                    sigabbrev_np(*sig) ? sigabbrev_np(*sig) : "?", f.grace_s, dir.string())
             << std::flush;
 

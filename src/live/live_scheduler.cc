@@ -1,6 +1,7 @@
 // The live scheduler's loop, journal replay and process reconciliation (see live_scheduler.h).
 #include "live/live_scheduler.h"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -79,6 +80,14 @@ std::vector<int> LiveScheduler::GpusOf(const Allocation& a) const {
 }
 
 Status LiveScheduler::Note(Time t, std::string_view kind, JobId job, const std::string& detail) {
+  if (cfg_.log_events && kind != "tick") {
+    const auto wall =
+        std::chrono::system_clock::time_point(std::chrono::milliseconds(t + store_->epoch_ms()));
+    std::cout << fmt::format("{:%FT%T}Z {:<8} job {:<5} {}\n",
+                             std::chrono::floor<std::chrono::milliseconds>(wall), kind, job.value(),
+                             detail)
+              << std::flush;
+  }
   auto r = store_->AppendEvent(t, kind, job, detail);
   return r.ok() ? Status::Ok() : r.status();
 }

@@ -46,6 +46,7 @@ struct ServeConfig {
   int preempt_signal = 15;  // SIGTERM
   Duration grace = Seconds(30);
   int master_port_base = 29500;
+  bool log_events = false;  // print each journal event (not ticks) to stdout
 };
 
 // A submit request as the API receives it.
