@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/cluster_state.h"
+#include "placement/model_profile.h"
 #include "placement/registry.h"
 
 namespace tiresias {
@@ -63,6 +64,34 @@ TEST(PackLimitLearner, PlacementLearnsFromCompletedJobs) {
   EXPECT_TRUE(std::holds_alternative<Placed>((*p)->Place(resnet, s)));
   EXPECT_NE((*p)->Note().find("learned PACKLIMIT 0."), std::string::npos) << (*p)->Note();
   EXPECT_FALSE(MakePlacementPolicy("tiresias", {"packlimit=lots"}).ok());
+}
+
+TEST(PackLimitLearner, UnsureSlowPredictionsAreExploredNowAndThen) {
+  const std::string profiles = std::string(TIRESIAS_SHARED_DIR) + "/profiles/tensor_sizes.csv";
+  if (!std::filesystem::exists(profiles)) GTEST_SKIP() << "../shared/profiles is absent";
+  auto p = MakePlacementPolicy("tiresias", {"packlimit=learned", "explore_every=3"});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  Topology topo = *Topology::Create(1, 2, 4);
+  ClusterState s(topo);
+  s.Take(Allocation{{{0, 0b0011}, {1, 0b0011}}});  // 2 GPUs free on each node
+  JobSpec vgg{.id = JobId(1), .gpus = 4, .model = "vgg16"};
+  Job slow{.spec = vgg, .rate = 0.55, .alloc = Allocation{{{0, 0b1100}, {1, 0b1100}}}};
+  // Train a twin learner alongside until it just predicts VGG-16 slow on two nodes (spread 1),
+  // but unsure: 0.5 < P(slow) < 0.9.
+  PackLimitLearner twin(0.8);
+  const double skew = ModelCatalog::Load(profiles)->Find("vgg16")->skew;
+  while (twin.PSlow(skew, 1.0) <= 0.5 || twin.examples() == 0) {
+    twin.Observe(skew, 1.0, 0.55);
+    (*p)->OnJobFinished(slow, topo);
+  }
+  ASSERT_LT(twin.PSlow(skew, 1.0), 0.9) << "one more example made it sure; adjust the test";
+  // Every third unsure decision spreads it anyway (explore_every=3): wait, wait, place.
+  std::string seen;
+  for (int i = 0; i < 6; ++i) {
+    seen += std::holds_alternative<Placed>((*p)->Place(vgg, s)) ? 'P' : 'w';
+  }
+  EXPECT_EQ(seen, "wwPwwP");
+  EXPECT_FALSE(MakePlacementPolicy("tiresias", {"packlimit=learned", "explore_every=-1"}).ok());
 }
 
 }  // namespace

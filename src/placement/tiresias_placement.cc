@@ -3,11 +3,12 @@
 // packed slot when one is free and otherwise any free GPUs, best fit. Sensitive means skew
 // above a fixed PACKLIMIT (`packlimit=0.5`), or, with `packlimit=learned`, that the learned
 // classifier (packlimit_learner.h) predicts the best-fit placement on offer would run slowly;
-// it learns from completed jobs through OnJobFinished. Insensitive jobs that find no packed
-// slot fill fragments: the nodes with the fewest free GPUs first, under one switch when one
-// has room (the tightest such switch), so whole nodes stay free for jobs that need them.
-// Such a placement is a fallback: a preemptive core first tries lower-priority victims' GPUs
-// for a packed slot.
+// it learns from completed jobs through OnJobFinished, and every `explore_every`th unsure
+// "slow" prediction is placed spread anyway so that it keeps learning. Insensitive jobs that find
+// no packed slot fill fragments: the nodes with the fewest free GPUs first, under one switch when
+// one has room (the tightest such switch), so whole nodes stay free for jobs that need them. Such a
+// placement is a fallback: a preemptive core first tries lower-priority victims' GPUs for a packed
+// slot.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -65,8 +66,13 @@ std::optional<Allocation> FillFragments(int gpus, const ClusterState& s) {
 
 class TiresiasPlacement : public PlacementPolicy {
  public:
-  TiresiasPlacement(ModelCatalog catalog, double packlimit, std::optional<PackLimitLearner> learner)
-      : catalog_(std::move(catalog)), packlimit_(packlimit), learner_(std::move(learner)) {}
+  TiresiasPlacement(ModelCatalog catalog, double packlimit, std::optional<PackLimitLearner> learner,
+                    int64_t explore_every)
+      : catalog_(std::move(catalog)),
+        packlimit_(packlimit),
+        learner_(std::move(learner)),
+        explore_every_(explore_every) {}
+  static constexpr double kExploreBelow = 0.9;
   std::string_view name() const override { return "tiresias"; }
   bool Sensitive(const JobSpec& job) const {
     const ModelProfile* p = catalog_.Find(job.model);
@@ -98,6 +104,12 @@ class TiresiasPlacement : public PlacementPolicy {
     if (learner_ && p && job.gpus <= s.topology().gpus_per_switch()) {
       double spread = SpreadOf(*a, s.topology());
       if (learner_->Sensitive(p->skew, spread)) {
+        // An unsure "slow" is tested now and then: a classifier that only ever consolidates
+        // sees no spread jobs and stops learning.
+        if (explore_every_ > 0 && learner_->PSlow(p->skew, spread) < kExploreBelow &&
+            ++unsure_ % explore_every_ == 0) {
+          return Placed{std::move(*a), /*fallback=*/true};
+        }
         return NoSlotNow{fmt::format(
             "model {} (skew {:.2f}) predicted slow on {} nodes (p={:.2f}, learned from {} "
             "jobs); waits for a packed slot",
@@ -130,6 +142,8 @@ class TiresiasPlacement : public PlacementPolicy {
   ModelCatalog catalog_;
   double packlimit_;
   std::optional<PackLimitLearner> learner_;
+  int64_t explore_every_;
+  int64_t unsure_ = 0;  // unsure "slow" predictions so far
 };
 
 }  // namespace
@@ -149,6 +163,12 @@ PlacementInfo TiresiasPlacementInfo() {
             "0.8",
             "packlimit=learned: a spread job is a sensitive example when it achieved less than "
             "this fraction of its packed speed",
+            {}},
+           {"explore_every",
+            OptionSpec::Type::kInt,
+            "10",
+            "packlimit=learned: every Nth placement predicted slow with P(slow) < 0.9 is made "
+            "spread anyway, so the classifier keeps learning; 0 = never",
             {}},
            {"profiles",
             OptionSpec::Type::kPath,
@@ -176,8 +196,11 @@ PlacementInfo TiresiasPlacementInfo() {
               }
               limit = *d;
             }
-            return std::unique_ptr<PlacementPolicy>(
-                new TiresiasPlacement(std::move(*catalog), limit, std::move(learner)));
+            if (v.Int("explore_every") < 0) {
+              return InvalidArgument("placement tiresias: explore_every must be >= 0");
+            }
+            return std::unique_ptr<PlacementPolicy>(new TiresiasPlacement(
+                std::move(*catalog), limit, std::move(learner), v.Int("explore_every")));
           }};
 }
 
