@@ -58,7 +58,9 @@ Explanation Scheduler::Explain(JobId id, Time now) const {
           fmt::format("it needs {} GPUs; after the jobs ahead of it fewer were left", j->gpus()));
       break;
     case WaitKind::kNoSlot:
-      e.reasons.push_back("enough GPUs in count, but no placement: " + j->no_slot_reason);
+      e.reasons.push_back("enough GPUs in count, but no placement: " +
+                          (j->no_slot_reason.empty() ? placement_->WhyNoSlot(j->spec, cluster_)
+                                                     : j->no_slot_reason));
       break;
     case WaitKind::kBlockedByHead:
     case WaitKind::kNotConsidered:

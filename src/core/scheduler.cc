@@ -298,7 +298,6 @@ bool Scheduler::TryStart(uint32_t slot, Time now, std::vector<Action>& out) {
 
 void Scheduler::NoteUnplaced(Job& j, const PlacementResult& r) {
   NoteWait(j, WaitKind::kNoSlot);
-  if (auto* n = std::get_if<NoSlotNow>(&r)) j.no_slot_reason = n->reason;
   if (auto* n = std::get_if<NeverFits>(&r)) j.no_slot_reason = n->reason;
 }
 

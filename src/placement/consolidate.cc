@@ -49,6 +49,17 @@ std::optional<Allocation> FindPackedSlot(int gpus, const ClusterState& s) {
   return std::nullopt;
 }
 
+std::string PackedSlotWait(int gpus, const ClusterState& s) {
+  const int gpn = s.topology().gpus_per_node();
+  if (gpus <= gpn) {
+    return fmt::format("waits for one node with {} free GPUs ({} free in all, scattered)", gpus,
+                       s.total_free());
+  }
+  return fmt::format("waits for {} idle nodes{} under one switch ({} GPUs free in all)", gpus / gpn,
+                     gpus % gpn ? fmt::format(" plus {} GPUs on one more node", gpus % gpn) : "",
+                     s.total_free());
+}
+
 namespace {
 
 class Consolidate : public PlacementPolicy {
@@ -65,19 +76,10 @@ class Consolidate : public PlacementPolicy {
   }
   PlacementResult Place(const JobSpec& job, const ClusterState& s) override {
     if (auto a = FindPackedSlot(job.gpus, s)) return Placed{std::move(*a)};
-    const int gpn = s.topology().gpus_per_node();
-    if (job.gpus <= gpn) {
-      return NoSlotNow{
-          fmt::format("waits for one node with {} free GPUs ({} free in all, "
-                      "scattered)",
-                      job.gpus, s.total_free())};
-    }
-    return NoSlotNow{fmt::format(
-        "waits for {} idle nodes{} under one switch ({} GPUs free in "
-        "all)",
-        job.gpus / gpn,
-        job.gpus % gpn ? fmt::format(" plus {} GPUs on one more node", job.gpus % gpn) : "",
-        s.total_free())};
+    return NoSlotNow{};
+  }
+  std::string WhyNoSlot(const JobSpec& job, const ClusterState& s) const override {
+    return PackedSlotWait(job.gpus, s);
   }
 };
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "core/allocation.h"
 #include "core/cluster_state.h"
@@ -13,5 +14,7 @@
 namespace tiresias {
 
 std::optional<Allocation> FindPackedSlot(int gpus, const ClusterState& s);
+// Why a `gpus`-GPU job finds no packed slot on `s`, as a sentence.
+std::string PackedSlotWait(int gpus, const ClusterState& s);
 
 }  // namespace tiresias

@@ -7,12 +7,12 @@
 namespace tiresias {
 namespace {
 
-class Count : public PlacementPolicy {
+class Count : public TakesAnyFreeGpus {
  public:
   std::string_view name() const override { return "count"; }
   PlacementResult Place(const JobSpec& job, const ClusterState& s) override {
     if (s.total_free() < job.gpus) {
-      return NoSlotNow{fmt::format("needs {} GPUs, {} free", job.gpus, s.total_free())};
+      return NoSlotNow{};
     }
     Allocation a;
     int need = job.gpus;

@@ -60,7 +60,7 @@ TEST(PackLimitLearner, PlacementLearnsFromCompletedJobs) {
   }
   auto r = (*p)->Place(vgg, s);
   ASSERT_TRUE(std::holds_alternative<NoSlotNow>(r));
-  EXPECT_NE(std::get<NoSlotNow>(r).reason.find("predicted slow on 2 nodes"), std::string::npos);
+  EXPECT_NE((*p)->WhyNoSlot(vgg, s).find("predicted slow on 2 nodes"), std::string::npos);
   EXPECT_TRUE(std::holds_alternative<Placed>((*p)->Place(resnet, s)));
   EXPECT_NE((*p)->Note().find("learned PACKLIMIT 0."), std::string::npos) << (*p)->Note();
   EXPECT_FALSE(MakePlacementPolicy("tiresias", {"packlimit=lots"}).ok());

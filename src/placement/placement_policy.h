@@ -1,7 +1,8 @@
 // The placement-policy interface: given a job and the free GPUs, choose a gang of GPUs.
 // "No slot now" (retry later) and "never fits" (reject) are distinct results, each with a
-// reason. Placement never asks which ordering policy is active. Pure: no clock, no I/O;
-// randomness (if any) comes from a seeded generator owned by the policy.
+// reason (for "no slot now", built on demand by WhyNoSlot). Placement never asks which ordering
+// policy is active. Pure: no clock, no I/O; randomness (if any) comes from a seeded generator owned
+// by the policy.
 #pragma once
 
 #include <optional>
@@ -22,9 +23,9 @@ struct Placed {
   // back; it falls back to this allocation when that frees no better slot.
   bool fallback = false;
 };
-struct NoSlotNow {
-  std::string reason;
-};
+// No reason text: placing is the simulator's hot path, so the sentence is built only when
+// someone asks (PlacementPolicy::WhyNoSlot, used by Explain).
+struct NoSlotNow {};
 struct NeverFits {
   std::string reason;
 };
@@ -38,6 +39,8 @@ class PlacementPolicy {
   virtual std::optional<std::string> NeverFitsReason(const JobSpec& job,
                                                      const Topology& topo) const;
   virtual PlacementResult Place(const JobSpec& job, const ClusterState& state) = 0;
+  // Why Place would answer NoSlotNow for `job` on `state`, as a plain sentence.
+  virtual std::string WhyNoSlot(const JobSpec& job, const ClusterState& state) const = 0;
   // A job completed; `job` still holds its last allocation and that run's rate (achieved
   // speed relative to packed). Learning policies update themselves here; pure, no I/O.
   virtual void OnJobFinished(const Job& /*job*/, const Topology& /*topo*/) {}

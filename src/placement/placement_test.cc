@@ -34,9 +34,11 @@ ClusterState HalfFree() {
 TEST(Placement, FourGpuJobOnTwoHalfFreeNodes) {
   ClusterState s = HalfFree();
   // consolidate (YARN-CS): a 4-GPU job must sit on one node; neither has 4 free -> waits.
-  auto r = Make("consolidate")->Place(Job(4, "vgg16"), s);
+  auto consolidate = Make("consolidate");
+  auto r = consolidate->Place(Job(4, "vgg16"), s);
   ASSERT_TRUE(std::holds_alternative<NoSlotNow>(r));
-  EXPECT_NE(std::get<NoSlotNow>(r).reason.find("one node with 4 free GPUs"), std::string::npos);
+  EXPECT_NE(consolidate->WhyNoSlot(Job(4, "vgg16"), s).find("one node with 4 free GPUs"),
+            std::string::npos);
   // count: any 4 free GPUs: 2 on node 0 (GPUs 2,3) + 2 on node 1.
   auto c = Make("count")->Place(Job(4), s);
   ASSERT_TRUE(std::holds_alternative<Placed>(c));
@@ -50,7 +52,7 @@ TEST(Placement, TiresiasConsolidatesOnlySensitiveModels) {
   // VGG16: largest tensor 392 of 526.8 MB -> skew 0.744 > PACKLIMIT 0.5: waits for a packed slot.
   auto vgg = p->Place(Job(4, "vgg16"), s);
   ASSERT_TRUE(std::holds_alternative<NoSlotNow>(vgg));
-  EXPECT_NE(std::get<NoSlotNow>(vgg).reason.find("skew 0.74"), std::string::npos);
+  EXPECT_NE(p->WhyNoSlot(Job(4, "vgg16"), s).find("skew 0.74"), std::string::npos);
   // ResNet-50: largest tensor 9 of 80.6 MB -> skew 0.112: takes the scattered GPUs now.
   auto resnet = p->Place(Job(4, "resnet50"), s);
   ASSERT_TRUE(std::holds_alternative<Placed>(resnet));

@@ -23,6 +23,10 @@ std::string PlacementPolicyHelp() {
   return RegistryHelp(PlacementPolicies());
 }
 
+std::string TakesAnyFreeGpus::WhyNoSlot(const JobSpec& job, const ClusterState& s) const {
+  return fmt::format("needs {} GPUs, {} free", job.gpus, s.total_free());
+}
+
 uint64_t LowestFree(uint64_t free_mask, int n) {
   uint64_t out = 0;
   while (n-- > 0 && free_mask) {

@@ -33,6 +33,12 @@ PlacementInfo BestFitInfo();
 PlacementInfo TiresiasPlacementInfo();
 
 // Helpers shared by placement policies.
+// A policy that places whenever enough GPUs are free anywhere (count, spread, random,
+// best-fit): the only reason for no slot is too few free GPUs.
+class TakesAnyFreeGpus : public PlacementPolicy {
+ public:
+  std::string WhyNoSlot(const JobSpec& job, const ClusterState& s) const override;
+};
 // The `n` lowest-index GPUs of a free mask.
 uint64_t LowestFree(uint64_t free_mask, int n);
 // Free GPUs taken node by node in the given node order (the caller checked there are enough).

@@ -46,15 +46,11 @@ std::optional<Allocation> BestFitAny(int gpus, const ClusterState& s) {
 
 namespace {
 
-NoSlotNow TooFew(int gpus, const ClusterState& s) {
-  return NoSlotNow{fmt::format("needs {} GPUs, {} free", gpus, s.total_free())};
-}
-
-class Spread : public PlacementPolicy {
+class Spread : public TakesAnyFreeGpus {
  public:
   std::string_view name() const override { return "spread"; }
   PlacementResult Place(const JobSpec& job, const ClusterState& s) override {
-    if (s.total_free() < job.gpus) return TooFew(job.gpus, s);
+    if (s.total_free() < job.gpus) return NoSlotNow{};
     std::vector<int> order(s.topology().num_nodes());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
@@ -78,12 +74,12 @@ class Spread : public PlacementPolicy {
   }
 };
 
-class Random : public PlacementPolicy {
+class Random : public TakesAnyFreeGpus {
  public:
   explicit Random(uint64_t seed) : rng_(seed) {}
   std::string_view name() const override { return "random"; }
   PlacementResult Place(const JobSpec& job, const ClusterState& s) override {
-    if (s.total_free() < job.gpus) return TooFew(job.gpus, s);
+    if (s.total_free() < job.gpus) return NoSlotNow{};
     std::vector<int> order(s.topology().num_nodes());
     std::iota(order.begin(), order.end(), 0);
     std::shuffle(order.begin(), order.end(), rng_);
@@ -94,12 +90,12 @@ class Random : public PlacementPolicy {
   std::mt19937_64 rng_;
 };
 
-class BestFit : public PlacementPolicy {
+class BestFit : public TakesAnyFreeGpus {
  public:
   std::string_view name() const override { return "best-fit"; }
   PlacementResult Place(const JobSpec& job, const ClusterState& s) override {
     if (auto a = BestFitAny(job.gpus, s)) return Placed{std::move(*a)};
-    return TooFew(job.gpus, s);
+    return NoSlotNow{};
   }
 };
 

@@ -90,34 +90,12 @@ class TiresiasPlacement : public PlacementPolicy {
     return std::nullopt;
   }
   PlacementResult Place(const JobSpec& job, const ClusterState& s) override {
-    if (auto a = FindPackedSlot(job.gpus, s)) return Placed{std::move(*a)};
-    if (Sensitive(job)) {
-      return NoSlotNow{
-          fmt::format("model {} (skew {:.2f} > PACKLIMIT {:.2f}) waits for a "
-                      "packed slot; {} GPUs free, scattered",
-                      job.model, catalog_.Find(job.model)->skew, packlimit_, s.total_free())};
-    }
-    auto a = FillFragments(job.gpus, s);
-    if (!a) return NoSlotNow{fmt::format("needs {} GPUs, {} free", job.gpus, s.total_free())};
-    const ModelProfile* p = catalog_.Find(job.model);
-    // A packed slot can only exist under one switch; larger jobs never wait for one.
-    if (learner_ && p && job.gpus <= s.topology().gpus_per_switch()) {
-      double spread = SpreadOf(*a, s.topology());
-      if (learner_->Sensitive(p->skew, spread)) {
-        // An unsure "slow" is tested now and then: a classifier that only ever consolidates
-        // sees no spread jobs and stops learning.
-        if (explore_every_ > 0 && learner_->PSlow(p->skew, spread) < kExploreBelow &&
-            ++unsure_ % explore_every_ == 0) {
-          return Placed{std::move(*a), /*fallback=*/true};
-        }
-        return NoSlotNow{fmt::format(
-            "model {} (skew {:.2f}) predicted slow on {} nodes (p={:.2f}, learned from {} "
-            "jobs); waits for a packed slot",
-            job.model, p->skew, a->node_count(), learner_->PSlow(p->skew, spread),
-            learner_->examples())};
-      }
-    }
-    return Placed{std::move(*a), /*fallback=*/true};
+    return Decide(job, s, /*why=*/nullptr);
+  }
+  std::string WhyNoSlot(const JobSpec& job, const ClusterState& s) const override {
+    std::string why;
+    (void)Decide(job, s, &why);
+    return why.empty() ? "a slot is free now; it starts at the next pass" : why;
   }
   void OnJobFinished(const Job& job, const Topology& topo) override {
     if (!learner_ || job.alloc.empty()) return;
@@ -139,11 +117,51 @@ class TiresiasPlacement : public PlacementPolicy {
   }
 
  private:
+  // Place's logic. With `why`, only explains (sets *why when there is no slot) and changes
+  // nothing; without, may count an exploration.
+  PlacementResult Decide(const JobSpec& job, const ClusterState& s, std::string* why) const {
+    if (auto a = FindPackedSlot(job.gpus, s)) return Placed{std::move(*a)};
+    const ModelProfile* p = catalog_.Find(job.model);
+    if (Sensitive(job)) {
+      if (why) {
+        *why = fmt::format("model {} (skew {:.2f} > PACKLIMIT {:.2f}) waits for a packed slot: {}",
+                           job.model, p->skew, packlimit_, PackedSlotWait(job.gpus, s));
+      }
+      return NoSlotNow{};
+    }
+    auto a = FillFragments(job.gpus, s);
+    if (!a) {
+      if (why) *why = fmt::format("needs {} GPUs, {} free", job.gpus, s.total_free());
+      return NoSlotNow{};
+    }
+    // A packed slot can only exist under one switch; larger jobs never wait for one.
+    if (learner_ && p && job.gpus <= s.topology().gpus_per_switch()) {
+      const double spread = SpreadOf(*a, s.topology());
+      if (learner_->Sensitive(p->skew, spread)) {
+        // An unsure "slow" is tested now and then: a classifier that only ever consolidates
+        // sees no spread jobs and stops learning.
+        if (!why && explore_every_ > 0 && learner_->PSlow(p->skew, spread) < kExploreBelow &&
+            ++unsure_ % explore_every_ == 0) {
+          return Placed{std::move(*a), /*fallback=*/true};
+        }
+        if (why) {
+          *why = fmt::format(
+              "model {} (skew {:.2f}) predicted slow on {} nodes (p={:.2f}, learned from {} "
+              "jobs); waits for a packed slot",
+              job.model, p->skew, a->node_count(), learner_->PSlow(p->skew, spread),
+              learner_->examples());
+        }
+        return NoSlotNow{};
+      }
+    }
+    return Placed{std::move(*a), /*fallback=*/true};
+  }
+
   ModelCatalog catalog_;
   double packlimit_;
   std::optional<PackLimitLearner> learner_;
   int64_t explore_every_;
-  int64_t unsure_ = 0;  // unsure "slow" predictions so far
+  mutable int64_t unsure_ = 0;  // unsure "slow" predictions so far (Place only)
 };
 
 }  // namespace
