@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <iostream>
 
+#include "sim/link_speed_model.h"
 #include "sim/metrics.h"
 #include "sim/simulator.h"
+#include "trace/synthetic.h"
 #include "trace/trace_reader.h"
 
 namespace tiresias {
@@ -61,7 +63,45 @@ void BM_Replay(benchmark::State& state, const std::string& policy, const std::st
   state.counters["preemptions"] = static_cast<double>(m.preemptions);
 }
 
+// With placement that reads the topology and the speed model on (every job given a CNN model,
+// seeded): the speed target must hold for these too.
+void BM_ReplayPlaced(benchmark::State& state, const std::string& placement,
+                     const std::string& cluster) {
+  const auto* philly = PhillyJobs();
+  auto speed = LoadLinkSpeedModel(DefaultProfilesPath(), DefaultComputeTimesPath(),
+                                  LinkBandwidths{}, CommMode::kParameterServer);
+  if (!philly || !speed.ok()) {
+    state.SkipWithError("../shared/traces/philly.csv or ../shared/profiles is absent");
+    return;
+  }
+  std::vector<JobSpec> jobs = *philly;
+  AssignModels(jobs, 1, CnnModels());
+  SimConfig cfg;
+  cfg.topo = *Topology::Parse(cluster);
+  cfg.policy = "dlas";
+  cfg.placement = placement;
+  cfg.preempt_overhead = 0;
+  cfg.speed = *speed;
+  Metrics m;
+  for (auto _ : state) {
+    auto r = RunSimulation(cfg, jobs);
+    if (!r.ok()) {
+      state.SkipWithError(r.status().message().c_str());
+      return;
+    }
+    m = ComputeMetrics(*r);
+  }
+  state.counters["mean_jct_s"] = m.jct.mean;
+  state.counters["preemptions"] = static_cast<double>(m.preemptions);
+}
+
 BENCHMARK(BM_ReadPhilly)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_ReplayPlaced, dlas_consolidate_speed_2x32x8, "consolidate", "2x32x8")
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
+BENCHMARK_CAPTURE(BM_ReplayPlaced, dlas_tiresias_speed_2x32x8, "tiresias", "2x32x8")
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
 BENCHMARK_CAPTURE(BM_Replay, dlas_8x32x8, "dlas", "8x32x8")
     ->Unit(benchmark::kMillisecond)
     ->Iterations(3);

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "common/strings.h"
 #include "sim/calibration.h"
 #include "sim/link_speed_model.h"
 #include "trace/trace_reader.h"
@@ -36,10 +37,8 @@ int ShowModel(const std::string& name, const std::string& cluster, const std::st
   }
   const ModelProfile* p = (*model)->catalog().Find(name);
   if (!p) {
-    std::string names;
-    for (const auto& [n, m] : (*model)->catalog().models())
-      names += (names.empty() ? "" : ", ") + n;
-    std::cerr << fmt::format("error: no profile for model '{}'; known: {}\n", name, names);
+    std::cerr << fmt::format("error: no profile for model '{}'; known: {}\n", name,
+                             Join((*model)->catalog().names(), ", "));
     return 2;
   }
   double largest = p->skew * p->total_mb;

@@ -13,7 +13,10 @@ ClusterState::ClusterState(const Topology& topo)
       free_(topo.num_nodes(), full_mask_),
       free_count_(topo.num_nodes(), topo.gpus_per_node()),
       switch_free_(topo.switches(), topo.gpus_per_switch()),
-      total_free_(topo.total_gpus()) {}
+      total_free_(topo.total_gpus()),
+      nodes_by_free_(topo.gpus_per_node() + 1, 0) {
+  nodes_by_free_[topo.gpus_per_node()] = topo.num_nodes();
+}
 
 void ClusterState::Adjust(int node, uint64_t mask, bool to_free) {
   int n = std::popcount(mask);
@@ -25,7 +28,9 @@ void ClusterState::Adjust(int node, uint64_t mask, bool to_free) {
     free_[node] &= ~mask;
     n = -n;
   }
+  --nodes_by_free_[free_count_[node]];
   free_count_[node] += n;
+  ++nodes_by_free_[free_count_[node]];
   switch_free_[topo_.switch_of(node)] += n;
   total_free_ += n;
 }

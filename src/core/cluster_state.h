@@ -20,6 +20,12 @@ class ClusterState {
   int free_on_node(int node) const { return free_count_[node]; }
   int free_on_switch(int sw) const { return switch_free_[sw]; }
   int total_free() const { return total_free_; }
+  // Nodes with at least `k` free GPUs (0 <= k <= GPUs per node); O(GPUs per node).
+  int nodes_with_free(int k) const {
+    int n = 0;
+    for (int f = k; f < static_cast<int>(nodes_by_free_.size()); ++f) n += nodes_by_free_[f];
+    return n;
+  }
 
   // Marks the GPUs of `a` busy / free. Callers guarantee they were free / busy.
   void Take(const Allocation& a);
@@ -34,6 +40,7 @@ class ClusterState {
   std::vector<int> free_count_;
   std::vector<int> switch_free_;
   int total_free_;
+  std::vector<int> nodes_by_free_;  // free GPU count -> number of nodes with exactly that
 };
 
 }  // namespace tiresias

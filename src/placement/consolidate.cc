@@ -13,12 +13,14 @@ std::optional<Allocation> FindPackedSlot(int gpus, const ClusterState& s) {
   const Topology& t = s.topology();
   const int gpn = t.gpus_per_node();
   if (gpus <= gpn) {
+    if (s.nodes_with_free(gpus) == 0) return std::nullopt;  // the common miss, in O(gpn)
     for (int n = 0; n < t.num_nodes(); ++n) {
       if (s.free_on_node(n) >= gpus) return Allocation{{{n, LowestFree(s.free_mask(n), gpus)}}};
     }
     return std::nullopt;
   }
   const int whole = gpus / gpn, rest = gpus % gpn;
+  if (s.nodes_with_free(gpn) < whole) return std::nullopt;
   for (int sw = 0; sw < t.switches(); ++sw) {
     if (s.free_on_switch(sw) < gpus) continue;
     const int first = sw * t.nodes_per_switch(), last = first + t.nodes_per_switch();

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "common/strings.h"
 #include "trace/csv.h"
@@ -24,6 +25,13 @@ Status ModelCatalog::Add(const std::string& name, std::vector<double> tensors_mb
   p.skew = largest / p.total_mb;
   models_[name] = std::move(p);
   return Status::Ok();
+}
+
+std::vector<std::string> ModelCatalog::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, p] : models_) out.push_back(name);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 const ModelProfile* ModelCatalog::Find(const std::string& name) const {

@@ -7,9 +7,9 @@
 // public simulator's 60_job.csv. Immutable after loading.
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
@@ -35,10 +35,11 @@ class ModelCatalog {
   Status SetComputeMs(const std::string& name, double ms);
   const ModelProfile* Find(const std::string& name) const;
   size_t size() const { return models_.size(); }
-  const std::map<std::string, ModelProfile>& models() const { return models_; }
+  // Known model names, sorted.
+  std::vector<std::string> names() const;
 
  private:
-  std::map<std::string, ModelProfile> models_;
+  std::unordered_map<std::string, ModelProfile> models_;  // Find is on the placement hot path
 };
 
 }  // namespace tiresias

@@ -31,6 +31,18 @@ ClusterState HalfFree() {
   return s;
 }
 
+TEST(Placement, ClusterStateCountsNodesByFreeGpus) {
+  // 2 nodes x 4 GPUs with GPUs 0-1 of both busy: both have 2 free; then node 1 fills.
+  ClusterState s = HalfFree();
+  EXPECT_EQ(s.nodes_with_free(0), 2);
+  EXPECT_EQ(s.nodes_with_free(2), 2);
+  EXPECT_EQ(s.nodes_with_free(3), 0);
+  s.Take(Allocation{{{1, 0b1100}}});
+  EXPECT_EQ(s.nodes_with_free(1), 1);
+  s.Give(Allocation{{{0, 0b0011}}});
+  EXPECT_EQ(s.nodes_with_free(4), 1);  // node 0 whole again
+}
+
 TEST(Placement, FourGpuJobOnTwoHalfFreeNodes) {
   ClusterState s = HalfFree();
   // consolidate (YARN-CS): a 4-GPU job must sit on one node; neither has 4 free -> waits.

@@ -74,14 +74,11 @@ class TiresiasPlacement : public PlacementPolicy {
         explore_every_(explore_every) {}
   static constexpr double kExploreBelow = 0.9;
   std::string_view name() const override { return "tiresias"; }
-  bool Sensitive(const JobSpec& job) const {
-    const ModelProfile* p = catalog_.Find(job.model);
-    return !learner_ && p && p->skew > packlimit_;
-  }
+  bool Sensitive(const ModelProfile* p) const { return !learner_ && p && p->skew > packlimit_; }
   std::optional<std::string> NeverFitsReason(const JobSpec& job,
                                              const Topology& topo) const override {
     if (auto why = PlacementPolicy::NeverFitsReason(job, topo)) return why;
-    if (Sensitive(job) && job.gpus > topo.gpus_per_switch()) {
+    if (Sensitive(catalog_.Find(job.model)) && job.gpus > topo.gpus_per_switch()) {
       return fmt::format(
           "model {} is placement-sensitive and must sit under one switch of {} "
           "GPUs, but asks for {}",
@@ -122,7 +119,7 @@ class TiresiasPlacement : public PlacementPolicy {
   PlacementResult Decide(const JobSpec& job, const ClusterState& s, std::string* why) const {
     if (auto a = FindPackedSlot(job.gpus, s)) return Placed{std::move(*a)};
     const ModelProfile* p = catalog_.Find(job.model);
-    if (Sensitive(job)) {
+    if (Sensitive(p)) {
       if (why) {
         *why = fmt::format("model {} (skew {:.2f} > PACKLIMIT {:.2f}) waits for a packed slot: {}",
                            job.model, p->skew, packlimit_, PackedSlotWait(job.gpus, s));
