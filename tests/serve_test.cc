@@ -265,6 +265,9 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
   r = post("{\"argv\": [\"true\"], \"gpus\": \"two\"}", auth);
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("'gpus'"), std::string::npos) << r->body;
+  r = post("{\"argv\": [\"true\"], \"env\": {\"CUDA_VISIBLE_DEVICES\": \"0\"}}", auth);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("set by the scheduler"), std::string::npos) << r->body;
   r = post("{\"argv\": [\"true\"], \"gpus\": 3}", auth);
   EXPECT_EQ(r->status, 400);
   EXPECT_NE(r->body.find("can never run"), std::string::npos) << r->body;
@@ -297,8 +300,16 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
 TEST_F(ServeTest, CliClientSubmitLsShowLogsExplainCancel) {
   Serve({"--gpus", "1", "--policy", "fifo"});
   const std::string sd = "--state-dir " + dir_.string();
-  auto first = testing::RunTiresias(fmt::format(
-      "submit {} --gpus 1 --name hello -- sh -c 'echo hello from $TIRESIAS_JOB_ID; sleep 2'", sd));
+  // The submitter's environment goes with the job (not CUDA_VISIBLE_DEVICES: that is the
+  // scheduler's).
+  setenv("MY_SETTING", "abc", 1);
+  setenv("CUDA_VISIBLE_DEVICES", "7", 1);
+  auto first = testing::RunTiresias(
+      fmt::format("submit {} --gpus 1 --name hello -- sh -c 'echo hello from $TIRESIAS_JOB_ID "
+                  "$MY_SETTING gpu $CUDA_VISIBLE_DEVICES; sleep 2'",
+                  sd));
+  unsetenv("MY_SETTING");
+  unsetenv("CUDA_VISIBLE_DEVICES");
   ASSERT_EQ(first.rc, 0) << first.out;
   const std::string id = first.out.substr(0, first.out.find('\n'));
   auto second = testing::RunTiresias(fmt::format("submit {} --name waiter -- true", sd));
@@ -320,7 +331,7 @@ TEST_F(ServeTest, CliClientSubmitLsShowLogsExplainCancel) {
   EXPECT_EQ(cancel.rc, 0) << cancel.out;
   auto logs = testing::RunTiresias(fmt::format("logs {} -f {}", sd, id));
   EXPECT_EQ(logs.rc, 0) << logs.out;
-  EXPECT_NE(logs.out.find("hello from " + id), std::string::npos) << logs.out;
+  EXPECT_NE(logs.out.find("hello from " + id + " abc gpu 0"), std::string::npos) << logs.out;
   auto show = testing::RunTiresias(fmt::format("show {} {}", sd, id));
   EXPECT_NE(show.out.find("finished"), std::string::npos) << show.out;
   EXPECT_EQ(State(std::stoll(id2)), "cancelled");

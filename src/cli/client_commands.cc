@@ -15,6 +15,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "common/strings.h"
+#include "live/api_server.h"
 
 namespace tiresias {
 namespace {
@@ -70,7 +71,7 @@ std::optional<nlohmann::json> Fetch(const Common& o, const std::string& path, in
 }
 
 int Submit(const Common& o, int gpus, const std::string& name, const std::string& model,
-           double duration_s, const std::vector<std::string>& env,
+           double duration_s, const std::vector<std::string>& env, bool export_env,
            const std::vector<std::string>& argv) {
   auto c = ApiClient::Connect(o.conn);
   if (!c.ok()) return Error(c.status());
@@ -85,6 +86,14 @@ int Submit(const Common& o, int gpus, const std::string& name, const std::string
   }
   if (duration_s > 0) body["duration_s"] = duration_s;
   nlohmann::json envj = nlohmann::json::object();
+  // Like sbatch's default --export=ALL: the job sees the submitter's environment (its PATH,
+  // virtualenv, ...), except what the scheduler sets per run.
+  for (char** e = export_env ? environ : nullptr; e && *e; ++e) {
+    const std::string kv = *e;
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || IsSchedulerEnv(kv.substr(0, eq))) continue;
+    envj[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
   for (const auto& kv : env) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -241,7 +250,7 @@ void AddClientCommands(CLI::App& app, int& rc) {
   static std::vector<std::string> env, argv;
   static int64_t id = 0;
   static std::vector<int64_t> ids;
-  static bool follow = false, all = false;
+  static bool follow = false, all = false, export_env = true;
   static int64_t after = 0;
   static int limit = 1000;
 
@@ -253,8 +262,10 @@ void AddClientCommands(CLI::App& app, int& rc) {
   submit->add_option("--duration", duration_s,
                      "expected run time in seconds (only sjf/srtf/srsf use it)");
   submit->add_option("--env", env, "extra environment KEY=VALUE (repeatable)");
+  submit->add_flag("--export-env,!--no-export-env", export_env,
+                   "pass this shell's environment to the job (default; like sbatch)");
   submit->add_option("command", argv, "the command, after --")->required();
-  submit->callback([&rc] { rc = Submit(o, gpus, name, model, duration_s, env, argv); });
+  submit->callback([&rc] { rc = Submit(o, gpus, name, model, duration_s, env, export_env, argv); });
 
   auto* ls = app.add_subcommand("ls", "list jobs (like squeue)");
   AddConnFlags(ls, o);

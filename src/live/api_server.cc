@@ -59,6 +59,11 @@ std::optional<int64_t> QueryInt(const httplib::Request& req, httplib::Response& 
 
 }  // namespace
 
+bool IsSchedulerEnv(std::string_view name) {
+  return name == "CUDA_VISIBLE_DEVICES" || name == "WORLD_SIZE" || name == "MASTER_ADDR" ||
+         name == "MASTER_PORT" || name.starts_with("TIRESIAS_");
+}
+
 StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
   auto j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded()) return InvalidArgument("request body is not valid JSON");
@@ -87,6 +92,10 @@ StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
       if (!v.is_object()) return bad("an object of strings");
       for (const auto& [k, x] : v.items()) {
         if (!x.is_string()) return bad("an object of strings");
+        if (IsSchedulerEnv(k)) {
+          return InvalidArgument(fmt::format(
+              "field 'env': {} is set by the scheduler for each run and cannot be given", k));
+        }
         r.env.emplace_back(k, x.get<std::string>());
       }
     } else if (key == "duration_s") {

@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "live/live_scheduler.h"
@@ -40,6 +41,9 @@ class ApiServer {
   std::unique_ptr<httplib::Server> srv_;
 };
 
+// Variables the scheduler sets for each run (CUDA_VISIBLE_DEVICES, TIRESIAS_*, WORLD_SIZE,
+// MASTER_ADDR, MASTER_PORT); a job's env may not set them.
+bool IsSchedulerEnv(std::string_view name);
 // Parses and checks a submit body; errors name the field and the problem.
 StatusOr<SubmitRequest> ParseSubmit(const std::string& body);
 
