@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "common/strings.h"
+#include "live/free_port.h"
 #include "placement/registry.h"
 #include "policy/registry.h"
 
@@ -409,7 +410,10 @@ void LiveScheduler::LaunchReady(Time now) {
                     .env = rec.env,
                     .visible_devices = Join(devs, ","),
                     .world_size = rec.gpus,
-                    .master_port = cfg_.master_port_base + static_cast<int>(id.value() % 2000),
+                    .master_port = rec.gpus > 1 ? FreeLoopbackPort().value_or(
+                                                      cfg_.master_port_base +
+                                                      static_cast<int>(id.value() % 2000))
+                                                : 0,
                     .job_dir = JobDir(id)};
     to_launch_.erase(id);
     changed.push_back(id);
@@ -434,8 +438,10 @@ void LiveScheduler::LaunchReady(Time now) {
     // Progress (and service) counts from the real start, not from the core's decision when
     // a preempted process held the GPUs meanwhile.
     (void)Note(now, "launch", id,
-               fmt::format("attempt {} pid {} CUDA_VISIBLE_DEVICES={}", rec.attempt, ref->pid,
-                           spec.visible_devices));
+               fmt::format("attempt {} pid {} CUDA_VISIBLE_DEVICES={}{}", rec.attempt, ref->pid,
+                           spec.visible_devices,
+                           spec.master_port ? fmt::format(" MASTER_PORT={}", spec.master_port)
+                                            : std::string()));
     if (Status s = sched_->SetProgressStart(id, now, now); !s.ok()) Warn(s.message());
   }
   if (Status s = SaveRows(changed); !s.ok()) Warn(s.message());

@@ -45,8 +45,8 @@ struct ServeConfig {
   bool emulated = true;
   int preempt_signal = 15;  // SIGTERM
   Duration grace = Seconds(30);
-  int master_port_base = 29500;
-  bool log_events = false;  // print each journal event (not ticks) to stdout
+  int master_port_base = 29500;  // MASTER_PORT fallback (base + id mod 2000) if no free port
+  bool log_events = false;       // print each journal event (not ticks) to stdout
 };
 
 // A submit request as the API receives it.
