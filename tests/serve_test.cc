@@ -274,6 +274,13 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
   EXPECT_EQ(raw.Get("/v1/jobs/77")->status, 404);
   EXPECT_EQ(raw.Get("/v1/jobs/abc")->status, 400);
   EXPECT_EQ(raw.Get("/v1/nope")->status, 404);
+  EXPECT_EQ(raw.Get("/v1/%ff")->status, 404);  // invalid UTF-8 in the path: no crash
+  EXPECT_EQ(raw.Get("/v1/health")->status, 200);
+  EXPECT_EQ(raw.Get("/v1/events?limit=0")->status, 400);
+  r = post("{\"argv\": [\"true\"], \"gpus\": 4294967297}", auth);
+  EXPECT_EQ(r->status, 400) << r->body;
+  r = post("{\"argv\": [\"true\"], \"env\": {\"\": \"x\"}}", auth);
+  EXPECT_EQ(r->status, 400) << r->body;
   EXPECT_EQ(raw.Get("/v1/jobs?state=sleeping")->status, 400);
   // Nothing refused was stored.
   EXPECT_EQ(raw.Get("/v1/jobs")->body, "[]\n");

@@ -105,7 +105,7 @@ StatusOr<nlohmann::json> ApiClient::GetJson(const std::string& path) const {
 }
 StatusOr<nlohmann::json> ApiClient::PostJson(const std::string& path,
                                              const nlohmann::json& body) const {
-  return JsonOf(Post(path, body.dump()));
+  return JsonOf(Post(path, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
 }
 
 }  // namespace tiresias

@@ -189,6 +189,7 @@ int Serve(const ServeFlags& f) {
   std::atomic<bool> stop = false;
   std::thread loop([&] { sched.Run(stop); });
   std::thread http([&] { api.Serve(); });
+  api.WaitUntilServing();  // a SIGTERM during start-up waits for this, then stops cleanly
   int got = 0;
   sigwait(&stop_signals, &got);
   std::cout << fmt::format(

@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <chrono>
+#include <thread>
+
 #include "common/strings.h"
 
 namespace tiresias {
@@ -22,9 +25,14 @@ int HttpCode(const Status& s) {
   }
 }
 
+// Text from requests (paths, values) may be invalid UTF-8: replace, never throw.
+std::string Dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 void Reply(httplib::Response& res, int code, const nlohmann::json& body) {
   res.status = code;
-  res.set_content(body.dump() + "\n", "application/json");
+  res.set_content(Dump(body) + "\n", "application/json");
 }
 
 void Fail(httplib::Response& res, int code, const std::string& msg) {
@@ -71,7 +79,7 @@ StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
   SubmitRequest r;
   for (const auto& [key, v] : j.items()) {
     auto bad = [&](const char* want) {
-      return InvalidArgument(fmt::format("field '{}': expected {}, got {}", key, want, v.dump()));
+      return InvalidArgument(fmt::format("field '{}': expected {}, got {}", key, want, Dump(v)));
     };
     if (key == "name" || key == "user" || key == "model" || key == "cwd") {
       if (!v.is_string()) return bad("a string");
@@ -81,7 +89,9 @@ StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
                         : r.cwd) = v.get<std::string>();
     } else if (key == "gpus") {
       if (!v.is_number_integer()) return bad("an integer");
-      r.gpus = v.get<int>();
+      const int64_t g = v.get<int64_t>();
+      if (g < 1 || g > 1 << 20) return bad("an integer >= 1");
+      r.gpus = static_cast<int>(g);
     } else if (key == "argv") {
       if (!v.is_array() || v.empty()) return bad("a non-empty array of strings");
       for (const auto& a : v) {
@@ -92,6 +102,9 @@ StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
       if (!v.is_object()) return bad("an object of strings");
       for (const auto& [k, x] : v.items()) {
         if (!x.is_string()) return bad("an object of strings");
+        if (k.empty() || k.find('=') != std::string::npos || k.find('\0') != std::string::npos) {
+          return InvalidArgument(fmt::format("field 'env': '{}' is not a variable name", k));
+        }
         if (IsSchedulerEnv(k)) {
           return InvalidArgument(fmt::format(
               "field 'env': {} is set by the scheduler for each run and cannot be given", k));
@@ -99,7 +112,10 @@ StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
         r.env.emplace_back(k, x.get<std::string>());
       }
     } else if (key == "duration_s") {
-      if (!v.is_number() || v.get<double>() <= 0) return bad("a positive number of seconds");
+      // Up to ten years: longer is a typo, and would overflow milliseconds.
+      if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 3.2e8) {
+        return bad("a positive number of seconds (at most ten years)");
+      }
       r.duration = static_cast<Duration>(v.get<double>() * kMsPerSecond);
     } else {
       return InvalidArgument(fmt::format(
@@ -128,6 +144,10 @@ StatusOr<int> ApiServer::Bind(const std::string& host, int port) {
 
 void ApiServer::Serve() {
   srv_->listen_after_bind();
+}
+
+void ApiServer::WaitUntilServing() {
+  while (!srv_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 void ApiServer::Stop() {
@@ -217,15 +237,19 @@ void ApiServer::Routes() {
     if (!after) return;
     auto limit = QueryInt(req, res, "limit", 1000);
     if (!limit) return;
+    if (*limit < 1 || *limit > 100000) return Fail(res, 400, "limit must be in 1..100000");
     auto ev = sched_.Events(*after, static_cast<int>(*limit));
     ev.ok() ? Reply(res, 200, *ev) : Fail(res, ev.status());
   });
+  // Runs outside httplib's try block: it must not throw.
   s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (res.status == 404 && res.body.empty()) {
+    if (res.status != 404 || !res.body.empty()) return;
+    try {
       Fail(res, 404,
-           fmt::format("no such endpoint: {} {} (see /v1/health, /v1/jobs, /v1/nodes, "
-                       "/v1/events)",
+           fmt::format("no such endpoint: {} {} (see /v1/health, /v1/jobs, /v1/nodes, /v1/events)",
                        req.method, req.path));
+    } catch (...) {
+      res.set_content("{\"error\": \"no such endpoint\"}\n", "application/json");
     }
   });
   s.set_exception_handler(

@@ -32,6 +32,8 @@ class ApiServer {
   // Binds host:port (port 0 = any free port); returns the bound port.
   StatusOr<int> Bind(const std::string& host, int port);
   void Serve();  // blocks until Stop()
+  // Waits until Serve() accepts connections: Stop() before that has no effect in httplib.
+  void WaitUntilServing();
   void Stop();
 
  private:

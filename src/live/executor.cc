@@ -201,7 +201,7 @@ StatusOr<ProcessRef> LocalExecutor::Launch(const LaunchSpec& spec) {
   std::string header = "==== tiresias: job " + spec.job.str() + " attempt " +
                        std::to_string(spec.attempt) + " started " + UtcNow() + ":";
   for (const auto& a : spec.argv) header += " " + a;
-  WriteAll(log.get(), header + " ====\n");
+  header += " ====\n";  // written by the child: a header in the log means a process ran
 
   // Block all signals so the child runs none of the daemon's handlers before it resets them.
   sigset_t all, old;
@@ -219,6 +219,11 @@ StatusOr<ProcessRef> LocalExecutor::Launch(const LaunchSpec& spec) {
     dup2(devnull.get(), 0);
     dup2(log.get(), 1);
     dup2(log.get(), 2);
+    for (size_t off = 0; off < header.size();) {  // write(2) only: async-signal-safe
+      const ssize_t w = write(1, header.data() + off, header.size() - off);
+      if (w <= 0) break;
+      off += static_cast<size_t>(w);
+    }
     if (cwd && chdir(cwd) != 0) ChildFail(err_write.get(), kStageChdir);
     // Whatever else the daemon has open (and did not mark close-on-exec) stays behind.
     close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);  // fails only on old kernels
@@ -252,6 +257,9 @@ StatusOr<ProcessRef> LocalExecutor::Launch(const LaunchSpec& spec) {
   if (!st) return Status(StatusCode::kInternal, Where(spec) + ": no /proc entry for new pid");
   ProcessRef ref{.pid = pid, .start_ticks = st->start_ticks};
   tracked_[pid] = Tracked{spec.job, spec.attempt, ref, dir.string(), /*adopted=*/false};
+  // Recorded here as well as by the shim, so that a daemon that dies right after this call
+  // still finds the attempt (the shim's copy covers a death before it).
+  (void)WritePidFile(PidFilePath(dir.string(), spec.attempt), pid, st->start_ticks);
   return ref;
 }
 

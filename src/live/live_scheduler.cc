@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "common/strings.h"
 #include "live/free_port.h"
@@ -158,16 +159,28 @@ Status LiveScheduler::Reconcile(Time now) {
     const Job* cj = sched_->Find(id);
     const bool core_running = cj && cj->running();
     const std::vector<int> core_gpus = core_running ? GpusOf(cj->alloc) : std::vector<int>{};
-    // An attempt launched just before the crash, before its row was written.
-    if (core_running) {
-      if (auto ref = runner_->FindLaunched(id, rec.attempt + 1, JobDir(id))) {
-        ++rec.attempt;
+    // A launch in flight at the crash (attempt committed, pid not yet): the executor and
+    // the shim record the process in the attempt's pid file; give the shim a moment.
+    if (rec.pid == 0 && rec.start_ticks == kLaunchInFlight) {
+      rec.start_ticks = 0;
+      std::optional<ProcessRef> ref = runner_->FindLaunched(id, rec.attempt, JobDir(id));
+      for (int waited = 0; !ref && waited < cfg_.launch_probe_ms; waited += 20) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        ref = runner_->FindLaunched(id, rec.attempt, JobDir(id));
+      }
+      if (ref && core_running) {
         rec.pid = ref->pid;
         rec.start_ticks = ref->start_ticks;
         rec.devices = JoinInts(core_gpus);
         rec.state = LiveState::kRunning;
         if (rec.first_start < 0) rec.first_start = now;
         rec.last_start = now;
+      } else if (ref) {  // the core no longer runs it: stop it below
+        rec.pid = ref->pid;
+        rec.start_ticks = ref->start_ticks;
+        rec.devices.clear();  // not expected: the launch followed the last committed tick
+      } else {
+        --rec.attempt;  // that attempt never started: the next launch reuses its number
       }
     }
     if (rec.pid <= 0) {
@@ -185,7 +198,7 @@ Status LiveScheduler::Reconcile(Time now) {
       for (int g : p.gpus) gpu_owner_[g] = id;
       procs_[id] = p;
       if (core_running && p.gpus == core_gpus && rec.state == LiveState::kRunning) {
-        (void)Note(now, "adopt", id, fmt::format("process {} survived the restart", rec.pid));
+        Journal(now, "adopt", id, fmt::format("process {} survived the restart", rec.pid));
         continue;
       }
       // The core no longer runs it here: stop it, and start the core's run after it exits.
@@ -204,7 +217,7 @@ Status LiveScheduler::Reconcile(Time now) {
     } else {
       rec.pid = 0;
       if (core_running) {
-        (void)Note(now, "requeue", id, "process vanished while the daemon was down; relaunching");
+        Journal(now, "requeue", id, "process vanished while the daemon was down; relaunching");
         rec.message = "process vanished while the daemon was down; relaunched from its checkpoint";
       }
     }
@@ -218,7 +231,9 @@ Status LiveScheduler::Reconcile(Time now) {
   dirty_ = true;
   if (Status s = SaveRows(changed); !s.ok()) return s;
   if (Status s = txn.Commit(); !s.ok()) return s;
-  for (JobId id : stop) StopProcess(id, now, cfg_.preempt_signal);
+  for (JobId id : stop) {
+    if (!procs_.at(id).stopping) StopProcess(id, now, cfg_.preempt_signal);
+  }
   return Status::Ok();
 }
 
@@ -309,6 +324,7 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   }
   const Proc p = pit->second;
   procs_.erase(pit);
+  (void)runner_->Signal(p.ref, SIGKILL);  // whatever the command left behind in its group
   for (int g : p.gpus) {
     if (g < static_cast<int>(gpu_owner_.size()) && gpu_owner_[g] == e.job) gpu_owner_[g] = JobId();
   }
@@ -321,10 +337,10 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   const Job* cj = sched_->Find(e.job);
   if (p.stopping) {
     if (IsTerminal(rec.state)) {
-      (void)Note(now, "exit", e.job, what + " after cancel");
+      Journal(now, "exit", e.job, what + " after cancel");
       return;
     }
-    (void)Note(now, "exit", e.job, what + " after preemption (checkpointed, requeued)");
+    Journal(now, "exit", e.job, what + " after preemption (checkpointed, requeued)");
     rec.state = to_launch_.contains(e.job) ? LiveState::kStarting : LiveState::kPending;
     return;
   }
@@ -333,7 +349,7 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
     return;
   }
   const bool ok = e.exit_code == 0 && e.signal == 0;
-  (void)Note(now, "finish", e.job, what);
+  Journal(now, "finish", e.job, what);
   if (Status s = sched_->Finish(e.job, now); !s.ok()) Warn(s.message());
   rec.state = ok ? LiveState::kFinished : LiveState::kFailed;
   rec.end = now;
@@ -347,17 +363,17 @@ void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& c
   rec.message = a.reason;
   if (a.kind == Action::Kind::kStart) {
     const auto gpus = GpusOf(a.alloc);
-    (void)Note(now, "start", a.job, fmt::format("GPUs {}: {}", JoinInts(gpus), a.reason));
+    Journal(now, "start", a.job, fmt::format("GPUs {}: {}", JoinInts(gpus), a.reason));
     to_launch_[a.job] = gpus;
     rec.state = LiveState::kStarting;
     return;
   }
-  (void)Note(now, "preempt", a.job, a.reason);
-  ++rec.preemptions;
+  Journal(now, "preempt", a.job, a.reason);
   if (to_launch_.erase(a.job) || !procs_.contains(a.job)) {
-    rec.state = LiveState::kPending;  // never launched: nothing to stop
+    rec.state = LiveState::kPending;  // never launched: nothing to stop, nothing counted
     return;
   }
+  ++rec.preemptions;  // the times its process was told to stop
   rec.state = LiveState::kPreempting;
 }
 
@@ -369,38 +385,72 @@ void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
   (void)runner_->Signal(p.ref, sig);  // NotFound: already gone, Poll reports it
 }
 
-Time LiveScheduler::ReleaseDeadline(const std::vector<int>& gpus, JobId id, Time now) const {
+bool LiveScheduler::HeldBack(const std::vector<int>& gpus, JobId id) const {
+  if (procs_.contains(id)) return true;  // its own previous attempt is still checkpointing
+  return std::any_of(gpus.begin(), gpus.end(), [&](int g) { return gpu_owner_[g] != JobId(); });
+}
+
+Time LiveScheduler::ExpectedRelease(const std::vector<int>& gpus, JobId id, Time now) const {
   Time until = now;
-  auto deadline = [&](const Proc& p) {
-    return p.kill_at != kNever ? p.kill_at : now + Seconds(1);  // SIGKILLed: any moment
+  auto expected = [&](const Proc& p) {
+    return p.killed ? p.gone_by : p.kill_at != kNever ? p.kill_at : now;
   };
   for (int g : gpus) {
-    if (gpu_owner_[g] != JobId()) until = std::max(until, deadline(procs_.at(gpu_owner_[g])));
+    if (gpu_owner_[g] == JobId()) continue;
+    if (auto it = procs_.find(gpu_owner_[g]); it != procs_.end()) {
+      until = std::max(until, expected(it->second));
+    }
   }
-  if (auto it = procs_.find(id); it != procs_.end()) until = std::max(until, deadline(it->second));
+  if (auto it = procs_.find(id); it != procs_.end()) until = std::max(until, expected(it->second));
   return until;
 }
 
+void LiveScheduler::Journal(Time t, std::string_view kind, JobId job, const std::string& detail) {
+  MustOk(Note(t, kind, job, detail));
+}
+
+void LiveScheduler::MustOk(const Status& s) {
+  if (s.ok()) return;
+  Warn("cannot journal (" + s.message() +
+       "); stopping so that a restart replays a consistent "
+       "state");
+  std::abort();
+}
+
 void LiveScheduler::LaunchReady(Time now) {
-  std::vector<JobId> changed;
-  std::vector<JobId> ids;
-  for (const auto& [id, gpus] : to_launch_) ids.push_back(id);
-  Store::Txn txn(*store_);
-  for (JobId id : ids) {
-    const std::vector<int> gpus = to_launch_.at(id);
-    const Time release = ReleaseDeadline(gpus, id, now);
-    if (release > now) {
-      // Preempted processes still hold its GPUs (or its own previous attempt is still
-      // checkpointing): no progress, no service and no demotion until they are gone.
-      if (release > sched_->Find(id)->progress_start) {
-        (void)Note(now, "hold", id,
-                   fmt::format("waiting for GPUs to be released; until {}", release));
-        if (Status s = sched_->SetProgressStart(id, release, now); !s.ok()) Warn(s.message());
+  // Phase 1, committed before any fork: holds for starts that must wait, and the attempt
+  // number of each launch with its "in flight" mark, so that a crash mid-launch finds it.
+  std::vector<JobId> ready, changed;
+  {
+    Store::Txn txn(*store_);
+    for (const auto& [id, gpus] : to_launch_) {
+      if (HeldBack(gpus, id)) {
+        // Preempted processes still hold its GPUs (or its own previous attempt is still
+        // checkpointing): no progress, no service and no demotion until they are gone, at
+        // the latest by their kill deadline (pinned, so a lingering process adds no events).
+        const Time release = ExpectedRelease(gpus, id, now);
+        if (release > sched_->Find(id)->progress_start) {
+          Journal(now, "hold", id,
+                  fmt::format("waiting for GPUs to be released; until {}", release));
+          MustOk(sched_->SetProgressStart(id, release, now));
+        }
+        continue;
       }
-      continue;
+      JobRecord& rec = records_.at(id);
+      ++rec.attempt;
+      rec.pid = 0;
+      rec.start_ticks = kLaunchInFlight;
+      ready.push_back(id);
     }
+    MustOk(SaveRows(ready));
+    MustOk(txn.Commit());
+  }
+  // Phase 2: fork and exec. Phase 3: record what happened, in one commit.
+  Store::Txn txn(*store_);
+  for (JobId id : ready) {
+    const std::vector<int> gpus = to_launch_.at(id);
+    to_launch_.erase(id);
     JobRecord& rec = records_.at(id);
-    ++rec.attempt;
     std::vector<std::string> devs;
     for (int g : gpus) devs.push_back(cfg_.gpu_devices[g]);
     LaunchSpec spec{.job = id,
@@ -415,12 +465,12 @@ void LiveScheduler::LaunchReady(Time now) {
                                                       static_cast<int>(id.value() % 2000))
                                                 : 0,
                     .job_dir = JobDir(id)};
-    to_launch_.erase(id);
     changed.push_back(id);
     auto ref = runner_->Launch(spec);
+    rec.start_ticks = 0;
     if (!ref.ok()) {
-      (void)Note(now, "finish", id, "launch failed: " + ref.status().message());
-      if (Status s = sched_->Finish(id, now); !s.ok()) Warn(s.message());
+      Journal(now, "finish", id, "launch failed: " + ref.status().message());
+      MustOk(sched_->Finish(id, now));
       rec.state = LiveState::kFailed;
       rec.end = now;
       rec.message = "launch failed: " + ref.status().message();
@@ -437,15 +487,15 @@ void LiveScheduler::LaunchReady(Time now) {
     if (rec.first_start < 0) rec.first_start = now;
     // Progress (and service) counts from the real start, not from the core's decision when
     // a preempted process held the GPUs meanwhile.
-    (void)Note(now, "launch", id,
-               fmt::format("attempt {} pid {} CUDA_VISIBLE_DEVICES={}{}", rec.attempt, ref->pid,
-                           spec.visible_devices,
-                           spec.master_port ? fmt::format(" MASTER_PORT={}", spec.master_port)
-                                            : std::string()));
-    if (Status s = sched_->SetProgressStart(id, now, now); !s.ok()) Warn(s.message());
+    Journal(now, "launch", id,
+            fmt::format("attempt {} pid {} CUDA_VISIBLE_DEVICES={}{}", rec.attempt, ref->pid,
+                        spec.visible_devices,
+                        spec.master_port ? fmt::format(" MASTER_PORT={}", spec.master_port)
+                                         : std::string()));
+    MustOk(sched_->SetProgressStart(id, now, now));
   }
-  if (Status s = SaveRows(changed); !s.ok()) Warn(s.message());
-  if (Status s = txn.Commit(); !s.ok()) Warn(s.message());
+  MustOk(SaveRows(changed));
+  MustOk(txn.Commit());
 }
 
 int64_t LiveScheduler::Step() {
@@ -456,7 +506,7 @@ int64_t LiveScheduler::Step() {
     Store::Txn txn(*store_);
     for (const ExitInfo& e : runner_->Poll()) HandleExit(e, now, changed);
     if (dirty_ || now >= sched_->NextWakeup()) {
-      (void)Note(now, "tick", JobId(), "");
+      MustOk(Note(now, "tick", JobId(), ""));
       for (const Action& a : sched_->Schedule(now)) {
         ApplyAction(a, now, changed);
         if (a.kind == Action::Kind::kPreempt &&
@@ -466,19 +516,22 @@ int64_t LiveScheduler::Step() {
       }
       dirty_ = false;
     }
-    if (Status s = SaveRows(changed); !s.ok()) Warn(s.message());
-    if (Status s = txn.Commit(); !s.ok()) Warn(s.message());
+    MustOk(SaveRows(changed));
+    MustOk(txn.Commit());
   }
   for (JobId id : stop) StopProcess(id, now, cfg_.preempt_signal);
-  LaunchReady(now);
-  Time next = sched_->NextWakeup();
+  // Kill what overstayed its grace before deciding what can launch.
   for (auto& [id, p] : procs_) {
-    if (p.stopping && p.kill_at <= now) {
+    if (p.stopping && !p.killed && p.kill_at <= now) {
       (void)runner_->Signal(p.ref, SIGKILL);
+      p.killed = true;
+      p.gone_by = now + Seconds(1);
       p.kill_at = kNever;
     }
-    next = std::min(next, p.kill_at);
   }
+  LaunchReady(now);
+  Time next = sched_->NextWakeup();
+  for (const auto& [id, p] : procs_) next = std::min(next, p.kill_at);
   if (dirty_) next = now;
   return next == kNever ? kNever : next + store_->epoch_ms();
 }
@@ -621,7 +674,7 @@ nlohmann::json LiveScheduler::Nodes() {
 
 StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit) {
   std::lock_guard lk(mu_);
-  auto ev = store_->LoadEvents(after, limit);
+  auto ev = store_->LoadEvents(after, limit, /*inputs_only=*/false, /*skip_ticks=*/true);
   if (!ev.ok()) return ev.status();
   nlohmann::json out = nlohmann::json::array();
   for (const EventRow& e : *ev) {

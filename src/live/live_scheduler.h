@@ -47,6 +47,8 @@ struct ServeConfig {
   Duration grace = Seconds(30);
   int master_port_base = 29500;  // MASTER_PORT fallback (base + id mod 2000) if no free port
   bool log_events = false;       // print each journal event (not ticks) to stdout
+  // After a crash, how long to wait for the pid file of a launch that was in flight.
+  int launch_probe_ms = 1000;
 };
 
 // A submit request as the API receives it.
@@ -95,8 +97,16 @@ class LiveScheduler {
     int attempt = 0;
     std::vector<int> gpus;
     bool stopping = false;
-    Time kill_at = kNever;
+    Time kill_at = kNever;  // when SIGKILL is due (kNever: not stopping, or already sent)
+    bool killed = false;    // SIGKILL sent
+    Time gone_by = kNever;  // killed: when we expect it gone (pinned, see ExpectedRelease)
   };
+  // Journal and state writes in the loop must not fail silently: the core has already moved
+  // on, so a lost write would make replay diverge. Crash-only: abort, and the next serve
+  // replays what was committed.
+  void MustOk(const Status& s);
+  // Note() from the loop: aborts on failure (see MustOk).
+  void Journal(Time t, std::string_view kind, JobId job, const std::string& detail);
 
   Time Now();
   JobSpec SpecOf(const JobRecord& r) const;
@@ -105,9 +115,12 @@ class LiveScheduler {
   void HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed);
   void ApplyAction(const Action& a, Time now, std::vector<JobId>& changed);
   void LaunchReady(Time now);
-  // When the processes holding `gpus` (or `id`'s own previous attempt) will be gone at the
-  // latest: their kill deadlines; `now` when nothing holds them.
-  Time ReleaseDeadline(const std::vector<int>& gpus, JobId id, Time now) const;
+  // True while a live process holds one of `gpus`, or `id`'s previous attempt still runs.
+  bool HeldBack(const std::vector<int>& gpus, JobId id) const;
+  // When those holders are expected gone: their kill deadlines, or a second after SIGKILL.
+  Time ExpectedRelease(const std::vector<int>& gpus, JobId id, Time now) const;
+  // JobRecord::start_ticks while a launch is in flight (committed before the fork).
+  static constexpr int64_t kLaunchInFlight = -1;
   void StopProcess(JobId id, Time now, int sig);
   Status Reconcile(Time now);
   Status SaveRows(const std::vector<JobId>& ids);

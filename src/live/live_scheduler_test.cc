@@ -4,13 +4,16 @@
 #include "live/live_scheduler.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <random>
 #include <set>
 
+#include "common/strings.h"
 #include "sim/simulator.h"
 
 namespace tiresias {
@@ -33,6 +36,11 @@ struct FakeWorld {
   std::map<int, P> procs;  // pid -> process
   int next_pid = 100;
   std::vector<std::string> launches;  // "job@ms:devices"
+  bool ignore_term = false;           // processes that ignore SIGTERM (only SIGKILL stops them)
+  std::vector<std::string> overlaps;  // launches onto a GPU a live process still held
+  std::map<int, std::vector<std::string>> devices;  // pid -> its GPUs
+
+  bool Alive(const P& p) const { return !p.reported && p.exit_at > now; }
 
   int64_t NextExit() const {
     int64_t t = kNever;
@@ -48,6 +56,18 @@ class FakeRunner : public JobRunner {
   explicit FakeRunner(FakeWorld& w) : w_(w) {}
   StatusOr<ProcessRef> Launch(const LaunchSpec& s) override {
     const int pid = w_.next_pid++;
+    std::vector<std::string> devs;
+    for (auto d : Split(s.visible_devices, ',')) devs.emplace_back(d);
+    for (const auto& [other, p] : w_.procs) {
+      if (!w_.Alive(p) && !(p.exit_at == w_.now && !p.reported)) continue;
+      for (const auto& d : w_.devices[other]) {
+        if (std::find(devs.begin(), devs.end(), d) != devs.end()) {
+          w_.overlaps.push_back(fmt::format("job {} on GPU {} at {} while job {} ran there",
+                                            s.job.value(), d, w_.now, p.job.value()));
+        }
+      }
+    }
+    w_.devices[pid] = devs;
     const Duration left = w_.work.at(s.job) - w_.done[s.job];
     w_.procs[pid] = {
         .job = s.job, .attempt = s.attempt, .launched = w_.now, .exit_at = w_.now + left};
@@ -58,6 +78,7 @@ class FakeRunner : public JobRunner {
   Status Signal(const ProcessRef& r, int sig) override {
     auto& p = w_.procs.at(r.pid);
     if (p.reported || p.exit_at <= w_.now) return NotFound("gone");
+    if (sig != SIGKILL && w_.ignore_term) return Status::Ok();
     w_.done[p.job] += w_.now - p.launched;  // checkpoint what it did
     p.exit_at = w_.now;
     if (sig == SIGKILL) p.sig = 9;
@@ -113,6 +134,8 @@ class LiveSchedulerTest : public ::testing::Test {
     c.policy = "dlas";
     c.policy_opts = {"thresholds=20"};  // 20 GPU-s: demote after 20 s on 1 GPU
     c.gpu_devices = {"0", "1", "2", "3"};
+    c.launch_probe_ms = 0;
+    c.grace = grace_;
     return c;
   }
 
@@ -163,6 +186,7 @@ class LiveSchedulerTest : public ::testing::Test {
   FakeWorld world_;
   nlohmann::json final_;
   int crashes_ = 0;
+  Duration grace_ = Seconds(30);
 };
 
 std::vector<Submission> Workload() {
@@ -223,6 +247,28 @@ TEST_F(LiveSchedulerTest, CrashesAtRandomStepsLoseNothing) {
   Drive(Workload(), /*crash_odds=*/0.3, /*seed=*/7);
   EXPECT_GE(crashes_, 5);
   ExpectMatchesSimulator(final_, Simulate(Workload(), 0), epoch);
+}
+
+TEST_F(LiveSchedulerTest, ProcessesIgnoringSigtermAreKilledAfterTheGraceAndNeverShareGpus) {
+  // Every process ignores SIGTERM, so each preemption runs the whole grace period and ends
+  // with SIGKILL. Whatever the grace (0 included), no launch may land on a GPU whose
+  // previous process is still alive, and every job still finishes.
+  world_.ignore_term = true;
+  for (Duration grace : {Duration{0}, Seconds(2)}) {
+    SCOPED_TRACE(fmt::format("grace {} ms", grace));
+    grace_ = grace;
+    Drive(Workload(), /*crash_odds=*/0.1, /*seed=*/3);
+    EXPECT_TRUE(world_.overlaps.empty()) << fmt::format("{}", fmt::join(world_.overlaps, "\n"));
+    int preemptions = 0;
+    for (const auto& j : final_) {
+      EXPECT_EQ(j["state"], "finished") << j.dump();
+      preemptions += j["preemptions"].get<int>();
+    }
+    EXPECT_GE(preemptions, 2);
+    TearDown();
+    SetUp();
+    world_ = FakeWorld{.ignore_term = true};
+  }
 }
 
 TEST_F(LiveSchedulerTest, RefusesWhatCanNeverRun) {

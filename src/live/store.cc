@@ -130,7 +130,7 @@ Status Store::SetMeta(const std::string& key, const std::string& value) {
 }
 
 Store::Txn::Txn(Store& s) : s_(s) {
-  (void)s_.Exec("BEGIN IMMEDIATE");
+  begun_ = s_.Exec("BEGIN IMMEDIATE");
 }
 
 Store::Txn::~Txn() {
@@ -138,8 +138,10 @@ Store::Txn::~Txn() {
 }
 
 Status Store::Txn::Commit() {
-  done_ = true;
-  return s_.Exec("COMMIT");
+  if (!begun_.ok()) return begun_;  // the writes were not grouped: refuse to call it atomic
+  Status s = s_.Exec("COMMIT");
+  done_ = s.ok();  // a failed COMMIT is rolled back by the destructor
+  return s;
 }
 
 Status Store::InsertJob(JobRecord& r) {
@@ -215,9 +217,11 @@ StatusOr<int64_t> Store::AppendEvent(Time t, std::string_view kind, JobId job,
   return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
 }
 
-StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool inputs_only) {
+StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool inputs_only,
+                                                  bool skip_ticks) {
   std::string sql = "SELECT seq, t, kind, job, detail FROM events WHERE seq > ?";
   if (inputs_only) sql += " AND kind IN ('submit', 'finish', 'cancel', 'tick', 'launch', 'hold')";
+  if (skip_ticks) sql += " AND kind != 'tick'";
   sql += " ORDER BY seq";
   if (limit > 0) sql += fmt::format(" LIMIT {}", limit);
   Stmt q(db_, sql.c_str());

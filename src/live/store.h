@@ -57,6 +57,7 @@ class Store {
 
    private:
     Store& s_;
+    Status begun_;
     bool done_ = false;
   };
 
@@ -69,7 +70,7 @@ class Store {
                                 std::string_view detail = {});
   // Rows with seq > after, oldest first, at most `limit` (0 = all).
   StatusOr<std::vector<EventRow>> LoadEvents(int64_t after = 0, int limit = 0,
-                                             bool inputs_only = false);
+                                             bool inputs_only = false, bool skip_ticks = false);
 
  private:
   explicit Store(sqlite3* db) : db_(db) {}
