@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -329,20 +330,35 @@ void AddSimCommands(CLI::App& app, int& rc) {
     rc = RunCompare(cmp_w, list, cmp_opts, cmp_popts, cmp_out);
   });
 
-  auto* demo = app.add_subcommand("demo", "compare policies on a seeded synthetic workload");
+  auto* demo = app.add_subcommand(
+      "demo", "YARN-CS vs Tiresias on a contended Philly week (synthetic without ../shared)");
   demo->callback([&rc] {
     WorkloadArgs w;
-    w.synthetic = 4000;
-    w.seed = 7;
-    w.load = 1.3;
-    w.cluster = "2x8x8";
-    std::cout << "tiresias demo: YARN-CS (fifo+consolidate) vs Tiresias (dlas, gittins) vs the "
+    std::vector<std::string> opts;
+    const std::string philly = std::string(TIRESIAS_SHARED_DIR) + "/traces/philly.csv";
+    if (std::filesystem::exists(philly)) {
+      // The judged setting of the README: one contended week, models assigned (seeded).
+      w.trace = philly;
+      w.from_day = 28;
+      w.days = 7;
+      w.cluster = "2x16x8";
+      w.assign_models = 1;
+      opts = {"dlas.queues=4", "dlas.thresholds=1000,10000,100000"};
+    } else {
+      std::cout << "(../shared/traces/philly.csv is absent: a synthetic workload instead)\n";
+      w.synthetic = 4000;
+      w.seed = 7;
+      w.load = 1.3;
+      w.cluster = "2x8x8";
+    }
+    std::cout << "tiresias demo: YARN-CS (fifo+consolidate) vs Tiresias (dlas with profile-based "
+                 "placement) vs dlas consolidating or spreading every job vs the "
                  "duration-knowing oracle srtf\n\n";
     rc = RunCompare(w,
-                    ParseRuns("fifo+consolidate,fifo-backfill+count,dlas+count,"
-                              "gittins+count,srtf+count",
-                              "count"),
-                    {}, {}, "");
+                    ParseRuns("fifo+consolidate,dlas+spread,dlas+consolidate,dlas+tiresias,"
+                              "srtf+consolidate",
+                              "consolidate"),
+                    opts, {}, "");
   });
 
   auto* pol = app.add_subcommand("policies", "list ordering and placement policies and options");
