@@ -38,19 +38,11 @@ void BM_ReadPhilly(benchmark::State& state) {
   }
 }
 
-void BM_Replay(benchmark::State& state, const std::string& policy, const std::string& cluster) {
-  const auto* jobs = PhillyJobs();
-  if (!jobs) {
-    state.SkipWithError("../shared/traces/philly.csv is absent");
-    return;
-  }
-  SimConfig cfg;
-  cfg.topo = *Topology::Parse(cluster);
-  cfg.policy = policy;
-  cfg.preempt_overhead = 0;
+// Replays `jobs` under `cfg` for each iteration and reports the last run's figures.
+void Replay(benchmark::State& state, const SimConfig& cfg, const std::vector<JobSpec>& jobs) {
   Metrics m;
   for (auto _ : state) {
-    auto r = RunSimulation(cfg, *jobs);
+    auto r = RunSimulation(cfg, jobs);
     if (!r.ok()) {
       state.SkipWithError(r.status().message().c_str());
       return;
@@ -61,6 +53,19 @@ void BM_Replay(benchmark::State& state, const std::string& policy, const std::st
   state.counters["mean_jct_s"] = m.jct.mean;
   state.counters["passes"] = static_cast<double>(m.passes);
   state.counters["preemptions"] = static_cast<double>(m.preemptions);
+}
+
+void BM_Replay(benchmark::State& state, const std::string& policy, const std::string& cluster) {
+  const auto* jobs = PhillyJobs();
+  if (!jobs) {
+    state.SkipWithError("../shared/traces/philly.csv is absent");
+    return;
+  }
+  SimConfig cfg;
+  cfg.topo = *Topology::Parse(cluster);
+  cfg.policy = policy;
+  cfg.preempt_overhead = 0;
+  Replay(state, cfg, *jobs);
 }
 
 // With placement that reads the topology and the speed model on (every job given a CNN model,
@@ -82,17 +87,7 @@ void BM_ReplayPlaced(benchmark::State& state, const std::string& placement,
   cfg.placement = placement;
   cfg.preempt_overhead = 0;
   cfg.speed = *speed;
-  Metrics m;
-  for (auto _ : state) {
-    auto r = RunSimulation(cfg, jobs);
-    if (!r.ok()) {
-      state.SkipWithError(r.status().message().c_str());
-      return;
-    }
-    m = ComputeMetrics(*r);
-  }
-  state.counters["mean_jct_s"] = m.jct.mean;
-  state.counters["preemptions"] = static_cast<double>(m.preemptions);
+  Replay(state, cfg, jobs);
 }
 
 BENCHMARK(BM_ReadPhilly)->Unit(benchmark::kMillisecond);
