@@ -1,7 +1,9 @@
-// LiveState names and the JSON form of a job request.
+// LiveState names, the devices column format and the JSON form of a job request.
 #include "live/job_record.h"
 
 #include <array>
+
+#include "common/strings.h"
 
 namespace tiresias {
 namespace {
@@ -22,6 +24,20 @@ std::optional<LiveState> ParseLiveState(std::string_view s) {
 
 bool IsTerminal(LiveState s) {
   return s == LiveState::kFinished || s == LiveState::kFailed || s == LiveState::kCancelled;
+}
+
+std::string DevicesToString(const std::vector<int>& gpus) {
+  std::vector<std::string> parts;
+  for (int g : gpus) parts.push_back(std::to_string(g));
+  return Join(parts, ",");
+}
+
+std::vector<int> DevicesFromString(const std::string& s) {
+  std::vector<int> out;
+  for (const auto& part : Split(s, ',')) {
+    if (auto v = ParseInt(Trim(part))) out.push_back(static_cast<int>(*v));
+  }
+  return out;
 }
 
 nlohmann::json RequestToJson(const JobRecord& r) {

@@ -50,6 +50,10 @@ struct JobRecord {
   std::string message;  // the last reason (start, preemption, failure)
 };
 
+// JobRecord::devices: GPU indices as "0,2".
+std::string DevicesToString(const std::vector<int>& gpus);
+std::vector<int> DevicesFromString(const std::string& s);
+
 // JSON for the API and the store's request column. Times are rendered by the caller.
 nlohmann::json RequestToJson(const JobRecord& r);
 void RequestFromJson(const nlohmann::json& j, JobRecord& r);

@@ -1,45 +1,21 @@
-// The live scheduler's loop, journal replay and process reconciliation (see live_scheduler.h).
+// The live scheduler's loop: exits, scheduling passes, launches, preemption and grace
+// (see live_scheduler.h). Recovery is in live_scheduler_recovery.cc, the API views in
+// live_scheduler_views.cc.
 #include "live/live_scheduler.h"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <thread>
 
 #include "common/strings.h"
 #include "live/free_port.h"
-#include "placement/registry.h"
-#include "policy/registry.h"
 
 namespace tiresias {
-namespace {
-
-std::string JoinInts(const std::vector<int>& v) {
-  return fmt::format("{}", fmt::join(v, ","));
-}
-
-std::vector<int> ParseInts(const std::string& s) {
-  std::vector<int> out;
-  for (const auto& part : Split(s, ',')) {
-    if (auto v = ParseInt(Trim(part))) out.push_back(static_cast<int>(*v));
-  }
-  return out;
-}
-
-std::vector<int64_t> Ids(const std::vector<JobId>& ids) {
-  std::vector<int64_t> out;
-  for (JobId id : ids) out.push_back(id.value());
-  return out;
-}
-
-}  // namespace
 
 LiveScheduler::LiveScheduler(ServeConfig cfg, std::unique_ptr<Store> store,
                              std::unique_ptr<JobRunner> runner, WallClock clock)
@@ -92,149 +68,6 @@ Status LiveScheduler::Note(Time t, std::string_view kind, JobId job, const std::
   }
   auto r = store_->AppendEvent(t, kind, job, detail);
   return r.ok() ? Status::Ok() : r.status();
-}
-
-Status LiveScheduler::Open() {
-  std::lock_guard lk(mu_);
-  const int n = static_cast<int>(cfg_.gpu_devices.size());
-  auto topo = Topology::Create(1, 1, n);
-  if (!topo.ok()) return topo.status();
-  auto policy = MakeOrderingPolicy(cfg_.policy, cfg_.policy_opts);
-  if (!policy.ok()) return policy.status();
-  auto placement = MakePlacementPolicy(cfg_.placement, cfg_.placement_opts);
-  if (!placement.ok()) return placement.status();
-
-  // The journal only replays into the core that wrote it.
-  nlohmann::json conf = {{"policy", cfg_.policy},
-                         {"policy_options", cfg_.policy_opts},
-                         {"placement", cfg_.placement},
-                         {"placement_options", cfg_.placement_opts},
-                         {"gpus", n}};
-  if (auto old = store_->GetMeta("config")) {
-    if (*old != conf.dump()) {
-      return FailedPrecondition(
-          fmt::format("{}: this state was written with settings {}, not {}; start with the same "
-                      "--policy/--opt/--placement/--gpus, or use another --state-dir",
-                      cfg_.state_dir, *old, conf.dump()));
-    }
-  } else if (Status s = store_->SetMeta("config", conf.dump()); !s.ok()) {
-    return s;
-  }
-  sched_ = std::make_unique<Scheduler>(*topo, std::move(*policy), std::move(*placement));
-  gpu_owner_.assign(n, JobId());
-
-  auto jobs = store_->LoadJobs();
-  if (!jobs.ok()) return jobs.status();
-  for (auto& r : *jobs) records_.emplace(r.id, std::move(r));
-  auto events = store_->LoadEvents(0, 0, /*inputs_only=*/true);
-  if (!events.ok()) return events.status();
-  for (const EventRow& e : *events) {
-    last_now_ = std::max(last_now_, e.t);
-    Status s;
-    if (e.kind == "tick") {
-      sched_->Schedule(e.t);
-      continue;
-    }
-    auto it = records_.find(e.job);
-    if (it == records_.end()) {
-      return IoError(fmt::format("journal event {}: job {} has no row", e.seq, e.job.value()));
-    }
-    if (e.kind == "submit") s = sched_->Submit(SpecOf(it->second), e.t);
-    if (e.kind == "finish") s = sched_->Finish(e.job, e.t);
-    if (e.kind == "cancel") s = sched_->Cancel(e.job, e.t);
-    if (e.kind == "launch") s = sched_->SetProgressStart(e.job, e.t, e.t);
-    if (e.kind == "hold") {
-      s = sched_->SetProgressStart(
-          e.job, ParseInt(e.detail.substr(e.detail.rfind(' ') + 1)).value_or(e.t), e.t);
-    }
-    if (!s.ok()) Warn(fmt::format("journal event {} ({}): {}", e.seq, e.kind, s.message()));
-  }
-  return Reconcile(Now());
-}
-
-Status LiveScheduler::Reconcile(Time now) {
-  Store::Txn txn(*store_);
-  std::vector<JobId> changed, stop;
-  for (auto& [id, rec] : records_) {
-    const Job* cj = sched_->Find(id);
-    const bool core_running = cj && cj->running();
-    const std::vector<int> core_gpus = core_running ? GpusOf(cj->alloc) : std::vector<int>{};
-    // A launch in flight at the crash (attempt committed, pid not yet): the executor and
-    // the shim record the process in the attempt's pid file; give the shim a moment.
-    if (rec.pid == 0 && rec.start_ticks == kLaunchInFlight) {
-      rec.start_ticks = 0;
-      std::optional<ProcessRef> ref = runner_->FindLaunched(id, rec.attempt, JobDir(id));
-      for (int waited = 0; !ref && waited < cfg_.launch_probe_ms; waited += 20) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        ref = runner_->FindLaunched(id, rec.attempt, JobDir(id));
-      }
-      if (ref && core_running) {
-        rec.pid = ref->pid;
-        rec.start_ticks = ref->start_ticks;
-        rec.devices = JoinInts(core_gpus);
-        rec.state = LiveState::kRunning;
-        if (rec.first_start < 0) rec.first_start = now;
-        rec.last_start = now;
-      } else if (ref) {  // the core no longer runs it: stop it below
-        rec.pid = ref->pid;
-        rec.start_ticks = ref->start_ticks;
-        rec.devices.clear();  // not expected: the launch followed the last committed tick
-      } else {
-        --rec.attempt;  // that attempt never started: the next launch reuses its number
-      }
-    }
-    if (rec.pid <= 0) {
-      if (core_running) {
-        to_launch_[id] = core_gpus;
-        rec.state = LiveState::kStarting;
-        changed.push_back(id);
-      }
-      continue;
-    }
-    const ProcessRef ref{.pid = rec.pid, .start_ticks = rec.start_ticks};
-    Proc p{.ref = ref, .attempt = rec.attempt, .gpus = ParseInts(rec.devices)};
-    changed.push_back(id);
-    if (runner_->Adopt(id, rec.attempt, ref, JobDir(id))) {
-      for (int g : p.gpus) gpu_owner_[g] = id;
-      procs_[id] = p;
-      if (core_running && p.gpus == core_gpus && rec.state == LiveState::kRunning) {
-        Journal(now, "adopt", id, fmt::format("process {} survived the restart", rec.pid));
-        continue;
-      }
-      // The core no longer runs it here: stop it, and start the core's run after it exits.
-      stop.push_back(id);
-      if (core_running) to_launch_[id] = core_gpus;
-      if (!IsTerminal(rec.state)) {
-        rec.state = core_running ? LiveState::kStarting : LiveState::kPreempting;
-      }
-      continue;
-    }
-    // The process ended while the daemon was down.
-    if (auto ex = runner_->ReadExit(id, rec.attempt, JobDir(id))) {
-      p.stopping = rec.state != LiveState::kRunning;
-      procs_[id] = p;
-      HandleExit(*ex, now, changed);
-    } else {
-      rec.pid = 0;
-      if (core_running) {
-        Journal(now, "requeue", id, "process vanished while the daemon was down; relaunching");
-        rec.message = "process vanished while the daemon was down; relaunched from its checkpoint";
-      }
-    }
-    if (core_running && !procs_.contains(id) && sched_->Find(id)->running()) {
-      to_launch_[id] = core_gpus;
-      rec.state = LiveState::kStarting;
-    } else if (!IsTerminal(rec.state) && !sched_->Find(id)->running()) {
-      rec.state = LiveState::kPending;
-    }
-  }
-  dirty_ = true;
-  if (Status s = SaveRows(changed); !s.ok()) return s;
-  if (Status s = txn.Commit(); !s.ok()) return s;
-  for (JobId id : stop) {
-    if (!procs_.at(id).stopping) StopProcess(id, now, cfg_.preempt_signal);
-  }
-  return Status::Ok();
 }
 
 Status LiveScheduler::SaveRows(const std::vector<JobId>& ids) {
@@ -363,7 +196,7 @@ void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& c
   rec.message = a.reason;
   if (a.kind == Action::Kind::kStart) {
     const auto gpus = GpusOf(a.alloc);
-    Journal(now, "start", a.job, fmt::format("GPUs {}: {}", JoinInts(gpus), a.reason));
+    Journal(now, "start", a.job, fmt::format("GPUs {}: {}", DevicesToString(gpus), a.reason));
     to_launch_[a.job] = gpus;
     rec.state = LiveState::kStarting;
     return;
@@ -482,7 +315,7 @@ void LiveScheduler::LaunchReady(Time now) {
     rec.state = LiveState::kRunning;
     rec.pid = ref->pid;
     rec.start_ticks = ref->start_ticks;
-    rec.devices = JoinInts(gpus);
+    rec.devices = DevicesToString(gpus);
     rec.last_start = now;
     if (rec.first_start < 0) rec.first_start = now;
     // Progress (and service) counts from the real start, not from the core's decision when
@@ -553,156 +386,6 @@ void LiveScheduler::Run(const std::atomic<bool>& stop, int poll_ms) {
     cv_.wait_for(lk, std::chrono::milliseconds(wait), [&] { return wake_; });
     wake_ = false;
   }
-}
-
-nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
-  const int64_t epoch = store_->epoch_ms();
-  auto wall = [&](Time t) -> nlohmann::json {
-    if (t < 0) return nullptr;
-    return t + epoch;
-  };
-  nlohmann::json j = RequestToJson(r);
-  j["id"] = r.id.value();
-  j["state"] = ToString(r.state);
-  j["submitted_at_ms"] = wall(r.submit);
-  j["first_start_ms"] = wall(r.first_start);
-  j["last_start_ms"] = wall(r.last_start);
-  j["end_ms"] = wall(r.end);
-  j["attempt"] = r.attempt;
-  j["pid"] = r.pid;
-  j["devices"] = r.devices;
-  j["preemptions"] = r.preemptions;
-  j["message"] = r.message;
-  if (r.exit_code >= 0 || r.signal > 0) {
-    j["exit_code"] = r.exit_code;
-    j["signal"] = r.signal;
-  }
-  const Time waited_until = r.first_start >= 0 ? r.first_start : (r.end >= 0 ? r.end : now);
-  j["wait_s"] = ToSeconds(waited_until - r.submit);
-  if (const Job* cj = sched_->Find(r.id)) {
-    const Time at = r.end >= 0 ? std::min(r.end, now) : now;
-    j["attained_gpu_s"] = ToSeconds(cj->AttainedAt(std::max(at, cj->last_stop)));
-    j["queue"] = cj->queue;
-  }
-  return j;
-}
-
-nlohmann::json LiveScheduler::List(std::optional<LiveState> only) {
-  std::lock_guard lk(mu_);
-  const Time now = Now();
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& [id, r] : records_) {
-    if (!only || r.state == *only) out.push_back(ToJson(r, now));
-  }
-  return out;
-}
-
-StatusOr<nlohmann::json> LiveScheduler::Get(JobId id) {
-  std::lock_guard lk(mu_);
-  auto it = records_.find(id);
-  if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
-  return ToJson(it->second, Now());
-}
-
-StatusOr<nlohmann::json> LiveScheduler::Explain(JobId id) {
-  std::lock_guard lk(mu_);
-  auto it = records_.find(id);
-  if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
-  const Time now = Now();
-  const JobRecord& r = it->second;
-  Explanation e = sched_->Explain(id, now);
-  nlohmann::json j = {{"id", id.value()},
-                      {"state", ToString(r.state)},
-                      {"where", e.where},
-                      {"rank", e.rank},
-                      {"waiting_ahead", e.waiting_ahead},
-                      {"running_ahead", e.running_ahead},
-                      {"waiting_ahead_ids", Ids(e.waiting_ahead_ids)},
-                      {"running_ahead_ids", Ids(e.running_ahead_ids)},
-                      {"gpus_needed", e.gpus_needed},
-                      {"gpus_free", e.gpus_free}};
-  std::vector<std::string> reasons = e.reasons;
-  if (r.state == LiveState::kStarting) {
-    std::vector<std::string> holders;
-    if (auto t = to_launch_.find(id); t != to_launch_.end()) {
-      for (int g : t->second) {
-        if (gpu_owner_[g] != JobId() && gpu_owner_[g] != id) {
-          holders.push_back(fmt::format("GPU {} (job {})", g, gpu_owner_[g].value()));
-        }
-      }
-    }
-    if (procs_.contains(id)) holders.push_back("its own previous attempt");
-    reasons.insert(reasons.begin(),
-                   fmt::format("scheduled to start; waiting for preempted processes to "
-                               "checkpoint and exit: {}",
-                               Join(holders, ", ")));
-  } else if (r.state == LiveState::kPreempting) {
-    reasons.insert(reasons.begin(), "preempted; its process is checkpointing (grace period)");
-  }
-  j["reasons"] = reasons;
-  if (e.next_transition) {
-    j["next_transition_in_s"] = ToSeconds(*e.next_transition - now);
-  }
-  return j;
-}
-
-nlohmann::json LiveScheduler::Nodes() {
-  std::lock_guard lk(mu_);
-  nlohmann::json gpus = nlohmann::json::array();
-  int busy = 0;
-  for (size_t g = 0; g < cfg_.gpu_devices.size(); ++g) {
-    nlohmann::json x = {{"index", g},
-                        {"device", cfg_.gpu_devices[g]},
-                        {"name", g < cfg_.gpu_names.size() ? cfg_.gpu_names[g] : ""}};
-    if (gpu_owner_[g] != JobId()) {
-      x["job"] = gpu_owner_[g].value();
-      ++busy;
-    } else {
-      x["job"] = nullptr;
-    }
-    gpus.push_back(x);
-  }
-  nlohmann::json node = {{"name", "local"},
-                         {"emulated", cfg_.emulated},
-                         {"gpus_total", cfg_.gpu_devices.size()},
-                         {"gpus_busy", busy},
-                         {"gpus", gpus}};
-  return {{"policy", cfg_.policy},
-          {"placement", cfg_.placement},
-          {"nodes", nlohmann::json::array({node})}};
-}
-
-StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit) {
-  std::lock_guard lk(mu_);
-  auto ev = store_->LoadEvents(after, limit, /*inputs_only=*/false, /*skip_ticks=*/true);
-  if (!ev.ok()) return ev.status();
-  nlohmann::json out = nlohmann::json::array();
-  for (const EventRow& e : *ev) {
-    if (e.kind == "tick") continue;
-    nlohmann::json x = {{"seq", e.seq},
-                        {"time_ms", e.t + store_->epoch_ms()},
-                        {"kind", e.kind},
-                        {"detail", e.detail}};
-    x["job"] = e.job.value() >= 0 ? nlohmann::json(e.job.value()) : nlohmann::json(nullptr);
-    out.push_back(x);
-  }
-  return out;
-}
-
-StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, int64_t& next) {
-  {
-    std::lock_guard lk(mu_);
-    if (!records_.contains(id)) return NotFound(fmt::format("job {}: no such job", id.value()));
-  }
-  next = offset;
-  std::ifstream in(std::filesystem::path(JobDir(id)) / "output.log", std::ios::binary);
-  if (!in) return std::string();
-  in.seekg(offset);
-  std::string buf(max, '\0');
-  in.read(buf.data(), static_cast<std::streamsize>(max));
-  buf.resize(static_cast<size_t>(in.gcount()));
-  next = offset + static_cast<int64_t>(buf.size());
-  return buf;
 }
 
 }  // namespace tiresias

@@ -1,4 +1,6 @@
 // The live scheduler: the scheduling core driven by the real clock and real processes.
+// Implemented in live_scheduler.cc (the loop), live_scheduler_recovery.cc (Open: replay and
+// reconciliation) and live_scheduler_views.cc (what the API reads).
 //
 // Every call into the core is journalled in the Store before it is made (and before the
 // request that caused it is acknowledged), so after a crash `Open` rebuilds the core by

@@ -1,0 +1,158 @@
+// LiveScheduler::Open: builds the core, replays the journal into it, then reconciles with the
+// processes that survived a crash (see live_scheduler.h).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/strings.h"
+#include "live/live_scheduler.h"
+#include "placement/registry.h"
+#include "policy/registry.h"
+
+namespace tiresias {
+
+Status LiveScheduler::Open() {
+  std::lock_guard lk(mu_);
+  const int n = static_cast<int>(cfg_.gpu_devices.size());
+  auto topo = Topology::Create(1, 1, n);
+  if (!topo.ok()) return topo.status();
+  auto policy = MakeOrderingPolicy(cfg_.policy, cfg_.policy_opts);
+  if (!policy.ok()) return policy.status();
+  auto placement = MakePlacementPolicy(cfg_.placement, cfg_.placement_opts);
+  if (!placement.ok()) return placement.status();
+
+  // The journal only replays into the core that wrote it.
+  nlohmann::json conf = {{"policy", cfg_.policy},
+                         {"policy_options", cfg_.policy_opts},
+                         {"placement", cfg_.placement},
+                         {"placement_options", cfg_.placement_opts},
+                         {"gpus", n}};
+  if (auto old = store_->GetMeta("config")) {
+    if (*old != conf.dump()) {
+      return FailedPrecondition(
+          fmt::format("{}: this state was written with settings {}, not {}; start with the same "
+                      "--policy/--opt/--placement/--gpus, or use another --state-dir",
+                      cfg_.state_dir, *old, conf.dump()));
+    }
+  } else if (Status s = store_->SetMeta("config", conf.dump()); !s.ok()) {
+    return s;
+  }
+  sched_ = std::make_unique<Scheduler>(*topo, std::move(*policy), std::move(*placement));
+  gpu_owner_.assign(n, JobId());
+
+  auto jobs = store_->LoadJobs();
+  if (!jobs.ok()) return jobs.status();
+  for (auto& r : *jobs) records_.emplace(r.id, std::move(r));
+  auto events = store_->LoadEvents(0, 0, /*inputs_only=*/true);
+  if (!events.ok()) return events.status();
+  for (const EventRow& e : *events) {
+    last_now_ = std::max(last_now_, e.t);
+    Status s;
+    if (e.kind == "tick") {
+      sched_->Schedule(e.t);
+      continue;
+    }
+    auto it = records_.find(e.job);
+    if (it == records_.end()) {
+      return IoError(fmt::format("journal event {}: job {} has no row", e.seq, e.job.value()));
+    }
+    if (e.kind == "submit") s = sched_->Submit(SpecOf(it->second), e.t);
+    if (e.kind == "finish") s = sched_->Finish(e.job, e.t);
+    if (e.kind == "cancel") s = sched_->Cancel(e.job, e.t);
+    if (e.kind == "launch") s = sched_->SetProgressStart(e.job, e.t, e.t);
+    if (e.kind == "hold") {
+      s = sched_->SetProgressStart(
+          e.job, ParseInt(e.detail.substr(e.detail.rfind(' ') + 1)).value_or(e.t), e.t);
+    }
+    if (!s.ok()) Warn(fmt::format("journal event {} ({}): {}", e.seq, e.kind, s.message()));
+  }
+  return Reconcile(Now());
+}
+
+Status LiveScheduler::Reconcile(Time now) {
+  Store::Txn txn(*store_);
+  std::vector<JobId> changed, stop;
+  for (auto& [id, rec] : records_) {
+    const Job* cj = sched_->Find(id);
+    const bool core_running = cj && cj->running();
+    const std::vector<int> core_gpus = core_running ? GpusOf(cj->alloc) : std::vector<int>{};
+    // A launch in flight at the crash (attempt committed, pid not yet): the executor and
+    // the shim record the process in the attempt's pid file; give the shim a moment.
+    if (rec.pid == 0 && rec.start_ticks == kLaunchInFlight) {
+      rec.start_ticks = 0;
+      std::optional<ProcessRef> ref = runner_->FindLaunched(id, rec.attempt, JobDir(id));
+      for (int waited = 0; !ref && waited < cfg_.launch_probe_ms; waited += 20) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        ref = runner_->FindLaunched(id, rec.attempt, JobDir(id));
+      }
+      if (ref && core_running) {
+        rec.pid = ref->pid;
+        rec.start_ticks = ref->start_ticks;
+        rec.devices = DevicesToString(core_gpus);
+        rec.state = LiveState::kRunning;
+        if (rec.first_start < 0) rec.first_start = now;
+        rec.last_start = now;
+      } else if (ref) {  // the core no longer runs it: stop it below
+        rec.pid = ref->pid;
+        rec.start_ticks = ref->start_ticks;
+        rec.devices.clear();  // not expected: the launch followed the last committed tick
+      } else {
+        --rec.attempt;  // that attempt never started: the next launch reuses its number
+      }
+    }
+    if (rec.pid <= 0) {
+      if (core_running) {
+        to_launch_[id] = core_gpus;
+        rec.state = LiveState::kStarting;
+        changed.push_back(id);
+      }
+      continue;
+    }
+    const ProcessRef ref{.pid = rec.pid, .start_ticks = rec.start_ticks};
+    Proc p{.ref = ref, .attempt = rec.attempt, .gpus = DevicesFromString(rec.devices)};
+    changed.push_back(id);
+    if (runner_->Adopt(id, rec.attempt, ref, JobDir(id))) {
+      for (int g : p.gpus) gpu_owner_[g] = id;
+      procs_[id] = p;
+      if (core_running && p.gpus == core_gpus && rec.state == LiveState::kRunning) {
+        Journal(now, "adopt", id, fmt::format("process {} survived the restart", rec.pid));
+        continue;
+      }
+      // The core no longer runs it here: stop it, and start the core's run after it exits.
+      stop.push_back(id);
+      if (core_running) to_launch_[id] = core_gpus;
+      if (!IsTerminal(rec.state)) {
+        rec.state = core_running ? LiveState::kStarting : LiveState::kPreempting;
+      }
+      continue;
+    }
+    // The process ended while the daemon was down.
+    if (auto ex = runner_->ReadExit(id, rec.attempt, JobDir(id))) {
+      p.stopping = rec.state != LiveState::kRunning;
+      procs_[id] = p;
+      HandleExit(*ex, now, changed);
+    } else {
+      rec.pid = 0;
+      if (core_running) {
+        Journal(now, "requeue", id, "process vanished while the daemon was down; relaunching");
+        rec.message = "process vanished while the daemon was down; relaunched from its checkpoint";
+      }
+    }
+    if (core_running && !procs_.contains(id) && sched_->Find(id)->running()) {
+      to_launch_[id] = core_gpus;
+      rec.state = LiveState::kStarting;
+    } else if (!IsTerminal(rec.state) && !sched_->Find(id)->running()) {
+      rec.state = LiveState::kPending;
+    }
+  }
+  dirty_ = true;
+  if (Status s = SaveRows(changed); !s.ok()) return s;
+  if (Status s = txn.Commit(); !s.ok()) return s;
+  for (JobId id : stop) {
+    if (!procs_.at(id).stopping) StopProcess(id, now, cfg_.preempt_signal);
+  }
+  return Status::Ok();
+}
+
+}  // namespace tiresias

@@ -1,0 +1,171 @@
+// LiveScheduler's read-only views for the API: jobs, explain, nodes, events and logs.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/strings.h"
+#include "live/live_scheduler.h"
+
+namespace tiresias {
+namespace {
+
+std::vector<int64_t> Ids(const std::vector<JobId>& ids) {
+  std::vector<int64_t> out;
+  for (JobId id : ids) out.push_back(id.value());
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
+  const int64_t epoch = store_->epoch_ms();
+  auto wall = [&](Time t) -> nlohmann::json {
+    if (t < 0) return nullptr;
+    return t + epoch;
+  };
+  nlohmann::json j = RequestToJson(r);
+  j["id"] = r.id.value();
+  j["state"] = ToString(r.state);
+  j["submitted_at_ms"] = wall(r.submit);
+  j["first_start_ms"] = wall(r.first_start);
+  j["last_start_ms"] = wall(r.last_start);
+  j["end_ms"] = wall(r.end);
+  j["attempt"] = r.attempt;
+  j["pid"] = r.pid;
+  j["devices"] = r.devices;
+  j["preemptions"] = r.preemptions;
+  j["message"] = r.message;
+  if (r.exit_code >= 0 || r.signal > 0) {
+    j["exit_code"] = r.exit_code;
+    j["signal"] = r.signal;
+  }
+  const Time waited_until = r.first_start >= 0 ? r.first_start : (r.end >= 0 ? r.end : now);
+  j["wait_s"] = ToSeconds(waited_until - r.submit);
+  if (const Job* cj = sched_->Find(r.id)) {
+    const Time at = r.end >= 0 ? std::min(r.end, now) : now;
+    j["attained_gpu_s"] = ToSeconds(cj->AttainedAt(std::max(at, cj->last_stop)));
+    j["queue"] = cj->queue;
+  }
+  return j;
+}
+
+nlohmann::json LiveScheduler::List(std::optional<LiveState> only) {
+  std::lock_guard lk(mu_);
+  const Time now = Now();
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [id, r] : records_) {
+    if (!only || r.state == *only) out.push_back(ToJson(r, now));
+  }
+  return out;
+}
+
+StatusOr<nlohmann::json> LiveScheduler::Get(JobId id) {
+  std::lock_guard lk(mu_);
+  auto it = records_.find(id);
+  if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
+  return ToJson(it->second, Now());
+}
+
+StatusOr<nlohmann::json> LiveScheduler::Explain(JobId id) {
+  std::lock_guard lk(mu_);
+  auto it = records_.find(id);
+  if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
+  const Time now = Now();
+  const JobRecord& r = it->second;
+  Explanation e = sched_->Explain(id, now);
+  nlohmann::json j = {{"id", id.value()},
+                      {"state", ToString(r.state)},
+                      {"where", e.where},
+                      {"rank", e.rank},
+                      {"waiting_ahead", e.waiting_ahead},
+                      {"running_ahead", e.running_ahead},
+                      {"waiting_ahead_ids", Ids(e.waiting_ahead_ids)},
+                      {"running_ahead_ids", Ids(e.running_ahead_ids)},
+                      {"gpus_needed", e.gpus_needed},
+                      {"gpus_free", e.gpus_free}};
+  std::vector<std::string> reasons = e.reasons;
+  if (r.state == LiveState::kStarting) {
+    std::vector<std::string> holders;
+    if (auto t = to_launch_.find(id); t != to_launch_.end()) {
+      for (int g : t->second) {
+        if (gpu_owner_[g] != JobId() && gpu_owner_[g] != id) {
+          holders.push_back(fmt::format("GPU {} (job {})", g, gpu_owner_[g].value()));
+        }
+      }
+    }
+    if (procs_.contains(id)) holders.push_back("its own previous attempt");
+    reasons.insert(reasons.begin(),
+                   fmt::format("scheduled to start; waiting for preempted processes to "
+                               "checkpoint and exit: {}",
+                               Join(holders, ", ")));
+  } else if (r.state == LiveState::kPreempting) {
+    reasons.insert(reasons.begin(), "preempted; its process is checkpointing (grace period)");
+  }
+  j["reasons"] = reasons;
+  if (e.next_transition) {
+    j["next_transition_in_s"] = ToSeconds(*e.next_transition - now);
+  }
+  return j;
+}
+
+nlohmann::json LiveScheduler::Nodes() {
+  std::lock_guard lk(mu_);
+  nlohmann::json gpus = nlohmann::json::array();
+  int busy = 0;
+  for (size_t g = 0; g < cfg_.gpu_devices.size(); ++g) {
+    nlohmann::json x = {{"index", g},
+                        {"device", cfg_.gpu_devices[g]},
+                        {"name", g < cfg_.gpu_names.size() ? cfg_.gpu_names[g] : ""}};
+    if (gpu_owner_[g] != JobId()) {
+      x["job"] = gpu_owner_[g].value();
+      ++busy;
+    } else {
+      x["job"] = nullptr;
+    }
+    gpus.push_back(x);
+  }
+  nlohmann::json node = {{"name", "local"},
+                         {"emulated", cfg_.emulated},
+                         {"gpus_total", cfg_.gpu_devices.size()},
+                         {"gpus_busy", busy},
+                         {"gpus", gpus}};
+  return {{"policy", cfg_.policy},
+          {"placement", cfg_.placement},
+          {"nodes", nlohmann::json::array({node})}};
+}
+
+StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit) {
+  std::lock_guard lk(mu_);
+  auto ev = store_->LoadEvents(after, limit, /*inputs_only=*/false, /*skip_ticks=*/true);
+  if (!ev.ok()) return ev.status();
+  nlohmann::json out = nlohmann::json::array();
+  for (const EventRow& e : *ev) {
+    if (e.kind == "tick") continue;
+    nlohmann::json x = {{"seq", e.seq},
+                        {"time_ms", e.t + store_->epoch_ms()},
+                        {"kind", e.kind},
+                        {"detail", e.detail}};
+    x["job"] = e.job.value() >= 0 ? nlohmann::json(e.job.value()) : nlohmann::json(nullptr);
+    out.push_back(x);
+  }
+  return out;
+}
+
+StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, int64_t& next) {
+  {
+    std::lock_guard lk(mu_);
+    if (!records_.contains(id)) return NotFound(fmt::format("job {}: no such job", id.value()));
+  }
+  next = offset;
+  std::ifstream in(std::filesystem::path(JobDir(id)) / "output.log", std::ios::binary);
+  if (!in) return std::string();
+  in.seekg(offset);
+  std::string buf(max, '\0');
+  in.read(buf.data(), static_cast<std::streamsize>(max));
+  buf.resize(static_cast<size_t>(in.gcount()));
+  next = offset + static_cast<int64_t>(buf.size());
+  return buf;
+}
+
+}  // namespace tiresias
