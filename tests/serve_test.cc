@@ -245,8 +245,7 @@ TEST_F(ServeTest, PreemptionEscalatesToSigkillAfterTheGrace) {
 
 TEST_F(ServeTest, BadRequestsGetClearErrors) {
   Serve({"--gpus", "2"});
-  httplib::Client raw(
-      ReadAll(dir_ / "tiresias.addr").substr(0, ReadAll(dir_ / "tiresias.addr").size() - 1));
+  httplib::Client raw(serve_->Client().url());
   const std::string token = ReadAll(dir_ / "tiresias.token").substr(0, 32);
   httplib::Headers auth = {{"Authorization", "Bearer " + token}};
   auto post = [&](const std::string& body, const httplib::Headers& h) {

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "common/atomic_file.h"
 #include "common/strings.h"
 #include "live/api_server.h"
 #include "live/gpus.h"
@@ -67,27 +68,12 @@ StatusOr<std::string> EnsureToken(const fs::path& file) {
   }
   std::random_device rd;  // /dev/urandom
   for (int i = 0; i < 4; ++i) tok += fmt::format("{:08x}", rd());
-  const mode_t old = umask(077);
-  std::ofstream out(file, std::ios::trunc);
-  out << tok << "\n";
-  out.close();
+  const mode_t old = umask(077);  // created 0600: never readable by others, not even briefly
+  Status written = WriteFileAtomically(file.string(), tok + "\n");
   umask(old);
-  if (!out) return IoError(fmt::format("{}: cannot write the API token", file.string()));
+  if (!written.ok()) return IoError("cannot write the API token: " + written.message());
   fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
   return tok;
-}
-
-Status WriteAtomically(const fs::path& file, const std::string& text) {
-  const fs::path tmp = file.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    if (!out) return IoError(fmt::format("{}: cannot write", tmp.string()));
-  }
-  std::error_code ec;
-  fs::rename(tmp, file, ec);
-  if (ec) return IoError(fmt::format("{}: {}", file.string(), ec.message()));
-  return Status::Ok();
 }
 
 int64_t WallMs() {
@@ -176,7 +162,8 @@ int Serve(const ServeFlags& f) {
   auto port = api.Bind(f.host, f.port);
   if (!port.ok()) return fail(port.status());
   const std::string url = fmt::format("http://{}:{}", f.host, *port);
-  if (Status s = WriteAtomically(dir / "tiresias.addr", url + "\n"); !s.ok()) return fail(s);
+  if (Status s = WriteFileAtomically((dir / "tiresias.addr").string(), url + "\n"); !s.ok())
+    return fail(s);
 
   std::cout << fmt::format(
                    "tiresias serve: listening on {}\n  GPUs: {} ({})\n  policy {}{}, placement "

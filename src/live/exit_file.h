@@ -28,9 +28,6 @@ std::string PidFilePath(const std::string& job_dir, int attempt);
 Status WritePidFile(const std::string& path, int pid, int64_t start_ticks);
 std::optional<std::pair<int, int64_t>> ReadPidFile(const std::string& path);
 
-// Writes `text` to a temporary file, fsyncs it and renames it over `path`.
-Status WriteFileAtomically(const std::string& path, const std::string& text);
-
 // Empty if the file is missing or malformed.
 std::optional<ExitRecord> ReadExitRecord(const std::string& path);
 
