@@ -238,6 +238,14 @@ Time LiveScheduler::ExpectedRelease(const std::vector<int>& gpus, JobId id, Time
   return until;
 }
 
+std::string LiveScheduler::HoldDetail(Time until) {
+  return fmt::format("waiting for GPUs to be released; until {}", until);
+}
+
+std::optional<Time> LiveScheduler::HoldUntil(const std::string& detail) {
+  return ParseInt(detail.substr(detail.rfind(' ') + 1));
+}
+
 void LiveScheduler::Journal(Time t, std::string_view kind, JobId job, const std::string& detail) {
   MustOk(Note(t, kind, job, detail));
 }
@@ -263,8 +271,7 @@ void LiveScheduler::LaunchReady(Time now) {
         // the latest by their kill deadline (pinned, so a lingering process adds no events).
         const Time release = ExpectedRelease(gpus, id, now);
         if (release > sched_->Find(id)->progress_start) {
-          Journal(now, "hold", id,
-                  fmt::format("waiting for GPUs to be released; until {}", release));
+          Journal(now, "hold", id, HoldDetail(release));
           MustOk(sched_->SetProgressStart(id, release, now));
         }
         continue;

@@ -107,6 +107,9 @@ class LiveScheduler {
   // on, so a lost write would make replay diverge. Crash-only: abort, and the next serve
   // replays what was committed.
   void MustOk(const Status& s);
+  // The detail of a "hold" journal row, and the progress start it carries (for replay).
+  static std::string HoldDetail(Time until);
+  static std::optional<Time> HoldUntil(const std::string& detail);
   // Note() from the loop: aborts on failure (see MustOk).
   void Journal(Time t, std::string_view kind, JobId job, const std::string& detail);
 

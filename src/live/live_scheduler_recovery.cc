@@ -5,7 +5,6 @@
 #include <chrono>
 #include <thread>
 
-#include "common/strings.h"
 #include "live/live_scheduler.h"
 #include "placement/registry.h"
 #include "policy/registry.h"
@@ -62,8 +61,7 @@ Status LiveScheduler::Open() {
     if (e.kind == "cancel") s = sched_->Cancel(e.job, e.t);
     if (e.kind == "launch") s = sched_->SetProgressStart(e.job, e.t, e.t);
     if (e.kind == "hold") {
-      s = sched_->SetProgressStart(
-          e.job, ParseInt(e.detail.substr(e.detail.rfind(' ') + 1)).value_or(e.t), e.t);
+      s = sched_->SetProgressStart(e.job, HoldUntil(e.detail).value_or(e.t), e.t);
     }
     if (!s.ok()) Warn(fmt::format("journal event {} ({}): {}", e.seq, e.kind, s.message()));
   }
