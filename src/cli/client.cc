@@ -22,21 +22,25 @@ std::optional<std::string> ReadFirstLine(const std::filesystem::path& p) {
 
 StatusOr<nlohmann::json> JsonOf(const StatusOr<HttpReply>& r) {
   if (!r.ok()) return r.status();
+  if (Status s = ErrorOf(*r); !s.ok()) return s;
   auto j = nlohmann::json::parse(r->body, nullptr, false);
-  if (r->status / 100 != 2) {
-    std::string msg =
-        !j.is_discarded() && j.contains("error") ? j["error"].get<std::string>() : r->body;
-    StatusCode code = r->status == 404       ? StatusCode::kNotFound
-                      : r->status == 409     ? StatusCode::kFailedPrecondition
-                      : r->status / 100 == 4 ? StatusCode::kInvalidArgument
-                                             : StatusCode::kInternal;
-    return Status(code, msg);
-  }
   if (j.is_discarded()) return Status(StatusCode::kInternal, "server sent invalid JSON");
   return j;
 }
 
 }  // namespace
+
+Status ErrorOf(const HttpReply& r) {
+  if (r.status / 100 == 2) return Status::Ok();
+  auto j = nlohmann::json::parse(r.body, nullptr, false);
+  std::string msg =
+      !j.is_discarded() && j.contains("error") ? j["error"].get<std::string>() : r.body;
+  StatusCode code = r.status == 404       ? StatusCode::kNotFound
+                    : r.status == 409     ? StatusCode::kFailedPrecondition
+                    : r.status / 100 == 4 ? StatusCode::kInvalidArgument
+                                          : StatusCode::kInternal;
+  return Status(code, msg);
+}
 
 std::string StateDirOrDefault(const std::string& flag) {
   if (!flag.empty()) return flag;

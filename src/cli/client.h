@@ -23,6 +23,9 @@ struct HttpReply {
   std::string job_state;    // logs only
 };
 
+// Ok for a 2xx reply, else the server's error message with a matching code.
+Status ErrorOf(const HttpReply& r);
+
 class ApiClient {
  public:
   static StatusOr<ApiClient> Connect(const ClientOptions& o);

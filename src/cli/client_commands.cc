@@ -153,12 +153,7 @@ int Logs(const Common& o, int64_t id, bool follow) {
   for (;;) {
     auto r = c->Get(fmt::format("/v1/jobs/{}/logs?offset={}", id, offset));
     if (!r.ok()) return Error(r.status());
-    if (r->status != 200) {
-      auto j = nlohmann::json::parse(r->body, nullptr, false);
-      return Error(Status(
-          r->status == 404 ? StatusCode::kNotFound : StatusCode::kInternal,
-          !j.is_discarded() && j.contains("error") ? j["error"].get<std::string>() : r->body));
-    }
+    if (Status s = ErrorOf(*r); !s.ok()) return Error(s);
     std::cout << r->body << std::flush;
     offset = ParseInt(r->next_offset).value_or(offset);
     if (!follow || (r->body.empty() && Terminal(r->job_state))) return 0;
