@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "common/strings.h"
+#include "engine/file_data_source.h"
 #include "placement/registry.h"
 #include "policy/registry.h"
 #include "sim/link_speed_model.h"
@@ -181,10 +182,7 @@ std::vector<RunSpec> ParseRuns(const std::string& list, const std::string& place
 // "policy.key=value" to that policy only.
 StatusOr<std::vector<std::string>> OptionsFor(const std::string& policy,
                                               const std::vector<std::string>& opts, bool single) {
-  const PolicyInfo* info = nullptr;
-  for (const auto& p : OrderingPolicies()) {
-    if (p.name == policy) info = &p;
-  }
+  const PolicyInfo* info = OrderingPolicies().Find(policy);
   std::vector<std::string> out;
   for (const auto& o : opts) {
     auto eq = o.find('=');
@@ -222,6 +220,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
   std::shared_ptr<const SpeedModel> speed;
   if (!w.LoadSpeed(speed, speed_what)) return 2;
   std::vector<SimConfig> configs;
+  auto files = std::make_shared<const FileDataSource>();
   for (const auto& r : runs) {
     SimConfig c;
     c.topo = topo;
@@ -234,11 +233,12 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.label = r.policy + "+" + r.placement;
     c.speed = speed;
     // Validate every run before any starts, so a typo fails at once.
-    if (auto p = MakeOrderingPolicy(c.policy, c.policy_opts); !p.ok()) {
+    c.data = files;
+    if (auto p = MakeOrderingPolicy(c.policy, c.policy_opts, *files); !p.ok()) {
       std::cerr << "error: " << p.status().message() << "\n";
       return 2;
     }
-    if (auto p = MakePlacementPolicy(c.placement, c.placement_opts); !p.ok()) {
+    if (auto p = MakePlacementPolicy(c.placement, c.placement_opts, *files); !p.ok()) {
       std::cerr << "error: " << p.status().message() << "\n";
       return 2;
     }
@@ -364,9 +364,9 @@ void AddSimCommands(CLI::App& app, int& rc) {
   auto* pol = app.add_subcommand("policies", "list ordering and placement policies and options");
   pol->callback([] {
     std::cout << "ordering policies (--policy NAME --opt key=value):\n"
-              << OrderingPolicyHelp()
+              << OrderingPolicies().Help()
               << "\nplacement policies (--placement NAME --popt key=value):\n"
-              << PlacementPolicyHelp();
+              << PlacementPolicies().Help();
   });
 }
 

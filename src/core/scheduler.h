@@ -24,9 +24,9 @@
 #include "core/cluster_state.h"
 #include "core/flat_order.h"
 #include "core/job.h"
+#include "core/ordering_policy.h"
+#include "core/placement_policy.h"
 #include "core/speed_model.h"
-#include "placement/placement_policy.h"
-#include "policy/ordering_policy.h"
 
 namespace tiresias {
 

@@ -5,9 +5,9 @@
 #include <chrono>
 #include <thread>
 
+#include "engine/core_builder.h"
+#include "engine/file_data_source.h"
 #include "live/live_scheduler.h"
-#include "placement/registry.h"
-#include "policy/registry.h"
 
 namespace tiresias {
 
@@ -16,10 +16,13 @@ Status LiveScheduler::Open() {
   const int n = static_cast<int>(cfg_.gpu_devices.size());
   auto topo = Topology::Create(1, 1, n);
   if (!topo.ok()) return topo.status();
-  auto policy = MakeOrderingPolicy(cfg_.policy, cfg_.policy_opts);
-  if (!policy.ok()) return policy.status();
-  auto placement = MakePlacementPolicy(cfg_.placement, cfg_.placement_opts);
-  if (!placement.ok()) return placement.status();
+  auto core = BuildCore(CoreConfig{.topo = *topo,
+                                   .policy = cfg_.policy,
+                                   .policy_opts = cfg_.policy_opts,
+                                   .placement = cfg_.placement,
+                                   .placement_opts = cfg_.placement_opts},
+                        FileDataSource());
+  if (!core.ok()) return core.status();
 
   // The journal only replays into the core that wrote it.
   nlohmann::json conf = {{"policy", cfg_.policy},
@@ -37,7 +40,7 @@ Status LiveScheduler::Open() {
   } else if (Status s = store_->SetMeta("config", conf.dump()); !s.ok()) {
     return s;
   }
-  sched_ = std::make_unique<Scheduler>(*topo, std::move(*policy), std::move(*placement));
+  sched_ = std::move(*core);
   gpu_owner_.assign(n, JobId());
 
   auto jobs = store_->LoadJobs();

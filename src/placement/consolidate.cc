@@ -92,7 +92,7 @@ PlacementInfo ConsolidateInfo() {
           "YARN-CS: one node, or the fewest whole nodes under one switch; waits "
           "for such a slot",
           {},
-          [](const OptionValues&) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
+          [](const OptionValues&, const DataSource&) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
             return std::unique_ptr<PlacementPolicy>(new Consolidate());
           }};
 }

@@ -32,7 +32,7 @@ PlacementInfo CountInfo() {
   return {"count",
           "any free GPUs anywhere; ignores topology",
           {},
-          [](const OptionValues&) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
+          [](const OptionValues&, const DataSource&) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
             return std::unique_ptr<PlacementPolicy>(new Count());
           }};
 }

@@ -7,8 +7,10 @@
 #include <filesystem>
 
 #include "core/cluster_state.h"
-#include "placement/model_profile.h"
+#include "core/model_catalog.h"
 #include "placement/registry.h"
+#include "test_files.h"
+#include "trace/model_profile_reader.h"
 
 namespace tiresias {
 namespace {
@@ -41,7 +43,7 @@ TEST(PackLimitLearner, LearnsTheSkewThatSeparatesSlowFromFast) {
 TEST(PackLimitLearner, PlacementLearnsFromCompletedJobs) {
   const std::string profiles = std::string(TIRESIAS_SHARED_DIR) + "/profiles/tensor_sizes.csv";
   if (!std::filesystem::exists(profiles)) GTEST_SKIP() << "../shared/profiles is absent";
-  auto p = MakePlacementPolicy("tiresias", {"packlimit=learned"});
+  auto p = MakePlacementPolicy("tiresias", {"packlimit=learned"}, TestFiles());
   ASSERT_TRUE(p.ok()) << p.status().message();
   // 1 switch x 2 nodes x 4 GPUs with GPUs 0-1 of both nodes busy: 4 GPUs free, 2 per node.
   Topology topo = *Topology::Create(1, 2, 4);
@@ -63,13 +65,13 @@ TEST(PackLimitLearner, PlacementLearnsFromCompletedJobs) {
   EXPECT_NE((*p)->WhyNoSlot(vgg, s).find("predicted slow on 2 nodes"), std::string::npos);
   EXPECT_TRUE(std::holds_alternative<Placed>((*p)->Place(resnet, s)));
   EXPECT_NE((*p)->Note().find("learned PACKLIMIT 0."), std::string::npos) << (*p)->Note();
-  EXPECT_FALSE(MakePlacementPolicy("tiresias", {"packlimit=lots"}).ok());
+  EXPECT_FALSE(MakePlacementPolicy("tiresias", {"packlimit=lots"}, TestFiles()).ok());
 }
 
 TEST(PackLimitLearner, UnsureSlowPredictionsAreExploredNowAndThen) {
   const std::string profiles = std::string(TIRESIAS_SHARED_DIR) + "/profiles/tensor_sizes.csv";
   if (!std::filesystem::exists(profiles)) GTEST_SKIP() << "../shared/profiles is absent";
-  auto p = MakePlacementPolicy("tiresias", {"packlimit=learned", "explore_every=3"});
+  auto p = MakePlacementPolicy("tiresias", {"packlimit=learned", "explore_every=3"}, TestFiles());
   ASSERT_TRUE(p.ok()) << p.status().message();
   Topology topo = *Topology::Create(1, 2, 4);
   ClusterState s(topo);
@@ -79,7 +81,7 @@ TEST(PackLimitLearner, UnsureSlowPredictionsAreExploredNowAndThen) {
   // Train a twin learner alongside until it just predicts VGG-16 slow on two nodes (spread 1),
   // but unsure: 0.5 < P(slow) < 0.9.
   PackLimitLearner twin(0.8);
-  const double skew = ModelCatalog::Load(profiles)->Find("vgg16")->skew;
+  const double skew = ReadModelCatalog(profiles)->Find("vgg16")->skew;
   while (twin.PSlow(skew, 1.0) <= 0.5 || twin.examples() == 0) {
     twin.Observe(skew, 1.0, 0.55);
     (*p)->OnJobFinished(slow, topo);
@@ -91,7 +93,8 @@ TEST(PackLimitLearner, UnsureSlowPredictionsAreExploredNowAndThen) {
     seen += std::holds_alternative<Placed>((*p)->Place(vgg, s)) ? 'P' : 'w';
   }
   EXPECT_EQ(seen, "wwPwwP");
-  EXPECT_FALSE(MakePlacementPolicy("tiresias", {"packlimit=learned", "explore_every=-1"}).ok());
+  EXPECT_FALSE(
+      MakePlacementPolicy("tiresias", {"packlimit=learned", "explore_every=-1"}, TestFiles()).ok());
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 #include <filesystem>
 
 #include "core/cluster_state.h"
-#include "placement/model_profile.h"
+#include "core/model_catalog.h"
 #include "placement/registry.h"
+#include "test_files.h"
+#include "trace/model_profile_reader.h"
 
 namespace tiresias {
 namespace {
@@ -15,7 +17,7 @@ const std::string kProfiles = std::string(TIRESIAS_SHARED_DIR) + "/profiles/tens
 
 std::unique_ptr<PlacementPolicy> Make(const std::string& name,
                                       const std::vector<std::string>& opts = {}) {
-  auto p = MakePlacementPolicy(name, opts);
+  auto p = MakePlacementPolicy(name, opts, TestFiles());
   EXPECT_TRUE(p.ok()) << p.status().message();
   return std::move(*p);
 }
@@ -129,14 +131,14 @@ TEST(ModelProfiles, SkewFromTensorSizesAndUserModels) {
   EXPECT_DOUBLE_EQ(c.Find("toy")->skew, 0.5);
   EXPECT_FALSE(c.Add("bad", {1, -2}).ok());
   if (!std::filesystem::exists(kProfiles)) GTEST_SKIP() << "../shared/profiles is absent";
-  auto loaded = ModelCatalog::Load(kProfiles);
+  auto loaded = ReadModelCatalog(kProfiles);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   EXPECT_EQ(loaded->size(), 9u);
   EXPECT_NEAR(loaded->Find("alexnet")->skew, 144.0 / 235.8, 1e-9);
 }
 
 TEST(Placement, UnknownNameListsValidOnes) {
-  auto p = MakePlacementPolicy("packed", {});
+  auto p = MakePlacementPolicy("packed", {}, TestFiles());
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("consolidate"), std::string::npos);
   EXPECT_NE(p.status().message().find("tiresias"), std::string::npos);

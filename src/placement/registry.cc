@@ -3,24 +3,19 @@
 
 #include <fmt/format.h>
 
-#include "policy/named_registry.h"
-
 namespace tiresias {
 
-const std::vector<PlacementInfo>& PlacementPolicies() {
-  static const std::vector<PlacementInfo> kAll = {CountInfo(),   ConsolidateInfo(),
-                                                  SpreadInfo(),  RandomInfo(),
-                                                  BestFitInfo(), TiresiasPlacementInfo()};
+const PlacementRegistry& PlacementPolicies() {
+  static const PlacementRegistry kAll("placement", "placements",
+                                      {CountInfo(), ConsolidateInfo(), SpreadInfo(), RandomInfo(),
+                                       BestFitInfo(), TiresiasPlacementInfo()});
   return kAll;
 }
 
-StatusOr<std::unique_ptr<PlacementPolicy>> MakePlacementPolicy(
-    const std::string& name, const std::vector<std::string>& opts) {
-  return MakeRegistered(PlacementPolicies(), "placement", "placements", name, opts);
-}
-
-std::string PlacementPolicyHelp() {
-  return RegistryHelp(PlacementPolicies());
+StatusOr<std::unique_ptr<PlacementPolicy>> MakePlacementPolicy(const std::string& name,
+                                                               const std::vector<std::string>& opts,
+                                                               const DataSource& data) {
+  return PlacementPolicies().Make(name, opts, data);
 }
 
 std::string TakesAnyFreeGpus::WhyNoSlot(const JobSpec& job, const ClusterState& s) const {

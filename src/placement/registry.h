@@ -1,29 +1,26 @@
 // Placement policies registered by name with typed options, like the ordering policies.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "common/registry.h"
 #include "common/status.h"
-#include "placement/placement_policy.h"
-#include "policy/options.h"
+#include "core/data_source.h"
+#include "core/placement_policy.h"
 
 namespace tiresias {
 
-struct PlacementInfo {
-  std::string name;
-  std::string summary;
-  std::vector<OptionSpec> options;
-  std::function<StatusOr<std::unique_ptr<PlacementPolicy>>(const OptionValues&)> make;
-};
+using PlacementInfo = RegistryEntry<PlacementPolicy, const DataSource&>;
+using PlacementRegistry = Registry<PlacementPolicy, const DataSource&>;
 
-const std::vector<PlacementInfo>& PlacementPolicies();
-StatusOr<std::unique_ptr<PlacementPolicy>> MakePlacementPolicy(
-    const std::string& name, const std::vector<std::string>& opts);
-std::string PlacementPolicyHelp();
+const PlacementRegistry& PlacementPolicies();
+// Builds a placement; files its options name (the model profiles) come from `data`.
+StatusOr<std::unique_ptr<PlacementPolicy>> MakePlacementPolicy(const std::string& name,
+                                                               const std::vector<std::string>& opts,
+                                                               const DataSource& data);
 
 PlacementInfo CountInfo();
 PlacementInfo ConsolidateInfo();

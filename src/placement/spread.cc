@@ -105,7 +105,7 @@ PlacementInfo SpreadInfo() {
   return {"spread",
           "any free GPUs, least-loaded nodes first (one GPU per node per round)",
           {},
-          [](const OptionValues&) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
+          [](const OptionValues&, const DataSource&) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
             return std::unique_ptr<PlacementPolicy>(new Spread());
           }};
 }
@@ -115,7 +115,7 @@ PlacementInfo RandomInfo() {
       "random",
       "any free GPUs on nodes in a seeded random order",
       {{"seed", OptionSpec::Type::kInt, "1", "random seed", {}}},
-      [](const OptionValues& v) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
+      [](const OptionValues& v, const DataSource&) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
         return std::unique_ptr<PlacementPolicy>(new Random(static_cast<uint64_t>(v.Int("seed"))));
       }};
 }
@@ -124,7 +124,7 @@ PlacementInfo BestFitInfo() {
   return {"best-fit",
           "the node left with the fewest free GPUs; else the fewest nodes",
           {},
-          [](const OptionValues&) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
+          [](const OptionValues&, const DataSource&) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
             return std::unique_ptr<PlacementPolicy>(new BestFit());
           }};
 }

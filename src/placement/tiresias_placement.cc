@@ -13,11 +13,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "common/strings.h"
+#include "core/model_catalog.h"
 #include "placement/consolidate.h"
-#include "placement/model_profile.h"
 #include "placement/packlimit_learner.h"
 #include "placement/registry.h"
 
@@ -66,8 +67,8 @@ std::optional<Allocation> FillFragments(int gpus, const ClusterState& s) {
 
 class TiresiasPlacement : public PlacementPolicy {
  public:
-  TiresiasPlacement(ModelCatalog catalog, double packlimit, std::optional<PackLimitLearner> learner,
-                    int64_t explore_every)
+  TiresiasPlacement(std::shared_ptr<const ModelCatalog> catalog, double packlimit,
+                    std::optional<PackLimitLearner> learner, int64_t explore_every)
       : catalog_(std::move(catalog)),
         packlimit_(packlimit),
         learner_(std::move(learner)),
@@ -78,7 +79,7 @@ class TiresiasPlacement : public PlacementPolicy {
   std::optional<std::string> NeverFitsReason(const JobSpec& job,
                                              const Topology& topo) const override {
     if (auto why = PlacementPolicy::NeverFitsReason(job, topo)) return why;
-    if (Sensitive(catalog_.Find(job.model)) && job.gpus > topo.gpus_per_switch()) {
+    if (Sensitive(catalog_->Find(job.model)) && job.gpus > topo.gpus_per_switch()) {
       return fmt::format(
           "model {} is placement-sensitive and must sit under one switch of {} "
           "GPUs, but asks for {}",
@@ -96,7 +97,7 @@ class TiresiasPlacement : public PlacementPolicy {
   }
   void OnJobFinished(const Job& job, const Topology& topo) override {
     if (!learner_ || job.alloc.empty()) return;
-    const ModelProfile* p = catalog_.Find(job.spec.model);
+    const ModelProfile* p = catalog_->Find(job.spec.model);
     if (!p) return;
     learner_->Observe(p->skew, SpreadOf(job.alloc, topo), job.rate);
   }
@@ -118,7 +119,7 @@ class TiresiasPlacement : public PlacementPolicy {
   // nothing; without, may count an exploration.
   PlacementResult Decide(const JobSpec& job, const ClusterState& s, std::string* why) const {
     if (auto a = FindPackedSlot(job.gpus, s)) return Placed{std::move(*a)};
-    const ModelProfile* p = catalog_.Find(job.model);
+    const ModelProfile* p = catalog_->Find(job.model);
     if (Sensitive(p)) {
       if (why) {
         *why = fmt::format("model {} (skew {:.2f} > PACKLIMIT {:.2f}) waits for a packed slot: {}",
@@ -154,7 +155,7 @@ class TiresiasPlacement : public PlacementPolicy {
     return Placed{std::move(*a), /*fallback=*/true};
   }
 
-  ModelCatalog catalog_;
+  std::shared_ptr<const ModelCatalog> catalog_;
   double packlimit_;
   std::optional<PackLimitLearner> learner_;
   int64_t explore_every_;
@@ -190,8 +191,9 @@ PlacementInfo TiresiasPlacementInfo() {
             std::string(TIRESIAS_SHARED_DIR) + "/profiles/tensor_sizes.csv",
             "CSV model,tensor_sizes_mb of model profiles",
             {}}},
-          [](const OptionValues& v) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
-            auto catalog = ModelCatalog::Load(v.Str("profiles"));
+          [](const OptionValues& v,
+             const DataSource& data) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
+            auto catalog = data.ModelProfiles(v.Str("profiles"));
             if (!catalog.ok()) return catalog.status();
             std::string text = v.Str("packlimit");
             std::optional<PackLimitLearner> learner;
@@ -214,8 +216,8 @@ PlacementInfo TiresiasPlacementInfo() {
             if (v.Int("explore_every") < 0) {
               return InvalidArgument("placement tiresias: explore_every must be >= 0");
             }
-            return std::unique_ptr<PlacementPolicy>(new TiresiasPlacement(
-                std::move(*catalog), limit, std::move(learner), v.Int("explore_every")));
+            return std::unique_ptr<PlacementPolicy>(
+                new TiresiasPlacement(*catalog, limit, std::move(learner), v.Int("explore_every")));
           }};
 }
 

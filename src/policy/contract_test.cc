@@ -16,6 +16,7 @@
 #include "placement/registry.h"
 #include "policy/registry.h"
 #include "sim/simulator.h"
+#include "test_files.h"
 #include "trace/synthetic.h"
 
 namespace tiresias {
@@ -84,9 +85,9 @@ class PolicyContract : public testing::TestWithParam<Case> {
   }
 
   std::unique_ptr<Scheduler> MakeCore() const {
-    auto p = MakeOrderingPolicy(GetParam().policy, GetParam().opts);
+    auto p = MakeOrderingPolicy(GetParam().policy, GetParam().opts, TestFiles());
     EXPECT_TRUE(p.ok()) << p.status().message();
-    auto pl = MakePlacementPolicy(GetParam().placement, {});
+    auto pl = MakePlacementPolicy(GetParam().placement, {}, TestFiles());
     EXPECT_TRUE(pl.ok()) << pl.status().message();
     return std::make_unique<Scheduler>(kTopo, std::move(*p), std::move(*pl),
                                        SchedulerOptions{.restore_overhead = Seconds(30)});
@@ -229,7 +230,7 @@ TEST_P(PolicyContract, SimulatorIsDeterministicAndFinishesAcceptedJobs) {
   auto r2 = RunSimulation(cfg, jobs);
   ASSERT_TRUE(r2.ok()) << r2.status().message();
   EXPECT_EQ(Dump(*r1), Dump(*r2));
-  bool preemptive = (*MakeOrderingPolicy(cfg.policy, cfg.policy_opts))->preemptive();
+  bool preemptive = (*MakeOrderingPolicy(cfg.policy, cfg.policy_opts, TestFiles()))->preemptive();
   for (const auto& j : r1->jobs) {
     if (j.id == JobId(1000)) {
       EXPECT_EQ(j.state, JobState::kRejected);

@@ -41,13 +41,14 @@ PolicyInfo DlasInfo() {
                   "fifo",
                   "order inside a queue: fifo (submit time) or running-first",
                   {"fifo", "running-first"}});
-  return {"dlas", "Discretized 2D-LAS (Tiresias-L): multi-level queues by attained GPU-time", opts,
-          [](const OptionValues& v) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
-            auto q = QueueDiscipline::FromOptions("policy dlas", v);
-            if (!q.ok()) return q.status();
-            return std::unique_ptr<OrderingPolicy>(
-                new Dlas(std::move(*q), v.Str("queue_order") == "running-first"));
-          }};
+  return {
+      "dlas", "Discretized 2D-LAS (Tiresias-L): multi-level queues by attained GPU-time", opts,
+      [](const OptionValues& v, const DataSource&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
+        auto q = QueueDiscipline::FromOptions("policy dlas", v);
+        if (!q.ok()) return q.status();
+        return std::unique_ptr<OrderingPolicy>(
+            new Dlas(std::move(*q), v.Str("queue_order") == "running-first"));
+      }};
 }
 
 }  // namespace tiresias

@@ -31,7 +31,7 @@ PolicyInfo FifoInfo() {
   return {"fifo",
           "submit order; stops at the first job that does not fit (YARN-CS)",
           {},
-          [](const OptionValues&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
+          [](const OptionValues&, const DataSource&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
             return std::unique_ptr<OrderingPolicy>(new Fifo(false));
           }};
 }
@@ -40,7 +40,7 @@ PolicyInfo FifoBackfillInfo() {
   return {"fifo-backfill",
           "submit order; jobs that do not fit are skipped",
           {},
-          [](const OptionValues&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
+          [](const OptionValues&, const DataSource&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
             return std::unique_ptr<OrderingPolicy>(new Fifo(true));
           }};
 }

@@ -7,7 +7,6 @@
 #include "policy/gittins_index.h"
 #include "policy/queue_discipline.h"
 #include "policy/registry.h"
-#include "trace/history_reader.h"
 
 namespace tiresias {
 namespace {
@@ -74,17 +73,18 @@ PolicyInfo GittinsInfo() {
                   {}});
   return {"gittins",
           "Discretized 2D-Gittins (Tiresias-G): dlas queues, Gittins index inside a queue", opts,
-          [](const OptionValues& v) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
+          [](const OptionValues& v,
+             const DataSource& data) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
             auto q = QueueDiscipline::FromOptions("policy gittins", v);
             if (!q.ok()) return q.status();
-            auto samples = ReadGpuTimeHistory(v.Str("history"));
+            auto samples = data.GpuTimeHistory(v.Str("history"));
             if (!samples.ok()) return samples.status();
             double quantum = v.Double("quantum");
             if (quantum <= 0) return InvalidArgument("policy gittins: quantum must be > 0");
             int64_t batch = v.Int("history_batch");
             if (batch < 1) return InvalidArgument("policy gittins: history_batch must be >= 1");
             return std::unique_ptr<OrderingPolicy>(new Gittins(
-                std::move(*q), GittinsIndex(std::move(*samples), static_cast<size_t>(batch)),
+                std::move(*q), GittinsIndex(**samples, static_cast<size_t>(batch)),
                 static_cast<Service>(quantum * kMsPerSecond), v.Str("online") == "true"));
           }};
 }

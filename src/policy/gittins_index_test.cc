@@ -12,6 +12,7 @@
 #include "core/scheduler.h"
 #include "placement/registry.h"
 #include "policy/registry.h"
+#include "test_files.h"
 
 namespace tiresias {
 namespace {
@@ -81,9 +82,9 @@ TEST(GittinsPolicy, HigherIndexFirstInsideAQueue) {
     out << "duration\n1\n2\n3\n4\n10\n";  // GPU-seconds
   }
   // One queue boundary at 5 GPU-s.
-  auto p = MakeOrderingPolicy("gittins", {"history=" + path.string(), "thresholds=5"});
+  auto p = MakeOrderingPolicy("gittins", {"history=" + path.string(), "thresholds=5"}, TestFiles());
   ASSERT_TRUE(p.ok()) << p.status().message();
-  auto pl = MakePlacementPolicy("count", {});
+  auto pl = MakePlacementPolicy("count", {}, TestFiles());
   Scheduler s(*Topology::Create(1, 1, 1), std::move(*p), std::move(*pl));
   // Job 1 runs 0..2000 (2 GPU-s), then job 2 arrives and job 3 too.
   ASSERT_TRUE(s.Submit({.id = JobId(1), .gpus = 1, .submit = 0}, 0).ok());

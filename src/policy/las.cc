@@ -33,7 +33,7 @@ PolicyInfo LasInfo() {
   return {"las",
           "least attained time first (1-D LAS); preemptive",
           {},
-          [](const OptionValues&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
+          [](const OptionValues&, const DataSource&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
             return std::unique_ptr<OrderingPolicy>(new Las(false));
           }};
 }
@@ -42,7 +42,7 @@ PolicyInfo Las2dInfo() {
   return {"las2d",
           "least attained GPU-time first (continuous 2D-LAS); preemptive",
           {},
-          [](const OptionValues&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
+          [](const OptionValues&, const DataSource&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
             return std::unique_ptr<OrderingPolicy>(new Las(true));
           }};
 }

@@ -14,15 +14,16 @@
 #include "core/scheduler.h"
 #include "placement/registry.h"
 #include "policy/registry.h"
+#include "test_files.h"
 
 namespace tiresias {
 namespace {
 
 std::unique_ptr<Scheduler> Make(const std::string& policy, const std::vector<std::string>& opts,
                                 int gpus = 4, SchedulerOptions so = {}) {
-  auto p = MakeOrderingPolicy(policy, opts);
+  auto p = MakeOrderingPolicy(policy, opts, TestFiles());
   EXPECT_TRUE(p.ok()) << p.status().message();
-  auto pl = MakePlacementPolicy("count", {});
+  auto pl = MakePlacementPolicy("count", {}, TestFiles());
   EXPECT_TRUE(pl.ok()) << pl.status().message();
   return std::make_unique<Scheduler>(*Topology::Create(1, 1, gpus), std::move(*p), std::move(*pl),
                                      so);

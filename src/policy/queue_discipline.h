@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "common/options.h"
 #include "common/status.h"
 #include "core/job.h"
-#include "policy/options.h"
 
 namespace tiresias {
 

@@ -2,29 +2,26 @@
 // fails at start-up with a message that lists what is valid.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "common/registry.h"
 #include "common/status.h"
-#include "policy/options.h"
-#include "policy/ordering_policy.h"
+#include "core/data_source.h"
+#include "core/ordering_policy.h"
 
 namespace tiresias {
 
-struct PolicyInfo {
-  std::string name;
-  std::string summary;
-  std::vector<OptionSpec> options;
-  std::function<StatusOr<std::unique_ptr<OrderingPolicy>>(const OptionValues&)> make;
-};
+using PolicyInfo = RegistryEntry<OrderingPolicy, const DataSource&>;
+using PolicyRegistry = Registry<OrderingPolicy, const DataSource&>;
 
 // Every built-in ordering policy, in a fixed order.
-const std::vector<PolicyInfo>& OrderingPolicies();
+const PolicyRegistry& OrderingPolicies();
+// Builds a policy; files its options name (the Gittins history) come from `data`.
 StatusOr<std::unique_ptr<OrderingPolicy>> MakeOrderingPolicy(const std::string& name,
-                                                             const std::vector<std::string>& opts);
-std::string OrderingPolicyHelp();
+                                                             const std::vector<std::string>& opts,
+                                                             const DataSource& data);
 
 // One factory per policy file.
 PolicyInfo FifoInfo();

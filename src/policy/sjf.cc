@@ -25,7 +25,7 @@ PolicyInfo SjfInfo() {
   return {"sjf",
           "fewest GPUs first; non-preemptive",
           {},
-          [](const OptionValues&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
+          [](const OptionValues&, const DataSource&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
             return std::unique_ptr<OrderingPolicy>(new Sjf());
           }};
 }

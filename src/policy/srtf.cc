@@ -45,17 +45,19 @@ std::vector<OptionSpec> TieOptions() {
 }  // namespace
 
 PolicyInfo SrtfInfo() {
-  return {"srtf", "least remaining time first (oracle: needs durations); preemptive", TieOptions(),
-          [](const OptionValues& v) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
-            return std::unique_ptr<OrderingPolicy>(new Srtf(false, v.Str("ties") == "stable"));
-          }};
+  return {
+      "srtf", "least remaining time first (oracle: needs durations); preemptive", TieOptions(),
+      [](const OptionValues& v, const DataSource&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
+        return std::unique_ptr<OrderingPolicy>(new Srtf(false, v.Str("ties") == "stable"));
+      }};
 }
 
 PolicyInfo SrsfInfo() {
-  return {"srsf", "least remaining GPU-time first (oracle: needs durations); preemptive",
-          TieOptions(), [](const OptionValues& v) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
-            return std::unique_ptr<OrderingPolicy>(new Srtf(true, v.Str("ties") == "stable"));
-          }};
+  return {
+      "srsf", "least remaining GPU-time first (oracle: needs durations); preemptive", TieOptions(),
+      [](const OptionValues& v, const DataSource&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
+        return std::unique_ptr<OrderingPolicy>(new Srtf(true, v.Str("ties") == "stable"));
+      }};
 }
 
 }  // namespace tiresias

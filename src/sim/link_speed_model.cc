@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "common/strings.h"
+#include "trace/model_profile_reader.h"
 
 namespace tiresias {
 
@@ -183,10 +184,10 @@ StatusOr<std::shared_ptr<const LinkSpeedModel>> LoadLinkSpeedModel(const std::st
                                                                    const std::string& compute_times,
                                                                    const LinkBandwidths& bw,
                                                                    CommMode comm) {
-  auto catalog = ModelCatalog::Load(profiles);
+  auto catalog = ReadModelCatalog(profiles);
   if (!catalog.ok()) return catalog.status();
   if (!compute_times.empty()) {
-    if (Status st = catalog->LoadComputeTimes(compute_times); !st.ok()) return st;
+    if (Status st = ReadComputeTimes(compute_times, *catalog); !st.ok()) return st;
   }
   return std::shared_ptr<const LinkSpeedModel>(
       std::make_shared<LinkSpeedModel>(std::move(*catalog), bw, 200, comm));

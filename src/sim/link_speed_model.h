@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "common/status.h"
+#include "core/model_catalog.h"
 #include "core/speed_model.h"
-#include "placement/model_profile.h"
 
 namespace tiresias {
 

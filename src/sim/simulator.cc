@@ -8,8 +8,8 @@
 #include <queue>
 
 #include "core/scheduler.h"
-#include "placement/registry.h"
-#include "policy/registry.h"
+#include "engine/core_builder.h"
+#include "engine/file_data_source.h"
 
 namespace tiresias {
 namespace {
@@ -33,10 +33,6 @@ Time CompletionTime(const Job& j) {
 }  // namespace
 
 StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpec>& jobs) {
-  auto policy = MakeOrderingPolicy(cfg.policy, cfg.policy_opts);
-  if (!policy.ok()) return policy.status();
-  auto placement = MakePlacementPolicy(cfg.placement, cfg.placement_opts);
-  if (!placement.ok()) return placement.status();
   if (cfg.preempt_overhead < 0) return InvalidArgument("preempt overhead must be >= 0");
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (!jobs[i].duration) {
@@ -49,8 +45,17 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     }
   }
 
-  Scheduler core(cfg.topo, std::move(*policy), std::move(*placement),
-                 SchedulerOptions{.restore_overhead = cfg.preempt_overhead}, cfg.speed);
+  FileDataSource own_files;
+  auto built = BuildCore(CoreConfig{.topo = cfg.topo,
+                                    .policy = cfg.policy,
+                                    .policy_opts = cfg.policy_opts,
+                                    .placement = cfg.placement,
+                                    .placement_opts = cfg.placement_opts,
+                                    .options = {.restore_overhead = cfg.preempt_overhead},
+                                    .speed = cfg.speed},
+                         cfg.data ? *cfg.data : own_files);
+  if (!built.ok()) return built.status();
+  Scheduler& core = **built;
   core.Reserve(jobs.size());
   SimResult result;
   result.label = cfg.label.empty() ? cfg.policy + "+" + cfg.placement : cfg.label;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "core/data_source.h"
 #include "core/job.h"
 #include "core/speed_model.h"
 #include "core/topology.h"
@@ -28,6 +29,9 @@ struct SimConfig {
   std::shared_ptr<const SpeedModel> speed;  // null: every placement runs at packed speed
   std::string label;                        // for reports; default "policy+placement"
   bool record_actions = false;              // fill SimResult::actions
+  // Reads the files policy options name; null: a FileDataSource of this run's own. Share
+  // one across runs (compare) to read each file once.
+  std::shared_ptr<const DataSource> data;
 };
 
 struct JobResult {

@@ -1,5 +1,5 @@
-// Model profiles: tensor sizes and skew.
-#include "placement/model_profile.h"
+// Reads model profiles (tensor sizes) and per-model compute times into a ModelCatalog.
+#include "trace/model_profile_reader.h"
 
 #include <fmt/format.h>
 
@@ -11,43 +11,7 @@
 
 namespace tiresias {
 
-Status ModelCatalog::Add(const std::string& name, std::vector<double> tensors_mb) {
-  if (name.empty()) return InvalidArgument("model profile: empty model name");
-  if (tensors_mb.empty()) return InvalidArgument(fmt::format("model {}: no tensor sizes", name));
-  ModelProfile p{name, std::move(tensors_mb), 0, 0, 0};
-  double largest = 0;
-  for (double t : p.tensors_mb) {
-    if (!(t > 0))
-      return InvalidArgument(fmt::format("model {}: tensor size {} is not > 0", name, t));
-    p.total_mb += t;
-    largest = std::max(largest, t);
-  }
-  p.skew = largest / p.total_mb;
-  models_[name] = std::move(p);
-  return Status::Ok();
-}
-
-std::vector<std::string> ModelCatalog::names() const {
-  std::vector<std::string> out;
-  for (const auto& [name, p] : models_) out.push_back(name);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-const ModelProfile* ModelCatalog::Find(const std::string& name) const {
-  auto it = models_.find(name);
-  return it == models_.end() ? nullptr : &it->second;
-}
-
-Status ModelCatalog::SetComputeMs(const std::string& name, double ms) {
-  auto it = models_.find(name);
-  if (it == models_.end()) return NotFound(fmt::format("model {}: no profile", name));
-  if (!(ms > 0)) return InvalidArgument(fmt::format("model {}: compute time {} ms", name, ms));
-  it->second.compute_ms = ms;
-  return Status::Ok();
-}
-
-Status ModelCatalog::LoadComputeTimes(const std::string& trace_path) {
+Status ReadComputeTimes(const std::string& trace_path, ModelCatalog& c) {
   auto f = CsvFile::Open(trace_path);
   if (!f.ok()) return f.status();
   auto gpus = f->Column("num_gpu"), iters = f->Column("iterations"),
@@ -73,12 +37,12 @@ Status ModelCatalog::LoadComputeTimes(const std::string& trace_path) {
     if (!fresh) pos->second = std::min(pos->second, ms);
   }
   for (const auto& [name, ms] : best) {
-    if (models_.contains(name)) models_[name].compute_ms = ms;
+    if (c.Find(name)) (void)c.SetComputeMs(name, ms);
   }
   return Status::Ok();
 }
 
-StatusOr<ModelCatalog> ModelCatalog::Load(const std::string& path) {
+StatusOr<ModelCatalog> ReadModelCatalog(const std::string& path) {
   auto f = CsvFile::Open(path);
   if (!f.ok()) return f.status();
   auto name_col = f->Column("model"), sizes_col = f->Column("tensor_sizes_mb");

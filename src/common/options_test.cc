@@ -6,22 +6,27 @@
 
 #include "placement/registry.h"
 #include "policy/registry.h"
+#include "test_files.h"
 
 namespace tiresias {
 namespace {
 
 // The error message of MakeOrderingPolicy, or "" when it succeeds.
 std::string Error(const std::string& name, const std::vector<std::string>& opts) {
-  auto p = MakeOrderingPolicy(name, opts);
+  auto p = MakeOrderingPolicy(name, opts, TestFiles());
   return p.ok() ? "" : p.status().message();
 }
 
 TEST(PolicyOptions, ErrorCodes) {
-  EXPECT_EQ(MakeOrderingPolicy("nope", {}).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(MakeOrderingPolicy("dlas", {"x=1"}).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(MakeOrderingPolicy("dlas", {"queues=3"}).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(MakeOrderingPolicy("gittins", {"history=/nonexistent/h.csv"}).status().code(),
-            StatusCode::kIoError);
+  EXPECT_EQ(MakeOrderingPolicy("nope", {}, TestFiles()).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(MakeOrderingPolicy("dlas", {"x=1"}, TestFiles()).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(MakeOrderingPolicy("dlas", {"queues=3"}, TestFiles()).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      MakeOrderingPolicy("gittins", {"history=/nonexistent/h.csv"}, TestFiles()).status().code(),
+      StatusCode::kIoError);
 }
 
 TEST(PolicyOptions, UnknownPolicyListsValidNames) {
@@ -113,7 +118,7 @@ TEST(PolicyOptions, GittinsSpecificChecks) {
 }
 
 TEST(PolicyOptions, HelpListsEveryPolicyAndOption) {
-  std::string help = OrderingPolicyHelp();
+  std::string help = OrderingPolicies().Help();
   for (const auto& info : OrderingPolicies()) {
     EXPECT_NE(help.find(info.name), std::string::npos) << info.name;
     for (const auto& o : info.options) EXPECT_NE(help.find(o.name + "=<"), std::string::npos);
@@ -122,13 +127,13 @@ TEST(PolicyOptions, HelpListsEveryPolicyAndOption) {
 }
 
 TEST(PlacementOptions, UnknownPlacementListsValidNames) {
-  auto p = MakePlacementPolicy("no-such-placement", {});
+  auto p = MakePlacementPolicy("no-such-placement", {}, TestFiles());
   ASSERT_FALSE(p.ok());
   const std::string m = p.status().message();
   EXPECT_EQ(
       m.rfind("unknown placement 'no-such-placement'; valid placements: count, consolidate", 0), 0u)
       << m;
-  auto q = MakePlacementPolicy("count", {"x=1"});
+  auto q = MakePlacementPolicy("count", {"x=1"}, TestFiles());
   ASSERT_FALSE(q.ok());
   EXPECT_EQ(q.status().message(), "placement count: unknown option 'x'; valid options: (none)");
 }

@@ -1,10 +1,9 @@
 // Model profiles for placement: per-model gradient tensor sizes and the skew derived from
 // them (the share of the gradient volume in the largest tensor). Skewed models (VGG, AlexNet)
 // are placement-sensitive; models of many small tensors (ResNet, Inception) are not.
-// Built from a CSV `model,tensor_sizes_mb` (space-separated sizes), such as
-// ../shared/profiles/tensor_sizes.csv; users may add models. Per-iteration compute times
-// (one GPU) come from a Tiresias-format trace with `iterations` (LoadComputeTimes), e.g. the
-// public simulator's 60_job.csv. Immutable after loading.
+// The catalogue is plain data: drivers read it from files (trace/model_profile_reader.h)
+// and hand it to the placement policy and the speed model, which never read files.
+// Immutable once handed over.
 #pragma once
 
 #include <optional>
@@ -26,12 +25,8 @@ struct ModelProfile {
 
 class ModelCatalog {
  public:
-  static StatusOr<ModelCatalog> Load(const std::string& path);
   // Fails on an empty name or a non-positive size.
   Status Add(const std::string& name, std::vector<double> tensors_mb);
-  // Sets each known model's compute_ms to the fastest 1-GPU duration / iterations found in
-  // a Tiresias-format trace (columns num_gpu, iterations, model_name, duration).
-  Status LoadComputeTimes(const std::string& trace_path);
   Status SetComputeMs(const std::string& name, double ms);
   const ModelProfile* Find(const std::string& name) const;
   size_t size() const { return models_.size(); }

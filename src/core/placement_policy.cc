@@ -1,5 +1,5 @@
 // The placement-policy interface: the common "never fits" rule.
-#include "placement/placement_policy.h"
+#include "core/placement_policy.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // Typed policy options: parsing and validation of `key=value` pairs.
-#include "policy/options.h"
+#include "common/options.h"
 
 #include <fmt/format.h>
 

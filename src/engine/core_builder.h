@@ -1,0 +1,33 @@
+// Builds a scheduling core from a configuration of names and options, the way every driver
+// (simulator, live daemon) does: the ordering and placement policies from their registries,
+// the files their options name read by a DataSource. The one place that wires the pieces of
+// a core together.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "core/data_source.h"
+#include "core/scheduler.h"
+#include "core/speed_model.h"
+#include "core/topology.h"
+
+namespace tiresias {
+
+struct CoreConfig {
+  Topology topo = *Topology::Create(1, 1, 1);
+  std::string policy = "dlas";
+  std::vector<std::string> policy_opts;
+  std::string placement = "count";
+  std::vector<std::string> placement_opts;
+  SchedulerOptions options;
+  std::shared_ptr<const SpeedModel> speed;  // null: every placement at packed speed
+};
+
+// InvalidArgument naming the policy or option for a bad configuration; the reader's error
+// (file and line) for a file an option names that cannot be read.
+StatusOr<std::unique_ptr<Scheduler>> BuildCore(const CoreConfig& cfg, const DataSource& data);
+
+}  // namespace tiresias

@@ -1,0 +1,2 @@
+// fixture: tests integrate modules and are exempt
+#include "policy/registry.h"

@@ -1,0 +1,3 @@
+// fixture: a policy that includes a peer (placement)
+#include "core/job.h"
+#include "placement/registry.h"

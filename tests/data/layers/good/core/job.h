@@ -1,0 +1,3 @@
+// fixture: the core on common only
+#include "common/status.h"
+#include <vector>
