@@ -1,5 +1,5 @@
 // The thin-client subcommands: submit, ls, show, logs, cancel, explain, nodes, events.
-// Each is one or a few API calls (see live/api_server.h) and a human-readable rendering.
+// Each is one or a few API calls (see api/api_server.h) and a human-readable rendering.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <pwd.h>
@@ -15,7 +15,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "common/strings.h"
-#include "live/api_server.h"
+#include "live/submit_request.h"
 
 namespace tiresias {
 namespace {

@@ -16,13 +16,13 @@
 #include <random>
 #include <thread>
 
+#include "api/api_server.h"
 #include "cli/commands.h"
 #include "common/atomic_file.h"
 #include "common/strings.h"
-#include "live/api_server.h"
-#include "live/gpus.h"
+#include "exec/gpus.h"
+#include "exec/local_executor.h"
 #include "live/live_scheduler.h"
-#include "live/local_runner.h"
 
 namespace tiresias {
 namespace {
@@ -124,8 +124,9 @@ int Serve(const ServeFlags& f) {
       source = "EMULATED: no nvidia-smi found; pass --gpus N for more";
     }
   }
-  if (gpus.size() > 64) {
-    return fail(InvalidArgument(fmt::format("{} GPUs: at most 64 per node", gpus.size())));
+  if (gpus.size() > static_cast<size_t>(kMaxGpusPerNode)) {
+    return fail(
+        InvalidArgument(fmt::format("{} GPUs: at most {} per node", gpus.size(), kMaxGpusPerNode)));
   }
   ServeConfig cfg{.state_dir = dir.string(),
                   .policy = f.policy,
@@ -154,9 +155,10 @@ int Serve(const ServeFlags& f) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  LiveScheduler sched(
-      cfg, std::move(*store),
-      std::make_unique<LocalRunner>(std::vector<std::string>{"/proc/self/exe", "_shim"}), WallMs);
+  LiveScheduler sched(cfg, std::move(*store),
+                      std::make_unique<LocalExecutor>(
+                          std::vector<std::string>{"/proc/self/exe", "_shim"}, cfg.gpu_devices),
+                      WallMs);
   if (Status s = sched.Open(); !s.ok()) return fail(s);
   ApiServer api(sched, *token);
   auto port = api.Bind(f.host, f.port);

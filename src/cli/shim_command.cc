@@ -1,7 +1,7 @@
 // `tiresias _shim`: the hidden subcommand that runs one job attempt under supervision for
-// `tiresias serve` (see RunShim in live/executor.h). Everything after `_shim` passes through.
+// `tiresias serve` (see RunShim in exec/local_executor.h). Everything after `_shim` passes through.
 #include "cli/commands.h"
-#include "live/executor.h"
+#include "exec/local_executor.h"
 
 namespace tiresias {
 

@@ -6,13 +6,12 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "core/allocation.h"  // kMaxGpusPerNode
 
 namespace tiresias {
 
 class Topology {
  public:
-  static constexpr int kMaxGpusPerNode = 64;  // GPUs of a node are a 64-bit mask
-
   // Fails when any dimension is < 1 or gpus_per_node > kMaxGpusPerNode.
   static StatusOr<Topology> Create(int switches, int nodes_per_switch, int gpus_per_node);
   // Parses "SxNxG", e.g. "8x32x8" = 8 switches x 32 nodes x 8 GPUs.

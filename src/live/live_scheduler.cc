@@ -13,15 +13,14 @@
 #include <iostream>
 
 #include "common/strings.h"
-#include "live/free_port.h"
 
 namespace tiresias {
 
 LiveScheduler::LiveScheduler(ServeConfig cfg, std::unique_ptr<Store> store,
-                             std::unique_ptr<JobRunner> runner, WallClock clock)
+                             std::unique_ptr<Executor> executor, WallClock clock)
     : cfg_(std::move(cfg)),
       store_(std::move(store)),
-      runner_(std::move(runner)),
+      executor_(std::move(executor)),
       clock_(std::move(clock)) {}
 
 Time LiveScheduler::Now() {
@@ -47,16 +46,6 @@ JobSpec LiveScheduler::SpecOf(const JobRecord& r) const {
                  .duration = r.duration};
 }
 
-std::vector<int> LiveScheduler::GpusOf(const Allocation& a) const {
-  std::vector<int> out;
-  for (const auto& s : a.slices) {
-    for (int g = 0; g < 64; ++g) {
-      if (s.gpus >> g & 1) out.push_back(s.node * 64 + g);
-    }
-  }
-  return out;
-}
-
 Status LiveScheduler::Note(Time t, std::string_view kind, JobId job, const std::string& detail) {
   if (cfg_.log_events && kind != "tick") {
     const auto wall =
@@ -79,23 +68,16 @@ Status LiveScheduler::SaveRows(const std::vector<JobId>& ids) {
 
 StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req) {
   std::unique_lock lk(mu_);
-  if (req.argv.empty() || req.argv[0].empty()) {
-    return InvalidArgument("submit: no command given (put it after --)");
-  }
-  if (req.gpus < 1)
-    return InvalidArgument(fmt::format("submit: gpus must be >= 1, got {}", req.gpus));
-  if (req.duration && *req.duration <= 0) {
-    return InvalidArgument("submit: duration must be positive");
-  }
+  if (Status s = Validate(req); !s.ok()) return s;
   JobRecord rec;
   rec.name = req.name.empty() ? std::filesystem::path(req.argv[0]).filename().string() : req.name;
   rec.user = req.user.empty() ? "unknown" : req.user;
   rec.model = req.model;
-  rec.gpus = req.gpus;
+  rec.gpus = static_cast<int>(req.gpus);
   rec.argv = req.argv;
   rec.cwd = req.cwd;
   rec.env = req.env;
-  rec.duration = req.duration;
+  rec.duration = req.duration();
   if (sched_->policy().needs_durations() && !rec.duration) {
     return InvalidArgument(fmt::format(
         "submit: policy {} orders jobs by their run time; give --duration", cfg_.policy));
@@ -157,9 +139,11 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   }
   const Proc p = pit->second;
   procs_.erase(pit);
-  (void)runner_->Signal(p.ref, SIGKILL);  // whatever the command left behind in its group
-  for (int g : p.gpus) {
-    if (g < static_cast<int>(gpu_owner_.size()) && gpu_owner_[g] == e.job) gpu_owner_[g] = JobId();
+  (void)executor_->Signal(p.ref, SIGKILL);  // whatever the command left behind in its group
+  for (const GpuId& g : p.gpus) {
+    if (auto it = gpu_owner_.find(g); it != gpu_owner_.end() && it->second == e.job) {
+      gpu_owner_.erase(it);
+    }
   }
   JobRecord& rec = records_.at(e.job);
   rec.exit_code = e.exit_code;
@@ -195,9 +179,8 @@ void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& c
   changed.push_back(a.job);
   rec.message = a.reason;
   if (a.kind == Action::Kind::kStart) {
-    const auto gpus = GpusOf(a.alloc);
-    Journal(now, "start", a.job, fmt::format("GPUs {}: {}", DevicesToString(gpus), a.reason));
-    to_launch_[a.job] = gpus;
+    Journal(now, "start", a.job, fmt::format("GPUs {}: {}", a.alloc.str(), a.reason));
+    to_launch_[a.job] = a.alloc.Gpus();
     rec.state = LiveState::kStarting;
     return;
   }
@@ -215,22 +198,24 @@ void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
   if (p.stopping) return;
   p.stopping = true;
   p.kill_at = now + cfg_.grace;
-  (void)runner_->Signal(p.ref, sig);  // NotFound: already gone, Poll reports it
+  (void)executor_->Signal(p.ref, sig);  // NotFound: already gone, Poll reports it
 }
 
-bool LiveScheduler::HeldBack(const std::vector<int>& gpus, JobId id) const {
+bool LiveScheduler::HeldBack(const std::vector<GpuId>& gpus, JobId id) const {
   if (procs_.contains(id)) return true;  // its own previous attempt is still checkpointing
-  return std::any_of(gpus.begin(), gpus.end(), [&](int g) { return gpu_owner_[g] != JobId(); });
+  return std::any_of(gpus.begin(), gpus.end(),
+                     [&](const GpuId& g) { return gpu_owner_.contains(g); });
 }
 
-Time LiveScheduler::ExpectedRelease(const std::vector<int>& gpus, JobId id, Time now) const {
+Time LiveScheduler::ExpectedRelease(const std::vector<GpuId>& gpus, JobId id, Time now) const {
   Time until = now;
   auto expected = [&](const Proc& p) {
     return p.killed ? p.gone_by : p.kill_at != kNever ? p.kill_at : now;
   };
-  for (int g : gpus) {
-    if (gpu_owner_[g] == JobId()) continue;
-    if (auto it = procs_.find(gpu_owner_[g]); it != procs_.end()) {
+  for (const GpuId& g : gpus) {
+    auto owner = gpu_owner_.find(g);
+    if (owner == gpu_owner_.end()) continue;
+    if (auto it = procs_.find(owner->second); it != procs_.end()) {
       until = std::max(until, expected(it->second));
     }
   }
@@ -288,25 +273,18 @@ void LiveScheduler::LaunchReady(Time now) {
   // Phase 2: fork and exec. Phase 3: record what happened, in one commit.
   Store::Txn txn(*store_);
   for (JobId id : ready) {
-    const std::vector<int> gpus = to_launch_.at(id);
+    const std::vector<GpuId> gpus = to_launch_.at(id);
     to_launch_.erase(id);
     JobRecord& rec = records_.at(id);
-    std::vector<std::string> devs;
-    for (int g : gpus) devs.push_back(cfg_.gpu_devices[g]);
     LaunchSpec spec{.job = id,
                     .attempt = rec.attempt,
                     .argv = rec.argv,
                     .cwd = rec.cwd,
                     .env = rec.env,
-                    .visible_devices = Join(devs, ","),
-                    .world_size = rec.gpus,
-                    .master_port = rec.gpus > 1 ? FreeLoopbackPort().value_or(
-                                                      cfg_.master_port_base +
-                                                      static_cast<int>(id.value() % 2000))
-                                                : 0,
+                    .gpus = gpus,
                     .job_dir = JobDir(id)};
     changed.push_back(id);
-    auto ref = runner_->Launch(spec);
+    auto ref = executor_->Launch(spec);
     rec.start_ticks = 0;
     if (!ref.ok()) {
       Journal(now, "finish", id, "launch failed: " + ref.status().message());
@@ -317,20 +295,21 @@ void LiveScheduler::LaunchReady(Time now) {
       dirty_ = true;
       continue;
     }
-    procs_[id] = Proc{.ref = *ref, .attempt = rec.attempt, .gpus = gpus};
-    for (int g : gpus) gpu_owner_[g] = id;
+    procs_[id] = Proc{.ref = ref->ref, .attempt = rec.attempt, .gpus = gpus};
+    for (const GpuId& g : gpus) gpu_owner_[g] = id;
     rec.state = LiveState::kRunning;
-    rec.pid = ref->pid;
-    rec.start_ticks = ref->start_ticks;
-    rec.devices = DevicesToString(gpus);
+    rec.pid = ref->ref.pid;
+    rec.start_ticks = ref->ref.start_ticks;
+    rec.gpus_held = gpus;
+    rec.devices = ref->visible_devices;
     rec.last_start = now;
     if (rec.first_start < 0) rec.first_start = now;
     // Progress (and service) counts from the real start, not from the core's decision when
     // a preempted process held the GPUs meanwhile.
     Journal(now, "launch", id,
-            fmt::format("attempt {} pid {} CUDA_VISIBLE_DEVICES={}{}", rec.attempt, ref->pid,
-                        spec.visible_devices,
-                        spec.master_port ? fmt::format(" MASTER_PORT={}", spec.master_port)
+            fmt::format("attempt {} pid {} CUDA_VISIBLE_DEVICES={}{}", rec.attempt, ref->ref.pid,
+                        ref->visible_devices,
+                        ref->master_port ? fmt::format(" MASTER_PORT={}", ref->master_port)
                                          : std::string()));
     MustOk(sched_->SetProgressStart(id, now, now));
   }
@@ -344,7 +323,7 @@ int64_t LiveScheduler::Step() {
   std::vector<JobId> changed, stop;
   {
     Store::Txn txn(*store_);
-    for (const ExitInfo& e : runner_->Poll()) HandleExit(e, now, changed);
+    for (const ExitInfo& e : executor_->Poll()) HandleExit(e, now, changed);
     if (dirty_ || now >= sched_->NextWakeup()) {
       MustOk(Note(now, "tick", JobId(), ""));
       for (const Action& a : sched_->Schedule(now)) {
@@ -363,7 +342,7 @@ int64_t LiveScheduler::Step() {
   // Kill what overstayed its grace before deciding what can launch.
   for (auto& [id, p] : procs_) {
     if (p.stopping && !p.killed && p.kill_at <= now) {
-      (void)runner_->Signal(p.ref, SIGKILL);
+      (void)executor_->Signal(p.ref, SIGKILL);
       p.killed = true;
       p.gone_by = now + Seconds(1);
       p.kill_at = kNever;

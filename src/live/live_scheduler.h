@@ -28,10 +28,11 @@
 #include <vector>
 
 #include "common/status.h"
+#include "core/executor.h"
 #include "core/scheduler.h"
-#include "live/job_record.h"
-#include "live/runner.h"
-#include "live/store.h"
+#include "live/submit_request.h"
+#include "store/job_record.h"
+#include "store/store.h"
 
 namespace tiresias {
 
@@ -41,37 +42,29 @@ struct ServeConfig {
   std::vector<std::string> policy_opts;
   std::string placement = "consolidate";
   std::vector<std::string> placement_opts;
-  // One entry per GPU: the value CUDA_VISIBLE_DEVICES uses for it, and how it was found.
+  // One entry per GPU of this machine (node 0): the value CUDA_VISIBLE_DEVICES uses for it,
+  // and its name, for the views. The executor maps GPUs to devices itself.
   std::vector<std::string> gpu_devices;
   std::vector<std::string> gpu_names;
   bool emulated = true;
   int preempt_signal = 15;  // SIGTERM
   Duration grace = Seconds(30);
-  int master_port_base = 29500;  // MASTER_PORT fallback (base + id mod 2000) if no free port
-  bool log_events = false;       // print each journal event (not ticks) to stdout
+  bool log_events = false;  // print each journal event (not ticks) to stdout
   // After a crash, how long to wait for the pid file of a launch that was in flight.
   int launch_probe_ms = 1000;
-};
-
-// A submit request as the API receives it.
-struct SubmitRequest {
-  std::string name, user, model, cwd;
-  int gpus = 1;
-  std::vector<std::string> argv;
-  std::vector<std::pair<std::string, std::string>> env;
-  std::optional<Duration> duration;
 };
 
 class LiveScheduler {
  public:
   using WallClock = std::function<int64_t()>;  // ms since the Unix epoch
 
-  LiveScheduler(ServeConfig cfg, std::unique_ptr<Store> store, std::unique_ptr<JobRunner> runner,
+  LiveScheduler(ServeConfig cfg, std::unique_ptr<Store> store, std::unique_ptr<Executor> executor,
                 WallClock clock);
   // Builds the core, replays the journal, reconciles with surviving processes.
   Status Open();
 
-  // InvalidArgument with the reason for a request that can never run.
+  // InvalidArgument with the reason for a request that breaks a rule (Validate) or can
+  // never run here.
   StatusOr<JobId> Submit(const SubmitRequest& req);
   Status Cancel(JobId id);
 
@@ -97,7 +90,7 @@ class LiveScheduler {
   struct Proc {
     ProcessRef ref;
     int attempt = 0;
-    std::vector<int> gpus;
+    std::vector<GpuId> gpus;
     bool stopping = false;
     Time kill_at = kNever;  // when SIGKILL is due (kNever: not stopping, or already sent)
     bool killed = false;    // SIGKILL sent
@@ -115,15 +108,14 @@ class LiveScheduler {
 
   Time Now();
   JobSpec SpecOf(const JobRecord& r) const;
-  std::vector<int> GpusOf(const Allocation& a) const;
   Status Note(Time t, std::string_view kind, JobId job, const std::string& detail);
   void HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed);
   void ApplyAction(const Action& a, Time now, std::vector<JobId>& changed);
   void LaunchReady(Time now);
   // True while a live process holds one of `gpus`, or `id`'s previous attempt still runs.
-  bool HeldBack(const std::vector<int>& gpus, JobId id) const;
+  bool HeldBack(const std::vector<GpuId>& gpus, JobId id) const;
   // When those holders are expected gone: their kill deadlines, or a second after SIGKILL.
-  Time ExpectedRelease(const std::vector<int>& gpus, JobId id, Time now) const;
+  Time ExpectedRelease(const std::vector<GpuId>& gpus, JobId id, Time now) const;
   // JobRecord::start_ticks while a launch is in flight (committed before the fork).
   static constexpr int64_t kLaunchInFlight = -1;
   void StopProcess(JobId id, Time now, int sig);
@@ -134,7 +126,7 @@ class LiveScheduler {
 
   ServeConfig cfg_;
   std::unique_ptr<Store> store_;
-  std::unique_ptr<JobRunner> runner_;
+  std::unique_ptr<Executor> executor_;
   WallClock clock_;
   std::unique_ptr<Scheduler> sched_;
   std::mutex mu_;
@@ -142,9 +134,9 @@ class LiveScheduler {
   bool wake_ = false;
 
   std::map<JobId, JobRecord> records_;
-  std::map<JobId, Proc> procs_;                  // live processes (incl. stopping ones)
-  std::map<JobId, std::vector<int>> to_launch_;  // core started it; process not yet up
-  std::vector<JobId> gpu_owner_;                 // live process per GPU (JobId() = free)
+  std::map<JobId, Proc> procs_;                    // live processes (incl. stopping ones)
+  std::map<JobId, std::vector<GpuId>> to_launch_;  // core started it; process not yet up
+  std::map<GpuId, JobId> gpu_owner_;               // the live process on each busy GPU
   Time last_now_ = 0;
   bool dirty_ = false;  // core inputs applied since the last Schedule
 };

@@ -41,7 +41,6 @@ Status LiveScheduler::Open() {
     return s;
   }
   sched_ = std::move(*core);
-  gpu_owner_.assign(n, JobId());
 
   auto jobs = store_->LoadJobs();
   if (!jobs.ok()) return jobs.status();
@@ -77,27 +76,27 @@ Status LiveScheduler::Reconcile(Time now) {
   for (auto& [id, rec] : records_) {
     const Job* cj = sched_->Find(id);
     const bool core_running = cj && cj->running();
-    const std::vector<int> core_gpus = core_running ? GpusOf(cj->alloc) : std::vector<int>{};
+    const std::vector<GpuId> core_gpus = core_running ? cj->alloc.Gpus() : std::vector<GpuId>{};
     // A launch in flight at the crash (attempt committed, pid not yet): the executor and
     // the shim record the process in the attempt's pid file; give the shim a moment.
     if (rec.pid == 0 && rec.start_ticks == kLaunchInFlight) {
       rec.start_ticks = 0;
-      std::optional<ProcessRef> ref = runner_->FindLaunched(id, rec.attempt, JobDir(id));
+      std::optional<ProcessRef> ref = executor_->FindLaunched(id, rec.attempt, JobDir(id));
       for (int waited = 0; !ref && waited < cfg_.launch_probe_ms; waited += 20) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        ref = runner_->FindLaunched(id, rec.attempt, JobDir(id));
+        ref = executor_->FindLaunched(id, rec.attempt, JobDir(id));
       }
       if (ref && core_running) {
         rec.pid = ref->pid;
         rec.start_ticks = ref->start_ticks;
-        rec.devices = DevicesToString(core_gpus);
+        rec.gpus_held = core_gpus;
         rec.state = LiveState::kRunning;
         if (rec.first_start < 0) rec.first_start = now;
         rec.last_start = now;
       } else if (ref) {  // the core no longer runs it: stop it below
         rec.pid = ref->pid;
         rec.start_ticks = ref->start_ticks;
-        rec.devices.clear();  // not expected: the launch followed the last committed tick
+        rec.gpus_held.clear();  // not expected: the launch followed the last committed tick
       } else {
         --rec.attempt;  // that attempt never started: the next launch reuses its number
       }
@@ -111,10 +110,10 @@ Status LiveScheduler::Reconcile(Time now) {
       continue;
     }
     const ProcessRef ref{.pid = rec.pid, .start_ticks = rec.start_ticks};
-    Proc p{.ref = ref, .attempt = rec.attempt, .gpus = DevicesFromString(rec.devices)};
+    Proc p{.ref = ref, .attempt = rec.attempt, .gpus = rec.gpus_held};
     changed.push_back(id);
-    if (runner_->Adopt(id, rec.attempt, ref, JobDir(id))) {
-      for (int g : p.gpus) gpu_owner_[g] = id;
+    if (executor_->Adopt(id, rec.attempt, ref, JobDir(id))) {
+      for (const GpuId& g : p.gpus) gpu_owner_[g] = id;
       procs_[id] = p;
       if (core_running && p.gpus == core_gpus && rec.state == LiveState::kRunning) {
         Journal(now, "adopt", id, fmt::format("process {} survived the restart", rec.pid));
@@ -129,7 +128,7 @@ Status LiveScheduler::Reconcile(Time now) {
       continue;
     }
     // The process ended while the daemon was down.
-    if (auto ex = runner_->ReadExit(id, rec.attempt, JobDir(id))) {
+    if (auto ex = executor_->ReadExit(id, rec.attempt, JobDir(id))) {
       p.stopping = rec.state != LiveState::kRunning;
       procs_[id] = p;
       HandleExit(*ex, now, changed);

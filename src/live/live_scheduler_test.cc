@@ -51,13 +51,13 @@ struct FakeWorld {
   }
 };
 
-class FakeRunner : public JobRunner {
+class FakeRunner : public Executor {
  public:
   explicit FakeRunner(FakeWorld& w) : w_(w) {}
-  StatusOr<ProcessRef> Launch(const LaunchSpec& s) override {
+  StatusOr<Launched> Launch(const LaunchSpec& s) override {
     const int pid = w_.next_pid++;
     std::vector<std::string> devs;
-    for (auto d : Split(s.visible_devices, ',')) devs.emplace_back(d);
+    for (const GpuId& g : s.gpus) devs.push_back(std::to_string(g.index));
     for (const auto& [other, p] : w_.procs) {
       if (!w_.Alive(p) && !(p.exit_at == w_.now && !p.reported)) continue;
       for (const auto& d : w_.devices[other]) {
@@ -71,9 +71,10 @@ class FakeRunner : public JobRunner {
     const Duration left = w_.work.at(s.job) - w_.done[s.job];
     w_.procs[pid] = {
         .job = s.job, .attempt = s.attempt, .launched = w_.now, .exit_at = w_.now + left};
-    w_.launches.push_back(fmt::format("{}@{}:{}", s.job.value(), w_.now, s.visible_devices));
+    w_.launches.push_back(fmt::format("{}@{}:{}", s.job.value(), w_.now, Join(devs, ",")));
     mine_.insert(pid);
-    return ProcessRef{.pid = pid, .start_ticks = pid * 7};
+    return Launched{.ref = {.pid = pid, .start_ticks = pid * 7},
+                    .visible_devices = Join(devs, ",")};
   }
   Status Signal(const ProcessRef& r, int sig) override {
     auto& p = w_.procs.at(r.pid);

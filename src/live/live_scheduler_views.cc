@@ -88,9 +88,10 @@ StatusOr<nlohmann::json> LiveScheduler::Explain(JobId id) {
   if (r.state == LiveState::kStarting) {
     std::vector<std::string> holders;
     if (auto t = to_launch_.find(id); t != to_launch_.end()) {
-      for (int g : t->second) {
-        if (gpu_owner_[g] != JobId() && gpu_owner_[g] != id) {
-          holders.push_back(fmt::format("GPU {} (job {})", g, gpu_owner_[g].value()));
+      for (const GpuId& g : t->second) {
+        auto owner = gpu_owner_.find(g);
+        if (owner != gpu_owner_.end() && owner->second != id) {
+          holders.push_back(fmt::format("GPU {} (job {})", g.index, owner->second.value()));
         }
       }
     }
@@ -117,8 +118,9 @@ nlohmann::json LiveScheduler::Nodes() {
     nlohmann::json x = {{"index", g},
                         {"device", cfg_.gpu_devices[g]},
                         {"name", g < cfg_.gpu_names.size() ? cfg_.gpu_names[g] : ""}};
-    if (gpu_owner_[g] != JobId()) {
-      x["job"] = gpu_owner_[g].value();
+    auto owner = gpu_owner_.find(GpuId{0, static_cast<int>(g)});
+    if (owner != gpu_owner_.end()) {
+      x["job"] = owner->second.value();
       ++busy;
     } else {
       x["job"] = nullptr;

@@ -1,5 +1,5 @@
 // SQLite-backed journal and job table for the daemon (see store.h).
-#include "live/store.h"
+#include "store/store.h"
 
 #include <fmt/format.h>
 #include <sqlite3.h>
@@ -17,6 +17,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   attempt INTEGER NOT NULL,
   pid INTEGER NOT NULL,
   start_ticks INTEGER NOT NULL,
+  gpus TEXT NOT NULL,
   devices TEXT NOT NULL,
   exit_code INTEGER NOT NULL,
   signal INTEGER NOT NULL,
@@ -101,6 +102,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t no
       return IoError(fmt::format("{}: {}", path, st.message()));
     }
   }
+  if (Status st = s->CheckSchema(path); !st.ok()) return st;
   if (auto e = s->GetMeta("epoch_ms")) {
     s->epoch_ms_ = std::stoll(*e);
   } else {
@@ -108,6 +110,28 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t no
     if (Status st = s->SetMeta("epoch_ms", std::to_string(now_wall_ms)); !st.ok()) return st;
   }
   return s;
+}
+
+Status Store::CheckSchema(const std::string& path) {
+  auto v = GetMeta("schema");
+  if (!v) {
+    // A new database (no epoch yet) takes this version; one with data but no version was
+    // written before versions were recorded, in a layout this build does not read.
+    if (GetMeta("epoch_ms")) {
+      return FailedPrecondition(fmt::format(
+          "{}: written by an older tiresias (schema 1); this build reads schema {}. Finish its "
+          "jobs with the older build, or start serve with another --state-dir",
+          path, kSchemaVersion));
+    }
+    return SetMeta("schema", std::to_string(kSchemaVersion));
+  }
+  if (*v != std::to_string(kSchemaVersion)) {
+    return FailedPrecondition(
+        fmt::format("{}: schema {} (this build reads schema {}); use the tiresias that wrote "
+                    "it, or another --state-dir",
+                    path, *v, kSchemaVersion));
+  }
+  return Status::Ok();
 }
 
 Store::~Store() {
@@ -146,13 +170,16 @@ Status Store::Txn::Commit() {
 
 Status Store::InsertJob(JobRecord& r) {
   Stmt q(db_,
-         "INSERT INTO jobs(request, submit, state, attempt, pid, start_ticks, devices, "
+         "INSERT INTO jobs(request, submit, state, attempt, pid, start_ticks, gpus, devices, "
          "exit_code, signal, first_start, last_start, end_time, preemptions, message) "
-         "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+         "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   q.Bind(1, RequestToJson(r).dump()).Bind(2, r.submit).Bind(3, ToString(r.state));
-  q.Bind(4, r.attempt).Bind(5, r.pid).Bind(6, r.start_ticks).Bind(7, r.devices);
-  q.Bind(8, r.exit_code).Bind(9, r.signal).Bind(10, r.first_start).Bind(11, r.last_start);
-  q.Bind(12, r.end).Bind(13, r.preemptions).Bind(14, r.message);
+  q.Bind(4, r.attempt)
+      .Bind(5, r.pid)
+      .Bind(6, r.start_ticks)
+      .Bind(7, GpusToJson(r.gpus_held).dump());
+  q.Bind(8, r.devices).Bind(9, r.exit_code).Bind(10, r.signal).Bind(11, r.first_start);
+  q.Bind(12, r.last_start).Bind(13, r.end).Bind(14, r.preemptions).Bind(15, r.message);
   if (q.Step() != SQLITE_DONE) return Error("insert job");
   r.id = JobId(sqlite3_last_insert_rowid(db_));
   return Status::Ok();
@@ -160,21 +187,22 @@ Status Store::InsertJob(JobRecord& r) {
 
 Status Store::UpdateJob(const JobRecord& r) {
   Stmt q(db_,
-         "UPDATE jobs SET state = ?, attempt = ?, pid = ?, start_ticks = ?, devices = ?, "
-         "exit_code = ?, signal = ?, first_start = ?, last_start = ?, end_time = ?, "
-         "preemptions = ?, message = ? WHERE id = ?");
+         "UPDATE jobs SET state = ?, attempt = ?, pid = ?, start_ticks = ?, gpus = ?, "
+         "devices = ?, exit_code = ?, signal = ?, first_start = ?, last_start = ?, "
+         "end_time = ?, preemptions = ?, message = ? WHERE id = ?");
   q.Bind(1, ToString(r.state)).Bind(2, r.attempt).Bind(3, r.pid).Bind(4, r.start_ticks);
-  q.Bind(5, r.devices).Bind(6, r.exit_code).Bind(7, r.signal).Bind(8, r.first_start);
-  q.Bind(9, r.last_start).Bind(10, r.end).Bind(11, r.preemptions).Bind(12, r.message);
-  q.Bind(13, r.id.value());
+  q.Bind(5, GpusToJson(r.gpus_held).dump()).Bind(6, r.devices).Bind(7, r.exit_code);
+  q.Bind(8, r.signal).Bind(9, r.first_start).Bind(10, r.last_start).Bind(11, r.end);
+  q.Bind(12, r.preemptions).Bind(13, r.message).Bind(14, r.id.value());
   if (q.Step() != SQLITE_DONE) return Error(fmt::format("update job {}", r.id.value()));
   return Status::Ok();
 }
 
 StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
   Stmt q(db_,
-         "SELECT id, request, submit, state, attempt, pid, start_ticks, devices, exit_code, "
-         "signal, first_start, last_start, end_time, preemptions, message FROM jobs ORDER BY id");
+         "SELECT id, request, submit, state, attempt, pid, start_ticks, gpus, devices, "
+         "exit_code, signal, first_start, last_start, end_time, preemptions, message FROM jobs "
+         "ORDER BY id");
   std::vector<JobRecord> out;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
@@ -195,14 +223,15 @@ StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
     r.attempt = static_cast<int>(q.Int(4));
     r.pid = static_cast<int>(q.Int(5));
     r.start_ticks = q.Int(6);
-    r.devices = q.Text(7);
-    r.exit_code = static_cast<int>(q.Int(8));
-    r.signal = static_cast<int>(q.Int(9));
-    r.first_start = q.Int(10);
-    r.last_start = q.Int(11);
-    r.end = q.Int(12);
-    r.preemptions = static_cast<int>(q.Int(13));
-    r.message = q.Text(14);
+    r.gpus_held = GpusFromJson(nlohmann::json::parse(q.Text(7), nullptr, false));
+    r.devices = q.Text(8);
+    r.exit_code = static_cast<int>(q.Int(9));
+    r.signal = static_cast<int>(q.Int(10));
+    r.first_start = q.Int(11);
+    r.last_start = q.Int(12);
+    r.end = q.Int(13);
+    r.preemptions = static_cast<int>(q.Int(14));
+    r.message = q.Text(15);
     out.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return Error("load jobs");

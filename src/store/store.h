@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "live/job_record.h"
+#include "store/job_record.h"
 
 struct sqlite3;
 
@@ -36,6 +36,9 @@ struct EventRow {
 
 class Store {
  public:
+  // The layout this build reads and writes; a database of another version is refused.
+  static constexpr int kSchemaVersion = 2;
+
   // fsync_commits: survive power loss too (synchronous=FULL), at ~10x the cost per commit.
   static StatusOr<std::unique_ptr<Store>> Open(const std::string& path, int64_t now_wall_ms,
                                                bool fsync_commits = false);
@@ -75,6 +78,7 @@ class Store {
  private:
   explicit Store(sqlite3* db) : db_(db) {}
   Status Exec(const char* sql);
+  Status CheckSchema(const std::string& path);
   Status Error(std::string_view what);
 
   sqlite3* db_;

@@ -1,6 +1,6 @@
 // LocalExecutor: fork + exec of the supervisor shim, group signals, reaping and adoption
 // (see executor.h).
-#include "live/executor.h"
+#include "exec/local_executor.h"
 
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -15,8 +15,10 @@
 #include <filesystem>
 #include <string_view>
 
-#include "live/exit_file.h"
-#include "live/proc_stat.h"
+#include "common/strings.h"
+#include "exec/exit_file.h"
+#include "exec/free_port.h"
+#include "exec/proc_stat.h"
 
 extern char** environ;
 
@@ -131,24 +133,35 @@ std::string Where(const LaunchSpec& spec) {
 
 }  // namespace
 
-std::string ExitInfo::Describe() const {
-  if (signal <= 0) return "exit " + std::to_string(exit_code);
-  const char* abbrev = sigabbrev_np(signal);
-  std::string name = abbrev ? std::string(" (SIG") + abbrev + ")" : "";
-  return "killed by signal " + std::to_string(signal) + name;
-}
+LocalExecutor::LocalExecutor(std::vector<std::string> shim_argv, std::vector<std::string> devices)
+    : shim_argv_(std::move(shim_argv)), devices_(std::move(devices)) {}
 
-LocalExecutor::LocalExecutor(std::vector<std::string> shim_argv)
-    : shim_argv_(std::move(shim_argv)) {}
-
-StatusOr<ProcessRef> LocalExecutor::Launch(const LaunchSpec& spec) {
+StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
   if (shim_argv_.empty()) return InvalidArgument(Where(spec) + ": no shim command configured");
   if (spec.argv.empty() || spec.argv[0].empty())
     return InvalidArgument(Where(spec) + ": empty command");
   if (spec.job_dir.empty()) return InvalidArgument(Where(spec) + ": empty job_dir");
-  if (spec.world_size > 1 && (spec.master_port <= 0 || spec.master_port > 65535))
-    return InvalidArgument(Where(spec) + ": world_size " + std::to_string(spec.world_size) +
-                           " needs a master_port in 1..65535");
+  std::vector<std::string> visible;
+  for (const GpuId& g : spec.gpus) {
+    if (g.node != 0 || g.index < 0 || g.index >= static_cast<int>(devices_.size())) {
+      return InvalidArgument(Where(spec) + ": GPU " + std::to_string(g.index) + " of node " +
+                             std::to_string(g.node) + ": this machine has " +
+                             std::to_string(devices_.size()) + " GPUs on node 0");
+    }
+    visible.push_back(devices_[static_cast<size_t>(g.index)]);
+  }
+  const int world_size = static_cast<int>(spec.gpus.size());
+  int master_port = 0;
+  if (world_size > 1) {
+    if (spec.master_port < 0 || spec.master_port > 65535)
+      return InvalidArgument(Where(spec) + ": master_port " + std::to_string(spec.master_port) +
+                             " is not in 1..65535");
+    // A kernel-chosen free port; should none be had, a fixed one per job.
+    master_port =
+        spec.master_port > 0
+            ? spec.master_port
+            : FreeLoopbackPort().value_or(29500 + static_cast<int>(spec.job.value() % 2000));
+  }
   for (const auto& [key, value] : spec.env)
     if (key.empty() || key.find('=') != std::string::npos)
       return InvalidArgument(Where(spec) + ": bad environment variable name '" + key + "'");
@@ -180,16 +193,16 @@ StatusOr<ProcessRef> LocalExecutor::Launch(const LaunchSpec& spec) {
   argv.insert(argv.end(), {"--exit-file", exit_file, "--"});
   argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
   std::vector<std::pair<std::string, std::string>> set = {
-      {"CUDA_VISIBLE_DEVICES", spec.visible_devices},
+      {"CUDA_VISIBLE_DEVICES", Join(visible, ",")},
       {"TIRESIAS_JOB_ID", spec.job.str()},
       {"TIRESIAS_ATTEMPT", std::to_string(spec.attempt)},
       {"TIRESIAS_CHECKPOINT_DIR", (dir / "checkpoint").string()},
   };
   std::vector<std::string> drop;
-  if (spec.world_size > 1) {
-    set.insert(set.end(), {{"WORLD_SIZE", std::to_string(spec.world_size)},
+  if (world_size > 1) {
+    set.insert(set.end(), {{"WORLD_SIZE", std::to_string(world_size)},
                            {"MASTER_ADDR", "127.0.0.1"},
-                           {"MASTER_PORT", std::to_string(spec.master_port)}});
+                           {"MASTER_PORT", std::to_string(master_port)}});
   } else {
     drop = {"WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"};
   }
@@ -260,7 +273,7 @@ StatusOr<ProcessRef> LocalExecutor::Launch(const LaunchSpec& spec) {
   // Recorded here as well as by the shim, so that a daemon that dies right after this call
   // still finds the attempt (the shim's copy covers a death before it).
   (void)WritePidFile(PidFilePath(dir.string(), spec.attempt), pid, st->start_ticks);
-  return ref;
+  return Launched{.ref = ref, .visible_devices = Join(visible, ","), .master_port = master_port};
 }
 
 Status LocalExecutor::Signal(const ProcessRef& p, int sig) {
@@ -297,22 +310,23 @@ bool LocalExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std
   return true;
 }
 
-std::optional<ExitInfo> LocalExecutor::ReadExitFile(JobId job, int attempt,
-                                                    const std::string& job_dir) {
+std::optional<ExitInfo> LocalExecutor::ReadExit(JobId job, int attempt,
+                                                const std::string& job_dir) {
   auto rec = ReadExitRecord(ExitFilePath(job_dir, attempt));
   if (!rec) return std::nullopt;
   return ExitInfo{
       .job = job, .attempt = attempt, .exit_code = rec->exit_code, .signal = rec->signal};
 }
 
-std::optional<ProcessRef> LocalExecutor::ReadPidFileOf(int attempt, const std::string& job_dir) {
+std::optional<ProcessRef> LocalExecutor::FindLaunched(JobId /*job*/, int attempt,
+                                                      const std::string& job_dir) {
   auto p = ReadPidFile(PidFilePath(job_dir, attempt));
   if (!p) return std::nullopt;
   return ProcessRef{.pid = p->first, .start_ticks = p->second};
 }
 
 ExitInfo LocalExecutor::Ended(const Tracked& t, std::optional<int> wait_status) {
-  if (auto info = ReadExitFile(t.job, t.attempt, t.job_dir)) return *info;
+  if (auto info = ReadExit(t.job, t.attempt, t.job_dir)) return *info;
   ExitInfo info{.job = t.job, .attempt = t.attempt, .exit_code = -1, .signal = SIGKILL};
   if (wait_status && WIFSIGNALED(*wait_status)) {
     info.signal = WTERMSIG(*wait_status);

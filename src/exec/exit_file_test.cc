@@ -1,6 +1,6 @@
 // Tests of the exit file (round trip, malformed content, no temp file left behind) and of
 // reading /proc/<pid>/stat.
-#include "live/exit_file.h"
+#include "exec/exit_file.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "live/proc_stat.h"
+#include "exec/proc_stat.h"
 
 namespace tiresias {
 namespace {

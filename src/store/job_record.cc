@@ -1,9 +1,7 @@
-// LiveState names, the devices column format and the JSON form of a job request.
-#include "live/job_record.h"
+// LiveState names, the GPUs column format and the JSON form of a job request.
+#include "store/job_record.h"
 
 #include <array>
-
-#include "common/strings.h"
 
 namespace tiresias {
 namespace {
@@ -26,16 +24,20 @@ bool IsTerminal(LiveState s) {
   return s == LiveState::kFinished || s == LiveState::kFailed || s == LiveState::kCancelled;
 }
 
-std::string DevicesToString(const std::vector<int>& gpus) {
-  std::vector<std::string> parts;
-  for (int g : gpus) parts.push_back(std::to_string(g));
-  return Join(parts, ",");
+nlohmann::json GpusToJson(const std::vector<GpuId>& gpus) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const GpuId& g : gpus) out.push_back({g.node, g.index});
+  return out;
 }
 
-std::vector<int> DevicesFromString(const std::string& s) {
-  std::vector<int> out;
-  for (const auto& part : Split(s, ',')) {
-    if (auto v = ParseInt(Trim(part))) out.push_back(static_cast<int>(*v));
+std::vector<GpuId> GpusFromJson(const nlohmann::json& j) {
+  std::vector<GpuId> out;
+  if (!j.is_array()) return out;
+  for (const auto& g : j) {
+    if (!g.is_array() || g.size() != 2 || !g[0].is_number_integer() || !g[1].is_number_integer()) {
+      return {};
+    }
+    out.push_back(GpuId{g[0].get<int>(), g[1].get<int>()});
   }
   return out;
 }

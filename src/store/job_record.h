@@ -11,6 +11,7 @@
 
 #include "common/ids.h"
 #include "common/time.h"
+#include "core/allocation.h"
 
 namespace tiresias {
 
@@ -40,7 +41,8 @@ struct JobRecord {
   int attempt = -1;  // -1 before the first launch; +1 per launch
   int pid = 0;       // current/last process group (0: none)
   int64_t start_ticks = 0;
-  std::string devices;  // CUDA_VISIBLE_DEVICES of the current/last run
+  std::vector<GpuId> gpus_held;  // the GPUs of the current/last run (recovery reads these)
+  std::string devices;           // what the job was told: CUDA_VISIBLE_DEVICES (display only)
   int exit_code = -1;
   int signal = 0;
   Time first_start = -1;
@@ -50,9 +52,10 @@ struct JobRecord {
   std::string message;  // the last reason (start, preemption, failure)
 };
 
-// JobRecord::devices: GPU indices as "0,2".
-std::string DevicesToString(const std::vector<int>& gpus);
-std::vector<int> DevicesFromString(const std::string& s);
+// JobRecord::gpus_held in the store: [[node, index], ...].
+nlohmann::json GpusToJson(const std::vector<GpuId>& gpus);
+// Empty for anything that is not such an array.
+std::vector<GpuId> GpusFromJson(const nlohmann::json& j);
 
 // JSON for the API and the store's request column. Times are rendered by the caller.
 nlohmann::json RequestToJson(const JobRecord& r);

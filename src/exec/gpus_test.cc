@@ -1,6 +1,6 @@
 // Tests of GPU discovery: parsing recorded nvidia-smi CSV output (tests/data/nvidia-smi) and
 // running a fake nvidia-smi from PATH, both when it works and when the driver is missing.
-#include "live/gpus.h"
+#include "exec/gpus.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

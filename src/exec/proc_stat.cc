@@ -1,5 +1,5 @@
 // Parses /proc/<pid>/stat (see proc_stat.h).
-#include "live/proc_stat.h"
+#include "exec/proc_stat.h"
 
 #include <fcntl.h>
 #include <unistd.h>

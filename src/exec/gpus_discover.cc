@@ -14,7 +14,7 @@
 #include <optional>
 
 #include "common/strings.h"
-#include "live/gpus.h"
+#include "exec/gpus.h"
 
 extern char** environ;
 

@@ -43,10 +43,8 @@ class ApiServer {
   std::unique_ptr<httplib::Server> srv_;
 };
 
-// Variables the scheduler sets for each run (CUDA_VISIBLE_DEVICES, TIRESIAS_*, WORLD_SIZE,
-// MASTER_ADDR, MASTER_PORT); a job's env may not set them.
-bool IsSchedulerEnv(std::string_view name);
-// Parses and checks a submit body; errors name the field and the problem.
+// Parses a submit body into a request: JSON types and known fields only (the values are
+// checked by Validate, live/submit_request.h); errors name the field and the problem.
 StatusOr<SubmitRequest> ParseSubmit(const std::string& body);
 
 }  // namespace tiresias

@@ -1,7 +1,7 @@
 // Tests of the local executor with real processes: environment, log, exit codes, signals to
 // the whole group, and adoption after a simulated daemon crash. Each job writes into its own
 // temp dir; waits are poll loops with a deadline.
-#include "live/executor.h"
+#include "exec/local_executor.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -17,8 +17,8 @@
 #include <sstream>
 #include <thread>
 
-#include "live/exit_file.h"
-#include "live/proc_stat.h"
+#include "exec/exit_file.h"
+#include "exec/proc_stat.h"
 #include "test_util.h"
 
 namespace tiresias {
@@ -80,7 +80,7 @@ std::vector<int> LiveInGroup(int pgid) {
   return out;
 }
 
-class Executor : public ::testing::Test {
+class LocalExecutorTest : public ::testing::Test {
  protected:
   void TearDown() override {
     std::error_code ec;
@@ -90,17 +90,17 @@ class Executor : public ::testing::Test {
     dirs_.push_back(testing::ScratchDir(name));
     return dirs_.back();
   }
-  LocalExecutor ex_{{TIRESIAS_BINARY, "_shim"}};
+  LocalExecutor ex_{{TIRESIAS_BINARY, "_shim"}, {"0", "1", "2", "3"}};
   std::vector<fs::path> dirs_;
 };
 
-TEST_F(Executor, EnvironmentCwdAndLogAcrossAttempts) {
+TEST_F(LocalExecutorTest, EnvironmentCwdAndLogAcrossAttempts) {
   auto dir = TempDir("env");
   setenv("TIRESIAS_TEST_INHERITED", "yes", 1);
   setenv("WORLD_SIZE", "99", 1);  // stale in the daemon: must not reach a 1-GPU job
   LaunchSpec spec = Spec(dir, 7, "env; pwd; echo to-stderr >&2");
   spec.cwd = dir.string();
-  spec.visible_devices = "0,2";
+  spec.gpus = {{0, 2}};  // one GPU: no distributed variables
   spec.env = {{"FOO", "bar"}, {"TIRESIAS_TEST_INHERITED", "overridden"}};
   auto ref = ex_.Launch(spec);
   unsetenv("TIRESIAS_TEST_INHERITED");
@@ -115,7 +115,7 @@ TEST_F(Executor, EnvironmentCwdAndLogAcrossAttempts) {
 
   fs::path job = dir / "job";
   std::string log = testing::ReadAll(job / "output.log");
-  EXPECT_TRUE(HasLine(log, "CUDA_VISIBLE_DEVICES=0,2")) << log;
+  EXPECT_TRUE(HasLine(log, "CUDA_VISIBLE_DEVICES=2")) << log;
   EXPECT_TRUE(HasLine(log, "TIRESIAS_JOB_ID=7")) << log;
   EXPECT_TRUE(HasLine(log, "TIRESIAS_ATTEMPT=0")) << log;
   EXPECT_TRUE(HasLine(log, "TIRESIAS_CHECKPOINT_DIR=" + (job / "checkpoint").string())) << log;
@@ -130,7 +130,7 @@ TEST_F(Executor, EnvironmentCwdAndLogAcrossAttempts) {
 
   // The resumed attempt: distributed variables, and the log is appended to.
   spec = Spec(dir, 7, "env", 1);
-  spec.world_size = 2;
+  spec.gpus = {{0, 1}, {0, 3}};
   spec.master_port = 29517;
   ASSERT_TRUE(ex_.Launch(spec).ok());
   e = WaitExit(ex_);
@@ -144,16 +144,20 @@ TEST_F(Executor, EnvironmentCwdAndLogAcrossAttempts) {
   EXPECT_TRUE(HasLine(log, "WORLD_SIZE=2")) << log;
   EXPECT_TRUE(HasLine(log, "MASTER_ADDR=127.0.0.1")) << log;
   EXPECT_TRUE(HasLine(log, "MASTER_PORT=29517")) << log;
-  EXPECT_TRUE(HasLine(log, "CUDA_VISIBLE_DEVICES=")) << log;  // set even when empty
+  EXPECT_TRUE(HasLine(log, "CUDA_VISIBLE_DEVICES=1,3")) << log;
 }
 
-TEST_F(Executor, RejectsBadSpecsAndBadCwd) {
+TEST_F(LocalExecutorTest, RejectsBadSpecsAndBadCwd) {
   auto dir = TempDir("bad");
   LaunchSpec spec = Spec(dir, 1, "true");
   spec.argv.clear();
   EXPECT_EQ(ex_.Launch(spec).status().code(), StatusCode::kInvalidArgument);
   spec = Spec(dir, 1, "true");
-  spec.world_size = 4;  // no master_port
+  spec.gpus = {{0, 1}, {0, 4}};  // this machine has GPUs 0-3
+  auto no_gpu = ex_.Launch(spec);
+  EXPECT_EQ(no_gpu.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(no_gpu.status().message().find("GPU 4 of node 0"), std::string::npos);
+  spec.gpus = {{1, 0}};  // the local machine is node 0
   EXPECT_EQ(ex_.Launch(spec).status().code(), StatusCode::kInvalidArgument);
   spec = Spec(dir, 1, "true");
   spec.cwd = (dir / "no-such-dir").string();
@@ -162,13 +166,13 @@ TEST_F(Executor, RejectsBadSpecsAndBadCwd) {
   EXPECT_NE(r.status().message().find("no-such-dir"), std::string::npos) << r.status().message();
   EXPECT_EQ(ex_.tracked(), 0u);
 
-  LocalExecutor no_shim({(dir / "no-such-shim").string(), "_shim"});
+  LocalExecutor no_shim({(dir / "no-such-shim").string(), "_shim"}, {"0"});
   r = no_shim.Launch(Spec(dir, 1, "true"));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("cannot execute shim"), std::string::npos);
 }
 
-TEST_F(Executor, ExitCodes) {
+TEST_F(LocalExecutorTest, ExitCodes) {
   auto dir = TempDir("codes");
   struct Case {
     std::vector<std::string> argv;
@@ -191,21 +195,21 @@ TEST_F(Executor, ExitCodes) {
       << log;
 }
 
-TEST_F(Executor, SigkillIsReportedAsSignal9) {
+TEST_F(LocalExecutorTest, SigkillIsReportedAsSignal9) {
   auto dir = TempDir("kill");
   auto ref = ex_.Launch(Spec(dir, 2, "exec sleep 30"));
   ASSERT_TRUE(ref.ok());
   EXPECT_TRUE(ex_.Poll().empty());
-  ASSERT_TRUE(ex_.Signal(*ref, SIGKILL).ok());
+  ASSERT_TRUE(ex_.Signal(ref->ref, SIGKILL).ok());
   auto e = WaitExit(ex_);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->exit_code, -1);
   EXPECT_EQ(e->signal, SIGKILL);
   EXPECT_EQ(e->Describe(), "killed by signal 9 (SIGKILL)");
-  EXPECT_EQ(ex_.Signal(*ref, SIGTERM).code(), StatusCode::kNotFound);
+  EXPECT_EQ(ex_.Signal(ref->ref, SIGTERM).code(), StatusCode::kNotFound);
 }
 
-TEST_F(Executor, SigtermReachesTheJobNotTheShim) {
+TEST_F(LocalExecutorTest, SigtermReachesTheJobNotTheShim) {
   auto dir = TempDir("term");
   std::string ready = (dir / "ready").string(), got = (dir / "got").string();
   auto ref = ex_.Launch(Spec(dir, 3,
@@ -213,46 +217,46 @@ TEST_F(Executor, SigtermReachesTheJobNotTheShim) {
                                  "; while :; do sleep 0.02; done"));
   ASSERT_TRUE(ref.ok());
   ASSERT_TRUE(WaitFor([&] { return fs::exists(ready); }));
-  ASSERT_TRUE(ex_.Signal(*ref, SIGTERM).ok());
+  ASSERT_TRUE(ex_.Signal(ref->ref, SIGTERM).ok());
   auto e = WaitExit(ex_);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->Describe(), "exit 0");  // the shim lived to record it
   EXPECT_EQ(testing::ReadAll(got), "term\n");
 }
 
-TEST_F(Executor, JobIgnoringSigtermIsKilled) {
+TEST_F(LocalExecutorTest, JobIgnoringSigtermIsKilled) {
   auto dir = TempDir("ignore");
   std::string ready = (dir / "ready").string();
   auto ref =
       ex_.Launch(Spec(dir, 4, "trap '' TERM; touch " + ready + "; while :; do sleep 0.02; done"));
   ASSERT_TRUE(ref.ok());
   ASSERT_TRUE(WaitFor([&] { return fs::exists(ready); }));
-  ASSERT_TRUE(ex_.Signal(*ref, SIGTERM).ok());
+  ASSERT_TRUE(ex_.Signal(ref->ref, SIGTERM).ok());
   std::this_thread::sleep_for(milliseconds(100));
   EXPECT_TRUE(ex_.Poll().empty());
-  ASSERT_TRUE(ex_.Signal(*ref, SIGKILL).ok());
+  ASSERT_TRUE(ex_.Signal(ref->ref, SIGKILL).ok());
   auto e = WaitExit(ex_);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->signal, SIGKILL);
 }
 
-TEST_F(Executor, SignalReachesTheWholeGroup) {
+TEST_F(LocalExecutorTest, SignalReachesTheWholeGroup) {
   auto dir = TempDir("group");
   std::string ready = (dir / "ready").string();
   auto ref = ex_.Launch(Spec(dir, 5, "sleep 30 & sleep 30 & touch " + ready + "; wait"));
   ASSERT_TRUE(ref.ok());
   ASSERT_TRUE(WaitFor([&] { return fs::exists(ready); }));
   // shim, sh and two sleeps: one session and group, led by the shim.
-  EXPECT_GE(LiveInGroup(ref->pid).size(), 4u);
-  EXPECT_EQ(getsid(ref->pid), ref->pid);
-  ASSERT_TRUE(ex_.Signal(*ref, SIGKILL).ok());
+  EXPECT_GE(LiveInGroup(ref->ref.pid).size(), 4u);
+  EXPECT_EQ(getsid(ref->ref.pid), ref->ref.pid);
+  ASSERT_TRUE(ex_.Signal(ref->ref, SIGKILL).ok());
   auto e = WaitExit(ex_);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->signal, SIGKILL);
-  EXPECT_TRUE(WaitFor([&] { return LiveInGroup(ref->pid).empty(); }));
+  EXPECT_TRUE(WaitFor([&] { return LiveInGroup(ref->ref.pid).empty(); }));
 }
 
-TEST_F(Executor, DaemonFdsDoNotLeakIntoJobs) {
+TEST_F(LocalExecutorTest, DaemonFdsDoNotLeakIntoJobs) {
   auto dir = TempDir("fds");
   int fd = open("/dev/null", O_RDONLY);  // not close-on-exec
   ASSERT_GE(fd, 0);
@@ -269,17 +273,17 @@ TEST_F(Executor, DaemonFdsDoNotLeakIntoJobs) {
   EXPECT_FALSE(HasLine(log, std::to_string(high))) << log;
 }
 
-TEST_F(Executor, AdoptsOwnChildAfterExecutorIsGone) {
+TEST_F(LocalExecutorTest, AdoptsOwnChildAfterExecutorIsGone) {
   auto dir = TempDir("adopt_child");
   std::string go = (dir / "go").string();
   ProcessRef ref;
   {
-    LocalExecutor a({TIRESIAS_BINARY, "_shim"});
+    LocalExecutor a({TIRESIAS_BINARY, "_shim"}, {"0"});
     auto r = a.Launch(Spec(dir, 8, "while [ ! -e " + go + " ]; do sleep 0.01; done; exit 5"));
     ASSERT_TRUE(r.ok());
-    ref = *r;
+    ref = r->ref;
   }  // the daemon "crashes"; the job runs on
-  LocalExecutor b({TIRESIAS_BINARY, "_shim"});
+  LocalExecutor b({TIRESIAS_BINARY, "_shim"}, {"0"});
   ProcessRef wrong = ref;
   wrong.start_ticks += 1;
   EXPECT_FALSE(b.Adopt(JobId(8), 0, wrong, (dir / "job").string()));
@@ -300,9 +304,9 @@ ProcessRef LaunchFromDoomedDaemon(const LaunchSpec& spec) {
   EXPECT_EQ(pipe(fds), 0);
   pid_t daemon = fork();
   if (daemon == 0) {
-    LocalExecutor a({TIRESIAS_BINARY, "_shim"});
+    LocalExecutor a({TIRESIAS_BINARY, "_shim"}, {"0"});
     auto r = a.Launch(spec);
-    ProcessRef ref = r.ok() ? *r : ProcessRef{};
+    ProcessRef ref = r.ok() ? r->ref : ProcessRef{};
     ssize_t n = write(fds[1], &ref, sizeof ref);
     _exit(n == sizeof ref ? 0 : 1);
   }
@@ -315,7 +319,7 @@ ProcessRef LaunchFromDoomedDaemon(const LaunchSpec& spec) {
   return ref;
 }
 
-TEST_F(Executor, AdoptsOrphanAndReadsItsExitFile) {
+TEST_F(LocalExecutorTest, AdoptsOrphanAndReadsItsExitFile) {
   auto dir = TempDir("adopt_orphan");
   std::string go = (dir / "go").string();
   ProcessRef ref = LaunchFromDoomedDaemon(
@@ -338,21 +342,21 @@ TEST_F(Executor, AdoptsOrphanAndReadsItsExitFile) {
   EXPECT_EQ(e->signal, SIGKILL);
 }
 
-TEST_F(Executor, JobThatEndedWhileDaemonWasDown) {
+TEST_F(LocalExecutorTest, JobThatEndedWhileDaemonWasDown) {
   auto dir = TempDir("down");
   std::string job_dir = (dir / "job").string();
   ProcessRef ref = LaunchFromDoomedDaemon(Spec(dir, 11, "exit 6", 1));
   ASSERT_TRUE(WaitFor([&] { return !ProcessAlive(ref.pid, ref.start_ticks); }));
   ASSERT_TRUE(WaitFor([&] { return fs::exists(ExitFilePath(job_dir, 1)); }));
   EXPECT_FALSE(ex_.Adopt(JobId(11), 1, ref, job_dir));
-  auto e = LocalExecutor::ReadExitFile(JobId(11), 1, job_dir);
+  auto e = ex_.ReadExit(JobId(11), 1, job_dir);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->job, JobId(11));
   EXPECT_EQ(e->Describe(), "exit 6");
-  EXPECT_FALSE(LocalExecutor::ReadExitFile(JobId(11), 0, job_dir));  // no such attempt
+  EXPECT_FALSE(ex_.ReadExit(JobId(11), 0, job_dir));  // no such attempt
 }
 
-TEST_F(Executor, ShimArgumentsPassThroughTheCli) {
+TEST_F(LocalExecutorTest, ShimArgumentsPassThroughTheCli) {
   auto dir = TempDir("shim_cli");
   std::string exit_file = (dir / "x.exit").string(), out = (dir / "out").string();
   std::string cmd = std::string(TIRESIAS_BINARY) + " _shim --exit-file " + exit_file +

@@ -1,5 +1,5 @@
 // FreeLoopbackPort hands out a port that can be bound right away.
-#include "live/free_port.h"
+#include "exec/free_port.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

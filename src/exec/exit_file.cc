@@ -1,5 +1,5 @@
 // Writes and reads the per-attempt exit file (see exit_file.h).
-#include "live/exit_file.h"
+#include "exec/exit_file.h"
 
 #include <fstream>
 

@@ -1,6 +1,6 @@
 // Parsing nvidia-smi's CSV GPU list, and emulated GPUs. Running nvidia-smi is in
 // gpus_discover.cc.
-#include "live/gpus.h"
+#include "exec/gpus.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // FreeLoopbackPort: bind 127.0.0.1:0, read the port back, close.
-#include "live/free_port.h"
+#include "exec/free_port.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "live/executor.h"
-#include "live/exit_file.h"
-#include "live/proc_stat.h"
+#include "exec/exit_file.h"
+#include "exec/local_executor.h"
+#include "exec/proc_stat.h"
 
 namespace tiresias {
 namespace {

@@ -1,0 +1,82 @@
+// The executor interface: what a live driver needs from whatever runs job processes, on this
+// machine (exec/local_executor.h) or through a cluster engine. Launch an attempt on the GPUs
+// the core chose, signal it, adopt it after a daemon restart, and report exits. Tests use a
+// scripted fake on a virtual clock.
+//
+// GPUs are named by GpuId (node, index) throughout; the executor alone maps them to what the
+// job sees (CUDA_VISIBLE_DEVICES on the local machine). Implementations are
+// thread-compatible: one caller at a time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/ids.h"
+#include "common/status.h"
+#include "core/allocation.h"
+
+namespace tiresias {
+
+struct LaunchSpec {
+  JobId job;
+  int attempt = 0;                // 0 for the first run, +1 per resume
+  std::vector<std::string> argv;  // command; argv[0] looked up in the job's PATH
+  std::string cwd;                // working directory ("" = inherit)
+  // Extra environment, set last (after the daemon's environment and the per-run variables).
+  std::vector<std::pair<std::string, std::string>> env;
+  // The GPUs the core gave this attempt. More than one: a distributed run (WORLD_SIZE,
+  // MASTER_ADDR, MASTER_PORT are set; the executor chooses the port unless master_port > 0).
+  std::vector<GpuId> gpus;
+  int master_port = 0;
+  // Per-job directory, created if missing: `output.log` (stdout + stderr, appended across
+  // attempts, a header line per attempt), `checkpoint/` (TIRESIAS_CHECKPOINT_DIR) and the
+  // exit file of each attempt.
+  std::string job_dir;
+};
+
+// One process (group) of a job. start_ticks (/proc/<pid>/stat field 22 on Linux) guards
+// against pid reuse.
+struct ProcessRef {
+  int pid = 0;
+  int64_t start_ticks = 0;
+};
+
+// What a launch started, and what the job was told.
+struct Launched {
+  ProcessRef ref;
+  std::string visible_devices;  // CUDA_VISIBLE_DEVICES
+  int master_port = 0;          // 0 for a single-GPU run
+};
+
+struct ExitInfo {
+  JobId job;
+  int attempt = 0;
+  int exit_code = -1;            // the job's exit status when it exited normally, else -1
+  int signal = 0;                // the signal that killed it (0 if it exited normally)
+  std::string Describe() const;  // "exit 0", "exit 3", "killed by signal 9 (SIGKILL)"
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  // Starts one attempt; fails (and leaves nothing running) on a bad spec or a launch that
+  // cannot happen. A command that cannot be executed is not a launch failure: the job exits
+  // 127 and its log says why.
+  virtual StatusOr<Launched> Launch(const LaunchSpec& spec) = 0;
+  // Signals the job's whole process group; NotFound when it is gone.
+  virtual Status Signal(const ProcessRef& p, int sig) = 0;
+  // True when the process survived a daemon restart; it is then tracked like a launched one.
+  virtual bool Adopt(JobId job, int attempt, const ProcessRef& p, const std::string& job_dir) = 0;
+  // The exit recorded for an attempt that ended while the daemon was down.
+  virtual std::optional<ExitInfo> ReadExit(JobId job, int attempt, const std::string& job_dir) = 0;
+  // An attempt that was launched but maybe never recorded (the daemon died in between).
+  virtual std::optional<ProcessRef> FindLaunched(JobId job, int attempt,
+                                                 const std::string& job_dir) = 0;
+  // Exits since the last call; never blocks.
+  virtual std::vector<ExitInfo> Poll() = 0;
+};
+
+}  // namespace tiresias

@@ -1,0 +1,58 @@
+// Validate: every rule a submission meets, each refusal naming the field and the value.
+#include "live/submit_request.h"
+
+#include <gtest/gtest.h>
+
+namespace tiresias {
+namespace {
+
+SubmitRequest Ok() {
+  return SubmitRequest{.gpus = 2, .argv = {"train.sh"}, .env = {{"LR", "0.1"}}};
+}
+
+std::string Why(const SubmitRequest& r) {
+  Status s = Validate(r);
+  EXPECT_TRUE(s.ok() || s.code() == StatusCode::kInvalidArgument);
+  return s.ok() ? "" : s.message();
+}
+
+TEST(SubmitRequest, ValidRequestPasses) {
+  EXPECT_EQ(Why(Ok()), "");
+  SubmitRequest r = Ok();
+  r.duration_s = 3600;
+  EXPECT_EQ(Why(r), "");
+  EXPECT_EQ(r.duration(), Seconds(3600));
+}
+
+TEST(SubmitRequest, EachRuleNamesItsFieldAndValue) {
+  SubmitRequest r = Ok();
+  r.argv.clear();
+  EXPECT_EQ(Why(r), "field 'argv': missing (the command to run)");
+  r = Ok();
+  r.argv = {""};
+  EXPECT_EQ(Why(r), "field 'argv': missing (the command to run)");
+  r = Ok();
+  r.gpus = 0;
+  EXPECT_EQ(Why(r), "field 'gpus': expected an integer in 1..1048576, got 0");
+  r.gpus = 4294967297;  // would wrap to 1 in an int
+  EXPECT_EQ(Why(r), "field 'gpus': expected an integer in 1..1048576, got 4294967297");
+  r = Ok();
+  r.duration_s = 0;
+  EXPECT_NE(Why(r).find("field 'duration_s'"), std::string::npos);
+  r.duration_s = 1e300;
+  EXPECT_NE(Why(r).find("got 1e+300"), std::string::npos) << Why(r);
+  r.duration_s = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_NE(Why(r).find("field 'duration_s'"), std::string::npos);
+  r = Ok();
+  r.env = {{"A=B", "x"}};
+  EXPECT_EQ(Why(r), "field 'env': 'A=B' is not a variable name");
+  r.env = {{"TIRESIAS_JOB_ID", "7"}};
+  EXPECT_EQ(
+      Why(r),
+      "field 'env': TIRESIAS_JOB_ID is set by the scheduler for each run and cannot be given");
+  r.env = {{"MASTER_PORT", "1"}};
+  EXPECT_NE(Why(r).find("set by the scheduler"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tiresias
