@@ -18,7 +18,9 @@ enum class StatusCode {
   kInternal
 };
 
-class Status {
+// [[nodiscard]]: a Status or StatusOr returned and dropped is a compile error (-Werror); write
+// `(void)` where ignoring one is the decision, with a comment saying why.
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -46,7 +48,7 @@ inline Status IoError(std::string m) {
 }
 
 template <typename T>
-class StatusOr {
+class [[nodiscard]] StatusOr {
  public:
   StatusOr(T value) : v_(std::move(value)) {}         // NOLINT: implicit by design
   StatusOr(Status status) : v_(std::move(status)) {}  // NOLINT
