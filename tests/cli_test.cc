@@ -24,6 +24,28 @@ std::filesystem::path TempDir(const std::string& name) {
   return tiresias::testing::FreshDir("cli_" + name);
 }
 
+TEST(Cli, SimEventsWritesTheJournalVocabulary) {
+  auto dir = TempDir("events");
+  std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration,model_name\n"
+                                  "0,2,0,100,vgg16\n1,2,10,50,resnet50\n2,64,20,10,alexnet\n";
+  Result r = Tiresias("sim --trace " + (dir / "t.csv").string() +
+                      " --cluster 1x1x2 --policy fifo --preempt-overhead 0 --events " +
+                      (dir / "ev.jsonl").string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  // Job 0 starts at 0 on both GPUs and ends at 100 s; job 1 then runs 100..150 s; job 2
+  // (64 GPUs) is refused at submit. Trace ids are kept; times are core ms.
+  const std::string want = R"jsonl({"detail":{"gpus":2,"name":""},"job":0,"kind":"submit","t_ms":0}
+{"detail":{"gpus":[[0,0],[0,1]],"reason":"starts"},"job":0,"kind":"start","t_ms":0}
+{"detail":{"gpus":2,"name":""},"job":1,"kind":"submit","t_ms":10000}
+{"detail":{"gpus":64,"name":""},"job":2,"kind":"submit","t_ms":20000}
+{"detail":{"reason":"job 2: never fits: asks for 64 GPUs but the cluster has 2 (1x1x2)"},"job":2,"kind":"reject","t_ms":20000}
+{"detail":{},"job":0,"kind":"finish","t_ms":100000}
+{"detail":{"gpus":[[0,0],[0,1]],"reason":"starts"},"job":1,"kind":"start","t_ms":100000}
+{"detail":{},"job":1,"kind":"finish","t_ms":150000}
+)jsonl";
+  EXPECT_EQ(tiresias::testing::ReadAll(dir / "ev.jsonl"), want);
+}
+
 TEST(Cli, SimWritesJobsCsvAndSummaryJson) {
   auto dir = TempDir("sim");
   std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration,model_name\n"

@@ -189,7 +189,7 @@ TEST_F(ServeTest, SchedulesLikeTheSimulatorWithRealProcesses) {
   cfg.policy_opts = {"thresholds=1.6"};
   cfg.placement = "consolidate";
   cfg.preempt_overhead = 0;
-  cfg.record_actions = true;
+  cfg.record_events = true;
   std::vector<JobSpec> jobs;
   for (size_t i = 0; i < specs.size(); ++i) {
     jobs.push_back(JobSpec{.id = JobId(ids[i]),
@@ -199,8 +199,14 @@ TEST_F(ServeTest, SchedulesLikeTheSimulatorWithRealProcesses) {
   }
   auto sim = RunSimulation(cfg, jobs);
   ASSERT_TRUE(sim.ok()) << sim.status().message();
-  EXPECT_EQ(live, sim->actions);
-  EXPECT_EQ(fmt::format("{}", fmt::join(sim->actions, ", ")),
+  std::vector<std::string> simulated;
+  for (const Event& e : sim->event_log) {
+    if (e.kind == EventKind::kStart || e.kind == EventKind::kPreempt) {
+      simulated.push_back(fmt::format("{} {}", ToString(e.kind), e.job.value()));
+    }
+  }
+  EXPECT_EQ(live, simulated);
+  EXPECT_EQ(fmt::format("{}", fmt::join(simulated, ", ")),
             fmt::format("start {0}, preempt {0}, start {1}, start {2}, start {0}, preempt {0}, "
                         "start {3}, start {0}",
                         ids[0], ids[1], ids[2], ids[3]));
@@ -233,7 +239,10 @@ TEST_F(ServeTest, PreemptionEscalatesToSigkillAfterTheGrace) {
     if (e["kind"] == "preempt") preempt_ms = e["time_ms"];
     if (e["kind"] == "exit") {
       killed_ms = e["time_ms"];
-      EXPECT_NE(e["detail"].get<std::string>().find("signal 9"), std::string::npos) << e.dump();
+      EXPECT_NE(e["text"].get<std::string>().find("signal 9"), std::string::npos) << e.dump();
+      // Killed when its grace ran out: not a checkpoint (it was "checkpointed" before).
+      EXPECT_EQ(e["detail"]["checkpointed"], false) << e.dump();
+      EXPECT_EQ(e["text"].get<std::string>().find("checkpointed"), std::string::npos) << e.dump();
     }
   }
   EXPECT_GE(killed_ms - preempt_ms, 1000) << "SIGKILL only after the grace period";
@@ -338,6 +347,16 @@ TEST_F(ServeTest, CliClientSubmitLsShowLogsExplainCancel) {
   auto logs = testing::RunTiresias(fmt::format("logs {} -f {}", sd, id));
   EXPECT_EQ(logs.rc, 0) << logs.out;
   EXPECT_NE(logs.out.find("hello from " + id + " abc gpu 0"), std::string::npos) << logs.out;
+  // The journal as people read it, and as the simulator's --events lines.
+  auto events = testing::RunTiresias("events " + sd);
+  EXPECT_NE(events.out.find("GPUs n0:0: starts"), std::string::npos) << events.out;
+  auto jsonl = testing::RunTiresias("events --jsonl " + sd);
+  ASSERT_EQ(jsonl.rc, 0) << jsonl.out;
+  EXPECT_NE(jsonl.out.find(R"("job":)" + id + R"(,"kind":"submit")"), std::string::npos)
+      << jsonl.out;
+  EXPECT_NE(jsonl.out.find(R"({"detail":{"gpus":[[0,0]],"reason":"starts"},"job":)" + id),
+            std::string::npos)
+      << jsonl.out;
   auto show = testing::RunTiresias(fmt::format("show {} {}", sd, id));
   EXPECT_NE(show.out.find("finished"), std::string::npos) << show.out;
   EXPECT_EQ(State(std::stoll(id2)), "cancelled");

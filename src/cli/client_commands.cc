@@ -15,6 +15,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "common/strings.h"
+#include "core/event_log.h"
 #include "live/submit_request.h"
 
 namespace tiresias {
@@ -223,14 +224,22 @@ int Nodes(const Common& o) {
   return 0;
 }
 
-int Events(const Common& o, int64_t after, int limit) {
+int Events(const Common& o, int64_t after, int limit, bool jsonl) {
   int rc = 0;
   auto r = Fetch(o, fmt::format("/v1/events?after={}&limit={}", after, limit), rc);
   if (!r) return rc;
   for (const auto& e : *r) {
+    if (jsonl) {  // the simulator's --events format, for side-by-side comparison
+      Event ev{.t = e.value("t_ms", Time{0}),
+               .kind = ParseEventKind(Str(e, "kind")).value_or(EventKind::kTick),
+               .detail = e.value("detail", nlohmann::json::object())};
+      if (e["job"].is_number_integer()) ev.job = JobId(e["job"].get<int64_t>());
+      std::cout << ToJsonLine(ev) << "\n";
+      continue;
+    }
     std::cout << fmt::format("{:>6} {:>14.3f} {:<8} job {:<5} {}\n", e["seq"].get<int64_t>(),
                              e["time_ms"].get<int64_t>() / 1000.0, Str(e, "kind"), Str(e, "job"),
-                             Str(e, "detail"));
+                             Str(e, "text"));
   }
   return 0;
 }
@@ -303,7 +312,11 @@ void AddClientCommands(CLI::App& app, int& rc) {
   events->add_option("--after", after, "only events after this sequence number");
   events->add_option("--limit", limit, "at most this many");
   events->add_flag("--json", o.json, "print JSON");
-  events->callback([&rc] { rc = Events(o, after, limit); });
+  static bool jsonl = false;
+  events->add_flag("--jsonl", jsonl,
+                   "print one event per line in the format of `tiresias sim --events` (core time "
+                   "in ms since the state directory was created)");
+  events->callback([&rc] { rc = Events(o, after, limit, jsonl); });
 }
 
 }  // namespace tiresias

@@ -212,7 +212,7 @@ nlohmann::json ConfigJson(const SimConfig& c, const std::string& source) {
 
 int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
                const std::vector<std::string>& opts, const std::vector<std::string>& popts,
-               const std::string& out_dir) {
+               const std::string& out_dir, const std::string& events_path = "") {
   std::vector<JobSpec> jobs;
   Topology topo = *Topology::Create(1, 1, 1);
   std::string source, speed_what;
@@ -232,6 +232,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.preempt_overhead = static_cast<Duration>(std::llround(w.overhead * kMsPerSecond));
     c.label = r.policy + "+" + r.placement;
     c.speed = speed;
+    c.record_events = !events_path.empty();
     // Validate every run before any starts, so a typo fails at once.
     c.data = files;
     if (auto p = MakeOrderingPolicy(c.policy, c.policy_opts, *files); !p.ok()) {
@@ -263,6 +264,12 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
       return 2;
     }
     metrics.push_back(ComputeMetrics(*results[i]));
+    if (!events_path.empty()) {
+      if (Status st = WriteEventLog(events_path, results[i]->event_log); !st.ok()) {
+        std::cerr << "error: " << st.message() << "\n";
+        return 1;
+      }
+    }
     if (!out_dir.empty()) {
       std::string dir = runs.size() == 1 ? out_dir : out_dir + "/" + configs[i].label;
       nlohmann::json config = ConfigJson(configs[i], source);
@@ -293,7 +300,8 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
 
 void AddSimCommands(CLI::App& app, int& rc) {
   static WorkloadArgs sim_w, cmp_w;
-  static std::string sim_policy = "dlas", placement = "count", out_dir, cmp_out, policies, runs;
+  static std::string sim_policy = "dlas", placement = "count", out_dir, cmp_out, policies, runs,
+                     events_path;
   static std::vector<std::string> opts, popts, cmp_opts, cmp_popts;
 
   auto* sim = app.add_subcommand("sim", "replay a trace with one policy and report metrics");
@@ -304,7 +312,12 @@ void AddSimCommands(CLI::App& app, int& rc) {
   sim->add_option("--placement", placement, "placement policy")->capture_default_str();
   sim->add_option("--popt", popts, "placement option key=value (repeatable)");
   sim->add_option("--out", out_dir, "write DIR/jobs.csv and DIR/summary.json");
-  sim->callback([&rc] { rc = RunCompare(sim_w, {{sim_policy, placement}}, opts, popts, out_dir); });
+  sim->add_option("--events", events_path,
+                  "write every submit, start, preemption and finish to FILE (JSON Lines, the "
+                  "live journal's vocabulary: compare with `tiresias events --jsonl`)");
+  sim->callback([&rc] {
+    rc = RunCompare(sim_w, {{sim_policy, placement}}, opts, popts, out_dir, events_path);
+  });
 
   auto* cmp = app.add_subcommand("compare", "replay a trace with several policies side by side");
   cmp_w.Add(cmp);

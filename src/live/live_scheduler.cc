@@ -46,16 +46,16 @@ JobSpec LiveScheduler::SpecOf(const JobRecord& r) const {
                  .duration = r.duration};
 }
 
-Status LiveScheduler::Note(Time t, std::string_view kind, JobId job, const std::string& detail) {
-  if (cfg_.log_events && kind != "tick") {
+Status LiveScheduler::Note(const Event& e) {
+  if (cfg_.log_events && e.kind != EventKind::kTick) {
     const auto wall =
-        std::chrono::system_clock::time_point(std::chrono::milliseconds(t + store_->epoch_ms()));
+        std::chrono::system_clock::time_point(std::chrono::milliseconds(e.t + store_->epoch_ms()));
     std::cout << fmt::format("{:%FT%T}Z {:<8} job {:<5} {}\n",
-                             std::chrono::floor<std::chrono::milliseconds>(wall), kind, job.value(),
-                             detail)
+                             std::chrono::floor<std::chrono::milliseconds>(wall), ToString(e.kind),
+                             e.job.value(), Describe(e))
               << std::flush;
   }
-  auto r = store_->AppendEvent(t, kind, job, detail);
+  auto r = store_->AppendEvent(e);
   return r.ok() ? Status::Ok() : r.status();
 }
 
@@ -90,7 +90,13 @@ StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req) {
   {
     Store::Txn txn(*store_);
     if (Status s = store_->InsertJob(rec); !s.ok()) return s;
-    if (Status s = Note(rec.submit, "submit", rec.id, rec.name); !s.ok()) return s;
+    if (Status s = Note({.t = rec.submit,
+                         .kind = EventKind::kSubmit,
+                         .job = rec.id,
+                         .detail = {{"name", rec.name}, {"gpus", rec.gpus}}});
+        !s.ok()) {
+      return s;
+    }
     if (Status s = txn.Commit(); !s.ok()) return s;
   }
   if (Status s = sched_->Submit(SpecOf(rec), rec.submit); !s.ok()) Warn(s.message());
@@ -117,7 +123,7 @@ Status LiveScheduler::Cancel(JobId id) {
   rec.message = "cancelled by request";
   {
     Store::Txn txn(*store_);
-    if (Status s = Note(now, "cancel", id, ""); !s.ok()) return s;
+    if (Status s = Note({.t = now, .kind = EventKind::kCancel, .job = id}); !s.ok()) return s;
     if (Status s = store_->UpdateJob(rec); !s.ok()) return s;
     if (Status s = txn.Commit(); !s.ok()) return s;
   }
@@ -154,10 +160,17 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   const Job* cj = sched_->Find(e.job);
   if (p.stopping) {
     if (IsTerminal(rec.state)) {
-      Journal(now, "exit", e.job, what + " after cancel");
+      Journal({.t = now,
+               .kind = EventKind::kExit,
+               .job = e.job,
+               .detail = {{"how", what}, {"after", "cancel"}}});
       return;
     }
-    Journal(now, "exit", e.job, what + " after preemption (checkpointed, requeued)");
+    // Checkpointed: it exited by itself after the signal; killed when its grace ran out.
+    Journal({.t = now,
+             .kind = EventKind::kExit,
+             .job = e.job,
+             .detail = {{"how", what}, {"after", "preemption"}, {"checkpointed", !p.killed}}});
     rec.state = to_launch_.contains(e.job) ? LiveState::kStarting : LiveState::kPending;
     return;
   }
@@ -166,7 +179,7 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
     return;
   }
   const bool ok = e.exit_code == 0 && e.signal == 0;
-  Journal(now, "finish", e.job, what);
+  Journal({.t = now, .kind = EventKind::kFinish, .job = e.job, .detail = {{"how", what}}});
   if (Status s = sched_->Finish(e.job, now); !s.ok()) Warn(s.message());
   rec.state = ok ? LiveState::kFinished : LiveState::kFailed;
   rec.end = now;
@@ -179,12 +192,12 @@ void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& c
   changed.push_back(a.job);
   rec.message = a.reason;
   if (a.kind == Action::Kind::kStart) {
-    Journal(now, "start", a.job, fmt::format("GPUs {}: {}", a.alloc.str(), a.reason));
+    Journal(EventOf(a, now));
     to_launch_[a.job] = a.alloc.Gpus();
     rec.state = LiveState::kStarting;
     return;
   }
-  Journal(now, "preempt", a.job, a.reason);
+  Journal(EventOf(a, now));
   if (to_launch_.erase(a.job) || !procs_.contains(a.job)) {
     rec.state = LiveState::kPending;  // never launched: nothing to stop, nothing counted
     return;
@@ -223,16 +236,8 @@ Time LiveScheduler::ExpectedRelease(const std::vector<GpuId>& gpus, JobId id, Ti
   return until;
 }
 
-std::string LiveScheduler::HoldDetail(Time until) {
-  return fmt::format("waiting for GPUs to be released; until {}", until);
-}
-
-std::optional<Time> LiveScheduler::HoldUntil(const std::string& detail) {
-  return ParseInt(detail.substr(detail.rfind(' ') + 1));
-}
-
-void LiveScheduler::Journal(Time t, std::string_view kind, JobId job, const std::string& detail) {
-  MustOk(Note(t, kind, job, detail));
+void LiveScheduler::Journal(const Event& e) {
+  MustOk(Note(e));
 }
 
 void LiveScheduler::MustOk(const Status& s) {
@@ -256,7 +261,8 @@ void LiveScheduler::LaunchReady(Time now) {
         // the latest by their kill deadline (pinned, so a lingering process adds no events).
         const Time release = ExpectedRelease(gpus, id, now);
         if (release > sched_->Find(id)->progress_start) {
-          Journal(now, "hold", id, HoldDetail(release));
+          Journal(
+              {.t = now, .kind = EventKind::kHold, .job = id, .detail = {{"until_ms", release}}});
           MustOk(sched_->SetProgressStart(id, release, now));
         }
         continue;
@@ -287,7 +293,10 @@ void LiveScheduler::LaunchReady(Time now) {
     auto ref = executor_->Launch(spec);
     rec.start_ticks = 0;
     if (!ref.ok()) {
-      Journal(now, "finish", id, "launch failed: " + ref.status().message());
+      Journal({.t = now,
+               .kind = EventKind::kFinish,
+               .job = id,
+               .detail = {{"how", "launch failed: " + ref.status().message()}}});
       MustOk(sched_->Finish(id, now));
       rec.state = LiveState::kFailed;
       rec.end = now;
@@ -306,11 +315,13 @@ void LiveScheduler::LaunchReady(Time now) {
     if (rec.first_start < 0) rec.first_start = now;
     // Progress (and service) counts from the real start, not from the core's decision when
     // a preempted process held the GPUs meanwhile.
-    Journal(now, "launch", id,
-            fmt::format("attempt {} pid {} CUDA_VISIBLE_DEVICES={}{}", rec.attempt, ref->ref.pid,
-                        ref->visible_devices,
-                        ref->master_port ? fmt::format(" MASTER_PORT={}", ref->master_port)
-                                         : std::string()));
+    Journal({.t = now,
+             .kind = EventKind::kLaunch,
+             .job = id,
+             .detail = {{"attempt", rec.attempt},
+                        {"pid", ref->ref.pid},
+                        {"devices", ref->visible_devices},
+                        {"master_port", ref->master_port}}});
     MustOk(sched_->SetProgressStart(id, now, now));
   }
   MustOk(SaveRows(changed));
@@ -325,7 +336,7 @@ int64_t LiveScheduler::Step() {
     Store::Txn txn(*store_);
     for (const ExitInfo& e : executor_->Poll()) HandleExit(e, now, changed);
     if (dirty_ || now >= sched_->NextWakeup()) {
-      MustOk(Note(now, "tick", JobId(), ""));
+      MustOk(Note({.t = now, .kind = EventKind::kTick}));
       for (const Action& a : sched_->Schedule(now)) {
         ApplyAction(a, now, changed);
         if (a.kind == Action::Kind::kPreempt &&

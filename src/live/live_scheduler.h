@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "core/event_log.h"
 #include "core/executor.h"
 #include "core/scheduler.h"
 #include "live/submit_request.h"
@@ -100,15 +101,15 @@ class LiveScheduler {
   // on, so a lost write would make replay diverge. Crash-only: abort, and the next serve
   // replays what was committed.
   void MustOk(const Status& s);
-  // The detail of a "hold" journal row, and the progress start it carries (for replay).
-  static std::string HoldDetail(Time until);
-  static std::optional<Time> HoldUntil(const std::string& detail);
   // Note() from the loop: aborts on failure (see MustOk).
-  void Journal(Time t, std::string_view kind, JobId job, const std::string& detail);
+  void Journal(const Event& e);
+  // Replays one journal input into the core.
+  Status Replay(const EventRow& row);
 
   Time Now();
   JobSpec SpecOf(const JobRecord& r) const;
-  Status Note(Time t, std::string_view kind, JobId job, const std::string& detail);
+  // Appends `e` to the journal (in the caller's transaction) and, with log_events, prints it.
+  Status Note(const Event& e);
   void HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed);
   void ApplyAction(const Action& a, Time now, std::vector<JobId>& changed);
   void LaunchReady(Time now);

@@ -47,27 +47,53 @@ Status LiveScheduler::Open() {
   for (auto& r : *jobs) records_.emplace(r.id, std::move(r));
   auto events = store_->LoadEvents(0, 0, /*inputs_only=*/true);
   if (!events.ok()) return events.status();
-  for (const EventRow& e : *events) {
-    last_now_ = std::max(last_now_, e.t);
-    Status s;
-    if (e.kind == "tick") {
-      sched_->Schedule(e.t);
-      continue;
-    }
-    auto it = records_.find(e.job);
-    if (it == records_.end()) {
-      return IoError(fmt::format("journal event {}: job {} has no row", e.seq, e.job.value()));
-    }
-    if (e.kind == "submit") s = sched_->Submit(SpecOf(it->second), e.t);
-    if (e.kind == "finish") s = sched_->Finish(e.job, e.t);
-    if (e.kind == "cancel") s = sched_->Cancel(e.job, e.t);
-    if (e.kind == "launch") s = sched_->SetProgressStart(e.job, e.t, e.t);
-    if (e.kind == "hold") {
-      s = sched_->SetProgressStart(e.job, HoldUntil(e.detail).value_or(e.t), e.t);
-    }
-    if (!s.ok()) Warn(fmt::format("journal event {} ({}): {}", e.seq, e.kind, s.message()));
+  for (const EventRow& row : *events) {
+    last_now_ = std::max(last_now_, row.event.t);
+    if (Status s = Replay(row); !s.ok()) return s;
   }
   return Reconcile(Now());
+}
+
+Status LiveScheduler::Replay(const EventRow& row) {
+  const Event& e = row.event;
+  if (e.kind == EventKind::kTick) {
+    (void)sched_->Schedule(e.t);  // the actions were applied when it was journalled
+    return Status::Ok();
+  }
+  auto it = records_.find(e.job);
+  if (it == records_.end()) {
+    return IoError(fmt::format("journal event {}: job {} has no row", row.seq, e.job.value()));
+  }
+  Status s;
+  switch (e.kind) {
+    case EventKind::kSubmit:
+      s = sched_->Submit(SpecOf(it->second), e.t);
+      break;
+    case EventKind::kFinish:
+      s = sched_->Finish(e.job, e.t);
+      break;
+    case EventKind::kCancel:
+      s = sched_->Cancel(e.job, e.t);
+      break;
+    case EventKind::kLaunch:
+      s = sched_->SetProgressStart(e.job, e.t, e.t);
+      break;
+    case EventKind::kHold: {
+      auto until = e.detail.find("until_ms");
+      if (until == e.detail.end() || !until->is_number_integer()) {
+        return IoError(fmt::format("journal event {} (hold): no until_ms", row.seq));
+      }
+      s = sched_->SetProgressStart(e.job, until->get<Time>(), e.t);
+      break;
+    }
+    default:
+      return IoError(fmt::format("journal event {}: {} is not an input to the core", row.seq,
+                                 ToString(e.kind)));
+  }
+  // A refusal by the core replays the refusal it gave then (e.g. a submission it rejected).
+  if (!s.ok())
+    Warn(fmt::format("journal event {} ({}): {}", row.seq, ToString(e.kind), s.message()));
+  return Status::Ok();
 }
 
 Status LiveScheduler::Reconcile(Time now) {
@@ -116,7 +142,7 @@ Status LiveScheduler::Reconcile(Time now) {
       for (const GpuId& g : p.gpus) gpu_owner_[g] = id;
       procs_[id] = p;
       if (core_running && p.gpus == core_gpus && rec.state == LiveState::kRunning) {
-        Journal(now, "adopt", id, fmt::format("process {} survived the restart", rec.pid));
+        Journal({.t = now, .kind = EventKind::kAdopt, .job = id, .detail = {{"pid", rec.pid}}});
         continue;
       }
       // The core no longer runs it here: stop it, and start the core's run after it exits.
@@ -135,7 +161,11 @@ Status LiveScheduler::Reconcile(Time now) {
     } else {
       rec.pid = 0;
       if (core_running) {
-        Journal(now, "requeue", id, "process vanished while the daemon was down; relaunching");
+        Journal(
+            {.t = now,
+             .kind = EventKind::kRequeue,
+             .job = id,
+             .detail = {{"reason", "process vanished while the daemon was down; relaunching"}}});
         rec.message = "process vanished while the daemon was down; relaunched from its checkpoint";
       }
     }

@@ -142,12 +142,11 @@ StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit) {
   auto ev = store_->LoadEvents(after, limit, /*inputs_only=*/false, /*skip_ticks=*/true);
   if (!ev.ok()) return ev.status();
   nlohmann::json out = nlohmann::json::array();
-  for (const EventRow& e : *ev) {
-    if (e.kind == "tick") continue;
-    nlohmann::json x = {{"seq", e.seq},
-                        {"time_ms", e.t + store_->epoch_ms()},
-                        {"kind", e.kind},
-                        {"detail", e.detail}};
+  for (const EventRow& row : *ev) {
+    const Event& e = row.event;
+    nlohmann::json x = {{"seq", row.seq},     {"time_ms", e.t + store_->epoch_ms()},
+                        {"t_ms", e.t},        {"kind", ToString(e.kind)},
+                        {"detail", e.detail}, {"text", Describe(e)}};
     x["job"] = e.job.value() >= 0 ? nlohmann::json(e.job.value()) : nlohmann::json(nullptr);
     out.push_back(x);
   }

@@ -141,4 +141,16 @@ Status WriteRunDir(const std::string& dir, const SimResult& r, const Metrics& m,
   return Status::Ok();
 }
 
+Status WriteEventLog(const std::string& path, const std::vector<Event>& events) {
+  std::string text;
+  for (const Event& e : events) {
+    text += ToJsonLine(e);
+    text += '\n';
+  }
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  if (!f) return IoError(fmt::format("{}: cannot write the event log", path));
+  return Status::Ok();
+}
+
 }  // namespace tiresias

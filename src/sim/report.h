@@ -1,5 +1,5 @@
 // Reports of simulation runs: a summary table, a side-by-side comparison with ratios to the
-// first run, and the files written by --out (jobs.csv, summary.json).
+// first run, and the files written by --out (jobs.csv, summary.json) and --events.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -18,5 +18,7 @@ std::string JobsCsv(const SimResult& r);
 // Writes DIR/jobs.csv and DIR/summary.json (creating DIR).
 Status WriteRunDir(const std::string& dir, const SimResult& r, const Metrics& m,
                    const nlohmann::json& config);
+// Writes an event log as JSON Lines (core/event_log.h), one event per line.
+Status WriteEventLog(const std::string& path, const std::vector<Event>& events);
 
 }  // namespace tiresias

@@ -90,16 +90,32 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       Completion c = done.top();
       done.pop();
       const Job* j = core.Find(c.job);
-      if (j->running() && j->starts == c.start_no) (void)core.Finish(c.job, t);
+      if (j->running() && j->starts == c.start_no) {
+        if (Status st = core.Finish(c.job, t); !st.ok()) return st;  // a core defect: stop
+        if (cfg.record_events) {
+          result.event_log.push_back({.t = t, .kind = EventKind::kFinish, .job = c.job});
+        }
+      }
     }
     for (; next < jobs.size() && jobs[next].submit == t; ++next) {
       Status st = core.Submit(jobs[next], t);
       if (!st.ok()) rejects[next] = st.message();
+      if (cfg.record_events) {
+        const JobSpec& spec = jobs[next];
+        result.event_log.push_back({.t = t,
+                                    .kind = EventKind::kSubmit,
+                                    .job = spec.id,
+                                    .detail = {{"name", spec.name}, {"gpus", spec.gpus}}});
+        if (!st.ok()) {
+          result.event_log.push_back({.t = t,
+                                      .kind = EventKind::kReject,
+                                      .job = spec.id,
+                                      .detail = {{"reason", st.message()}}});
+        }
+      }
     }
     for (const Action& a : core.Schedule(t)) {
-      if (cfg.record_actions) {
-        result.actions.push_back(fmt::format("{} {}", ToString(a.kind), a.job.value()));
-      }
+      if (cfg.record_events) result.event_log.push_back(EventOf(a, t));
       if (a.kind != Action::Kind::kStart) continue;
       const Job* j = core.Find(a.job);
       done.push(Completion{CompletionTime(*j), seq++, a.job, j->starts});

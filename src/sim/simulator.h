@@ -9,6 +9,7 @@
 
 #include "common/status.h"
 #include "core/data_source.h"
+#include "core/event_log.h"
 #include "core/job.h"
 #include "core/speed_model.h"
 #include "core/topology.h"
@@ -28,7 +29,7 @@ struct SimConfig {
   Duration preempt_overhead = kDefaultPreemptOverhead;
   std::shared_ptr<const SpeedModel> speed;  // null: every placement runs at packed speed
   std::string label;                        // for reports; default "policy+placement"
-  bool record_actions = false;              // fill SimResult::actions
+  bool record_events = false;               // fill SimResult::event_log
   // Reads the files policy options name; null: a FileDataSource of this run's own. Share
   // one across runs (compare) to read each file once.
   std::shared_ptr<const DataSource> data;
@@ -57,8 +58,9 @@ struct SimResult {
   std::vector<JobResult> jobs;  // in submission order
   uint64_t passes = 0;          // scheduling passes that ran
   uint64_t events = 0;          // distinct event times processed
-  // With record_actions: every action in order, "start 3" / "preempt 1".
-  std::vector<std::string> actions;
+  // With record_events: what happened, in order, in the daemon's journal vocabulary
+  // (core/event_log.h): submit, reject, start, preempt, finish.
+  std::vector<Event> event_log;
   // GPU-ms free while the first waiting job (policy order) had enough free GPUs in count but
   // no slot: GPUs idle because of fragmentation. Divided by the makespan in the metrics.
   double frag_idle_gpu_ms = 0;

@@ -24,24 +24,6 @@ bool IsTerminal(LiveState s) {
   return s == LiveState::kFinished || s == LiveState::kFailed || s == LiveState::kCancelled;
 }
 
-nlohmann::json GpusToJson(const std::vector<GpuId>& gpus) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const GpuId& g : gpus) out.push_back({g.node, g.index});
-  return out;
-}
-
-std::vector<GpuId> GpusFromJson(const nlohmann::json& j) {
-  std::vector<GpuId> out;
-  if (!j.is_array()) return out;
-  for (const auto& g : j) {
-    if (!g.is_array() || g.size() != 2 || !g[0].is_number_integer() || !g[1].is_number_integer()) {
-      return {};
-    }
-    out.push_back(GpuId{g[0].get<int>(), g[1].get<int>()});
-  }
-  return out;
-}
-
 nlohmann::json RequestToJson(const JobRecord& r) {
   nlohmann::json env = nlohmann::json::object();
   for (const auto& [k, v] : r.env) env[k] = v;

@@ -52,11 +52,6 @@ struct JobRecord {
   std::string message;  // the last reason (start, preemption, failure)
 };
 
-// JobRecord::gpus_held in the store: [[node, index], ...].
-nlohmann::json GpusToJson(const std::vector<GpuId>& gpus);
-// Empty for anything that is not such an array.
-std::vector<GpuId> GpusFromJson(const nlohmann::json& j);
-
 // JSON for the API and the store's request column. Times are rendered by the caller.
 nlohmann::json RequestToJson(const JobRecord& r);
 void RequestFromJson(const nlohmann::json& j, JobRecord& r);

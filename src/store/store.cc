@@ -2,6 +2,7 @@
 #include "store/store.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sqlite3.h>
 
 namespace tiresias {
@@ -61,11 +62,6 @@ class Stmt {
 };
 
 }  // namespace
-
-bool EventRow::is_input() const {
-  return kind == "submit" || kind == "finish" || kind == "cancel" || kind == "tick" ||
-         kind == "launch" || kind == "hold";
-}
 
 Status Store::Error(std::string_view what) {
   return IoError(fmt::format("state database: {}: {}", what, sqlite3_errmsg(db_)));
@@ -238,10 +234,10 @@ StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
   return out;
 }
 
-StatusOr<int64_t> Store::AppendEvent(Time t, std::string_view kind, JobId job,
-                                     std::string_view detail) {
+StatusOr<int64_t> Store::AppendEvent(const Event& e) {
   Stmt q(db_, "INSERT INTO events(t, kind, job, detail) VALUES(?, ?, ?, ?)");
-  q.Bind(1, t).Bind(2, kind).Bind(3, job.value()).Bind(4, detail);
+  q.Bind(1, e.t).Bind(2, ToString(e.kind)).Bind(3, e.job.value());
+  q.Bind(4, e.detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (q.Step() != SQLITE_DONE) return Error("append event");
   return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
 }
@@ -249,8 +245,14 @@ StatusOr<int64_t> Store::AppendEvent(Time t, std::string_view kind, JobId job,
 StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool inputs_only,
                                                   bool skip_ticks) {
   std::string sql = "SELECT seq, t, kind, job, detail FROM events WHERE seq > ?";
-  if (inputs_only) sql += " AND kind IN ('submit', 'finish', 'cancel', 'tick', 'launch', 'hold')";
-  if (skip_ticks) sql += " AND kind != 'tick'";
+  if (inputs_only) {
+    std::vector<std::string> names;
+    for (const auto& k : EventKinds()) {
+      if (k.core_input) names.push_back(fmt::format("'{}'", k.name));
+    }
+    sql += fmt::format(" AND kind IN ({})", fmt::join(names, ", "));
+  }
+  if (skip_ticks) sql += fmt::format(" AND kind != '{}'", ToString(EventKind::kTick));
   sql += " ORDER BY seq";
   if (limit > 0) sql += fmt::format(" LIMIT {}", limit);
   Stmt q(db_, sql.c_str());
@@ -258,11 +260,21 @@ StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool
   std::vector<EventRow> out;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
-    out.push_back(EventRow{.seq = q.Int(0),
-                           .t = q.Int(1),
-                           .kind = q.Text(2),
-                           .job = JobId(q.Int(3)),
-                           .detail = q.Text(4)});
+    const int64_t seq = q.Int(0);
+    auto kind = ParseEventKind(q.Text(2));
+    if (!kind) {
+      return IoError(
+          fmt::format("state database: journal event {}: unknown kind '{}'", seq, q.Text(2)));
+    }
+    auto detail = nlohmann::json::parse(q.Text(4), nullptr, false);
+    if (!detail.is_object()) {
+      return IoError(
+          fmt::format("state database: journal event {}: detail is not a JSON object", seq));
+    }
+    out.push_back(EventRow{
+        .seq = seq,
+        .event = {
+            .t = q.Int(1), .kind = *kind, .job = JobId(q.Int(3)), .detail = std::move(detail)}});
   }
   if (rc != SQLITE_DONE) return Error("load events");
   return out;

@@ -1,11 +1,11 @@
 // The daemon's crash-safe state: an SQLite database in WAL mode with three tables.
 //   meta    key/value: the epoch (wall-clock ms at creation) and the serve configuration;
 //   jobs    one row per job (request + what happened), the API's view;
-//   events  an append-only journal. Its input rows (submit, finish, cancel, tick, launch,
-//           hold) are
-//           every call the daemon made into the scheduling core, with the core time: replaying
-//           them through a fresh core rebuilds its exact state after a crash. Other rows
-//           (start, preempt, exit, ...) narrate what happened, for `tiresias events`.
+//   events  an append-only journal of Events (core/event_log.h: kind by name, detail as a
+//           JSON object). Its input rows are every call the daemon made into the scheduling
+//           core, with the core time: replaying them through a fresh core rebuilds its exact
+//           state after a crash. Other rows (start, preempt, exit, ...) narrate what
+//           happened, for `tiresias events`.
 // Every write that acknowledges a request is committed before the reply: in the WAL, which
 // survives a crash of the daemon; with fsync_commits, on disk (survives power loss).
 // Not thread-safe: the daemon serialises access.
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "core/event_log.h"
 #include "store/job_record.h"
 
 struct sqlite3;
@@ -26,12 +27,7 @@ namespace tiresias {
 
 struct EventRow {
   int64_t seq = 0;
-  Time t = 0;
-  std::string kind;
-  JobId job;
-  std::string detail;
-  // True for the rows the core's state is rebuilt from.
-  bool is_input() const;
+  Event event;
 };
 
 class Store {
@@ -69,9 +65,11 @@ class Store {
   Status UpdateJob(const JobRecord& r);
   StatusOr<std::vector<JobRecord>> LoadJobs();
 
-  StatusOr<int64_t> AppendEvent(Time t, std::string_view kind, JobId job,
-                                std::string_view detail = {});
-  // Rows with seq > after, oldest first, at most `limit` (0 = all).
+  // Returns the new row's seq.
+  StatusOr<int64_t> AppendEvent(const Event& e);
+  // Rows with seq > after, oldest first, at most `limit` (0 = all); only the core's inputs
+  // (EventKindInfo::core_input) with inputs_only. A row of an unknown kind or with a detail
+  // that is not a JSON object is an error naming its seq: the journal is not replayed wrong.
   StatusOr<std::vector<EventRow>> LoadEvents(int64_t after = 0, int limit = 0,
                                              bool inputs_only = false, bool skip_ticks = false);
 

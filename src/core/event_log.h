@@ -1,0 +1,88 @@
+// The event vocabulary shared by every driver: the live daemon's journal and the simulator's
+// `--events` file use the same kinds and the same structured details, so a simulated and a
+// live run of the same jobs can be compared line by line.
+//
+// Each kind has one row in a table: its name and whether it is an input to the core (the
+// journal rows the daemon replays into a fresh core after a crash). The detail is a JSON
+// object whose fields each kind documents below; nothing is parsed back out of prose.
+//
+//   kind     input  detail
+//   submit   yes    {"name", "gpus"}
+//   finish   yes    {"how"}: "exit 0", "killed by signal 9 (SIGKILL)", "launch failed: ..."
+//                   (the simulator: {})
+//   cancel   yes    {}
+//   tick     yes    {}                      a Schedule(now) call
+//   launch   yes    {"attempt", "pid", "devices", "master_port"}: progress counts from here
+//   hold     yes    {"until_ms"}: a started job waits for its GPUs to drain; progress from then
+//   reject   no     {"reason"}              a submission the core refused (never fits)
+//   start    no     {"gpus": [[node, index], ...], "reason"}   the core's decision
+//   preempt  no     {"gpus", "reason"}
+//   exit     no     {"how", "after": "preemption"|"cancel", "checkpointed": bool}
+//   adopt    no     {"pid"}                 a process that survived a daemon restart
+//   requeue  no     {"reason"}              a process that vanished; the job is relaunched
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/ids.h"
+#include "common/status.h"
+#include "common/time.h"
+#include "core/action.h"
+#include "core/allocation.h"
+
+namespace tiresias {
+
+enum class EventKind {
+  kSubmit,
+  kFinish,
+  kCancel,
+  kTick,
+  kLaunch,
+  kHold,
+  kReject,
+  kStart,
+  kPreempt,
+  kExit,
+  kAdopt,
+  kRequeue,
+};
+
+struct EventKindInfo {
+  EventKind kind;
+  std::string_view name;
+  bool core_input;  // replayed into the core after a crash
+};
+
+// Every kind, in enum order.
+const std::vector<EventKindInfo>& EventKinds();
+const EventKindInfo& Info(EventKind k);
+std::string_view ToString(EventKind k);
+std::optional<EventKind> ParseEventKind(std::string_view name);
+
+struct Event {
+  Time t = 0;  // core time, ms
+  EventKind kind = EventKind::kTick;
+  JobId job;  // JobId() for events of no job (tick)
+  nlohmann::json detail = nlohmann::json::object();
+};
+
+// The event of a core action: start or preempt with its GPUs and reason.
+Event EventOf(const Action& a, Time t);
+
+// GPUs in details and job rows: [[node, index], ...].
+nlohmann::json GpusToJson(const std::vector<GpuId>& gpus);
+// Empty for anything that is not such an array.
+std::vector<GpuId> GpusFromJson(const nlohmann::json& j);
+
+// One line of an event log file (JSON Lines): {"t_ms", "kind", "job", "detail"}.
+std::string ToJsonLine(const Event& e);
+// Parses one such line; InvalidArgument naming the problem (an unknown kind, a missing field).
+StatusOr<Event> EventFromJsonLine(std::string_view line);
+// A plain sentence for people ("GPUs n0:0-1: starts"), from the detail.
+std::string Describe(const Event& e);
+
+}  // namespace tiresias

@@ -1,0 +1,77 @@
+// The event vocabulary: one table row per kind (names unique, the core's inputs marked), JSON
+// Lines that round-trip, parse errors that name the problem, and sentences built from the
+// structured detail.
+#include "core/event_log.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace tiresias {
+namespace {
+
+TEST(EventLog, TableHasEveryKindOnceInEnumOrder) {
+  std::set<std::string_view> names;
+  for (size_t i = 0; i < EventKinds().size(); ++i) {
+    const auto& info = EventKinds()[i];
+    EXPECT_EQ(static_cast<size_t>(info.kind), i);
+    EXPECT_TRUE(names.insert(info.name).second) << info.name;
+    EXPECT_EQ(ParseEventKind(info.name), info.kind);
+  }
+  EXPECT_EQ(names.size(), static_cast<size_t>(EventKind::kRequeue) + 1);
+  EXPECT_FALSE(ParseEventKind("Start"));
+  // Exactly the calls the daemon makes into the core are replayed.
+  std::set<std::string_view> inputs;
+  for (const auto& k : EventKinds()) {
+    if (k.core_input) inputs.insert(k.name);
+  }
+  EXPECT_EQ(inputs,
+            (std::set<std::string_view>{"submit", "finish", "cancel", "tick", "launch", "hold"}));
+}
+
+TEST(EventLog, JsonLinesRoundTrip) {
+  Action a{Action::Kind::kStart, JobId(7), Allocation::Of({{1, 3}, {0, 2}, {1, 2}}), 0, "starts"};
+  Event e = EventOf(a, 1234);
+  EXPECT_EQ(
+      ToJsonLine(e),
+      R"({"detail":{"gpus":[[0,2],[1,2],[1,3]],"reason":"starts"},"job":7,"kind":"start","t_ms":1234})");
+  auto back = EventFromJsonLine(ToJsonLine(e));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->t, 1234);
+  EXPECT_EQ(back->kind, EventKind::kStart);
+  EXPECT_EQ(back->job, JobId(7));
+  EXPECT_EQ(GpusFromJson(back->detail["gpus"]), (std::vector<GpuId>{{0, 2}, {1, 2}, {1, 3}}));
+  EXPECT_EQ(Describe(*back), "GPUs n0:2,n1:2-3: starts");
+  Event tick{.t = 5, .kind = EventKind::kTick};
+  EXPECT_EQ(ToJsonLine(tick), R"({"detail":{},"job":null,"kind":"tick","t_ms":5})");
+  EXPECT_EQ(EventFromJsonLine(ToJsonLine(tick))->job, JobId());
+}
+
+TEST(EventLog, BadLinesNameTheProblem) {
+  EXPECT_EQ(EventFromJsonLine("[1]").status().message(), "not a JSON object");
+  EXPECT_EQ(EventFromJsonLine(R"({"kind":"start"})").status().message(),
+            "field 't_ms': missing or not an integer");
+  EXPECT_EQ(EventFromJsonLine(R"({"t_ms":1,"kind":"launched"})").status().message(),
+            "field 'kind': unknown kind 'launched'");
+  // GPUs out of a node's range are not GPUs.
+  EXPECT_TRUE(GpusFromJson(nlohmann::json::parse("[[0,64]]")).empty());
+  EXPECT_TRUE(GpusFromJson(nlohmann::json::parse("[[-1,0]]")).empty());
+  EXPECT_TRUE(GpusFromJson(nlohmann::json::parse(R"([["0",1]])")).empty());
+}
+
+TEST(EventLog, ExitSaysWhetherAPreemptedJobCheckpointedOrWasKilled) {
+  Event e{.kind = EventKind::kExit,
+          .job = JobId(1),
+          .detail = {{"how", "exit 0"}, {"after", "preemption"}, {"checkpointed", true}}};
+  EXPECT_EQ(Describe(e), "exit 0 after preemption (checkpointed, requeued)");
+  e.detail = {
+      {"how", "killed by signal 9 (SIGKILL)"}, {"after", "preemption"}, {"checkpointed", false}};
+  EXPECT_EQ(Describe(e),
+            "killed by signal 9 (SIGKILL) after preemption (killed at the end of its grace "
+            "period, requeued)");
+  e.detail = {{"how", "exit 143"}, {"after", "cancel"}};
+  EXPECT_EQ(Describe(e), "exit 143 after cancel");
+}
+
+}  // namespace
+}  // namespace tiresias
