@@ -42,6 +42,7 @@ struct ServeFlags {
   double grace_s = 30;
   std::string preempt_signal = "TERM";
   bool fsync = false;
+  bool accept_journal_loss = false;
 };
 
 StatusOr<int> ParseSignal(const std::string& s) {
@@ -144,8 +145,11 @@ int Serve(const ServeFlags& f) {
 
   auto token = EnsureToken(dir / "tiresias.token");
   if (!token.ok()) return fail(token.status());
-  auto store = Store::Open((dir / "tiresias.db").string(), WallMs(), f.fsync);
+  auto store = Store::Open(
+      (dir / "tiresias.db").string(), WallMs(),
+      Store::Options{.fsync_commits = f.fsync, .accept_journal_loss = f.accept_journal_loss});
   if (!store.ok()) return fail(store.status());
+  for (const auto& w : (*store)->warnings()) std::cerr << "tiresias serve: warning: " << w << "\n";
 
   // Signals: handled by sigwait below, so block them before any thread starts.
   sigset_t stop_signals;
@@ -219,6 +223,9 @@ void AddServeCommand(CLI::App& app, int& rc) {
       ->capture_default_str();
   s->add_option("--preempt-signal", f.preempt_signal, "signal sent to preempt (then SIGKILL)")
       ->capture_default_str();
+  s->add_flag("--accept-journal-loss", f.accept_journal_loss,
+              "start even though the journal lost committed rows (a deleted WAL, a truncated or "
+              "replaced database): continue from what it holds; job ids are never reused");
   s->add_flag("--fsync", f.fsync,
               "fsync every journal commit (survives power loss; default survives a crash of "
               "serve itself)");

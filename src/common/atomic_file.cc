@@ -9,7 +9,7 @@
 
 namespace tiresias {
 
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
+Status WriteFileAtomically(const std::string& path, const std::string& text, bool durable) {
   std::string tmp = path + ".tmp." + std::to_string(getpid());
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return IoError(tmp + ": " + std::strerror(errno));
@@ -23,7 +23,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& text) {
     close(fd);
     return fail(err);
   }
-  if (fsync(fd) != 0) {
+  if (durable && fsync(fd) != 0) {
     int err = errno;
     close(fd);
     return fail(err);

@@ -8,8 +8,9 @@
 
 namespace tiresias {
 
-// Writes `text` to a temporary file beside `path`, fsyncs it and renames it over `path`.
+// Writes `text` to a temporary file beside `path`, fsyncs it (unless !durable: then a crash
+// of the process keeps it, a power loss may not) and renames it over `path`.
 // The file is created with mode 0644 less the process's umask.
-Status WriteFileAtomically(const std::string& path, const std::string& text);
+Status WriteFileAtomically(const std::string& path, const std::string& text, bool durable = true);
 
 }  // namespace tiresias

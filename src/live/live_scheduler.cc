@@ -32,8 +32,12 @@ void LiveScheduler::Warn(const std::string& m) {
   std::cerr << "tiresias serve: " << m << "\n";
 }
 
+std::string LiveScheduler::JobsDir() const {
+  return (std::filesystem::path(cfg_.state_dir) / "tiresias-jobs").string();
+}
+
 std::string LiveScheduler::JobDir(JobId id) const {
-  return (std::filesystem::path(cfg_.state_dir) / "tiresias-jobs" / id.str()).string();
+  return (std::filesystem::path(JobsDir()) / id.str()).string();
 }
 
 JobSpec LiveScheduler::SpecOf(const JobRecord& r) const {

@@ -77,6 +77,7 @@ class LiveScheduler {
   // Up to `max` bytes of the job's log from `offset`; sets `next` to the offset after them.
   StatusOr<std::string> Logs(JobId id, int64_t offset, size_t max, int64_t& next);
   std::string JobDir(JobId id) const;
+  std::string JobsDir() const;
   const ServeConfig& config() const { return cfg_; }
 
   // One round of the loop: collect exits, run the core if anything changed or a timer is

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
+#include "common/strings.h"
 #include "engine/core_builder.h"
 #include "engine/file_data_source.h"
 #include "live/live_scheduler.h"
@@ -42,6 +44,11 @@ Status LiveScheduler::Open() {
   }
   sched_ = std::move(*core);
 
+  // Never give out the id of a job whose directory exists, even if the journal forgot it.
+  std::error_code ec;
+  for (const auto& d : std::filesystem::directory_iterator(JobsDir(), ec)) {
+    if (auto id = ParseInt(d.path().filename().string())) store_->ReserveJobIds(*id);
+  }
   auto jobs = store_->LoadJobs();
   if (!jobs.ok()) return jobs.status();
   for (auto& r : *jobs) records_.emplace(r.id, std::move(r));

@@ -5,6 +5,8 @@
 #include <fmt/ranges.h>
 #include <sqlite3.h>
 
+#include "common/strings.h"
+
 namespace tiresias {
 namespace {
 
@@ -32,7 +34,8 @@ CREATE TABLE IF NOT EXISTS events (
   t INTEGER NOT NULL,
   kind TEXT NOT NULL,
   job INTEGER NOT NULL,
-  detail TEXT NOT NULL);
+  detail TEXT NOT NULL,
+  sum TEXT NOT NULL);
 )sql";
 
 // A prepared statement that finalizes itself.
@@ -77,8 +80,21 @@ Status Store::Exec(const char* sql) {
   return Status::Ok();
 }
 
+// What an operator can do about a journal that cannot be trusted.
+std::string Choices(bool can_accept) {
+  return fmt::format(
+      " Choices: (1) stop, and restore tiresias.db with its -wal file together from a backup; "
+      "{}({}) start serve with another --state-dir.",
+      can_accept ? "(2) start serve with --accept-journal-loss to continue from what the journal "
+                   "holds (job ids continue after the highest ever given out; job directories "
+                   "are kept); "
+                 : "",
+      can_accept ? 3 : 2);
+}
+
 StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t now_wall_ms,
-                                             bool fsync_commits) {
+                                             Options opts) {
+  const bool fsync_commits = opts.fsync_commits;
   sqlite3* db = nullptr;
   int rc =
       sqlite3_open_v2(path.c_str(), &db,
@@ -95,12 +111,18 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t no
   const char* sync = fsync_commits ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;";
   for (const char* sql : {"PRAGMA journal_mode=WAL;", sync, kSchema}) {
     if (Status st = s->Exec(sql); !st.ok()) {
-      return IoError(fmt::format("{}: {}", path, st.message()));
+      return FailedPrecondition(fmt::format("{}: {}.{}", path, st.message(), Choices(false)));
     }
   }
   if (Status st = s->CheckSchema(path); !st.ok()) return st;
+  s->head_path_ = JournalHeadPath(path);
+  s->durable_head_ = fsync_commits;
+  if (Status st = s->Verify(path, opts.accept_journal_loss); !st.ok()) return st;
   if (auto e = s->GetMeta("epoch_ms")) {
-    s->epoch_ms_ = std::stoll(*e);
+    auto v = ParseInt(*e);
+    if (!v)
+      return FailedPrecondition(fmt::format("{}: damaged epoch '{}'.{}", path, *e, Choices(false)));
+    s->epoch_ms_ = *v;
   } else {
     s->epoch_ms_ = now_wall_ms;
     if (Status st = s->SetMeta("epoch_ms", std::to_string(now_wall_ms)); !st.ok()) return st;
@@ -130,6 +152,83 @@ Status Store::CheckSchema(const std::string& path) {
   return Status::Ok();
 }
 
+Status Store::Verify(const std::string& path, bool accept_loss) {
+  {
+    Stmt q(db_, "PRAGMA quick_check");
+    if (!q.ok() || q.Step() != SQLITE_ROW || q.Text(0) != "ok") {
+      return FailedPrecondition(
+          fmt::format("{}: the database is damaged (SQLite quick_check: {}).{}", path,
+                      q.ok() ? q.Text(0) : sqlite3_errmsg(db_), Choices(false)));
+    }
+  }
+  // Recompute the chain; note the sum at the head's row on the way.
+  auto head = ReadJournalHead(head_path_);
+  if (!head.ok()) return FailedPrecondition(head.status().message() + "." + Choices(false));
+  std::optional<std::string> sum_at_head;
+  last_seq_ = 0;
+  last_sum_ = std::string(kJournalGenesis);
+  {
+    Stmt q(db_, "SELECT seq, t, kind, job, detail, sum FROM events ORDER BY seq");
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      const int64_t seq = q.Int(0);
+      const std::string want = ChainSum(last_sum_, seq, q.Int(1), q.Text(2), q.Int(3), q.Text(4));
+      if (q.Text(5) != want) {
+        return FailedPrecondition(fmt::format(
+            "{}: journal row {} does not match its checksum: the database was altered or "
+            "damaged, and replaying it could run jobs wrong.{}",
+            path, seq, Choices(false)));
+      }
+      last_seq_ = seq;
+      last_sum_ = want;
+      if (*head && seq == (*head)->seq) sum_at_head = want;
+    }
+    if (rc != SQLITE_DONE) return Error("verify journal");
+  }
+  {
+    Stmt q(db_, "SELECT MAX(id) FROM jobs");
+    if (q.Step() == SQLITE_ROW) max_job_ = q.Int(0);
+  }
+  if (!*head) {
+    if (last_seq_ > 0) {
+      warnings_.push_back(fmt::format(
+          "{}: no journal head ({}); cannot tell whether committed rows were lost. Writing a "
+          "new one at row {}",
+          path, head_path_, last_seq_));
+    }
+  } else {
+    const JournalHead& h = **head;
+    const bool behind = h.seq > last_seq_;
+    const bool replaced = !behind && h.seq > 0 && sum_at_head != h.sum;
+    if (behind || replaced) {
+      std::string what = behind ? fmt::format(
+                                      "the journal ends at row {} but row {} was committed: its "
+                                      "write-ahead log was lost, or the database was truncated or "
+                                      "replaced, and everything after row {} is gone",
+                                      last_seq_, h.seq, last_seq_)
+                                : fmt::format(
+                                      "journal row {} is not the row that was committed: the "
+                                      "database was replaced",
+                                      h.seq);
+      if (!accept_loss)
+        return FailedPrecondition(fmt::format("{}: {}.{}", path, what, Choices(true)));
+      warnings_.push_back(
+          fmt::format("{}: {}; continuing (--accept-journal-loss), job ids after {}", path, what,
+                      std::max(max_job_, h.max_job)));
+    }
+    max_job_ = std::max(max_job_, h.max_job);
+  }
+  head_ = JournalHead{.seq = last_seq_, .sum = last_sum_, .max_job = max_job_};
+  return WriteJournalHead(head_path_, head_, durable_head_);
+}
+
+Status Store::Committed() {
+  if (txn_depth_ > 0) return Status::Ok();
+  if (head_.seq == last_seq_ && head_.max_job == max_job_) return Status::Ok();
+  head_ = JournalHead{.seq = last_seq_, .sum = last_sum_, .max_job = max_job_};
+  return WriteJournalHead(head_path_, head_, durable_head_);
+}
+
 Store::~Store() {
   sqlite3_close(db_);
 }
@@ -149,36 +248,46 @@ Status Store::SetMeta(const std::string& key, const std::string& value) {
   return q.Step() == SQLITE_DONE ? Status::Ok() : Error("set " + key);
 }
 
-Store::Txn::Txn(Store& s) : s_(s) {
+Store::Txn::Txn(Store& s) : s_(s), seq_(s.last_seq_), max_job_(s.max_job_), sum_(s.last_sum_) {
   begun_ = s_.Exec("BEGIN IMMEDIATE");
+  ++s_.txn_depth_;
 }
 
 Store::Txn::~Txn() {
-  if (!done_) (void)s_.Exec("ROLLBACK");
+  --s_.txn_depth_;
+  if (done_) return;
+  (void)s_.Exec("ROLLBACK");
+  s_.last_seq_ = seq_;
+  s_.last_sum_ = sum_;
+  s_.max_job_ = max_job_;
 }
 
 Status Store::Txn::Commit() {
   if (!begun_.ok()) return begun_;  // the writes were not grouped: refuse to call it atomic
   Status s = s_.Exec("COMMIT");
   done_ = s.ok();  // a failed COMMIT is rolled back by the destructor
-  return s;
+  if (!done_) return s;
+  --s_.txn_depth_;
+  Status head = s_.Committed();
+  ++s_.txn_depth_;  // the destructor undoes it
+  return head;
 }
 
 Status Store::InsertJob(JobRecord& r) {
   Stmt q(db_,
-         "INSERT INTO jobs(request, submit, state, attempt, pid, start_ticks, gpus, devices, "
-         "exit_code, signal, first_start, last_start, end_time, preemptions, message) "
-         "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  q.Bind(1, RequestToJson(r).dump()).Bind(2, r.submit).Bind(3, ToString(r.state));
-  q.Bind(4, r.attempt)
-      .Bind(5, r.pid)
-      .Bind(6, r.start_ticks)
-      .Bind(7, GpusToJson(r.gpus_held).dump());
-  q.Bind(8, r.devices).Bind(9, r.exit_code).Bind(10, r.signal).Bind(11, r.first_start);
-  q.Bind(12, r.last_start).Bind(13, r.end).Bind(14, r.preemptions).Bind(15, r.message);
+         "INSERT INTO jobs(id, request, submit, state, attempt, pid, start_ticks, gpus, "
+         "devices, exit_code, signal, first_start, last_start, end_time, preemptions, message) "
+         "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  const int64_t id = max_job_ + 1;
+  q.Bind(1, id).Bind(2, RequestToJson(r).dump()).Bind(3, r.submit).Bind(4, ToString(r.state));
+  q.Bind(5, r.attempt).Bind(6, r.pid).Bind(7, r.start_ticks);
+  q.Bind(8, GpusToJson(r.gpus_held).dump()).Bind(9, r.devices).Bind(10, r.exit_code);
+  q.Bind(11, r.signal).Bind(12, r.first_start).Bind(13, r.last_start).Bind(14, r.end);
+  q.Bind(15, r.preemptions).Bind(16, r.message);
   if (q.Step() != SQLITE_DONE) return Error("insert job");
-  r.id = JobId(sqlite3_last_insert_rowid(db_));
-  return Status::Ok();
+  r.id = JobId(id);
+  max_job_ = id;
+  return Committed();
 }
 
 Status Store::UpdateJob(const JobRecord& r) {
@@ -235,11 +344,18 @@ StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
 }
 
 StatusOr<int64_t> Store::AppendEvent(const Event& e) {
-  Stmt q(db_, "INSERT INTO events(t, kind, job, detail) VALUES(?, ?, ?, ?)");
-  q.Bind(1, e.t).Bind(2, ToString(e.kind)).Bind(3, e.job.value());
-  q.Bind(4, e.detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  const int64_t seq = last_seq_ + 1;
+  const std::string detail =
+      e.detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string sum = ChainSum(last_sum_, seq, e.t, ToString(e.kind), e.job.value(), detail);
+  Stmt q(db_, "INSERT INTO events(seq, t, kind, job, detail, sum) VALUES(?, ?, ?, ?, ?, ?)");
+  q.Bind(1, seq).Bind(2, e.t).Bind(3, ToString(e.kind)).Bind(4, e.job.value());
+  q.Bind(5, detail).Bind(6, sum);
   if (q.Step() != SQLITE_DONE) return Error("append event");
-  return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+  last_seq_ = seq;
+  last_sum_ = sum;
+  if (Status st = Committed(); !st.ok()) return st;
+  return seq;
 }
 
 StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool inputs_only,

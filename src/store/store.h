@@ -8,9 +8,16 @@
 //           happened, for `tiresias events`.
 // Every write that acknowledges a request is committed before the reply: in the WAL, which
 // survives a crash of the daemon; with fsync_commits, on disk (survives power loss).
+//
+// Integrity (journal_head.h): Open runs SQLite's quick_check, recomputes the checksum chain
+// over every journal row, and compares the journal with its head file; a damaged journal, or
+// one that lost committed rows (a deleted or broken WAL, a truncated or replaced database),
+// is refused with the choices there are. Job ids are never given out twice, even after such
+// a loss is accepted.
 // Not thread-safe: the daemon serialises access.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +27,7 @@
 #include "common/status.h"
 #include "core/event_log.h"
 #include "store/job_record.h"
+#include "store/journal_head.h"
 
 struct sqlite3;
 
@@ -35,9 +43,20 @@ class Store {
   // The layout this build reads and writes; a database of another version is refused.
   static constexpr int kSchemaVersion = 2;
 
-  // fsync_commits: survive power loss too (synchronous=FULL), at ~10x the cost per commit.
+  struct Options {
+    // Survive power loss too (synchronous=FULL, head file fsynced), at ~10x the cost per
+    // commit.
+    bool fsync_commits = false;
+    // Open a journal that lost committed rows anyway (not a damaged one): continue from what
+    // it holds, with job ids after the highest ever given out. warnings() says what was lost.
+    bool accept_journal_loss = false;
+  };
+  // FailedPrecondition with the recovery choices for a damaged or truncated journal.
   static StatusOr<std::unique_ptr<Store>> Open(const std::string& path, int64_t now_wall_ms,
-                                               bool fsync_commits = false);
+                                               Options opts);
+  static StatusOr<std::unique_ptr<Store>> Open(const std::string& path, int64_t now_wall_ms) {
+    return Open(path, now_wall_ms, Options{});
+  }
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -58,10 +77,17 @@ class Store {
     Store& s_;
     Status begun_;
     bool done_ = false;
+    // The chain's state before the transaction, restored on rollback.
+    int64_t seq_ = 0, max_job_ = 0;
+    std::string sum_;
   };
 
-  // Assigns r.id (ids are never reused).
+  // Assigns r.id: one above every id ever given out (ids are never reused).
   Status InsertJob(JobRecord& r);
+  // Job ids up to `id` are taken (e.g. job directories found on disk).
+  void ReserveJobIds(int64_t id) { max_job_ = std::max(max_job_, id); }
+  // What Open accepted that the caller should tell the operator.
+  const std::vector<std::string>& warnings() const { return warnings_; }
   Status UpdateJob(const JobRecord& r);
   StatusOr<std::vector<JobRecord>> LoadJobs();
 
@@ -77,10 +103,22 @@ class Store {
   explicit Store(sqlite3* db) : db_(db) {}
   Status Exec(const char* sql);
   Status CheckSchema(const std::string& path);
+  // quick_check, the checksum chain, the head file; sets last_seq_, last_sum_, max_job_.
+  Status Verify(const std::string& path, bool accept_loss);
+  // After a commit: the head file follows the journal.
+  Status Committed();
   Status Error(std::string_view what);
 
   sqlite3* db_;
   int64_t epoch_ms_ = 0;
+  std::string head_path_;
+  bool durable_head_ = false;
+  int txn_depth_ = 0;
+  int64_t last_seq_ = 0;  // the chain: last journal row and its sum
+  std::string last_sum_;
+  int64_t max_job_ = 0;  // the highest job id ever given out
+  JournalHead head_;     // as last written
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace tiresias

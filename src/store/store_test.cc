@@ -1,8 +1,11 @@
 // Store: a database of another schema version is refused with a message that says what to
-// do, and a journal row of an unknown kind or with a detail that is not JSON is an error
-// naming its seq, never replayed wrong or skipped.
+// do; a journal that was altered, or lost committed rows (WAL deleted, database truncated or
+// replaced), is refused with the recovery choices unless the loss is accepted, and job ids
+// are never given out twice; a journal row of an unknown kind or with a detail that is not
+// JSON is an error naming its seq, never replayed wrong or skipped.
 #include "store/store.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -68,22 +71,117 @@ TEST(Store, RefusesADatabaseOfAnotherSchema) {
 }
 
 TEST(Store, UnreadableJournalRowsAreErrorsNamingTheirSeq) {
+  // Rows with a valid checksum (as a newer build might write) that this build cannot read.
   fs::path dir = testing::ScratchDir("store_rows");
   const fs::path db = dir / "t.db";
   { ASSERT_TRUE(Store::Open(db.string(), 1).ok()); }
-  Sql(db, "INSERT INTO events(t, kind, job, detail) VALUES(1, 'launched', 1, '{}');");
+  Sql(db, fmt::format("INSERT INTO events(seq, t, kind, job, detail, sum) VALUES(1, 1, "
+                      "'launched', 1, '{{}}', '{}');",
+                      ChainSum(kJournalGenesis, 1, 1, "launched", 1, "{}"))
+              .c_str());
   auto s = Store::Open(db.string(), 1);
-  ASSERT_TRUE(s.ok());
+  ASSERT_TRUE(s.ok()) << s.status().message();
   auto rows = (*s)->LoadEvents();
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.status().message(), "state database: journal event 1: unknown kind 'launched'");
   s->reset();
-  Sql(db, "UPDATE events SET kind = 'hold', detail = 'until 5';");
+  Sql(db, fmt::format("UPDATE events SET kind = 'hold', detail = 'until 5', sum = '{}';",
+                      ChainSum(kJournalGenesis, 1, 1, "hold", 1, "until 5"))
+              .c_str());
+  fs::remove(db.string() + ".head");  // else the head tells the row was replaced
   s = Store::Open(db.string(), 1);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ((*s)->warnings().size(), 1u);  // no head: loss cannot be ruled out
   rows = (*s)->LoadEvents(0, 0, /*inputs_only=*/true);
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.status().message(),
             "state database: journal event 1: detail is not a JSON object");
+  fs::remove_all(dir);
+}
+
+// A journal with two jobs and a few rows, written by Store as serve would; closed.
+void WriteJournal(const fs::path& db, int jobs, Time t0 = 0) {
+  auto s = Store::Open(db.string(), 1000);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  for (int i = 0; i < jobs; ++i) {
+    Store::Txn txn(**s);
+    JobRecord r{.name = fmt::format("j{}", i), .argv = {"true"}};
+    ASSERT_TRUE((*s)->InsertJob(r).ok());
+    ASSERT_TRUE((*s)->AppendEvent({.t = t0 + i, .kind = EventKind::kSubmit, .job = r.id}).ok());
+    ASSERT_TRUE(txn.Commit().ok());
+  }
+}
+
+TEST(Store, RefusesAJournalThatWasAltered) {
+  fs::path dir = testing::ScratchDir("store_altered");
+  WriteJournal(dir / "t.db", 2);
+  Sql(dir / "t.db", "UPDATE events SET t = 7 WHERE seq = 2;");
+  auto s = Store::Open((dir / "t.db").string(), 1);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.status().message().find("journal row 2 does not match its checksum"),
+            std::string::npos)
+      << s.status().message();
+  EXPECT_NE(s.status().message().find("restore tiresias.db"), std::string::npos);
+  // Damage is not "loss": accepting loss does not open it either.
+  s = Store::Open((dir / "t.db").string(), 1, {.accept_journal_loss = true});
+  EXPECT_FALSE(s.ok());
+  fs::remove_all(dir);
+}
+
+TEST(Store, RefusesAJournalThatLostCommittedRowsAndNeverReusesIds) {
+  for (const char* damage : {"truncate", "replace"}) {
+    SCOPED_TRACE(damage);
+    fs::path dir = testing::ScratchDir(std::string("store_lost_") + damage);
+    const fs::path db = dir / "t.db";
+    WriteJournal(db, 3);  // jobs 1-3, journal rows 1-3
+    if (std::string(damage) == "truncate") {
+      fs::resize_file(db, 0);  // SQLite would open it as a new, empty database
+      fs::remove(fs::path(db.string() + "-wal"));
+    } else {
+      fs::remove(db);  // another journal in its place, as long but with other rows
+      fs::rename(fs::path(db.string() + ".head"), dir / "saved.head");
+      WriteJournal(db, 4, /*t0=*/100);
+      fs::rename(dir / "saved.head", fs::path(db.string() + ".head"));
+    }
+    auto s = Store::Open(db.string(), 5000);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.status().code(), StatusCode::kFailedPrecondition);
+    const std::string m = s.status().message();
+    EXPECT_NE(m.find(std::string(damage) == "truncate"
+                         ? "the journal ends at row 0 but row 3 was committed"
+                         : "journal row 3 is not the row that was committed"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("--accept-journal-loss"), std::string::npos) << m;
+    EXPECT_NE(m.find("another --state-dir"), std::string::npos) << m;
+
+    s = Store::Open(db.string(), 5000, {.accept_journal_loss = true});
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    // Truncated: ids 1-3 were given out before the loss. Replaced: the new database has 4.
+    const int64_t highest = std::string(damage) == "truncate" ? 3 : 4;
+    ASSERT_EQ((*s)->warnings().size(), 1u);
+    EXPECT_NE((*s)->warnings()[0].find(fmt::format("job ids after {}", highest)), std::string::npos)
+        << (*s)->warnings()[0];
+    JobRecord r{.argv = {"true"}};
+    ASSERT_TRUE((*s)->InsertJob(r).ok());
+    EXPECT_EQ(r.id, JobId(highest + 1));
+    s->reset();
+    // Accepted once, the journal and its head agree again.
+    s = Store::Open(db.string(), 5000);
+    EXPECT_TRUE(s.ok()) << s.status().message();
+    fs::remove_all(dir);
+  }
+}
+
+TEST(Store, ReservedIdsAreSkipped) {
+  fs::path dir = testing::ScratchDir("store_reserve");
+  auto s = Store::Open((dir / "t.db").string(), 1);
+  ASSERT_TRUE(s.ok());
+  (*s)->ReserveJobIds(41);  // e.g. tiresias-jobs/41 exists
+  JobRecord r{.argv = {"true"}};
+  ASSERT_TRUE((*s)->InsertJob(r).ok());
+  EXPECT_EQ(r.id, JobId(42));
   fs::remove_all(dir);
 }
 
