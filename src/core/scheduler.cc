@@ -174,6 +174,9 @@ void Scheduler::RefreshRunningKeys(Time now) {
                   .submit = std::numeric_limits<Time>::min()};
     from = static_cast<size_t>(std::as_const(running_).lower_bound(bound) - running_.begin());
   }
+  // A re-keyed job may move behind waiting jobs it was ahead of: the walk starts at the
+  // smaller of the first old and the first new key, so those waiting jobs are reconsidered.
+  if (from < running_.size()) Touch((running_.begin() + static_cast<ptrdiff_t>(from))->first);
   running_.Rekey(
       [&](uint32_t slot) {
         Job& j = jobs_[slot];

@@ -38,7 +38,7 @@ struct SchedulerOptions {
   // OrderingPolicy::Key, rebuilds both orders and walks every job from the start, with none
   // of the incremental shortcuts (walk_from_/revisit_, the smallest-gang cut-off, skipping a
   // pass nobody waits for, key_changes_while_running, k0_changes_only_at_transitions). The
-  // decisions must be the same.
+  // decisions must be the same; src/policy/reference_pass_test.cc compares the two.
   bool reference_pass = false;
 };
 
