@@ -81,7 +81,7 @@ Status Scheduler::Finish(JobId id, Time now) {
   j.state = JobState::kFinished;
   j.end = now;
   ++j.timer_gen;
-  policy_->OnFinish(j);
+  if (policy_->OnFinish(j)) RekeyAll(now);  // it learned: every key may have changed
   dirty_ = true;
   return Status::Ok();
 }
@@ -187,6 +187,19 @@ void Scheduler::RefreshRunningKeys(Time now) {
   Touch(from < running_.size() ? (running_.begin() + static_cast<ptrdiff_t>(from))->first
                                : SortKey{.k0 = std::numeric_limits<int64_t>::max()});
   if (from == 0) walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};
+}
+
+void Scheduler::RekeyAll(Time now) {
+  auto key_of = [&](uint32_t slot) {
+    Job& j = jobs_[slot];
+    j.key = policy_->Key(j, now);
+    return j.key;
+  };
+  running_.Rekey(key_of);
+  WaitOrder rekeyed;
+  for (const auto& [key, slot] : waiting_) rekeyed.emplace(key_of(slot), slot);
+  waiting_.swap(rekeyed);
+  walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};  // the next pass walks all
 }
 
 void Scheduler::RebuildOrders(Time now) {

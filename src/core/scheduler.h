@@ -125,6 +125,8 @@ class Scheduler {
   void ArmTimer(uint32_t slot, Time now);
   void FireTimers(Time now);
   void RefreshRunningKeys(Time now);
+  // Re-keys every running and waiting job (the policy learned) and re-walks them all.
+  void RekeyAll(Time now);
   // Reference pass only: every key from scratch, both orders rebuilt, no walk_from_.
   void RebuildOrders(Time now);
   void RecordTieRanks(Time now);
