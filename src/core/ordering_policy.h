@@ -45,7 +45,9 @@ class OrderingPolicy {
   }
   virtual bool ApplyTransition(Job& /*job*/, Time /*now*/) const { return false; }
   // Called when a job completes; a policy may learn from it (Gittins online history).
-  virtual void OnFinish(const Job& /*job*/) {}
+  // Returns true when what it learned may change other jobs' keys, waiting ones included:
+  // the core then re-keys every job.
+  virtual bool OnFinish(const Job& /*job*/) { return false; }
 
   // One line on where the job stands in this policy's terms, for `explain`.
   virtual std::string Describe(const Job& job, Time now) const = 0;

@@ -81,7 +81,7 @@ Status Scheduler::Finish(JobId id, Time now) {
   j.state = JobState::kFinished;
   j.end = now;
   ++j.timer_gen;
-  policy_->OnFinish(j);
+  if (policy_->OnFinish(j)) RekeyAll(now);  // it learned: every key may have changed
   dirty_ = true;
   return Status::Ok();
 }
@@ -174,6 +174,9 @@ void Scheduler::RefreshRunningKeys(Time now) {
                   .submit = std::numeric_limits<Time>::min()};
     from = static_cast<size_t>(std::as_const(running_).lower_bound(bound) - running_.begin());
   }
+  // A re-keyed job may move behind waiting jobs it was ahead of: the walk starts at the
+  // smaller of the first old and the first new key, so those waiting jobs are reconsidered.
+  if (from < running_.size()) Touch((running_.begin() + static_cast<ptrdiff_t>(from))->first);
   running_.Rekey(
       [&](uint32_t slot) {
         Job& j = jobs_[slot];
@@ -186,15 +189,48 @@ void Scheduler::RefreshRunningKeys(Time now) {
   if (from == 0) walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};
 }
 
+void Scheduler::RekeyAll(Time now) {
+  auto key_of = [&](uint32_t slot) {
+    Job& j = jobs_[slot];
+    j.key = policy_->Key(j, now);
+    return j.key;
+  };
+  running_.Rekey(key_of);
+  WaitOrder rekeyed;
+  for (const auto& [key, slot] : waiting_) rekeyed.emplace(key_of(slot), slot);
+  waiting_.swap(rekeyed);
+  walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};  // the next pass walks all
+}
+
+void Scheduler::RebuildOrders(Time now) {
+  running_.clear();
+  waiting_.clear();
+  for (uint32_t slot = 0; slot < jobs_.size(); ++slot) {
+    Job& j = jobs_[slot];
+    if (j.state != JobState::kRunning && j.state != JobState::kPending) continue;
+    j.key = policy_->Key(j, now);
+    if (j.running()) {
+      running_.emplace(j.key, slot);
+    } else {
+      waiting_.emplace(j.key, slot);
+    }
+  }
+  walk_from_.reset();  // the walk starts at the first job
+}
+
 std::vector<Action> Scheduler::Schedule(Time now) {
   FireTimers(now);
   std::vector<Action> out;
   if (!dirty_) return out;
   dirty_ = false;
   // With nobody waiting there is nothing to start and no reason to preempt.
-  if (waiting_.empty() && !policy_->stable_ties()) return out;
+  if (waiting_.empty() && !policy_->stable_ties() && !opts_.reference_pass) return out;
   ++pass_;
-  if (policy_->key_changes_while_running()) RefreshRunningKeys(now);
+  if (opts_.reference_pass) {
+    RebuildOrders(now);  // reference: no shortcut, the capability flags ignored
+  } else if (policy_->key_changes_while_running()) {
+    RefreshRunningKeys(now);
+  }
   if (policy_->preemptive()) {
     PreemptivePass(now, out);
   } else {
@@ -306,7 +342,7 @@ void Scheduler::NonPreemptivePass(Time now, std::vector<Action>& out) {
   auto it = waiting_.begin();
   while (it != waiting_.end()) {
     int free = cluster_.total_free();
-    if (free == 0 || free < MinWaitingGpus()) break;
+    if (NoneFits(free)) break;
     uint32_t slot = it->second;
     ++it;  // Start() moves the job out of waiting_; `it` stays valid
     Job& j = jobs_[slot];
@@ -328,7 +364,7 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
     for (; r != running_.end() && r->first < *walk_from_; ++r) budget -= jobs_[r->second].gpus();
     w = waiting_.lower_bound(*walk_from_);
   }
-  const int min_wait = MinWaitingGpus();
+  const int min_wait = opts_.reference_pass ? 0 : MinWaitingGpus();  // reference: no cut-off
   std::vector<uint32_t> victims, candidates;
   while (r != running_.end() || w != waiting_.end()) {
     if (budget < min_wait) w = waiting_.end();  // no waiting job can fit any more
@@ -437,7 +473,7 @@ void Scheduler::Backfill(Time now, std::vector<Action>& out) {
   // it that fit the free GPUs use them (backfill), as the first victims of the next pass.
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     const int free = cluster_.total_free();
-    if (free == 0 || free < MinWaitingGpus()) break;
+    if (NoneFits(free)) break;
     uint32_t slot = it->second;
     ++it;  // Start() moves the job out of waiting_
     if (jobs_[slot].gpus() > free) continue;

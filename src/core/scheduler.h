@@ -34,6 +34,12 @@ struct SchedulerOptions {
   // Restore time charged when a preempted job resumes: it holds its GPUs but makes no
   // progress and attains no service during it.
   Duration restore_overhead = 0;
+  // For tests: the from-scratch pass. Each pass re-keys every running and waiting job from
+  // OrderingPolicy::Key, rebuilds both orders and walks every job from the start, with none
+  // of the incremental shortcuts (walk_from_/revisit_, the smallest-gang cut-off, skipping a
+  // pass nobody waits for, key_changes_while_running, k0_changes_only_at_transitions). The
+  // decisions must be the same; src/policy/reference_pass_test.cc compares the two.
+  bool reference_pass = false;
 };
 
 // The answer to "why is my job pending?".
@@ -119,6 +125,10 @@ class Scheduler {
   void ArmTimer(uint32_t slot, Time now);
   void FireTimers(Time now);
   void RefreshRunningKeys(Time now);
+  // Re-keys every running and waiting job (the policy learned) and re-walks them all.
+  void RekeyAll(Time now);
+  // Reference pass only: every key from scratch, both orders rebuilt, no walk_from_.
+  void RebuildOrders(Time now);
   void RecordTieRanks(Time now);
   void NonPreemptivePass(Time now, std::vector<Action>& out);
   void PreemptivePass(Time now, std::vector<Action>& out);
@@ -132,6 +142,10 @@ class Scheduler {
   void Stop(uint32_t slot, Time now, bool release = true);
   void NoteWait(Job& j, WaitKind kind);
   int MinWaitingGpus() const { return waiting_gpus_.empty() ? 0 : waiting_gpus_.begin()->first; }
+  // With `free` GPUs no waiting job fits, so a walk may stop (never in the reference pass).
+  bool NoneFits(int free) const {
+    return !opts_.reference_pass && (free == 0 || free < MinWaitingGpus());
+  }
   void CountWaiting(int gpus, int delta);
 
   Topology topo_;

@@ -33,9 +33,8 @@ class Gittins : public OrderingPolicy {
     return q_.NextTransition(j, now);
   }
   bool ApplyTransition(Job& j, Time now) const override { return q_.Apply(j, now); }
-  void OnFinish(const Job& j) override {
-    if (online_) index_.Add(j.AttainedAt(j.end));
-  }
+  // A merge into the history changes every job's index.
+  bool OnFinish(const Job& j) override { return online_ && index_.Add(j.AttainedAt(j.end)); }
   std::string Describe(const Job& j, Time now) const override {
     return fmt::format("{}, Gittins index {:.6f}", q_.Describe(j, now), IndexOf(j, now));
   }

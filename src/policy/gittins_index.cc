@@ -18,9 +18,11 @@ void GittinsIndex::Rebuild() {
   for (size_t i = 0; i < sorted_.size(); ++i) prefix_[i + 1] = prefix_[i] + sorted_[i];
 }
 
-void GittinsIndex::Add(Service sample) {
+bool GittinsIndex::Add(Service sample) {
   pending_.push_back(sample);
-  if (pending_.size() >= batch_) Rebuild();
+  if (pending_.size() < batch_) return false;
+  Rebuild();
+  return true;
 }
 
 double GittinsIndex::Index(Service a, Service quantum) const {

@@ -18,7 +18,8 @@ class GittinsIndex {
   explicit GittinsIndex(std::vector<Service> samples, size_t batch = 100);
   // Index per GPU-second of quantum (scale is irrelevant to ordering).
   double Index(Service attained, Service quantum) const;
-  void Add(Service sample);
+  // True when the sample was merged (every `batch` samples), changing the index.
+  bool Add(Service sample);
   size_t size() const { return sorted_.size(); }
 
  private:
