@@ -365,6 +365,56 @@ TEST_F(ServeTest, CliClientSubmitLsShowLogsExplainCancel) {
   EXPECT_NE(missing.out.find("no such job"), std::string::npos) << missing.out;
 }
 
+TEST_F(ServeTest, DamagedJournalIsRefusedAndNoJobIdIsReused) {
+  // Two jobs run and end; serve is killed; then its journal is damaged three ways. Each
+  // restart is refused with the recovery choices (it used to start with fewer or zero jobs
+  // and give job 1's id, and its output.log, to the next submission). Accepting the loss
+  // starts serve, and the next job gets a new id and a fresh log.
+  Serve({"--gpus", "1", "--policy", "fifo"});
+  const int64_t a = Submit({{"argv", {"sh", "-c", "echo output-of-the-first-job"}}});
+  ASSERT_TRUE(WaitFor([&] { return State(a) == "finished"; }, 10s));
+  const int64_t b = Submit({{"argv", {"true"}}});
+  ASSERT_TRUE(WaitFor([&] { return State(b) == "finished"; }, 10s));
+  serve_->Stop(SIGKILL);
+  const fs::path db = dir_ / "tiresias.db", wal = dir_ / "tiresias.db-wal";
+  ASSERT_TRUE(fs::exists(wal)) << "after kill -9 the commits are in the WAL";
+  const fs::path saved = dir_ / "saved";
+  fs::create_directories(saved);
+  for (const auto& f : {db, wal}) fs::copy_file(f, saved / f.filename());
+  auto restore = [&] {
+    for (const auto& f : {db, wal}) fs::copy_file(saved / f.filename(), f, fs::copy_options::overwrite_existing);
+  };
+  const std::string serve = "serve --gpus 1 --policy fifo --port 0 --state-dir " + dir_.string();
+  for (const std::string damage : {"wal deleted", "wal garbage", "db truncated"}) {
+    SCOPED_TRACE(damage);
+    restore();
+    if (damage == "wal deleted") fs::remove(wal);
+    if (damage == "wal garbage") std::ofstream(wal, std::ios::binary) << std::string(8192, 'x');
+    if (damage == "db truncated") {
+      fs::resize_file(db, 0);
+      fs::remove(wal);
+    }
+    auto r = testing::RunTiresias(serve);
+    EXPECT_NE(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find("was committed"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("--accept-journal-loss"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("another --state-dir"), std::string::npos) << r.out;
+  }
+  // The WAL is gone; the operator accepts the loss.
+  restore();
+  fs::remove(wal);
+  Serve({"--gpus", "1", "--policy", "fifo", "--accept-journal-loss"});
+  EXPECT_NE(ReadAll(dir_ / "serve.out").find("continuing (--accept-journal-loss)"),
+            std::string::npos)
+      << ReadAll(dir_ / "serve.out");
+  const int64_t c = Submit({{"argv", {"sh", "-c", "echo output-of-the-new-job"}}});
+  EXPECT_GT(c, b) << "a job id given out before the loss is never given out again";
+  ASSERT_TRUE(WaitFor([&] { return State(c) == "finished"; }, 10s));
+  const std::string log = ReadAll(dir_ / "tiresias-jobs" / std::to_string(c) / "output.log");
+  EXPECT_NE(log.find("output-of-the-new-job"), std::string::npos) << log;
+  EXPECT_EQ(log.find("output-of-the-first-job"), std::string::npos) << log;
+}
+
 TEST_F(ServeTest, Kill9AtRandomMomentsLosesNoJob) {
   Serve({"--gpus", "4", "--policy", "dlas"});
   std::atomic<bool> done = false;
