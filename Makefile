@@ -4,7 +4,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 APT_PACKAGES := build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev \
   libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libsqlite3-dev \
-  libcpp-httplib-dev libssl-dev
+  libssl-dev libmicrohttpd-dev libcurl4-openssl-dev
 
 .PHONY: deps configure build test demo bench clean format
 

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
-#include <httplib.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -254,42 +253,50 @@ TEST_F(ServeTest, PreemptionEscalatesToSigkillAfterTheGrace) {
 
 TEST_F(ServeTest, BadRequestsGetClearErrors) {
   Serve({"--gpus", "2"});
-  httplib::Client raw(serve_->Client().url());
-  const std::string token = ReadAll(dir_ / "tiresias.token").substr(0, 32);
-  httplib::Headers auth = {{"Authorization", "Bearer " + token}};
-  auto post = [&](const std::string& body, const httplib::Headers& h) {
-    return raw.Post("/v1/jobs", h, body, "application/json");
+  // Over TCP, as a remote caller: without a token, with a wrong one, with the admin's.
+  const std::string url(testing::Trimmed(ReadAll(dir_ / "tiresias.addr")));
+  const std::string token(testing::Trimmed(ReadAll(dir_ / "tiresias.token")));
+  auto tcp = [&](const std::string& tok) {
+    return *ApiClient::Connect({.server = url, .state_dir = "/nonexistent", .token = tok});
   };
-  auto r = post("{\"argv\": [\"true\"]}", {});
-  EXPECT_EQ(r->status, 401);
-  r = post("{\"argv\": [\"true\"]}", {{"Authorization", "Bearer nope"}});
-  EXPECT_EQ(r->status, 403);
-  r = post("{not json", auth);
-  EXPECT_EQ(r->status, 400);
-  EXPECT_NE(r->body.find("not valid JSON"), std::string::npos) << r->body;
-  r = post("{\"argv\": [\"true\"], \"gpu\": 1}", auth);
-  EXPECT_EQ(r->status, 400);
-  EXPECT_NE(r->body.find("unknown field 'gpu'"), std::string::npos) << r->body;
-  r = post("{\"argv\": [\"true\"], \"gpus\": \"two\"}", auth);
-  EXPECT_EQ(r->status, 400);
-  EXPECT_NE(r->body.find("'gpus'"), std::string::npos) << r->body;
-  r = post("{\"argv\": [\"true\"], \"env\": {\"CUDA_VISIBLE_DEVICES\": \"0\"}}", auth);
-  EXPECT_EQ(r->status, 400);
-  EXPECT_NE(r->body.find("set by the scheduler"), std::string::npos) << r->body;
-  r = post("{\"argv\": [\"true\"], \"gpus\": 3}", auth);
-  EXPECT_EQ(r->status, 400);
-  EXPECT_NE(r->body.find("can never run"), std::string::npos) << r->body;
+  const ApiClient anon = tcp(""), wrong = tcp("nope"), raw = tcp(token);
+  auto post = [&](const std::string& body) { return *raw.Post("/v1/jobs", body); };
+  EXPECT_EQ(anon.Post("/v1/jobs", "{\"argv\": [\"true\"]}")->status, 401);
+  EXPECT_EQ(anon.Get("/v1/jobs")->status, 401) << "reads need an identity too";
+  EXPECT_EQ(wrong.Post("/v1/jobs", "{\"argv\": [\"true\"]}")->status, 403);
+  auto r = post("{not json");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("not valid JSON"), std::string::npos) << r.body;
+  r = post("{\"argv\": [\"true\"], \"gpu\": 1}");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find(R"(unknown field \"gpu\")"), std::string::npos) << r.body;
+  r = post("{\"argv\": [\"true\"], \"gpus\": \"two\"}");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("'gpus'"), std::string::npos) << r.body;
+  r = post("{\"argv\": [\"true\"], \"env\": {\"CUDA_VISIBLE_DEVICES\": \"0\"}}");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("set by the scheduler"), std::string::npos) << r.body;
+  r = post("{\"argv\": [\"true\"], \"gpus\": 3}");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("can never run"), std::string::npos) << r.body;
   EXPECT_EQ(raw.Get("/v1/jobs/77")->status, 404);
   EXPECT_EQ(raw.Get("/v1/jobs/abc")->status, 400);
   EXPECT_EQ(raw.Get("/v1/nope")->status, 404);
   EXPECT_EQ(raw.Get("/v1/%ff")->status, 404);  // invalid UTF-8 in the path: no crash
-  EXPECT_EQ(raw.Get("/v1/health")->status, 200);
+  EXPECT_EQ(anon.Get("/v1/health")->status, 200);
   EXPECT_EQ(raw.Get("/v1/events?limit=0")->status, 400);
-  r = post("{\"argv\": [\"true\"], \"gpus\": 4294967297}", auth);
-  EXPECT_EQ(r->status, 400) << r->body;
-  r = post("{\"argv\": [\"true\"], \"env\": {\"\": \"x\"}}", auth);
-  EXPECT_EQ(r->status, 400) << r->body;
+  r = post("{\"argv\": [\"true\"], \"gpus\": 4294967297}");
+  EXPECT_EQ(r.status, 400) << r.body;
+  r = post("{\"argv\": [\"true\"], \"env\": {\"\": \"x\"}}");
+  EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_EQ(raw.Get("/v1/jobs?state=sleeping")->status, 400);
+  // A body over the limit (a 2 MB name), and one nested 100,000 deep (it used to crash).
+  r = post("{\"argv\": [\"true\"], \"name\": \"" + std::string(2 << 20, 'n') + "\"}");
+  EXPECT_EQ(r.status, 413) << r.body.substr(0, 200);
+  r = post("{\"argv\": [\"true\"], \"gpus\": " + std::string(100000, '[') +
+           std::string(100000, ']') + "}");
+  EXPECT_EQ(r.status, 400) << r.body.substr(0, 200);
+  EXPECT_NE(r.body.find("nested deeper than 32"), std::string::npos) << r.body.substr(0, 200);
   // Nothing refused was stored.
   EXPECT_EQ(raw.Get("/v1/jobs")->body, "[]\n");
 
@@ -300,8 +307,8 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
   EXPECT_EQ(State(bad), "failed");
   EXPECT_EQ(Job(bad)["exit_code"], 3);
   EXPECT_EQ(State(good), "finished");
-  r = raw.Post(fmt::format("/v1/jobs/{}/cancel", good), auth, "", "application/json");
-  EXPECT_EQ(r->status, 409) << r->body;
+  r = *raw.Post(fmt::format("/v1/jobs/{}/cancel", good), "");
+  EXPECT_EQ(r.status, 409) << r.body;
   // A second serve on the same state directory is refused.
   auto second = testing::RunTiresias("serve --gpus 2 --port 0 --state-dir " + dir_.string());
   EXPECT_NE(second.rc, 0);
@@ -382,7 +389,8 @@ TEST_F(ServeTest, DamagedJournalIsRefusedAndNoJobIdIsReused) {
   fs::create_directories(saved);
   for (const auto& f : {db, wal}) fs::copy_file(f, saved / f.filename());
   auto restore = [&] {
-    for (const auto& f : {db, wal}) fs::copy_file(saved / f.filename(), f, fs::copy_options::overwrite_existing);
+    for (const auto& f : {db, wal})
+      fs::copy_file(saved / f.filename(), f, fs::copy_options::overwrite_existing);
   };
   const std::string serve = "serve --gpus 1 --policy fifo --port 0 --state-dir " + dir_.string();
   for (const std::string damage : {"wal deleted", "wal garbage", "db truncated"}) {

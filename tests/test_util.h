@@ -13,6 +13,13 @@
 
 namespace tiresias::testing {
 
+// `s` without leading and trailing whitespace.
+inline std::string Trimmed(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
+}
+
 struct CmdResult {
   int rc;
   std::string out;  // stdout and stderr together

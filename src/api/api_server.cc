@@ -1,12 +1,11 @@
-// Routes of the REST API onto LiveScheduler (see api_server.h).
+// Routes of the REST API onto LiveScheduler, with identity and visibility (see api_server.h).
 #include "api/api_server.h"
 
 #include <fmt/format.h>
-#include <httplib.h>
+#include <pwd.h>
 
-#include <chrono>
+#include <array>
 #include <cstdint>
-#include <thread>
 
 #include "common/strings.h"
 
@@ -17,6 +16,10 @@ int HttpCode(const Status& s) {
   switch (s.code()) {
     case StatusCode::kInvalidArgument:
       return 400;
+    case StatusCode::kUnauthenticated:
+      return 401;
+    case StatusCode::kPermissionDenied:
+      return 403;
     case StatusCode::kNotFound:
       return 404;
     case StatusCode::kFailedPrecondition:
@@ -31,51 +34,111 @@ std::string Dump(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-void Reply(httplib::Response& res, int code, const nlohmann::json& body) {
-  res.status = code;
-  res.set_content(Dump(body) + "\n", "application/json");
+// A value echoed in an error message: short, whatever the caller sent.
+std::string Echo(const nlohmann::json& j) {
+  std::string s = Dump(j);
+  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
 }
 
-void Fail(httplib::Response& res, int code, const std::string& msg) {
-  Reply(res, code, {{"error", msg}});
+HttpResponse Reply(int code, const nlohmann::json& body) {
+  return {.status = code, .body = Dump(body) + "\n"};
 }
 
-void Fail(httplib::Response& res, const Status& s) {
-  Fail(res, HttpCode(s), s.message());
+HttpResponse Fail(int code, const std::string& msg) {
+  return Reply(code, {{"error", msg}});
 }
 
-std::optional<JobId> PathId(const httplib::Request& req, httplib::Response& res) {
-  auto v = ParseInt(req.matches[1].str());
+HttpResponse Fail(const Status& s) {
+  return Fail(HttpCode(s), s.message());
+}
+
+// A SAX pass that only measures nesting, so a deep body is refused before a tree of it (and
+// its recursive destruction or printing) exists.
+struct DepthCheck : nlohmann::json_sax<nlohmann::json> {
+  int depth = 0;
+  bool too_deep = false;
+  bool Enter() {
+    too_deep = ++depth > kMaxJsonDepth;
+    return !too_deep;
+  }
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return Enter(); }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return --depth, true; }
+  bool start_array(std::size_t) override { return Enter(); }
+  bool end_array() override { return --depth, true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+};
+
+StatusOr<JobId> PathId(const std::string& part) {
+  auto v = ParseInt(part);
   if (!v || *v <= 0) {
-    Fail(res, 400, fmt::format("'{}' is not a job id", req.matches[1].str()));
-    return std::nullopt;
+    return InvalidArgument(fmt::format("'{}' is not a job id", Echo(nlohmann::json(part))));
   }
   return JobId(*v);
 }
 
-std::optional<int64_t> QueryInt(const httplib::Request& req, httplib::Response& res,
-                                const char* key, int64_t def) {
-  if (!req.has_param(key)) return def;
-  auto v = ParseInt(req.get_param_value(key));
+StatusOr<int64_t> QueryInt(const HttpRequest& req, const char* key, int64_t def) {
+  auto it = req.query.find(key);
+  if (it == req.query.end()) return def;
+  auto v = ParseInt(it->second);
   if (!v || *v < 0) {
-    Fail(res, 400,
-         fmt::format("query parameter {}: '{}' is not a non-negative integer", key,
-                     req.get_param_value(key)));
-    return std::nullopt;
+    return InvalidArgument(fmt::format("query parameter {}: {} is not a non-negative integer", key,
+                                       Echo(nlohmann::json(it->second))));
   }
   return *v;
 }
 
+// A job as `caller` may see it: another user's job without its environment.
+nlohmann::json Visible(nlohmann::json job, const Caller& caller) {
+  if (caller.May(job.value("user", ""))) return job;
+  if (job.contains("env")) {
+    job["env_hidden"] = job["env"].size();
+    job.erase("env");
+  }
+  return job;
+}
+
+std::vector<std::string> PathParts(const std::string& path) {
+  std::vector<std::string> parts;
+  for (auto p : Split(path, '/')) {
+    if (!p.empty()) parts.emplace_back(p);
+  }
+  return parts;
+}
+
 }  // namespace
 
-StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
+StatusOr<nlohmann::json> ParseJsonBody(const std::string& body) {
+  DepthCheck depth;
+  const bool ok = nlohmann::json::sax_parse(body, &depth, nlohmann::json::input_format_t::json,
+                                            /*strict=*/true, /*ignore_comments=*/false);
+  if (depth.too_deep) {
+    return InvalidArgument(fmt::format("request body nested deeper than {} levels", kMaxJsonDepth));
+  }
+  if (!ok) return InvalidArgument("request body is not valid JSON");
   auto j = nlohmann::json::parse(body, nullptr, false);
   if (j.is_discarded()) return InvalidArgument("request body is not valid JSON");
+  return j;
+}
+
+StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
+  auto parsed = ParseJsonBody(body);
+  if (!parsed.ok()) return parsed.status();
+  const nlohmann::json& j = *parsed;
   if (!j.is_object()) return InvalidArgument("request body must be a JSON object");
   SubmitRequest r;
   for (const auto& [key, v] : j.items()) {
     auto bad = [&](const char* want) {
-      return InvalidArgument(fmt::format("field '{}': expected {}, got {}", key, want, Dump(v)));
+      return InvalidArgument(fmt::format("field '{}': expected {}, got {}", key, want, Echo(v)));
     };
     if (key == "name" || key == "user" || key == "model" || key == "cwd") {
       if (!v.is_string()) return bad("a string");
@@ -105,149 +168,170 @@ StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
       r.duration_s = v.get<double>();
     } else {
       return InvalidArgument(fmt::format(
-          "unknown field '{}' (known: name, user, model, gpus, argv, cwd, env, duration_s)", key));
+          "unknown field {} (known: name, user, model, gpus, argv, cwd, env, duration_s)",
+          Echo(nlohmann::json(key))));
     }
   }
   return r;  // LiveScheduler::Submit validates the values
 }
 
-ApiServer::ApiServer(LiveScheduler& sched, std::string token)
-    : sched_(sched), token_(std::move(token)), srv_(std::make_unique<httplib::Server>()) {
-  Routes();
-}
+ApiServer::ApiServer(LiveScheduler& sched, Identities& ids, HttpLimits limits)
+    : sched_(sched), ids_(ids), http_([this](const HttpRequest& r) { return Handle(r); }, limits) {}
 
-ApiServer::~ApiServer() = default;
-
-StatusOr<int> ApiServer::Bind(const std::string& host, int port) {
-  int bound =
-      port == 0 ? srv_->bind_to_any_port(host) : (srv_->bind_to_port(host, port) ? port : -1);
-  if (bound <= 0) {
-    return IoError(fmt::format("cannot listen on {}:{} (in use, or bad address)", host, port));
+StatusOr<int> ApiServer::Start(const std::string& host, int port, const std::string& unix_socket) {
+  auto bound = http_.StartTcp(host, port);
+  if (!bound.ok()) return bound.status();
+  if (!unix_socket.empty()) {
+    if (Status s = http_.StartUnix(unix_socket); !s.ok()) return s;
   }
   return bound;
 }
 
-void ApiServer::Serve() {
-  srv_->listen_after_bind();
-}
-
-void ApiServer::WaitUntilServing() {
-  while (!srv_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-}
-
 void ApiServer::Stop() {
-  srv_->stop();
+  http_.Stop();
 }
 
-void ApiServer::Routes() {
-  auto authorized = [this](const httplib::Request& req, httplib::Response& res) {
-    const std::string h = req.get_header_value("Authorization");
-    if (h.empty()) {
-      Fail(res, 401,
-           "this call changes state: send 'Authorization: Bearer <token>' (the token "
-           "is in tiresias.token in the server's state directory)");
-      return false;
-    }
-    if (h != "Bearer " + token_) {
-      Fail(res, 403, "wrong token");
-      return false;
-    }
-    return true;
+HttpResponse ApiServer::Handle(const HttpRequest& req) {
+  if (req.path == "/v1/health" && req.method == "GET") {
+    return Reply(200, {{"ok", true}});
+  }
+  auto caller = ids_.Resolve(req);
+  if (!caller.ok()) return Fail(caller.status());
+  return Route(req, *caller);
+}
+
+HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
+  const std::vector<std::string> p = PathParts(req.path);
+  const std::string& m = req.method;
+  auto no_such = [&] {
+    return Fail(404, fmt::format("no such endpoint: {} {} (see /v1/jobs, /v1/nodes, /v1/events, "
+                                 "/v1/whoami, /v1/tokens)",
+                                 m, Echo(nlohmann::json(req.path))));
   };
-  auto& s = *srv_;
-  s.Get("/v1/health", [this](const httplib::Request&, httplib::Response& res) {
-    const auto nodes = sched_.Nodes();
-    Reply(res, 200, {{"ok", true}, {"nodes", nodes["nodes"]}, {"policy", nodes["policy"]}});
-  });
-  s.Post("/v1/jobs", [this, authorized](const httplib::Request& req, httplib::Response& res) {
-    if (!authorized(req, res)) return;
-    auto r = ParseSubmit(req.body);
-    if (!r.ok()) return Fail(res, r.status());
-    auto id = sched_.Submit(*r);
-    if (!id.ok()) return Fail(res, id.status());
-    Reply(res, 201, {{"id", id->value()}});
-  });
-  s.Get("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) {
+  if (p.size() < 2 || p[0] != "v1") return no_such();
+  const std::string& what = p[1];
+  if (what == "whoami" && p.size() == 2 && m == "GET") {
+    nlohmann::json j = {{"user", caller.user}, {"admin", caller.admin}, {"via", caller.via}};
+    if (caller.uid) j["uid"] = *caller.uid;
+    return Reply(200, j);
+  }
+  if (what == "nodes" && p.size() == 2 && m == "GET") return Reply(200, sched_.Nodes());
+  if (what == "events" && p.size() == 2 && m == "GET") {
+    auto after = QueryInt(req, "after", 0);
+    if (!after.ok()) return Fail(after.status());
+    auto limit = QueryInt(req, "limit", 1000);
+    if (!limit.ok()) return Fail(limit.status());
+    if (*limit < 1 || *limit > 100000) return Fail(400, "limit must be in 1..100000");
+    auto ev = sched_.Events(*after, static_cast<int>(*limit));
+    return ev.ok() ? Reply(200, *ev) : Fail(ev.status());
+  }
+  if (what == "tokens") {
+    if (p.size() > 3) return no_such();
+    return Tokens(req, caller, p.size() == 3 ? p[2] : "");
+  }
+  if (what != "jobs") return no_such();
+  if (p.size() == 2) {
+    if (m == "POST") return Submit(req, caller);
+    if (m != "GET") return no_such();
     std::optional<LiveState> only;
-    if (req.has_param("state")) {
-      only = ParseLiveState(req.get_param_value("state"));
+    if (auto it = req.query.find("state"); it != req.query.end()) {
+      only = ParseLiveState(it->second);
       if (!only) {
-        return Fail(res, 400,
-                    fmt::format("unknown state '{}' (pending, starting, running, preempting, "
-                                "finished, failed, cancelled)",
-                                req.get_param_value("state")));
+        return Fail(400, fmt::format("unknown state {} (pending, starting, running, preempting, "
+                                     "finished, failed, cancelled)",
+                                     Echo(nlohmann::json(it->second))));
       }
     }
-    Reply(res, 200, sched_.List(only));
-  });
-  s.Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
-    auto id = PathId(req, res);
-    if (!id) return;
-    auto j = sched_.Get(*id);
-    j.ok() ? Reply(res, 200, *j) : Fail(res, j.status());
-  });
-  auto cancel = [this, authorized](const httplib::Request& req, httplib::Response& res) {
-    if (!authorized(req, res)) return;
-    auto id = PathId(req, res);
-    if (!id) return;
-    Status st = sched_.Cancel(*id);
-    st.ok() ? Reply(res, 200, {{"id", id->value()}, {"cancelled", true}}) : Fail(res, st);
-  };
-  s.Post(R"(/v1/jobs/([^/]+)/cancel)", cancel);
-  s.Delete(R"(/v1/jobs/([^/]+))", cancel);
-  s.Get(R"(/v1/jobs/([^/]+)/explain)", [this](const httplib::Request& req, httplib::Response& res) {
-    auto id = PathId(req, res);
-    if (!id) return;
+    nlohmann::json out = nlohmann::json::array();
+    for (auto& j : sched_.List(only)) out.push_back(Visible(std::move(j), caller));
+    return Reply(200, out);
+  }
+  auto id = PathId(p[2]);
+  if (!id.ok()) return Fail(id.status());
+  auto job = sched_.Get(*id);
+  if (!job.ok()) return Fail(job.status());
+  const bool mine = caller.May(job->value("user", ""));
+  const std::string action = p.size() == 4 ? p[3] : "";
+  if (p.size() > 4) return no_such();
+  if ((action == "cancel" && m == "POST") || (action.empty() && m == "DELETE")) {
+    if (!mine) {
+      return Fail(403, fmt::format("job {} is {}'s; only they or an admin may cancel it",
+                                   id->value(), job->value("user", "")));
+    }
+    Status s = sched_.Cancel(*id);
+    return s.ok() ? Reply(200, {{"id", id->value()}, {"state", "cancelled"}}) : Fail(s);
+  }
+  if (m != "GET") return no_such();
+  if (action.empty()) return Reply(200, Visible(*job, caller));
+  if (action == "explain") {
     auto j = sched_.Explain(*id);
-    j.ok() ? Reply(res, 200, *j) : Fail(res, j.status());
-  });
-  s.Get(R"(/v1/jobs/([^/]+)/logs)", [this](const httplib::Request& req, httplib::Response& res) {
-    auto id = PathId(req, res);
-    if (!id) return;
-    auto offset = QueryInt(req, res, "offset", 0);
-    if (!offset) return;
+    return j.ok() ? Reply(200, *j) : Fail(j.status());
+  }
+  if (action == "logs") {
+    if (!mine) {
+      return Fail(403, fmt::format("job {} is {}'s; only they or an admin may read its log",
+                                   id->value(), job->value("user", "")));
+    }
+    auto offset = QueryInt(req, "offset", 0);
+    if (!offset.ok()) return Fail(offset.status());
     int64_t next = 0;
     auto text = sched_.Logs(*id, *offset, 1 << 20, next);
-    if (!text.ok()) return Fail(res, text.status());
-    auto job = sched_.Get(*id);
-    res.set_header("X-Next-Offset", std::to_string(next));
-    if (job.ok()) res.set_header("X-Job-State", (*job)["state"].get<std::string>());
-    res.set_content(*text, "text/plain");
-  });
-  s.Get("/v1/nodes", [this](const httplib::Request&, httplib::Response& res) {
-    Reply(res, 200, sched_.Nodes());
-  });
-  s.Get("/v1/events", [this](const httplib::Request& req, httplib::Response& res) {
-    auto after = QueryInt(req, res, "after", 0);
-    if (!after) return;
-    auto limit = QueryInt(req, res, "limit", 1000);
-    if (!limit) return;
-    if (*limit < 1 || *limit > 100000) return Fail(res, 400, "limit must be in 1..100000");
-    auto ev = sched_.Events(*after, static_cast<int>(*limit));
-    ev.ok() ? Reply(res, 200, *ev) : Fail(res, ev.status());
-  });
-  // Runs outside httplib's try block: it must not throw.
-  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (res.status != 404 || !res.body.empty()) return;
-    try {
-      Fail(res, 404,
-           fmt::format("no such endpoint: {} {} (see /v1/health, /v1/jobs, /v1/nodes, /v1/events)",
-                       req.method, req.path));
-    } catch (...) {
-      res.set_content("{\"error\": \"no such endpoint\"}\n", "application/json");
+    if (!text.ok()) return Fail(text.status());
+    return {.status = 200,
+            .body = *text,
+            .content_type = "text/plain",
+            .headers = {{"X-Next-Offset", std::to_string(next)},
+                        {"X-Job-State", job->value("state", "")}}};
+  }
+  return no_such();
+}
+
+HttpResponse ApiServer::Submit(const HttpRequest& req, const Caller& caller) {
+  auto r = ParseSubmit(req.body);
+  if (!r.ok()) return Fail(r.status());
+  // The job is the caller's; only an admin submits for someone else.
+  if (r->user.empty() || r->user == caller.user) {
+    r->user = caller.user;
+    r->uid = caller.uid;
+    r->gid = caller.gid;
+  } else if (!caller.admin) {
+    return Fail(403, fmt::format("field 'user': you are {}; only an admin submits as {}",
+                                 caller.user, Echo(nlohmann::json(r->user))));
+  } else {
+    std::array<char, 4096> buf{};
+    passwd pw{};
+    passwd* found = nullptr;
+    if (getpwnam_r(r->user.c_str(), &pw, buf.data(), buf.size(), &found) == 0 && found) {
+      r->uid = found->pw_uid;
+      r->gid = found->pw_gid;
     }
-  });
-  s.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-        std::string what = "internal error";
-        try {
-          std::rethrow_exception(ep);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
-        }
-        Fail(res, 500, what);
-      });
+  }
+  auto id = sched_.Submit(*r);
+  if (!id.ok()) return Fail(id.status());
+  return Reply(201, {{"id", id->value()}, {"user", r->user}});
+}
+
+HttpResponse ApiServer::Tokens(const HttpRequest& req, const Caller& caller,
+                               const std::string& user) {
+  if (!caller.admin) return Fail(403, "only an admin manages tokens");
+  if (req.method == "GET" && user.empty()) return Reply(200, {{"users", ids_.TokenUsers()}});
+  if (req.method == "DELETE" && !user.empty()) {
+    Status s = ids_.RevokeToken(user);
+    return s.ok() ? Reply(200, {{"user", user}, {"revoked", true}}) : Fail(s);
+  }
+  if (req.method == "POST" && user.empty()) {
+    auto body = ParseJsonBody(req.body);
+    if (!body.ok()) return Fail(body.status());
+    if (!body->is_object() || !body->contains("user") || !(*body)["user"].is_string()) {
+      return Fail(400, "field 'user': expected the user name the token is for");
+    }
+    const std::string name = (*body)["user"].get<std::string>();
+    auto tok = ids_.CreateToken(name);
+    if (!tok.ok()) return Fail(tok.status());
+    return Reply(201, {{"user", name}, {"token", *tok}});
+  }
+  return Fail(404,
+              fmt::format("no such endpoint: {} {}", req.method, Echo(nlohmann::json(req.path))));
 }
 
 }  // namespace tiresias

@@ -1,50 +1,60 @@
-// The REST/JSON API of `tiresias serve` (cpp-httplib), on loopback by default.
-//   GET  /v1/health                      liveness, GPU count
-//   POST /v1/jobs                         submit          (token)
-//   GET  /v1/jobs[?state=S]               list
+// The REST/JSON API of `tiresias serve`: on TCP (loopback by default) and on the Unix socket
+// tiresias.sock in the state directory. Every call but /v1/health needs an identity
+// (identity.h): a local user through the socket, or a token.
+//   GET  /v1/health                      liveness (no identity needed)
+//   GET  /v1/whoami                      the caller as the server sees them
+//   POST /v1/jobs                         submit (the job is the caller's)
+//   GET  /v1/jobs[?state=S]               list (others' jobs without their environment)
 //   GET  /v1/jobs/{id}                    one job
-//   POST /v1/jobs/{id}/cancel, DELETE /v1/jobs/{id}   cancel (token)
+//   POST /v1/jobs/{id}/cancel, DELETE /v1/jobs/{id}   cancel (owner or admin)
 //   GET  /v1/jobs/{id}/explain            why it waits
-//   GET  /v1/jobs/{id}/logs?offset=N      log bytes from N; X-Next-Offset, X-Job-State headers
+//   GET  /v1/jobs/{id}/logs?offset=N      log bytes from N (owner or admin); X-Next-Offset,
+//                                         X-Job-State headers
 //   GET  /v1/nodes                        GPUs and who holds them
 //   GET  /v1/events?after=SEQ&limit=N     the journal, oldest first
-// Mutating calls need `Authorization: Bearer <token>`. Errors are JSON {"error": "..."} with
-// 400 (bad request), 401/403 (token), 404, 409 (wrong state), 500.
+//   POST /v1/tokens {"user"}, GET /v1/tokens, DELETE /v1/tokens/{user}   (admin)
+// Errors are JSON {"error": "..."} with 400 (bad request), 401 (no identity), 403 (not
+// allowed), 404, 409 (wrong state), 413 (body too large), 503 (too many connections), 500.
 #pragma once
 
 #include <memory>
 #include <string>
-#include <string_view>
 
+#include "api/http_server.h"
+#include "api/identity.h"
 #include "common/status.h"
 #include "live/live_scheduler.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace tiresias {
+
+// JSON bodies nested deeper than this are refused (400) before they are built.
+inline constexpr int kMaxJsonDepth = 32;
 
 class ApiServer {
  public:
-  ApiServer(LiveScheduler& sched, std::string token);
-  ~ApiServer();
-  // Binds host:port (port 0 = any free port); returns the bound port.
-  StatusOr<int> Bind(const std::string& host, int port);
-  void Serve();  // blocks until Stop()
-  // Waits until Serve() accepts connections: Stop() before that has no effect in httplib.
-  void WaitUntilServing();
+  ApiServer(LiveScheduler& sched, Identities& ids, HttpLimits limits = {});
+  // Listens on host:port (0 = any free port) and on `unix_socket` ("" = none); returns the
+  // bound TCP port.
+  StatusOr<int> Start(const std::string& host, int port, const std::string& unix_socket);
   void Stop();
+  // One request, as the HTTP server hands it over (tests call it directly).
+  HttpResponse Handle(const HttpRequest& req);
 
  private:
-  void Routes();
+  HttpResponse Route(const HttpRequest& req, const Caller& caller);
+  HttpResponse Submit(const HttpRequest& req, const Caller& caller);
+  HttpResponse Tokens(const HttpRequest& req, const Caller& caller, const std::string& user);
+
   LiveScheduler& sched_;
-  std::string token_;
-  std::unique_ptr<httplib::Server> srv_;
+  Identities& ids_;
+  HttpServer http_;
 };
 
 // Parses a submit body into a request: JSON types and known fields only (the values are
-// checked by Validate, live/submit_request.h); errors name the field and the problem.
+// checked by Validate, live/submit_request.h); errors name the field and the problem. A body
+// nested deeper than kMaxJsonDepth is refused before it is built.
 StatusOr<SubmitRequest> ParseSubmit(const std::string& body);
+// Parses a JSON body no deeper than kMaxJsonDepth.
+StatusOr<nlohmann::json> ParseJsonBody(const std::string& body);
 
 }  // namespace tiresias

@@ -1,12 +1,14 @@
-// ApiClient: server discovery, token, and JSON calls over cpp-httplib.
+// ApiClient: server discovery, identity (socket or token) and JSON calls over libcurl.
 #include "cli/client.h"
 
+#include <curl/curl.h>
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 
 #include "common/strings.h"
 
@@ -28,14 +30,38 @@ StatusOr<nlohmann::json> JsonOf(const StatusOr<HttpReply>& r) {
   return j;
 }
 
+size_t OnBody(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+size_t OnHeader(char* data, size_t size, size_t n, void* out) {
+  auto* reply = static_cast<HttpReply*>(out);
+  std::string_view line(data, size * n);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  const size_t colon = line.find(':');
+  if (colon != std::string_view::npos) {
+    std::string name(Trim(line.substr(0, colon)));
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string value(Trim(line.substr(colon + 1)));
+    if (name == "x-next-offset") reply->next_offset = value;
+    if (name == "x-job-state") reply->job_state = value;
+  }
+  return size * n;
+}
+
 }  // namespace
 
 Status ErrorOf(const HttpReply& r) {
   if (r.status / 100 == 2) return Status::Ok();
   auto j = nlohmann::json::parse(r.body, nullptr, false);
   std::string msg =
-      !j.is_discarded() && j.contains("error") ? j["error"].get<std::string>() : r.body;
-  StatusCode code = r.status == 404       ? StatusCode::kNotFound
+      !j.is_discarded() && j.is_object() && j.contains("error") && j["error"].is_string()
+          ? j["error"].get<std::string>()
+          : r.body;
+  StatusCode code = r.status == 401       ? StatusCode::kUnauthenticated
+                    : r.status == 403     ? StatusCode::kPermissionDenied
+                    : r.status == 404     ? StatusCode::kNotFound
                     : r.status == 409     ? StatusCode::kFailedPrecondition
                     : r.status / 100 == 4 ? StatusCode::kInvalidArgument
                                           : StatusCode::kInternal;
@@ -51,21 +77,31 @@ std::string StateDirOrDefault(const std::string& flag) {
 StatusOr<ApiClient> ApiClient::Connect(const ClientOptions& o) {
   ApiClient c;
   const std::filesystem::path dir = StateDirOrDefault(o.state_dir);
-  c.url_ = o.server;
-  if (c.url_.empty()) {
-    if (const char* e = std::getenv("TIRESIAS_SERVER"); e && *e) c.url_ = e;
+  std::string server = o.server;
+  if (server.empty()) {
+    if (const char* e = std::getenv("TIRESIAS_SERVER"); e && *e) server = e;
   }
-  if (c.url_.empty()) {
-    auto addr = ReadFirstLine(dir / "tiresias.addr");
-    if (!addr) {
-      return FailedPrecondition(fmt::format(
-          "no server address: {} not found. Start `tiresias serve` there, or pass --state-dir "
-          "DIR / --server URL",
-          (dir / "tiresias.addr").string()));
-    }
+  if (server.starts_with("unix:")) {
+    c.socket_ = server.substr(5);
+  } else if (!server.empty()) {
+    c.url_ = server;
+  } else if (std::filesystem::exists(dir / "tiresias.sock")) {
+    c.socket_ = (dir / "tiresias.sock").string();
+  } else if (auto addr = ReadFirstLine(dir / "tiresias.addr")) {
     c.url_ = *addr;
+  } else {
+    return FailedPrecondition(
+        fmt::format("no server: neither {} nor {} exists. Start `tiresias serve` there, or pass "
+                    "--state-dir DIR / --server URL",
+                    (dir / "tiresias.sock").string(), (dir / "tiresias.addr").string()));
   }
-  if (const char* e = std::getenv("TIRESIAS_TOKEN"); e && *e) {
+  if (!c.socket_.empty()) {
+    c.url_ = "http://localhost";  // the host is not used over a Unix socket
+    return c;                     // the kernel names the caller: no token
+  }
+  if (!o.token.empty()) {
+    c.token_ = o.token;
+  } else if (const char* e = std::getenv("TIRESIAS_TOKEN"); e && *e) {
     c.token_ = e;
   } else if (auto t = ReadFirstLine(dir / "tiresias.token")) {
     c.token_ = *t;
@@ -73,40 +109,52 @@ StatusOr<ApiClient> ApiClient::Connect(const ClientOptions& o) {
   return c;
 }
 
-namespace {
-StatusOr<HttpReply> Call(const std::string& url, const std::string& token, const char* method,
-                         const std::string& path, const std::string& body) {
-  httplib::Client cli(url);
-  cli.set_connection_timeout(5);
-  cli.set_read_timeout(30);
-  httplib::Headers h;
-  if (!token.empty()) h.emplace("Authorization", "Bearer " + token);
-  httplib::Result r = std::string(method) == "GET"    ? cli.Get(path, h)
-                      : std::string(method) == "POST" ? cli.Post(path, h, body, "application/json")
-                                                      : cli.Delete(path, h);
-  if (!r) {
-    return IoError(fmt::format("cannot reach tiresias serve at {}: {} (is it running?)", url,
-                               httplib::to_string(r.error())));
+StatusOr<HttpReply> ApiClient::Call(const std::string& method, const std::string& path,
+                                    const std::string& body,
+                                    const std::vector<std::string>& headers) const {
+  static std::once_flag init;
+  std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), &curl_easy_cleanup);
+  if (!curl) return Status(StatusCode::kInternal, "libcurl: cannot start a request");
+  CURL* h = curl.get();
+  const std::string url = url_ + path;
+  HttpReply reply;
+  curl_slist* list = nullptr;
+  for (const auto& line : headers) list = curl_slist_append(list, line.c_str());
+  if (!token_.empty()) list = curl_slist_append(list, ("Authorization: Bearer " + token_).c_str());
+  if (!body.empty() || method == "POST") {
+    list = curl_slist_append(list, "Content-Type: application/json");
   }
-  return HttpReply{.status = r->status,
-                   .body = r->body,
-                   .next_offset = r->get_header_value("X-Next-Offset"),
-                   .job_state = r->get_header_value("X-Job-State")};
+  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> owned(list, &curl_slist_free_all);
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  if (!socket_.empty()) curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, socket_.c_str());
+  curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
+  if (method == "POST" || !body.empty()) {
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.c_str());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  }
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, list);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &OnBody);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, &reply.body);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &OnHeader);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, &reply);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 60000L);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  if (CURLcode rc = curl_easy_perform(h); rc != CURLE_OK) {
+    return IoError(fmt::format("cannot reach tiresias serve at {}: {} (is it running?)", where(),
+                               curl_easy_strerror(rc)));
+  }
+  long status = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  reply.status = static_cast<int>(status);
+  return reply;
 }
-}  // namespace
 
-StatusOr<HttpReply> ApiClient::Get(const std::string& path) const {
-  return Call(url_, token_, "GET", path, "");
-}
-StatusOr<HttpReply> ApiClient::Post(const std::string& path, const std::string& body) const {
-  return Call(url_, token_, "POST", path, body);
-}
-StatusOr<HttpReply> ApiClient::Delete(const std::string& path) const {
-  return Call(url_, token_, "DELETE", path, "");
-}
 StatusOr<nlohmann::json> ApiClient::GetJson(const std::string& path) const {
   return JsonOf(Get(path));
 }
+
 StatusOr<nlohmann::json> ApiClient::PostJson(const std::string& path,
                                              const nlohmann::json& body) const {
   return JsonOf(Post(path, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));

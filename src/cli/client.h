@@ -1,19 +1,23 @@
-// How the CLI finds and talks to `tiresias serve`: the server address (--server, env
-// TIRESIAS_SERVER, or tiresias.addr in the state directory) and the token (env
-// TIRESIAS_TOKEN or tiresias.token in the state directory, written 0600 by serve).
+// How the CLI finds and talks to `tiresias serve`. By default through the Unix socket
+// tiresias.sock in the state directory (--state-dir, TIRESIAS_STATE_DIR, or "."): the kernel
+// tells serve who is calling, so no token is needed. With --server URL (or TIRESIAS_SERVER)
+// over TCP, with a token: --token, TIRESIAS_TOKEN, or tiresias.token in the state directory
+// when readable (the operator's). HTTP by libcurl.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
 namespace tiresias {
 
 struct ClientOptions {
-  std::string server;     // "" = discover
+  std::string server;     // "" = discover; "http://host:port" or "unix:PATH"
   std::string state_dir;  // "" = env TIRESIAS_STATE_DIR or "."
+  std::string token;      // "" = env TIRESIAS_TOKEN, then tiresias.token if readable
 };
 
 struct HttpReply {
@@ -29,16 +33,24 @@ Status ErrorOf(const HttpReply& r);
 class ApiClient {
  public:
   static StatusOr<ApiClient> Connect(const ClientOptions& o);
-  StatusOr<HttpReply> Get(const std::string& path) const;
-  StatusOr<HttpReply> Post(const std::string& path, const std::string& body) const;
-  StatusOr<HttpReply> Delete(const std::string& path) const;
+  // Any method; `headers` are extra "Name: value" lines.
+  StatusOr<HttpReply> Call(const std::string& method, const std::string& path,
+                           const std::string& body = "",
+                           const std::vector<std::string>& headers = {}) const;
+  StatusOr<HttpReply> Get(const std::string& path) const { return Call("GET", path); }
+  StatusOr<HttpReply> Post(const std::string& path, const std::string& body) const {
+    return Call("POST", path, body);
+  }
+  StatusOr<HttpReply> Delete(const std::string& path) const { return Call("DELETE", path); }
   // The JSON body of a 2xx reply, or the server's error message.
   StatusOr<nlohmann::json> GetJson(const std::string& path) const;
   StatusOr<nlohmann::json> PostJson(const std::string& path, const nlohmann::json& body) const;
-  const std::string& url() const { return url_; }
+  // Where it connects: the socket path or the URL.
+  std::string where() const { return socket_.empty() ? url_ : "unix:" + socket_; }
 
  private:
-  std::string url_;
+  std::string socket_;  // Unix socket path, or "" for TCP
+  std::string url_;     // base URL (for the socket: http://localhost)
   std::string token_;
 };
 

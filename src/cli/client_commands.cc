@@ -1,4 +1,5 @@
-// The thin-client subcommands: submit, ls, show, logs, cancel, explain, nodes, events.
+// The thin-client subcommands: submit, ls, show, logs, cancel, explain, nodes, events, whoami,
+// token.
 // Each is one or a few API calls (see api/api_server.h) and a human-readable rendering.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -29,7 +30,12 @@ struct Common {
 void AddConnFlags(CLI::App* c, Common& o) {
   c->add_option("--state-dir", o.conn.state_dir,
                 "the server's state directory (default: $TIRESIAS_STATE_DIR or .)");
-  c->add_option("--server", o.conn.server, "server URL, e.g. http://127.0.0.1:8470");
+  c->add_option("--server", o.conn.server,
+                "server URL, e.g. http://host:8470 (needs a token), or unix:PATH (default: the "
+                "state directory's tiresias.sock, where the kernel tells serve who you are)");
+  c->add_option("--token", o.conn.token,
+                "API token for --server over TCP (default: $TIRESIAS_TOKEN, or the state "
+                "directory's tiresias.token when readable)");
 }
 
 int Error(const Status& s) {
@@ -317,6 +323,52 @@ void AddClientCommands(CLI::App& app, int& rc) {
                    "print one event per line in the format of `tiresias sim --events` (core time "
                    "in ms since the state directory was created)");
   events->callback([&rc] { rc = Events(o, after, limit, jsonl); });
+
+  auto* whoami = app.add_subcommand("whoami", "who the server takes you for");
+  AddConnFlags(whoami, o);
+  whoami->add_flag("--json", o.json, "print JSON");
+  whoami->callback([&rc] {
+    auto me = Fetch(o, "/v1/whoami", rc);
+    if (me) {
+      std::cout << fmt::format("{}{} (via {})\n", Str(*me, "user"),
+                               me->value("admin", false) ? ", admin" : "", Str(*me, "via"));
+    }
+  });
+
+  auto* token = app.add_subcommand("token", "API tokens for remote users (admin only)");
+  token->require_subcommand(1);
+  static std::string token_user;
+  auto* create = token->add_subcommand(
+      "create", "make (or replace) USER's token and print it; only its hash is kept");
+  AddConnFlags(create, o);
+  create->add_option("user", token_user, "login name")->required();
+  create->callback([&rc] {
+    auto c = ApiClient::Connect(o.conn);
+    auto r = c.ok() ? c->PostJson("/v1/tokens", {{"user", token_user}})
+                    : StatusOr<nlohmann::json>(c.status());
+    if (!r.ok()) {
+      rc = Error(r.status());
+      return;
+    }
+    std::cout << Str(*r, "token") << "\n";
+  });
+  auto* list = token->add_subcommand("ls", "users that have a token");
+  AddConnFlags(list, o);
+  list->callback([&rc] {
+    auto r = Fetch(o, "/v1/tokens", rc);
+    if (r) {
+      for (const auto& u : (*r)["users"]) std::cout << u.get<std::string>() << "\n";
+    }
+  });
+  auto* revoke = token->add_subcommand("revoke", "remove USER's token");
+  AddConnFlags(revoke, o);
+  revoke->add_option("user", token_user, "login name")->required();
+  revoke->callback([&rc] {
+    auto c = ApiClient::Connect(o.conn);
+    auto r = c.ok() ? c->Delete("/v1/tokens/" + token_user) : StatusOr<HttpReply>(c.status());
+    Status s = r.ok() ? ErrorOf(*r) : r.status();
+    rc = s.ok() ? 0 : Error(s);
+  });
 }
 
 }  // namespace tiresias

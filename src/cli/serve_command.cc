@@ -1,7 +1,8 @@
 // `tiresias serve`: the live scheduler on this machine. Finds the GPUs (nvidia-smi, or
-// --gpus N emulated), opens the state directory (SQLite journal, token, address file),
-// replays and reconciles, then runs the scheduling loop and the REST API until SIGINT or
-// SIGTERM. Jobs keep running when serve stops; the next serve adopts them.
+// --gpus N emulated), opens the state directory (SQLite journal, tokens, address file, the
+// API's Unix socket), replays and reconciles, then runs the scheduling loop and the REST API
+// until SIGINT or SIGTERM. Jobs keep running when serve stops; the next serve adopts them.
+// Everything it creates is private to its user (umask 077: files 0600, directories 0700).
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <pthread.h>
@@ -43,7 +44,12 @@ struct ServeFlags {
   std::string preempt_signal = "TERM";
   bool fsync = false;
   bool accept_journal_loss = false;
+  bool allow_remote = false;
 };
+
+bool IsLoopback(const std::string& host) {
+  return host == "127.0.0.1" || host == "::1" || host.starts_with("127.");
+}
 
 StatusOr<int> ParseSignal(const std::string& s) {
   static const std::vector<std::pair<std::string, int>> kNames = {
@@ -59,24 +65,6 @@ StatusOr<int> ParseSignal(const std::string& s) {
 }
 
 // The token that mutating API calls need: created once, readable by the owner only.
-StatusOr<std::string> EnsureToken(const fs::path& file) {
-  std::ifstream in(file);
-  std::string tok;
-  if (in && std::getline(in, tok) && !Trim(tok).empty()) {
-    fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write,
-                    fs::perm_options::replace);
-    return std::string(Trim(tok));
-  }
-  std::random_device rd;  // /dev/urandom
-  for (int i = 0; i < 4; ++i) tok += fmt::format("{:08x}", rd());
-  const mode_t old = umask(077);  // created 0600: never readable by others, not even briefly
-  Status written = WriteFileAtomically(file.string(), tok + "\n");
-  umask(old);
-  if (!written.ok()) return IoError("cannot write the API token: " + written.message());
-  fs::permissions(file, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
-  return tok;
-}
-
 int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -88,6 +76,13 @@ int Serve(const ServeFlags& f) {
     std::cerr << "tiresias serve: " << s.message() << "\n";
     return 1;
   };
+  if (!IsLoopback(f.host) && !f.allow_remote) {
+    return fail(InvalidArgument(fmt::format(
+        "--host {} is reachable from other machines; pass --allow-remote to mean it (remote "
+        "callers then need a token: `tiresias token create USER`)",
+        f.host)));
+  }
+  umask(077);  // the journal, logs, tokens and job directories are private to serve's user
   std::error_code ec;
   fs::create_directories(f.state_dir, ec);
   const fs::path dir = fs::weakly_canonical(fs::absolute(f.state_dir), ec);
@@ -143,8 +138,10 @@ int Serve(const ServeFlags& f) {
     cfg.gpu_names.push_back(g.name);
   }
 
-  auto token = EnsureToken(dir / "tiresias.token");
+  auto token = EnsureAdminToken((dir / "tiresias.token").string());
   if (!token.ok()) return fail(token.status());
+  auto ids = Identities::Open(*token, (dir / "tiresias.tokens").string(), geteuid());
+  if (!ids.ok()) return fail(ids.status());
   auto store = Store::Open(
       (dir / "tiresias.db").string(), WallMs(),
       Store::Options{.fsync_commits = f.fsync, .accept_journal_loss = f.accept_journal_loss});
@@ -164,25 +161,38 @@ int Serve(const ServeFlags& f) {
                           std::vector<std::string>{"/proc/self/exe", "_shim"}, cfg.gpu_devices),
                       WallMs);
   if (Status s = sched.Open(); !s.ok()) return fail(s);
-  ApiServer api(sched, *token);
-  auto port = api.Bind(f.host, f.port);
+  ApiServer api(sched, **ids);
+  const fs::path socket = dir / "tiresias.sock";
+  auto port = api.Start(f.host, f.port, socket.string());
   if (!port.ok()) return fail(port.status());
-  const std::string url = fmt::format("http://{}:{}", f.host, *port);
+  const std::string url = f.host.find(':') != std::string::npos
+                              ? fmt::format("http://[{}]:{}", f.host, *port)
+                              : fmt::format("http://{}:{}", f.host, *port);
+  // Readable by every local user: the CLI finds the server through it (a token is still
+  // needed over TCP; the socket needs none).
   if (Status s = WriteFileAtomically((dir / "tiresias.addr").string(), url + "\n"); !s.ok())
     return fail(s);
+  (void)chmod((dir / "tiresias.addr").c_str(), 0644);
+  // Local users reach the socket through the state directory: searchable, not listable.
+  (void)chmod(dir.c_str(), 0711);
+  if (!IsLoopback(f.host)) {
+    std::cerr << fmt::format(
+        "tiresias serve: warning: the API listens on {} for other machines, over plain HTTP; "
+        "remote callers authenticate with tokens, which travel unencrypted: put it behind a "
+        "TLS proxy or a private network\n",
+        url);
+  }
 
   std::cout << fmt::format(
-                   "tiresias serve: listening on {}\n  GPUs: {} ({})\n  policy {}{}, placement "
-                   "{}, preemption SIG{} + {} s grace\n  state in {}\n",
-                   url, gpus.size(), source, f.policy,
+                   "tiresias serve: listening on {} and {}\n  GPUs: {} ({})\n  policy {}{}, "
+                   "placement {}, preemption SIG{} + {} s grace\n  state in {}\n",
+                   url, socket.string(), gpus.size(), source, f.policy,
                    f.opts.empty() ? "" : " " + Join(f.opts, " "), f.placement,
                    sigabbrev_np(*sig) ? sigabbrev_np(*sig) : "?", f.grace_s, dir.string())
             << std::flush;
 
   std::atomic<bool> stop = false;
   std::thread loop([&] { sched.Run(stop); });
-  std::thread http([&] { api.Serve(); });
-  api.WaitUntilServing();  // a SIGTERM during start-up waits for this, then stops cleanly
   int got = 0;
   sigwait(&stop_signals, &got);
   std::cout << fmt::format(
@@ -193,7 +203,6 @@ int Serve(const ServeFlags& f) {
   stop = true;
   sched.Wake();
   api.Stop();
-  http.join();
   loop.join();
   fs::remove(dir / "tiresias.addr", ec);
   return 0;
@@ -207,8 +216,11 @@ void AddServeCommand(CLI::App& app, int& rc) {
   s->add_option("--state-dir", f.state_dir,
                 "where the database, token, address file and job logs live")
       ->capture_default_str();
-  s->add_option("--host", f.host, "address to listen on (loopback by default)")
+  s->add_option("--host", f.host,
+                "numeric address to listen on (loopback by default; others need --allow-remote)")
       ->capture_default_str();
+  s->add_flag("--allow-remote", f.allow_remote,
+              "allow --host to be reachable from other machines (token authentication, no TLS)");
   s->add_option("--port", f.port, "port (0 = any free port)")->capture_default_str();
   s->add_option("--gpus", f.gpus, "run with N emulated GPUs instead of discovering real ones")
       ->check(CLI::Range(1, 64));

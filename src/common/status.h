@@ -15,7 +15,9 @@ enum class StatusCode {
   kNotFound,
   kFailedPrecondition,
   kIoError,
-  kInternal
+  kInternal,
+  kUnauthenticated,   // the caller could not be identified
+  kPermissionDenied,  // identified, and not allowed
 };
 
 // [[nodiscard]]: a Status or StatusOr returned and dropped is a compile error (-Werror); write
@@ -45,6 +47,12 @@ inline Status FailedPrecondition(std::string m) {
 }
 inline Status IoError(std::string m) {
   return {StatusCode::kIoError, std::move(m)};
+}
+inline Status Unauthenticated(std::string m) {
+  return {StatusCode::kUnauthenticated, std::move(m)};
+}
+inline Status PermissionDenied(std::string m) {
+  return {StatusCode::kPermissionDenied, std::move(m)};
 }
 
 template <typename T>

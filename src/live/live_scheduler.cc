@@ -76,6 +76,8 @@ StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req) {
   JobRecord rec;
   rec.name = req.name.empty() ? std::filesystem::path(req.argv[0]).filename().string() : req.name;
   rec.user = req.user.empty() ? "unknown" : req.user;
+  if (req.uid) rec.uid = *req.uid;
+  if (req.gid) rec.gid = *req.gid;
   rec.model = req.model;
   rec.gpus = static_cast<int>(req.gpus);
   rec.argv = req.argv;

@@ -5,6 +5,7 @@
 // fit) are checked by LiveScheduler::Submit against its core.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,9 @@ struct SubmitRequest {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;
   std::optional<double> duration_s;  // the user's estimate; only oracle policies use it
+  // The submitter's account, set by the API from the caller's identity (never from the
+  // request body); the job runs as it when serve runs as root.
+  std::optional<uint32_t> uid, gid;
   // The estimate in ms; call after Validate.
   std::optional<Duration> duration() const;
 };

@@ -30,6 +30,8 @@ nlohmann::json RequestToJson(const JobRecord& r) {
   nlohmann::json j = {{"name", r.name}, {"user", r.user}, {"model", r.model}, {"gpus", r.gpus},
                       {"argv", r.argv}, {"cwd", r.cwd},   {"env", env}};
   if (r.duration) j["duration_ms"] = *r.duration;
+  if (r.uid >= 0) j["uid"] = r.uid;
+  if (r.gid >= 0) j["gid"] = r.gid;
   return j;
 }
 
@@ -45,6 +47,8 @@ void RequestFromJson(const nlohmann::json& j, JobRecord& r) {
     for (const auto& [k, v] : j["env"].items()) r.env.emplace_back(k, v.get<std::string>());
   }
   if (j.contains("duration_ms")) r.duration = j["duration_ms"].get<Duration>();
+  r.uid = j.value("uid", int64_t{-1});
+  r.gid = j.value("gid", int64_t{-1});
 }
 
 }  // namespace tiresias

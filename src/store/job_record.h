@@ -28,6 +28,7 @@ struct JobRecord {
   JobId id;
   std::string name;
   std::string user;
+  int64_t uid = -1, gid = -1;  // the submitter's account (-1: unknown); see SubmitRequest
   std::string model;
   int gpus = 1;
   std::vector<std::string> argv;

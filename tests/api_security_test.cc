@@ -1,0 +1,241 @@
+// `tiresias serve` against careless and hostile callers: slow clients do not block the API,
+// too many connections get a clear 503, callers are identified (the kernel for local users,
+// tokens for remote ones) and see only what is theirs, and the state directory is private.
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "cli/client.h"
+#include "serve_process.h"
+#include "test_util.h"
+
+namespace tiresias {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::ReadAll;
+using testing::WaitFor;
+
+class ApiSecurityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::FreshDir(
+        fmt::format("api_{}", ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+  }
+  void TearDown() override {
+    serve_.reset();
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  void Serve(std::vector<std::string> args) {
+    serve_ = std::make_unique<testing::ServeProcess>(dir_, std::move(args));
+    serve_->Start();
+  }
+  std::string Url() { return testing::Trimmed(ReadAll(dir_ / "tiresias.addr")); }
+  int Port() { return std::stoi(Url().substr(Url().rfind(':') + 1)); }
+  ApiClient Tcp(const std::string& token) {
+    return *ApiClient::Connect({.server = Url(), .state_dir = "/nonexistent", .token = token});
+  }
+  // A TCP connection to the API that sends nothing yet.
+  int OpenRaw() {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(Port()));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    return fd;
+  }
+  fs::path dir_;
+  std::unique_ptr<testing::ServeProcess> serve_;
+};
+
+TEST_F(ApiSecurityTest, SlowClientsDoNotBlockTheApi) {
+  // Sixteen clients each trickle a header line every second, never finishing a request
+  // (with a thread per connection, eight of them used to make /v1/health time out).
+  Serve({"--gpus", "1"});
+  std::vector<int> slow;
+  for (int i = 0; i < 16; ++i) {
+    slow.push_back(OpenRaw());
+    ASSERT_GT(send(slow.back(), "GET /v1/health HTTP/1.1\r\nHost: x\r\n", 35, MSG_NOSIGNAL), 0);
+  }
+  std::atomic<bool> done = false;
+  std::thread trickle([&] {
+    while (!done) {
+      for (int fd : slow) (void)!send(fd, "X-Slow: 1\r\n", 11, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(1s);
+    }
+  });
+  const ApiClient anon = Tcp("");
+  for (int i = 0; i < 6; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = anon.Get("/v1/health");
+    const auto took = std::chrono::steady_clock::now() - t0;
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->status, 200);
+    EXPECT_LT(took, 500ms) << "health waited behind the slow clients";
+    std::this_thread::sleep_for(500ms);
+  }
+  done = true;
+  trickle.join();
+  for (int fd : slow) close(fd);
+}
+
+TEST_F(ApiSecurityTest, TooManyConnectionsGetAClear503) {
+  Serve({"--gpus", "1"});
+  std::vector<int> idle;
+  for (int i = 0; i < 300; ++i) idle.push_back(OpenRaw());  // the soft limit is 256
+  std::this_thread::sleep_for(300ms);
+  auto r = Tcp("").Get("/v1/health");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 503) << r->body;
+  EXPECT_NE(r->body.find("too many connections"), std::string::npos) << r->body;
+  for (int fd : idle) close(fd);
+  EXPECT_TRUE(WaitFor([&] { return Tcp("").Get("/v1/health")->status == 200; }, 5s));
+}
+
+TEST_F(ApiSecurityTest, CallersSeeOnlyWhatIsTheirs) {
+  Serve({"--gpus", "2", "--policy", "fifo"});
+  const ApiClient admin = serve_->Client();  // this test runs as root or as serve's user
+  auto me = admin.GetJson("/v1/whoami");
+  ASSERT_TRUE(me.ok()) << me.status().message();
+  EXPECT_EQ((*me)["admin"], true);
+  EXPECT_EQ((*me)["via"], "unix socket");
+  auto alice_tok = admin.PostJson("/v1/tokens", {{"user", "alice"}});
+  auto bob_tok = admin.PostJson("/v1/tokens", {{"user", "bob"}});
+  ASSERT_TRUE(alice_tok.ok() && bob_tok.ok()) << alice_tok.status().message();
+  const ApiClient alice = Tcp((*alice_tok)["token"]), bob = Tcp((*bob_tok)["token"]);
+  EXPECT_EQ((*alice.GetJson("/v1/whoami"))["user"], "alice");
+  EXPECT_EQ((*bob.GetJson("/v1/whoami"))["admin"], false);
+  // Only its hash is kept on disk.
+  EXPECT_EQ(ReadAll(dir_ / "tiresias.tokens").find((*alice_tok)["token"].get<std::string>()),
+            std::string::npos);
+  EXPECT_EQ(bob.PostJson("/v1/tokens", {{"user", "bob"}}).status().code(),
+            StatusCode::kPermissionDenied);
+
+  auto sub = alice.PostJson("/v1/jobs", {{"argv", {"sh", "-c", "echo secret-output; sleep 30"}},
+                                         {"env", {{"SECRET", "s3cret"}}}});
+  ASSERT_TRUE(sub.ok()) << sub.status().message();
+  const int64_t id = (*sub)["id"];
+  EXPECT_EQ((*sub)["user"], "alice");
+  const std::string job = fmt::format("/v1/jobs/{}", id);
+  ASSERT_TRUE(WaitFor([&] { return (*admin.GetJson(job))["state"] == "running"; }, 5s));
+
+  // Bob sees the job, not its environment or its log, and cannot cancel it.
+  auto seen = bob.GetJson(job);
+  ASSERT_TRUE(seen.ok());
+  EXPECT_EQ((*seen)["user"], "alice");
+  EXPECT_FALSE(seen->contains("env")) << seen->dump();
+  EXPECT_EQ((*seen)["env_hidden"], 1);
+  EXPECT_EQ(bob.GetJson("/v1/jobs")->dump().find("s3cret"), std::string::npos);
+  EXPECT_EQ(bob.Get(job + "/logs")->status, 403);
+  EXPECT_EQ(bob.Post(job + "/cancel", "")->status, 403);
+  // Nor submit in her name.
+  auto forged = bob.Post("/v1/jobs", R"({"argv": ["true"], "user": "alice"})");
+  EXPECT_EQ(forged->status, 403) << forged->body;
+  // Alice and the admin see everything.
+  EXPECT_EQ((*alice.GetJson(job))["env"]["SECRET"], "s3cret");
+  EXPECT_EQ((*admin.GetJson(job))["env"]["SECRET"], "s3cret");
+  ASSERT_TRUE(WaitFor(
+      [&] { return alice.Get(job + "/logs")->body.find("secret-output") != std::string::npos; },
+      5s));
+  EXPECT_EQ(alice.Post(job + "/cancel", "")->status, 200);
+  // A revoked token is refused.
+  ASSERT_TRUE(admin.Delete("/v1/tokens/bob").ok());
+  EXPECT_EQ(bob.Get("/v1/jobs")->status, 403);
+}
+
+TEST_F(ApiSecurityTest, TheKernelNamesLocalUsers) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to call as another local user";
+  Serve({"--gpus", "1"});
+  // A child process as `nobody` (65534) calls through the socket: the server names it so,
+  // whatever it claims, and it is no admin.
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(pipe_fds[0]);
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(2);
+    auto c = ApiClient::Connect({.state_dir = dir_.string()});
+    std::string out = "connect failed";
+    if (c.ok()) {
+      auto me = c->GetJson("/v1/whoami");
+      auto forged = c->Post("/v1/jobs", R"({"argv": ["true"], "user": "root"})");
+      out = me.ok() ? fmt::format("{} {} {}", (*me)["uid"].dump(), (*me)["admin"].dump(),
+                                  forged.ok() ? forged->status : -1)
+                    : me.status().message();
+    }
+    (void)!write(pipe_fds[1], out.data(), out.size());
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  std::string got(256, '\0');
+  got.resize(static_cast<size_t>(std::max<ssize_t>(0, read(pipe_fds[0], got.data(), got.size()))));
+  close(pipe_fds[0]);
+  waitpid(pid, nullptr, 0);
+  EXPECT_EQ(got, "65534 false 403");
+}
+
+TEST_F(ApiSecurityTest, CliManagesTokensAndSaysWhoYouAre) {
+  Serve({"--gpus", "1"});
+  const std::string sd = "--state-dir " + dir_.string();
+  auto tok = testing::RunTiresias("token create carol " + sd);
+  ASSERT_EQ(tok.rc, 0) << tok.out;
+  const std::string token = testing::Trimmed(tok.out);
+  EXPECT_EQ(token.size(), 32u) << tok.out;
+  auto me = testing::RunTiresias(
+      fmt::format("whoami --server {} --token {} --state-dir /nonexistent", Url(), token));
+  EXPECT_EQ(me.rc, 0) << me.out;
+  EXPECT_EQ(me.out, "carol (via token)\n");
+  EXPECT_EQ(testing::RunTiresias("token ls " + sd).out, "carol\n");
+  EXPECT_EQ(testing::RunTiresias("token revoke carol " + sd).rc, 0);
+  me = testing::RunTiresias(
+      fmt::format("whoami --server {} --token {} --state-dir /nonexistent", Url(), token));
+  EXPECT_NE(me.rc, 0);
+  EXPECT_NE(me.out.find("token is not valid"), std::string::npos) << me.out;
+  auto bad = testing::RunTiresias("token create 'Robert; drop' " + sd);
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_NE(bad.out.find("is not a user name"), std::string::npos) << bad.out;
+}
+
+TEST_F(ApiSecurityTest, StateIsPrivate) {
+  Serve({"--gpus", "1"});
+  const int64_t id = (*serve_->Client().PostJson("/v1/jobs", {{"argv", {"true"}}}))["id"];
+  ASSERT_TRUE(WaitFor(
+      [&] { return fs::exists(dir_ / "tiresias-jobs" / std::to_string(id) / "output.log"); }, 5s));
+  auto mode = [](const fs::path& p) {
+    struct stat st {};
+    EXPECT_EQ(stat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 07777;
+  };
+  EXPECT_EQ(mode(dir_), 0711u) << "searchable for the socket, not listable";
+  for (const char* f : {"tiresias.db", "tiresias.db-wal", "tiresias.db.head", "tiresias.token"}) {
+    EXPECT_EQ(mode(dir_ / f), 0600u) << f;
+  }
+  EXPECT_EQ(mode(dir_ / "tiresias-jobs"), 0700u);
+  EXPECT_EQ(mode(dir_ / "tiresias-jobs" / std::to_string(id)), 0700u);
+  EXPECT_EQ(mode(dir_ / "tiresias-jobs" / std::to_string(id) / "output.log"), 0600u);
+}
+
+TEST_F(ApiSecurityTest, RemoteBindsNeedAnExplicitFlag) {
+  auto r =
+      testing::RunTiresias("serve --gpus 1 --host 0.0.0.0 --port 0 --state-dir " + dir_.string());
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.out.find("--allow-remote"), std::string::npos) << r.out;
+  Serve({"--gpus", "1", "--host", "0.0.0.0", "--allow-remote"});
+  EXPECT_NE(ReadAll(dir_ / "serve.out").find("warning: the API listens on"), std::string::npos)
+      << ReadAll(dir_ / "serve.out");
+}
+
+}  // namespace
+}  // namespace tiresias
