@@ -1,8 +1,10 @@
 // The journal's checksum chain and head file (see journal_head.h).
 #include "store/journal_head.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <openssl/evp.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
@@ -10,8 +12,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-
-#include "common/atomic_file.h"
 
 namespace tiresias {
 
@@ -31,6 +31,15 @@ std::string JournalHeadPath(const std::string& db_path) {
   return db_path + ".head";
 }
 
+namespace {
+
+// The record's own checksum: over its three fields.
+std::string RecordCheck(const JournalHead& h) {
+  return ChainSum("head", h.seq, h.max_job, h.sum, 0, "");
+}
+
+}  // namespace
+
 StatusOr<std::optional<JournalHead>> ReadJournalHead(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -40,21 +49,48 @@ StatusOr<std::optional<JournalHead>> ReadJournalHead(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  auto damaged = [&] {
+    return IoError(fmt::format("{}: damaged journal head (a torn or altered record)", path));
+  };
   if (!j.is_object() || !j.contains("seq") || !j["seq"].is_number_integer() || !j.contains("sum") ||
-      !j["sum"].is_string() || !j.contains("max_job") || !j["max_job"].is_number_integer()) {
-    return IoError(
-        fmt::format("{}: damaged journal head (expected {{\"seq\", \"sum\", "
-                    "\"max_job\"}})",
-                    path));
+      !j["sum"].is_string() || !j.contains("max_job") || !j["max_job"].is_number_integer() ||
+      !j.contains("check") || !j["check"].is_string()) {
+    return damaged();
   }
-  return std::optional<JournalHead>(JournalHead{.seq = j["seq"].get<int64_t>(),
-                                                .sum = j["sum"].get<std::string>(),
-                                                .max_job = j["max_job"].get<int64_t>()});
+  JournalHead h{.seq = j["seq"].get<int64_t>(),
+                .sum = j["sum"].get<std::string>(),
+                .max_job = j["max_job"].get<int64_t>()};
+  if (j["check"].get<std::string>() != RecordCheck(h)) return damaged();
+  return std::optional<JournalHead>(h);
 }
 
-Status WriteJournalHead(const std::string& path, const JournalHead& head, bool durable) {
-  nlohmann::json j = {{"seq", head.seq}, {"sum", head.sum}, {"max_job", head.max_job}};
-  return WriteFileAtomically(path, j.dump() + "\n", durable);
+StatusOr<std::unique_ptr<JournalHeadFile>> JournalHeadFile::Open(const std::string& path,
+                                                                 bool durable) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return IoError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  return std::unique_ptr<JournalHeadFile>(new JournalHeadFile(fd, path, durable));
+}
+
+JournalHeadFile::~JournalHeadFile() {
+  close(fd_);
+}
+
+Status JournalHeadFile::Write(const JournalHead& head) {
+  nlohmann::json j = {{"seq", head.seq},
+                      {"sum", head.sum},
+                      {"max_job", head.max_job},
+                      {"check", RecordCheck(head)}};
+  std::string rec = j.dump();
+  if (rec.size() + 1 > kHeadRecordBytes) return IoError(path_ + ": head record too long");
+  rec.resize(kHeadRecordBytes - 1, ' ');
+  rec += '\n';
+  if (pwrite(fd_, rec.data(), rec.size(), 0) != static_cast<ssize_t>(rec.size())) {
+    return IoError(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
+  }
+  if (durable_ && fdatasync(fd_) != 0) {
+    return IoError(fmt::format("{}: cannot sync: {}", path_, std::strerror(errno)));
+  }
+  return Status::Ok();
 }
 
 }  // namespace tiresias

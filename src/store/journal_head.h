@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,9 +31,26 @@ struct JournalHead {
 
 // `<db path>.head`
 std::string JournalHeadPath(const std::string& db_path);
-// nullopt when the file does not exist; an error naming the file when it is unreadable.
+// nullopt when the file does not exist; an error naming the file when it is unreadable or
+// its record fails its own checksum.
 StatusOr<std::optional<JournalHead>> ReadJournalHead(const std::string& path);
-// Atomically (rename); fsynced when `durable`.
-Status WriteJournalHead(const std::string& path, const JournalHead& head, bool durable);
+
+// The head file, kept open: each write replaces one fixed-size record (a JSON object padded
+// to kHeadRecordBytes, with a checksum of its own) in place with one pwrite, so a commit pays
+// microseconds, not a new file and a rename. A record torn by a power loss fails its checksum.
+class JournalHeadFile {
+ public:
+  static constexpr size_t kHeadRecordBytes = 256;
+  static StatusOr<std::unique_ptr<JournalHeadFile>> Open(const std::string& path, bool durable);
+  ~JournalHeadFile();
+  Status Write(const JournalHead& head);
+
+ private:
+  JournalHeadFile(int fd, std::string path, bool durable)
+      : fd_(fd), path_(std::move(path)), durable_(durable) {}
+  int fd_;
+  std::string path_;
+  bool durable_;
+};
 
 }  // namespace tiresias

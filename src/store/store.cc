@@ -116,8 +116,11 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t no
   }
   if (Status st = s->CheckSchema(path); !st.ok()) return st;
   s->head_path_ = JournalHeadPath(path);
-  s->durable_head_ = fsync_commits;
   if (Status st = s->Verify(path, opts.accept_journal_loss); !st.ok()) return st;
+  auto head_file = JournalHeadFile::Open(s->head_path_, fsync_commits);
+  if (!head_file.ok()) return head_file.status();
+  s->head_file_ = std::move(*head_file);
+  if (Status st = s->head_file_->Write(s->head_); !st.ok()) return st;
   if (auto e = s->GetMeta("epoch_ms")) {
     auto v = ParseInt(*e);
     if (!v)
@@ -163,7 +166,11 @@ Status Store::Verify(const std::string& path, bool accept_loss) {
   }
   // Recompute the chain; note the sum at the head's row on the way.
   auto head = ReadJournalHead(head_path_);
-  if (!head.ok()) return FailedPrecondition(head.status().message() + "." + Choices(false));
+  if (!head.ok()) {
+    if (!accept_loss) return FailedPrecondition(head.status().message() + "." + Choices(true));
+    warnings_.push_back(head.status().message() + "; continuing (--accept-journal-loss)");
+    head = std::optional<JournalHead>();
+  }
   std::optional<std::string> sum_at_head;
   last_seq_ = 0;
   last_sum_ = std::string(kJournalGenesis);
@@ -219,14 +226,14 @@ Status Store::Verify(const std::string& path, bool accept_loss) {
     max_job_ = std::max(max_job_, h.max_job);
   }
   head_ = JournalHead{.seq = last_seq_, .sum = last_sum_, .max_job = max_job_};
-  return WriteJournalHead(head_path_, head_, durable_head_);
+  return Status::Ok();
 }
 
 Status Store::Committed() {
   if (txn_depth_ > 0) return Status::Ok();
   if (head_.seq == last_seq_ && head_.max_job == max_job_) return Status::Ok();
   head_ = JournalHead{.seq = last_seq_, .sum = last_sum_, .max_job = max_job_};
-  return WriteJournalHead(head_path_, head_, durable_head_);
+  return head_file_ ? head_file_->Write(head_) : Status::Ok();
 }
 
 Store::~Store() {

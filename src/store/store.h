@@ -112,7 +112,7 @@ class Store {
   sqlite3* db_;
   int64_t epoch_ms_ = 0;
   std::string head_path_;
-  bool durable_head_ = false;
+  std::unique_ptr<JournalHeadFile> head_file_;
   int txn_depth_ = 0;
   int64_t last_seq_ = 0;  // the chain: last journal row and its sum
   std::string last_sum_;

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "test_util.h"
 
@@ -172,6 +173,24 @@ TEST(Store, RefusesAJournalThatLostCommittedRowsAndNeverReusesIds) {
     EXPECT_TRUE(s.ok()) << s.status().message();
     fs::remove_all(dir);
   }
+}
+
+TEST(Store, ATornHeadRecordIsRefusedUnlessTheLossIsAccepted) {
+  fs::path dir = testing::ScratchDir("store_torn");
+  WriteJournal(dir / "t.db", 2);
+  {  // half a record, as a power loss without --fsync might leave it
+    std::ofstream(dir / "t.db.head", std::ios::binary | std::ios::trunc) << "{\"seq\": 2, \"su";
+  }
+  auto s = Store::Open((dir / "t.db").string(), 1);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("damaged journal head"), std::string::npos)
+      << s.status().message();
+  s = Store::Open((dir / "t.db").string(), 1, {.accept_journal_loss = true});
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  // The damaged head, and that nothing vouches for the journal any more.
+  ASSERT_EQ((*s)->warnings().size(), 2u);
+  EXPECT_NE((*s)->warnings()[0].find("damaged journal head"), std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST(Store, ReservedIdsAreSkipped) {
