@@ -42,6 +42,7 @@ struct ServeFlags {
   double grace_s = 30;
   std::string preempt_signal = "TERM";
   bool fsync = false;
+  bool no_cgroups = false;
 };
 
 StatusOr<int> ParseSignal(const std::string& s) {
@@ -155,10 +156,14 @@ int Serve(const ServeFlags& f) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  LiveScheduler sched(cfg, std::move(*store),
-                      std::make_unique<LocalExecutor>(
-                          std::vector<std::string>{"/proc/self/exe", "_shim"}, cfg.gpu_devices),
-                      WallMs);
+  // Containment: a cgroup per job attempt where this machine lets us make one, else process
+  // groups only (with the limits the README lists), and the banner says which.
+  auto executor = std::make_unique<LocalExecutor>(
+      std::vector<std::string>{"/proc/self/exe", "_shim"}, cfg.gpu_devices,
+      f.no_cgroups ? StatusOr<CgroupTree>(FailedPrecondition("disabled by --no-cgroups"))
+                   : CgroupTree::Detect());
+  const std::string containment = executor->Containment();
+  LiveScheduler sched(cfg, std::move(*store), std::move(executor), WallMs);
   if (Status s = sched.Open(); !s.ok()) return fail(s);
   ApiServer api(sched, *token);
   auto port = api.Bind(f.host, f.port);
@@ -169,10 +174,16 @@ int Serve(const ServeFlags& f) {
 
   std::cout << fmt::format(
                    "tiresias serve: listening on {}\n  GPUs: {} ({})\n  policy {}{}, placement "
-                   "{}, preemption SIG{} + {} s grace\n  state in {}\n",
+                   "{}, preemption SIG{} + {} s grace\n  jobs contained by {}{}\n  state in {}\n",
                    url, gpus.size(), source, f.policy,
                    f.opts.empty() ? "" : " " + Join(f.opts, " "), f.placement,
-                   sigabbrev_np(*sig) ? sigabbrev_np(*sig) : "?", f.grace_s, dir.string())
+                   sigabbrev_np(*sig) ? sigabbrev_np(*sig) : "?", f.grace_s, containment,
+                   containment.starts_with("process groups")
+                       ? "\n  WARNING: a job process that calls setsid escapes, and a job whose "
+                         "supervisor is killed while serve is down is not found again (README: "
+                         "Containment)"
+                       : "",
+                   dir.string())
             << std::flush;
 
   std::atomic<bool> stop = false;
@@ -222,6 +233,8 @@ void AddServeCommand(CLI::App& app, int& rc) {
   s->add_flag("--fsync", f.fsync,
               "fsync every journal commit (survives power loss; default survives a crash of "
               "serve itself)");
+  s->add_flag("--no-cgroups", f.no_cgroups,
+              "contain jobs by process group only, even where a cgroup per job could be made");
   s->callback([&rc] { rc = Serve(f); });
 }
 

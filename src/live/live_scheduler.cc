@@ -145,7 +145,7 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   }
   const Proc p = pit->second;
   procs_.erase(pit);
-  (void)executor_->Signal(p.ref, SIGKILL);  // whatever the command left behind in its group
+  // Nothing to clean up: the executor reports an attempt once none of its processes is left.
   for (const GpuId& g : p.gpus) {
     if (auto it = gpu_owner_.find(g); it != gpu_owner_.end() && it->second == e.job) {
       gpu_owner_.erase(it);
