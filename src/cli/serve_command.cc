@@ -94,9 +94,14 @@ int Serve(const ServeFlags& f) {
   if (!fs::is_directory(dir)) {
     return fail(IoError(fmt::format("--state-dir {}: not a directory", f.state_dir)));
   }
-  // One serve per state directory: a second one would replay and run the same jobs.
+  // One serve per state directory: a second one would replay and run the same jobs. A POSIX
+  // record lock, not flock: a child forked to launch a job must not hold it, or a serve killed
+  // mid-launch would keep its successor out until that child had executed its shim.
   const int lock_fd = open((dir / "tiresias.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-  if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;  // l_start = l_len = 0: the whole file
+  if (lock_fd < 0 || fcntl(lock_fd, F_SETLK, &whole) != 0) {
     return fail(FailedPrecondition(
         fmt::format("{}: another tiresias serve is using this state directory", dir.string())));
   }
