@@ -335,6 +335,10 @@ int64_t LiveScheduler::Step() {
   {
     Store::Txn txn(*store_);
     for (const ExitInfo& e : executor_->Poll()) HandleExit(e, now, changed);
+    if (!procs_.empty() && now - alive_stamped_ >= kAliveStampMs) {
+      MustOk(store_->SetMeta(kAliveKey, std::to_string(now)));  // all tracked ones alive now
+      alive_stamped_ = now;
+    }
     if (dirty_ || now >= sched_->NextWakeup()) {
       MustOk(Note({.t = now, .kind = EventKind::kTick}));
       for (const Action& a : sched_->Schedule(now)) {
