@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -525,6 +526,41 @@ TEST_P(LocalExecutorTest, AdoptedAttemptEndingWithoutARecordIsUnknownNotSigkill)
   EXPECT_EQ(e->exit_code, -1);
   EXPECT_EQ(e->signal, 0);
   EXPECT_EQ(e->Describe(), "unknown (no exit record)");
+}
+
+TEST_P(LocalExecutorTest, AnUnreadableProcEntryIsNoEvidenceThatTheJobEnded) {
+  // Defect: a healthy adopted job was SIGKILLed and recorded as failed. When the shim's /proc
+  // entry could not be read (here: the daemon is out of file descriptors, as under a burst of
+  // API clients), Poll took the job for gone, reported SIGKILL, and the loop then signalled
+  // its process group. Nothing can be concluded from a failed read: the job runs on.
+  auto dir = TempDir("unreadable");
+  ProcessRef ref = LaunchFromDoomedDaemon(Spec(dir, 18, "exec sleep 30"), cgroups_);
+  ASSERT_GT(ref.pid, 0);
+  ASSERT_TRUE(ex_->Adopt(JobId(18), 0, ref, (dir / "job").string()));
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &old), 0);
+  rlimit low = old;
+  low.rlim_cur = 64;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  std::vector<int> hogs;
+  for (int fd; (fd = dup(0)) >= 0;) hogs.push_back(fd);
+  const int err = errno;
+  std::vector<ExitInfo> seen;
+  for (int i = 0; i < 5; ++i) {
+    for (const ExitInfo& e : ex_->Poll()) seen.push_back(e);
+  }
+  const Liveness probed = Probe(ref.pid, ref.start_ticks);
+  for (int fd : hogs) close(fd);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+  ASSERT_EQ(err, EMFILE);
+  EXPECT_EQ(probed, Liveness::kUnknown);
+  EXPECT_TRUE(seen.empty()) << "reported " << seen.front().Describe() << " for a running job";
+  EXPECT_TRUE(ProcessAlive(ref.pid, ref.start_ticks)) << "the job was killed";
+  EXPECT_TRUE(ex_->Poll().empty());
+  ASSERT_TRUE(ex_->Signal(ref, SIGKILL).ok());
+  auto e = WaitExit(*ex_);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->Describe(), "killed by signal 9 (SIGKILL)");
 }
 
 // Forks a process with pid `target` (through /proc/sys/kernel/ns_last_pid) that makes a new
