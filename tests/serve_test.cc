@@ -1,7 +1,9 @@
 // End-to-end tests of `tiresias serve` on loopback with real processes and emulated GPUs:
 // a mixed workload under dlas with a real preemption and resume of the example trainer, the
-// SIGTERM-grace-SIGKILL protocol, API errors, the CLI client, and kill -9 recovery under a
-// stream of submissions.
+// SIGTERM-grace-SIGKILL protocol, API errors, the CLI client, kill -9 recovery under a
+// stream of submissions, and containment: a job's escaped processes keep its GPUs until they
+// are gone, and a job whose supervisor was killed while serve was down is adopted, not run
+// twice (both skip without a writable cgroup, where serve says it uses process groups only).
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -421,6 +424,101 @@ TEST_F(ServeTest, DamagedJournalIsRefusedAndNoJobIdIsReused) {
   const std::string log = ReadAll(dir_ / "tiresias-jobs" / std::to_string(c) / "output.log");
   EXPECT_NE(log.find("output-of-the-new-job"), std::string::npos) << log;
   EXPECT_EQ(log.find("output-of-the-first-job"), std::string::npos) << log;
+}
+
+// Where serve could make a cgroup per job; else the reason it gives.
+std::optional<std::string> NoCgroups(const ApiClient& c) {
+  auto nodes = c.GetJson("/v1/nodes");
+  if (!nodes.ok()) return nodes.status().message();
+  const std::string how = (*nodes)["nodes"][0]["containment"].get<std::string>();
+  if (how.starts_with("cgroup")) return std::nullopt;
+  return how;
+}
+
+TEST_F(ServeTest, ContainmentIsShownAndProcessGroupsCanBeChosen) {
+  Serve({"--gpus", "1", "--no-cgroups"});
+  auto nodes = serve_->Client().GetJson("/v1/nodes");
+  ASSERT_TRUE(nodes.ok()) << nodes.status().message();
+  EXPECT_EQ((*nodes)["nodes"][0]["containment"], "process groups only: disabled by --no-cgroups");
+  EXPECT_NE(ReadAll(dir_ / "serve.out")
+                .find("jobs contained by process groups only: disabled by "
+                      "--no-cgroups\n  WARNING: a job process that calls "
+                      "setsid escapes"),
+            std::string::npos)
+      << ReadAll(dir_ / "serve.out");
+  auto cli = testing::RunTiresias("nodes --state-dir " + dir_.string());
+  EXPECT_NE(cli.out.find("jobs contained by process groups only"), std::string::npos) << cli.out;
+  serve_.reset();
+  fs::remove(dir_ / "serve.out");
+  Serve({"--gpus", "1"});
+  const std::string banner = ReadAll(dir_ / "serve.out");
+  if (auto why = NoCgroups(serve_->Client())) {
+    EXPECT_NE(banner.find("jobs contained by " + *why), std::string::npos) << banner;
+  } else {
+    EXPECT_NE(banner.find("jobs contained by cgroup v"), std::string::npos) << banner;
+    EXPECT_EQ(banner.find("WARNING"), std::string::npos) << banner;
+  }
+}
+
+TEST_F(ServeTest, GpusAreNotHandedOnWhileAFinishedJobsEscapeeRuns) {
+  // Defect: a job that starts `setsid sh -c "sleep 20" &` and exits was marked finished and
+  // the next job got the same GPU while the escapee still ran. Its cgroup catches it: killed
+  // when the command ends, and the next job starts only once it is gone.
+  Serve({"--gpus", "1", "--policy", "fifo"});
+  if (auto why = NoCgroups(serve_->Client())) GTEST_SKIP() << *why;
+  const std::string f = (dir_ / "escapee").string(), seen = (dir_ / "seen").string();
+  const int64_t a = Submit({{"argv",
+                             {"sh", "-c",
+                              "setsid sh -c 'echo $$ > " + f + "; exec sleep 20' & while [ ! -s " +
+                                  f + " ]; do sleep 0.01; done; exit 0"}}});
+  // What the next job on that GPU sees of the escapee: its state letter, or gone.
+  const int64_t b = Submit(
+      {{"argv",
+        {"sh", "-c",
+         "s=$(sed -n 's/^State:[[:space:]]*\\(.\\).*/\\1/p' /proc/$(cat " + f +
+             ")/status 2>/dev/null); echo \"gpu $CUDA_VISIBLE_DEVICES escapee ${s:-gone}\" > " +
+             seen}}});
+  ASSERT_TRUE(WaitFor([&] { return State(b) == "finished"; }, 10s)) << State(b);
+  EXPECT_EQ(State(a), "finished");
+  const std::string got = ReadAll(seen);
+  EXPECT_TRUE(got == "gpu 0 escapee gone\n" || got == "gpu 0 escapee Z\n") << got;
+}
+
+TEST_F(ServeTest, ShimKilledWhileServeIsDownIsAdoptedNotRunTwice) {
+  // Defect: kill -9 serve, kill -9 the job's shim while serve is down, restart serve: it
+  // called the job vanished and launched attempt 1 while attempt 0's processes still ran.
+  Serve({"--gpus", "1"});
+  if (auto why = NoCgroups(serve_->Client())) GTEST_SKIP() << *why;
+  const std::string starts = (dir_ / "starts").string(), go = (dir_ / "go").string();
+  const int64_t id = Submit({{"argv",
+                              {"sh", "-c",
+                               "echo \"attempt $TIRESIAS_ATTEMPT\" >> " + starts +
+                                   "; while [ ! -e " + go + " ]; do sleep 0.02; done"}}});
+  ASSERT_TRUE(WaitFor([&] { return State(id) == "running" && !ReadAll(starts).empty(); }, 5s));
+  const int shim = Job(id)["pid"].get<int>();
+  serve_->Stop(SIGKILL);
+  ASSERT_EQ(kill(shim, SIGKILL), 0);
+  std::this_thread::sleep_for(100ms);
+  serve_->Start();
+  std::this_thread::sleep_for(500ms);  // a few rounds of the loop
+  auto j = Job(id);
+  EXPECT_EQ(j["state"], "running") << j.dump();
+  EXPECT_EQ(j["attempt"], 0) << j.dump();
+  bool adopted = false;
+  for (const auto& e : Events()) {
+    if (e["job"] != id) continue;
+    adopted |= e["kind"] == "adopt";
+    EXPECT_NE(e["kind"], "interrupt") << e.dump();
+    EXPECT_NE(e["kind"], "requeue") << e.dump();
+  }
+  EXPECT_TRUE(adopted);
+  std::ofstream(go) << "";
+  ASSERT_TRUE(WaitFor([&] { return Ended(State(id)); }, 5s));
+  EXPECT_EQ(ReadAll(starts), "attempt 0\n") << "run twice";
+  // Its supervisor is gone, so nothing recorded how it ended, and serve does not pretend.
+  j = Job(id);
+  EXPECT_EQ(j["state"], "failed") << j.dump();
+  EXPECT_EQ(j["message"], "failed: unknown (no exit record)") << j.dump();
 }
 
 TEST_F(ServeTest, Kill9AtRandomMomentsLosesNoJob) {

@@ -222,6 +222,8 @@ int Nodes(const Common& o) {
                              Str(n, "name"), n["gpus_total"].get<int>(),
                              n["emulated"].get<bool>() ? " [EMULATED]" : "",
                              n["gpus_busy"].get<int>(), Str(*r, "policy"), Str(*r, "placement"));
+    if (n.contains("containment"))
+      std::cout << "  jobs contained by " << Str(n, "containment") << "\n";
     for (const auto& g : n["gpus"]) {
       std::cout << fmt::format("  gpu {:>2}  {:<28} {}\n", g["index"].get<int>(), Str(g, "name"),
                                g["job"].is_null() ? "free" : "job " + g["job"].dump());

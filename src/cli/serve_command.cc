@@ -45,6 +45,7 @@ struct ServeFlags {
   bool fsync = false;
   bool accept_journal_loss = false;
   bool allow_remote = false;
+  bool no_cgroups = false;
 };
 
 bool IsLoopback(const std::string& host) {
@@ -89,9 +90,14 @@ int Serve(const ServeFlags& f) {
   if (!fs::is_directory(dir)) {
     return fail(IoError(fmt::format("--state-dir {}: not a directory", f.state_dir)));
   }
-  // One serve per state directory: a second one would replay and run the same jobs.
+  // One serve per state directory: a second one would replay and run the same jobs. A POSIX
+  // record lock, not flock: a child forked to launch a job must not hold it, or a serve killed
+  // mid-launch would keep its successor out until that child had executed its shim.
   const int lock_fd = open((dir / "tiresias.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-  if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;  // l_start = l_len = 0: the whole file
+  if (lock_fd < 0 || fcntl(lock_fd, F_SETLK, &whole) != 0) {
     return fail(FailedPrecondition(
         fmt::format("{}: another tiresias serve is using this state directory", dir.string())));
   }
@@ -156,10 +162,14 @@ int Serve(const ServeFlags& f) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  LiveScheduler sched(cfg, std::move(*store),
-                      std::make_unique<LocalExecutor>(
-                          std::vector<std::string>{"/proc/self/exe", "_shim"}, cfg.gpu_devices),
-                      WallMs);
+  // Containment: a cgroup per job attempt where this machine lets us make one, else process
+  // groups only (with the limits the README lists), and the banner says which.
+  auto executor = std::make_unique<LocalExecutor>(
+      std::vector<std::string>{"/proc/self/exe", "_shim"}, cfg.gpu_devices,
+      f.no_cgroups ? StatusOr<CgroupTree>(FailedPrecondition("disabled by --no-cgroups"))
+                   : CgroupTree::Detect());
+  const std::string containment = executor->Containment();
+  LiveScheduler sched(cfg, std::move(*store), std::move(executor), WallMs);
   if (Status s = sched.Open(); !s.ok()) return fail(s);
   ApiServer api(sched, **ids);
   const fs::path socket = dir / "tiresias.sock";
@@ -185,10 +195,17 @@ int Serve(const ServeFlags& f) {
 
   std::cout << fmt::format(
                    "tiresias serve: listening on {} and {}\n  GPUs: {} ({})\n  policy {}{}, "
-                   "placement {}, preemption SIG{} + {} s grace\n  state in {}\n",
+                   "placement {}, preemption SIG{} + {} s grace\n  jobs contained by {}{}\n  "
+                   "state in {}\n",
                    url, socket.string(), gpus.size(), source, f.policy,
                    f.opts.empty() ? "" : " " + Join(f.opts, " "), f.placement,
-                   sigabbrev_np(*sig) ? sigabbrev_np(*sig) : "?", f.grace_s, dir.string())
+                   sigabbrev_np(*sig) ? sigabbrev_np(*sig) : "?", f.grace_s, containment,
+                   containment.starts_with("process groups")
+                       ? "\n  WARNING: a job process that calls setsid escapes, and a job whose "
+                         "supervisor is killed while serve is down is not found again (README: "
+                         "Containment)"
+                       : "",
+                   dir.string())
             << std::flush;
 
   std::atomic<bool> stop = false;
@@ -241,6 +258,8 @@ void AddServeCommand(CLI::App& app, int& rc) {
   s->add_flag("--fsync", f.fsync,
               "fsync every journal commit (survives power loss; default survives a crash of "
               "serve itself)");
+  s->add_flag("--no-cgroups", f.no_cgroups,
+              "contain jobs by process group only, even where a cgroup per job could be made");
   s->callback([&rc] { rc = Serve(f); });
 }
 

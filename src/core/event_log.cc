@@ -7,12 +7,13 @@ namespace tiresias {
 
 const std::vector<EventKindInfo>& EventKinds() {
   static const std::vector<EventKindInfo> kAll = {
-      {EventKind::kSubmit, "submit", true},    {EventKind::kFinish, "finish", true},
-      {EventKind::kCancel, "cancel", true},    {EventKind::kTick, "tick", true},
-      {EventKind::kLaunch, "launch", true},    {EventKind::kHold, "hold", true},
-      {EventKind::kReject, "reject", false},   {EventKind::kStart, "start", false},
-      {EventKind::kPreempt, "preempt", false}, {EventKind::kExit, "exit", false},
-      {EventKind::kAdopt, "adopt", false},     {EventKind::kRequeue, "requeue", false},
+      {EventKind::kSubmit, "submit", true},       {EventKind::kFinish, "finish", true},
+      {EventKind::kCancel, "cancel", true},       {EventKind::kTick, "tick", true},
+      {EventKind::kLaunch, "launch", true},       {EventKind::kHold, "hold", true},
+      {EventKind::kReject, "reject", false},      {EventKind::kStart, "start", false},
+      {EventKind::kPreempt, "preempt", false},    {EventKind::kExit, "exit", false},
+      {EventKind::kAdopt, "adopt", false},        {EventKind::kRequeue, "requeue", false},
+      {EventKind::kInterrupt, "interrupt", true},
   };
   return kAll;
 }
@@ -138,6 +139,9 @@ std::string Describe(const Event& e) {
     }
     case EventKind::kAdopt:
       return fmt::format("process {} survived the restart", Num(d, "pid"));
+    case EventKind::kInterrupt:
+      return fmt::format("{}; service kept up to t={} ms", Str(d, "reason"),
+                         Num(d, "last_alive_ms"));
   }
   return "";
 }

@@ -19,7 +19,9 @@
 //   preempt  no     {"gpus", "reason"}
 //   exit     no     {"how", "after": "preemption"|"cancel", "checkpointed": bool}
 //   adopt    no     {"pid"}                 a process that survived a daemon restart
-//   requeue  no     {"reason"}              a process that vanished; the job is relaunched
+//   requeue  no     {"reason"}              a process that vanished (journals before interrupt)
+//   interrupt yes   {"last_alive_ms", "reason"}: a running job's processes vanished while the
+//                   daemon was down; service counts up to last_alive_ms, then it is relaunched
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -49,6 +51,7 @@ enum class EventKind {
   kExit,
   kAdopt,
   kRequeue,
+  kInterrupt,
 };
 
 struct EventKindInfo {

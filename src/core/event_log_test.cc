@@ -18,15 +18,15 @@ TEST(EventLog, TableHasEveryKindOnceInEnumOrder) {
     EXPECT_TRUE(names.insert(info.name).second) << info.name;
     EXPECT_EQ(ParseEventKind(info.name), info.kind);
   }
-  EXPECT_EQ(names.size(), static_cast<size_t>(EventKind::kRequeue) + 1);
+  EXPECT_EQ(names.size(), static_cast<size_t>(EventKind::kInterrupt) + 1);
   EXPECT_FALSE(ParseEventKind("Start"));
   // Exactly the calls the daemon makes into the core are replayed.
   std::set<std::string_view> inputs;
   for (const auto& k : EventKinds()) {
     if (k.core_input) inputs.insert(k.name);
   }
-  EXPECT_EQ(inputs,
-            (std::set<std::string_view>{"submit", "finish", "cancel", "tick", "launch", "hold"}));
+  EXPECT_EQ(inputs, (std::set<std::string_view>{"submit", "finish", "cancel", "tick", "launch",
+                                                "hold", "interrupt"}));
 }
 
 TEST(EventLog, JsonLinesRoundTrip) {

@@ -54,9 +54,12 @@ struct Launched {
 struct ExitInfo {
   JobId job;
   int attempt = 0;
-  int exit_code = -1;            // the job's exit status when it exited normally, else -1
-  int signal = 0;                // the signal that killed it (0 if it exited normally)
-  std::string Describe() const;  // "exit 0", "exit 3", "killed by signal 9 (SIGKILL)"
+  int exit_code = -1;  // the job's exit status when it exited normally, else -1
+  int signal = 0;      // the signal that killed it (0 if it exited normally)
+  // Neither (exit_code -1, signal 0): nothing recorded how it ended.
+  bool known() const { return exit_code >= 0 || signal > 0; }
+  // "exit 0", "exit 3", "killed by signal 9 (SIGKILL)", "unknown (no exit record)"
+  std::string Describe() const;
 };
 
 class Executor {
@@ -66,17 +69,22 @@ class Executor {
   // cannot happen. A command that cannot be executed is not a launch failure: the job exits
   // 127 and its log says why.
   virtual StatusOr<Launched> Launch(const LaunchSpec& spec) = 0;
-  // Signals the job's whole process group; NotFound when it is gone.
+  // Signals every process of the attempt; NotFound when none is left. Never signals a process
+  // it cannot prove belongs to the attempt.
   virtual Status Signal(const ProcessRef& p, int sig) = 0;
-  // True when the process survived a daemon restart; it is then tracked like a launched one.
+  // True when any process of the attempt survived a daemon restart; it is then tracked like a
+  // launched one.
   virtual bool Adopt(JobId job, int attempt, const ProcessRef& p, const std::string& job_dir) = 0;
   // The exit recorded for an attempt that ended while the daemon was down.
   virtual std::optional<ExitInfo> ReadExit(JobId job, int attempt, const std::string& job_dir) = 0;
   // An attempt that was launched but maybe never recorded (the daemon died in between).
   virtual std::optional<ProcessRef> FindLaunched(JobId job, int attempt,
                                                  const std::string& job_dir) = 0;
-  // Exits since the last call; never blocks.
+  // Exits since the last call; never blocks. An attempt is reported once none of its processes
+  // is left: what its command left behind is the executor's to stop first.
   virtual std::vector<ExitInfo> Poll() = 0;
+  // How the executor contains a job's processes, for people ("cgroup v2 at ...").
+  virtual std::string Containment() const { return "not reported by this executor"; }
 };
 
 }  // namespace tiresias

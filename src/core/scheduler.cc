@@ -305,6 +305,26 @@ Status Scheduler::SetProgressStart(JobId id, Time t, Time now) {
   return Status::Ok();
 }
 
+Status Scheduler::Interrupted(JobId id, Time last_alive, Time now) {
+  auto it = slot_of_.find(id);
+  if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
+  Job& j = jobs_[it->second];
+  if (!j.running()) {
+    return FailedPrecondition(
+        fmt::format("job {}: interrupted while {}", id.value(), ToString(j.state)));
+  }
+  if (now < j.progress_start) return Status::Ok();  // no progress yet: nothing to keep or lose
+  Erase(it->second);
+  const Time alive = std::clamp(last_alive, j.progress_start, now);
+  j.executed = j.ExecutedAt(alive);  // folded: the run so far counts up to `alive`
+  j.work_done = j.WorkDoneAt(alive);
+  j.overhead += now - alive;
+  j.progress_start = now;
+  Insert(it->second, now);
+  ArmTimer(it->second, now);
+  return Status::Ok();
+}
+
 void Scheduler::Stop(uint32_t slot, Time now, bool release) {
   Job& j = jobs_[slot];
   assert(j.running());

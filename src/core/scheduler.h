@@ -76,6 +76,12 @@ class Scheduler {
   // held until the holder's kill deadline, then set to the real launch time. Service and
   // queue timers count from `t`; the gap since the start is overhead.
   Status SetProgressStart(JobId id, Time t, Time now);
+  // A running job's process stopped making progress at `last_alive` without the core deciding
+  // it (it vanished while the daemon was down), and the driver relaunches it on the GPUs it
+  // holds. The service attained up to `last_alive` (clamped to its progress start and `now`)
+  // is kept; the time from then to `now` is overhead, not service; progress counts again from
+  // `now`, until the driver sets the relaunch's real start with SetProgressStart.
+  Status Interrupted(JobId id, Time last_alive, Time now);
   // Fires due timers, then runs a scheduling pass if anything changed since the last one.
   std::vector<Action> Schedule(Time now);
   // The earliest pending timer, or kNever. Stale timers are dropped on the way.

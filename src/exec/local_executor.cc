@@ -1,5 +1,5 @@
-// LocalExecutor: fork + exec of the supervisor shim, group signals, reaping and adoption
-// (see executor.h).
+// LocalExecutor: fork + exec of the supervisor shim into the attempt's cgroup, signals to what
+// provably belongs to an attempt, reaping and adoption (see local_executor.h).
 #include "exec/local_executor.h"
 
 #include <fcntl.h>
@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -60,6 +61,7 @@ struct ChildError {
 };
 constexpr int kStageChdir = 1;
 constexpr int kStageExec = 2;
+constexpr int kStageCgroup = 3;
 
 // Async-signal-safe: between fork and exec.
 [[noreturn]] void ChildFail(int pipe_fd, int stage) {
@@ -131,10 +133,50 @@ std::string Where(const LaunchSpec& spec) {
   return "launch job " + spec.job.str() + " attempt " + std::to_string(spec.attempt);
 }
 
+// FNV-1a, 64 bits: a short stable name for a job directory.
+uint64_t Fnv1a(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
 }  // namespace
 
-LocalExecutor::LocalExecutor(std::vector<std::string> shim_argv, std::vector<std::string> devices)
-    : shim_argv_(std::move(shim_argv)), devices_(std::move(devices)) {}
+LocalExecutor::LocalExecutor(std::vector<std::string> shim_argv, std::vector<std::string> devices,
+                             StatusOr<CgroupTree> cgroups)
+    : shim_argv_(std::move(shim_argv)), devices_(std::move(devices)) {
+  if (cgroups.ok()) {
+    cgroups_ = *cgroups;
+  } else {
+    no_cgroups_ = cgroups.status().message();
+  }
+}
+
+std::string LocalExecutor::Containment() const {
+  if (cgroups_) return cgroups_->Describe() + " (one cgroup per job attempt)";
+  return "process groups only: " + no_cgroups_;
+}
+
+std::string LocalExecutor::CgroupName(JobId job, int attempt, const std::string& job_dir) const {
+  if (!cgroups_) return "";
+  // The job directory names the state directory too, so two daemons' job 1 differ.
+  std::error_code ec;
+  fs::path dir = fs::weakly_canonical(fs::absolute(job_dir, ec), ec);
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                static_cast<unsigned long long>(Fnv1a(ec ? job_dir : dir.string())));
+  return "job" + job.str() + "-a" + std::to_string(attempt) + "-" + hash;
+}
+
+LocalExecutor::Tracked* LocalExecutor::Find(const ProcessRef& p) {
+  for (auto& [key, t] : tracked_) {
+    if (t.ref.pid == p.pid && t.ref.start_ticks == p.start_ticks) return &t;
+  }
+  return nullptr;
+}
 
 StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
   if (shim_argv_.empty()) return InvalidArgument(Where(spec) + ": no shim command configured");
@@ -176,16 +218,43 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
     if (unlink(stale.c_str()) != 0 && errno != ENOENT)  // from an earlier try
       return IoError(Where(spec) + ": " + stale + ": " + std::strerror(errno));
   }
+  // The attempt's cgroup: fresh, or left empty by an earlier try of the same attempt.
+  const std::string cgroup = CgroupName(spec.job, spec.attempt, dir.string());
+  std::string cgroup_procs;
+  if (cgroups_) {
+    auto busy = cgroups_->Populated(cgroup);
+    if (!busy.ok() || *busy) {
+      return FailedPrecondition(
+          Where(spec) + ": cgroup " + cgroups_->PathOf(cgroup) +
+          (busy.ok() ? " still has processes of an earlier try" : ": " + busy.status().message()));
+    }
+    if (Status s = cgroups_->Create(cgroup); !s.ok())
+      return IoError(Where(spec) + ": " + s.message());
+    cgroup_procs = cgroups_->ProcsFile(cgroup);
+  }
+  auto drop_cgroup = [&] {
+    if (cgroups_) (void)cgroups_->Remove(cgroup);
+  };
   std::string log_path = (dir / "output.log").string();
   Fd log(open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
-  if (log.get() < 0) return IoError(Where(spec) + ": " + log_path + ": " + std::strerror(errno));
+  if (log.get() < 0) {
+    const int err = errno;
+    drop_cgroup();
+    return IoError(Where(spec) + ": " + log_path + ": " + std::strerror(err));
+  }
   Fd devnull(open("/dev/null", O_RDONLY | O_CLOEXEC));
   int pipe_fds[2];
-  if (devnull.get() < 0 || pipe2(pipe_fds, O_CLOEXEC) != 0)
-    return IoError(Where(spec) + ": " + std::strerror(errno));
+  if (devnull.get() < 0 || pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    const int err = errno;
+    drop_cgroup();
+    return IoError(Where(spec) + ": " + std::strerror(err));
+  }
   Fd err_read(pipe_fds[0]), err_write(pipe_fds[1]);
-  if (!log.MoveAbove2() || !devnull.MoveAbove2() || !err_write.MoveAbove2())
-    return IoError(Where(spec) + ": " + std::strerror(errno));
+  if (!log.MoveAbove2() || !devnull.MoveAbove2() || !err_write.MoveAbove2()) {
+    const int err = errno;
+    drop_cgroup();
+    return IoError(Where(spec) + ": " + std::strerror(err));
+  }
 
   // Everything the child needs, prepared before fork: after it only async-signal-safe calls.
   std::string shim_path = SearchPath(shim_argv_[0]);
@@ -229,6 +298,12 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     setsid();
+    // Into the attempt's cgroup before anything runs: every process of the job is born there.
+    if (!cgroup_procs.empty()) {
+      const int fd = open(cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0 || write(fd, "0", 1) != 1) ChildFail(err_write.get(), kStageCgroup);
+      close(fd);
+    }
     dup2(devnull.get(), 0);
     dup2(log.get(), 1);
     dup2(log.get(), 2);
@@ -245,7 +320,10 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
   }
   int fork_errno = errno;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (pid < 0) return IoError(Where(spec) + ": fork: " + std::strerror(fork_errno));
+  if (pid < 0) {
+    drop_cgroup();
+    return IoError(Where(spec) + ": fork: " + std::strerror(fork_errno));
+  }
 
   // The pipe closes on a successful exec; otherwise it carries what failed.
   err_write.Reset();
@@ -258,18 +336,34 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    std::string what = child_err.stage == kStageChdir
-                           ? "cannot enter working directory '" + spec.cwd + "'"
-                           : "cannot execute shim '" + shim_path + "'";
+    std::string what =
+        child_err.stage == kStageChdir    ? "cannot enter working directory '" + spec.cwd + "'"
+        : child_err.stage == kStageCgroup ? "cannot join cgroup " + cgroup_procs
+                                          : "cannot execute shim '" + shim_path + "'";
     what += ": " + std::string(std::strerror(child_err.err));
     WriteAll(log.get(), "==== tiresias: " + what + " ====\n");
+    drop_cgroup();
     return IoError(Where(spec) + ": " + what);
   }
 
   auto st = ReadProcStat(pid);  // our unreaped child: its /proc entry exists
-  if (!st) return Status(StatusCode::kInternal, Where(spec) + ": no /proc entry for new pid");
+  if (!st) {
+    // Without its start time the shim cannot be named safely: stop it while it is ours.
+    if (cgroups_) (void)cgroups_->Kill(cgroup);
+    kill(-pid, SIGKILL);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    drop_cgroup();
+    return Status(StatusCode::kInternal, Where(spec) + ": no /proc entry for new pid");
+  }
   ProcessRef ref{.pid = pid, .start_ticks = st->start_ticks};
-  tracked_[pid] = Tracked{spec.job, spec.attempt, ref, dir.string(), /*adopted=*/false};
+  tracked_[{spec.job, spec.attempt}] = Tracked{.job = spec.job,
+                                               .attempt = spec.attempt,
+                                               .ref = ref,
+                                               .job_dir = dir.string(),
+                                               .adopted = false,
+                                               .cgroup = cgroup};
   // Recorded here as well as by the shim, so that a daemon that dies right after this call
   // still finds the attempt (the shim's copy covers a death before it).
   (void)WritePidFile(PidFilePath(dir.string(), spec.attempt), pid, st->start_ticks);
@@ -278,35 +372,65 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
 
 Status LocalExecutor::Signal(const ProcessRef& p, int sig) {
   std::string where =
-      "signal " + std::to_string(sig) + " to process group " + std::to_string(p.pid);
+      "signal " + std::to_string(sig) + " to the job of process " + std::to_string(p.pid);
   if (p.pid <= 0) return InvalidArgument(where + ": bad pid");
-  // A pid with another start time was reused, so the group we want is gone. A missing pid may
-  // still lead a group whose other members live on; the kernel does not reuse its number for
-  // a new process while that group exists, so signalling it is safe.
-  auto st = ReadProcStat(p.pid);
-  if (st && st->start_ticks != p.start_ticks) return NotFound(where + ": the process is gone");
+  Tracked* t = Find(p);
+  if (t && !t->cgroup.empty()) {
+    Status s = sig == SIGKILL ? cgroups_->Kill(t->cgroup) : cgroups_->Signal(t->cgroup, sig);
+    if (s.ok() && sig == SIGKILL) t->sigkilled = true;
+    if (s.code() == StatusCode::kNotFound) return NotFound(where + ": no process left");
+    return s.ok() ? s : IoError(where + ": " + s.message());
+  }
+  // The process group, when its leader proves it is the attempt's: our unreaped child (its
+  // pid, and so the group's id, cannot be reused before we reap it), or alive with the
+  // recorded start time. A leader that is gone proves nothing: its group id may name another
+  // group by now.
+  const bool ours = t && !t->adopted && !t->shim_gone;
+  if (!ours && Probe(p.pid, p.start_ticks) != Liveness::kAlive) {
+    return NotFound(where + ": the process is gone (or cannot be proven to be the job's)");
+  }
   if (kill(-p.pid, sig) != 0) {
     if (errno == ESRCH) return NotFound(where + ": the process group is gone");
     return IoError(where + ": " + std::strerror(errno));
   }
+  if (t && sig == SIGKILL) t->sigkilled = true;
   return Status::Ok();
 }
 
 bool LocalExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std::string& job_dir) {
-  auto st = ReadProcStat(p.pid);
-  if (!st || st->start_ticks != p.start_ticks) return false;
-  if (st->state == 'Z' || st->state == 'X') {
-    // Dead. If it is our own unreaped child (the daemon object was recreated in the same
-    // process), reap it so it does not linger; its exit file says how it ended.
-    int status;
-    waitpid(p.pid, &status, WNOHANG);
-    return false;
+  if (auto it = tracked_.find({job, attempt}); it != tracked_.end()) {
+    return it->second.ref.pid == p.pid && it->second.ref.start_ticks == p.start_ticks;
   }
-  auto it = tracked_.find(p.pid);
-  if (it != tracked_.end()) return it->second.ref.start_ticks == p.start_ticks;
   std::error_code ec;
-  fs::path dir = fs::absolute(job_dir, ec);
-  tracked_[p.pid] = Tracked{job, attempt, p, ec ? job_dir : dir.string(), /*adopted=*/true};
+  fs::path abs = fs::absolute(job_dir, ec);
+  Tracked t{.job = job,
+            .attempt = attempt,
+            .ref = p,
+            .job_dir = ec ? job_dir : abs.string(),
+            .adopted = true};
+  const Liveness shim = Probe(p.pid, p.start_ticks);
+  if (shim == Liveness::kZombie) {
+    // If it is our own unreaped child (the daemon object was recreated in the same process),
+    // reap it so it does not linger; its exit file says how it ended.
+    int status;
+    if (waitpid(p.pid, &status, WNOHANG) == p.pid) t.wait_status = status;
+  }
+  if (cgroups_) {
+    // The cgroup decides: any live member means the attempt still runs, whatever became of
+    // its shim. An unreadable cgroup is assumed to be busy (never relaunch beside it).
+    const std::string name = CgroupName(job, attempt, t.job_dir);
+    auto busy = cgroups_->Populated(name);
+    if (!busy.ok() || *busy) {
+      t.cgroup = name;
+      t.shim_gone = shim == Liveness::kGone || shim == Liveness::kZombie;
+      tracked_[{job, attempt}] = t;
+      return true;
+    }
+    (void)cgroups_->Remove(name);  // empty: done with it
+    // A shim outside its cgroup: launched without cgroups; tracked by its process group.
+  }
+  if (shim != Liveness::kAlive) return false;
+  tracked_[{job, attempt}] = t;
   return true;
 }
 
@@ -318,53 +442,124 @@ std::optional<ExitInfo> LocalExecutor::ReadExit(JobId job, int attempt,
       .job = job, .attempt = attempt, .exit_code = rec->exit_code, .signal = rec->signal};
 }
 
-std::optional<ProcessRef> LocalExecutor::FindLaunched(JobId /*job*/, int attempt,
+std::optional<ProcessRef> LocalExecutor::FindLaunched(JobId job, int attempt,
                                                       const std::string& job_dir) {
-  auto p = ReadPidFile(PidFilePath(job_dir, attempt));
-  if (!p) return std::nullopt;
-  return ProcessRef{.pid = p->first, .start_ticks = p->second};
+  if (auto p = ReadPidFile(PidFilePath(job_dir, attempt))) {
+    return ProcessRef{.pid = p->first, .start_ticks = p->second};
+  }
+  if (!cgroups_) return std::nullopt;
+  auto members = cgroups_->Members(CgroupName(job, attempt, job_dir));
+  if (!members.ok()) return std::nullopt;
+  for (int pid : *members) {
+    if (auto st = ReadProcStat(pid)) return ProcessRef{.pid = pid, .start_ticks = st->start_ticks};
+  }
+  return std::nullopt;
 }
 
-ExitInfo LocalExecutor::Ended(const Tracked& t, std::optional<int> wait_status) {
-  if (auto info = ReadExit(t.job, t.attempt, t.job_dir)) return *info;
-  ExitInfo info{.job = t.job, .attempt = t.attempt, .exit_code = -1, .signal = SIGKILL};
-  if (wait_status && WIFSIGNALED(*wait_status)) {
-    info.signal = WTERMSIG(*wait_status);
-  } else if (wait_status && WIFEXITED(*wait_status)) {  // the shim failed before recording
-    info.exit_code = WEXITSTATUS(*wait_status);
-    info.signal = 0;
+bool LocalExecutor::CommandEnded(const Tracked& t) const {
+  if (t.wait_status && WIFEXITED(*t.wait_status)) return true;
+  return ReadExitRecord(ExitFilePath(t.job_dir, t.attempt)).has_value();
+}
+
+ExitInfo LocalExecutor::Ended(const Tracked& t) const {
+  if (auto rec = ReadExitRecord(ExitFilePath(t.job_dir, t.attempt))) {
+    return ExitInfo{
+        .job = t.job, .attempt = t.attempt, .exit_code = rec->exit_code, .signal = rec->signal};
   }
+  ExitInfo info{.job = t.job, .attempt = t.attempt, .exit_code = -1, .signal = 0};
+  if (t.wait_status && WIFEXITED(*t.wait_status)) {  // the shim failed before recording
+    info.exit_code = WEXITSTATUS(*t.wait_status);
+  } else if (t.sigkilled) {
+    info.signal = SIGKILL;
+  }
+  // Otherwise the shim was killed by someone else, or vanished while we were away: how the
+  // command ended is not known, and nothing is invented.
   return info;
+}
+
+bool LocalExecutor::DoneInCgroup(Tracked& t) {
+  if (!t.shim_gone) {
+    if (!t.adopted) {
+      int status;
+      pid_t r = waitpid(t.ref.pid, &status, WNOHANG);
+      if (r == t.ref.pid) {
+        t.wait_status = status;
+        t.shim_gone = true;
+      } else if (r < 0 && errno == ECHILD) {  // reaped behind our back
+        t.shim_gone = true;
+      }
+    } else {
+      const Liveness l = Probe(t.ref.pid, t.ref.start_ticks);
+      if (l == Liveness::kZombie) {
+        int status;
+        if (waitpid(t.ref.pid, &status, WNOHANG) == t.ref.pid) t.wait_status = status;  // ours
+      }
+      if (l == Liveness::kGone || l == Liveness::kZombie) t.shim_gone = true;
+    }
+  }
+  auto busy = cgroups_->Populated(t.cgroup);
+  if (!busy.ok()) return false;  // no evidence: still running
+  if (*busy) {
+    // The command ended: kill what it left behind (once; the kill is prompt). Until the cgroup
+    // is empty the attempt holds its GPUs.
+    if (t.shim_gone && !t.leftovers_killed && CommandEnded(t)) {
+      (void)cgroups_->Kill(t.cgroup);
+      t.leftovers_killed = true;
+    }
+    return false;
+  }
+  // Empty. Our own shim left the cgroup as it exited: reap it first (next round if the kernel
+  // has not yet made it a zombie).
+  if (!t.adopted && !t.shim_gone) return false;
+  (void)cgroups_->Remove(t.cgroup);
+  return true;
+}
+
+bool LocalExecutor::DoneInGroup(Tracked& t) {
+  if (!t.adopted) {
+    // Look without reaping: while the shim is our zombie its group id is still ours, so what
+    // the command left in the group can be killed safely; the exit is reported when the group
+    // has no live process left.
+    siginfo_t si{};
+    if (waitid(P_PID, static_cast<id_t>(t.ref.pid), &si, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      if (errno == ECHILD) {  // reaped behind our back
+        t.shim_gone = true;
+        return true;
+      }
+      return false;
+    }
+    if (si.si_pid == 0) return false;  // still running
+    if (si.si_code == CLD_EXITED) t.wait_status = (si.si_status & 0xff) << 8;
+    if (!t.leftovers_killed && CommandEnded(t)) {
+      kill(-t.ref.pid, SIGKILL);
+      t.leftovers_killed = true;
+    }
+    if (!LiveGroupMembers(t.ref.pid).empty()) return false;
+    int status;
+    if (waitpid(t.ref.pid, &status, WNOHANG) == t.ref.pid) t.wait_status = status;
+    t.shim_gone = true;
+    return true;
+  }
+  // Adopted: its group can be told apart only while the shim lives. Gone needs evidence.
+  const Liveness l = Probe(t.ref.pid, t.ref.start_ticks);
+  if (l == Liveness::kAlive || l == Liveness::kUnknown) return false;
+  if (l == Liveness::kZombie) {
+    int status;
+    if (waitpid(t.ref.pid, &status, WNOHANG) == t.ref.pid) t.wait_status = status;  // ours
+  }
+  t.shim_gone = true;
+  return true;
+}
+
+bool LocalExecutor::Done(Tracked& t) {
+  return t.cgroup.empty() ? DoneInGroup(t) : DoneInCgroup(t);
 }
 
 std::vector<ExitInfo> LocalExecutor::Poll() {
   std::vector<ExitInfo> ended;
   for (auto it = tracked_.begin(); it != tracked_.end();) {
-    const Tracked& t = it->second;
-    int pid = t.ref.pid;
-    std::optional<int> wait_status;
-    bool done = false;
-    if (!t.adopted) {
-      int status;
-      pid_t r = waitpid(pid, &status, WNOHANG);
-      if (r == pid) {
-        wait_status = status;
-        done = true;
-      } else if (r < 0 && errno == ECHILD) {  // reaped behind our back
-        done = true;
-      }
-    } else {
-      auto st = ReadProcStat(pid);
-      if (!st || st->start_ticks != t.ref.start_ticks) {
-        done = true;
-      } else if (st->state == 'Z' || st->state == 'X') {
-        int status;
-        if (waitpid(pid, &status, WNOHANG) == pid) wait_status = status;  // ours after all
-        done = true;
-      }
-    }
-    if (done) {
-      ended.push_back(Ended(t, wait_status));
+    if (Done(it->second)) {
+      ended.push_back(Ended(it->second));
       it = tracked_.erase(it);
     } else {
       ++it;

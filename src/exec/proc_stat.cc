@@ -1,22 +1,34 @@
 // Parses /proc/<pid>/stat (see proc_stat.h).
 #include "exec/proc_stat.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <array>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <sstream>
 #include <string>
 
 namespace tiresias {
 
-std::optional<ProcStat> ReadProcStat(int pid) {
-  if (pid <= 0) return std::nullopt;
+namespace {
+
+// The stat of `pid`; on failure `err` is the errno of the open (0: unreadable or malformed).
+std::optional<ProcStat> ReadStat(int pid, int& err) {
+  err = 0;
+  if (pid <= 0) {
+    err = ESRCH;
+    return std::nullopt;
+  }
   std::string path = "/proc/" + std::to_string(pid) + "/stat";
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  if (fd < 0) {
+    err = errno;
+    return std::nullopt;
+  }
   std::string text;
   std::array<char, 1024> buf;
   for (;;) {
@@ -45,6 +57,36 @@ std::optional<ProcStat> ReadProcStat(int pid) {
     }
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ProcStat> ReadProcStat(int pid) {
+  int err;
+  return ReadStat(pid, err);
+}
+
+Liveness Probe(int pid, int64_t start_ticks) {
+  int err;
+  auto st = ReadStat(pid, err);
+  if (!st) return err == ENOENT || err == ESRCH ? Liveness::kGone : Liveness::kUnknown;
+  if (st->start_ticks != start_ticks) return Liveness::kGone;
+  return st->state == 'Z' || st->state == 'X' ? Liveness::kZombie : Liveness::kAlive;
+}
+
+std::vector<int> LiveGroupMembers(int pgid) {
+  std::vector<int> out;
+  DIR* d = opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    int pid = 0;
+    const char* end = e->d_name + std::strlen(e->d_name);
+    if (std::from_chars(e->d_name, end, pid).ptr != end || pid <= 0) continue;
+    auto st = ReadProcStat(pid);
+    if (st && st->pgrp == pgid && st->state != 'Z' && st->state != 'X') out.push_back(pid);
+  }
+  closedir(d);
+  return out;
 }
 
 bool ProcessAlive(int pid, int64_t start_ticks) {

@@ -151,7 +151,7 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   }
   const Proc p = pit->second;
   procs_.erase(pit);
-  (void)executor_->Signal(p.ref, SIGKILL);  // whatever the command left behind in its group
+  // Nothing to clean up: the executor reports an attempt once none of its processes is left.
   for (const GpuId& g : p.gpus) {
     if (auto it = gpu_owner_.find(g); it != gpu_owner_.end() && it->second == e.job) {
       gpu_owner_.erase(it);
@@ -341,6 +341,10 @@ int64_t LiveScheduler::Step() {
   {
     Store::Txn txn(*store_);
     for (const ExitInfo& e : executor_->Poll()) HandleExit(e, now, changed);
+    if (!procs_.empty() && now - alive_stamped_ >= kAliveStampMs) {
+      MustOk(store_->SetMeta(kAliveKey, std::to_string(now)));  // all tracked ones alive now
+      alive_stamped_ = now;
+    }
     if (dirty_ || now >= sched_->NextWakeup()) {
       MustOk(Note({.t = now, .kind = EventKind::kTick}));
       for (const Action& a : sched_->Schedule(now)) {

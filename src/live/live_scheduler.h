@@ -141,6 +141,13 @@ class LiveScheduler {
   std::map<GpuId, JobId> gpu_owner_;               // the live process on each busy GPU
   Time last_now_ = 0;
   bool dirty_ = false;  // core inputs applied since the last Schedule
+  // Liveness: every kAliveStampMs while processes run, the loop records (meta kAliveKey) the
+  // core time at which it last saw them all alive. After a crash, a job whose processes
+  // vanished keeps the service it attained up to then (Scheduler::Interrupted).
+  static constexpr const char* kAliveKey = "alive_ms";
+  static constexpr Duration kAliveStampMs = 1000;
+  Time alive_stamped_ = 0;  // when the stamp was last written
+  Time last_alive_ = 0;     // after Open: the previous daemon's last moment of knowledge
 };
 
 }  // namespace tiresias

@@ -58,6 +58,12 @@ Status LiveScheduler::Open() {
     last_now_ = std::max(last_now_, row.event.t);
     if (Status s = Replay(row); !s.ok()) return s;
   }
+  // The last moment the previous daemon knew its processes alive: its last journalled input
+  // or its last liveness stamp, whichever is later.
+  last_alive_ = last_now_;
+  if (auto stamp = store_->GetMeta(kAliveKey)) {
+    if (auto v = ParseInt(*stamp)) last_alive_ = std::max(last_alive_, *v);
+  }
   return Reconcile(Now());
 }
 
@@ -91,6 +97,14 @@ Status LiveScheduler::Replay(const EventRow& row) {
         return IoError(fmt::format("journal event {} (hold): no until_ms", row.seq));
       }
       s = sched_->SetProgressStart(e.job, until->get<Time>(), e.t);
+      break;
+    }
+    case EventKind::kInterrupt: {
+      auto alive = e.detail.find("last_alive_ms");
+      if (alive == e.detail.end() || !alive->is_number_integer()) {
+        return IoError(fmt::format("journal event {} (interrupt): no last_alive_ms", row.seq));
+      }
+      s = sched_->Interrupted(e.job, alive->get<Time>(), e.t);
       break;
     }
     default:
@@ -167,7 +181,18 @@ Status LiveScheduler::Reconcile(Time now) {
       HandleExit(*ex, now, changed);
     } else {
       rec.pid = 0;
-      if (core_running) {
+      if (core_running && p.gpus == core_gpus && rec.state == LiveState::kRunning) {
+        // The core's current run vanished: it keeps the service it attained while the daemon
+        // could see it alive; the time it was down is not service.
+        const std::string why = "processes vanished while the daemon was down; relaunching";
+        Journal({.t = now,
+                 .kind = EventKind::kInterrupt,
+                 .job = id,
+                 .detail = {{"last_alive_ms", last_alive_}, {"reason", why}}});
+        MustOk(sched_->Interrupted(id, last_alive_, now));
+        rec.message =
+            "processes vanished while the daemon was down; relaunched from its checkpoint";
+      } else if (core_running) {
         Journal(
             {.t = now,
              .kind = EventKind::kRequeue,

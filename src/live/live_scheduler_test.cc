@@ -133,7 +133,7 @@ class LiveSchedulerTest : public ::testing::Test {
     ServeConfig c;
     c.state_dir = dir_.string();
     c.policy = "dlas";
-    c.policy_opts = {"thresholds=20"};  // 20 GPU-s: demote after 20 s on 1 GPU
+    c.policy_opts = policy_opts_;
     c.gpu_devices = {"0", "1", "2", "3"};
     c.launch_probe_ms = 0;
     c.grace = grace_;
@@ -188,6 +188,7 @@ class LiveSchedulerTest : public ::testing::Test {
   nlohmann::json final_;
   int crashes_ = 0;
   Duration grace_ = Seconds(30);
+  std::vector<std::string> policy_opts_ = {"thresholds=20"};  // demote after 20 s on 1 GPU
 };
 
 std::vector<Submission> Workload() {
@@ -318,6 +319,60 @@ TEST_F(LiveSchedulerTest, ProcessesIgnoringSigtermAreKilledAfterTheGraceAndNever
     SetUp();
     world_ = FakeWorld{.ignore_term = true};
   }
+}
+
+TEST_F(LiveSchedulerTest, VanishedJobKeepsTheServiceItAttainedBeforeTheCrash) {
+  // dlas with a 60 GPU-s first queue on 4 GPUs. Job A (4 GPUs) runs 14 s: 56 GPU-s. The daemon
+  // crashes, and A's processes vanish while it is down (no exit record). It comes back 100 s
+  // later and relaunches A. A keeps its 56 GPU-s (the daemon saw it alive until 14 s) and the
+  // 100 s it was down are not service: 1 s after the relaunch A reaches 60 GPU-s and is
+  // demoted, and job B, submitted meanwhile in the first queue, preempts it. Forgetting A's
+  // service would let A run 15 s more ahead of B; counting the down time would demote it at once.
+  policy_opts_ = {"thresholds=60"};
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 4, .argv = {"train"}});
+  world_.work[a] = 1'000'000;
+  d->Step();
+  ASSERT_EQ(world_.launches, std::vector<std::string>{fmt::format("{}@{}:0,1,2,3", a.value(), t0)});
+  world_.now += 14'000;
+  d->Step();
+  EXPECT_DOUBLE_EQ((*d->Get(a))["attained_gpu_s"].get<double>(), 56.0);
+  d.reset();                                              // kill -9
+  for (auto& [pid, p] : world_.procs) p.reported = true;  // vanished, no exit record
+  world_.now += 100'000;
+  d = Start();
+  EXPECT_DOUBLE_EQ((*d->Get(a))["attained_gpu_s"].get<double>(), 56.0);
+  d->Step();
+  ASSERT_EQ(world_.launches.size(), 2u);
+  EXPECT_EQ(world_.launches.back(), fmt::format("{}@{}:0,1,2,3", a.value(), t0 + 114'000));
+  EXPECT_EQ((*d->Get(a))["state"], "running");
+  world_.now += 500;
+  const JobId b = *d->Submit({.name = "b", .gpus = 4, .argv = {"train"}});
+  world_.work[b] = 1'000;
+  d->Step();
+  EXPECT_EQ((*d->Get(b))["state"], "pending") << "A has 58 GPU-s, still in the first queue";
+  world_.now = t0 + 115'000;
+  d->Step();
+  d->Step();
+  EXPECT_EQ((*d->Get(a))["queue"], 1);
+  EXPECT_EQ((*d->Get(b))["first_start_ms"], t0 + 115'000);
+  const double attained = (*d->Get(a))["attained_gpu_s"].get<double>();
+  EXPECT_DOUBLE_EQ(attained, 60.0);
+
+  // The journal says why, and a replay of it reproduces the service.
+  bool interrupted = false;
+  for (const Event& e : Journal(dir_ / "tiresias.db")) {
+    if (e.kind != EventKind::kInterrupt) continue;
+    interrupted = true;
+    EXPECT_EQ(e.job, a);
+    EXPECT_EQ(e.t, 114'000);
+    EXPECT_EQ(e.detail["last_alive_ms"], 14'000) << e.detail.dump();
+  }
+  EXPECT_TRUE(interrupted);
+  d.reset();
+  d = Start();
+  EXPECT_DOUBLE_EQ((*d->Get(a))["attained_gpu_s"].get<double>(), attained);
 }
 
 TEST_F(LiveSchedulerTest, RefusesWhatCanNeverRun) {

@@ -129,11 +129,13 @@ nlohmann::json LiveScheduler::Nodes() {
   }
   nlohmann::json node = {{"name", "local"},
                          {"emulated", cfg_.emulated},
+                         {"containment", executor_->Containment()},
                          {"gpus_total", cfg_.gpu_devices.size()},
                          {"gpus_busy", busy},
                          {"gpus", gpus}};
   return {{"policy", cfg_.policy},
           {"placement", cfg_.placement},
+
           {"nodes", nlohmann::json::array({node})}};
 }
 

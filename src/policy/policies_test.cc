@@ -75,6 +75,45 @@ TEST(DlasScenario, SetProgressStartMovesServiceAndDemotion) {
   EXPECT_FALSE(s->SetProgressStart(JobId(2), 3000, 1500).ok());  // unknown job
 }
 
+TEST(DlasScenario, InterruptedKeepsServiceUntilLastAliveAndNotTheDownTime) {
+  // Job 1 (1 GPU) starts at 0 under a 60 GPU-s first queue. Its process vanishes while the
+  // daemon is down; the daemon last knew it alive at 56 s and comes back at 100 s. The 56 GPU-s
+  // it attained stay (it is 4 s from demotion, not 60), the 44 s it was down are overhead, and
+  // progress counts again from 100 s: demotion at 104 s.
+  auto s = Make("dlas", {"thresholds=60"});
+  Submit(*s, J(1, 1, 0), 0);
+  EXPECT_EQ(Str(s->Schedule(0)), "start 1");
+  EXPECT_EQ(s->NextWakeup(), 60'000);
+  ASSERT_TRUE(s->Interrupted(JobId(1), 56'000, 100'000).ok());
+  const Job& j = *s->Find(JobId(1));
+  EXPECT_EQ(j.AttainedAt(100'000), 56'000);
+  EXPECT_EQ(j.overhead, 44'000);
+  EXPECT_EQ(s->NextWakeup(), 104'000);
+  // The relaunch comes up at 100.5 s: its real start, as for any launch.
+  ASSERT_TRUE(s->SetProgressStart(JobId(1), 100'500, 100'500).ok());
+  EXPECT_EQ(j.AttainedAt(102'500), 58'000);
+  EXPECT_EQ(j.overhead, 44'500);
+  EXPECT_EQ(s->NextWakeup(), 104'500);
+  EXPECT_EQ(j.queue, 0);
+  s->Schedule(104'500);
+  EXPECT_EQ(j.queue, 1) << "demoted after 60 GPU-s of service in all";
+
+  // Last alive before its progress started (it never made any) keeps nothing; after `now`
+  // is clamped to `now` (then nothing is lost either).
+  Submit(*s, J(2, 1, 200'000), 200'000);
+  s->Schedule(200'000);
+  ASSERT_TRUE(s->Find(JobId(2))->running());
+  ASSERT_TRUE(s->Interrupted(JobId(2), 150'000, 201'000).ok());
+  EXPECT_EQ(s->Find(JobId(2))->AttainedAt(201'000), 0);
+  EXPECT_EQ(s->Find(JobId(2))->overhead, 1'000);
+  ASSERT_TRUE(s->Interrupted(JobId(2), 999'000, 202'000).ok());
+  EXPECT_EQ(s->Find(JobId(2))->AttainedAt(202'000), 1'000);
+  EXPECT_EQ(s->Find(JobId(2))->overhead, 1'000);
+  EXPECT_EQ(s->Interrupted(JobId(3), 0, 202'000).code(), StatusCode::kNotFound);
+  Submit(*s, J(3, 1, 202'000), 202'000);  // waiting until the next pass
+  EXPECT_EQ(s->Interrupted(JobId(3), 0, 202'000).code(), StatusCode::kFailedPrecondition);
+}
+
 TEST(DlasScenario, DemotedExactlyAtThresholdThenPreemptedByQ1Job) {
   auto s = Make("dlas", {"thresholds=10"});  // Q1: [0, 10 GPU-s), Q2: beyond
   Submit(*s, J(1, 4, 0), 0);
