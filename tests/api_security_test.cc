@@ -111,48 +111,49 @@ TEST_F(ApiSecurityTest, CallersSeeOnlyWhatIsTheirs) {
   ASSERT_TRUE(me.ok()) << me.status().message();
   EXPECT_EQ((*me)["admin"], true);
   EXPECT_EQ((*me)["via"], "unix socket");
-  auto alice_tok = admin.PostJson("/v1/tokens", {{"user", "alice"}});
-  auto bob_tok = admin.PostJson("/v1/tokens", {{"user", "bob"}});
-  ASSERT_TRUE(alice_tok.ok() && bob_tok.ok()) << alice_tok.status().message();
-  const ApiClient alice = Tcp((*alice_tok)["token"]), bob = Tcp((*bob_tok)["token"]);
-  EXPECT_EQ((*alice.GetJson("/v1/whoami"))["user"], "alice");
-  EXPECT_EQ((*bob.GetJson("/v1/whoami"))["admin"], false);
+  // Two users with accounts on every Debian machine (as root, serve runs their jobs as them).
+  auto owner_tok = admin.PostJson("/v1/tokens", {{"user", "daemon"}});
+  auto other_tok = admin.PostJson("/v1/tokens", {{"user", "bin"}});
+  ASSERT_TRUE(owner_tok.ok() && other_tok.ok()) << owner_tok.status().message();
+  const ApiClient owner = Tcp((*owner_tok)["token"]), other = Tcp((*other_tok)["token"]);
+  EXPECT_EQ((*owner.GetJson("/v1/whoami"))["user"], "daemon");
+  EXPECT_EQ((*other.GetJson("/v1/whoami"))["admin"], false);
   // Only its hash is kept on disk.
-  EXPECT_EQ(ReadAll(dir_ / "tiresias.tokens").find((*alice_tok)["token"].get<std::string>()),
+  EXPECT_EQ(ReadAll(dir_ / "tiresias.tokens").find((*owner_tok)["token"].get<std::string>()),
             std::string::npos);
-  EXPECT_EQ(bob.PostJson("/v1/tokens", {{"user", "bob"}}).status().code(),
+  EXPECT_EQ(other.PostJson("/v1/tokens", {{"user", "bin"}}).status().code(),
             StatusCode::kPermissionDenied);
 
-  auto sub = alice.PostJson("/v1/jobs", {{"argv", {"sh", "-c", "echo secret-output; sleep 30"}},
+  auto sub = owner.PostJson("/v1/jobs", {{"argv", {"sh", "-c", "echo secret-output; sleep 30"}},
                                          {"env", {{"SECRET", "s3cret"}}}});
   ASSERT_TRUE(sub.ok()) << sub.status().message();
   const int64_t id = (*sub)["id"];
-  EXPECT_EQ((*sub)["user"], "alice");
+  EXPECT_EQ((*sub)["user"], "daemon");
   const std::string job = fmt::format("/v1/jobs/{}", id);
   ASSERT_TRUE(WaitFor([&] { return (*admin.GetJson(job))["state"] == "running"; }, 5s));
 
-  // Bob sees the job, not its environment or its log, and cannot cancel it.
-  auto seen = bob.GetJson(job);
+  // The other user sees the job, not its environment or its log, and cannot cancel it.
+  auto seen = other.GetJson(job);
   ASSERT_TRUE(seen.ok());
-  EXPECT_EQ((*seen)["user"], "alice");
+  EXPECT_EQ((*seen)["user"], "daemon");
   EXPECT_FALSE(seen->contains("env")) << seen->dump();
   EXPECT_EQ((*seen)["env_hidden"], 1);
-  EXPECT_EQ(bob.GetJson("/v1/jobs")->dump().find("s3cret"), std::string::npos);
-  EXPECT_EQ(bob.Get(job + "/logs")->status, 403);
-  EXPECT_EQ(bob.Post(job + "/cancel", "")->status, 403);
-  // Nor submit in her name.
-  auto forged = bob.Post("/v1/jobs", R"({"argv": ["true"], "user": "alice"})");
+  EXPECT_EQ(other.GetJson("/v1/jobs")->dump().find("s3cret"), std::string::npos);
+  EXPECT_EQ(other.Get(job + "/logs")->status, 403);
+  EXPECT_EQ(other.Post(job + "/cancel", "")->status, 403);
+  // Nor submit in its owner's name.
+  auto forged = other.Post("/v1/jobs", R"({"argv": ["true"], "user": "daemon"})");
   EXPECT_EQ(forged->status, 403) << forged->body;
-  // Alice and the admin see everything.
-  EXPECT_EQ((*alice.GetJson(job))["env"]["SECRET"], "s3cret");
+  // The owner and the admin see everything.
+  EXPECT_EQ((*owner.GetJson(job))["env"]["SECRET"], "s3cret");
   EXPECT_EQ((*admin.GetJson(job))["env"]["SECRET"], "s3cret");
   ASSERT_TRUE(WaitFor(
-      [&] { return alice.Get(job + "/logs")->body.find("secret-output") != std::string::npos; },
+      [&] { return owner.Get(job + "/logs")->body.find("secret-output") != std::string::npos; },
       5s));
-  EXPECT_EQ(alice.Post(job + "/cancel", "")->status, 200);
+  EXPECT_EQ(owner.Post(job + "/cancel", "")->status, 200);
   // A revoked token is refused.
-  ASSERT_TRUE(admin.Delete("/v1/tokens/bob").ok());
-  EXPECT_EQ(bob.Get("/v1/jobs")->status, 403);
+  ASSERT_TRUE(admin.Delete("/v1/tokens/bin").ok());
+  EXPECT_EQ(other.Get("/v1/jobs")->status, 403);
 }
 
 TEST_F(ApiSecurityTest, TheKernelNamesLocalUsers) {
@@ -206,6 +207,56 @@ TEST_F(ApiSecurityTest, CliManagesTokensAndSaysWhoYouAre) {
   auto bad = testing::RunTiresias("token create 'Robert; drop' " + sd);
   EXPECT_NE(bad.rc, 0);
   EXPECT_NE(bad.out.find("is not a user name"), std::string::npos) << bad.out;
+}
+
+TEST_F(ApiSecurityTest, AsRootAJobRunsAsItsSubmitter) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: serve switches users only when it is root";
+  Serve({"--gpus", "2"});
+  const std::string probe = "id -u; id -g; touch \"$TIRESIAS_CHECKPOINT_DIR/ok\"; cat " +
+                            (dir_ / "tiresias.db").string() + " >/dev/null 2>&1 || echo no-db";
+  // `nobody` submits through the socket (the kernel names it); root submits too.
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(pipe_fds[0]);
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(2);
+    auto c = ApiClient::Connect({.state_dir = dir_.string()});
+    auto r = c.ok() ? c->PostJson("/v1/jobs", {{"argv", {"sh", "-c", probe}}, {"cwd", "/tmp"}})
+                    : StatusOr<nlohmann::json>(c.status());
+    const std::string out = r.ok() ? (*r)["id"].dump() : r.status().message();
+    (void)!write(pipe_fds[1], out.data(), out.size());
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  std::string got(64, '\0');
+  got.resize(static_cast<size_t>(std::max<ssize_t>(0, read(pipe_fds[0], got.data(), got.size()))));
+  close(pipe_fds[0]);
+  waitpid(pid, nullptr, 0);
+  const int64_t theirs = std::atoll(got.c_str());
+  ASSERT_GT(theirs, 0) << got;
+  const ApiClient root = serve_->Client();
+  const int64_t mine = (*root.PostJson("/v1/jobs", {{"argv", {"sh", "-c", "id -u"}}}))["id"];
+  auto ended = [&](int64_t id) {
+    return (*root.GetJson(fmt::format("/v1/jobs/{}", id)))["state"] == "finished";
+  };
+  ASSERT_TRUE(WaitFor([&] { return ended(theirs) && ended(mine); }, 10s))
+      << root.GetJson(fmt::format("/v1/jobs/{}", theirs))->dump();
+  const std::string log = root.Get(fmt::format("/v1/jobs/{}/logs", theirs))->body;
+  EXPECT_NE(log.find("\n65534\n65534\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("no-db"), std::string::npos) << "the job must not read serve's journal\n"
+                                                  << log;
+  struct stat st {};
+  const fs::path ok = dir_ / "tiresias-jobs" / std::to_string(theirs) / "checkpoint" / "ok";
+  ASSERT_EQ(stat(ok.c_str(), &st), 0) << "the job could not write its checkpoint";
+  EXPECT_EQ(st.st_uid, 65534u);
+  EXPECT_NE(root.Get(fmt::format("/v1/jobs/{}/logs", mine))->body.find("\n0\n"), std::string::npos);
+  // A token user without an account here cannot have a job at all (it would run as root).
+  auto tok = root.PostJson("/v1/tokens", {{"user", "no-such-account"}});
+  ASSERT_TRUE(tok.ok());
+  auto r = Tcp((*tok)["token"]).Post("/v1/jobs", R"({"argv": ["true"]})");
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("has no account"), std::string::npos) << r->body;
 }
 
 TEST_F(ApiSecurityTest, StateIsPrivate) {

@@ -96,7 +96,12 @@ std::map<int64_t, JobState> ReplayJournal(const fs::path& db) {
       case EventKind::kHold:
         st = s.SetProgressStart(e.job, e.detail["until_ms"].get<Time>(), e.t);
         break;
+      case EventKind::kInterrupt:
+        st = s.Interrupted(e.job, e.detail["last_alive_ms"].get<Time>(), e.t);
+        break;
       default:
+        ADD_FAILURE() << "journal row " << row.seq << ": " << ToString(e.kind)
+                      << " is not an input this replay knows";
         break;
     }
     EXPECT_TRUE(st.ok()) << "journal row " << row.seq << ": " << st.message();

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <pwd.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdint>
@@ -305,6 +306,11 @@ HttpResponse ApiServer::Submit(const HttpRequest& req, const Caller& caller) {
       r->uid = found->pw_uid;
       r->gid = found->pw_gid;
     }
+  }
+  if (geteuid() == 0 && !r->uid) {
+    return Fail(400, fmt::format("user {} has no account on this machine, and serve runs as "
+                                 "root: a job runs as its submitter, never as root for them",
+                                 Echo(nlohmann::json(r->user))));
   }
   auto id = sched_.Submit(*r);
   if (!id.ok()) return Fail(id.status());

@@ -35,6 +35,9 @@ struct LaunchSpec {
   // attempts, a header line per attempt), `checkpoint/` (TIRESIAS_CHECKPOINT_DIR) and the
   // exit file of each attempt.
   std::string job_dir;
+  // The account the command runs as (the submitter's). An executor running as root switches
+  // to it; otherwise the command runs as the executor does.
+  std::optional<uint32_t> uid, gid;
 };
 
 // One process (group) of a job. start_ticks (/proc/<pid>/stat field 22 on Linux) guards

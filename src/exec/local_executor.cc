@@ -3,8 +3,10 @@
 #include "exec/local_executor.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <linux/close_range.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -208,11 +210,28 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
     if (key.empty() || key.find('=') != std::string::npos)
       return InvalidArgument(Where(spec) + ": bad environment variable name '" + key + "'");
 
+  // As root, the command runs as its submitter (never as root unless root submitted it).
+  const bool as_user = geteuid() == 0 && spec.uid && spec.gid && *spec.uid != 0;
+
   // The job directory, its checkpoint directory and the log.
   std::error_code ec;
   fs::path dir = fs::absolute(spec.job_dir, ec);
   if (!ec) fs::create_directories(dir / "checkpoint", ec);
   if (ec) return IoError(Where(spec) + ": job_dir " + spec.job_dir + ": " + ec.message());
+  if (as_user) {
+    // The submitter reaches its checkpoint directory (theirs, 0700) through directories it
+    // may search but not list; the exit and pid files stay root's, so a job cannot forge
+    // what serve reads about it.
+    for (const fs::path& p : {dir.parent_path(), dir}) {
+      if (chmod(p.c_str(), 0711) != 0) {
+        return IoError(Where(spec) + ": chmod " + p.string() + ": " + std::strerror(errno));
+      }
+    }
+    const fs::path ckpt = dir / "checkpoint";
+    if (chown(ckpt.c_str(), *spec.uid, *spec.gid) != 0 || chmod(ckpt.c_str(), 0700) != 0) {
+      return IoError(Where(spec) + ": chown " + ckpt.string() + ": " + std::strerror(errno));
+    }
+  }
   std::string exit_file = ExitFilePath(dir.string(), spec.attempt);
   for (const std::string& stale : {exit_file, PidFilePath(dir.string(), spec.attempt)}) {
     if (unlink(stale.c_str()) != 0 && errno != ENOENT)  // from an earlier try
@@ -259,7 +278,9 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
   // Everything the child needs, prepared before fork: after it only async-signal-safe calls.
   std::string shim_path = SearchPath(shim_argv_[0]);
   std::vector<std::string> argv = shim_argv_;
-  argv.insert(argv.end(), {"--exit-file", exit_file, "--"});
+  argv.insert(argv.end(), {"--exit-file", exit_file});
+  if (as_user) argv.insert(argv.end(), {"--user", fmt::format("{}:{}", *spec.uid, *spec.gid)});
+  argv.push_back("--");
   argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
   std::vector<std::pair<std::string, std::string>> set = {
       {"CUDA_VISIBLE_DEVICES", Join(visible, ",")},

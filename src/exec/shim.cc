@@ -1,14 +1,22 @@
 // The supervisor shim (`tiresias _shim`): leader of one job attempt's process group. Runs
 // the command, waits for it, records how it ended in the exit file (see executor.h).
+#include <fmt/format.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "common/strings.h"
 #include "exec/exit_file.h"
 #include "exec/local_executor.h"
 #include "exec/proc_stat.h"
@@ -26,14 +34,40 @@ void Say(const std::string& line) {
 
 }  // namespace
 
+// Becomes uid:gid with the account's supplementary groups (the command's side of the fork).
+bool BecomeUser(uid_t uid, gid_t gid) {
+  std::array<char, 4096> buf{};
+  passwd pw{};
+  passwd* found = nullptr;
+  const bool named = getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found;
+  if (named ? initgroups(found->pw_name, gid) != 0 : setgroups(1, &gid) != 0) return false;
+  return setgid(gid) == 0 && setuid(uid) == 0 && getuid() == uid && geteuid() == uid &&
+         setuid(0) != 0;  // and there is no way back
+}
+
 int RunShim(const std::vector<std::string>& args) {
-  // --exit-file FILE -- COMMAND [ARGS...]
-  if (args.size() < 4 || args[0] != "--exit-file" || args[1].empty() || args[2] != "--") {
-    Say("usage: tiresias _shim --exit-file FILE -- COMMAND [ARGS...]");
+  // --exit-file FILE [--user UID:GID] -- COMMAND [ARGS...]
+  size_t i = 0;
+  std::string exit_file;
+  std::optional<std::pair<uid_t, gid_t>> user;
+  for (; i + 1 < args.size() && args[i] != "--"; i += 2) {
+    if (args[i] == "--exit-file") {
+      exit_file = args[i + 1];
+    } else if (args[i] == "--user") {
+      const size_t colon = args[i + 1].find(':');
+      auto u = ParseInt(args[i + 1].substr(0, colon));
+      auto g = colon == std::string::npos ? std::nullopt : ParseInt(args[i + 1].substr(colon + 1));
+      if (!u || !g || *u < 0 || *g < 0) break;
+      user = std::pair<uid_t, gid_t>(static_cast<uid_t>(*u), static_cast<gid_t>(*g));
+    } else {
+      break;
+    }
+  }
+  if (exit_file.empty() || i + 1 >= args.size() || args[i] != "--") {
+    Say("usage: tiresias _shim --exit-file FILE [--user UID:GID] -- COMMAND [ARGS...]");
     return 2;
   }
-  const std::string& exit_file = args[1];
-  std::vector<std::string> cmd(args.begin() + 3, args.end());
+  std::vector<std::string> cmd(args.begin() + static_cast<ptrdiff_t>(i) + 1, args.end());
   std::vector<char*> argv;
   for (auto& a : cmd) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -59,6 +93,12 @@ int RunShim(const std::vector<std::string>& args) {
   }
   if (pid == 0) {
     for (int sig : kIgnored) signal(sig, SIG_DFL);  // ignored signals survive exec
+    umask(022);  // serve's own is 077; the job gets the usual default
+    if (user && !BecomeUser(user->first, user->second)) {
+      Say(fmt::format("cannot run as uid {} gid {}: {}", user->first, user->second,
+                      std::strerror(errno)));
+      _exit(126);
+    }
     execvp(argv[0], argv.data());
     Say("cannot run '" + cmd[0] + "': " + std::strerror(errno));
     _exit(127);

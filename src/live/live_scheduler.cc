@@ -295,6 +295,10 @@ void LiveScheduler::LaunchReady(Time now) {
                     .env = rec.env,
                     .gpus = gpus,
                     .job_dir = JobDir(id)};
+    if (rec.uid >= 0 && rec.gid >= 0) {
+      spec.uid = static_cast<uint32_t>(rec.uid);
+      spec.gid = static_cast<uint32_t>(rec.gid);
+    }
     changed.push_back(id);
     auto ref = executor_->Launch(spec);
     rec.start_ticks = 0;
