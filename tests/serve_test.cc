@@ -375,6 +375,24 @@ TEST_F(ServeTest, CliClientSubmitLsShowLogsExplainCancel) {
   EXPECT_NE(missing.out.find("no such job"), std::string::npos) << missing.out;
 }
 
+TEST_F(ServeTest, AJobThatEndedWhileServeWasDownEndsWhenItEnded) {
+  // The job runs 1.5 s; serve is killed 0.3 s into it and restarted 3 s later. The job's end
+  // (and so its service and JCT) is when it ended, from its exit record, not the restart.
+  Serve({"--gpus", "1", "--policy", "fifo"});
+  const int64_t id = Submit({{"argv", {"sleep", "1.5"}}});
+  ASSERT_TRUE(WaitFor([&] { return State(id) == "running"; }, 5s));
+  std::this_thread::sleep_for(300ms);
+  serve_->Stop(SIGKILL);
+  std::this_thread::sleep_for(3s);
+  serve_->Start();
+  ASSERT_TRUE(WaitFor([&] { return State(id) == "finished"; }, 5s));
+  const auto j = Job(id);
+  const int64_t ran_ms = j["end_ms"].get<int64_t>() - j["first_start_ms"].get<int64_t>();
+  EXPECT_GE(ran_ms, 1400) << j.dump();
+  EXPECT_LT(ran_ms, 2300) << "ended at the restart, not when it ended: " << j.dump();
+  EXPECT_LT(j["attained_gpu_s"].get<double>(), 2.3) << j.dump();
+}
+
 TEST_F(ServeTest, DamagedJournalIsRefusedAndNoJobIdIsReused) {
   // Two jobs run and end; serve is killed; then its journal is damaged three ways. Each
   // restart is refused with the recovery choices (it used to start with fewer or zero jobs

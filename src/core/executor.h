@@ -59,6 +59,8 @@ struct ExitInfo {
   int attempt = 0;
   int exit_code = -1;  // the job's exit status when it exited normally, else -1
   int signal = 0;      // the signal that killed it (0 if it exited normally)
+  // When it ended (wall ms), when known from a record (an exit read after a daemon restart).
+  std::optional<int64_t> ended_wall_ms;
   // Neither (exit_code -1, signal 0): nothing recorded how it ended.
   bool known() const { return exit_code >= 0 || signal > 0; }
   // "exit 0", "exit 3", "killed by signal 9 (SIGKILL)", "unknown (no exit record)"

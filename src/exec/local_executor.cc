@@ -457,10 +457,15 @@ bool LocalExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std
 
 std::optional<ExitInfo> LocalExecutor::ReadExit(JobId job, int attempt,
                                                 const std::string& job_dir) {
-  auto rec = ReadExitRecord(ExitFilePath(job_dir, attempt));
+  const std::string path = ExitFilePath(job_dir, attempt);
+  auto rec = ReadExitRecord(path);
   if (!rec) return std::nullopt;
-  return ExitInfo{
-      .job = job, .attempt = attempt, .exit_code = rec->exit_code, .signal = rec->signal};
+  ExitInfo info{.job = job, .attempt = attempt, .exit_code = rec->exit_code, .signal = rec->signal};
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0) {  // the shim wrote it as the command ended
+    info.ended_wall_ms = int64_t{st.st_mtim.tv_sec} * 1000 + st.st_mtim.tv_nsec / 1'000'000;
+  }
+  return info;
 }
 
 std::optional<ProcessRef> LocalExecutor::FindLaunched(JobId job, int attempt,

@@ -140,7 +140,8 @@ class LiveScheduler {
   std::map<JobId, std::vector<GpuId>> to_launch_;  // core started it; process not yet up
   std::map<GpuId, JobId> gpu_owner_;               // the live process on each busy GPU
   Time last_now_ = 0;
-  bool dirty_ = false;  // core inputs applied since the last Schedule
+  Time last_replayed_ = 0;  // the journal's last time, after Open's replay
+  bool dirty_ = false;      // core inputs applied since the last Schedule
   // Liveness: every kAliveStampMs while processes run, the loop records (meta kAliveKey) the
   // core time at which it last saw them all alive. After a crash, a job whose processes
   // vanished keeps the service it attained up to then (Scheduler::Interrupted).

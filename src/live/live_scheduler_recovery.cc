@@ -56,6 +56,7 @@ Status LiveScheduler::Open() {
   if (!events.ok()) return events.status();
   for (const EventRow& row : *events) {
     last_now_ = std::max(last_now_, row.event.t);
+    last_replayed_ = last_now_;
     if (Status s = Replay(row); !s.ok()) return s;
   }
   // The last moment the previous daemon knew its processes alive: its last journalled input
@@ -120,6 +121,30 @@ Status LiveScheduler::Replay(const EventRow& row) {
 Status LiveScheduler::Reconcile(Time now) {
   Store::Txn txn(*store_);
   std::vector<JobId> changed, stop;
+  // First the attempts that ended while the daemon was down, at the times their exit records
+  // say (in that order, each no earlier than the journal's last time): a job's end, and the
+  // service it attained, are not moved to the restart.
+  std::vector<std::pair<Time, ExitInfo>> ended;
+  for (const auto& [id, rec] : records_) {
+    if (rec.pid <= 0 || rec.start_ticks == kLaunchInFlight) continue;
+    const ProcessRef ref{.pid = rec.pid, .start_ticks = rec.start_ticks};
+    if (executor_->Adopt(id, rec.attempt, ref, JobDir(id))) continue;  // alive: below
+    if (auto ex = executor_->ReadExit(id, rec.attempt, JobDir(id))) {
+      const Time at = ex->ended_wall_ms ? *ex->ended_wall_ms - store_->epoch_ms() : now;
+      ended.emplace_back(std::clamp(at, last_replayed_, now), *ex);
+    }
+  }
+  std::stable_sort(ended.begin(), ended.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [at, ex] : ended) {
+    JobRecord& rec = records_.at(ex.job);
+    Proc p{.ref = {.pid = rec.pid, .start_ticks = rec.start_ticks},
+           .attempt = rec.attempt,
+           .gpus = rec.gpus_held,
+           .stopping = rec.state != LiveState::kRunning};
+    procs_[ex.job] = p;
+    HandleExit(ex, at, changed);
+  }
   for (auto& [id, rec] : records_) {
     const Job* cj = sched_->Find(id);
     const bool core_running = cj && cj->running();
