@@ -240,7 +240,7 @@ void AddServeCommand(CLI::App& app, int& rc) {
               "allow --host to be reachable from other machines (token authentication, no TLS)");
   s->add_option("--port", f.port, "port (0 = any free port)")->capture_default_str();
   s->add_option("--gpus", f.gpus, "run with N emulated GPUs instead of discovering real ones")
-      ->check(CLI::Range(1, 64));
+      ->check(CLI::Range(1, kMaxGpusPerNode));
   s->add_option("--nvidia-smi", f.nvidia_smi, "nvidia-smi to discover GPUs with")
       ->capture_default_str();
   s->add_option("--policy", f.policy, "ordering policy (see `tiresias policies`)")

@@ -5,11 +5,13 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/close_range.h>
+#include <openssl/evp.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -135,13 +137,14 @@ std::string Where(const LaunchSpec& spec) {
   return "launch job " + spec.job.str() + " attempt " + std::to_string(spec.attempt);
 }
 
-// FNV-1a, 64 bits: a short stable name for a job directory.
-uint64_t Fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
+// A short name for a job directory, stable across builds and restarts: the first 64 bits of
+// its SHA-256.
+uint64_t DirHash(std::string_view s) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
+  unsigned int len = 0;
+  EVP_Digest(s.data(), s.size(), md.data(), &len, EVP_sha256(), nullptr);
+  uint64_t h = 0;
+  for (int i = 0; i < 8; ++i) h = h << 8 | md[static_cast<size_t>(i)];
   return h;
 }
 
@@ -169,7 +172,7 @@ std::string LocalExecutor::CgroupName(JobId job, int attempt, const std::string&
   fs::path dir = fs::weakly_canonical(fs::absolute(job_dir, ec), ec);
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016llx",
-                static_cast<unsigned long long>(Fnv1a(ec ? job_dir : dir.string())));
+                static_cast<unsigned long long>(DirHash(ec ? job_dir : dir.string())));
   return "job" + job.str() + "-a" + std::to_string(attempt) + "-" + hash;
 }
 
