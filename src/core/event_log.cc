@@ -13,7 +13,8 @@ const std::vector<EventKindInfo>& EventKinds() {
       {EventKind::kReject, "reject", false},      {EventKind::kStart, "start", false},
       {EventKind::kPreempt, "preempt", false},    {EventKind::kExit, "exit", false},
       {EventKind::kAdopt, "adopt", false},        {EventKind::kRequeue, "requeue", false},
-      {EventKind::kInterrupt, "interrupt", true},
+      {EventKind::kInterrupt, "interrupt", true}, {EventKind::kDemote, "demote", false},
+      {EventKind::kPromote, "promote", false},
   };
   return kAll;
 }
@@ -38,6 +39,17 @@ Event EventOf(const Action& a, Time t) {
                .kind = a.kind == Action::Kind::kStart ? EventKind::kStart : EventKind::kPreempt,
                .job = a.job,
                .detail = {{"gpus", GpusToJson(a.alloc.Gpus())}, {"reason", a.reason}}};
+}
+
+std::string QueueName(int queue) {
+  return fmt::format("Q{}", queue + 1);
+}
+
+Event EventOf(JobId job, Time at, int from_queue, int to_queue) {
+  return Event{.t = at,
+               .kind = to_queue > from_queue ? EventKind::kDemote : EventKind::kPromote,
+               .job = job,
+               .detail = {{"from", QueueName(from_queue)}, {"to", QueueName(to_queue)}}};
 }
 
 nlohmann::json GpusToJson(const std::vector<GpuId>& gpus) {
@@ -142,6 +154,11 @@ std::string Describe(const Event& e) {
     case EventKind::kInterrupt:
       return fmt::format("{}; service kept up to t={} ms", Str(d, "reason"),
                          Num(d, "last_alive_ms"));
+    case EventKind::kDemote:
+      return fmt::format("demoted from {} to {}", Str(d, "from"), Str(d, "to"));
+    case EventKind::kPromote:
+      return fmt::format("promoted from {} to {} (waited long enough)", Str(d, "from"),
+                         Str(d, "to"));
   }
   return "";
 }

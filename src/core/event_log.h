@@ -52,6 +52,8 @@ enum class EventKind {
   kAdopt,
   kRequeue,
   kInterrupt,
+  kDemote,
+  kPromote,
 };
 
 struct EventKindInfo {
@@ -75,6 +77,9 @@ struct Event {
 
 // The event of a core action: start or preempt with its GPUs and reason.
 Event EventOf(const Action& a, Time t);
+// The event of a queue change: demote or promote, "Q1".. (the one naming of queues).
+Event EventOf(JobId job, Time at, int from_queue, int to_queue);
+std::string QueueName(int queue);
 
 // GPUs in details and job rows: [[node, index], ...].
 nlohmann::json GpusToJson(const std::vector<GpuId>& gpus);

@@ -156,7 +156,11 @@ void Scheduler::FireTimers(Time now) {
     Job& j = jobs_[t.slot];
     if (t.gen != j.timer_gen) continue;
     Erase(t.slot);
+    const int from = j.queue;
     if (policy_->ApplyTransition(j, now)) dirty_ = true;
+    if (opts_.record_transitions && j.queue != from) {
+      transitions_.push_back(Transition{j.spec.id, now, from, j.queue});
+    }
     Insert(t.slot, now);
     ArmTimer(t.slot, now);
   }

@@ -17,6 +17,7 @@
 #include <queue>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -40,6 +41,18 @@ struct SchedulerOptions {
   // pass nobody waits for, key_changes_while_running, k0_changes_only_at_transitions). The
   // decisions must be the same; src/policy/reference_pass_test.cc compares the two.
   bool reference_pass = false;
+  // Keep each queue change (demotion, promotion) for TakeTransitions: drivers that show a
+  // job's timeline turn on. Off, nothing is kept (the simulator's long replays).
+  bool record_transitions = false;
+};
+
+// A job moved between queues by itself (a demotion while running, a promotion while
+// waiting); queues are 0-based here and Q1.. for people.
+struct Transition {
+  JobId job;
+  Time at = 0;
+  int from_queue = 0;
+  int to_queue = 0;
 };
 
 // The answer to "why is my job pending?".
@@ -86,6 +99,8 @@ class Scheduler {
   std::vector<Action> Schedule(Time now);
   // The earliest pending timer, or kNever. Stale timers are dropped on the way.
   Time NextWakeup();
+  // The queue changes since the last call, in order (SchedulerOptions::record_transitions).
+  std::vector<Transition> TakeTransitions() { return std::exchange(transitions_, {}); }
 
   // Capacity hint for drivers that know how many jobs will come.
   void Reserve(size_t jobs) {
@@ -175,6 +190,7 @@ class Scheduler {
   uint64_t pass_ = 0;
   int64_t tie_counter_ = 0;
   bool dirty_ = false;
+  std::vector<Transition> transitions_;
 };
 
 }  // namespace tiresias

@@ -351,7 +351,11 @@ int64_t LiveScheduler::Step() {
     }
     if (dirty_ || now >= sched_->NextWakeup()) {
       MustOk(Note({.t = now, .kind = EventKind::kTick}));
-      for (const Action& a : sched_->Schedule(now)) {
+      const std::vector<Action> actions = sched_->Schedule(now);
+      for (const Transition& t : sched_->TakeTransitions()) {
+        Journal(EventOf(t.job, t.at, t.from_queue, t.to_queue));
+      }
+      for (const Action& a : actions) {
         ApplyAction(a, now, changed);
         if (a.kind == Action::Kind::kPreempt &&
             records_.at(a.job).state == LiveState::kPreempting) {

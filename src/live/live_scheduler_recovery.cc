@@ -22,7 +22,8 @@ Status LiveScheduler::Open() {
                                    .policy = cfg_.policy,
                                    .policy_opts = cfg_.policy_opts,
                                    .placement = cfg_.placement,
-                                   .placement_opts = cfg_.placement_opts},
+                                   .placement_opts = cfg_.placement_opts,
+                                   .options = {.record_transitions = true}},
                         FileDataSource());
   if (!core.ok()) return core.status();
 
@@ -59,6 +60,7 @@ Status LiveScheduler::Open() {
     last_replayed_ = last_now_;
     if (Status s = Replay(row); !s.ok()) return s;
   }
+  (void)sched_->TakeTransitions();  // journalled when they happened
   // The last moment the previous daemon knew its processes alive: its last journalled input
   // or its last liveness stamp, whichever is later.
   last_alive_ = last_now_;

@@ -252,11 +252,13 @@ std::vector<std::string> DecisionLines(const std::vector<Event>& events) {
   std::vector<std::string> out;
   for (const Event& e : events) {
     if (e.kind != EventKind::kSubmit && e.kind != EventKind::kStart &&
-        e.kind != EventKind::kPreempt && e.kind != EventKind::kFinish) {
+        e.kind != EventKind::kPreempt && e.kind != EventKind::kFinish &&
+        e.kind != EventKind::kDemote && e.kind != EventKind::kPromote) {
       continue;
     }
     Event kept{.t = e.t, .kind = e.kind, .job = e.job};
     if (e.detail.contains("gpus")) kept.detail["gpus"] = e.detail["gpus"];
+    if (e.detail.contains("to")) kept.detail["to"] = e.detail["to"];
     out.push_back(ToJsonLine(kept));
   }
   return out;
@@ -281,6 +283,10 @@ TEST_F(LiveSchedulerTest, JournalEqualsTheSimulatorsEventLog) {
   ASSERT_GE(std::count_if(sim.begin(), sim.end(),
                           [](const std::string& l) { return l.find("preempt") != l.npos; }),
             2);
+  ASSERT_GE(std::count_if(sim.begin(), sim.end(),
+                          [](const std::string& l) { return l.find("demote") != l.npos; }),
+            2)
+      << "the comparison covers demotions too";
   Drive(Workload());
   EXPECT_EQ(DecisionLines(Journal(dir_ / "tiresias.db")), sim);
 }

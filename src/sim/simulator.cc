@@ -51,7 +51,8 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
                                     .policy_opts = cfg.policy_opts,
                                     .placement = cfg.placement,
                                     .placement_opts = cfg.placement_opts,
-                                    .options = {.restore_overhead = cfg.preempt_overhead},
+                                    .options = {.restore_overhead = cfg.preempt_overhead,
+                                                .record_transitions = cfg.record_events},
                                     .speed = cfg.speed},
                          cfg.data ? *cfg.data : own_files);
   if (!built.ok()) return built.status();
@@ -114,7 +115,11 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
         }
       }
     }
-    for (const Action& a : core.Schedule(t)) {
+    const std::vector<Action> actions = core.Schedule(t);
+    for (const Transition& tr : core.TakeTransitions()) {
+      result.event_log.push_back(EventOf(tr.job, tr.at, tr.from_queue, tr.to_queue));
+    }
+    for (const Action& a : actions) {
       if (cfg.record_events) result.event_log.push_back(EventOf(a, t));
       if (a.kind != Action::Kind::kStart) continue;
       const Job* j = core.Find(a.job);
