@@ -4,12 +4,15 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 APT_PACKAGES := build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev \
   libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libsqlite3-dev \
-  libssl-dev libmicrohttpd-dev libcurl4-openssl-dev
+  libssl-dev libmicrohttpd-dev libcurl4-openssl-dev \
+  prometheus-cpp-dev chromium prometheus
+# The dashboard's bundle needs node and npm; Debian's are installed only when none is there.
+NODE_PACKAGES := $(if $(shell command -v node && command -v npm),,nodejs npm)
 
 .PHONY: deps configure build test demo bench clean format
 
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for p in $(APT_PACKAGES) $(NODE_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \

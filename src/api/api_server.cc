@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 
+#include "api/dashboard.h"
 #include "common/strings.h"
 
 namespace tiresias {
@@ -193,12 +195,40 @@ void ApiServer::Stop() {
 }
 
 HttpResponse ApiServer::Handle(const HttpRequest& req) {
+  const auto start = std::chrono::steady_clock::now();
+  HttpResponse resp = Dispatch(req);
+  sched_.metrics().ObserveRequest(
+      RouteOf(req.path), req.method, resp.status,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return resp;
+}
+
+HttpResponse ApiServer::Dispatch(const HttpRequest& req) {
   if (req.path == "/v1/health" && req.method == "GET") {
     return Reply(200, {{"ok", true}});
   }
+  // The dashboard's page and scripts are public; everything they show comes from the API.
+  if (req.method == "GET" && !req.path.starts_with("/v1/") && req.path != "/metrics") {
+    return Dashboard(req.path);
+  }
   auto caller = ids_.Resolve(req);
   if (!caller.ok()) return Fail(caller.status());
+  if (req.path == "/metrics" && req.method == "GET") {
+    return {.status = 200,
+            .body = sched_.MetricsText(),
+            .content_type = "text/plain; version=0.0.4; charset=utf-8"};
+  }
   return Route(req, *caller);
+}
+
+std::string RouteOf(const std::string& path) {
+  // Ids become {id} so that a route is one label value, whatever the job.
+  std::string out;
+  for (const auto& part : PathParts(path)) {
+    out += '/';
+    out += ParseInt(part) || (out == "/v1/tokens/" && part != "tokens") ? "{id}" : part;
+  }
+  return out.empty() ? "/" : out;
 }
 
 HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
@@ -217,13 +247,27 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     return Reply(200, j);
   }
   if (what == "nodes" && p.size() == 2 && m == "GET") return Reply(200, sched_.Nodes());
+  if (what == "queues" && p.size() == 2 && m == "GET") return Reply(200, sched_.Queues());
+  if (what == "stats" && p.size() == 2 && m == "GET") {
+    auto after = QueryInt(req, "after_ms", 0);
+    if (!after.ok()) return Fail(after.status());
+    return Reply(200, sched_.Stats(*after));
+  }
+  if (what == "sessions" && p.size() == 2 && m == "POST") {
+    auto tok = ids_.CreateSession(caller, std::chrono::hours(12));
+    if (!tok.ok()) return Fail(tok.status());
+    return Reply(201, {{"user", caller.user}, {"token", *tok}, {"expires_in_s", 12 * 3600}});
+  }
   if (what == "events" && p.size() == 2 && m == "GET") {
     auto after = QueryInt(req, "after", 0);
     if (!after.ok()) return Fail(after.status());
     auto limit = QueryInt(req, "limit", 1000);
     if (!limit.ok()) return Fail(limit.status());
     if (*limit < 1 || *limit > 100000) return Fail(400, "limit must be in 1..100000");
-    auto ev = sched_.Events(*after, static_cast<int>(*limit));
+    auto job = QueryInt(req, "job", 0);
+    if (!job.ok()) return Fail(job.status());
+    auto ev = sched_.Events(*after, static_cast<int>(*limit),
+                            *job > 0 ? std::optional<JobId>(JobId(*job)) : std::nullopt);
     return ev.ok() ? Reply(200, *ev) : Fail(ev.status());
   }
   if (what == "tokens") {
@@ -315,6 +359,26 @@ HttpResponse ApiServer::Submit(const HttpRequest& req, const Caller& caller) {
   auto id = sched_.Submit(*r);
   if (!id.ok()) return Fail(id.status());
   return Reply(201, {{"id", id->value()}, {"user", r->user}});
+}
+
+HttpResponse ApiServer::Dashboard(const std::string& path) {
+  const std::string want = path == "/" ? "/index.html" : path;
+  for (const WebAsset& a : DashboardAssets()) {
+    if (a.path == want) {
+      return {.status = 200,
+              .body = std::string(a.body),
+              .content_type = std::string(a.content_type),
+              .headers = {{"Cache-Control", "no-cache"}}};
+    }
+  }
+  if (DashboardAssets().empty() && want == "/index.html") {
+    return {.status = 200,
+            .body =
+                "<!doctype html><title>tiresias</title><p>This tiresias was built without "
+                "node/npm, so it has no dashboard. The API is at /v1/.</p>\n",
+            .content_type = "text/html; charset=utf-8"};
+  }
+  return Fail(404, fmt::format("no such page: {}", Echo(nlohmann::json(path))));
 }
 
 HttpResponse ApiServer::Tokens(const HttpRequest& req, const Caller& caller,

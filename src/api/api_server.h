@@ -11,7 +11,12 @@
 //   GET  /v1/jobs/{id}/logs?offset=N      log bytes from N (owner or admin); X-Next-Offset,
 //                                         X-Job-State headers
 //   GET  /v1/nodes                        GPUs and who holds them
-//   GET  /v1/events?after=SEQ&limit=N     the journal, oldest first
+//   GET  /v1/events?after=SEQ&limit=N[&job=ID]   the journal, oldest first
+//   GET  /v1/queues                       Q1..QK with their jobs, why each waits
+//   GET  /v1/stats?after_ms=T             the cluster over time (dashboard charts)
+//   POST /v1/sessions                     a 12-hour dashboard token for the caller
+//   GET  /metrics                         Prometheus text format (needs an identity)
+//   GET  /, /app.js, ...                  the dashboard (public files; data via the API)
 //   POST /v1/tokens {"user"}, GET /v1/tokens, DELETE /v1/tokens/{user}   (admin)
 // Errors are JSON {"error": "..."} with 400 (bad request), 401 (no identity), 403 (not
 // allowed), 404, 409 (wrong state), 413 (body too large), 503 (too many connections), 500.
@@ -41,7 +46,9 @@ class ApiServer {
   HttpResponse Handle(const HttpRequest& req);
 
  private:
+  HttpResponse Dispatch(const HttpRequest& req);
   HttpResponse Route(const HttpRequest& req, const Caller& caller);
+  HttpResponse Dashboard(const std::string& path);
   HttpResponse Submit(const HttpRequest& req, const Caller& caller);
   HttpResponse Tokens(const HttpRequest& req, const Caller& caller, const std::string& user);
 
@@ -54,6 +61,8 @@ class ApiServer {
 // checked by Validate, live/submit_request.h); errors name the field and the problem. A body
 // nested deeper than kMaxJsonDepth is refused before it is built.
 StatusOr<SubmitRequest> ParseSubmit(const std::string& body);
+// A request path as a metrics label: job ids and token users become {id}.
+std::string RouteOf(const std::string& path);
 // Parses a JSON body no deeper than kMaxJsonDepth.
 StatusOr<nlohmann::json> ParseJsonBody(const std::string& body);
 

@@ -1,5 +1,5 @@
 // The thin-client subcommands: submit, ls, show, logs, cancel, explain, nodes, events, whoami,
-// token.
+// dashboard, token.
 // Each is one or a few API calls (see api/api_server.h) and a human-readable rendering.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <thread>
@@ -335,6 +336,25 @@ void AddClientCommands(CLI::App& app, int& rc) {
       std::cout << fmt::format("{}{} (via {})\n", Str(*me, "user"),
                                me->value("admin", false) ? ", admin" : "", Str(*me, "via"));
     }
+  });
+
+  auto* dash = app.add_subcommand("dashboard",
+                                  "print the dashboard's address, signed in as you for 12 hours");
+  AddConnFlags(dash, o);
+  dash->callback([&rc] {
+    auto c = ApiClient::Connect(o.conn);
+    auto s = c.ok() ? c->PostJson("/v1/sessions", nlohmann::json::object())
+                    : StatusOr<nlohmann::json>(c.status());
+    if (!s.ok()) {
+      rc = Error(s.status());
+      return;
+    }
+    // The page is served on the TCP address (browsers do not speak to Unix sockets).
+    std::ifstream addr(std::filesystem::path(StateDirOrDefault(o.conn.state_dir)) /
+                       "tiresias.addr");
+    std::string url;
+    if (!std::getline(addr, url)) url = o.conn.server;
+    std::cout << url << "/#token=" << Str(*s, "token") << "\n";
   });
 
   auto* token = app.add_subcommand("token", "API tokens for remote users (admin only)");

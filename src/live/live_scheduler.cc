@@ -127,6 +127,7 @@ Status LiveScheduler::Cancel(JobId id) {
   rec.state = LiveState::kCancelled;
   rec.end = now;
   rec.message = "cancelled by request";
+  CountEnded(rec);
   {
     Store::Txn txn(*store_);
     if (Status s = Note({.t = now, .kind = EventKind::kCancel, .job = id}); !s.ok()) return s;
@@ -191,6 +192,12 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   rec.end = now;
   rec.message = ok ? "completed" : "failed: " + what;
   dirty_ = true;
+  CountEnded(rec);
+}
+
+void LiveScheduler::CountEnded(const JobRecord& rec) {
+  metrics_.JobEnded(ToString(rec.state), ToSeconds(rec.end - rec.submit),
+                    rec.first_start >= 0 ? ToSeconds(rec.first_start - rec.submit) : -1);
 }
 
 void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& changed) {
@@ -209,6 +216,7 @@ void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& c
     return;
   }
   ++rec.preemptions;  // the times its process was told to stop
+  metrics_.CountPreemption();
   rec.state = LiveState::kPreempting;
 }
 
@@ -351,9 +359,12 @@ int64_t LiveScheduler::Step() {
     }
     if (dirty_ || now >= sched_->NextWakeup()) {
       MustOk(Note({.t = now, .kind = EventKind::kTick}));
+      const auto pass_start = std::chrono::steady_clock::now();
       const std::vector<Action> actions = sched_->Schedule(now);
+      metrics_.ObservePass(SecondsSince(pass_start));
       for (const Transition& t : sched_->TakeTransitions()) {
         Journal(EventOf(t.job, t.at, t.from_queue, t.to_queue));
+        metrics_.CountTransition(/*promotion=*/t.to_queue < t.from_queue);
       }
       for (const Action& a : actions) {
         ApplyAction(a, now, changed);
@@ -365,7 +376,9 @@ int64_t LiveScheduler::Step() {
       dirty_ = false;
     }
     MustOk(SaveRows(changed));
+    const auto commit_start = std::chrono::steady_clock::now();
     MustOk(txn.Commit());
+    metrics_.ObserveCommit(SecondsSince(commit_start));
   }
   for (JobId id : stop) StopProcess(id, now, cfg_.preempt_signal);
   // Kill what overstayed its grace before deciding what can launch.
@@ -378,10 +391,40 @@ int64_t LiveScheduler::Step() {
     }
   }
   LaunchReady(now);
+  SampleCluster(now);
   Time next = sched_->NextWakeup();
   for (const auto& [id, p] : procs_) next = std::min(next, p.kill_at);
   if (dirty_) next = now;
   return next == kNever ? kNever : next + store_->epoch_ms();
+}
+
+double LiveScheduler::SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+void LiveScheduler::SampleCluster(Time now) {
+  const int64_t wall = now + store_->epoch_ms();
+  if (!metrics_.SampleDue(wall)) return;
+  ClusterSample s{.wall_ms = wall, .gpus_total = sched_->topology().total_gpus()};
+  s.gpus_busy = s.gpus_total - sched_->cluster().total_free();
+  s.gpus_fragmented = FragmentedGpus();
+  s.running = static_cast<int>(sched_->num_running());
+  s.waiting_by_queue.assign(static_cast<size_t>(sched_->policy().num_queues()), 0);
+  for (const Job& j : sched_->jobs()) {
+    if (j.state != JobState::kPending) continue;
+    const size_t q = static_cast<size_t>(std::max(0, j.queue));
+    if (q >= s.waiting_by_queue.size()) s.waiting_by_queue.resize(q + 1, 0);
+    ++s.waiting_by_queue[q];
+  }
+  for (const auto& [id, r] : records_) s.preemptions += r.preemptions;
+  metrics_.Sample(std::move(s));
+}
+
+int LiveScheduler::FragmentedGpus() const {
+  // Free while the first waiting job (policy order) fits them in count but has no slot.
+  const Job* head = sched_->FirstWaiting();
+  const int free = sched_->cluster().total_free();
+  return head && free > 0 && head->gpus() <= free ? free : 0;
 }
 
 void LiveScheduler::Wake() {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -31,6 +32,7 @@
 #include "core/event_log.h"
 #include "core/executor.h"
 #include "core/scheduler.h"
+#include "live/live_metrics.h"
 #include "live/submit_request.h"
 #include "store/job_record.h"
 #include "store/store.h"
@@ -73,9 +75,18 @@ class LiveScheduler {
   StatusOr<nlohmann::json> Get(JobId id);
   StatusOr<nlohmann::json> Explain(JobId id);
   nlohmann::json Nodes();
-  StatusOr<nlohmann::json> Events(int64_t after, int limit);
+  // Each queue (Q1..QK) with its jobs: running ones first, then the waiting ones in the order
+  // they would get GPUs; attained GPU-time, time spent waiting, why it waits, next transition.
+  nlohmann::json Queues();
+  StatusOr<nlohmann::json> Events(int64_t after, int limit,
+                                  std::optional<JobId> job = std::nullopt);
   // Up to `max` bytes of the job's log from `offset`; sets `next` to the offset after them.
   StatusOr<std::string> Logs(JobId id, int64_t offset, size_t max, int64_t& next);
+  // What /metrics exposes, with the gauges set from the current state.
+  std::string MetricsText();
+  // The cluster over time (busy GPUs, waiting jobs per queue, preemptions), for the dashboard.
+  nlohmann::json Stats(int64_t after_wall_ms);
+  LiveMetrics& metrics() { return metrics_; }
   std::string JobDir(JobId id) const;
   std::string JobsDir() const;
   const ServeConfig& config() const { return cfg_; }
@@ -124,13 +135,19 @@ class LiveScheduler {
   Status Reconcile(Time now);
   Status SaveRows(const std::vector<JobId>& ids);
   nlohmann::json ToJson(const JobRecord& r, Time now) const;
+  nlohmann::json ExplainLocked(const JobRecord& r, Time now) const;
   void Warn(const std::string& m);
+  void CountEnded(const JobRecord& rec);
+  void SampleCluster(Time now);
+  int FragmentedGpus() const;
+  static double SecondsSince(std::chrono::steady_clock::time_point t);
 
   ServeConfig cfg_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<Executor> executor_;
   WallClock clock_;
   std::unique_ptr<Scheduler> sched_;
+  LiveMetrics metrics_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool wake_ = false;

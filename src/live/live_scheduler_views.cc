@@ -71,8 +71,11 @@ StatusOr<nlohmann::json> LiveScheduler::Explain(JobId id) {
   std::lock_guard lk(mu_);
   auto it = records_.find(id);
   if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
-  const Time now = Now();
-  const JobRecord& r = it->second;
+  return ExplainLocked(it->second, Now());
+}
+
+nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const {
+  const JobId id = r.id;
   Explanation e = sched_->Explain(id, now);
   nlohmann::json j = {{"id", id.value()},
                       {"state", ToString(r.state)},
@@ -110,6 +113,41 @@ StatusOr<nlohmann::json> LiveScheduler::Explain(JobId id) {
   return j;
 }
 
+nlohmann::json LiveScheduler::Queues() {
+  std::lock_guard lk(mu_);
+  const Time now = Now();
+  nlohmann::json queues = nlohmann::json::array();
+  for (int q = 0; q < sched_->policy().num_queues(); ++q) {
+    queues.push_back({{"name", QueueName(q)}, {"jobs", nlohmann::json::array()}});
+  }
+  auto add = [&](const JobRecord& r) {
+    const Job* cj = sched_->Find(r.id);
+    if (!cj || static_cast<size_t>(cj->queue) >= queues.size()) return;
+    nlohmann::json e = ExplainLocked(r, now);
+    nlohmann::json j = {{"id", r.id.value()},
+                        {"name", r.name},
+                        {"user", r.user},
+                        {"gpus", r.gpus},
+                        {"state", ToString(r.state)},
+                        {"attained_gpu_s", ToSeconds(cj->AttainedAt(std::max(now, cj->last_stop)))},
+                        {"wait_s", ToSeconds(now - r.submit - cj->ExecutedAt(now) - cj->overhead)},
+                        {"reason", e["reasons"].empty() ? "" : e["reasons"][0]}};
+    if (e.contains("next_transition_in_s")) j["next_transition_in_s"] = e["next_transition_in_s"];
+    queues[static_cast<size_t>(cj->queue)]["jobs"].push_back(std::move(j));
+  };
+  // Running jobs first, then the waiting ones in the order they would get GPUs.
+  for (const auto& [id, r] : records_) {
+    if (!IsTerminal(r.state) && r.state != LiveState::kPending) add(r);
+  }
+  for (JobId id : sched_->WaitingInOrder()) {
+    if (auto it = records_.find(id);
+        it != records_.end() && it->second.state == LiveState::kPending) {
+      add(it->second);
+    }
+  }
+  return {{"policy", cfg_.policy}, {"queues", queues}};
+}
+
 nlohmann::json LiveScheduler::Nodes() {
   std::lock_guard lk(mu_);
   nlohmann::json gpus = nlohmann::json::array();
@@ -139,9 +177,9 @@ nlohmann::json LiveScheduler::Nodes() {
           {"nodes", nlohmann::json::array({node})}};
 }
 
-StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit) {
+StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit, std::optional<JobId> job) {
   std::lock_guard lk(mu_);
-  auto ev = store_->LoadEvents(after, limit, /*inputs_only=*/false, /*skip_ticks=*/true);
+  auto ev = store_->LoadEvents(after, limit, /*inputs_only=*/false, /*skip_ticks=*/true, job);
   if (!ev.ok()) return ev.status();
   nlohmann::json out = nlohmann::json::array();
   for (const EventRow& row : *ev) {
@@ -169,6 +207,36 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, 
   buf.resize(static_cast<size_t>(in.gcount()));
   next = offset + static_cast<int64_t>(buf.size());
   return buf;
+}
+
+}  // namespace tiresias
+
+namespace tiresias {
+
+std::string LiveScheduler::MetricsText() {
+  {
+    std::lock_guard lk(mu_);
+    std::map<std::string, int> by_state;
+    for (LiveState st :
+         {LiveState::kPending, LiveState::kStarting, LiveState::kRunning, LiveState::kPreempting,
+          LiveState::kFinished, LiveState::kFailed, LiveState::kCancelled}) {
+      by_state[ToString(st)] = 0;
+    }
+    for (const auto& [id, r] : records_) ++by_state[ToString(r.state)];
+    std::map<std::string, int> waiting;
+    for (int q = 0; q < sched_->policy().num_queues(); ++q) waiting[QueueName(q)] = 0;
+    for (const Job& j : sched_->jobs()) {
+      if (j.state == JobState::kPending) ++waiting[QueueName(j.queue)];
+    }
+    metrics_.SetJobs(by_state, waiting);
+    const int total = sched_->topology().total_gpus(), free = sched_->cluster().total_free();
+    metrics_.SetGpus(total - free, free, FragmentedGpus(), 0);
+  }
+  return metrics_.Text();
+}
+
+nlohmann::json LiveScheduler::Stats(int64_t after_wall_ms) {
+  return {{"samples", metrics_.Series(after_wall_ms)}};
 }
 
 }  // namespace tiresias

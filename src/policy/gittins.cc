@@ -29,6 +29,7 @@ class Gittins : public OrderingPolicy {
     return {.k0 = j.queue, .k1 = -IndexOf(j, now), .submit = j.spec.submit, .id = j.spec.id};
   }
   void OnSubmit(Job& j) const override { q_.Enter(j); }
+  int num_queues() const override { return q_.num_queues(); }
   std::optional<Time> NextTransition(const Job& j, Time now) const override {
     return q_.NextTransition(j, now);
   }

@@ -366,7 +366,7 @@ StatusOr<int64_t> Store::AppendEvent(const Event& e) {
 }
 
 StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool inputs_only,
-                                                  bool skip_ticks) {
+                                                  bool skip_ticks, std::optional<JobId> job) {
   std::string sql = "SELECT seq, t, kind, job, detail FROM events WHERE seq > ?";
   if (inputs_only) {
     std::vector<std::string> names;
@@ -376,6 +376,7 @@ StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool
     sql += fmt::format(" AND kind IN ({})", fmt::join(names, ", "));
   }
   if (skip_ticks) sql += fmt::format(" AND kind != '{}'", ToString(EventKind::kTick));
+  if (job) sql += fmt::format(" AND job = {}", job->value());
   sql += " ORDER BY seq";
   if (limit > 0) sql += fmt::format(" LIMIT {}", limit);
   Stmt q(db_, sql.c_str());

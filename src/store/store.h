@@ -97,7 +97,8 @@ class Store {
   // (EventKindInfo::core_input) with inputs_only. A row of an unknown kind or with a detail
   // that is not a JSON object is an error naming its seq: the journal is not replayed wrong.
   StatusOr<std::vector<EventRow>> LoadEvents(int64_t after = 0, int limit = 0,
-                                             bool inputs_only = false, bool skip_ticks = false);
+                                             bool inputs_only = false, bool skip_ticks = false,
+                                             std::optional<JobId> job = std::nullopt);
 
  private:
   explicit Store(sqlite3* db) : db_(db) {}
