@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -14,19 +13,11 @@
 #include <sstream>
 
 #include "common/atomic_file.h"
+#include "common/sha256.h"
 #include "common/strings.h"
 
 namespace tiresias {
 namespace {
-
-std::string Sha256Hex(const std::string& text) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-  unsigned int len = 0;
-  EVP_Digest(text.data(), text.size(), md.data(), &len, EVP_sha256(), nullptr);
-  std::string hex;
-  for (unsigned int i = 0; i < len; ++i) hex += fmt::format("{:02x}", md[i]);
-  return hex;
-}
 
 // Constant time in the contents (both are hex SHA-256, so the lengths are public).
 bool SameHash(const std::string& a, const std::string& b) {
