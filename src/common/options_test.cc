@@ -108,7 +108,8 @@ TEST(PolicyOptions, BadChoices) {
 
 TEST(PolicyOptions, GittinsSpecificChecks) {
   EXPECT_EQ(Error("gittins", {"history="}), "policy gittins: option history=: empty path");
-  EXPECT_EQ(Error("gittins", {"history=/nonexistent/h.csv"}), "/nonexistent/h.csv: cannot open");
+  EXPECT_EQ(Error("gittins", {"history=/nonexistent/h.csv"}),
+            "/nonexistent/h.csv: cannot open: No such file or directory");
   // The following need the default history; without it the history error comes first.
   std::string q = Error("gittins", {"quantum=0"});
   std::string b = Error("gittins", {"history_batch=0"});
