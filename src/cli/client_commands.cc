@@ -14,6 +14,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "common/strings.h"
 #include "core/event_log.h"
 #include "live/submit_request.h"
@@ -257,14 +258,17 @@ void AddClientCommands(CLI::App& app, int& rc) {
   static bool follow = false, all = false, export_env = true;
   static int64_t after = 0;
   static int limit = 1000;
+  static const CLI::Validator kJobId = IntegerIn(0, INT64_MAX);
 
   auto* submit = app.add_subcommand("submit", "submit a job: tiresias submit --gpus 2 -- CMD ARGS");
   AddConnFlags(submit, o);
-  submit->add_option("--gpus", gpus, "GPUs (gang-scheduled)")->check(CLI::PositiveNumber);
+  submit->add_option("--gpus", gpus, "GPUs (gang-scheduled)")->check(IntegerIn(1, kMaxRequestGpus));
   submit->add_option("--name", name, "job name (default: the command)");
   submit->add_option("--model", model, "model name, for placement (e.g. resnet50, vgg16)");
-  submit->add_option("--duration", duration_s,
-                     "expected run time in seconds (only sjf/srtf/srsf use it)");
+  submit
+      ->add_option("--duration", duration_s,
+                   "expected run time in seconds (only sjf/srtf/srsf use it; 0 = not given)")
+      ->check(NumberIn(0, kMaxRequestDurationS));
   submit->add_option("--env", env, "extra environment KEY=VALUE (repeatable)");
   submit->add_flag("--export-env,!--no-export-env", export_env,
                    "pass this shell's environment to the job (default; like sbatch)");
@@ -280,24 +284,24 @@ void AddClientCommands(CLI::App& app, int& rc) {
 
   auto* show = app.add_subcommand("show", "show one job");
   AddConnFlags(show, o);
-  show->add_option("id", id, "job id")->required();
+  show->add_option("id", id, "job id")->required()->check(kJobId);
   show->add_flag("--json", o.json, "print JSON");
   show->callback([&rc] { rc = Show(o, id); });
 
   auto* logs = app.add_subcommand("logs", "print a job's output");
   AddConnFlags(logs, o);
-  logs->add_option("id", id, "job id")->required();
+  logs->add_option("id", id, "job id")->required()->check(kJobId);
   logs->add_flag("-f,--follow", follow, "keep printing until the job ends");
   logs->callback([&rc] { rc = Logs(o, id, follow); });
 
   auto* cancel = app.add_subcommand("cancel", "cancel jobs");
   AddConnFlags(cancel, o);
-  cancel->add_option("ids", ids, "job ids")->required();
+  cancel->add_option("ids", ids, "job ids")->required()->check(kJobId);
   cancel->callback([&rc] { rc = Cancel(o, ids); });
 
   auto* explain = app.add_subcommand("explain", "why is my job pending?");
   AddConnFlags(explain, o);
-  explain->add_option("id", id, "job id")->required();
+  explain->add_option("id", id, "job id")->required()->check(kJobId);
   explain->add_flag("--json", o.json, "print JSON");
   explain->callback([&rc] { rc = ExplainJob(o, id); });
 
@@ -309,8 +313,9 @@ void AddClientCommands(CLI::App& app, int& rc) {
   auto* events =
       app.add_subcommand("events", "the scheduler's journal: starts, preemptions, exits");
   AddConnFlags(events, o);
-  events->add_option("--after", after, "only events after this sequence number");
-  events->add_option("--limit", limit, "at most this many");
+  events->add_option("--after", after, "only events after this sequence number")
+      ->check(IntegerIn(0, INT64_MAX));
+  events->add_option("--limit", limit, "at most this many")->check(IntegerIn(1, 100000));
   events->add_flag("--json", o.json, "print JSON");
   static bool jsonl = false;
   events->add_flag("--jsonl", jsonl,

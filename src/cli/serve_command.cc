@@ -18,6 +18,7 @@
 
 #include "api/api_server.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "common/atomic_file.h"
 #include "common/strings.h"
 #include "exec/gpus.h"
@@ -28,6 +29,9 @@ namespace tiresias {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The longest grace period a preempted job may be given (--grace): a day.
+constexpr double kMaxGraceS = 86400;
 
 struct ServeFlags {
   std::string state_dir = ".";
@@ -101,7 +105,6 @@ int Serve(const ServeFlags& f) {
   }
   auto sig = ParseSignal(f.preempt_signal);
   if (!sig.ok()) return fail(sig.status());
-  if (f.grace_s < 0) return fail(InvalidArgument("--grace must be >= 0 seconds"));
 
   // GPUs: emulated on request, else whatever nvidia-smi finds.
   std::vector<GpuInfo> gpus;
@@ -205,9 +208,11 @@ void AddServeCommand(CLI::App& app, int& rc) {
       ->capture_default_str();
   s->add_option("--host", f.host, "address to listen on (loopback by default)")
       ->capture_default_str();
-  s->add_option("--port", f.port, "port (0 = any free port)")->capture_default_str();
+  s->add_option("--port", f.port, "port (0 = any free port)")
+      ->capture_default_str()
+      ->check(IntegerIn(0, 65535));
   s->add_option("--gpus", f.gpus, "run with N emulated GPUs instead of discovering real ones")
-      ->check(CLI::Range(1, 64));
+      ->check(IntegerIn(1, kMaxGpusPerNode));
   s->add_option("--nvidia-smi", f.nvidia_smi, "nvidia-smi to discover GPUs with")
       ->capture_default_str();
   s->add_option("--policy", f.policy, "ordering policy (see `tiresias policies`)")
@@ -216,7 +221,8 @@ void AddServeCommand(CLI::App& app, int& rc) {
   s->add_option("--placement", f.placement, "placement policy")->capture_default_str();
   s->add_option("--popt", f.popts, "placement option key=value (repeatable)");
   s->add_option("--grace", f.grace_s, "seconds a preempted job has to checkpoint and exit")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(NumberIn(0, kMaxGraceS));
   s->add_option("--preempt-signal", f.preempt_signal, "signal sent to preempt (then SIGKILL)")
       ->capture_default_str();
   s->add_flag("--fsync", f.fsync,
