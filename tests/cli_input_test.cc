@@ -1,14 +1,19 @@
 // End-to-end tests of what the `tiresias` command accepts and how it words a refusal: every
 // numeric flag is range-checked (NaN and inf too) with the flag, the value and the range in
 // the message; a directory or an oversized cluster is refused, not a crash; an --opt that
-// reaches no run and an explicit --profiles that cannot be read are errors.
+// reaches no run and an explicit --profiles that cannot be read are errors; serve says what
+// really failed with its state directory; and job names are printed with control
+// characters escaped (JSON output stays exact).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "serve_process.h"
 #include "test_util.h"
 
 namespace tiresias::testing {
@@ -149,6 +154,73 @@ TEST(CliInput, TraceWithAByteOrderMarkReads) {
   CmdResult r = RunTiresias("sim --trace " + (dir / "t.csv").string() + " --cluster 1x1x1");
   EXPECT_EQ(r.rc, 0) << r.out;
   EXPECT_TRUE(Has(r.out, "(tiresias format, 1 jobs)")) << r.out;
+}
+
+TEST(CliInput, FileErrorsSayWhy) {
+  CmdResult r = RunTiresias("sim --synthetic 5 --cluster 1x1x8 --events /nonexistent/ev.jsonl");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out,
+                  "/nonexistent/ev.jsonl: cannot write the event log: No such file or "
+                  "directory"))
+      << r.out;
+  r = RunTiresias("ls --state-dir /nonexistent");
+  EXPECT_NE(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out,
+                  "no server address: cannot read /nonexistent/tiresias.addr: No such file "
+                  "or directory"))
+      << r.out;
+}
+
+// serve said "another tiresias serve is using this state directory" whenever it could not
+// take the lock, e.g. in a read-only directory. Now it says what failed.
+TEST(CliInput, ServeSaysWhatReallyFailedWithTheStateDir) {
+  auto dir = ScratchDir("serve_lockdir");
+  std::filesystem::create_directory(dir / "tiresias.lock");  // cannot be opened for writing
+  CmdResult r = RunTiresias("serve --gpus 1 --port 0 --state-dir " + dir.string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "cannot open " + (dir / "tiresias.lock").string() + ": Is a directory"))
+      << r.out;
+  EXPECT_FALSE(Has(r.out, "another tiresias serve")) << r.out;
+  std::ofstream(dir / "a_file") << "x";  // a file where the state directory should be
+  r = RunTiresias("serve --gpus 1 --port 0 --state-dir " + (dir / "a_file" / "state").string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "a_file/state: cannot create: Not a directory")) << r.out;
+  if (geteuid() != 0) {  // root writes into read-only directories
+    auto ro = ScratchDir("serve_readonly");
+    std::filesystem::permissions(
+        ro, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+    r = RunTiresias("serve --gpus 1 --port 0 --state-dir " + ro.string());
+    std::filesystem::permissions(ro, std::filesystem::perms::owner_all);
+    EXPECT_TRUE(Has(r.out, "Permission denied")) << r.out;
+    EXPECT_FALSE(Has(r.out, "another tiresias serve")) << r.out;
+  }
+}
+
+// A job name with a newline and terminal escapes is shown escaped by ls, show and events;
+// --json keeps it exact.
+TEST(CliInput, ControlCharactersInJobNamesAreEscaped) {
+  auto dir = ScratchDir("serve_names");
+  ServeProcess serve(dir, {"--gpus", "1"});
+  serve.Start();
+  const std::string name = "evil\n\x1b[2J\x1b[31mred\tend\x7f";
+  auto c = serve.Client();
+  auto r = c.PostJson("/v1/jobs", {{"name", name}, {"argv", {"sleep", "0"}}, {"gpus", 1}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::string id = std::to_string((*r)["id"].get<int64_t>());
+  const std::string state = " --state-dir " + dir.string();
+  const std::string escaped = "evil\\n\\x1b[2J\\x1b[31mred\\tend\\x7f";
+  for (const std::string& cmd : {std::string("ls -a"), "show " + id, std::string("events")}) {
+    CmdResult out = RunTiresias(cmd + state);
+    ASSERT_EQ(out.rc, 0) << cmd << "\n" << out.out;
+    EXPECT_EQ(out.out.find('\x1b'), std::string::npos) << cmd << ": raw escape in\n" << out.out;
+    EXPECT_EQ(out.out.find('\x7f'), std::string::npos) << cmd;
+    // ls cuts the name to its column (16 bytes).
+    EXPECT_TRUE(Has(out.out, cmd == "ls -a" ? escaped.substr(0, 16) : escaped)) << cmd << "\n"
+                                                                                << out.out;
+  }
+  CmdResult json = RunTiresias("show " + id + " --json" + state);
+  ASSERT_EQ(json.rc, 0) << json.out;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["name"], name);
 }
 
 }  // namespace

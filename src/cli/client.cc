@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -13,10 +15,19 @@
 namespace tiresias {
 namespace {
 
-std::optional<std::string> ReadFirstLine(const std::filesystem::path& p) {
+// The first line of `p`, trimmed; nullopt with `why` set (strerror) when it cannot be read.
+std::optional<std::string> ReadFirstLine(const std::filesystem::path& p,
+                                         std::string* why = nullptr) {
   std::ifstream in(p);
   std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
+  if (!in) {
+    if (why) *why = std::strerror(errno);
+    return std::nullopt;
+  }
+  if (!std::getline(in, line)) {
+    if (why) *why = "empty file";
+    return std::nullopt;
+  }
   return std::string(Trim(line));
 }
 
@@ -56,12 +67,13 @@ StatusOr<ApiClient> ApiClient::Connect(const ClientOptions& o) {
     if (const char* e = std::getenv("TIRESIAS_SERVER"); e && *e) c.url_ = e;
   }
   if (c.url_.empty()) {
-    auto addr = ReadFirstLine(dir / "tiresias.addr");
+    std::string why;
+    auto addr = ReadFirstLine(dir / "tiresias.addr", &why);
     if (!addr) {
       return FailedPrecondition(fmt::format(
-          "no server address: {} not found. Start `tiresias serve` there, or pass --state-dir "
-          "DIR / --server URL",
-          (dir / "tiresias.addr").string()));
+          "no server address: cannot read {}: {}. Start `tiresias serve` there, or pass "
+          "--state-dir DIR / --server URL",
+          (dir / "tiresias.addr").string(), why));
     }
     c.url_ = *addr;
   }

@@ -8,8 +8,10 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -93,15 +95,26 @@ int Serve(const ServeFlags& f) {
   };
   std::error_code ec;
   fs::create_directories(f.state_dir, ec);
+  if (ec) {  // e.g. a parent without write permission, or a file in the way
+    return fail(
+        IoError(fmt::format("--state-dir {}: cannot create: {}", f.state_dir, ec.message())));
+  }
   const fs::path dir = fs::weakly_canonical(fs::absolute(f.state_dir), ec);
   if (!fs::is_directory(dir)) {
     return fail(IoError(fmt::format("--state-dir {}: not a directory", f.state_dir)));
   }
   // One serve per state directory: a second one would replay and run the same jobs.
-  const int lock_fd = open((dir / "tiresias.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-  if (lock_fd < 0 || flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    return fail(FailedPrecondition(
-        fmt::format("{}: another tiresias serve is using this state directory", dir.string())));
+  const fs::path lock_path = dir / "tiresias.lock";
+  const int lock_fd = open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  if (lock_fd < 0) {  // e.g. a read-only state directory: say so, not "another serve"
+    return fail(IoError(fmt::format("cannot open {}: {}", lock_path.string(), strerror(errno))));
+  }
+  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) {
+      return fail(FailedPrecondition(
+          fmt::format("{}: another tiresias serve is using this state directory", dir.string())));
+    }
+    return fail(IoError(fmt::format("cannot lock {}: {}", lock_path.string(), strerror(errno))));
   }
   auto sig = ParseSignal(f.preempt_signal);
   if (!sig.ok()) return fail(sig.status());
