@@ -139,7 +139,10 @@ StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
   const nlohmann::json& j = *parsed;
   if (!j.is_object()) return InvalidArgument("request body must be a JSON object");
   SubmitRequest r;
-  for (const auto& [key, v] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Named, not structured bindings: lambdas cannot capture those before clang 16.
+    const std::string& key = item.key();
+    const nlohmann::json& v = item.value();
     auto bad = [&](const char* want) {
       return InvalidArgument(fmt::format("field '{}': expected {}, got {}", key, want, Echo(v)));
     };

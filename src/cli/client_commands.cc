@@ -16,6 +16,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "common/strings.h"
 #include "core/event_log.h"
 #include "live/submit_request.h"
@@ -52,9 +53,19 @@ std::string Human(double seconds) {
   return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
 }
 
+// A field for people: "-" when absent, control characters escaped (EscapeControl) so that a
+// job name or message cannot drive the terminal. JSON output (--json, --jsonl) stays exact.
 std::string Str(const nlohmann::json& j, const char* key) {
   if (!j.contains(key) || j[key].is_null()) return "-";
-  return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+  return EscapeControl(j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
+}
+
+// The first `width` bytes of `s`, not cutting a UTF-8 sequence in two.
+std::string Clip(const std::string& s, size_t width) {
+  if (s.size() <= width) return s;
+  size_t end = width;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  return s.substr(0, end);
 }
 
 bool Terminal(const std::string& state) {
@@ -83,8 +94,10 @@ int Submit(const Common& o, int gpus, const std::string& name, const std::string
            const std::vector<std::string>& argv) {
   auto c = ApiClient::Connect(o.conn);
   if (!c.ok()) return Error(c.status());
-  nlohmann::json body = {
-      {"gpus", gpus}, {"argv", argv}, {"cwd", std::filesystem::current_path().string()}};
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (ec) return Error(IoError("cannot read the current directory: " + ec.message()));
+  nlohmann::json body = {{"gpus", gpus}, {"argv", argv}, {"cwd", cwd.string()}};
   if (!name.empty()) body["name"] = name;
   if (!model.empty()) body["model"] = model;
   if (const char* u = std::getenv("USER"); u && *u) {
@@ -123,17 +136,15 @@ int List(const Common& o, bool all, const std::string& state) {
   std::cout << fmt::format("{:>6} {:<16} {:<10} {:>4} {:<10} {:>5} {:>12} {:>8}  {}\n", "ID",
                            "NAME", "USER", "GPUS", "STATE", "QUEUE", "ATTAINED", "WAIT", "WHERE");
   for (const auto& j : *r) {
-    const std::string st = j["state"];
+    const std::string st = Str(j, "state");
     if (!all && state.empty() && Terminal(st)) continue;
     const bool on_gpus = st == "running" || st == "preempting";
     std::cout << fmt::format(
         "{:>6} {:<16} {:<10} {:>4} {:<10} {:>5} {:>11.0f}s {:>8}  {}\n", j["id"].get<int64_t>(),
-        j["name"].get<std::string>().substr(0, 16), j["user"].get<std::string>().substr(0, 10),
-        j["gpus"].get<int>(), st,
+        Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), j["gpus"].get<int>(), st,
         j.contains("queue") ? fmt::format("Q{}", j["queue"].get<int>() + 1) : "-",
         j.value("attained_gpu_s", 0.0), Human(j["wait_s"].get<double>()),
-        on_gpus ? "gpu:" + j["devices"].get<std::string>()
-                : (Terminal(st) ? Str(j, "message") : "-"));
+        on_gpus ? "gpu:" + Str(j, "devices") : (Terminal(st) ? Str(j, "message") : "-"));
   }
   return 0;
 }
@@ -150,6 +161,7 @@ int Show(const Common& o, int64_t id) {
         "attained_gpu_s", "wait_s", "exit_code", "signal", "message", "cwd"}) {
     if (j.contains(k)) std::cout << fmt::format("  {:<15} {}\n", k, Str(j, k));
   }
+  for (auto& a : argv) a = EscapeControl(a);
   std::cout << fmt::format("  {:<15} {}\n", "command", Join(argv, " "));
   return 0;
 }
@@ -210,7 +222,9 @@ int ExplainJob(const Common& o, int64_t id) {
     std::cout << fmt::format("  next queue change (promotion/demotion) in {}\n",
                              Human(j["next_transition_in_s"].get<double>()));
   }
-  for (const auto& reason : j["reasons"]) std::cout << "  - " << reason.get<std::string>() << "\n";
+  for (const auto& reason : j["reasons"]) {
+    std::cout << "  - " << EscapeControl(reason.get<std::string>()) << "\n";
+  }
   return 0;
 }
 
@@ -240,7 +254,10 @@ int Events(const Common& o, int64_t after, int limit, bool jsonl) {
   for (const auto& e : *r) {
     if (jsonl) {  // the simulator's --events format, for side-by-side comparison
       Event ev{.t = e.value("t_ms", Time{0}),
-               .kind = ParseEventKind(Str(e, "kind")).value_or(EventKind::kTick),
+               .kind = ParseEventKind(e.value("kind", nlohmann::json()).is_string()
+                                          ? e["kind"].get<std::string>()
+                                          : "")
+                           .value_or(EventKind::kTick),
                .detail = e.value("detail", nlohmann::json::object())};
       if (e["job"].is_number_integer()) ev.job = JobId(e["job"].get<int64_t>());
       std::cout << ToJsonLine(ev) << "\n";
@@ -266,14 +283,17 @@ void AddClientCommands(CLI::App& app, int& rc) {
   static bool follow = false, all = false, export_env = true;
   static int64_t after = 0;
   static int limit = 1000;
+  static const CLI::Validator kJobId = IntegerIn(0, INT64_MAX);
 
   auto* submit = app.add_subcommand("submit", "submit a job: tiresias submit --gpus 2 -- CMD ARGS");
   AddConnFlags(submit, o);
-  submit->add_option("--gpus", gpus, "GPUs (gang-scheduled)")->check(CLI::PositiveNumber);
+  submit->add_option("--gpus", gpus, "GPUs (gang-scheduled)")->check(IntegerIn(1, kMaxRequestGpus));
   submit->add_option("--name", name, "job name (default: the command)");
   submit->add_option("--model", model, "model name, for placement (e.g. resnet50, vgg16)");
-  submit->add_option("--duration", duration_s,
-                     "expected run time in seconds (only sjf/srtf/srsf use it)");
+  submit
+      ->add_option("--duration", duration_s,
+                   "expected run time in seconds (only sjf/srtf/srsf use it; 0 = not given)")
+      ->check(NumberIn(0, kMaxRequestDurationS));
   submit->add_option("--env", env, "extra environment KEY=VALUE (repeatable)");
   submit->add_flag("--export-env,!--no-export-env", export_env,
                    "pass this shell's environment to the job (default; like sbatch)");
@@ -289,24 +309,24 @@ void AddClientCommands(CLI::App& app, int& rc) {
 
   auto* show = app.add_subcommand("show", "show one job");
   AddConnFlags(show, o);
-  show->add_option("id", id, "job id")->required();
+  show->add_option("id", id, "job id")->required()->check(kJobId);
   show->add_flag("--json", o.json, "print JSON");
   show->callback([&rc] { rc = Show(o, id); });
 
   auto* logs = app.add_subcommand("logs", "print a job's output");
   AddConnFlags(logs, o);
-  logs->add_option("id", id, "job id")->required();
+  logs->add_option("id", id, "job id")->required()->check(kJobId);
   logs->add_flag("-f,--follow", follow, "keep printing until the job ends");
   logs->callback([&rc] { rc = Logs(o, id, follow); });
 
   auto* cancel = app.add_subcommand("cancel", "cancel jobs");
   AddConnFlags(cancel, o);
-  cancel->add_option("ids", ids, "job ids")->required();
+  cancel->add_option("ids", ids, "job ids")->required()->check(kJobId);
   cancel->callback([&rc] { rc = Cancel(o, ids); });
 
   auto* explain = app.add_subcommand("explain", "why is my job pending?");
   AddConnFlags(explain, o);
-  explain->add_option("id", id, "job id")->required();
+  explain->add_option("id", id, "job id")->required()->check(kJobId);
   explain->add_flag("--json", o.json, "print JSON");
   explain->callback([&rc] { rc = ExplainJob(o, id); });
 
@@ -318,8 +338,9 @@ void AddClientCommands(CLI::App& app, int& rc) {
   auto* events =
       app.add_subcommand("events", "the scheduler's journal: starts, preemptions, exits");
   AddConnFlags(events, o);
-  events->add_option("--after", after, "only events after this sequence number");
-  events->add_option("--limit", limit, "at most this many");
+  events->add_option("--after", after, "only events after this sequence number")
+      ->check(IntegerIn(0, INT64_MAX));
+  events->add_option("--limit", limit, "at most this many")->check(IntegerIn(1, 100000));
   events->add_flag("--json", o.json, "print JSON");
   static bool jsonl = false;
   events->add_flag("--jsonl", jsonl,

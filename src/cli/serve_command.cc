@@ -9,8 +9,10 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -19,6 +21,7 @@
 
 #include "api/api_server.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "common/atomic_file.h"
 #include "common/strings.h"
 #include "exec/gpus.h"
@@ -29,6 +32,9 @@ namespace tiresias {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The longest grace period a preempted job may be given (--grace): a day.
+constexpr double kMaxGraceS = 86400;
 
 struct ServeFlags {
   std::string state_dir = ".";
@@ -86,6 +92,10 @@ int Serve(const ServeFlags& f) {
   umask(077);  // the journal, logs, tokens and job directories are private to serve's user
   std::error_code ec;
   fs::create_directories(f.state_dir, ec);
+  if (ec) {  // e.g. a parent without write permission, or a file in the way
+    return fail(
+        IoError(fmt::format("--state-dir {}: cannot create: {}", f.state_dir, ec.message())));
+  }
   const fs::path dir = fs::weakly_canonical(fs::absolute(f.state_dir), ec);
   if (!fs::is_directory(dir)) {
     return fail(IoError(fmt::format("--state-dir {}: not a directory", f.state_dir)));
@@ -93,17 +103,23 @@ int Serve(const ServeFlags& f) {
   // One serve per state directory: a second one would replay and run the same jobs. A POSIX
   // record lock, not flock: a child forked to launch a job must not hold it, or a serve killed
   // mid-launch would keep its successor out until that child had executed its shim.
-  const int lock_fd = open((dir / "tiresias.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  const fs::path lock_path = dir / "tiresias.lock";
+  const int lock_fd = open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  if (lock_fd < 0) {  // e.g. a read-only state directory: say so, not "another serve"
+    return fail(IoError(fmt::format("cannot open {}: {}", lock_path.string(), strerror(errno))));
+  }
   struct flock whole {};
   whole.l_type = F_WRLCK;
   whole.l_whence = SEEK_SET;  // l_start = l_len = 0: the whole file
-  if (lock_fd < 0 || fcntl(lock_fd, F_SETLK, &whole) != 0) {
-    return fail(FailedPrecondition(
-        fmt::format("{}: another tiresias serve is using this state directory", dir.string())));
+  if (fcntl(lock_fd, F_SETLK, &whole) != 0) {
+    if (errno == EACCES || errno == EAGAIN) {
+      return fail(FailedPrecondition(
+          fmt::format("{}: another tiresias serve is using this state directory", dir.string())));
+    }
+    return fail(IoError(fmt::format("cannot lock {}: {}", lock_path.string(), strerror(errno))));
   }
   auto sig = ParseSignal(f.preempt_signal);
   if (!sig.ok()) return fail(sig.status());
-  if (f.grace_s < 0) return fail(InvalidArgument("--grace must be >= 0 seconds"));
 
   // GPUs: emulated on request, else whatever nvidia-smi finds.
   std::vector<GpuInfo> gpus;
@@ -238,9 +254,11 @@ void AddServeCommand(CLI::App& app, int& rc) {
       ->capture_default_str();
   s->add_flag("--allow-remote", f.allow_remote,
               "allow --host to be reachable from other machines (token authentication, no TLS)");
-  s->add_option("--port", f.port, "port (0 = any free port)")->capture_default_str();
+  s->add_option("--port", f.port, "port (0 = any free port)")
+      ->capture_default_str()
+      ->check(IntegerIn(0, 65535));
   s->add_option("--gpus", f.gpus, "run with N emulated GPUs instead of discovering real ones")
-      ->check(CLI::Range(1, kMaxGpusPerNode));
+      ->check(IntegerIn(1, kMaxGpusPerNode));
   s->add_option("--nvidia-smi", f.nvidia_smi, "nvidia-smi to discover GPUs with")
       ->capture_default_str();
   s->add_option("--policy", f.policy, "ordering policy (see `tiresias policies`)")
@@ -249,7 +267,8 @@ void AddServeCommand(CLI::App& app, int& rc) {
   s->add_option("--placement", f.placement, "placement policy")->capture_default_str();
   s->add_option("--popt", f.popts, "placement option key=value (repeatable)");
   s->add_option("--grace", f.grace_s, "seconds a preempted job has to checkpoint and exit")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(NumberIn(0, kMaxGraceS));
   s->add_option("--preempt-signal", f.preempt_signal, "signal sent to preempt (then SIGKILL)")
       ->capture_default_str();
   s->add_flag("--accept-journal-loss", f.accept_journal_loss,

@@ -78,11 +78,31 @@ std::string ToJsonLine(const Event& e) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+namespace {
+
+// An integer field of a JSON object, if it is one that fits int64 (never a conversion of a
+// float or of a larger unsigned value, which would be undefined or wrap).
+std::optional<int64_t> IntField(const nlohmann::json& d, const char* key) {
+  auto it = d.find(key);
+  if (it == d.end() || !it->is_number_integer()) return std::nullopt;
+  if (it->is_number_unsigned() && it->get<uint64_t>() > uint64_t{INT64_MAX}) return std::nullopt;
+  return it->get<int64_t>();
+}
+
+// A boolean field, false when absent or of another type.
+bool BoolField(const nlohmann::json& d, const char* key) {
+  auto it = d.find(key);
+  return it != d.end() && it->is_boolean() && it->get<bool>();
+}
+
+}  // namespace
+
 StatusOr<Event> EventFromJsonLine(std::string_view line) {
   auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgument("not a JSON object");
-  if (!j.contains("t_ms") || !j["t_ms"].is_number_integer()) {
-    return InvalidArgument("field 't_ms': missing or not an integer");
+  const auto t = IntField(j, "t_ms");
+  if (!t || *t < 0) {
+    return InvalidArgument("field 't_ms': missing or not a non-negative integer");
   }
   if (!j.contains("kind") || !j["kind"].is_string()) {
     return InvalidArgument("field 'kind': missing or not a string");
@@ -92,14 +112,22 @@ StatusOr<Event> EventFromJsonLine(std::string_view line) {
     return InvalidArgument(
         fmt::format("field 'kind': unknown kind '{}'", j["kind"].get<std::string>()));
   }
-  Event e{.t = j["t_ms"].get<Time>(), .kind = *kind};
-  if (j.contains("job") && j["job"].is_number_integer()) e.job = JobId(j["job"].get<int64_t>());
-  if (j.contains("detail") && j["detail"].is_object()) e.detail = j["detail"];
+  Event e{.t = *t, .kind = *kind};
+  if (j.contains("job") && !j["job"].is_null()) {
+    const auto job = IntField(j, "job");
+    if (!job || *job < 0) return InvalidArgument("field 'job': not null or a non-negative integer");
+    e.job = JobId(*job);
+  }
+  if (j.contains("detail")) {
+    if (!j["detail"].is_object()) return InvalidArgument("field 'detail': not a JSON object");
+    e.detail = j["detail"];
+  }
   return e;
 }
 
 namespace {
 
+// Fields of a detail for a sentence; a field of another type reads as absent.
 std::string Str(const nlohmann::json& d, const char* key) {
   auto it = d.find(key);
   return it != d.end() && it->is_string() ? it->get<std::string>() : "";
@@ -125,7 +153,8 @@ std::string Describe(const Event& e) {
     case EventKind::kLaunch: {
       std::string out = fmt::format("attempt {} pid {} CUDA_VISIBLE_DEVICES={}", Num(d, "attempt"),
                                     Num(d, "pid"), Str(d, "devices"));
-      if (d.value("master_port", 0) > 0) out += " MASTER_PORT=" + Num(d, "master_port");
+      if (IntField(d, "master_port").value_or(0) > 0)
+        out += " MASTER_PORT=" + Num(d, "master_port");
       return out;
     }
     case EventKind::kHold:
@@ -143,9 +172,8 @@ std::string Describe(const Event& e) {
       std::string out = Str(d, "how");
       if (!Str(d, "after").empty()) out += " after " + Str(d, "after");
       if (Str(d, "after") == "preemption") {
-        out += d.value("checkpointed", false)
-                   ? " (checkpointed, requeued)"
-                   : " (killed at the end of its grace period, requeued)";
+        out += BoolField(d, "checkpointed") ? " (checkpointed, requeued)"
+                                            : " (killed at the end of its grace period, requeued)";
       }
       return out;
     }

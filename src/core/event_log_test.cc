@@ -50,7 +50,18 @@ TEST(EventLog, JsonLinesRoundTrip) {
 TEST(EventLog, BadLinesNameTheProblem) {
   EXPECT_EQ(EventFromJsonLine("[1]").status().message(), "not a JSON object");
   EXPECT_EQ(EventFromJsonLine(R"({"kind":"start"})").status().message(),
-            "field 't_ms': missing or not an integer");
+            "field 't_ms': missing or not a non-negative integer");
+  // Numbers out of int64 are refused, not wrapped; a job or detail of the wrong type too.
+  EXPECT_EQ(EventFromJsonLine(R"({"t_ms":18446744073709551615,"kind":"tick"})").status().message(),
+            "field 't_ms': missing or not a non-negative integer");
+  EXPECT_EQ(EventFromJsonLine(R"({"t_ms":-1,"kind":"tick"})").status().message(),
+            "field 't_ms': missing or not a non-negative integer");
+  EXPECT_EQ(EventFromJsonLine(R"({"t_ms":1,"kind":"tick","job":"3"})").status().message(),
+            "field 'job': not null or a non-negative integer");
+  EXPECT_EQ(EventFromJsonLine(R"({"t_ms":1,"kind":"tick","job":2.5})").status().message(),
+            "field 'job': not null or a non-negative integer");
+  EXPECT_EQ(EventFromJsonLine(R"({"t_ms":1,"kind":"tick","detail":[1]})").status().message(),
+            "field 'detail': not a JSON object");
   EXPECT_EQ(EventFromJsonLine(R"({"t_ms":1,"kind":"launched"})").status().message(),
             "field 'kind': unknown kind 'launched'");
   // GPUs out of a node's range are not GPUs.
@@ -71,6 +82,33 @@ TEST(EventLog, ExitSaysWhetherAPreemptedJobCheckpointedOrWasKilled) {
             "period, requeued)");
   e.detail = {{"how", "exit 143"}, {"after", "cancel"}};
   EXPECT_EQ(Describe(e), "exit 143 after cancel");
+}
+
+// Found by fuzz/journal_fuzzer: Describe read detail fields with json::value(key, default),
+// which converts a float (master_port 1.8e24: undefined behaviour) and throws on another type
+// (a string). A field of the wrong type now reads as absent, for every kind.
+TEST(EventLog, DescribeSurvivesDetailsOfTheWrongType) {
+  auto e = EventFromJsonLine(
+      R"({"detail":{"attempt":1,"pid":4242,"devices":"0,1","master_port":1844674407370955161540123},)"
+      R"("job":3,"kind":"launch","t_ms":1200})");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(Describe(*e), "attempt 1 pid 4242 CUDA_VISIBLE_DEVICES=0,1");
+  e->detail["master_port"] = "40123";
+  EXPECT_EQ(Describe(*e), "attempt 1 pid 4242 CUDA_VISIBLE_DEVICES=0,1");
+  e->detail["master_port"] = 40123;
+  EXPECT_EQ(Describe(*e), "attempt 1 pid 4242 CUDA_VISIBLE_DEVICES=0,1 MASTER_PORT=40123");
+  Event exit{.kind = EventKind::kExit,
+             .job = JobId(1),
+             .detail = {{"how", "exit 0"}, {"after", "preemption"}, {"checkpointed", "yes"}}};
+  EXPECT_EQ(Describe(exit),
+            "exit 0 after preemption (killed at the end of its grace period, requeued)");
+  const nlohmann::json odd = {{"how", 7},           {"after", "preemption"}, {"checkpointed", "x"},
+                              {"master_port", "x"}, {"gpus", "n0"},          {"reason", nullptr},
+                              {"pid", "x"},         {"until_ms", true},      {"name", {1}}};
+  for (const auto& info : EventKinds()) {
+    Event any{.kind = info.kind, .job = JobId(1), .detail = odd};
+    (void)Describe(any);  // threw json::type_error before
+  }
 }
 
 }  // namespace

@@ -19,6 +19,16 @@ Status Validate(const SubmitRequest& r) {
   if (r.argv.empty() || r.argv[0].empty()) {
     return InvalidArgument("field 'argv': missing (the command to run)");
   }
+  // execve takes C strings: a NUL byte would silently cut an argument (or the directory, or a
+  // value) short, so the job would run something other than what was asked.
+  for (size_t i = 0; i < r.argv.size(); ++i) {
+    if (r.argv[i].find('\0') != std::string::npos) {
+      return InvalidArgument(fmt::format("field 'argv': argument {} contains a NUL byte", i));
+    }
+  }
+  if (r.cwd.find('\0') != std::string::npos) {
+    return InvalidArgument("field 'cwd': contains a NUL byte");
+  }
   if (r.gpus < 1 || r.gpus > kMaxRequestGpus) {
     return InvalidArgument(
         fmt::format("field 'gpus': expected an integer in 1..{}, got {}", kMaxRequestGpus, r.gpus));
@@ -31,6 +41,9 @@ Status Validate(const SubmitRequest& r) {
   for (const auto& [k, v] : r.env) {
     if (k.empty() || k.find('=') != std::string::npos || k.find('\0') != std::string::npos) {
       return InvalidArgument(fmt::format("field 'env': '{}' is not a variable name", k));
+    }
+    if (v.find('\0') != std::string::npos) {
+      return InvalidArgument(fmt::format("field 'env': the value of {} contains a NUL byte", k));
     }
     if (IsSchedulerEnv(k)) {
       return InvalidArgument(fmt::format(

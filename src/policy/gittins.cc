@@ -4,6 +4,7 @@
 // comes from a GPU-time history and may learn from completed jobs (online=true).
 #include <fmt/format.h>
 
+#include "core/topology.h"
 #include "policy/gittins_index.h"
 #include "policy/queue_discipline.h"
 #include "policy/registry.h"
@@ -60,7 +61,9 @@ PolicyInfo GittinsInfo() {
                   OptionSpec::Type::kDouble,
                   "3600",
                   "quantum D of the last queue, GPU-seconds",
-                  {}});
+                  {},
+                  0.001,
+                  kMaxGpuSeconds});
   opts.push_back({"online",
                   OptionSpec::Type::kChoice,
                   "false",
@@ -70,7 +73,9 @@ PolicyInfo GittinsInfo() {
                   OptionSpec::Type::kInt,
                   "100",
                   "online: merge new samples into the index every N completions",
-                  {}});
+                  {},
+                  1,
+                  1e9});
   return {"gittins",
           "Discretized 2D-Gittins (Tiresias-G): dlas queues, Gittins index inside a queue", opts,
           [](const OptionValues& v,

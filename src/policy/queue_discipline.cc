@@ -6,24 +6,30 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/topology.h"
+
 namespace tiresias {
 
 std::vector<OptionSpec> QueueDiscipline::Options() {
   using T = OptionSpec::Type;
   return {
-      {"queues", T::kInt, "", "number of queues K (default 2, or thresholds + 1)", {}},
+      {"queues", T::kInt, "", "number of queues K (default 2, or thresholds + 1)", {}, 1, 100},
       {"thresholds",
        T::kDoubleList,
        "",
        "K-1 increasing queue thresholds in GPU-seconds "
        "(default 3600)",
-       {}},
+       {},
+       0.001,
+       kMaxGpuSeconds},
       {"promote_knob",
        T::kDouble,
        "0",
        "PROMOTEKNOB: promote to Q1 when waiting >= knob x "
        "service since entering Q1; 0 disables",
-       {}},
+       {},
+       0,
+       1e6},
   };
 }
 
@@ -69,6 +75,8 @@ void QueueDiscipline::Enter(Job& j) const {
 std::optional<Time> QueueDiscipline::PromotionAt(const Job& j) const {
   if (knob_ <= 0 || j.queue == 0) return std::nullopt;
   double wait = std::ceil(knob_ * static_cast<double>(j.QueueServiceAt(j.last_stop)));
+  // A wait beyond the end of time is no promotion (and no overflow converting it).
+  if (!(wait < static_cast<double>(kNever - j.last_stop))) return std::nullopt;
   return j.last_stop + static_cast<Time>(wait);
 }
 
