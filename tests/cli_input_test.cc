@@ -165,8 +165,7 @@ TEST(CliInput, FileErrorsSayWhy) {
       << r.out;
   r = RunTiresias("ls --state-dir /nonexistent");
   EXPECT_NE(r.rc, 0) << r.out;
-  EXPECT_TRUE(Has(r.out,
-                  "cannot read /nonexistent/tiresias.addr: No such file or directory"))
+  EXPECT_TRUE(Has(r.out, "cannot read /nonexistent/tiresias.addr: No such file or directory"))
       << r.out;
 }
 
