@@ -21,6 +21,11 @@ Explanation Scheduler::Explain(JobId id, Time now) const {
     e.reasons.push_back("rejected at submit: it can never fit this cluster");
     return e;
   }
+  if (j->state == JobState::kHeld) {
+    e.where = policy_->Describe(*j, now);
+    e.reasons.push_back("not eligible to run until released (held)");
+    return e;
+  }
   if (j->state != JobState::kPending && j->state != JobState::kRunning) {
     e.reasons.push_back(fmt::format("{}; nothing to wait for", ToString(j->state)));
     return e;

@@ -23,7 +23,9 @@ struct JobSpec {
   std::optional<Duration> duration;  // packed-placement run time; only oracle policies read it
 };
 
-enum class JobState { kPending, kRunning, kFinished, kCancelled, kRejected };
+// kHeld: waiting but not eligible (held by its user, a dependency not met yet, its array's
+// concurrency limit): out of every order, its accounting kept.
+enum class JobState { kPending, kRunning, kFinished, kCancelled, kRejected, kHeld };
 const char* ToString(JobState s);
 
 // The sort key a policy gives a job. Compared field by field; submit time and id break ties,

@@ -90,15 +90,56 @@ Status Scheduler::Cancel(JobId id, Time now) {
   auto it = slot_of_.find(id);
   if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
   Job& j = jobs_[it->second];
-  if (j.state != JobState::kPending && j.state != JobState::kRunning) {
+  if (j.state != JobState::kPending && j.state != JobState::kRunning &&
+      j.state != JobState::kHeld) {
     return FailedPrecondition(
         fmt::format("job {}: cannot cancel, already {}", id.value(), ToString(j.state)));
   }
   if (j.running()) Stop(it->second, now);
-  Erase(it->second);
+  if (j.state != JobState::kHeld) Erase(it->second);  // a held job is in no order
   j.state = JobState::kCancelled;
   j.end = now;
   ++j.timer_gen;
+  dirty_ = true;
+  return Status::Ok();
+}
+
+Status Scheduler::SetEligible(JobId id, bool eligible, Time now) {
+  auto it = slot_of_.find(id);
+  if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
+  Job& j = jobs_[it->second];
+  if (eligible) {
+    if (j.state != JobState::kHeld) {
+      return FailedPrecondition(fmt::format("job {}: not held ({})", id.value(), ToString(j.state)));
+    }
+    j.state = JobState::kPending;
+    j.last_stop = now;  // held time is not starvation
+    Insert(it->second, now);
+    ArmTimer(it->second, now);
+    dirty_ = true;
+    return Status::Ok();
+  }
+  if (j.state != JobState::kPending) {
+    return FailedPrecondition(fmt::format("job {}: only a waiting job can be held ({}{})",
+                                          id.value(), ToString(j.state),
+                                          j.running() ? "; requeue it first" : ""));
+  }
+  Erase(it->second);
+  j.state = JobState::kHeld;
+  ++j.timer_gen;  // no promotion while held
+  dirty_ = true;
+  return Status::Ok();
+}
+
+Status Scheduler::Requeue(JobId id, Time now) {
+  auto it = slot_of_.find(id);
+  if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
+  Job& j = jobs_[it->second];
+  if (!j.running()) {
+    return FailedPrecondition(
+        fmt::format("job {}: only a running job can be requeued ({})", id.value(), ToString(j.state)));
+  }
+  Stop(it->second, now);
   dirty_ = true;
   return Status::Ok();
 }

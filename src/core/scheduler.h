@@ -84,6 +84,14 @@ class Scheduler {
   // The job's work is complete (simulator) or its process exited (daemon).
   Status Finish(JobId id, Time now);
   Status Cancel(JobId id, Time now);
+  // Whether a waiting job may be scheduled: false takes a pending job out of every order
+  // (kHeld: held by its user, waiting for a dependency or under its array's limit; a running
+  // job must be requeued first), true puts a held one back. Its accounting is kept; its
+  // starvation clock (promote_knob) restarts when it is released.
+  Status SetEligible(JobId id, bool eligible, Time now);
+  // A running job stops and waits again (the user's requeue); like a preemption, but not
+  // counted as one. The next pass may start it again at once.
+  Status Requeue(JobId id, Time now);
   // A running job makes progress from `t` (>= its start; may be after `now`). The daemon
   // uses it when a preempted process still holds the GPUs while it checkpoints: progress is
   // held until the holder's kill deadline, then set to the real launch time. Service and
