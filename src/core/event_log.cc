@@ -9,12 +9,13 @@ const std::vector<EventKindInfo>& EventKinds() {
   static const std::vector<EventKindInfo> kAll = {
       {EventKind::kSubmit, "submit", true},       {EventKind::kFinish, "finish", true},
       {EventKind::kCancel, "cancel", true},       {EventKind::kTick, "tick", true},
-      {EventKind::kLaunch, "launch", true},       {EventKind::kHold, "hold", true},
+      {EventKind::kLaunch, "launch", true},       {EventKind::kDrain, "drain", true},
       {EventKind::kReject, "reject", false},      {EventKind::kStart, "start", false},
       {EventKind::kPreempt, "preempt", false},    {EventKind::kExit, "exit", false},
-      {EventKind::kAdopt, "adopt", false},        {EventKind::kRequeue, "requeue", false},
+      {EventKind::kAdopt, "adopt", false},        {EventKind::kRelaunch, "relaunch", false},
       {EventKind::kInterrupt, "interrupt", true}, {EventKind::kDemote, "demote", false},
-      {EventKind::kPromote, "promote", false},
+      {EventKind::kPromote, "promote", false},    {EventKind::kEligible, "eligible", true},
+      {EventKind::kRequeue, "requeue", true},
   };
   return kAll;
 }
@@ -78,24 +79,7 @@ std::string ToJsonLine(const Event& e) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-namespace {
-
-// An integer field of a JSON object, if it is one that fits int64 (never a conversion of a
-// float or of a larger unsigned value, which would be undefined or wrap).
-std::optional<int64_t> IntField(const nlohmann::json& d, const char* key) {
-  auto it = d.find(key);
-  if (it == d.end() || !it->is_number_integer()) return std::nullopt;
-  if (it->is_number_unsigned() && it->get<uint64_t>() > uint64_t{INT64_MAX}) return std::nullopt;
-  return it->get<int64_t>();
-}
-
-// A boolean field, false when absent or of another type.
-bool BoolField(const nlohmann::json& d, const char* key) {
-  auto it = d.find(key);
-  return it != d.end() && it->is_boolean() && it->get<bool>();
-}
-
-}  // namespace
+namespace {}  // namespace
 
 StatusOr<Event> EventFromJsonLine(std::string_view line) {
   auto j = nlohmann::json::parse(line, nullptr, false);
@@ -140,6 +124,21 @@ std::string Num(const nlohmann::json& d, const char* key) {
 
 }  // namespace
 
+// An integer field of a JSON object, if it is one that fits int64 (never a conversion of a
+// float or of a larger unsigned value, which would be undefined or wrap).
+std::optional<int64_t> IntField(const nlohmann::json& d, const char* key) {
+  auto it = d.find(key);
+  if (it == d.end() || !it->is_number_integer()) return std::nullopt;
+  if (it->is_number_unsigned() && it->get<uint64_t>() > uint64_t{INT64_MAX}) return std::nullopt;
+  return it->get<int64_t>();
+}
+
+// A boolean field, false when absent or of another type.
+bool BoolField(const nlohmann::json& d, const char* key) {
+  auto it = d.find(key);
+  return it != d.end() && it->is_boolean() && it->get<bool>();
+}
+
 std::string Describe(const Event& e) {
   const nlohmann::json& d = e.detail;
   switch (e.kind) {
@@ -157,12 +156,16 @@ std::string Describe(const Event& e) {
         out += " MASTER_PORT=" + Num(d, "master_port");
       return out;
     }
-    case EventKind::kHold:
+    case EventKind::kDrain:
       return fmt::format("waiting for GPUs to be released; progress from t={} ms",
                          Num(d, "until_ms"));
     case EventKind::kReject:
-    case EventKind::kRequeue:
+    case EventKind::kRelaunch:
       return Str(d, "reason");
+    case EventKind::kEligible:
+      return BoolField(d, "eligible") ? "released: eligible to run" : "held: " + Str(d, "why");
+    case EventKind::kRequeue:
+      return "requeued by " + Str(d, "by");
     case EventKind::kStart:
     case EventKind::kPreempt:
       return fmt::format("GPUs {}: {}",

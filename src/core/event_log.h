@@ -13,7 +13,10 @@
 //   cancel   yes    {}
 //   tick     yes    {}                      a Schedule(now) call
 //   launch   yes    {"attempt", "pid", "devices", "master_port"}: progress counts from here
-//   hold     yes    {"until_ms"}: a started job waits for its GPUs to drain; progress from then
+//   drain    yes    {"until_ms"}: a started job waits for its GPUs to drain; progress from then
+//   eligible yes    {"eligible", "why"}: a waiting job held ("held", "dependency", "array
+//                   limit") or released (Scheduler::SetEligible)
+//   requeue  yes    {"by"}: a running job stopped to wait again, by request (Scheduler::Requeue)
 //   reject   no     {"reason"}              a submission the core refused (never fits)
 //   start    no     {"gpus": [[node, index], ...], "reason"}   the core's decision
 //   preempt  no     {"gpus", "reason"}
@@ -44,16 +47,18 @@ enum class EventKind {
   kCancel,
   kTick,
   kLaunch,
-  kHold,
+  kDrain,
   kReject,
   kStart,
   kPreempt,
   kExit,
   kAdopt,
-  kRequeue,
+  kRelaunch,
   kInterrupt,
   kDemote,
   kPromote,
+  kEligible,
+  kRequeue,
 };
 
 struct EventKindInfo {
@@ -90,6 +95,10 @@ std::vector<GpuId> GpusFromJson(const nlohmann::json& j);
 std::string ToJsonLine(const Event& e);
 // Parses one such line; InvalidArgument naming the problem (an unknown kind, a missing field).
 StatusOr<Event> EventFromJsonLine(std::string_view line);
+// Detail fields read by type: an integer that fits int64 (else nullopt), a boolean (false when
+// absent or of another type).
+std::optional<int64_t> IntField(const nlohmann::json& d, const char* key);
+bool BoolField(const nlohmann::json& d, const char* key);
 // A plain sentence for people ("GPUs n0:0-1: starts"), from the detail.
 std::string Describe(const Event& e);
 

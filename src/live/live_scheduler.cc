@@ -70,49 +70,148 @@ Status LiveScheduler::SaveRows(const std::vector<JobId>& ids) {
   return Status::Ok();
 }
 
-StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req) {
+StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req, std::vector<JobId>* ids) {
   std::unique_lock lk(mu_);
-  if (Status s = Validate(req); !s.ok()) return s;
-  JobRecord rec;
-  rec.name = req.name.empty() ? std::filesystem::path(req.argv[0]).filename().string() : req.name;
-  rec.user = req.user.empty() ? "unknown" : req.user;
-  if (req.uid) rec.uid = *req.uid;
-  if (req.gid) rec.gid = *req.gid;
-  rec.model = req.model;
-  rec.gpus = static_cast<int>(req.gpus);
-  rec.argv = req.argv;
-  rec.cwd = req.cwd;
-  rec.env = req.env;
-  rec.duration = req.duration();
-  if (sched_->policy().needs_durations() && !rec.duration) {
+  auto plan = Plan(req);
+  if (!plan.ok()) return plan.status();
+  for (const Dependency& d : plan->dependencies) {
+    if (!records_.contains(d.job)) {
+      return InvalidArgument(
+          fmt::format("field 'dependency': job {} does not exist", d.job.value()));
+    }
+  }
+  JobRecord base;
+  base.name = req.name.empty() ? std::filesystem::path(req.argv[0]).filename().string() : req.name;
+  base.user = req.user.empty() ? "unknown" : req.user;
+  if (req.uid) base.uid = *req.uid;
+  if (req.gid) base.gid = *req.gid;
+  base.model = req.model;
+  base.gpus = static_cast<int>(req.gpus);
+  base.argv = req.argv;
+  base.cwd = req.cwd;
+  base.env = req.env;
+  base.duration = req.duration();
+  base.time_limit = plan->time_limit;
+  base.dependencies = plan->dependencies;
+  base.array_limit = plan->array_limit;
+  base.output = req.output;
+  base.error = req.error;
+  base.held = req.hold;
+  if (sched_->policy().needs_durations() && !base.duration) {
     return InvalidArgument(fmt::format(
         "submit: policy {} orders jobs by their run time; give --duration", cfg_.policy));
   }
-  if (auto why = sched_->placement().NeverFitsReason(SpecOf(rec), sched_->topology())) {
+  if (auto why = sched_->placement().NeverFitsReason(SpecOf(base), sched_->topology())) {
     return InvalidArgument(fmt::format("submit: job can never run on this cluster ({} GPUs): {}",
-                                       cfg_.gpu_devices.size(), *why));
+                                       sched_->topology().total_gpus(), *why));
   }
-  rec.submit = Now();
+  const Time now = Now();
+  // One job, or one per array task (the array's id is its first task's).
+  std::vector<int> tasks = plan->array_indices;
+  if (tasks.empty()) tasks.push_back(-1);
+  std::vector<JobRecord> made;
   {
     Store::Txn txn(*store_);
-    if (Status s = store_->InsertJob(rec); !s.ok()) return s;
-    if (Status s = Note({.t = rec.submit,
-                         .kind = EventKind::kSubmit,
-                         .job = rec.id,
-                         .detail = {{"name", rec.name}, {"gpus", rec.gpus}}});
-        !s.ok()) {
-      return s;
+    const JobId array_id = plan->array_indices.empty() ? JobId() : JobId(store_->NextJobId());
+    for (int index : tasks) {
+      JobRecord rec = base;
+      rec.submit = now;
+      if (index >= 0) {
+        rec.array_id = array_id;
+        rec.array_index = index;
+      }
+      if (Status s = store_->InsertJob(rec); !s.ok()) return s;
+      nlohmann::json detail = {{"name", rec.name}, {"gpus", rec.gpus}};
+      if (index >= 0) detail["array"] = fmt::format("{}_{}", array_id.value(), index);
+      if (Status s = Note({.t = now, .kind = EventKind::kSubmit, .job = rec.id, .detail = detail});
+          !s.ok()) {
+        return s;
+      }
+      made.push_back(std::move(rec));
     }
     if (Status s = txn.Commit(); !s.ok()) return s;
   }
-  if (Status s = sched_->Submit(SpecOf(rec), rec.submit); !s.ok()) Warn(s.message());
-  const JobId id = rec.id;
-  records_.emplace(id, std::move(rec));
+  const JobId first = made.front().id;
+  for (JobRecord& rec : made) {
+    if (Status s = sched_->Submit(SpecOf(rec), rec.submit); !s.ok()) Warn(s.message());
+    if (ids) ids->push_back(rec.id);
+    records_.emplace(rec.id, std::move(rec));
+  }
+  eligibility_dirty_ = true;  // holds, dependencies and array limits apply before any pass
   dirty_ = true;
   wake_ = true;
   lk.unlock();
   cv_.notify_all();
-  return id;
+  return first;
+}
+
+std::string LiveScheduler::WhyIneligible(const JobRecord& rec, std::string* never) const {
+  for (const Dependency& d : rec.dependencies) {
+    auto t = records_.find(d.job);
+    if (t == records_.end()) continue;  // checked at submit; a job is never removed
+    const LiveState st = t->second.state;
+    const bool ended = IsTerminal(st), ok = st == LiveState::kFinished;
+    const bool met = d.kind == Dependency::Kind::kAfterAny  ? ended
+                     : d.kind == Dependency::Kind::kAfterOk ? ok
+                                                            : ended && !ok;
+    if (met) continue;
+    if (ended && never) {  // afterok on a job that did not finish, afternotok on one that did
+      *never = fmt::format("dependency {} can never be met: job {} ended {}", ToString(d),
+                           d.job.value(), ToString(st));
+    }
+    return "dependency";
+  }
+  return rec.held ? "held" : "";
+}
+
+void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
+  if (!eligibility_dirty_) return;
+  eligibility_dirty_ = false;
+  // Tasks counting against their array's limit: in the core and not held.
+  std::map<JobId, int> active;
+  for (const auto& [id, rec] : records_) {
+    if (rec.array_limit <= 0 || IsTerminal(rec.state)) continue;
+    if (const Job* cj = sched_->Find(id); cj && cj->state != JobState::kHeld) {
+      ++active[rec.array_id];
+    }
+  }
+  for (auto& [id, rec] : records_) {
+    if (IsTerminal(rec.state)) continue;
+    const Job* cj = sched_->Find(id);
+    if (!cj || (cj->state != JobState::kPending && cj->state != JobState::kHeld)) continue;
+    std::string never;
+    std::string why = WhyIneligible(rec, &never);
+    if (!never.empty()) {  // ends the job, which may settle the dependencies of others
+      Journal({.t = now, .kind = EventKind::kCancel, .job = id, .detail = {{"why", never}}});
+      MustOk(sched_->Cancel(id, now));
+      to_launch_.erase(id);
+      rec.state = LiveState::kCancelled;
+      rec.end = now;
+      rec.message = never;
+      CountEnded(rec);
+      changed.push_back(id);
+      eligibility_dirty_ = true;
+      continue;
+    }
+    const bool have = cj->state == JobState::kPending;
+    bool want = why.empty();
+    if (want && !have && rec.array_limit > 0) {
+      if (active[rec.array_id] >= rec.array_limit) {
+        want = false;
+        why = "array limit";
+      } else {
+        ++active[rec.array_id];
+      }
+    }
+    if (want == have) continue;
+    if (!want && rec.array_limit > 0) --active[rec.array_id];
+    Journal({.t = now,
+             .kind = EventKind::kEligible,
+             .job = id,
+             .detail = {{"eligible", want}, {"why", want ? "" : why}}});
+    MustOk(sched_->SetEligible(id, want, now));
+    changed.push_back(id);
+  }
 }
 
 Status LiveScheduler::Cancel(JobId id) {
@@ -137,6 +236,66 @@ Status LiveScheduler::Cancel(JobId id) {
   if (Status s = sched_->Cancel(id, now); !s.ok()) Warn(s.message());
   to_launch_.erase(id);
   if (procs_.contains(id)) StopProcess(id, now, cfg_.preempt_signal);
+  eligibility_dirty_ = true;
+  dirty_ = true;
+  wake_ = true;
+  lk.unlock();
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+Status LiveScheduler::Hold(JobId id, bool hold) {
+  std::unique_lock lk(mu_);
+  auto it = records_.find(id);
+  if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
+  JobRecord& rec = it->second;
+  if (IsTerminal(rec.state)) {
+    return FailedPrecondition(fmt::format("job {}: already {}", id.value(), ToString(rec.state)));
+  }
+  if (hold && rec.state != LiveState::kPending) {
+    return FailedPrecondition(
+        fmt::format("job {}: {}; only a waiting job can be held (requeue it first)", id.value(),
+                    ToString(rec.state)));
+  }
+  if (rec.held == hold) return Status::Ok();
+  rec.held = hold;
+  if (Status s = store_->UpdateJob(rec); !s.ok()) return s;
+  eligibility_dirty_ = true;
+  dirty_ = true;
+  wake_ = true;
+  lk.unlock();
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+Status LiveScheduler::Requeue(JobId id, const std::string& by) {
+  std::unique_lock lk(mu_);
+  auto it = records_.find(id);
+  if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
+  JobRecord& rec = it->second;
+  const Job* cj = sched_->Find(id);
+  if (!cj || !cj->running() || rec.state == LiveState::kPreempting) {
+    return FailedPrecondition(fmt::format("job {}: {}; only a running job can be requeued",
+                                          id.value(), ToString(rec.state)));
+  }
+  const Time now = Now();
+  {
+    Store::Txn txn(*store_);
+    if (Status s = Note({.t = now, .kind = EventKind::kRequeue, .job = id, .detail = {{"by", by}}});
+        !s.ok()) {
+      return s;
+    }
+    if (Status s = txn.Commit(); !s.ok()) return s;
+  }
+  MustOk(sched_->Requeue(id, now));
+  rec.message = "requeued by " + by;
+  if (to_launch_.erase(id) || !procs_.contains(id)) {
+    rec.state = LiveState::kPending;  // never launched: nothing to stop
+  } else {
+    rec.state = LiveState::kPreempting;
+    StopProcess(id, now, cfg_.preempt_signal);
+  }
+  MustOk(store_->UpdateJob(rec));
   dirty_ = true;
   wake_ = true;
   lk.unlock();
@@ -173,11 +332,16 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
                .detail = {{"how", what}, {"after", "cancel"}}});
       return;
     }
+    if (rec.timing_out) {  // it ran out of time: it ends, whatever the core thought of it
+      EndAsTimeout(rec, now, what);
+      return;
+    }
     // Checkpointed: it exited by itself after the signal; killed when its grace ran out.
     Journal({.t = now,
              .kind = EventKind::kExit,
              .job = e.job,
              .detail = {{"how", what}, {"after", "preemption"}, {"checkpointed", !p.killed}}});
+    if (p.killed) ++rec.kills;
     rec.state = to_launch_.contains(e.job) ? LiveState::kStarting : LiveState::kPending;
     return;
   }
@@ -192,7 +356,50 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   rec.end = now;
   rec.message = ok ? "completed" : "failed: " + what;
   dirty_ = true;
+  eligibility_dirty_ = true;  // jobs that depend on it
   CountEnded(rec);
+}
+
+Time LiveScheduler::EnforceTimeLimits(Time now, std::vector<JobId>& changed) {
+  Time next = kNever;
+  for (auto& [id, rec] : records_) {
+    if (!rec.time_limit || rec.timing_out || IsTerminal(rec.state)) continue;
+    const Job* cj = sched_->Find(id);
+    if (!cj || !cj->running()) continue;
+    // Only running time counts: progress since its last (re)start plus what it ran before.
+    const Duration left = *rec.time_limit - cj->ExecutedAt(std::max(now, cj->progress_start));
+    if (left > 0) {
+      next = std::min(next, std::max(now, cj->progress_start) + left);
+      continue;
+    }
+    rec.timing_out = true;
+    rec.message = fmt::format("time limit {} reached; stopping", SlurmTime(*rec.time_limit));
+    changed.push_back(id);
+    if (procs_.contains(id)) {
+      StopProcess(id, now, cfg_.preempt_signal);  // the checkpoint signal, then the grace
+    } else {  // not launched yet (waiting for its GPUs): it simply ends
+      EndAsTimeout(rec, now, "not running");
+    }
+  }
+  return next;
+}
+
+void LiveScheduler::EndAsTimeout(JobRecord& rec, Time now, const std::string& how) {
+  const Job* cj = sched_->Find(rec.id);
+  const bool running = cj && cj->running();
+  Journal({.t = now,
+           .kind = running ? EventKind::kFinish : EventKind::kCancel,
+           .job = rec.id,
+           .detail = {{"how", "timeout (" + how + ")"}}});
+  MustOk(running ? sched_->Finish(rec.id, now) : sched_->Cancel(rec.id, now));
+  to_launch_.erase(rec.id);
+  rec.state = LiveState::kTimeout;
+  rec.end = now;
+  rec.message = fmt::format("time limit {} reached ({})", SlurmTime(*rec.time_limit), how);
+  rec.timing_out = false;
+  CountEnded(rec);
+  eligibility_dirty_ = true;
+  dirty_ = true;
 }
 
 void LiveScheduler::CountEnded(const JobRecord& rec) {
@@ -276,7 +483,7 @@ void LiveScheduler::LaunchReady(Time now) {
         const Time release = ExpectedRelease(gpus, id, now);
         if (release > sched_->Find(id)->progress_start) {
           Journal(
-              {.t = now, .kind = EventKind::kHold, .job = id, .detail = {{"until_ms", release}}});
+              {.t = now, .kind = EventKind::kDrain, .job = id, .detail = {{"until_ms", release}}});
           MustOk(sched_->SetProgressStart(id, release, now));
         }
         continue;
@@ -357,6 +564,8 @@ int64_t LiveScheduler::Step() {
       MustOk(store_->SetMeta(kAliveKey, std::to_string(now)));  // all tracked ones alive now
       alive_stamped_ = now;
     }
+    UpdateEligibility(now, changed);
+    time_limit_due_ = EnforceTimeLimits(now, changed);
     if (dirty_ || now >= sched_->NextWakeup()) {
       MustOk(Note({.t = now, .kind = EventKind::kTick}));
       const auto pass_start = std::chrono::steady_clock::now();
@@ -392,9 +601,9 @@ int64_t LiveScheduler::Step() {
   }
   LaunchReady(now);
   SampleCluster(now);
-  Time next = sched_->NextWakeup();
+  Time next = std::min(sched_->NextWakeup(), time_limit_due_);
   for (const auto& [id, p] : procs_) next = std::min(next, p.kill_at);
-  if (dirty_) next = now;
+  if (dirty_ || eligibility_dirty_) next = now;
   return next == kNever ? kNever : next + store_->epoch_ms();
 }
 

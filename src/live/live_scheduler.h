@@ -68,8 +68,14 @@ class LiveScheduler {
 
   // InvalidArgument with the reason for a request that breaks a rule (Validate) or can
   // never run here.
-  StatusOr<JobId> Submit(const SubmitRequest& req);
+  // An array submits one job per task; `ids` (if given) receives them all, the first being
+  // the array's id.
+  StatusOr<JobId> Submit(const SubmitRequest& req, std::vector<JobId>* ids = nullptr);
   Status Cancel(JobId id);
+  // Holds a waiting job until released (hold = false).
+  Status Hold(JobId id, bool hold);
+  // Stops a running job (checkpoint signal, grace) and puts it back to wait.
+  Status Requeue(JobId id, const std::string& by);
 
   nlohmann::json List(std::optional<LiveState> only = std::nullopt);
   StatusOr<nlohmann::json> Get(JobId id);
@@ -138,6 +144,15 @@ class LiveScheduler {
   nlohmann::json ExplainLocked(const JobRecord& r, Time now) const;
   void Warn(const std::string& m);
   void CountEnded(const JobRecord& rec);
+  // Why a waiting job may not run now ("dependency", "held"; "" when it may); `never` (if
+  // given) is set when a dependency can never be met.
+  std::string WhyIneligible(const JobRecord& rec, std::string* never) const;
+  // Keeps the core's eligibility in step with holds, dependencies and array limits
+  // (journalled); cancels jobs whose dependencies can never be met.
+  void UpdateEligibility(Time now, std::vector<JobId>& changed);
+  // Stops jobs past their time limit; returns when the next one is due.
+  Time EnforceTimeLimits(Time now, std::vector<JobId>& changed);
+  void EndAsTimeout(JobRecord& rec, Time now, const std::string& how);
   void SampleCluster(Time now);
   int FragmentedGpus() const;
   static double SecondsSince(std::chrono::steady_clock::time_point t);
@@ -157,8 +172,10 @@ class LiveScheduler {
   std::map<JobId, std::vector<GpuId>> to_launch_;  // core started it; process not yet up
   std::map<GpuId, JobId> gpu_owner_;               // the live process on each busy GPU
   Time last_now_ = 0;
-  Time last_replayed_ = 0;  // the journal's last time, after Open's replay
-  bool dirty_ = false;      // core inputs applied since the last Schedule
+  Time last_replayed_ = 0;         // the journal's last time, after Open's replay
+  bool dirty_ = false;             // core inputs applied since the last Schedule
+  bool eligibility_dirty_ = true;  // holds, dependencies or array slots may have changed
+  Time time_limit_due_ = kNever;
   // Liveness: every kAliveStampMs while processes run, the loop records (meta kAliveKey) the
   // core time at which it last saw them all alive. After a crash, a job whose processes
   // vanished keeps the service it attained up to then (Scheduler::Interrupted).

@@ -94,7 +94,7 @@ Status LiveScheduler::Replay(const EventRow& row) {
     case EventKind::kLaunch:
       s = sched_->SetProgressStart(e.job, e.t, e.t);
       break;
-    case EventKind::kHold: {
+    case EventKind::kDrain: {
       auto until = e.detail.find("until_ms");
       if (until == e.detail.end() || !until->is_number_integer()) {
         return IoError(fmt::format("journal event {} (hold): no until_ms", row.seq));
@@ -110,6 +110,12 @@ Status LiveScheduler::Replay(const EventRow& row) {
       s = sched_->Interrupted(e.job, alive->get<Time>(), e.t);
       break;
     }
+    case EventKind::kEligible:
+      s = sched_->SetEligible(e.job, BoolField(e.detail, "eligible"), e.t);
+      break;
+    case EventKind::kRequeue:
+      s = sched_->Requeue(e.job, e.t);
+      break;
     default:
       return IoError(fmt::format("journal event {}: {} is not an input to the core", row.seq,
                                  ToString(e.kind)));
@@ -222,7 +228,7 @@ Status LiveScheduler::Reconcile(Time now) {
       } else if (core_running) {
         Journal(
             {.t = now,
-             .kind = EventKind::kRequeue,
+             .kind = EventKind::kRelaunch,
              .job = id,
              .detail = {{"reason", "process vanished while the daemon was down; relaunching"}}});
         rec.message = "process vanished while the daemon was down; relaunched from its checkpoint";

@@ -28,6 +28,8 @@ CREATE TABLE IF NOT EXISTS jobs (
   last_start INTEGER NOT NULL,
   end_time INTEGER NOT NULL,
   preemptions INTEGER NOT NULL,
+  kills INTEGER NOT NULL,
+  held INTEGER NOT NULL,
   message TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS events (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -283,14 +285,14 @@ Status Store::Txn::Commit() {
 Status Store::InsertJob(JobRecord& r) {
   Stmt q(db_,
          "INSERT INTO jobs(id, request, submit, state, attempt, pid, start_ticks, gpus, "
-         "devices, exit_code, signal, first_start, last_start, end_time, preemptions, message) "
-         "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+         "devices, exit_code, signal, first_start, last_start, end_time, preemptions, kills, "
+         "held, message) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   const int64_t id = max_job_ + 1;
   q.Bind(1, id).Bind(2, RequestToJson(r).dump()).Bind(3, r.submit).Bind(4, ToString(r.state));
   q.Bind(5, r.attempt).Bind(6, r.pid).Bind(7, r.start_ticks);
   q.Bind(8, GpusToJson(r.gpus_held).dump()).Bind(9, r.devices).Bind(10, r.exit_code);
   q.Bind(11, r.signal).Bind(12, r.first_start).Bind(13, r.last_start).Bind(14, r.end);
-  q.Bind(15, r.preemptions).Bind(16, r.message);
+  q.Bind(15, r.preemptions).Bind(16, r.kills).Bind(17, r.held ? 1 : 0).Bind(18, r.message);
   if (q.Step() != SQLITE_DONE) return Error("insert job");
   r.id = JobId(id);
   max_job_ = id;
@@ -301,11 +303,12 @@ Status Store::UpdateJob(const JobRecord& r) {
   Stmt q(db_,
          "UPDATE jobs SET state = ?, attempt = ?, pid = ?, start_ticks = ?, gpus = ?, "
          "devices = ?, exit_code = ?, signal = ?, first_start = ?, last_start = ?, "
-         "end_time = ?, preemptions = ?, message = ? WHERE id = ?");
+         "end_time = ?, preemptions = ?, kills = ?, held = ?, message = ? WHERE id = ?");
   q.Bind(1, ToString(r.state)).Bind(2, r.attempt).Bind(3, r.pid).Bind(4, r.start_ticks);
   q.Bind(5, GpusToJson(r.gpus_held).dump()).Bind(6, r.devices).Bind(7, r.exit_code);
   q.Bind(8, r.signal).Bind(9, r.first_start).Bind(10, r.last_start).Bind(11, r.end);
-  q.Bind(12, r.preemptions).Bind(13, r.message).Bind(14, r.id.value());
+  q.Bind(12, r.preemptions).Bind(13, r.kills).Bind(14, r.held ? 1 : 0).Bind(15, r.message);
+  q.Bind(16, r.id.value());
   if (q.Step() != SQLITE_DONE) return Error(fmt::format("update job {}", r.id.value()));
   return Status::Ok();
 }
@@ -313,8 +316,8 @@ Status Store::UpdateJob(const JobRecord& r) {
 StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
   Stmt q(db_,
          "SELECT id, request, submit, state, attempt, pid, start_ticks, gpus, devices, "
-         "exit_code, signal, first_start, last_start, end_time, preemptions, message FROM jobs "
-         "ORDER BY id");
+         "exit_code, signal, first_start, last_start, end_time, preemptions, kills, held, "
+         "message FROM jobs ORDER BY id");
   std::vector<JobRecord> out;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
@@ -343,7 +346,9 @@ StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
     r.last_start = q.Int(12);
     r.end = q.Int(13);
     r.preemptions = static_cast<int>(q.Int(14));
-    r.message = q.Text(15);
+    r.kills = static_cast<int>(q.Int(15));
+    r.held = q.Int(16) != 0;
+    r.message = q.Text(17);
     out.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return Error("load jobs");

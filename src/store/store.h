@@ -84,6 +84,8 @@ class Store {
 
   // Assigns r.id: one above every id ever given out (ids are never reused).
   Status InsertJob(JobRecord& r);
+  // The id the next InsertJob gives out.
+  int64_t NextJobId() const { return max_job_ + 1; }
   // Job ids up to `id` are taken (e.g. job directories found on disk).
   void ReserveJobIds(int64_t id) { max_job_ = std::max(max_job_, id); }
   // What Open accepted that the caller should tell the operator.

@@ -35,7 +35,7 @@ TEST(Store, NewDatabaseRecordsItsSchemaAndReopens) {
   EXPECT_EQ((*s)->GetMeta("schema"), std::to_string(Store::kSchemaVersion));
   ASSERT_TRUE(
       (*s)->AppendEvent(
-              {.t = 5, .kind = EventKind::kHold, .job = JobId(3), .detail = {{"until_ms", 9}}})
+              {.t = 5, .kind = EventKind::kDrain, .job = JobId(3), .detail = {{"until_ms", 9}}})
           .ok());
   s->reset();
   auto again = Store::Open((dir / "t.db").string(), 2000);
@@ -44,7 +44,7 @@ TEST(Store, NewDatabaseRecordsItsSchemaAndReopens) {
   auto rows = (*again)->LoadEvents(0, 0, /*inputs_only=*/true);
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 1u);
-  EXPECT_EQ((*rows)[0].event.kind, EventKind::kHold);
+  EXPECT_EQ((*rows)[0].event.kind, EventKind::kDrain);
   EXPECT_EQ((*rows)[0].event.detail["until_ms"], 9);
   fs::remove_all(dir);
 }
@@ -86,8 +86,8 @@ TEST(Store, UnreadableJournalRowsAreErrorsNamingTheirSeq) {
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.status().message(), "state database: journal event 1: unknown kind 'launched'");
   s->reset();
-  Sql(db, fmt::format("UPDATE events SET kind = 'hold', detail = 'until 5', sum = '{}';",
-                      ChainSum(kJournalGenesis, 1, 1, "hold", 1, "until 5"))
+  Sql(db, fmt::format("UPDATE events SET kind = 'drain', detail = 'until 5', sum = '{}';",
+                      ChainSum(kJournalGenesis, 1, 1, "drain", 1, "until 5"))
               .c_str());
   fs::remove(db.string() + ".head");  // else the head tells the row was replaced
   s = Store::Open(db.string(), 1);
