@@ -3,13 +3,18 @@
 // (identity.h): a local user through the socket, or a token.
 //   GET  /v1/health                      liveness (no identity needed)
 //   GET  /v1/whoami                      the caller as the server sees them
-//   POST /v1/jobs                         submit (the job is the caller's)
-//   GET  /v1/jobs[?state=S]               list (others' jobs without their environment)
-//   GET  /v1/jobs/{id}                    one job
-//   POST /v1/jobs/{id}/cancel, DELETE /v1/jobs/{id}   cancel (owner or admin)
-//   GET  /v1/jobs/{id}/explain            why it waits
-//   GET  /v1/jobs/{id}/logs?offset=N      log bytes from N (owner or admin); X-Next-Offset,
-//                                         X-Job-State headers
+//   POST /v1/jobs                         submit (the job is the caller's; an array: one job
+//                                         per task, {"id", "array_id", "jobs"})
+//   GET  /v1/jobs[?state=S,..&user=U&active=1&offset=N&limit=N]  list, filtered and paged
+//                                         (X-Total-Count; others' jobs without environment)
+//   GET  /v1/history[?user=&state=&since_ms=&until_ms=&offset=&limit=]  ended jobs
+//   GET  /v1/jobs/{ref}                   one job; ref is an id or ARRAY_INDEX ("42_7")
+//   POST /v1/jobs/{ref}/cancel|hold|release|requeue, DELETE /v1/jobs/{ref}   (owner or
+//                                         admin; an array's id acts on all its tasks)
+//   GET  /v1/jobs/{ref}/explain           why it waits
+//   GET  /v1/jobs/{ref}/logs?offset=N[&stream=stderr][&tail_lines=N]   log bytes from N
+//                                         (owner or admin); X-Next-Offset, X-Job-State
+//   GET  /v1/version
 //   GET  /v1/nodes                        GPUs and who holds them
 //   GET  /v1/events?after=SEQ&limit=N[&job=ID]   the journal, oldest first
 //   GET  /v1/queues                       Q1..QK with their jobs, why each waits
@@ -47,6 +52,7 @@ class ApiServer {
 
  private:
   HttpResponse Dispatch(const HttpRequest& req);
+  HttpResponse List(const HttpRequest& req, const Caller& caller, bool history);
   HttpResponse Route(const HttpRequest& req, const Caller& caller);
   HttpResponse Dashboard(const std::string& path);
   HttpResponse Submit(const HttpRequest& req, const Caller& caller);

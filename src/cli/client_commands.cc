@@ -142,7 +142,7 @@ int List(const Common& o, bool all, const std::string& state) {
     std::cout << fmt::format(
         "{:>6} {:<16} {:<10} {:>4} {:<10} {:>5} {:>11.0f}s {:>8}  {}\n", j["id"].get<int64_t>(),
         Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), j["gpus"].get<int>(), st,
-        j.contains("queue") ? fmt::format("Q{}", j["queue"].get<int>() + 1) : "-",
+        Str(j, "queue"),
         j.value("attained_gpu_s", 0.0), Human(j["wait_s"].get<double>()),
         on_gpus ? "gpu:" + Str(j, "devices") : (Terminal(st) ? Str(j, "message") : "-"));
   }

@@ -38,6 +38,9 @@ struct LaunchSpec {
   // The account the command runs as (the submitter's). An executor running as root switches
   // to it; otherwise the command runs as the executor does.
   std::optional<uint32_t> uid, gid;
+  // Files the command's stdout / stderr go to (absolute; "" = the job's log), opened as the
+  // command's own account.
+  std::string stdout_path, stderr_path;
 };
 
 // One process (group) of a job. start_ticks (/proc/<pid>/stat field 22 on Linux) guards

@@ -281,6 +281,8 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
   std::vector<std::string> argv = shim_argv_;
   argv.insert(argv.end(), {"--exit-file", exit_file});
   if (as_user) argv.insert(argv.end(), {"--user", fmt::format("{}:{}", *spec.uid, *spec.gid)});
+  if (!spec.stdout_path.empty()) argv.insert(argv.end(), {"--stdout", spec.stdout_path});
+  if (!spec.stderr_path.empty()) argv.insert(argv.end(), {"--stderr", spec.stderr_path});
   argv.push_back("--");
   argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
   std::vector<std::pair<std::string, std::string>> set = {

@@ -514,6 +514,8 @@ void LiveScheduler::LaunchReady(Time now) {
       spec.uid = static_cast<uint32_t>(rec.uid);
       spec.gid = static_cast<uint32_t>(rec.gid);
     }
+    if (!rec.output.empty()) spec.stdout_path = OutputPath(rec, false);
+    if (!rec.error.empty()) spec.stderr_path = OutputPath(rec, true);
     changed.push_back(id);
     auto ref = executor_->Launch(spec);
     rec.start_ticks = 0;

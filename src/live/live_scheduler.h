@@ -25,6 +25,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,17 @@ struct ServeConfig {
   int launch_probe_ms = 1000;
 };
 
+// Which jobs List returns, filtered and paged by the server.
+struct ListFilter {
+  std::set<LiveState> states;  // any of these (empty: any)
+  bool active_only = false;    // without states: only jobs that have not ended
+  std::string user;            // "" = anyone's
+  int64_t ended_after = -1;    // wall ms; -1 = no bound (history)
+  int64_t ended_before = -1;
+  size_t offset = 0;
+  size_t limit = SIZE_MAX;
+};
+
 class LiveScheduler {
  public:
   using WallClock = std::function<int64_t()>;  // ms since the Unix epoch
@@ -77,7 +89,11 @@ class LiveScheduler {
   // Stops a running job (checkpoint signal, grace) and puts it back to wait.
   Status Requeue(JobId id, const std::string& by);
 
-  nlohmann::json List(std::optional<LiveState> only = std::nullopt);
+  // Jobs in id order, filtered and paged; `total` (if given) gets how many matched.
+  nlohmann::json List(const ListFilter& f = {}, size_t* total = nullptr);
+  // "42" or an array task "42_7": the job ids it names (with `whole_array`, an array's id
+  // names all its tasks).
+  StatusOr<std::vector<JobId>> Resolve(const std::string& ref, bool whole_array);
   StatusOr<nlohmann::json> Get(JobId id);
   StatusOr<nlohmann::json> Explain(JobId id);
   nlohmann::json Nodes();
@@ -87,7 +103,10 @@ class LiveScheduler {
   StatusOr<nlohmann::json> Events(int64_t after, int limit,
                                   std::optional<JobId> job = std::nullopt);
   // Up to `max` bytes of the job's log from `offset`; sets `next` to the offset after them.
-  StatusOr<std::string> Logs(JobId id, int64_t offset, size_t max, int64_t& next);
+  // From the job's stdout, or its stderr (the same file unless --error was given); with
+  // tail_lines, the last lines instead of from `offset`.
+  StatusOr<std::string> Logs(JobId id, int64_t offset, size_t max, int64_t& next,
+                             bool stderr_stream = false, size_t tail_lines = 0);
   // What /metrics exposes, with the gauges set from the current state.
   std::string MetricsText();
   // The cluster over time (busy GPUs, waiting jobs per queue, preemptions), for the dashboard.
@@ -142,6 +161,11 @@ class LiveScheduler {
   Status SaveRows(const std::vector<JobId>& ids);
   nlohmann::json ToJson(const JobRecord& r, Time now) const;
   nlohmann::json ExplainLocked(const JobRecord& r, Time now) const;
+  // Where the job's stdout (or stderr) goes: its log, or --output/--error resolved.
+  std::string OutputPath(const JobRecord& r, bool stderr_stream) const;
+  // Why a waiting job waits, in one word as squeue says it: Priority, Resources, Dependency,
+  // Held, JobArrayTaskLimit, Starting, Preempted, TimeLimit; "" when it does not wait.
+  std::string ReasonWord(const JobRecord& r, const Job& cj, Time now) const;
   void Warn(const std::string& m);
   void CountEnded(const JobRecord& rec);
   // Why a waiting job may not run now ("dependency", "held"; "" when it may); `never` (if

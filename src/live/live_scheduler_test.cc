@@ -361,7 +361,7 @@ TEST_F(LiveSchedulerTest, VanishedJobKeepsTheServiceItAttainedBeforeTheCrash) {
   world_.now = t0 + 115'000;
   d->Step();
   d->Step();
-  EXPECT_EQ((*d->Get(a))["queue"], 1);
+  EXPECT_EQ((*d->Get(a))["queue"], "Q2");
   EXPECT_EQ((*d->Get(b))["first_start_ms"], t0 + 115'000);
   const double attained = (*d->Get(a))["attained_gpu_s"].get<double>();
   EXPECT_DOUBLE_EQ(attained, 60.0);

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "common/strings.h"
+#include "core/event_log.h"
 #include "live/live_scheduler.h"
 
 namespace tiresias {
@@ -40,24 +41,93 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
     j["exit_code"] = r.exit_code;
     j["signal"] = r.signal;
   }
-  const Time waited_until = r.first_start >= 0 ? r.first_start : (r.end >= 0 ? r.end : now);
-  j["wait_s"] = ToSeconds(waited_until - r.submit);
+  j["kills"] = r.kills;
+  j["held"] = r.held;
+  if (r.array_id != JobId()) j["ref"] = fmt::format("{}_{}", r.array_id.value(), r.array_index);
+  const Time until = r.end >= 0 ? std::min(r.end, now) : now;
   if (const Job* cj = sched_->Find(r.id)) {
-    const Time at = r.end >= 0 ? std::min(r.end, now) : now;
-    j["attained_gpu_s"] = ToSeconds(cj->AttainedAt(std::max(at, cj->last_stop)));
-    j["queue"] = cj->queue;
+    const Time at = std::max(until, cj->last_stop);
+    // Time holding GPUs so far (runs, restores included), and all the rest of its life.
+    const Duration held = cj->held + (cj->running() ? at - cj->run_start : 0);
+    j["time_s"] = ToSeconds(held);
+    j["wait_s"] = ToSeconds(std::max<Duration>(0, until - r.submit - held));
+    j["attained_gpu_s"] = ToSeconds(cj->AttainedAt(at));
+    j["queue"] = QueueName(cj->queue);
+    j["reason"] = ReasonWord(r, *cj, now);
+    if (cj->running()) j["nodes"] = cj->alloc.str();
   }
+  if (r.time_limit) j["time_limit"] = SlurmTime(*r.time_limit);
+  j["stdout_path"] = OutputPath(r, false);
+  j["stderr_path"] = OutputPath(r, true);
   return j;
 }
 
-nlohmann::json LiveScheduler::List(std::optional<LiveState> only) {
+std::string LiveScheduler::ReasonWord(const JobRecord& r, const Job& cj, Time now) const {
+  switch (r.state) {
+    case LiveState::kStarting:
+      return "Starting";
+    case LiveState::kPreempting:
+      return r.timing_out ? "TimeLimit" : "Preempted";
+    case LiveState::kPending:
+      break;
+    default:
+      return "";
+  }
+  if (r.held) return "Held";
+  if (WhyIneligible(r, nullptr) == "dependency") return "Dependency";
+  if (cj.state == JobState::kHeld) return "JobArrayTaskLimit";
+  // Jobs ahead of it in the policy's order hold or want the GPUs: priority. Nothing ahead,
+  // yet it waits: the GPUs (or a slot of them) are not there.
+  const Explanation e = sched_->Explain(r.id, now);
+  return e.waiting_ahead > 0 || e.running_ahead > 0 ? "Priority" : "Resources";
+}
+
+nlohmann::json LiveScheduler::List(const ListFilter& f, size_t* total) {
   std::lock_guard lk(mu_);
   const Time now = Now();
   nlohmann::json out = nlohmann::json::array();
+  size_t matched = 0;
   for (const auto& [id, r] : records_) {
-    if (!only || r.state == *only) out.push_back(ToJson(r, now));
+    if (!f.states.empty() && !f.states.contains(r.state)) continue;
+    if (f.states.empty() && f.active_only && IsTerminal(r.state)) continue;
+    if (!f.user.empty() && r.user != f.user) continue;
+    if (f.ended_after >= 0 && (r.end < 0 || r.end + store_->epoch_ms() < f.ended_after)) continue;
+    if (f.ended_before >= 0 && (r.end < 0 || r.end + store_->epoch_ms() >= f.ended_before))
+      continue;
+    if (matched++ < f.offset || out.size() >= f.limit) continue;
+    out.push_back(ToJson(r, now));
   }
+  if (total) *total = matched;
   return out;
+}
+
+StatusOr<std::vector<JobId>> LiveScheduler::Resolve(const std::string& ref, bool whole_array) {
+  std::lock_guard lk(mu_);
+  const size_t us = ref.find('_');
+  auto head = ParseInt(ref.substr(0, us));
+  if (!head || *head <= 0) return InvalidArgument(fmt::format("'{}' is not a job id", ref));
+  if (us != std::string::npos) {  // ARRAY_INDEX: one task
+    auto index = ParseInt(ref.substr(us + 1));
+    if (!index)
+      return InvalidArgument(fmt::format("'{}' is not a job id (ID or ARRAY_INDEX)", ref));
+    for (const auto& [id, r] : records_) {
+      if (r.array_id == JobId(*head) && r.array_index == *index) return std::vector<JobId>{id};
+    }
+    return NotFound(fmt::format("job {}: no such array task", ref));
+  }
+  std::vector<JobId> ids;
+  if (whole_array) {  // an array's id names all its tasks
+    for (const auto& [id, r] : records_) {
+      if (r.array_id == JobId(*head)) ids.push_back(id);
+    }
+  }
+  if (ids.empty()) {
+    if (!records_.contains(JobId(*head))) {
+      return NotFound(fmt::format("job {}: no such job", *head));
+    }
+    ids.push_back(JobId(*head));
+  }
+  return ids;
 }
 
 StatusOr<nlohmann::json> LiveScheduler::Get(JobId id) {
@@ -111,6 +181,17 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
     j["next_transition_in_s"] = ToSeconds(*e.next_transition - now);
   }
   return j;
+}
+
+std::string LiveScheduler::OutputPath(const JobRecord& r, bool stderr_stream) const {
+  // sbatch's rule: stderr goes with stdout unless --error says otherwise.
+  const std::string& pattern = stderr_stream && !r.error.empty() ? r.error : r.output;
+  if (pattern.empty()) return (std::filesystem::path(JobDir(r.id)) / "output.log").string();
+  std::filesystem::path p = ExpandOutputPattern(
+      pattern, r.id.value(), r.array_id == JobId() ? r.id.value() : r.array_id.value(),
+      r.array_index, r.user, r.name);
+  if (p.is_relative()) p = std::filesystem::path(r.cwd.empty() ? cfg_.state_dir : r.cwd) / p;
+  return p.lexically_normal().string();
 }
 
 nlohmann::json LiveScheduler::Queues() {
@@ -193,14 +274,40 @@ StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit, std::op
   return out;
 }
 
-StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, int64_t& next) {
+StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, int64_t& next,
+                                          bool stderr_stream, size_t tail_lines) {
+  std::string path;
   {
     std::lock_guard lk(mu_);
-    if (!records_.contains(id)) return NotFound(fmt::format("job {}: no such job", id.value()));
+    auto it = records_.find(id);
+    if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
+    path = OutputPath(it->second, stderr_stream);
   }
   next = offset;
-  std::ifstream in(std::filesystem::path(JobDir(id)) / "output.log", std::ios::binary);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return std::string();
+  if (tail_lines > 0) {  // the last lines: read back from the end until enough newlines
+    in.seekg(0, std::ios::end);
+    const int64_t size = in.tellg();
+    int64_t from = size;
+    size_t lines = 0;
+    std::string chunk;
+    while (from > 0 && lines <= tail_lines) {
+      const int64_t step = std::min<int64_t>(from, 65536);
+      from -= step;
+      chunk.resize(static_cast<size_t>(step));
+      in.seekg(from);
+      in.read(chunk.data(), step);
+      for (int64_t k = step - 1; k >= 0; --k) {
+        if (chunk[static_cast<size_t>(k)] == '\n' && from + k != size - 1 && ++lines > tail_lines) {
+          from += k + 1;
+          break;
+        }
+      }
+    }
+    offset = std::max<int64_t>(from, size - static_cast<int64_t>(max));
+    in.clear();
+  }
   in.seekg(offset);
   std::string buf(max, '\0');
   in.read(buf.data(), static_cast<std::streamsize>(max));

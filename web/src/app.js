@@ -129,7 +129,7 @@ async function renderJob(id) {
   ]);
   $("job-info").replaceChildren(el("table", {}, ...[
     ["name", job.name], ["user", job.user], ["state", job.state], ["GPUs", job.gpus],
-    ["queue", "Q" + ((job.queue ?? 0) + 1)], ["attained", gpuHours(job.attained_gpu_s ?? 0) + " GPU-h"],
+    ["queue", job.queue ?? "-"], ["attained", gpuHours(job.attained_gpu_s ?? 0) + " GPU-h"],
     ["preemptions", job.preemptions], ["attempt", job.attempt], ["message", job.message],
   ].map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, v ?? "-")))));
   $("job-explain").replaceChildren(...why.reasons.map((r) => el("li", {}, r)));

@@ -67,7 +67,7 @@ try {
   // A (4 GPUs) runs and is demoted after 2 s (8 GPU-s); B (1 GPU, Q1) then preempts it and
   // runs for 8 s in Q1; C (4 GPUs, Q1) waits behind B for GPUs.
   const a = await submit("big-a", 4);
-  await until("A demoted", async () => (await job(a)).queue === 1);
+  await until("A demoted", async () => (await job(a)).queue === "Q2");
   const b = await submit("small-b", 1);
   await until("A preempted, B running", async () =>
     (await job(a)).preemptions === 1 && (await job(b)).state === "running");
