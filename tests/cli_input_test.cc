@@ -59,8 +59,12 @@ TEST(CliInput, NumericFlagsAreRangeChecked) {
       {"submit --duration nan -- true", "--duration: nan is not a finite number"},
       {"submit --duration 1e300 -- true", "--duration: 1e300 is out of range"},
       {"events --limit 0", "--limit: 0 is out of range: expected an integer in 1..100000"},
-      {"show -1", "id: -1 is out of range: expected an integer in 0..9223372036854775807"},
-      {"cancel 3 -4", "ids: -4 is out of range"},
+      {"show -1", "job: -1 is out of range: expected an integer in 0..9223372036854775807"},
+      {"show 99999999999999999999", "job: 99999999999999999999 is out of range"},
+      {"show 4_x", "job: 4_x is not a job id or ARRAY_INDEX (e.g. 42 or 42_7)"},
+      {"explain 4_-1", "job: 4_-1 is not a job id or ARRAY_INDEX"},
+      {"cancel 3 -4", "jobs: -4 is out of range"},
+      {"wait 3 x", "jobs: x is not an integer"},
   };
   for (const auto& c : cases) {
     CmdResult r = RunTiresias(c.args);
@@ -216,7 +220,7 @@ TEST(CliInput, ControlCharactersInJobNamesAreEscaped) {
     EXPECT_TRUE(Has(out.out, cmd == "ls -a" ? escaped.substr(0, 16) : escaped)) << cmd << "\n"
                                                                                 << out.out;
   }
-  CmdResult json = RunTiresias("show " + id + " --json" + state);
+  CmdResult json = RunTiresias("show " + id + " -o json" + state);
   ASSERT_EQ(json.rc, 0) << json.out;
   EXPECT_EQ(nlohmann::json::parse(json.out)["name"], name);
 }

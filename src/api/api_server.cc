@@ -268,13 +268,16 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
   if (what == "events" && p.size() == 2 && m == "GET") {
     auto after = QueryInt(req, "after", 0);
     if (!after.ok()) return Fail(after.status());
-    auto limit = QueryInt(req, "limit", 1000);
+    auto latest = QueryInt(req, "latest", 0);
+    if (!latest.ok()) return Fail(latest.status());
+    auto limit = QueryInt(req, "limit", *latest > 0 ? *latest : 1000);
     if (!limit.ok()) return Fail(limit.status());
     if (*limit < 1 || *limit > 100000) return Fail(400, "limit must be in 1..100000");
     auto job = QueryInt(req, "job", 0);
     if (!job.ok()) return Fail(job.status());
     auto ev = sched_.Events(*after, static_cast<int>(*limit),
-                            *job > 0 ? std::optional<JobId>(JobId(*job)) : std::nullopt);
+                            *job > 0 ? std::optional<JobId>(JobId(*job)) : std::nullopt,
+                            *latest > 0);
     return ev.ok() ? Reply(200, *ev) : Fail(ev.status());
   }
   if (what == "tokens") {

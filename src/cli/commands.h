@@ -3,6 +3,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace tiresias {
 
@@ -10,7 +13,13 @@ void AddSimCommands(CLI::App& app, int& rc);      // sim, compare, demo, policie
 void AddProfileCommands(CLI::App& app, int& rc);  // profile
 void AddShimCommand(CLI::App& app, int& rc);      // _shim (hidden): supervises one job attempt
 void AddServeCommand(CLI::App& app, int& rc);     // serve: the live scheduler
-// submit, ls, show, logs, cancel, explain, nodes, events: clients of serve's API
-void AddClientCommands(CLI::App& app, int& rc);
+// Clients of serve's API. submit, ls, show, logs, cancel, hold, release, requeue, wait,
+// history, explain:
+void AddJobCommands(CLI::App& app, int& rc);
+// nodes, events, whoami, version, dashboard, token, completion:
+void AddClusterCommands(CLI::App& app, int& rc);
+// The closest of `candidates` to a misspelled `word`, if one is close enough to suggest.
+std::optional<std::string> Closest(const std::string& word,
+                                   const std::vector<std::string>& candidates);
 
 }  // namespace tiresias

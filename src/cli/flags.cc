@@ -58,6 +58,23 @@ CLI::Validator IntegerIn(int64_t lo, int64_t hi) {
       "INT in " + range);
 }
 
+CLI::Validator JobRef() {
+  const CLI::Validator id = IntegerIn(0, INT64_MAX);
+  return CLI::Validator(
+      [id](std::string& input) -> std::string {
+        const auto cut = input.find('_');
+        std::string job = input.substr(0, cut);
+        if (auto bad = id(job); !bad.empty()) return bad;
+        if (cut == std::string::npos) return "";
+        std::string task = input.substr(cut + 1);
+        if (!Whole<int64_t>(task) || task.starts_with('+') || task.starts_with('-')) {
+          return fmt::format("{} is not a job id or ARRAY_INDEX (e.g. 42 or 42_7)", input);
+        }
+        return "";
+      },
+      "ID[_INDEX]");
+}
+
 CLI::Validator Unsigned() {
   return CLI::Validator(
       [](std::string& input) -> std::string {

@@ -14,6 +14,8 @@ namespace tiresias {
 CLI::Validator NumberIn(double lo, double hi, bool lo_open = false);
 // A whole number in [lo, hi] (no fraction, no exponent).
 CLI::Validator IntegerIn(int64_t lo, int64_t hi);
+// A job reference: an id (0..2^63-1) or an array task ARRAY_INDEX such as 42_7.
+CLI::Validator JobRef();
 // A whole number in [0, 2^64 - 1], such as a seed.
 CLI::Validator Unsigned();
 

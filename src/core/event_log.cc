@@ -1,7 +1,10 @@
 // The event vocabulary: the kind table, JSON forms and sentences (see event_log.h).
 #include "core/event_log.h"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
+
+#include <chrono>
 
 namespace tiresias {
 
@@ -139,8 +142,16 @@ bool BoolField(const nlohmann::json& d, const char* key) {
   return it != d.end() && it->is_boolean() && it->get<bool>();
 }
 
-std::string Describe(const Event& e) {
+std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
   const nlohmann::json& d = e.detail;
+  // A core time in a detail: an ISO-8601 wall time when the epoch is known.
+  auto when = [&](const char* key) {
+    const auto t = IntField(d, key);
+    if (!t) return std::string("?");
+    if (!epoch_ms) return fmt::format("t={} ms", *t);
+    const auto wall = std::chrono::system_clock::time_point(std::chrono::milliseconds(*t + *epoch_ms));
+    return fmt::format("{:%FT%T}Z", std::chrono::floor<std::chrono::seconds>(wall));
+  };
   switch (e.kind) {
     case EventKind::kSubmit:
       return fmt::format("{} ({} GPUs)", Str(d, "name"), Num(d, "gpus"));
@@ -157,8 +168,8 @@ std::string Describe(const Event& e) {
       return out;
     }
     case EventKind::kDrain:
-      return fmt::format("waiting for GPUs to be released; progress from t={} ms",
-                         Num(d, "until_ms"));
+      return fmt::format("waiting for preempted processes to release its GPUs (at the latest {})",
+                         when("until_ms"));
     case EventKind::kReject:
     case EventKind::kRelaunch:
       return Str(d, "reason");
@@ -183,8 +194,7 @@ std::string Describe(const Event& e) {
     case EventKind::kAdopt:
       return fmt::format("process {} survived the restart", Num(d, "pid"));
     case EventKind::kInterrupt:
-      return fmt::format("{}; service kept up to t={} ms", Str(d, "reason"),
-                         Num(d, "last_alive_ms"));
+      return fmt::format("{}; service kept up to {}", Str(d, "reason"), when("last_alive_ms"));
     case EventKind::kDemote:
       return fmt::format("demoted from {} to {}", Str(d, "from"), Str(d, "to"));
     case EventKind::kPromote:

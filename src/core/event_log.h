@@ -100,6 +100,7 @@ StatusOr<Event> EventFromJsonLine(std::string_view line);
 std::optional<int64_t> IntField(const nlohmann::json& d, const char* key);
 bool BoolField(const nlohmann::json& d, const char* key);
 // A plain sentence for people ("GPUs n0:0-1: starts"), from the detail.
-std::string Describe(const Event& e);
+// With `epoch_ms` (the wall time of core time 0), core times are shown as ISO-8601 times.
+std::string Describe(const Event& e, std::optional<int64_t> epoch_ms = std::nullopt);
 
 }  // namespace tiresias

@@ -56,7 +56,7 @@ Status LiveScheduler::Note(const Event& e) {
         std::chrono::system_clock::time_point(std::chrono::milliseconds(e.t + store_->epoch_ms()));
     std::cout << fmt::format("{:%FT%T}Z {:<8} job {:<5} {}\n",
                              std::chrono::floor<std::chrono::milliseconds>(wall), ToString(e.kind),
-                             e.job.value(), Describe(e))
+                             e.job.value(), Describe(e, store_->epoch_ms()))
               << std::flush;
   }
   auto r = store_->AppendEvent(e);

@@ -100,8 +100,10 @@ class LiveScheduler {
   // Each queue (Q1..QK) with its jobs: running ones first, then the waiting ones in the order
   // they would get GPUs; attained GPU-time, time spent waiting, why it waits, next transition.
   nlohmann::json Queues();
+  // Journal rows after `after`, oldest first, at most `limit`; with `latest`, the last
+  // `limit` ones.
   StatusOr<nlohmann::json> Events(int64_t after, int limit,
-                                  std::optional<JobId> job = std::nullopt);
+                                  std::optional<JobId> job = std::nullopt, bool latest = false);
   // Up to `max` bytes of the job's log from `offset`; sets `next` to the offset after them.
   // From the job's stdout, or its stderr (the same file unless --error was given); with
   // tail_lines, the last lines instead of from `offset`.

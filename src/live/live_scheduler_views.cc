@@ -258,16 +258,18 @@ nlohmann::json LiveScheduler::Nodes() {
           {"nodes", nlohmann::json::array({node})}};
 }
 
-StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit, std::optional<JobId> job) {
+StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit, std::optional<JobId> job,
+                                               bool latest) {
   std::lock_guard lk(mu_);
-  auto ev = store_->LoadEvents(after, limit, /*inputs_only=*/false, /*skip_ticks=*/true, job);
+  auto ev = store_->LoadEvents(after, limit, /*inputs_only=*/false, /*skip_ticks=*/true, job,
+                               latest);
   if (!ev.ok()) return ev.status();
   nlohmann::json out = nlohmann::json::array();
   for (const EventRow& row : *ev) {
     const Event& e = row.event;
     nlohmann::json x = {{"seq", row.seq},     {"time_ms", e.t + store_->epoch_ms()},
                         {"t_ms", e.t},        {"kind", ToString(e.kind)},
-                        {"detail", e.detail}, {"text", Describe(e)}};
+                        {"detail", e.detail}, {"text", Describe(e, store_->epoch_ms())}};
     x["job"] = e.job.value() >= 0 ? nlohmann::json(e.job.value()) : nlohmann::json(nullptr);
     out.push_back(x);
   }

@@ -5,6 +5,8 @@
 #include <fmt/ranges.h>
 #include <sqlite3.h>
 
+#include <algorithm>
+
 #include "common/strings.h"
 
 namespace tiresias {
@@ -371,7 +373,8 @@ StatusOr<int64_t> Store::AppendEvent(const Event& e) {
 }
 
 StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool inputs_only,
-                                                  bool skip_ticks, std::optional<JobId> job) {
+                                                  bool skip_ticks, std::optional<JobId> job,
+                                                  bool latest) {
   std::string sql = "SELECT seq, t, kind, job, detail FROM events WHERE seq > ?";
   if (inputs_only) {
     std::vector<std::string> names;
@@ -382,7 +385,7 @@ StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool
   }
   if (skip_ticks) sql += fmt::format(" AND kind != '{}'", ToString(EventKind::kTick));
   if (job) sql += fmt::format(" AND job = {}", job->value());
-  sql += " ORDER BY seq";
+  sql += latest ? " ORDER BY seq DESC" : " ORDER BY seq";  // the last `limit`, reversed below
   if (limit > 0) sql += fmt::format(" LIMIT {}", limit);
   Stmt q(db_, sql.c_str());
   q.Bind(1, after);
@@ -406,6 +409,7 @@ StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool
             .t = q.Int(1), .kind = *kind, .job = JobId(q.Int(3)), .detail = std::move(detail)}});
   }
   if (rc != SQLITE_DONE) return Error("load events");
+  if (latest) std::reverse(out.begin(), out.end());
   return out;
 }
 

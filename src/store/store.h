@@ -100,7 +100,8 @@ class Store {
   // that is not a JSON object is an error naming its seq: the journal is not replayed wrong.
   StatusOr<std::vector<EventRow>> LoadEvents(int64_t after = 0, int limit = 0,
                                              bool inputs_only = false, bool skip_ticks = false,
-                                             std::optional<JobId> job = std::nullopt);
+                                             std::optional<JobId> job = std::nullopt,
+                                             bool latest = false);
 
  private:
   explicit Store(sqlite3* db) : db_(db) {}
