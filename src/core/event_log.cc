@@ -13,7 +13,8 @@ const std::vector<EventKindInfo>& EventKinds() {
       {EventKind::kReject, "reject", false},      {EventKind::kStart, "start", false},
       {EventKind::kPreempt, "preempt", false},    {EventKind::kExit, "exit", false},
       {EventKind::kAdopt, "adopt", false},        {EventKind::kRequeue, "requeue", false},
-      {EventKind::kInterrupt, "interrupt", true},
+      {EventKind::kInterrupt, "interrupt", true}, {EventKind::kCapacity, "capacity", true},
+      {EventKind::kEvict, "evict", false},
   };
   return kAll;
 }
@@ -58,6 +59,32 @@ std::vector<GpuId> GpusFromJson(const nlohmann::json& j) {
     out.push_back(GpuId{static_cast<int>(node), static_cast<int>(index)});
   }
   return out;
+}
+
+nlohmann::json MaskToJson(uint64_t mask) {
+  nlohmann::json out = nlohmann::json::array();
+  for (int i = 0; i < kMaxGpusPerNode; ++i) {
+    if (mask >> i & 1) out.push_back(i);
+  }
+  return out;
+}
+
+std::optional<uint64_t> MaskFromJson(const nlohmann::json& j) {
+  if (!j.is_array()) return std::nullopt;
+  uint64_t mask = 0;
+  for (const auto& i : j) {
+    if (!i.is_number_integer()) return std::nullopt;
+    const int64_t v = i.get<int64_t>();
+    if (v < 0 || v >= kMaxGpusPerNode || (mask >> v & 1)) return std::nullopt;
+    mask |= uint64_t{1} << v;
+  }
+  return mask;
+}
+
+Event CapacityEvent(Time t, int node, uint64_t mask, const std::string& reason) {
+  return Event{.t = t,
+               .kind = EventKind::kCapacity,
+               .detail = {{"node", node}, {"usable", MaskToJson(mask)}, {"reason", reason}}};
 }
 
 std::string ToJsonLine(const Event& e) {
@@ -139,6 +166,21 @@ std::string Describe(const Event& e) {
     }
     case EventKind::kAdopt:
       return fmt::format("process {} survived the restart", Num(d, "pid"));
+    case EventKind::kCapacity: {
+      const auto mask = MaskFromJson(d.value("usable", nlohmann::json()));
+      std::vector<GpuId> gpus;
+      for (int i = 0; mask && i < kMaxGpusPerNode; ++i) {
+        if (*mask >> i & 1) gpus.push_back({0, i});
+      }
+      const std::string list = Allocation::Of(gpus).str();  // "n0:0-3"
+      return fmt::format("node {}: {} GPUs usable{}{}", Num(d, "node"), gpus.size(),
+                         gpus.empty() ? "" : " (" + list.substr(list.find(':') + 1) + ")",
+                         Str(d, "reason").empty() ? "" : ": " + Str(d, "reason"));
+    }
+    case EventKind::kEvict:
+      return fmt::format("GPUs {}: {}",
+                         Allocation::Of(GpusFromJson(d.value("gpus", nlohmann::json()))).str(),
+                         Str(d, "reason"));
     case EventKind::kInterrupt:
       return fmt::format("{}; service kept up to t={} ms", Str(d, "reason"),
                          Num(d, "last_alive_ms"));
