@@ -28,7 +28,8 @@ CREATE TABLE IF NOT EXISTS jobs (
   last_start INTEGER NOT NULL,
   end_time INTEGER NOT NULL,
   preemptions INTEGER NOT NULL,
-  message TEXT NOT NULL);
+  message TEXT NOT NULL,
+  engine TEXT NOT NULL DEFAULT '{}');
 CREATE TABLE IF NOT EXISTS events (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   t INTEGER NOT NULL,
@@ -143,6 +144,14 @@ Status Store::CheckSchema(const std::string& path) {
           "{}: written by an older tiresias (schema 1); this build reads schema {}. Finish its "
           "jobs with the older build, or start serve with another --state-dir",
           path, kSchemaVersion));
+    }
+    return SetMeta("schema", std::to_string(kSchemaVersion));
+  }
+  if (*v == "2") {  // version 3 added the engine column; nothing else changed
+    if (Status st = Exec("ALTER TABLE jobs ADD COLUMN engine TEXT NOT NULL DEFAULT '{}'");
+        !st.ok()) {
+      return FailedPrecondition(
+          fmt::format("{}: upgrading schema 2 to {}: {}", path, kSchemaVersion, st.message()));
     }
     return SetMeta("schema", std::to_string(kSchemaVersion));
   }
@@ -283,14 +292,14 @@ Status Store::Txn::Commit() {
 Status Store::InsertJob(JobRecord& r) {
   Stmt q(db_,
          "INSERT INTO jobs(id, request, submit, state, attempt, pid, start_ticks, gpus, "
-         "devices, exit_code, signal, first_start, last_start, end_time, preemptions, message) "
-         "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+         "devices, exit_code, signal, first_start, last_start, end_time, preemptions, message, "
+         "engine) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   const int64_t id = max_job_ + 1;
   q.Bind(1, id).Bind(2, RequestToJson(r).dump()).Bind(3, r.submit).Bind(4, ToString(r.state));
   q.Bind(5, r.attempt).Bind(6, r.pid).Bind(7, r.start_ticks);
   q.Bind(8, GpusToJson(r.gpus_held).dump()).Bind(9, r.devices).Bind(10, r.exit_code);
   q.Bind(11, r.signal).Bind(12, r.first_start).Bind(13, r.last_start).Bind(14, r.end);
-  q.Bind(15, r.preemptions).Bind(16, r.message);
+  q.Bind(15, r.preemptions).Bind(16, r.message).Bind(17, EngineToJson(r).dump());
   if (q.Step() != SQLITE_DONE) return Error("insert job");
   r.id = JobId(id);
   max_job_ = id;
@@ -301,11 +310,12 @@ Status Store::UpdateJob(const JobRecord& r) {
   Stmt q(db_,
          "UPDATE jobs SET state = ?, attempt = ?, pid = ?, start_ticks = ?, gpus = ?, "
          "devices = ?, exit_code = ?, signal = ?, first_start = ?, last_start = ?, "
-         "end_time = ?, preemptions = ?, message = ? WHERE id = ?");
+         "end_time = ?, preemptions = ?, message = ?, engine = ? WHERE id = ?");
   q.Bind(1, ToString(r.state)).Bind(2, r.attempt).Bind(3, r.pid).Bind(4, r.start_ticks);
   q.Bind(5, GpusToJson(r.gpus_held).dump()).Bind(6, r.devices).Bind(7, r.exit_code);
   q.Bind(8, r.signal).Bind(9, r.first_start).Bind(10, r.last_start).Bind(11, r.end);
-  q.Bind(12, r.preemptions).Bind(13, r.message).Bind(14, r.id.value());
+  q.Bind(12, r.preemptions).Bind(13, r.message).Bind(14, EngineToJson(r).dump());
+  q.Bind(15, r.id.value());
   if (q.Step() != SQLITE_DONE) return Error(fmt::format("update job {}", r.id.value()));
   return Status::Ok();
 }
@@ -313,8 +323,8 @@ Status Store::UpdateJob(const JobRecord& r) {
 StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
   Stmt q(db_,
          "SELECT id, request, submit, state, attempt, pid, start_ticks, gpus, devices, "
-         "exit_code, signal, first_start, last_start, end_time, preemptions, message FROM jobs "
-         "ORDER BY id");
+         "exit_code, signal, first_start, last_start, end_time, preemptions, message, engine "
+         "FROM jobs ORDER BY id");
   std::vector<JobRecord> out;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
@@ -344,6 +354,7 @@ StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
     r.end = q.Int(13);
     r.preemptions = static_cast<int>(q.Int(14));
     r.message = q.Text(15);
+    EngineFromJson(nlohmann::json::parse(q.Text(16), nullptr, false), r);
     out.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return Error("load jobs");
