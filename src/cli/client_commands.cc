@@ -115,6 +115,15 @@ int Submit(const Common& o, int gpus, const std::string& name, const std::string
   return 0;
 }
 
+// Where a running job runs: its GPUs here, or its Slurm job and nodes.
+std::string Where(const nlohmann::json& j) {
+  const std::vector<std::string> nodes = j.value("nodes", std::vector<std::string>{});
+  if (!Str(j, "engine_job").empty()) {
+    return fmt::format("slurm:{} {}", Str(j, "engine_job"), Join(nodes, ","));
+  }
+  return "gpu:" + Str(j, "devices");
+}
+
 int List(const Common& o, bool all, const std::string& state) {
   int rc = 0;
   auto r = Fetch(o, state.empty() ? "/v1/jobs" : "/v1/jobs?state=" + state, rc);
@@ -131,8 +140,7 @@ int List(const Common& o, bool all, const std::string& state) {
         j["gpus"].get<int>(), st,
         j.contains("queue") ? fmt::format("Q{}", j["queue"].get<int>() + 1) : "-",
         j.value("attained_gpu_s", 0.0), Human(j["wait_s"].get<double>()),
-        on_gpus ? "gpu:" + j["devices"].get<std::string>()
-                : (Terminal(st) ? Str(j, "message") : "-"));
+        on_gpus ? Where(j) : (Terminal(st) ? Str(j, "message") : "-"));
   }
   return 0;
 }
@@ -144,10 +152,19 @@ int Show(const Common& o, int64_t id) {
   const auto& j = *r;
   std::vector<std::string> argv = j["argv"];
   std::cout << fmt::format("job {} ({})\n", id, Str(j, "name"));
-  for (const char* k :
-       {"state", "user", "model", "gpus", "devices", "attempt", "preemptions", "queue",
-        "attained_gpu_s", "wait_s", "exit_code", "signal", "message", "cwd"}) {
-    if (j.contains(k)) std::cout << fmt::format("  {:<15} {}\n", k, Str(j, k));
+  for (const char* k : {"state", "user", "model", "gpus", "devices", "engine_job", "nodes",
+                        "engine_state", "attempt", "preemptions", "queue", "attained_gpu_s",
+                        "wait_s", "exit_code", "signal", "message", "cwd"}) {
+    if (!j.contains(k)) continue;
+    if (k == std::string("nodes")) {
+      const std::vector<std::string> nodes = j[k];
+      if (!nodes.empty()) std::cout << fmt::format("  {:<15} {}\n", k, Join(nodes, ","));
+      continue;
+    }
+    if ((k == std::string("engine_job") || k == std::string("devices")) && Str(j, k).empty()) {
+      continue;
+    }
+    std::cout << fmt::format("  {:<15} {}\n", k, Str(j, k));
   }
   std::cout << fmt::format("  {:<15} {}\n", "command", Join(argv, " "));
   return 0;
@@ -217,16 +234,33 @@ int Nodes(const Common& o) {
   int rc = 0;
   auto r = Fetch(o, "/v1/nodes", rc);
   if (!r) return rc;
+  if (r->contains("engine_unreachable")) {
+    std::cout << "WARNING: the cluster engine cannot be reached: "
+              << Str((*r)["engine_unreachable"], "why") << " (retrying)\n";
+  }
   for (const auto& n : (*r)["nodes"]) {
-    std::cout << fmt::format("node {}: {} GPUs{}, {} busy (policy {}, placement {})\n",
-                             Str(n, "name"), n["gpus_total"].get<int>(),
-                             n["emulated"].get<bool>() ? " [EMULATED]" : "",
-                             n["gpus_busy"].get<int>(), Str(*r, "policy"), Str(*r, "placement"));
+    std::cout << fmt::format(
+        "node {}: {} GPUs{}, {} busy", Str(n, "name"), n["gpus_total"].get<int>(),
+        n.value("emulated", false) ? " [EMULATED]" : "", n["gpus_busy"].get<int>());
+    if (n.contains("gpus_usable") && n["gpus_usable"].get<int>() != n["gpus_total"].get<int>()) {
+      std::cout << fmt::format(", {} usable", n["gpus_usable"].get<int>());
+    }
+    if (n.contains("state")) {
+      std::cout << fmt::format(", {}{}", Str(n, "state"),
+                               Str(n, "reason").empty() ? "" : " (" + Str(n, "reason") + ")");
+    }
+    std::cout << fmt::format(" (policy {}, placement {})\n", Str(*r, "policy"),
+                             Str(*r, "placement"));
     if (n.contains("containment"))
       std::cout << "  jobs contained by " << Str(n, "containment") << "\n";
     for (const auto& g : n["gpus"]) {
       std::cout << fmt::format("  gpu {:>2}  {:<28} {}\n", g["index"].get<int>(), Str(g, "name"),
-                               g["job"].is_null() ? "free" : "job " + g["job"].dump());
+                               !g["job"].is_null()        ? "job " + g["job"].dump()
+                               : !g.value("usable", true) ? "unavailable"
+                                                          : "free");
+    }
+    for (const auto& x : n.value("outside_jobs", nlohmann::json::array())) {
+      std::cout << "  outside tiresias: " << x.get<std::string>() << "\n";
     }
   }
   return 0;
