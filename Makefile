@@ -1,10 +1,13 @@
 # Entry points. `make demo` and `make test` work on a fresh Debian 12 machine:
 # they install the Debian packages the build needs, configure, build and run.
+# slurm-wlm and munge are for the Slurm executor's end-to-end tests and benchmark, which
+# bring up a private Slurm cluster on this machine (scripts/slurm_up.sh; they need root).
 BUILD ?= build
 JOBS ?= $(shell nproc)
 APT_PACKAGES := build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev \
   libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libsqlite3-dev \
-  libssl-dev libmicrohttpd-dev libcurl4-openssl-dev
+  libssl-dev libmicrohttpd-dev libcurl4-openssl-dev \
+  slurm-wlm munge
 
 .PHONY: deps configure build test demo bench clean format
 
