@@ -3,6 +3,8 @@
 # `make test` = the unit and end-to-end suite (gcc, $(BUILD)), then every libFuzzer target
 # for a few seconds over its seed corpus (clang, $(FUZZ_BUILD)); `make fuzz` runs the
 # targets longer (FUZZ_SECONDS each, default 60).
+# slurm-wlm and munge are for the Slurm executor's end-to-end tests and benchmark, which
+# bring up a private Slurm cluster on this machine (scripts/slurm_up.sh; they need root).
 BUILD ?= build
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
@@ -12,7 +14,8 @@ JOBS ?= $(shell nproc)
 APT_PACKAGES := build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev \
   libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libsqlite3-dev \
   libssl-dev libmicrohttpd-dev libcurl4-openssl-dev \
-  prometheus-cpp-dev chromium prometheus clang libclang-rt-14-dev
+  prometheus-cpp-dev chromium prometheus clang libclang-rt-14-dev \
+  slurm-wlm munge
 # The dashboard's bundle needs node and npm; Debian's are installed only when none is there.
 NODE_PACKAGES := $(if $(shell command -v node && command -v npm),,nodejs npm)
 

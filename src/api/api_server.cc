@@ -27,6 +27,8 @@ int HttpCode(const Status& s) {
       return 404;
     case StatusCode::kFailedPrecondition:
       return 409;
+    case StatusCode::kUnavailable:
+      return 503;
     default:
       return 500;
   }

@@ -25,16 +25,33 @@ int Nodes(const Common& o) {
   int rc = 0;
   auto r = Fetch(o, "/v1/nodes", rc);
   if (!r) return rc;
+  if (r->contains("engine_unreachable")) {
+    std::cout << "WARNING: the cluster engine cannot be reached: "
+              << Str((*r)["engine_unreachable"], "why") << " (retrying)\n";
+  }
   for (const auto& n : (*r)["nodes"]) {
-    std::cout << fmt::format("node {}: {} GPUs{}, {} busy (policy {}, placement {})\n",
-                             Str(n, "name"), n["gpus_total"].get<int>(),
-                             n["emulated"].get<bool>() ? " [EMULATED]" : "",
-                             n["gpus_busy"].get<int>(), Str(*r, "policy"), Str(*r, "placement"));
+    std::cout << fmt::format(
+        "node {}: {} GPUs{}, {} busy", Str(n, "name"), n["gpus_total"].get<int>(),
+        n.value("emulated", false) ? " [EMULATED]" : "", n["gpus_busy"].get<int>());
+    if (n.contains("gpus_usable") && n["gpus_usable"].get<int>() != n["gpus_total"].get<int>()) {
+      std::cout << fmt::format(", {} usable", n["gpus_usable"].get<int>());
+    }
+    if (n.contains("state")) {
+      std::cout << fmt::format(", {}{}", Str(n, "state"),
+                               Str(n, "reason").empty() ? "" : " (" + Str(n, "reason") + ")");
+    }
+    std::cout << fmt::format(" (policy {}, placement {})\n", Str(*r, "policy"),
+                             Str(*r, "placement"));
     if (n.contains("containment"))
       std::cout << "  jobs contained by " << Str(n, "containment") << "\n";
     for (const auto& g : n["gpus"]) {
       std::cout << fmt::format("  gpu {:>2}  {:<28} {}\n", g["index"].get<int>(), Str(g, "name"),
-                               g["job"].is_null() ? "free" : "job " + g["job"].dump());
+                               !g["job"].is_null()        ? "job " + g["job"].dump()
+                               : !g.value("usable", true) ? "unavailable"
+                                                          : "free");
+    }
+    for (const auto& x : n.value("outside_jobs", nlohmann::json::array())) {
+      std::cout << "  outside tiresias: " << x.get<std::string>() << "\n";
     }
   }
   return 0;

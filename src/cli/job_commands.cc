@@ -107,6 +107,18 @@ std::string Ref(const nlohmann::json& j) {
   return j.contains("ref") ? Str(j, "ref") : Str(j, "id");
 }
 
+// Where a job runs, as squeue's NODELIST: its nodes, and locally the GPU devices too
+// ("local:0,1"), in Slurm its job id too ("slurm:17 node1,node2"); "" when it holds none.
+std::string Where(const nlohmann::json& j) {
+  const auto nodes = j.value("nodes", std::vector<std::string>{});
+  if (nodes.empty()) return "";
+  if (!Str(j, "engine_job").empty())
+    return "slurm:" + Str(j, "engine_job") + " " + Join(nodes, ",");
+  std::string where = Join(nodes, ",");
+  if (!Str(j, "devices").empty()) where += ":" + Str(j, "devices");
+  return where;
+}
+
 int List(const Common& o, const ListFlags& f) {
   int rc = 0;
   const std::string user = f.me ? Me() : f.user;
@@ -127,7 +139,7 @@ int List(const Common& o, const ListFlags& f) {
   std::cout << "  NODELIST(REASON)\n";
   for (const auto& j : *r) {
     const std::string st = Str(j, "state");
-    std::string where = j.contains("nodes") ? Str(j, "nodes")
+    std::string where = !Where(j).empty() ? Where(j)
                         : Str(j, "reason") != "-" && !Str(j, "reason").empty()
                             ? "(" + Str(j, "reason") + ")"
                             : (Terminal(st) ? Str(j, "message") : "-");
@@ -171,7 +183,12 @@ int Show(const Common& o, const std::string& ref) {
                            j.contains("time_limit") ? Str(j, "time_limit") : "UNLIMITED",
                            j.value("attained_gpu_s", 0.0) / 3600);
   std::cout << fmt::format("   GPUs={} Nodes={} Devices={} Model={}\n", Str(j, "gpus"),
-                           Str(j, "nodes"), Str(j, "devices"), Str(j, "model"));
+                           Join(j.value("nodes", std::vector<std::string>{}), ","),
+                           Str(j, "devices"), Str(j, "model"));
+  if (!Str(j, "engine_job").empty()) {
+    std::cout << fmt::format("   SlurmJobId={} SlurmState={}\n", Str(j, "engine_job"),
+                             Str(j, "engine_state").empty() ? "-" : Str(j, "engine_state"));
+  }
   if (j.contains("dependencies")) {
     std::cout << "   Dependency="
               << EscapeControl(fmt::format(

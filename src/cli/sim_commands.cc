@@ -44,8 +44,12 @@ struct WorkloadArgs {
   // default paths (../shared) may be absent and the speed model then falls back to off.
   CLI::Option* profiles_opt = nullptr;
   CLI::Option* compute_times_opt = nullptr;
+  std::string capacity;
 
   void Add(CLI::App* c) {
+    c->add_option("--capacity", capacity,
+                  "capacity changes: CSV time,node,gpus (seconds on the simulation clock, node "
+                  "index, usable GPUs from then on; 0 = node down)");
     c->add_option("--speed", speed,
                   "placement speed model: links (compute + gradient exchange over the slowest "
                   "link, see --comm), "
@@ -124,8 +128,18 @@ struct WorkloadArgs {
   }
 
   // Loads jobs and topology; prints the error and returns false on failure.
-  bool Load(std::vector<JobSpec>& jobs, Topology& topo, std::string& source) const {
+  bool Load(std::vector<JobSpec>& jobs, Topology& topo, std::string& source,
+            std::vector<CapacityChange>& changes) const {
     if (!LoadJobs(jobs, topo, source)) return false;
+    if (!capacity.empty()) {
+      auto c = ReadCapacityChanges(capacity, topo);
+      if (!c.ok()) {
+        std::cerr << "error: " << c.status().message() << "\n";
+        return false;
+      }
+      changes = std::move(*c);
+      source += fmt::format(", {} capacity changes from {}", changes.size(), capacity);
+    }
     if (assign_models > 0) {
       size_t n = AssignModels(jobs, assign_models, CnnModels());
       source += fmt::format(", models assigned to {} jobs (seed {})", n, assign_models);
@@ -273,7 +287,8 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
   std::vector<JobSpec> jobs;
   Topology topo = *Topology::Create(1, 1, 1);
   std::string source, speed_what;
-  if (!w.Load(jobs, topo, source)) return 2;
+  std::vector<CapacityChange> capacity;
+  if (!w.Load(jobs, topo, source, capacity)) return 2;
   std::shared_ptr<const SpeedModel> speed;
   if (!w.LoadSpeed(speed, speed_what)) return 2;
   std::vector<SimConfig> configs;
@@ -290,6 +305,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.label = r.policy + "+" + r.placement;
     c.speed = speed;
     c.record_events = !events_path.empty();
+    c.capacity = capacity;
     // Validate every run before any starts, so a typo fails at once.
     c.data = files;
     if (auto p = MakeOrderingPolicy(c.policy, c.policy_opts, *files); !p.ok()) {
@@ -374,7 +390,8 @@ void AddSimCommands(CLI::App& app, int& rc) {
   sim->add_option("--popt", popts, "placement option key=value (repeatable)");
   sim->add_option("--out", out_dir, "write DIR/jobs.csv and DIR/summary.json");
   sim->add_option("--events", events_path,
-                  "write every submit, start, preemption and finish to FILE (JSON Lines, the "
+                  "write every submit, start, preemption, finish, capacity change and eviction "
+                  "to FILE (JSON Lines, the "
                   "live journal's vocabulary: compare with `tiresias events --jsonl`)");
   sim->callback([&rc] {
     rc = RunCompare(sim_w, {{sim_policy, placement}}, opts, popts, out_dir, events_path);

@@ -18,7 +18,8 @@ const std::vector<EventKindInfo>& EventKinds() {
       {EventKind::kAdopt, "adopt", false},        {EventKind::kRelaunch, "relaunch", false},
       {EventKind::kInterrupt, "interrupt", true}, {EventKind::kDemote, "demote", false},
       {EventKind::kPromote, "promote", false},    {EventKind::kEligible, "eligible", true},
-      {EventKind::kRequeue, "requeue", true},
+      {EventKind::kRequeue, "requeue", true},     {EventKind::kCapacity, "capacity", true},
+      {EventKind::kEvict, "evict", false},
   };
   return kAll;
 }
@@ -76,13 +77,37 @@ std::vector<GpuId> GpusFromJson(const nlohmann::json& j) {
   return out;
 }
 
+nlohmann::json MaskToJson(uint64_t mask) {
+  nlohmann::json out = nlohmann::json::array();
+  for (int i = 0; i < kMaxGpusPerNode; ++i) {
+    if (mask >> i & 1) out.push_back(i);
+  }
+  return out;
+}
+
+std::optional<uint64_t> MaskFromJson(const nlohmann::json& j) {
+  if (!j.is_array()) return std::nullopt;
+  uint64_t mask = 0;
+  for (const auto& i : j) {
+    if (!i.is_number_integer()) return std::nullopt;
+    const int64_t v = i.get<int64_t>();
+    if (v < 0 || v >= kMaxGpusPerNode || (mask >> v & 1)) return std::nullopt;
+    mask |= uint64_t{1} << v;
+  }
+  return mask;
+}
+
+Event CapacityEvent(Time t, int node, uint64_t mask, const std::string& reason) {
+  return Event{.t = t,
+               .kind = EventKind::kCapacity,
+               .detail = {{"node", node}, {"usable", MaskToJson(mask)}, {"reason", reason}}};
+}
+
 std::string ToJsonLine(const Event& e) {
   nlohmann::json j = {{"t_ms", e.t}, {"kind", ToString(e.kind)}, {"detail", e.detail}};
   j["job"] = e.job == JobId() ? nlohmann::json(nullptr) : nlohmann::json(e.job.value());
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
-
-namespace {}  // namespace
 
 StatusOr<Event> EventFromJsonLine(std::string_view line) {
   auto j = nlohmann::json::parse(line, nullptr, false);
@@ -125,6 +150,19 @@ std::string Num(const nlohmann::json& d, const char* key) {
   return it != d.end() && it->is_number() ? it->dump() : "?";
 }
 
+// A list of node names ("node1,node2"); the strings of the array only.
+std::string NodeList(const nlohmann::json& d) {
+  auto it = d.find("nodes");
+  std::string out;
+  if (it == d.end() || !it->is_array()) return out;
+  for (const auto& n : *it) {
+    if (!n.is_string()) continue;
+    if (!out.empty()) out += ",";
+    out += n.get<std::string>();
+  }
+  return out;
+}
+
 }  // namespace
 
 // An integer field of a JSON object, if it is one that fits int64 (never a conversion of a
@@ -149,7 +187,8 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
     const auto t = IntField(d, key);
     if (!t) return std::string("?");
     if (!epoch_ms) return fmt::format("t={} ms", *t);
-    const auto wall = std::chrono::system_clock::time_point(std::chrono::milliseconds(*t + *epoch_ms));
+    const auto wall =
+        std::chrono::system_clock::time_point(std::chrono::milliseconds(*t + *epoch_ms));
     return fmt::format("{:%FT%T}Z", std::chrono::floor<std::chrono::seconds>(wall));
   };
   switch (e.kind) {
@@ -161,8 +200,11 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
     case EventKind::kTick:
       return "";
     case EventKind::kLaunch: {
-      std::string out = fmt::format("attempt {} pid {} CUDA_VISIBLE_DEVICES={}", Num(d, "attempt"),
-                                    Num(d, "pid"), Str(d, "devices"));
+      std::string out = Str(d, "engine_job").empty()
+                            ? fmt::format("attempt {} pid {} CUDA_VISIBLE_DEVICES={}",
+                                          Num(d, "attempt"), Num(d, "pid"), Str(d, "devices"))
+                            : fmt::format("attempt {} Slurm job {} on {}", Num(d, "attempt"),
+                                          Str(d, "engine_job"), NodeList(d));
       if (IntField(d, "master_port").value_or(0) > 0)
         out += " MASTER_PORT=" + Num(d, "master_port");
       return out;
@@ -193,6 +235,21 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
     }
     case EventKind::kAdopt:
       return fmt::format("process {} survived the restart", Num(d, "pid"));
+    case EventKind::kCapacity: {
+      const auto mask = MaskFromJson(d.value("usable", nlohmann::json()));
+      std::vector<GpuId> gpus;
+      for (int i = 0; mask && i < kMaxGpusPerNode; ++i) {
+        if (*mask >> i & 1) gpus.push_back({0, i});
+      }
+      const std::string list = Allocation::Of(gpus).str();  // "n0:0-3"
+      return fmt::format("node {}: {} GPUs usable{}{}", Num(d, "node"), gpus.size(),
+                         gpus.empty() ? "" : " (" + list.substr(list.find(':') + 1) + ")",
+                         Str(d, "reason").empty() ? "" : ": " + Str(d, "reason"));
+    }
+    case EventKind::kEvict:
+      return fmt::format("GPUs {}: {}",
+                         Allocation::Of(GpusFromJson(d.value("gpus", nlohmann::json()))).str(),
+                         Str(d, "reason"));
     case EventKind::kInterrupt:
       return fmt::format("{}; service kept up to {}", Str(d, "reason"), when("last_alive_ms"));
     case EventKind::kDemote:

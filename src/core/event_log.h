@@ -25,6 +25,10 @@
 //   requeue  no     {"reason"}              a process that vanished (journals before interrupt)
 //   interrupt yes   {"last_alive_ms", "reason"}: a running job's processes vanished while the
 //                   daemon was down; service counts up to last_alive_ms, then it is relaunched
+//   capacity yes    {"node", "usable": [index, ...], "reason"}: from now on exactly these GPUs
+//                   of core node `node` may be used (Scheduler::SetNodeAvailability); no job
+//   evict    no     {"gpus", "reason"}: the core stopped the job because its GPUs became
+//                   unavailable (follows the capacity event that did it)
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -59,6 +63,8 @@ enum class EventKind {
   kPromote,
   kEligible,
   kRequeue,
+  kCapacity,
+  kEvict,
 };
 
 struct EventKindInfo {
@@ -90,6 +96,13 @@ std::string QueueName(int queue);
 nlohmann::json GpusToJson(const std::vector<GpuId>& gpus);
 // Empty for anything that is not such an array.
 std::vector<GpuId> GpusFromJson(const nlohmann::json& j);
+
+// Capacity details: GPU indices of a node <-> a usable mask (bit i = GPU i). MaskFromJson
+// is nullopt for anything but an array of distinct indices in [0, kMaxGpusPerNode).
+nlohmann::json MaskToJson(uint64_t mask);
+std::optional<uint64_t> MaskFromJson(const nlohmann::json& j);
+// The capacity event of SetNodeAvailability(node, mask) at t, with a reason for people.
+Event CapacityEvent(Time t, int node, uint64_t mask, const std::string& reason);
 
 // One line of an event log file (JSON Lines): {"t_ms", "kind", "job", "detail"}.
 std::string ToJsonLine(const Event& e);

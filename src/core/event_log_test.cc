@@ -18,7 +18,7 @@ TEST(EventLog, TableHasEveryKindOnceInEnumOrder) {
     EXPECT_TRUE(names.insert(info.name).second) << info.name;
     EXPECT_EQ(ParseEventKind(info.name), info.kind);
   }
-  EXPECT_EQ(names.size(), static_cast<size_t>(EventKind::kRequeue) + 1);
+  EXPECT_EQ(names.size(), static_cast<size_t>(EventKind::kEvict) + 1);
   EXPECT_FALSE(ParseEventKind("Start"));
   // Exactly the calls the daemon makes into the core are replayed.
   std::set<std::string_view> inputs;
@@ -26,7 +26,8 @@ TEST(EventLog, TableHasEveryKindOnceInEnumOrder) {
     if (k.core_input) inputs.insert(k.name);
   }
   EXPECT_EQ(inputs, (std::set<std::string_view>{"submit", "finish", "cancel", "tick", "launch",
-                                                "drain", "interrupt", "eligible", "requeue"}));
+                                                "drain", "interrupt", "eligible", "requeue",
+                                                "capacity"}));
 }
 
 TEST(EventLog, JsonLinesRoundTrip) {
@@ -109,6 +110,28 @@ TEST(EventLog, DescribeSurvivesDetailsOfTheWrongType) {
     Event any{.kind = info.kind, .job = JobId(1), .detail = odd};
     (void)Describe(any);  // threw json::type_error before
   }
+}
+
+TEST(EventLog, CapacityCarriesTheUsableGpusOfANode) {
+  // Node 2 keeps GPUs 0, 1 and 3 (GPU 2 held outside the scheduler): mask 0b1011 = 11.
+  Event e = CapacityEvent(42, 2, 0b1011, "GPU held by Slurm job 17");
+  EXPECT_EQ(ToJsonLine(e),
+            R"({"detail":{"node":2,"reason":"GPU held by Slurm job 17","usable":[0,1,3]},)"
+            R"("job":null,"kind":"capacity","t_ms":42})");
+  auto back = EventFromJsonLine(ToJsonLine(e));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(MaskFromJson(back->detail["usable"]), uint64_t{0b1011});
+  EXPECT_EQ(Describe(*back), "node 2: 3 GPUs usable (0-1+3): GPU held by Slurm job 17");
+  EXPECT_EQ(Describe(CapacityEvent(1, 0, 0, "down")), "node 0: 0 GPUs usable: down");
+  // Not masks: duplicates, out of range, not integers.
+  EXPECT_FALSE(MaskFromJson(nlohmann::json::parse("[1,1]")));
+  EXPECT_FALSE(MaskFromJson(nlohmann::json::parse("[64]")));
+  EXPECT_FALSE(MaskFromJson(nlohmann::json::parse(R"(["0"])")));
+  EXPECT_EQ(MaskFromJson(nlohmann::json::parse("[]")), uint64_t{0});
+  Event ev{.kind = EventKind::kEvict,
+           .job = JobId(3),
+           .detail = {{"gpus", GpusToJson({{2, 2}})}, {"reason", "node down"}}};
+  EXPECT_EQ(Describe(ev), "GPUs n2:2: node down");
 }
 
 }  // namespace

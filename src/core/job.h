@@ -64,6 +64,7 @@ struct Job {
   Time end = -1;
   Time last_stop = 0;  // when it last stopped running (or was submitted)
   int preemptions = 0;
+  int evictions = 0;  // stopped because its GPUs became unavailable (SetNodeAvailability)
   int starts = 0;
   Duration overhead = 0;  // total restore time charged, ms
   Duration held = 0;      // total time holding GPUs (runs incl. restore), ms

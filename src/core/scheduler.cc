@@ -370,6 +370,60 @@ Status Scheduler::Interrupted(JobId id, Time last_alive, Time now) {
   return Status::Ok();
 }
 
+StatusOr<std::vector<JobId>> Scheduler::SetNodeAvailability(int node, uint64_t usable_mask,
+                                                            Time now) {
+  if (node < 0 || node >= topo_.num_nodes()) {
+    return InvalidArgument(
+        fmt::format("node {}: the cluster has nodes 0..{}", node, topo_.num_nodes() - 1));
+  }
+  const uint64_t mask = usable_mask & cluster_.full_mask();
+  const uint64_t lost = cluster_.usable_mask(node) & ~mask;
+  std::vector<uint32_t> hit;
+  if (lost) {
+    for (const auto& [key, slot] : running_) {
+      for (const NodeSlice& sl : jobs_[slot].alloc.slices) {
+        if (sl.node == node && (sl.gpus & lost)) {
+          hit.push_back(slot);
+          break;
+        }
+      }
+    }
+  }
+  std::sort(hit.begin(), hit.end(),
+            [&](uint32_t a, uint32_t b) { return jobs_[a].spec.id < jobs_[b].spec.id; });
+  std::vector<JobId> stopped;
+  for (uint32_t slot : hit) {
+    ++jobs_[slot].evictions;
+    Stop(slot, now);
+    stopped.push_back(jobs_[slot].spec.id);
+  }
+  if (mask != cluster_.usable_mask(node)) {
+    cluster_.SetUsable(node, mask);
+    // The budget changed: decisions before any key may change, so the next pass walks all.
+    walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};
+    dirty_ = true;
+  }
+  return stopped;
+}
+
+uint64_t Scheduler::UsableMaskFor(int node, int gpus) const {
+  if (node < 0 || node >= topo_.num_nodes() || gpus <= 0) return 0;
+  const uint64_t usable = cluster_.usable_mask(node), free = cluster_.free_mask(node);
+  const uint64_t held = usable & ~free;
+  uint64_t out = 0;
+  int left = gpus;
+  for (uint64_t group : {held, free, cluster_.full_mask() & ~usable}) {
+    for (int i = 0; i < topo_.gpus_per_node() && left > 0; ++i) {
+      const uint64_t bit = uint64_t{1} << i;
+      if (group & bit) {
+        out |= bit;
+        --left;
+      }
+    }
+  }
+  return out;
+}
+
 void Scheduler::Stop(uint32_t slot, Time now, bool release) {
   Job& j = jobs_[slot];
   assert(j.running());
@@ -422,7 +476,7 @@ void Scheduler::NonPreemptivePass(Time now, std::vector<Action>& out) {
 
 void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   // Before walk_from_, the last pass's decisions stand: its running jobs keep their GPUs.
-  int budget = topo_.total_gpus();
+  int budget = cluster_.total_usable();
   auto r = running_.begin();
   auto w = waiting_.begin();
   if (walk_from_) {

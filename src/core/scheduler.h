@@ -3,8 +3,9 @@
 // I/O: every call carries `now`, and the same calls give the same actions, byte for byte.
 // The simulator and the live daemon drive this same class.
 //
-// Same-time rule: a driver applies all events of one instant (finishes, then cancels, then
-// submissions in (submit, id) order) and then calls Schedule(now) once; Schedule first fires
+// Same-time rule: a driver applies all events of one instant (finishes, then capacity
+// changes, then cancels, then submissions in (submit, id) order) and then calls Schedule(now)
+// once; Schedule first fires
 // every timer due at or before `now` (demotions, promotions), then runs one pass.
 //
 // Ownership: owns the job table, cluster state, policies and timers. Not thread-safe; the
@@ -68,6 +69,7 @@ struct Explanation {
   std::vector<JobId> waiting_ahead_ids;
   int gpus_needed = 0;
   int gpus_free = 0;
+  int gpus_unavailable = 0;             // nodes down, or GPUs held outside the scheduler
   std::optional<Time> next_transition;  // promotion (waiting) or demotion (running) due
   std::vector<std::string> reasons;     // plain sentences
 };
@@ -103,6 +105,19 @@ class Scheduler {
   // is kept; the time from then to `now` is overhead, not service; progress counts again from
   // `now`, until the driver sets the relaunch's real start with SetProgressStart.
   Status Interrupted(JobId id, Time last_alive, Time now);
+  // Capacity: from `now` on, exactly the GPUs in `usable_mask` (bit i = GPU i) of `node` may
+  // be used; bits beyond the node's GPUs are ignored. A node that is down has mask 0; GPUs
+  // that something outside the scheduler holds are left out. Jobs running on GPUs that become
+  // unusable are stopped (back to waiting with the service attained up to `now`; counted in
+  // Job::evictions, not as preemptions) and returned in id order; GPUs that become usable are
+  // free for the next pass, which re-walks every job (the budget changed). A job that fits the
+  // cluster is never rejected because capacity is down: it waits for it to return.
+  StatusOr<std::vector<JobId>> SetNodeAvailability(int node, uint64_t usable_mask, Time now);
+  // The mask that leaves `gpus` GPUs of `node` usable and stops as few jobs as possible: it
+  // keeps the GPUs running jobs hold first, then free ones, then unusable ones, each lowest
+  // index first. Deterministic: drivers that learn only a count (a node's usable GPUs) turn it
+  // into a mask with it and journal the mask.
+  uint64_t UsableMaskFor(int node, int gpus) const;
   // Fires due timers, then runs a scheduling pass if anything changed since the last one.
   std::vector<Action> Schedule(Time now);
   // The earliest pending timer, or kNever. Stale timers are dropped on the way.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -38,6 +39,41 @@ std::string LiveScheduler::JobsDir() const {
 
 std::string LiveScheduler::JobDir(JobId id) const {
   return (std::filesystem::path(JobsDir()) / id.str()).string();
+}
+
+std::vector<NodeSpec> LiveScheduler::ClusterNodes() const {
+  if (!cfg_.nodes.empty()) return cfg_.nodes;
+  return {NodeSpec{.name = "local", .gpus = static_cast<int>(cfg_.gpu_devices.size())}};
+}
+
+LaunchSpec LiveScheduler::PrepareSpec(const JobRecord& r) const {
+  LaunchSpec spec{.job = r.id,
+                  .name = r.name,
+                  .attempt = r.attempt,
+                  .argv = r.argv,
+                  .cwd = r.cwd,
+                  .env = r.env,
+                  .job_dir = JobDir(r.id)};
+  if (r.uid >= 0 && r.gid >= 0) {
+    spec.uid = static_cast<uint32_t>(r.uid);
+    spec.gid = static_cast<uint32_t>(r.gid);
+  }
+  if (r.array_id != JobId()) {  // a task of an array (names reserved: Validate refuses them)
+    spec.env.emplace_back("TIRESIAS_ARRAY_JOB_ID", r.array_id.str());
+    spec.env.emplace_back("TIRESIAS_ARRAY_TASK_ID", std::to_string(r.array_index));
+  }
+  if (!r.output.empty()) spec.stdout_path = OutputPath(r, false);
+  if (!r.error.empty()) spec.stderr_path = OutputPath(r, true);
+  return spec;
+}
+
+void LiveScheduler::RetireEnded(const std::vector<JobId>& ids) {
+  for (JobId id : ids) {
+    auto it = records_.find(id);
+    if (it != records_.end() && IsTerminal(it->second.state) && !procs_.contains(id)) {
+      executor_->Retire(id);
+    }
+  }
 }
 
 JobSpec LiveScheduler::SpecOf(const JobRecord& r) const {
@@ -134,6 +170,7 @@ StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req, std::vector<JobI
   const JobId first = made.front().id;
   for (JobRecord& rec : made) {
     if (Status s = sched_->Submit(SpecOf(rec), rec.submit); !s.ok()) Warn(s.message());
+    executor_->Prepare(PrepareSpec(rec));  // e.g. a held Slurm job; never blocks
     if (ids) ids->push_back(rec.id);
     records_.emplace(rec.id, std::move(rec));
   }
@@ -236,6 +273,7 @@ Status LiveScheduler::Cancel(JobId id) {
   if (Status s = sched_->Cancel(id, now); !s.ok()) Warn(s.message());
   to_launch_.erase(id);
   if (procs_.contains(id)) StopProcess(id, now, cfg_.preempt_signal);
+  RetireEnded({id});  // nothing running: the engine may drop it now (else after the exit)
   eligibility_dirty_ = true;
   dirty_ = true;
   wake_ = true;
@@ -303,9 +341,30 @@ Status LiveScheduler::Requeue(JobId id, const std::string& by) {
   return Status::Ok();
 }
 
+void LiveScheduler::CancelledOutside(JobId id, const std::string& why, Time now,
+                                     std::vector<JobId>& changed) {
+  auto it = records_.find(id);
+  if (it == records_.end() || IsTerminal(it->second.state)) return;
+  JobRecord& rec = it->second;
+  Journal({.t = now, .kind = EventKind::kCancel, .job = id, .detail = {{"how", why}}});
+  if (const Job* cj = sched_->Find(id); cj && (cj->running() || cj->state == JobState::kPending)) {
+    MustOk(sched_->Cancel(id, now));
+  }
+  to_launch_.erase(id);
+  rec.state = LiveState::kCancelled;
+  rec.end = now;
+  rec.message = "cancelled outside tiresias: " + why;
+  changed.push_back(id);
+  dirty_ = true;
+}
+
 void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed) {
   auto pit = procs_.find(e.job);
   if (pit == procs_.end() || pit->second.attempt != e.attempt) {
+    if (e.cancelled) {  // a job waiting between attempts, cancelled in the engine
+      CancelledOutside(e.job, e.reason, now, changed);
+      return;
+    }
     Warn(fmt::format("exit of job {} attempt {} that is not tracked", e.job.value(), e.attempt));
     return;
   }
@@ -324,7 +383,18 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   changed.push_back(e.job);
   const std::string what = e.Describe();
   const Job* cj = sched_->Find(e.job);
-  if (p.stopping) {
+  if (e.cancelled) {
+    Journal({.t = now,
+             .kind = EventKind::kExit,
+             .job = e.job,
+             .detail = {{"how", what}, {"after", "cancel"}}});
+    CancelledOutside(e.job, e.reason, now, changed);
+    return;
+  }
+  // An exit after the core stopped the job is not its end, also before it was signalled (an
+  // eviction and the exit of the run it evicted can arrive in the same round).
+  const bool stopped = p.stopping || IsTerminal(rec.state) || rec.state == LiveState::kPreempting;
+  if (stopped) {
     if (IsTerminal(rec.state)) {
       Journal({.t = now,
                .kind = EventKind::kExit,
@@ -336,17 +406,34 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
       EndAsTimeout(rec, now, what);
       return;
     }
-    // Checkpointed: it exited by itself after the signal; killed when its grace ran out.
+    // Checkpointed: it exited by itself after the signal; killed when its grace ran out (or
+    // its run was lost meanwhile, e.g. its node failed).
     Journal({.t = now,
              .kind = EventKind::kExit,
              .job = e.job,
-             .detail = {{"how", what}, {"after", "preemption"}, {"checkpointed", !p.killed}}});
+             .detail = {
+                 {"how", what}, {"after", "preemption"}, {"checkpointed", !p.killed && !e.lost}}});
     if (p.killed) ++rec.kills;
     rec.state = to_launch_.contains(e.job) ? LiveState::kStarting : LiveState::kPending;
     return;
   }
   if (!cj || !cj->running()) {
     Warn(fmt::format("job {}: process exited ({}) while not running", e.job.value(), what));
+    return;
+  }
+  if (e.lost) {
+    // Not the job's end: the engine lost the run (its node failed). It keeps the service it
+    // attained and is relaunched from its checkpoint, where the core runs it (a capacity
+    // change moves it if the node is gone).
+    Journal({.t = now, .kind = EventKind::kRelaunch, .job = e.job, .detail = {{"reason", what}}});
+    Journal({.t = now,
+             .kind = EventKind::kInterrupt,
+             .job = e.job,
+             .detail = {{"last_alive_ms", now}, {"reason", "run lost: " + what}}});
+    MustOk(sched_->Interrupted(e.job, now, now));
+    to_launch_[e.job] = cj->alloc.Gpus();
+    rec.state = LiveState::kStarting;
+    rec.message = "run lost (" + what + "); relaunching from its checkpoint";
     return;
   }
   const bool ok = e.exit_code == 0 && e.signal == 0;
@@ -427,8 +514,57 @@ void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& c
   rec.state = LiveState::kPreempting;
 }
 
+void LiveScheduler::ApplyNodes(const std::vector<NodeReport>& nodes, Time now,
+                               std::vector<JobId>& changed, std::vector<JobId>& stop) {
+  node_reports_ = nodes;
+  const std::vector<NodeSpec> cluster = ClusterNodes();
+  for (size_t i = 0; i < nodes.size() && i < cluster.size(); ++i) {
+    const NodeReport& r = nodes[i];
+    const int node = static_cast<int>(i), have = cluster[i].gpus;
+    const int want = r.usable ? std::clamp(std::min(r.gpus, have) - r.gpus_outside, 0, have) : 0;
+    if (std::popcount(sched_->cluster().usable_mask(node)) == want) continue;
+    std::string why;
+    if (!r.usable) {
+      why =
+          fmt::format("node {} is {}{}", r.name, r.state, r.reason.empty() ? "" : ": " + r.reason);
+    } else if (r.gpus_outside > 0) {
+      why = fmt::format("node {}: {} GPU(s) held outside tiresias ({})", r.name, r.gpus_outside,
+                        Join(r.outside_jobs, ", "));
+    } else {
+      why = fmt::format("node {}: all {} GPUs usable", r.name, want);
+    }
+    std::map<JobId, std::vector<GpuId>> held;  // for the evict events
+    for (const Job& j : sched_->jobs()) {
+      if (j.running()) held[j.spec.id] = j.alloc.Gpus();
+    }
+    const uint64_t mask = sched_->UsableMaskFor(node, want);
+    Journal(CapacityEvent(now, node, mask, why));
+    auto stopped = sched_->SetNodeAvailability(node, mask, now);
+    MustOk(stopped.status());
+    for (JobId id : *stopped) {
+      JobRecord& rec = records_.at(id);
+      changed.push_back(id);
+      Journal({.t = now,
+               .kind = EventKind::kEvict,
+               .job = id,
+               .detail = {{"gpus", GpusToJson(held[id])}, {"reason", why}}});
+      rec.message = "evicted: " + why;
+      if (to_launch_.erase(id) || !procs_.contains(id)) {
+        rec.state = LiveState::kPending;  // never launched: nothing to stop
+        continue;
+      }
+      ++rec.preemptions;  // its process is told to stop
+      rec.state = LiveState::kPreempting;
+      stop.push_back(id);
+    }
+    dirty_ = true;
+  }
+}
+
 void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
-  Proc& p = procs_.at(id);
+  auto it = procs_.find(id);
+  if (it == procs_.end()) return;  // it ended meanwhile
+  Proc& p = it->second;
   if (p.stopping) return;
   p.stopping = true;
   p.kill_at = now + cfg_.grace;
@@ -503,22 +639,19 @@ void LiveScheduler::LaunchReady(Time now) {
     const std::vector<GpuId> gpus = to_launch_.at(id);
     to_launch_.erase(id);
     JobRecord& rec = records_.at(id);
-    LaunchSpec spec{.job = id,
-                    .attempt = rec.attempt,
-                    .argv = rec.argv,
-                    .cwd = rec.cwd,
-                    .env = rec.env,
-                    .gpus = gpus,
-                    .job_dir = JobDir(id)};
-    if (rec.uid >= 0 && rec.gid >= 0) {
-      spec.uid = static_cast<uint32_t>(rec.uid);
-      spec.gid = static_cast<uint32_t>(rec.gid);
-    }
-    if (!rec.output.empty()) spec.stdout_path = OutputPath(rec, false);
-    if (!rec.error.empty()) spec.stderr_path = OutputPath(rec, true);
+    LaunchSpec spec = PrepareSpec(rec);
+    spec.gpus = gpus;
     changed.push_back(id);
     auto ref = executor_->Launch(spec);
     rec.start_ticks = 0;
+    if (!ref.ok() && ref.status().code() == StatusCode::kUnavailable) {
+      // The engine cannot be reached now (slurmctld down): nothing was started; the same
+      // attempt is tried again on a later round.
+      --rec.attempt;
+      to_launch_[id] = gpus;
+      rec.message = "waiting for the cluster engine: " + ref.status().message();
+      continue;
+    }
     if (!ref.ok()) {
       Journal({.t = now,
                .kind = EventKind::kFinish,
@@ -538,21 +671,27 @@ void LiveScheduler::LaunchReady(Time now) {
     rec.start_ticks = ref->ref.start_ticks;
     rec.gpus_held = gpus;
     rec.devices = ref->visible_devices;
+    if (!ref->engine_job.empty()) rec.engine_job = ref->engine_job;
+    rec.nodes = ref->nodes;
+    if (rec.message.starts_with("waiting for the cluster engine")) rec.message.clear();
     rec.last_start = now;
     if (rec.first_start < 0) rec.first_start = now;
     // Progress (and service) counts from the real start, not from the core's decision when
     // a preempted process held the GPUs meanwhile.
-    Journal({.t = now,
-             .kind = EventKind::kLaunch,
-             .job = id,
-             .detail = {{"attempt", rec.attempt},
-                        {"pid", ref->ref.pid},
-                        {"devices", ref->visible_devices},
-                        {"master_port", ref->master_port}}});
+    nlohmann::json launch = {{"attempt", rec.attempt},
+                             {"pid", ref->ref.pid},
+                             {"devices", ref->visible_devices},
+                             {"master_port", ref->master_port}};
+    if (!ref->engine_job.empty()) {
+      launch["engine_job"] = ref->engine_job;
+      launch["nodes"] = ref->nodes;
+    }
+    Journal({.t = now, .kind = EventKind::kLaunch, .job = id, .detail = launch});
     MustOk(sched_->SetProgressStart(id, now, now));
   }
   MustOk(SaveRows(changed));
   MustOk(txn.Commit());
+  RetireEnded(changed);
 }
 
 int64_t LiveScheduler::Step() {
@@ -561,6 +700,8 @@ int64_t LiveScheduler::Step() {
   std::vector<JobId> changed, stop;
   {
     Store::Txn txn(*store_);
+    // Capacity before exits: a run lost with its node is then already an eviction.
+    if (auto nodes = executor_->PollNodes()) ApplyNodes(*nodes, now, changed, stop);
     for (const ExitInfo& e : executor_->Poll()) HandleExit(e, now, changed);
     if (!procs_.empty() && now - alive_stamped_ >= kAliveStampMs) {
       MustOk(store_->SetMeta(kAliveKey, std::to_string(now)));  // all tracked ones alive now
@@ -592,6 +733,7 @@ int64_t LiveScheduler::Step() {
     metrics_.ObserveCommit(SecondsSince(commit_start));
   }
   for (JobId id : stop) StopProcess(id, now, cfg_.preempt_signal);
+  RetireEnded(changed);
   // Kill what overstayed its grace before deciding what can launch.
   for (auto& [id, p] : procs_) {
     if (p.stopping && !p.killed && p.kill_at <= now) {

@@ -12,6 +12,13 @@
 // up to the grace period to checkpoint and exit. A start therefore waits ("starting") until
 // every GPU it was given is free of live processes, and a job never runs two processes.
 //
+// Nodes: the cluster is ServeConfig::nodes (one local node by default; a Slurm partition's
+// nodes with --executor slurm), the core's node i. A cluster executor reports capacity
+// (nodes down, GPUs held outside tiresias: Executor::PollNodes); each change is journalled as
+// a `capacity` input and given to the core (Scheduler::SetNodeAvailability), whose evictions
+// are stopped like preemptions. Runs lost to a node failure are requeued and resume; jobs
+// cancelled in the engine are cancelled.
+//
 // Thread-safe: one mutex serialises the API threads and the loop; `Step` is the loop body,
 // called directly by tests with a virtual clock.
 #pragma once
@@ -40,6 +47,12 @@
 
 namespace tiresias {
 
+// One node of the cluster: its name and how many GPUs it has.
+struct NodeSpec {
+  std::string name;
+  int gpus = 0;
+};
+
 struct ServeConfig {
   std::string state_dir = ".";
   std::string policy = "dlas";
@@ -50,6 +63,13 @@ struct ServeConfig {
   // and its name, for the views. The executor maps GPUs to devices itself.
   std::vector<std::string> gpu_devices;
   std::vector<std::string> gpu_names;
+  // The cluster's nodes in the core's order; empty: this machine alone ("local", with
+  // gpu_devices.size() GPUs). The topology is 1 switch x nodes x the largest GPU count; a node
+  // with fewer GPUs has the rest permanently unusable.
+  std::vector<NodeSpec> nodes;
+  // "local" or the cluster engine ("slurm"): recorded with the journal, which replays only
+  // into the same executor and nodes.
+  std::string executor = "local";
   bool emulated = true;
   int preempt_signal = 15;  // SIGTERM
   Duration grace = Seconds(30);
@@ -150,6 +170,17 @@ class LiveScheduler {
   // Appends `e` to the journal (in the caller's transaction) and, with log_events, prints it.
   Status Note(const Event& e);
   void HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed);
+  // A job cancelled in the cluster engine (scancel): cancelled here too, with the reason.
+  void CancelledOutside(JobId id, const std::string& why, Time now, std::vector<JobId>& changed);
+  // The executor's node reports: capacity changes for the core (journalled), evictions.
+  void ApplyNodes(const std::vector<NodeReport>& nodes, Time now, std::vector<JobId>& changed,
+                  std::vector<JobId>& stop);
+  // The nodes of the cluster (cfg_.nodes, or the one local node).
+  std::vector<NodeSpec> ClusterNodes() const;
+  // Tells the executor about jobs that ended and have nothing left running.
+  void RetireEnded(const std::vector<JobId>& ids);
+  // What the executor needs to prepare a job (no GPUs yet).
+  LaunchSpec PrepareSpec(const JobRecord& r) const;
   void ApplyAction(const Action& a, Time now, std::vector<JobId>& changed);
   void LaunchReady(Time now);
   // True while a live process holds one of `gpus`, or `id`'s previous attempt still runs.
@@ -197,6 +228,7 @@ class LiveScheduler {
   std::map<JobId, Proc> procs_;                    // live processes (incl. stopping ones)
   std::map<JobId, std::vector<GpuId>> to_launch_;  // core started it; process not yet up
   std::map<GpuId, JobId> gpu_owner_;               // the live process on each busy GPU
+  std::vector<NodeReport> node_reports_;           // the executor's latest, for the views
   Time last_now_ = 0;
   Time last_replayed_ = 0;         // the journal's last time, after Open's replay
   bool dirty_ = false;             // core inputs applied since the last Schedule

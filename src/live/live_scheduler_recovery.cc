@@ -15,8 +15,13 @@ namespace tiresias {
 
 Status LiveScheduler::Open() {
   std::lock_guard lk(mu_);
-  const int n = static_cast<int>(cfg_.gpu_devices.size());
-  auto topo = Topology::Create(1, 1, n);
+  const std::vector<NodeSpec> nodes = ClusterNodes();
+  int n = 0, most = 0;
+  for (const NodeSpec& node : nodes) {
+    n += node.gpus;
+    most = std::max(most, node.gpus);
+  }
+  auto topo = Topology::Create(1, static_cast<int>(nodes.size()), most);
   if (!topo.ok()) return topo.status();
   auto core = BuildCore(CoreConfig{.topo = *topo,
                                    .policy = cfg_.policy,
@@ -33,17 +38,33 @@ Status LiveScheduler::Open() {
                          {"placement", cfg_.placement},
                          {"placement_options", cfg_.placement_opts},
                          {"gpus", n}};
+  if (cfg_.executor != "local") {  // (a local state's settings read as they always did)
+    nlohmann::json names = nlohmann::json::array();
+    for (const NodeSpec& node : nodes) names.push_back({node.name, node.gpus});
+    conf["executor"] = cfg_.executor;
+    conf["nodes"] = names;
+  }
   if (auto old = store_->GetMeta("config")) {
     if (*old != conf.dump()) {
-      return FailedPrecondition(
-          fmt::format("{}: this state was written with settings {}, not {}; start with the same "
-                      "--policy/--opt/--placement/--gpus, or use another --state-dir",
-                      cfg_.state_dir, *old, conf.dump()));
+      return FailedPrecondition(fmt::format(
+          "{}: this state was written with settings {}, not {}; start with the same "
+          "--policy/--opt/--placement/--gpus (or --executor and the same Slurm nodes), or use "
+          "another --state-dir",
+          cfg_.state_dir, *old, conf.dump()));
     }
   } else if (Status s = store_->SetMeta("config", conf.dump()); !s.ok()) {
     return s;
   }
   sched_ = std::move(*core);
+  // A node with fewer GPUs than the largest never has the others (not journalled: it follows
+  // from the configuration, which the journal is checked against).
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].gpus < most) {
+      auto s =
+          sched_->SetNodeAvailability(static_cast<int>(i), (uint64_t{1} << nodes[i].gpus) - 1, 0);
+      if (!s.ok()) return s.status();
+    }
+  }
 
   // Never give out the id of a job whose directory exists, even if the journal forgot it.
   std::error_code ec;
@@ -74,6 +95,19 @@ Status LiveScheduler::Replay(const EventRow& row) {
   const Event& e = row.event;
   if (e.kind == EventKind::kTick) {
     (void)sched_->Schedule(e.t);  // the actions were applied when it was journalled
+    return Status::Ok();
+  }
+  if (e.kind == EventKind::kCapacity) {  // a node's usable GPUs; no job
+    auto node = e.detail.find("node");
+    auto mask = MaskFromJson(e.detail.value("usable", nlohmann::json()));
+    if (node == e.detail.end() || !node->is_number_integer() || !mask) {
+      return IoError(fmt::format("journal event {} (capacity): no node or usable GPUs", row.seq));
+    }
+    auto stopped = sched_->SetNodeAvailability(node->get<int>(), *mask, e.t);
+    if (!stopped.ok()) {
+      return IoError(
+          fmt::format("journal event {} (capacity): {}", row.seq, stopped.status().message()));
+    }
     return Status::Ok();
   }
   auto it = records_.find(e.job);
@@ -247,6 +281,17 @@ Status LiveScheduler::Reconcile(Time now) {
   for (JobId id : stop) {
     if (!procs_.at(id).stopping) StopProcess(id, now, cfg_.preempt_signal);
   }
+  // A cluster engine learns the jobs again: those still to run get ready (a held Slurm job,
+  // unless it has one), those that ended let go of theirs.
+  std::vector<JobId> over;
+  for (const auto& [id, rec] : records_) {
+    if (IsTerminal(rec.state)) {
+      over.push_back(id);
+    } else {
+      executor_->Prepare(PrepareSpec(rec));
+    }
+  }
+  RetireEnded(over);
   return Status::Ok();
 }
 

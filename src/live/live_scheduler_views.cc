@@ -1,6 +1,7 @@
 // LiveScheduler's read-only views for the API: jobs, explain, nodes, events and logs.
 #include <fmt/format.h>
 
+#include <bit>
 #include <filesystem>
 #include <fstream>
 
@@ -35,6 +36,9 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["attempt"] = r.attempt;
   j["pid"] = r.pid;
   j["devices"] = r.devices;
+  j["engine_job"] = r.engine_job;  // the Slurm job id ("" locally)
+  j["nodes"] = r.nodes;            // where it runs (Slurm's names; locally filled in below)
+  if (const std::string es = executor_->EngineState(r.id); !es.empty()) j["engine_state"] = es;
   j["preemptions"] = r.preemptions;
   j["message"] = r.message;
   if (r.exit_code >= 0 || r.signal > 0) {
@@ -54,7 +58,19 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
     j["attained_gpu_s"] = ToSeconds(cj->AttainedAt(at));
     j["queue"] = QueueName(cj->queue);
     j["reason"] = ReasonWord(r, *cj, now);
-    if (cj->running()) j["nodes"] = cj->alloc.str();
+    if (cj->running()) {
+      j["allocation"] = cj->alloc.str();  // the core's GPUs, e.g. "n0:0-3"
+      if (r.nodes.empty()) {              // locally: the names of the nodes it holds GPUs on
+        const std::vector<NodeSpec> cluster = ClusterNodes();
+        std::vector<std::string> names;
+        for (const GpuId& g : cj->alloc.Gpus()) {
+          if (g.node < 0 || static_cast<size_t>(g.node) >= cluster.size()) continue;
+          const std::string& name = cluster[g.node].name;
+          if (names.empty() || names.back() != name) names.push_back(name);
+        }
+        j["nodes"] = names;
+      }
+    }
   }
   if (r.time_limit) j["time_limit"] = SlurmTime(*r.time_limit);
   j["stdout_path"] = OutputPath(r, false);
@@ -164,7 +180,10 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
       for (const GpuId& g : t->second) {
         auto owner = gpu_owner_.find(g);
         if (owner != gpu_owner_.end() && owner->second != id) {
-          holders.push_back(fmt::format("GPU {} (job {})", g.index, owner->second.value()));
+          holders.push_back(
+              cfg_.nodes.empty()
+                  ? fmt::format("GPU {} (job {})", g.index, owner->second.value())
+                  : fmt::format("GPU n{}:{} (job {})", g.node, g.index, owner->second.value()));
         }
       }
     }
@@ -231,38 +250,61 @@ nlohmann::json LiveScheduler::Queues() {
 
 nlohmann::json LiveScheduler::Nodes() {
   std::lock_guard lk(mu_);
-  nlohmann::json gpus = nlohmann::json::array();
-  int busy = 0;
-  for (size_t g = 0; g < cfg_.gpu_devices.size(); ++g) {
-    nlohmann::json x = {{"index", g},
-                        {"device", cfg_.gpu_devices[g]},
-                        {"name", g < cfg_.gpu_names.size() ? cfg_.gpu_names[g] : ""}};
-    auto owner = gpu_owner_.find(GpuId{0, static_cast<int>(g)});
-    if (owner != gpu_owner_.end()) {
-      x["job"] = owner->second.value();
-      ++busy;
-    } else {
-      x["job"] = nullptr;
+  const std::vector<NodeSpec> cluster = ClusterNodes();
+  const bool local = cfg_.nodes.empty();
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t i = 0; i < cluster.size(); ++i) {
+    const int node = static_cast<int>(i);
+    const uint64_t usable = sched_->cluster().usable_mask(node);
+    nlohmann::json gpus = nlohmann::json::array();
+    int busy = 0;
+    for (int g = 0; g < cluster[i].gpus; ++g) {
+      nlohmann::json x = {{"index", g}, {"usable", (usable >> g & 1) != 0}};
+      if (local) {
+        const size_t k = static_cast<size_t>(g);
+        x["device"] = k < cfg_.gpu_devices.size() ? cfg_.gpu_devices[k] : "";
+        x["name"] = k < cfg_.gpu_names.size() ? cfg_.gpu_names[k] : "";
+      }
+      auto owner = gpu_owner_.find(GpuId{node, g});
+      if (owner != gpu_owner_.end()) {
+        x["job"] = owner->second.value();
+        ++busy;
+      } else {
+        x["job"] = nullptr;
+      }
+      gpus.push_back(x);
     }
-    gpus.push_back(x);
+    nlohmann::json n = {{"name", cluster[i].name},
+                        {"emulated", local && cfg_.emulated},
+                        {"containment", executor_->Containment()},
+                        {"gpus_total", cluster[i].gpus},
+                        {"gpus_busy", busy},
+                        {"gpus_usable", std::popcount(usable)},
+                        {"gpus", gpus}};
+    if (i < node_reports_.size()) {
+      const NodeReport& r = node_reports_[i];
+      n["state"] = r.state;
+      n["reason"] = r.reason;
+      n["gpus_outside"] = r.gpus_outside;
+      n["outside_jobs"] = r.outside_jobs;
+    }
+    list.push_back(n);
   }
-  nlohmann::json node = {{"name", "local"},
-                         {"emulated", cfg_.emulated},
-                         {"containment", executor_->Containment()},
-                         {"gpus_total", cfg_.gpu_devices.size()},
-                         {"gpus_busy", busy},
-                         {"gpus", gpus}};
-  return {{"policy", cfg_.policy},
-          {"placement", cfg_.placement},
-
-          {"nodes", nlohmann::json::array({node})}};
+  nlohmann::json out = {{"policy", cfg_.policy},
+                        {"placement", cfg_.placement},
+                        {"executor", cfg_.executor},
+                        {"nodes", list}};
+  if (auto lost = executor_->ContactLost()) {
+    out["engine_unreachable"] = {{"since_ms", lost->first}, {"why", lost->second}};
+  }
+  return out;
 }
 
 StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit, std::optional<JobId> job,
                                                bool latest) {
   std::lock_guard lk(mu_);
-  auto ev = store_->LoadEvents(after, limit, /*inputs_only=*/false, /*skip_ticks=*/true, job,
-                               latest);
+  auto ev =
+      store_->LoadEvents(after, limit, /*inputs_only=*/false, /*skip_ticks=*/true, job, latest);
   if (!ev.ok()) return ev.status();
   nlohmann::json out = nlohmann::json::array();
   for (const EventRow& row : *ev) {

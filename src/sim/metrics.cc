@@ -49,6 +49,7 @@ Metrics ComputeMetrics(const SimResult& r) {
     overhead_gpu_ms += static_cast<double>(j.overhead) * j.gpus;
     m.preemptions += j.preemptions;
     m.promotions += j.promotions;
+    m.evictions += j.evictions;
     if (!j.model_known) ++m.unknown_models;
     if (j.state == JobState::kRejected) {
       ++m.rejected;
@@ -122,6 +123,7 @@ nlohmann::json ToJson(const Metrics& m) {
           {"gpu_utilisation", m.utilisation},
           {"preemptions", m.preemptions},
           {"promotions", m.promotions},
+          {"evictions", m.evictions},
           {"overhead_gpu_seconds", m.overhead_gpu_seconds},
           {"scheduling_passes", m.passes},
           {"slowdown", ToJson(m.slowdown)},

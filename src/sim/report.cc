@@ -68,6 +68,9 @@ std::string SummaryTable(const Metrics& m) {
   }
   out += fmt::format("  finished {}  rejected {}  unfinished {}\n", m.finished, m.rejected,
                      m.unfinished);
+  if (m.evictions > 0) {
+    out += fmt::format("  evictions {} (runs stopped by capacity changes)\n", m.evictions);
+  }
   out += fmt::format(
       "  makespan {:.0f} s  GPU utilisation {:.3f}  preemptions {}  promotions {}"
       "  overhead {:.0f} GPU-s\n",

@@ -66,7 +66,20 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
 
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> done;
   uint64_t seq = 0;
-  size_t next = 0;
+  size_t next = 0, next_cap = 0;
+  for (const CapacityChange& c : cfg.capacity) {
+    if (c.node < 0 || c.node >= cfg.topo.num_nodes() || c.gpus < 0 ||
+        c.gpus > cfg.topo.gpus_per_node()) {
+      return InvalidArgument(
+          fmt::format("capacity change at {} ms: node {} with {} GPUs is not "
+                      "in {}",
+                      c.at, c.node, c.gpus, cfg.topo.str()));
+    }
+  }
+  if (!std::is_sorted(cfg.capacity.begin(), cfg.capacity.end(),
+                      [](const auto& a, const auto& b) { return a.at < b.at; })) {
+    return InvalidArgument("simulator: capacity changes must be sorted by time");
+  }
   // Placement shape of each job's last run, by submission index (= the core's job slot).
   std::vector<std::pair<int, int>> shape(jobs.size(), {0, 0});
   Time last_t = 0;
@@ -74,6 +87,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   while (true) {
     Time t = kNever;
     if (next < jobs.size()) t = jobs[next].submit;
+    if (next_cap < cfg.capacity.size()) t = std::min(t, cfg.capacity[next_cap].at);
     while (!done.empty()) {  // drop completions of runs that were preempted
       const Completion& c = done.top();
       const Job* j = core.Find(c.job);
@@ -95,6 +109,32 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
         if (Status st = core.Finish(c.job, t); !st.ok()) return st;  // a core defect: stop
         if (cfg.record_events) {
           result.event_log.push_back({.t = t, .kind = EventKind::kFinish, .job = c.job});
+        }
+      }
+    }
+    // Capacity after completions, before arrivals (the core's same-time rule).
+    for (; next_cap < cfg.capacity.size() && cfg.capacity[next_cap].at == t; ++next_cap) {
+      const CapacityChange& c = cfg.capacity[next_cap];
+      const uint64_t mask = core.UsableMaskFor(c.node, c.gpus);
+      std::vector<std::pair<JobId, std::vector<GpuId>>> held;
+      if (cfg.record_events) {
+        for (const Job& j : core.jobs()) {
+          if (j.running()) held.emplace_back(j.spec.id, j.alloc.Gpus());
+        }
+      }
+      auto stopped = core.SetNodeAvailability(c.node, mask, t);
+      if (!stopped.ok()) return stopped.status();
+      if (cfg.record_events) {
+        result.event_log.push_back(CapacityEvent(t, c.node, mask, "capacity change"));
+        for (JobId id : *stopped) {
+          auto it =
+              std::find_if(held.begin(), held.end(), [&](const auto& h) { return h.first == id; });
+          result.event_log.push_back(
+              {.t = t,
+               .kind = EventKind::kEvict,
+               .job = id,
+               .detail = {{"gpus", GpusToJson(it->second)},
+                          {"reason", fmt::format("node {} lost GPUs", c.node)}}});
         }
       }
     }
@@ -151,6 +191,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     r.first_start = j->first_start;
     r.end = j->end;
     r.preemptions = j->preemptions;
+    r.evictions = j->evictions;
     r.promotions = j->promotions;
     r.final_queue = j->queue;
     r.held = j->held;

@@ -87,4 +87,19 @@ void RequestFromJson(const nlohmann::json& j, JobRecord& r) {
   r.error = j.value("error", "");
 }
 
+nlohmann::json EngineToJson(const JobRecord& r) {
+  return {{"job", r.engine_job}, {"nodes", r.nodes}};
+}
+
+void EngineFromJson(const nlohmann::json& j, JobRecord& r) {
+  r.engine_job =
+      j.is_object() && j.contains("job") && j["job"].is_string() ? j["job"].get<std::string>() : "";
+  r.nodes.clear();
+  if (j.is_object() && j.contains("nodes") && j["nodes"].is_array()) {
+    for (const auto& n : j["nodes"]) {
+      if (n.is_string()) r.nodes.push_back(n.get<std::string>());
+    }
+  }
+}
+
 }  // namespace tiresias

@@ -72,6 +72,10 @@ struct JobRecord {
   int64_t start_ticks = 0;
   std::vector<GpuId> gpus_held;  // the GPUs of the current/last run (recovery reads these)
   std::string devices;           // what the job was told: CUDA_VISIBLE_DEVICES (display only)
+  // Cluster engines: the engine's id of the job (the Slurm job id; kept across attempts, as
+  // Slurm requeues the same job) and the nodes of the current/last run. "" and {} locally.
+  std::string engine_job;
+  std::vector<std::string> nodes;
   int exit_code = -1;
   int signal = 0;
   Time first_start = -1;
@@ -87,5 +91,8 @@ struct JobRecord {
 // JSON for the API and the store's request column. Times are rendered by the caller.
 nlohmann::json RequestToJson(const JobRecord& r);
 void RequestFromJson(const nlohmann::json& j, JobRecord& r);
+// The store's engine column: {"job": engine_job, "nodes": [...]}.
+nlohmann::json EngineToJson(const JobRecord& r);
+void EngineFromJson(const nlohmann::json& j, JobRecord& r);
 
 }  // namespace tiresias

@@ -1,6 +1,7 @@
 // The daemon's crash-safe state: an SQLite database in WAL mode with three tables.
 //   meta    key/value: the epoch (wall-clock ms at creation) and the serve configuration;
-//   jobs    one row per job (request + what happened), the API's view;
+//   jobs    one row per job (request + what happened, the cluster engine's job id), the API's
+//           view;
 //   events  an append-only journal of Events (core/event_log.h: kind by name, detail as a
 //           JSON object). Its input rows are every call the daemon made into the scheduling
 //           core, with the core time: replaying them through a fresh core rebuilds its exact
@@ -40,8 +41,10 @@ struct EventRow {
 
 class Store {
  public:
-  // The layout this build reads and writes; a database of another version is refused.
-  static constexpr int kSchemaVersion = 2;
+  // The layout this build reads and writes; a database of another version is refused, except
+  // version 2, which is upgraded in place (3 added the jobs' engine column: the Slurm job id
+  // and nodes).
+  static constexpr int kSchemaVersion = 3;
 
   struct Options {
     // Survive power loss too (synchronous=FULL, head file fsynced), at ~10x the cost per

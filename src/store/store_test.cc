@@ -71,6 +71,41 @@ TEST(Store, RefusesADatabaseOfAnotherSchema) {
   fs::remove_all(dir);
 }
 
+TEST(Store, SchemaTwoIsUpgradedAndKeepsItsJobsAndTheEngineColumnRoundTrips) {
+  fs::path dir = testing::ScratchDir("store_v2");
+  const fs::path db = dir / "t.db";
+  {
+    auto s = Store::Open(db.string(), 1000);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    JobRecord r{.name = "a", .gpus = 2};
+    ASSERT_TRUE((*s)->InsertJob(r).ok());
+    r.engine_job = "17";
+    r.nodes = {"node3", "node4"};
+    ASSERT_TRUE((*s)->UpdateJob(r).ok());
+    auto jobs = (*s)->LoadJobs();
+    ASSERT_TRUE(jobs.ok());
+    EXPECT_EQ((*jobs)[0].engine_job, "17");
+    EXPECT_EQ((*jobs)[0].nodes, (std::vector<std::string>{"node3", "node4"}));
+  }
+  // What schema 2 looked like: no engine, kills or held columns (all three come back with
+  // their defaults).
+  Sql(db,
+      "ALTER TABLE jobs DROP COLUMN engine; ALTER TABLE jobs DROP COLUMN kills; ALTER TABLE jobs "
+      "DROP COLUMN held; UPDATE meta SET value = '2' WHERE key = 'schema';");
+  auto s = Store::Open(db.string(), 2000);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ((*s)->GetMeta("schema"), "3");
+  auto jobs = (*s)->LoadJobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].name, "a");
+  EXPECT_EQ((*jobs)[0].engine_job, "");
+  EXPECT_TRUE((*jobs)[0].nodes.empty());
+  EXPECT_EQ((*jobs)[0].kills, 0);
+  EXPECT_FALSE((*jobs)[0].held);
+  fs::remove_all(dir);
+}
+
 TEST(Store, UnreadableJournalRowsAreErrorsNamingTheirSeq) {
   // Rows with a valid checksum (as a newer build might write) that this build cannot read.
   fs::path dir = testing::ScratchDir("store_rows");
