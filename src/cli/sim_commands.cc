@@ -45,8 +45,12 @@ struct WorkloadArgs {
   CLI::Option* profiles_opt = nullptr;
   CLI::Option* compute_times_opt = nullptr;
   std::string capacity;
+  double series_step = 600;  // seconds between points of timeseries.csv (--out)
 
   void Add(CLI::App* c) {
+    c->add_option("--series-step", series_step,
+                  "seconds of simulated time between rows of timeseries.csv (with --out)")
+        ->check(NumberIn(1, 86400));
     c->add_option("--capacity", capacity,
                   "capacity changes: CSV time,node,gpus (seconds on the simulation clock, node "
                   "index, usable GPUs from then on; 0 = node down)");
@@ -305,6 +309,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.label = r.policy + "+" + r.placement;
     c.speed = speed;
     c.record_events = !events_path.empty();
+    if (!out_dir.empty()) c.series_step = std::llround(w.series_step * kMsPerSecond);
     c.capacity = capacity;
     // Validate every run before any starts, so a typo fails at once.
     c.data = files;
@@ -388,7 +393,7 @@ void AddSimCommands(CLI::App& app, int& rc) {
   sim->add_option("--opt", opts, "policy option key=value (repeatable)");
   sim->add_option("--placement", placement, "placement policy")->capture_default_str();
   sim->add_option("--popt", popts, "placement option key=value (repeatable)");
-  sim->add_option("--out", out_dir, "write DIR/jobs.csv and DIR/summary.json");
+  sim->add_option("--out", out_dir, "write DIR/jobs.csv, DIR/summary.json and DIR/timeseries.csv");
   sim->add_option("--events", events_path,
                   "write every submit, start, preemption, finish, capacity change and eviction "
                   "to FILE (JSON Lines, the "
@@ -408,7 +413,7 @@ void AddSimCommands(CLI::App& app, int& rc) {
                   "key=value for every policy that takes it, or "
                   "policy.key=value");
   cmp->add_option("--popt", cmp_popts, "placement option key=value");
-  cmp->add_option("--out", cmp_out, "write DIR/<run>/jobs.csv and summary.json");
+  cmp->add_option("--out", cmp_out, "write DIR/<run>/jobs.csv, summary.json and timeseries.csv");
   cmp->callback([&rc] {
     auto list = ParseRuns(policies, placement);
     auto more = ParseRuns(runs, placement);

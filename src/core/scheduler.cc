@@ -110,7 +110,8 @@ Status Scheduler::SetEligible(JobId id, bool eligible, Time now) {
   Job& j = jobs_[it->second];
   if (eligible) {
     if (j.state != JobState::kHeld) {
-      return FailedPrecondition(fmt::format("job {}: not held ({})", id.value(), ToString(j.state)));
+      return FailedPrecondition(
+          fmt::format("job {}: not held ({})", id.value(), ToString(j.state)));
     }
     j.state = JobState::kPending;
     j.last_stop = now;  // held time is not starvation
@@ -136,8 +137,8 @@ Status Scheduler::Requeue(JobId id, Time now) {
   if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
   Job& j = jobs_[it->second];
   if (!j.running()) {
-    return FailedPrecondition(
-        fmt::format("job {}: only a running job can be requeued ({})", id.value(), ToString(j.state)));
+    return FailedPrecondition(fmt::format("job {}: only a running job can be requeued ({})",
+                                          id.value(), ToString(j.state)));
   }
   Stop(it->second, now);
   dirty_ = true;
@@ -605,6 +606,15 @@ std::vector<JobId> Scheduler::WaitingInOrder() const {
   ids.reserve(waiting_.size());
   for (const auto& [key, slot] : waiting_) ids.push_back(jobs_[slot].spec.id);
   return ids;
+}
+
+void Scheduler::CountByQueue(std::vector<int>& waiting, std::vector<int>& running) const {
+  const size_t k = static_cast<size_t>(std::max(1, policy_->num_queues()));
+  waiting.assign(k, 0);
+  running.assign(k, 0);
+  auto bucket = [k](int q) { return static_cast<size_t>(std::clamp<int>(q, 0, k - 1)); };
+  for (const auto& [key, slot] : waiting_) ++waiting[bucket(jobs_[slot].queue)];
+  for (const auto& [key, slot] : running_) ++running[bucket(jobs_[slot].queue)];
 }
 
 }  // namespace tiresias

@@ -145,6 +145,9 @@ class Scheduler {
   uint64_t passes() const { return pass_; }
   // Jobs waiting in order, best first (for listings); O(waiting).
   std::vector<JobId> WaitingInOrder() const;
+  // Waiting and running jobs per queue (index = queue, num_queues() entries); O(waiting +
+  // running). For time series (the simulator's --out, the daemon's views).
+  void CountByQueue(std::vector<int>& waiting, std::vector<int>& running) const;
   Explanation Explain(JobId id, Time now) const;
 
  private:

@@ -84,6 +84,28 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   std::vector<std::pair<int, int>> shape(jobs.size(), {0, 0});
   Time last_t = 0;
   int frag_now = 0;  // GPUs idle because of fragmentation since last_t
+  // Time series: the state after the last event holds until the next one; each grid point
+  // before the next event gets it (counted per queue once per event, not per point).
+  Time next_sample = cfg.series_step > 0 && !jobs.empty()
+                         ? jobs.front().submit / cfg.series_step * cfg.series_step
+                         : kNever;
+  SeriesPoint now_state;
+  bool state_stale = true;
+  auto sample_until = [&](Time until) {
+    for (; next_sample < until; next_sample += cfg.series_step) {
+      if (state_stale) {
+        const ClusterState& cl = core.cluster();
+        now_state.free_gpus = cl.total_free();
+        now_state.unusable_gpus = result.total_gpus - cl.total_usable();
+        now_state.busy_gpus = cl.total_usable() - cl.total_free();
+        core.CountByQueue(now_state.waiting, now_state.running);
+        state_stale = false;
+      }
+      now_state.preemptions = result.preemptions;
+      now_state.t = next_sample;
+      result.series.push_back(now_state);
+    }
+  };
   while (true) {
     Time t = kNever;
     if (next < jobs.size()) t = jobs[next].submit;
@@ -96,6 +118,10 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     }
     if (!done.empty()) t = std::min(t, done.top().at);
     t = std::min(t, core.NextWakeup());
+    if (next_sample != kNever) {
+      sample_until(t == kNever ? last_t + 1 : t);  // the end: one point after the last event
+      state_stale = true;
+    }
     if (t == kNever) break;
     ++result.events;
     result.frag_idle_gpu_ms += static_cast<double>(frag_now) * static_cast<double>(t - last_t);
@@ -161,6 +187,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     }
     for (const Action& a : actions) {
       if (cfg.record_events) result.event_log.push_back(EventOf(a, t));
+      if (a.kind == Action::Kind::kPreempt) ++result.preemptions;
       if (a.kind != Action::Kind::kStart) continue;
       const Job* j = core.Find(a.job);
       done.push(Completion{CompletionTime(*j), seq++, a.job, j->starts});

@@ -34,6 +34,8 @@ struct SimConfig {
   // Nodes losing and regaining GPUs, in time order (Scheduler::SetNodeAvailability with the
   // core's UsableMaskFor: free GPUs go first, then running jobs are evicted).
   std::vector<CapacityChange> capacity;
+  // The cluster over time (SimResult::series) every series_step of simulated time; 0 = none.
+  Duration series_step = 0;
   // Reads the files policy options name; null: a FileDataSource of this run's own. Share
   // one across runs (compare) to read each file once.
   std::shared_ptr<const DataSource> data;
@@ -56,6 +58,14 @@ struct JobResult {
   double slowdown() const { return work > 0 ? static_cast<double>(executed) / work : 1.0; }
 };
 
+// The cluster at one instant of a run (the state between two events), for time series.
+struct SeriesPoint {
+  Time t = 0;
+  int busy_gpus = 0, free_gpus = 0, unusable_gpus = 0;
+  std::vector<int> waiting, running;  // jobs per queue (Q1 first)
+  uint64_t preemptions = 0;           // so far (cumulative)
+};
+
 struct SimResult {
   std::string label;
   std::string topology;
@@ -70,6 +80,8 @@ struct SimResult {
   // no slot: GPUs idle because of fragmentation. Divided by the makespan in the metrics.
   double frag_idle_gpu_ms = 0;
   std::string placement_note;  // what the placement policy learned, if anything
+  std::vector<SeriesPoint> series;  // with series_step: one point per step, from the first submit
+  uint64_t preemptions = 0;         // preempt actions of the whole run
 };
 
 // Validates the configuration (unknown policy or option -> InvalidArgument) and runs.
