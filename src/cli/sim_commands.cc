@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/progress.h"
 #include "common/strings.h"
 #include "engine/file_data_source.h"
 #include "placement/registry.h"
@@ -330,15 +331,19 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
   std::vector<StatusOr<SimResult>> results(configs.size(),
                                            Status(StatusCode::kInternal, "not run"));
   std::vector<double> wall(configs.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < configs.size(); ++i) {
-    threads.emplace_back([&, i] {
-      auto t0 = std::chrono::steady_clock::now();
-      results[i] = RunSimulation(configs[i], jobs);
-      wall[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    });
+  {
+    Progress progress(configs.size(), jobs.size());  // on a terminal only; cleared at the end
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      configs[i].progress = progress.For(i);
+      threads.emplace_back([&, i] {
+        auto t0 = std::chrono::steady_clock::now();
+        results[i] = RunSimulation(configs[i], jobs);
+        wall[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      });
+    }
+    for (auto& t : threads) t.join();
   }
-  for (auto& t : threads) t.join();
   std::vector<Metrics> metrics;
   for (size_t i = 0; i < configs.size(); ++i) {
     if (!results[i].ok()) {

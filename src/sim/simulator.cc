@@ -83,6 +83,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   // Placement shape of each job's last run, by submission index (= the core's job slot).
   std::vector<std::pair<int, int>> shape(jobs.size(), {0, 0});
   Time last_t = 0;
+  size_t ended = 0;  // jobs finished so far (for progress)
   int frag_now = 0;  // GPUs idle because of fragmentation since last_t
   // Time series: the state after the last event holds until the next one; each grid point
   // before the next event gets it (counted per queue once per event, not per point).
@@ -124,6 +125,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     }
     if (t == kNever) break;
     ++result.events;
+    if (cfg.progress && (result.events & 4095) == 0) cfg.progress(t, ended, jobs.size());
     result.frag_idle_gpu_ms += static_cast<double>(frag_now) * static_cast<double>(t - last_t);
     last_t = t;
 
@@ -133,6 +135,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       const Job* j = core.Find(c.job);
       if (j->running() && j->starts == c.start_no) {
         if (Status st = core.Finish(c.job, t); !st.ok()) return st;  // a core defect: stop
+        ++ended;
         if (cfg.record_events) {
           result.event_log.push_back({.t = t, .kind = EventKind::kFinish, .job = c.job});
         }
@@ -204,6 +207,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     frag_now = head && free > 0 && head->gpus() <= free ? free : 0;
   }
 
+  if (cfg.progress) cfg.progress(last_t, jobs.size(), jobs.size());
   result.passes = core.passes();
   result.placement_note = core.placement().Note();
   result.jobs.reserve(jobs.size());
