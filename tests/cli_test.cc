@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/html_report.h"
 #include "cli/progress.h"
 #include "test_util.h"
 
@@ -190,6 +191,35 @@ TEST(Cli, ProgressOnATerminalOnly) {
             "simulated day 1.5, 50 of 200 jobs ended, 2.0 s, about 6.0 s left");
   EXPECT_EQ(tiresias::Progress::Line(tiresias::Seconds(86400), 200, 200, 2.0),
             "simulated day 1.0, 200 of 200 jobs ended, 2.0 s");
+}
+
+// The report of the full Philly trace, four runs, stays far under 5 MB (it carries reduced
+// CDFs and series, not the jobs), and text in it cannot end its script blocks.
+TEST(Cli, ReportOfTheFullPhillyTraceIsSmall) {
+  const std::string philly = std::string(TIRESIAS_SHARED_DIR) + "/traces/philly.csv";
+  if (!std::filesystem::exists(philly)) GTEST_SKIP() << philly << " is absent (../shared)";
+  auto dir = TempDir("report");
+  const auto html = dir / "r.html";
+  Result r = Tiresias("compare --trace " + philly + " --cluster 8x32x8 --policies fifo,dlas " +
+                      "--report " + html.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("wrote " + html.string()), std::string::npos) << r.out;
+  const auto size = std::filesystem::file_size(html);
+  EXPECT_LT(size, 5u << 20);
+  std::ifstream in(html);
+  std::stringstream page;
+  page << in.rdbuf();
+  EXPECT_NE(page.str().find("<script id=\"report-data\" type=\"application/json\">"),
+            std::string::npos);
+  EXPECT_NE(page.str().find("\"label\":\"dlas+count\""), std::string::npos);
+}
+
+TEST(Cli, ReportTextCannotCloseItsScript) {
+  const std::string page = tiresias::HtmlReport(
+      {{"title", "</script><script>alert(1)</script>"}, {"runs", nlohmann::json::array()}}, "");
+  EXPECT_EQ(page.find("</script><script>alert"), std::string::npos);
+  EXPECT_NE(page.find("&lt;/script&gt;&lt;script&gt;alert(1)"), std::string::npos);  // title
+  EXPECT_NE(page.find("\\u003c/script>\\u003cscript>alert(1)"), std::string::npos);  // data
 }
 
 }  // namespace

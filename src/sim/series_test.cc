@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/report.h"
+#include "sim/report_data.h"
 #include "sim/simulator.h"
 
 namespace tiresias {
@@ -73,6 +74,26 @@ TEST(Series, NoneUnlessAsked) {
   auto r = RunSimulation(cfg, {{.id = JobId(0), .gpus = 1, .duration = Seconds(10)}});
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->series.empty());
+}
+
+TEST(ReportData, CdfKeepsTheEndsAndEvenRanks) {
+  // 10 values, 4 points: ranks 0, 3, 6, 9 (k * 9 / 3), y = (rank + 1) / 10.
+  auto c = CdfPoints({10, 9, 8, 7, 6, 5, 4, 3, 2, 1}, 4);
+  EXPECT_EQ(c["x"], nlohmann::json({1, 4, 7, 10}));
+  EXPECT_EQ(c["y"], nlohmann::json({0.1, 0.4, 0.7, 1.0}));
+  // Few values: all of them.
+  c = CdfPoints({3, 1}, 4);
+  EXPECT_EQ(c["x"], nlohmann::json({1, 3}));
+  EXPECT_EQ(c["y"], nlohmann::json({0.5, 1.0}));
+  EXPECT_TRUE(CdfPoints({}, 4)["x"].empty());
+  // 10,007 values, 400 points: the maximum is the last point, and the size stays bounded.
+  std::vector<double> many(10007);
+  for (size_t i = 0; i < many.size(); ++i) many[i] = static_cast<double>(i);
+  c = CdfPoints(many);
+  ASSERT_EQ(c["x"].size(), kCdfPoints);
+  EXPECT_EQ(c["x"].front(), 0.0);
+  EXPECT_EQ(c["x"].back(), 10006.0);
+  EXPECT_EQ(c["y"].back(), 1.0);
 }
 
 }  // namespace
