@@ -89,6 +89,9 @@ struct Job {
   Service AttainedAt(Time now) const { return ExecutedAt(now) * spec.gpus; }
   Duration WorkDoneAt(Time now) const;
   Service QueueServiceAt(Time now) const { return AttainedAt(now) - q_base; }
+  // When a running job with a known duration completes at its current placement's rate
+  // (its remaining packed work from its progress start); nullopt otherwise.
+  std::optional<Time> ProjectedEnd() const;
   // Oracle remaining packed time; nullopt without a known duration.
   std::optional<Duration> RemainingAt(Time now) const;
 };

@@ -9,6 +9,7 @@ namespace {
 
 class Dlas : public OrderingPolicy {
  public:
+  std::unique_ptr<OrderingPolicy> Clone() const override { return std::make_unique<Dlas>(*this); }
   Dlas(QueueDiscipline q, bool running_first) : q_(std::move(q)), running_first_(running_first) {}
   std::string_view name() const override { return "dlas"; }
   bool preemptive() const override { return true; }

@@ -14,6 +14,9 @@ namespace {
 
 class Gittins : public OrderingPolicy {
  public:
+  std::unique_ptr<OrderingPolicy> Clone() const override {
+    return std::make_unique<Gittins>(*this);
+  }
   Gittins(QueueDiscipline q, GittinsIndex index, Service last_quantum, bool online)
       : q_(std::move(q)), index_(std::move(index)), last_quantum_(last_quantum), online_(online) {}
   std::string_view name() const override { return "gittins"; }
