@@ -341,7 +341,13 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
   if (action.empty()) return Reply(200, Visible(*job, caller));
   if (action == "explain") {
     auto j = sched_.Explain(id);
-    return j.ok() ? Reply(200, *j) : Fail(j.status());
+    if (!j.ok()) return Fail(j.status());
+    if (auto est = sched_.Estimate(id); est.ok()) {
+      (*j)["estimate"] = *est;
+    } else {
+      (*j)["estimate_error"] = est.status().message();  // e.g. a policy that cannot be copied
+    }
+    return Reply(200, *j);
   }
   if (action == "logs") {
     if (!mine) return not_yours("read the log of");
@@ -408,7 +414,16 @@ HttpResponse ApiServer::List(const HttpRequest& req, const Caller& caller, bool 
   if (*limit > 0) f.limit = static_cast<size_t>(*limit);
   size_t total = 0;
   nlohmann::json out = nlohmann::json::array();
-  for (auto& j : sched_.List(f, &total)) out.push_back(Visible(std::move(j), caller));
+  std::map<JobId, int64_t> starts;  // ?estimates=1: the likely start of jobs not started
+  if (auto e = req.query.find("estimates"); !history && e != req.query.end() && e->second == "1") {
+    starts = sched_.StartEstimates();
+  }
+  for (auto& j : sched_.List(f, &total)) {
+    if (auto it = starts.find(JobId(j.value("id", int64_t{0}))); it != starts.end()) {
+      j["start_estimate_ms"] = it->second;
+    }
+    out.push_back(Visible(std::move(j), caller));
+  }
   HttpResponse r = Reply(200, out);
   r.headers.emplace_back("X-Total-Count", std::to_string(total));
   return r;

@@ -127,15 +127,16 @@ int List(const Common& o, const ListFlags& f) {
                                      {"user", user},
                                      {"active", f.all || !f.state.empty() ? "" : "1"},
                                      {"limit", f.limit > 0 ? std::to_string(f.limit) : ""},
-                                     {"offset", f.offset > 0 ? std::to_string(f.offset) : ""}}),
+                                     {"offset", f.offset > 0 ? std::to_string(f.offset) : ""},
+                                     {"estimates", o.out == OutputFormat::kWide ? "1" : ""}}),
                  rc);
   if (!r) return rc;
   const bool wide = o.out == OutputFormat::kWide;
   std::cout << fmt::format("{:>9} {:<16} {:<10} {:>4} {:<10} {:>9} {:>9} {:>5}", "ID", "NAME",
                            "USER", "GPUS", "STATE", "TIME", "ATTAINED", "QUEUE");
   if (wide)
-    std::cout << fmt::format(" {:>9} {:>10} {:>7} {:<20}", "WAIT", "TIME_LIMIT", "PREEMPT",
-                             "SUBMITTED");
+    std::cout << fmt::format(" {:>9} {:>10} {:>7} {:<20} {:>10}", "WAIT", "TIME_LIMIT", "PREEMPT",
+                             "SUBMITTED", "START_EST");
   std::cout << "  NODELIST(REASON)\n";
   for (const auto& j : *r) {
     const std::string st = Str(j, "state");
@@ -148,9 +149,18 @@ int List(const Common& o, const ListFlags& f) {
                              st, Human(j.value("time_s", 0.0)),
                              j.value("attained_gpu_s", 0.0) / 3600, Str(j, "queue"));
     if (wide) {
-      std::cout << fmt::format(" {:>9} {:>10} {:>7} {:<20}", Human(j.value("wait_s", 0.0)),
+      // START_EST: for a job that has not started, the likely (p50) start from now.
+      std::string est = "-";
+      if (j.contains("start_estimate_ms") && j["first_start_ms"].is_null()) {
+        const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+        est = "~" +
+              Human(std::max<double>(0, (j["start_estimate_ms"].get<int64_t>() - now) / 1000.0));
+      }
+      std::cout << fmt::format(" {:>9} {:>10} {:>7} {:<20} {:>10}", Human(j.value("wait_s", 0.0)),
                                Str(j, "time_limit"), j.value("preemptions", 0),
-                               IsoTime(j["submitted_at_ms"]));
+                               IsoTime(j["submitted_at_ms"]), est);
     }
     std::cout << "  " << where << "\n";
   }
@@ -369,6 +379,30 @@ int History(const Common& o, const HistoryFlags& f) {
   return 0;
 }
 
+// "in 2h 10m (1h 30m to 4h 0m)": a p10/p50/p90 range of wall times, from now.
+std::string FromNow(const nlohmann::json& range, int64_t now_ms) {
+  auto in = [&](const char* k) -> std::string {
+    if (!range.contains(k) || !range[k].is_number()) return "not within a year";
+    return Human(std::max<double>(0, (range[k].get<int64_t>() - now_ms) / 1000.0));
+  };
+  return fmt::format("in {} ({} to {}, p10-p90)", in("p50_ms"), in("p10_ms"), in("p90_ms"));
+}
+
+void PrintEstimate(const nlohmann::json& e) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  std::cout << "  likely to start " << FromNow(e["start"], now) << "\n";
+  std::cout << "  likely to end   " << FromNow(e["end"], now) << "\n";
+  std::vector<std::string> way;
+  for (const auto& w : e.value("in_the_way", nlohmann::json::array())) {
+    way.push_back(fmt::format("job {} ({}, {:.0f}%)", Str(w, "id"), EscapeControl(Str(w, "user")),
+                              100 * w.value("share", 0.0)));
+  }
+  if (!way.empty()) std::cout << "  most in the way: " << Join(way, ", ") << "\n";
+  std::cout << "  (" << Str(e, "method") << ")\n";
+}
+
 int ExplainJob(const Common& o, const std::string& ref) {
   int rc = 0;
   auto r = Fetch(o, "/v1/jobs/" + ref + "/explain", rc);
@@ -398,6 +432,7 @@ int ExplainJob(const Common& o, const std::string& ref) {
   for (const auto& reason : j["reasons"]) {
     std::cout << "  - " << EscapeControl(reason.get<std::string>()) << "\n";
   }
+  if (j.contains("estimate") && j["estimate"].is_object()) PrintEstimate(j["estimate"]);
   return 0;
 }
 

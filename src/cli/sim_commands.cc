@@ -15,7 +15,7 @@
 #include "engine/file_data_source.h"
 #include "placement/registry.h"
 #include "policy/registry.h"
-#include "sim/forecast.h"
+#include "sim/forecast_check.h"
 #include "sim/link_speed_model.h"
 #include "sim/metrics.h"
 #include "sim/report.h"
@@ -405,10 +405,10 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     std::cout << fmt::format(
         "{}: start forecasts at submit for {} jobs that waited (every {}th job): median error "
         "{:.2f} h (naive {:.2f} h), mean {:.2f} h (naive {:.2f} h), real start within p10-p90 "
-        "{:.0f}%\n",
+        "{:.0f}% (before {:.0f}%, after {:.0f}%)\n",
         configs[i].label, q.checked, w.forecast_every, q.median_error_s / 3600,
         q.naive_median_error_s / 3600, q.mean_error_s / 3600, q.naive_mean_error_s / 3600,
-        100 * q.coverage);
+        100 * q.coverage, 100 * q.early, 100 * q.late);
   }
   if (!out_dir.empty()) std::cout << "wrote " << out_dir << "\n";
   if (!report_path.empty()) std::cout << "wrote " << report_path << "\n";

@@ -120,6 +120,11 @@ class LiveScheduler {
   StatusOr<std::vector<JobId>> Resolve(const std::string& ref, bool whole_array);
   StatusOr<nlohmann::json> Get(JobId id);
   StatusOr<nlohmann::json> Explain(JobId id);
+  // When the job is likely to start and end (p10/p50/p90, wall ms) and who is most in its way,
+  // from forward simulations of the core (engine/forecast.h); null for a job that ended.
+  StatusOr<nlohmann::json> Estimate(JobId id);
+  // The likely (p50) start of every job that has not started, wall ms; cached a few seconds.
+  std::map<JobId, int64_t> StartEstimates();
   nlohmann::json Nodes();
   // Each queue (Q1..QK) with its jobs: running ones first, then the waiting ones in the order
   // they would get GPUs; attained GPU-time, time spent waiting, why it waits, next transition.
@@ -238,6 +243,8 @@ class LiveScheduler {
   Time last_now_ = 0;
   Time last_replayed_ = 0;         // the journal's last time, after Open's replay
   bool dirty_ = false;             // core inputs applied since the last Schedule
+  std::optional<Time> estimates_at_;  // when StartEstimates last ran (core time)
+  std::map<JobId, int64_t> estimates_;
   bool eligibility_dirty_ = true;  // holds, dependencies or array slots may have changed
   Time time_limit_due_ = kNever;
   // Liveness: every kAliveStampMs while processes run, the loop records (meta kAliveKey) the

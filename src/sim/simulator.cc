@@ -10,7 +10,7 @@
 #include "core/scheduler.h"
 #include "engine/core_builder.h"
 #include "engine/file_data_source.h"
-#include "sim/forecast.h"
+#include "engine/forecast.h"
 
 namespace tiresias {
 namespace {

@@ -40,7 +40,7 @@ struct SimConfig {
   // far (of jobs.size()), for a progress display; the driver decides whether to show it.
   std::function<void(Time now, size_t ended, size_t total)> progress;
   // Every forecast_every-th job (by submission), a start forecast made at its submit
-  // (sim/forecast.h, forecast_samples copies) is kept in SimResult::forecasts, with a naive
+  // (engine/forecast.h, forecast_samples copies) is kept in SimResult::forecasts, with a naive
   // one, to measure them against what happened; 0 = none.
   size_t forecast_every = 0;
   int forecast_samples = 8;

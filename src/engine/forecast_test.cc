@@ -1,6 +1,6 @@
-// Forecasts by forward simulation (sim/forecast.h), pinned on cases worked out by hand and
+// Forecasts by forward simulation (engine/forecast.h), pinned on cases worked out by hand and
 // against the simulator itself.
-#include "sim/forecast.h"
+#include "engine/forecast.h"
 
 #include <gtest/gtest.h>
 

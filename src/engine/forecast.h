@@ -3,7 +3,9 @@
 // system, are run forward on a simulated clock with no new arrivals; each job whose duration
 // is unknown gets one drawn per copy from the service of jobs that already finished,
 // conditioned on the service it has attained (the 2D-Gittins view: a job that has run for a
-// has a remaining service distributed as S - a given S > a). Several copies give a range:
+// has a remaining service distributed as S - a given S > a; the distribution of S is the
+// Kaplan-Meier estimate over finished jobs and, censored, the ones still running), and jobs
+// keep arriving as they did in the last hours. Several copies give a range:
 // p10, p50 and p90 of each job's start and end. Held jobs (by their user, a dependency, an
 // array's limit) do not start in a forecast. Before kMinHistory jobs have finished, durations
 // are drawn from a wide prior (log-uniform, 1 minute to 1 day of running time).
@@ -11,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -18,7 +21,6 @@
 #include "common/status.h"
 #include "common/time.h"
 #include "core/scheduler.h"
-#include "sim/simulator.h"
 
 namespace tiresias {
 
@@ -35,6 +37,10 @@ struct ForecastOptions {
   // too (the simulator, whose jobs all carry their true duration, tests forecasts that way),
   // except where the policy orders by them (srtf, srsf, sjf: they are the premise).
   bool use_given_durations = true;
+  // Jobs keep arriving in a forecast as they did lately: the submissions of the last
+  // arrival_window repeat, window after window (a policy like LAS lets newcomers go first, so
+  // a forecast without them is too early). 0: no arrivals.
+  Duration arrival_window = Seconds(6 * 3600);
 };
 
 struct JobForecast {
@@ -57,20 +63,19 @@ struct Forecast {
   std::vector<InTheWay> in_the_way;  // with a target: the largest first, at most 5
 };
 
-// Runs `options.samples` copies of `core` forward from `now`. FailedPrecondition when the
-// core's policies cannot be copied.
-StatusOr<Forecast> ForecastJobs(const Scheduler& core, Time now, const ForecastOptions& options);
-
-// How the start forecasts of a run (SimConfig::forecast_every) did against the real starts:
-// absolute errors of the p50 and of the naive estimate (jobs that never started are left out),
-// and how often the real start fell inside p10..p90 (an unset p90 = later than the horizon).
-struct ForecastQuality {
-  size_t checked = 0;
-  double median_error_s = 0, mean_error_s = 0;
-  double naive_median_error_s = 0, naive_mean_error_s = 0;
-  double coverage = 0;  // 0..1
+// What a forecast needs from a core, taken at once (the daemon holds its lock only for this):
+// a copy with the active jobs, the service of finished and active jobs, recent submissions.
+struct ForecastInput {
+  std::unique_ptr<Scheduler> active;
+  std::vector<Service> finished, censored;
+  std::vector<JobSpec> recent;  // submitted in the arrival window, by submit
 };
-ForecastQuality AssessForecasts(const SimResult& r);
+StatusOr<ForecastInput> PrepareForecast(const Scheduler& core, Time now,
+                                        const ForecastOptions& options);
+// Runs `options.samples` copies of the prepared core forward from `now`.
+StatusOr<Forecast> RunForecast(const ForecastInput& in, Time now, const ForecastOptions& options);
+// Both. FailedPrecondition when the core's policies cannot be copied.
+StatusOr<Forecast> ForecastJobs(const Scheduler& core, Time now, const ForecastOptions& options);
 
 // The p-quantile (nearest rank) of `samples` values of which `sorted` are the known ones and
 // the rest lie beyond them (did not happen within the horizon): nullopt when it is one of those.
