@@ -19,6 +19,7 @@ struct JobSpec {
   Time submit = 0;
   std::string name;
   std::string user;
+  std::string vc;                    // virtual cluster (tenant group, queue); "" = none
   std::string model;                 // "" = unknown model
   std::optional<Duration> duration;  // packed-placement run time; only oracle policies read it
 };

@@ -1,12 +1,12 @@
-// Metrics of a run: JCT, queueing delay, makespan, utilisation, preemptions.
+// Metrics of a run: JCT, queueing delay, makespan, utilisation, preemptions, fairness.
 #include "sim/metrics.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace tiresias {
-namespace {
 
 double Quantile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
@@ -16,7 +16,61 @@ double Quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
 }
 
-}  // namespace
+std::optional<double> JainIndex(const std::vector<double>& v) {
+  if (v.empty()) return std::nullopt;
+  double sum = 0, sq = 0;
+  for (double x : v) {
+    sum += x;
+    sq += x * x;
+  }
+  if (sq <= 0) return 1.0;
+  return sum * sum / (static_cast<double>(v.size()) * sq);
+}
+
+std::vector<double> FinishTimeFairness(const SimResult& r) {
+  // n(t), the jobs in the system: +1 at submit, -1 when a job leaves (finished or cancelled).
+  // Its integral over time, at each change, lets every job's time-average N be read in
+  // O(log n): area(submit, end) / JCT.
+  std::vector<std::pair<Time, int>> changes;
+  changes.reserve(2 * r.jobs.size());
+  for (const auto& j : r.jobs) {
+    if (j.state == JobState::kRejected) continue;
+    changes.emplace_back(j.submit, +1);
+    if (j.end >= 0) changes.emplace_back(j.end, -1);
+  }
+  std::sort(changes.begin(), changes.end());
+  std::vector<Time> at;
+  std::vector<int64_t> area, count;  // area up to at[k] (job-ms); jobs from at[k] on
+  int64_t n = 0, a = 0;
+  for (size_t i = 0; i < changes.size();) {
+    const Time t = changes[i].first;
+    if (!at.empty()) a += n * (t - at.back());
+    for (; i < changes.size() && changes[i].first == t; ++i) n += changes[i].second;
+    at.push_back(t);
+    area.push_back(a);
+    count.push_back(n);
+  }
+  auto area_at = [&](Time t) {
+    size_t k = static_cast<size_t>(std::upper_bound(at.begin(), at.end(), t) - at.begin());
+    if (k == 0) return int64_t{0};
+    --k;
+    return area[k] + count[k] * (t - at[k]);
+  };
+  std::vector<double> rho(r.jobs.size(), 0.0);
+  const double gpus = std::max(1, r.total_gpus);
+  for (size_t i = 0; i < r.jobs.size(); ++i) {
+    const auto& j = r.jobs[i];
+    if (j.state != JobState::kFinished || j.work <= 0) continue;
+    const Time jct = j.end - j.submit;
+    const double jobs_in_system =
+        jct > 0 ? std::max(1.0, static_cast<double>(area_at(j.end) - area_at(j.submit)) /
+                                    static_cast<double>(jct))
+                : 1.0;
+    const double fair = static_cast<double>(j.work) * std::max(1.0, j.gpus * jobs_in_system / gpus);
+    rho[i] = static_cast<double>(jct) / fair;
+  }
+  return rho;
+}
 
 Stats Summarize(std::vector<double> v) {
   Stats s;
@@ -29,6 +83,7 @@ Stats Summarize(std::vector<double> v) {
   s.median = Quantile(v, 0.5);
   s.p95 = Quantile(v, 0.95);
   s.p99 = Quantile(v, 0.99);
+  s.p999 = Quantile(v, 0.999);
   s.max = v.back();
   return s;
 }
@@ -42,6 +97,12 @@ Metrics ComputeMetrics(const SimResult& r) {
   std::vector<double> jct, queue, slowdown;
   double nodes = 0, switches = 0, multi = 0;
   std::array<std::vector<double>, 4> jct_b, queue_b;
+  struct Group {
+    std::vector<double> queueing;
+    double slowdown_sum = 0;
+    size_t n = 0;
+  };
+  std::map<std::string, Group> users, vcs;
   Time first_submit = std::numeric_limits<Time>::max(), last_end = 0;
   double held_gpu_ms = 0, overhead_gpu_ms = 0;
   for (const auto& j : r.jobs) {
@@ -65,6 +126,18 @@ Metrics ComputeMetrics(const SimResult& r) {
     jct.push_back(c);
     queue.push_back(q);
     slowdown.push_back(j.slowdown());
+    const double jct_slowdown = j.work > 0 ? static_cast<double>(j.end - j.submit) / j.work : 1.0;
+    if (!j.user.empty()) {
+      Group& g = users[j.user];
+      g.slowdown_sum += jct_slowdown;
+      ++g.n;
+    }
+    if (!j.vc.empty()) {
+      Group& g = vcs[j.vc];
+      g.queueing.push_back(q);
+      g.slowdown_sum += jct_slowdown;
+      ++g.n;
+    }
     if (j.gpus > 1) {
       nodes += j.nodes;
       switches += j.switches;
@@ -96,15 +169,51 @@ Metrics ComputeMetrics(const SimResult& r) {
     }
   }
   m.overhead_gpu_seconds = overhead_gpu_ms / kMsPerSecond;
+
+  std::vector<double> rho;
+  rho.reserve(m.finished);
+  const std::vector<double> all_rho = FinishTimeFairness(r);
+  size_t unfair = 0;
+  for (size_t i = 0; i < r.jobs.size(); ++i) {
+    if (r.jobs[i].state != JobState::kFinished) continue;
+    rho.push_back(all_rho[i]);
+    if (all_rho[i] > kRhoUnfair) ++unfair;
+  }
+  m.fairness.rho = Summarize(std::move(rho));
+  if (m.finished > 0) m.fairness.frac_unfair = static_cast<double>(unfair) / m.finished;
+  auto jain = [](const std::map<std::string, Group>& groups) {
+    std::vector<double> mean;
+    for (const auto& [name, g] : groups) mean.push_back(g.slowdown_sum / g.n);
+    return JainIndex(mean);
+  };
+  m.fairness.users = users.size();
+  m.fairness.vcs = vcs.size();
+  m.fairness.jain_user = jain(users);
+  m.fairness.jain_vc = jain(vcs);
+  for (auto& [name, g] : vcs) {
+    m.by_vc.push_back({.vc = name,
+                       .finished = g.n,
+                       .queueing = Summarize(std::move(g.queueing)),
+                       .mean_slowdown = g.slowdown_sum / g.n});
+  }
   return m;
 }
 
 nlohmann::json ToJson(const Stats& s) {
-  return {{"n", s.n},     {"mean", s.mean}, {"median", s.median},
-          {"p95", s.p95}, {"p99", s.p99},   {"max", s.max}};
+  return {{"n", s.n},     {"mean", s.mean}, {"median", s.median}, {"p95", s.p95},
+          {"p99", s.p99}, {"p999", s.p999}, {"max", s.max}};
 }
 
 nlohmann::json ToJson(const Metrics& m) {
+  auto opt = [](const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json();
+  };
+  nlohmann::json by_vc = nlohmann::json::object();
+  for (const auto& v : m.by_vc) {
+    by_vc[v.vc] = {{"finished", v.finished},
+                   {"queueing_delay_seconds", ToJson(v.queueing)},
+                   {"mean_jct_slowdown", v.mean_slowdown}};
+  }
   nlohmann::json by_size = nlohmann::json::object();
   for (size_t b = 0; b < kSizeBuckets.size(); ++b) {
     by_size[kSizeBuckets[b].name] = {{"jct_seconds", ToJson(m.jct_by_size[b])},
@@ -129,7 +238,16 @@ nlohmann::json ToJson(const Metrics& m) {
           {"mean_nodes_multi_gpu", m.mean_nodes},
           {"mean_switches_multi_gpu", m.mean_switches},
           {"unknown_model_jobs", m.unknown_models},
-          {"placement_note", m.placement_note}};
+          {"placement_note", m.placement_note},
+          {"fairness",
+           {{"finish_time_fairness_rho", ToJson(m.fairness.rho)},
+            {"worst_rho", m.fairness.rho.max},
+            {"fraction_rho_above_1_05", m.fairness.frac_unfair},
+            {"jain_user_slowdown", opt(m.fairness.jain_user)},
+            {"jain_vc_slowdown", opt(m.fairness.jain_vc)},
+            {"users", m.fairness.users},
+            {"vcs", m.fairness.vcs}}},
+          {"by_vc", by_vc}};
 }
 
 }  // namespace tiresias

@@ -1,5 +1,5 @@
 // Reports of simulation runs: a summary table, a side-by-side comparison with ratios to the
-// first run, and the files written by --out (jobs.csv, summary.json) and --events.
+// first run, and the files written by --out (jobs.csv, jct_cdf.csv, summary.json) and --events.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,7 +15,9 @@ namespace tiresias {
 std::string SummaryTable(const Metrics& m);
 std::string CompareTable(const std::vector<Metrics>& runs);
 std::string JobsCsv(const SimResult& r);
-// Writes DIR/jobs.csv and DIR/summary.json (creating DIR).
+// The JCT CDF of finished jobs: "fraction,jct_seconds", fractions 0.000 to 1.000 by 0.001.
+std::string JctCdfCsv(const SimResult& r);
+// Writes DIR/jobs.csv, DIR/jct_cdf.csv and DIR/summary.json (creating DIR).
 Status WriteRunDir(const std::string& dir, const SimResult& r, const Metrics& m,
                    const nlohmann::json& config);
 // Writes an event log as JSON Lines (core/event_log.h), one event per line.

@@ -141,6 +141,8 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     r.id = j->spec.id;
     r.gpus = j->gpus();
     r.model = j->spec.model;
+    r.user = j->spec.user;
+    r.vc = j->spec.vc;
     r.state = j->state;
     r.submit = j->spec.submit;
     r.first_start = j->first_start;

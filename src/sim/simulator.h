@@ -38,7 +38,7 @@ struct SimConfig {
 struct JobResult {
   JobId id;
   int gpus = 0;
-  std::string model;
+  std::string model, user, vc;
   JobState state = JobState::kPending;
   Time submit = 0, first_start = -1, end = -1;
   int preemptions = 0, promotions = 0, final_queue = 0;

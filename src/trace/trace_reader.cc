@@ -68,6 +68,7 @@ StatusOr<Trace> ReadTiresias(CsvFile& f) {
   if (Status st = c.Require(f, {"job_id", "num_gpu", "submit_time", "duration"}); !st.ok())
     return st;
   auto model_col = f.Column("model_name");
+  auto user_col = f.Column("user"), vc_col = f.Column("vc"), name_col = f.Column("name");
   Trace t{"tiresias", {}};
   t.jobs.reserve(f.RecordsLeft());
   std::set<int64_t> seen;
@@ -99,6 +100,9 @@ StatusOr<Trace> ReadTiresias(CsvFile& f) {
     j.submit = *submit;
     j.duration = *dur;
     if (model_col) j.model = std::string(Trim(row[*model_col]));
+    if (user_col) j.user = std::string(Trim(row[*user_col]));
+    if (vc_col) j.vc = std::string(Trim(row[*vc_col]));
+    if (name_col) j.name = std::string(Trim(row[*name_col]));
     t.jobs.push_back(std::move(j));
   }
   return t;
@@ -108,6 +112,7 @@ StatusOr<Trace> ReadPhilly(CsvFile& f) {
   Columns c;
   if (Status st = c.Require(f, {"timestamp", "duration", "num_gpus"}); !st.ok()) return st;
   auto cluster_col = f.Column("cluster");
+  auto user_col = f.Column("user");
   Trace t{"philly", {}};
   t.jobs.reserve(f.RecordsLeft());
   std::vector<int64_t> stamps;
@@ -135,7 +140,8 @@ StatusOr<Trace> ReadPhilly(CsvFile& f) {
     j.id = JobId(next_id++);
     j.gpus = static_cast<int>(*gpus);
     j.duration = *dur;
-    if (cluster_col) j.user = std::string(Trim(row[*cluster_col]));
+    if (cluster_col) j.vc = std::string(Trim(row[*cluster_col]));
+    if (user_col) j.user = std::string(Trim(row[*user_col]));
     stamps.push_back(*ts);
     t.jobs.push_back(std::move(j));
   }

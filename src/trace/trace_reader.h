@@ -1,7 +1,9 @@
 // Trace readers. The format is chosen by the header:
-//  - Tiresias: job_id,num_gpu,submit_time,...,duration[,model_name] (seconds)
-//  - Philly-derived: timestamp,duration,num_gpus,gpu_time,cluster; submit times become
-//    seconds after the earliest timestamp, ids the data row number (from 0).
+//  - Tiresias: job_id,num_gpu,submit_time,...,duration (seconds), optional model_name, user,
+//    vc and name columns (what `tiresias trace convert` writes);
+//  - Philly-derived: timestamp,duration,num_gpus,gpu_time,cluster[,user]; submit times become
+//    seconds after the earliest timestamp, ids the data row number (from 0); `cluster` (the
+//    hashed virtual cluster) is the job's vc.
 // A malformed row stops the read with "file:line: what is wrong". Jobs come back sorted by
 // (submit, id), the order a driver submits them in.
 #pragma once
