@@ -38,7 +38,7 @@ TEST(PolicyOptions, UnknownPolicyListsValidNames) {
 TEST(PolicyOptions, UnknownOptionListsValidOptions) {
   EXPECT_EQ(Error("dlas", {"knob=8"}),
             "policy dlas: unknown option 'knob'; valid options: queues, thresholds, "
-            "promote_knob, queue_order");
+            "promote_knob, threshold_quantiles, queue_order, history, online, history_batch");
   EXPECT_EQ(Error("fifo", {"x=1"}), "policy fifo: unknown option 'x'; valid options: (none)");
   EXPECT_EQ(Error("srtf", {"ties=stable", "thresholds=1"}),
             "policy srtf: unknown option 'thresholds'; valid options: ties");

@@ -190,15 +190,23 @@ void Scheduler::RefreshRunningKeys(Time now) {
 }
 
 void Scheduler::RekeyAll(Time now) {
+  std::vector<uint32_t> active;
+  active.reserve(running_.size() + waiting_.size());
   auto key_of = [&](uint32_t slot) {
     Job& j = jobs_[slot];
+    policy_->Relearned(j, now);  // e.g. its queue under thresholds that moved
     j.key = policy_->Key(j, now);
+    active.push_back(slot);
     return j.key;
   };
   running_.Rekey(key_of);
   WaitOrder rekeyed;
   for (const auto& [key, slot] : waiting_) rekeyed.emplace(key_of(slot), slot);
   waiting_.swap(rekeyed);
+  // What was learned may move demotion and promotion times (thresholds), so every timer is
+  // re-armed, in slot order so that equal times keep a deterministic order.
+  std::sort(active.begin(), active.end());
+  for (uint32_t slot : active) ArmTimer(slot, now);
   walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};  // the next pass walks all
 }
 

@@ -42,6 +42,8 @@ std::vector<Case> AllCases() {
   // tiresias: fallback placements, victims released one by one, backfill behind unplaced jobs.
   out.push_back({"dlas", {"thresholds=30"}, "tiresias"});
   out.push_back({"las", {}, "tiresias"});
+  // Thresholds that follow the history and move as jobs complete.
+  out.push_back({"dlas", {"threshold_quantiles=0.4,0.8", "online=true", "history_batch=4"}});
   return out;
 }
 
@@ -72,9 +74,11 @@ const Topology kTopo = *Topology::Create(1, 2, 8);
 class PolicyContract : public testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    if (GetParam().policy == "gittins") {
+    bool reads_history = GetParam().policy == "gittins";
+    for (const auto& o : GetParam().opts) reads_history |= o.rfind("threshold_quantiles=", 0) == 0;
+    if (reads_history) {
       auto info = std::find_if(OrderingPolicies().begin(), OrderingPolicies().end(),
-                               [](const PolicyInfo& i) { return i.name == "gittins"; });
+                               [&](const PolicyInfo& i) { return i.name == GetParam().policy; });
       auto opt = std::find_if(info->options.begin(), info->options.end(),
                               [](const OptionSpec& o) { return o.name == "history"; });
       if (!std::filesystem::exists(opt->default_value)) {

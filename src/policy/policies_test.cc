@@ -225,6 +225,101 @@ TEST(DlasScenario, PromoteKnobPromotesExactlyAtWaitEqualsKnobTimesService) {
   EXPECT_EQ(s->Find(JobId(1))->promotions, 0);
 }
 
+// A GPU-time history from memory, for thresholds that follow it.
+class MemoryHistory : public DataSource {
+ public:
+  explicit MemoryHistory(std::vector<Service> s)
+      : s_(std::make_shared<const std::vector<Service>>(std::move(s))) {}
+  StatusOr<std::shared_ptr<const std::vector<Service>>> GpuTimeHistory(
+      const std::string&) const override {
+    return s_;
+  }
+  StatusOr<std::shared_ptr<const ModelCatalog>> ModelProfiles(const std::string&) const override {
+    return NotFound("no profiles");
+  }
+
+ private:
+  std::shared_ptr<const std::vector<Service>> s_;
+};
+
+// Two GPUs; dlas with T1 = the median of a GPU-time history {10, 20} GPU-s (nearest rank:
+// the 1st of 2, 10 GPU-s), learning from every completion (history_batch=1) or not.
+// X (50 s) and B (1000 s) start at 0 and drop to Q2 at 10 s. C and D (1000 s each) arrive at
+// 12 s in Q1 and preempt both (X and B have 12 GPU-s each); C and D drop to Q2 at 22 s with
+// 10 GPU-s, where X and B (submitted first) resume. X ends at 22 + 38 = 60 s with 50 GPU-s.
+std::string AtXsEnd(bool online) {
+  MemoryHistory history({Seconds(10), Seconds(20)});
+  auto p = MakeOrderingPolicy("dlas",
+                              {"threshold_quantiles=0.5", "history=mem", "history_batch=1",
+                               std::string("online=") + (online ? "true" : "false")},
+                              history);
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  auto pl = MakePlacementPolicy("count", {}, TestFiles());
+  Scheduler s(*Topology::Create(1, 1, 2), std::move(*p), std::move(*pl));
+  Submit(s, J(1, 1, 0, Seconds(50)), 0);  // X
+  Submit(s, J(2, 1, 0), 0);               // B
+  EXPECT_EQ(Str(s.Schedule(0)), "start 1, start 2");
+  EXPECT_EQ(s.NextWakeup(), Seconds(10));
+  EXPECT_EQ(Str(s.Schedule(Seconds(10))), "");   // both demoted, nobody waits
+  Submit(s, J(3, 1, Seconds(12)), Seconds(12));  // C
+  Submit(s, J(4, 1, Seconds(12)), Seconds(12));  // D
+  EXPECT_EQ(Str(s.Schedule(Seconds(12))), "preempt 1, preempt 2, start 3, start 4");
+  EXPECT_EQ(Str(s.Schedule(Seconds(22))), "preempt 3, preempt 4, start 1, start 2");
+  EXPECT_EQ(s.Find(JobId(3))->queue, 1);
+  EXPECT_TRUE(s.Finish(JobId(1), Seconds(60)).ok());
+  return Str(s.Schedule(Seconds(60)));
+}
+
+TEST(DlasScenario, FixedQuantileThresholdsGiveXsGpuToTheNextInQ2) {
+  // online=false: T1 stays 10 GPU-s. In Q2, B runs and C (submitted before D) is next.
+  EXPECT_EQ(AtXsEnd(false), "start 3");
+}
+
+TEST(DlasScenario, ThresholdsThatLearnMoveWaitingJobsBackUp) {
+  // online=true: X's 50 GPU-s joins the history {10, 20, 50}; its median (2nd of 3) is 20,
+  // so T1 becomes 20 GPU-s. C and D (10 GPU-s each, waiting) are below it and return to Q1;
+  // B (50 GPU-s) stays in Q2. Q1 goes first: B is preempted, C and D start.
+  EXPECT_EQ(AtXsEnd(true), "preempt 2, start 3, start 4");
+}
+
+TEST(DlasScenario, ARunningJobsDemotionMovesWithTheThresholds) {
+  // T1 = the 0.6-quantile of {10, 20} GPU-s: nearest rank ceil(0.6 x 2) = 2, 20 GPU-s.
+  MemoryHistory history({Seconds(10), Seconds(20)});
+  auto p = MakeOrderingPolicy(
+      "dlas", {"threshold_quantiles=0.6", "history=mem", "history_batch=1", "online=true"},
+      history);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  auto pl = MakePlacementPolicy("count", {}, TestFiles());
+  Scheduler s(*Topology::Create(1, 1, 2), std::move(*p), std::move(*pl));
+  // X (4 s) and R (1000 s) start at 0; R would leave Q1 at 20 s.
+  Submit(s, J(1, 1, 0, Seconds(4)), 0);
+  Submit(s, J(2, 1, 0), 0);
+  EXPECT_EQ(Str(s.Schedule(0)), "start 1, start 2");
+  EXPECT_EQ(s.NextWakeup(), Seconds(20));
+  // X ends at 4 s with 4 GPU-s: history {4, 10, 20}, rank ceil(0.6 x 3) = 2: T1 = 10 GPU-s.
+  // R (4 GPU-s, running) stays in Q1 and now leaves it at 4 + (10 - 4) = 10 s.
+  ASSERT_TRUE(s.Finish(JobId(1), Seconds(4)).ok());
+  EXPECT_EQ(Str(s.Schedule(Seconds(4))), "");
+  EXPECT_EQ(s.NextWakeup(), Seconds(10));
+  EXPECT_EQ(s.Find(JobId(2))->queue, 0);
+  EXPECT_EQ(Str(s.Schedule(Seconds(10))), "");
+  EXPECT_EQ(s.Find(JobId(2))->queue, 1);
+}
+
+TEST(DlasOptions, ThresholdQuantilesAreCheckedAndExclusiveWithThresholds) {
+  MemoryHistory history({Seconds(10)});
+  auto both = MakeOrderingPolicy("dlas", {"thresholds=10", "threshold_quantiles=0.5"}, history);
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("not both"), std::string::npos);
+  auto bad = MakeOrderingPolicy("dlas", {"threshold_quantiles=0.9,0.5"}, history);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("strictly increasing"), std::string::npos);
+  auto count = MakeOrderingPolicy("dlas", {"queues=3", "threshold_quantiles=0.5"}, history);
+  ASSERT_FALSE(count.ok());
+  EXPECT_NE(count.status().message().find("queues=3 needs 2 threshold_quantiles"),
+            std::string::npos);
+}
+
 TEST(FifoScenario, StrictFifoHeadOfLineBlocksBackfillDoesNot) {
   for (const char* name : {"fifo", "fifo-backfill"}) {
     const std::string policy = name;

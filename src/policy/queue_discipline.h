@@ -6,6 +6,12 @@
 // (its attained service, unless it was promoted). A waiting job below Q1 that has waited
 // w since it last ran, with s of service since it last entered Q1, returns to Q1 when
 // w >= knob x s (w in seconds, s in GPU-seconds, as algorithms.md defines); s restarts at 0.
+//
+// Thresholds that adapt (threshold_quantiles=Q1,...): Ti is the Qi-quantile of a GPU-time
+// history (the policy's `history` file, and with online=true every completed job, merged every
+// `history_batch`), so the queues follow the service jobs are observed to attain. When they
+// move, every job's queue is re-derived from its service in its climb (Rebucket), in both
+// directions, and the core re-arms the timers.
 #pragma once
 
 #include <optional>
@@ -15,6 +21,7 @@
 #include "common/options.h"
 #include "common/status.h"
 #include "core/job.h"
+#include "policy/gittins_index.h"
 
 namespace tiresias {
 
@@ -23,9 +30,24 @@ class QueueDiscipline {
   // thresholds in GPU-ms, strictly increasing; knob 0 disables promotion.
   QueueDiscipline(std::vector<Service> thresholds, double knob)
       : thresholds_(std::move(thresholds)), knob_(knob) {}
-  // Reads queues, thresholds (GPU-seconds) and promote_knob.
+  // Reads queues, thresholds (GPU-seconds) or threshold_quantiles, and promote_knob. With
+  // quantiles the thresholds are placeholders until SetThresholds.
   static StatusOr<QueueDiscipline> FromOptions(const std::string& owner, const OptionValues& v);
   static std::vector<OptionSpec> Options();
+  // The history options that dlas (for threshold_quantiles) and gittins share: history,
+  // online, history_batch.
+  static std::vector<OptionSpec> HistoryOptions();
+
+  // Quantiles the thresholds follow; empty = fixed thresholds.
+  const std::vector<double>& quantiles() const { return quantiles_; }
+  bool adaptive() const { return !quantiles_.empty(); }
+  // Thresholds at quantiles() of `history`, made strictly increasing (each at least 1 GPU-ms
+  // above the one before it).
+  void FollowHistory(const GittinsIndex& history);
+  const std::vector<Service>& thresholds() const { return thresholds_; }
+  // Re-derives the job's queue from its service in its climb under the current thresholds;
+  // true if it moved.
+  bool Rebucket(Job& j, Time now) const;
 
   int num_queues() const { return static_cast<int>(thresholds_.size()) + 1; }
   // Upper threshold of queue q, or nullopt for the last queue.
@@ -44,6 +66,7 @@ class QueueDiscipline {
   std::optional<Time> PromotionAt(const Job& j) const;
   std::vector<Service> thresholds_;
   double knob_;
+  std::vector<double> quantiles_;
 };
 
 }  // namespace tiresias

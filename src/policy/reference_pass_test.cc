@@ -184,6 +184,17 @@ std::vector<Case> AllCases() {
   out.push_back({"gittins", {"thresholds=10", "quantum=60"}});
   out.push_back({"gittins", {"queues=3", "thresholds=5,100"}, "consolidate"});
   out.push_back({"gittins", {"thresholds=20", "promote_knob=8"}});
+  // Thresholds that follow the history (threshold_quantiles): merges re-bucket every job and
+  // re-arm every timer.
+  out.push_back({"dlas", {"threshold_quantiles=0.5,0.9", "online=true", "history_batch=5"}});
+  out.push_back({"dlas",
+                 {"threshold_quantiles=0.3", "online=true", "history_batch=3",
+                  "queue_order=running-first", "promote_knob=2"},
+                 "tiresias",
+                 {},
+                 true});
+  out.push_back({"dlas", {"queues=3", "threshold_quantiles=0.2,0.6"}, "consolidate"});
+  out.push_back({"gittins", {"threshold_quantiles=0.5,0.9", "online=true", "history_batch=5"}});
   out.push_back({"srtf", {"ties=stable"}});
   out.push_back({"srsf", {"ties=stable"}, "consolidate"});
   out.push_back({"las", {}, "tiresias", {}, true});
@@ -216,6 +227,11 @@ bool NeedsAbsentFile(const Case& c, std::string* why) {
   };
   std::vector<std::string> need;
   if (c.policy == "gittins") need.push_back(path_of(OrderingPolicies(), "gittins", "history"));
+  for (const auto& o : c.opts) {
+    if (o.rfind("threshold_quantiles=", 0) == 0) {
+      need.push_back(path_of(OrderingPolicies(), c.policy, "history"));
+    }
+  }
   if (c.placement == "tiresias") {
     need.push_back(path_of(PlacementPolicies(), "tiresias", "profiles"));
   }
