@@ -9,6 +9,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   tiresias::AddSimCommands(app, rc);
   tiresias::AddProfileCommands(app, rc);
+  tiresias::AddSweepCommand(app, rc);
   tiresias::AddServeCommand(app, rc);
   tiresias::AddClientCommands(app, rc);
   tiresias::AddShimCommand(app, rc);

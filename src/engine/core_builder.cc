@@ -15,4 +15,22 @@ StatusOr<std::unique_ptr<Scheduler>> BuildCore(const CoreConfig& cfg, const Data
                                      cfg.options, cfg.speed);
 }
 
+Status ValidatePolicies(const std::string& policy, const std::vector<std::string>& policy_opts,
+                        const std::string& placement,
+                        const std::vector<std::string>& placement_opts, const DataSource& data) {
+  auto p = MakeOrderingPolicy(policy, policy_opts, data);
+  if (!p.ok()) return p.status();
+  auto pl = MakePlacementPolicy(placement, placement_opts, data);
+  if (!pl.ok()) return pl.status();
+  return Status::Ok();
+}
+
+StatusOr<std::vector<std::string>> PolicyOptionNames(const std::string& policy) {
+  auto values = OrderingPolicies().Options(policy, {});
+  if (!values.ok()) return values.status();
+  std::vector<std::string> out;
+  for (const auto& o : OrderingPolicies().Find(policy)->options) out.push_back(o.name);
+  return out;
+}
+
 }  // namespace tiresias

@@ -30,4 +30,12 @@ struct CoreConfig {
 // (file and line) for a file an option names that cannot be read.
 StatusOr<std::unique_ptr<Scheduler>> BuildCore(const CoreConfig& cfg, const DataSource& data);
 
+// Checks a policy and a placement with their options as BuildCore would, without a core.
+Status ValidatePolicies(const std::string& policy, const std::vector<std::string>& policy_opts,
+                        const std::string& placement,
+                        const std::vector<std::string>& placement_opts, const DataSource& data);
+// The names of the options an ordering policy declares; InvalidArgument listing the valid
+// policies for an unknown name.
+StatusOr<std::vector<std::string>> PolicyOptionNames(const std::string& policy);
+
 }  // namespace tiresias
