@@ -149,6 +149,8 @@ StatusOr<std::vector<SweepPoint>> ExpandGrid(const GridBase& base,
       const std::string& v = axes[a].values[idx[a]];
       if (key == "policy" || key == "placement") {
         p.knobs[key] = v;
+      } else if (v == "-") {
+        p.knobs[key] = v;  // the option is not given: its default (or another axis) holds
       } else if (key.rfind("placement.", 0) == 0) {
         popts[key.substr(10)] = Slashes(v);
         p.knobs[key] = v;

@@ -8,7 +8,8 @@
 // a policy option (given only to policies that declare it, so `policy=dlas,srtf` with
 // `queues=...` runs srtf once). In list-valued options `/` separates the items of one value
 // (`thresholds=3250/7200`); `thresholds=LO:HI` gives a K-queue configuration K-1 thresholds
-// spaced geometrically from LO to HI (one queue: none; two: LO). Combinations a policy
+// spaced geometrically from LO to HI (one queue: none; two: LO); `-` leaves the option out
+// (`--grid thresholds=1000:1000000,- --grid threshold_quantiles=-,0.5/0.9`). Combinations a policy
 // refuses (e.g. 3 queues with 1 threshold) are skipped and reported, never run.
 #pragma once
 

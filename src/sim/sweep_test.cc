@@ -79,6 +79,16 @@ TEST(SweepGrid, RefusedCombinationsAreSkippedWithTheReason) {
   EXPECT_EQ(Labels(*points), (std::vector<std::string>{"dlas queues=4 thresholds=5,10,20 +count"}));
   ASSERT_EQ(skipped.size(), 1u);
   EXPECT_NE(skipped[0].find("queues=3 needs 2 thresholds, got 3"), std::string::npos);
+  // `-` leaves an option out: thresholds or threshold_quantiles, never both (refused).
+  skipped.clear();
+  auto either = ExpandGrid({.policy = "dlas", .placement = "count"},
+                           {*ParseGridAxis("thresholds=50,-"), *ParseGridAxis("promote_knob=-,2")},
+                           TestFiles(), &skipped);
+  ASSERT_TRUE(either.ok()) << either.status().message();
+  EXPECT_EQ(Labels(*either),
+            (std::vector<std::string>{"dlas thresholds=50 +count",
+                                      "dlas promote_knob=2 thresholds=50 +count", "dlas +count",
+                                      "dlas promote_knob=2 +count"}));
   // A range without a queue count cannot be expanded.
   EXPECT_FALSE(
       ExpandGrid({.policy = "dlas"}, {*ParseGridAxis("thresholds=1:9")}, TestFiles(), nullptr)
