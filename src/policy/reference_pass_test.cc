@@ -68,14 +68,16 @@ std::vector<JobSpec> Bursty(uint64_t seed, int n, int max_gpus) {
   return jobs;
 }
 
-std::vector<JobSpec> PhillyLike(uint64_t seed, int n, int gpus) {
+// Philly's size mix up to one switch's GPUs (so that consolidate can place every job; the mix
+// has 12- and 24-GPU jobs), durations a fifth of Philly's.
+std::vector<JobSpec> PhillyLike(uint64_t seed, int n, const Topology& topo) {
+  const int gpus = topo.total_gpus();
   return SyntheticPhillyLike({.jobs = n,
                               .seed = seed,
                               .load = 1.6,
                               .cluster_gpus = gpus,
-                              .median_seconds = 240,
-                              .sigma = 1.3,
-                              .max_gpus = gpus});
+                              .max_gpus = topo.gpus_per_switch(),
+                              .duration_scale = 0.2});  // 1-GPU median 1117 s -> 223 s
 }
 
 // Four cluster shapes x {Philly-like, bursty} x eight seeds; restore overhead 30 s on odd
@@ -92,7 +94,7 @@ const std::vector<Workload>& Synthetic() {
         const uint64_t k = static_cast<uint64_t>(gpus) * 10 + seed;
         const Duration restore = seed % 2 ? Seconds(30) : 0;
         out->push_back({fmt::format("philly_{}_seed{}", topo.str(), k), topo, restore,
-                        PhillyLike(k, n, gpus)});
+                        PhillyLike(k, n, topo)});
         out->push_back({fmt::format("bursty_{}_seed{}", topo.str(), k), topo, Seconds(30) - restore,
                         Bursty(k, n, std::min(gpus, 16))});
       }
