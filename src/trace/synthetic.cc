@@ -97,20 +97,23 @@ Drawing DrawJobs(const SyntheticConfig& cfg, const WorkloadFigures& f, PortableR
   return d;
 }
 
-// Submit times (whole seconds from 0): Poisson arrivals whose span offers `load`.
+// Submit times (whole seconds from 0): Poisson arrivals (exponential gaps), scaled so that
+// the span from the first to the last offers exactly `load` (a uniform stretch keeps them a
+// Poisson process conditioned on its span).
 template <typename Emit>
 double Arrivals(const SyntheticConfig& cfg, const Drawing& d, PortableRng& rng, Emit emit) {
-  const double n = static_cast<double>(d.jobs.size());
-  const double span = d.gpu_seconds / (cfg.load * std::max(1, cfg.cluster_gpus));
-  const double mean_gap = n > 0 ? span / n : 0;
-  double t = 0;
+  const size_t n = d.jobs.size();
+  const double gpus = static_cast<double>(std::max(1, cfg.cluster_gpus));
+  const double span = d.gpu_seconds / (cfg.load * gpus);
+  std::vector<double> at(n, 0.0);
+  for (size_t i = 1; i < n; ++i) at[i] = at[i - 1] + rng.Exponential(1.0);
+  const double scale = n > 1 && at[n - 1] > 0 ? span / at[n - 1] : 0;
   int64_t last = 0;
-  for (size_t i = 0; i < d.jobs.size(); ++i) {
-    last = static_cast<int64_t>(std::floor(t + 0.5));
+  for (size_t i = 0; i < n; ++i) {
+    last = static_cast<int64_t>(std::floor(at[i] * scale + 0.5));
     emit(i, last);
-    t += rng.Exponential(mean_gap);
   }
-  return last > 0 ? d.gpu_seconds / (static_cast<double>(std::max(1, cfg.cluster_gpus)) * last) : 0;
+  return last > 0 ? d.gpu_seconds / (gpus * static_cast<double>(last)) : 0;
 }
 
 }  // namespace
