@@ -29,33 +29,49 @@ std::optional<double> JainIndex(const std::vector<double>& v) {
 
 std::vector<double> FinishTimeFairness(const SimResult& r) {
   // n(t), the jobs in the system: +1 at submit, -1 when a job leaves (finished or cancelled).
-  // Its integral over time, at each change, lets every job's time-average N be read in
-  // O(log n): area(submit, end) / JCT.
-  std::vector<std::pair<Time, int>> changes;
-  changes.reserve(2 * r.jobs.size());
-  for (const auto& j : r.jobs) {
+  // One sweep over the submits (jobs come in submission order) merged with the sorted ends
+  // reads the area under n(t) at every job's submit and end: area(end) - area(submit) over
+  // the JCT is the time-average N over the job's stay.
+  const size_t n_jobs = r.jobs.size();
+  std::vector<uint32_t> by_submit;
+  std::vector<std::pair<Time, uint32_t>> ends;
+  by_submit.reserve(n_jobs);
+  ends.reserve(n_jobs);
+  for (uint32_t i = 0; i < n_jobs; ++i) {
+    const auto& j = r.jobs[i];
     if (j.state == JobState::kRejected) continue;
-    changes.emplace_back(j.submit, +1);
-    if (j.end >= 0) changes.emplace_back(j.end, -1);
+    by_submit.push_back(i);
+    if (j.end >= 0) ends.emplace_back(j.end, i);
   }
-  std::sort(changes.begin(), changes.end());
-  std::vector<Time> at;
-  std::vector<int64_t> area, count;  // area up to at[k] (job-ms); jobs from at[k] on
-  int64_t n = 0, a = 0;
-  for (size_t i = 0; i < changes.size();) {
-    const Time t = changes[i].first;
-    if (!at.empty()) a += n * (t - at.back());
-    for (; i < changes.size() && changes[i].first == t; ++i) n += changes[i].second;
-    at.push_back(t);
-    area.push_back(a);
-    count.push_back(n);
+  auto submit_of = [&](uint32_t i) { return r.jobs[i].submit; };
+  if (!std::is_sorted(by_submit.begin(), by_submit.end(),
+                      [&](uint32_t a, uint32_t b) { return submit_of(a) < submit_of(b); })) {
+    std::stable_sort(by_submit.begin(), by_submit.end(),
+                     [&](uint32_t a, uint32_t b) { return submit_of(a) < submit_of(b); });
   }
-  auto area_at = [&](Time t) {
-    size_t k = static_cast<size_t>(std::upper_bound(at.begin(), at.end(), t) - at.begin());
-    if (k == 0) return int64_t{0};
-    --k;
-    return area[k] + count[k] * (t - at[k]);
-  };
+  std::sort(ends.begin(), ends.end());
+  std::vector<int64_t> area_submit(n_jobs, 0), area_end(n_jobs, 0);  // job-ms
+  int64_t n = 0, area = 0;
+  Time last = 0;
+  bool started = false;
+  size_t si = 0, ei = 0;
+  while (si < by_submit.size() || ei < ends.size()) {
+    const Time t =
+        ei == ends.size() || (si < by_submit.size() && submit_of(by_submit[si]) < ends[ei].first)
+            ? submit_of(by_submit[si])
+            : ends[ei].first;
+    if (started) area += n * (t - last);
+    started = true;
+    last = t;
+    for (; si < by_submit.size() && submit_of(by_submit[si]) == t; ++si) {
+      area_submit[by_submit[si]] = area;
+      ++n;
+    }
+    for (; ei < ends.size() && ends[ei].first == t; ++ei) {
+      area_end[ends[ei].second] = area;
+      --n;
+    }
+  }
   std::vector<double> rho(r.jobs.size(), 0.0);
   const double gpus = std::max(1, r.total_gpus);
   for (size_t i = 0; i < r.jobs.size(); ++i) {
@@ -63,7 +79,7 @@ std::vector<double> FinishTimeFairness(const SimResult& r) {
     if (j.state != JobState::kFinished || j.work <= 0) continue;
     const Time jct = j.end - j.submit;
     const double jobs_in_system =
-        jct > 0 ? std::max(1.0, static_cast<double>(area_at(j.end) - area_at(j.submit)) /
+        jct > 0 ? std::max(1.0, static_cast<double>(area_end[i] - area_submit[i]) /
                                     static_cast<double>(jct))
                 : 1.0;
     const double fair = static_cast<double>(j.work) * std::max(1.0, j.gpus * jobs_in_system / gpus);
@@ -76,15 +92,30 @@ Stats Summarize(std::vector<double> v) {
   Stats s;
   s.n = v.size();
   if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
   double sum = 0;
   for (double x : v) sum += x;
   s.mean = sum / static_cast<double>(v.size());
-  s.median = Quantile(v, 0.5);
-  s.p95 = Quantile(v, 0.95);
-  s.p99 = Quantile(v, 0.99);
-  s.p999 = Quantile(v, 0.999);
-  s.max = v.back();
+  s.max = *std::max_element(v.begin(), v.end());
+  // The quantiles as Quantile() reads them from the sorted values, without sorting: each
+  // needs the order statistics lo and lo + 1, found in increasing order by nth_element on
+  // what is left to the right of the last one (linear on average).
+  size_t from = 0;
+  auto at = [&](double q) {
+    const double pos = q * static_cast<double>(v.size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(pos));
+    std::nth_element(v.begin() + static_cast<ptrdiff_t>(from),
+                     v.begin() + static_cast<ptrdiff_t>(lo), v.end());
+    const double a = v[lo];
+    const double b = lo + 1 < v.size()
+                         ? *std::min_element(v.begin() + static_cast<ptrdiff_t>(lo) + 1, v.end())
+                         : a;
+    from = lo + 1 < v.size() ? lo + 1 : lo;
+    return a + (b - a) * (pos - static_cast<double>(lo));
+  };
+  s.median = at(0.5);
+  s.p95 = at(0.95);
+  s.p99 = at(0.99);
+  s.p999 = at(0.999);
   return s;
 }
 
