@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   tiresias::AddSimCommands(app, rc);
   tiresias::AddProfileCommands(app, rc);
   tiresias::AddSweepCommand(app, rc);
+  tiresias::AddTraceCommands(app, rc);
   tiresias::AddServeCommand(app, rc);
   tiresias::AddClientCommands(app, rc);
   tiresias::AddShimCommand(app, rc);

@@ -32,8 +32,15 @@ struct WorkloadArgs {
   std::string speed = "auto", comm = "ps", link_bw, profiles = DefaultProfilesPath(),
               compute_times = DefaultComputeTimesPath();
   uint64_t assign_models = 0;
+  std::string attempts = "merge";
 
   void Add(CLI::App* c) {
+    c->add_option("--attempts", attempts,
+                  "jobs with several attempts (converted Philly job logs): merge (one run of "
+                  "their total) or replay (each attempt but the last ends unfinished and the "
+                  "job waits to restart)")
+        ->check(CLI::IsMember({"merge", "replay"}))
+        ->capture_default_str();
     c->add_option("--speed", speed,
                   "placement speed model: links (compute + gradient exchange over the slowest "
                   "link, see --comm), "
@@ -233,6 +240,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.label = r.policy + "+" + r.placement;
     c.speed = speed;
     c.record_events = !events_path.empty();
+    c.replay_attempts = w.attempts == "replay";
     // Validate every run before any starts, so a typo fails at once.
     c.data = files;
     if (auto p = MakeOrderingPolicy(c.policy, c.policy_opts, *files); !p.ok()) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/ids.h"
 #include "common/time.h"
@@ -22,6 +23,10 @@ struct JobSpec {
   std::string vc;                    // virtual cluster (tenant group, queue); "" = none
   std::string model;                 // "" = unknown model
   std::optional<Duration> duration;  // packed-placement run time; only oracle policies read it
+  // Traces that record restarts (Philly's attempts): the packed run time of each attempt, in
+  // order, summing to `duration`; every attempt but the last ended without finishing the job.
+  // The simulator replays them when asked (sim --attempts replay). Empty = one attempt.
+  std::vector<Duration> attempts;
 };
 
 enum class JobState { kPending, kRunning, kFinished, kCancelled, kRejected };
@@ -63,6 +68,7 @@ struct Job {
   Time end = -1;
   Time last_stop = 0;  // when it last stopped running (or was submitted)
   int preemptions = 0;
+  int restarts = 0;  // attempts that ended without finishing the job (Scheduler::Requeue)
   int starts = 0;
   Duration overhead = 0;  // total restore time charged, ms
   Duration held = 0;      // total time holding GPUs (runs incl. restore), ms

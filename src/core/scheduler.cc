@@ -103,6 +103,20 @@ Status Scheduler::Cancel(JobId id, Time now) {
   return Status::Ok();
 }
 
+Status Scheduler::Requeue(JobId id, Time now) {
+  auto it = slot_of_.find(id);
+  if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
+  Job& j = jobs_[it->second];
+  if (!j.running()) {
+    return FailedPrecondition(
+        fmt::format("job {}: requeued while {}", id.value(), ToString(j.state)));
+  }
+  Stop(it->second, now);
+  ++j.restarts;
+  dirty_ = true;
+  return Status::Ok();
+}
+
 void Scheduler::CountWaiting(int gpus, int delta) {
   auto& n = waiting_gpus_[gpus];
   n += delta;

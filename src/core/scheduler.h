@@ -71,6 +71,12 @@ class Scheduler {
   // The job's work is complete (simulator) or its process exited (daemon).
   Status Finish(JobId id, Time now);
   Status Cancel(JobId id, Time now);
+  // A running job's attempt ended without finishing the job (its process failed, and like
+  // Philly we retry it): it gives its GPUs back and waits again, keeping the service and the
+  // progress it attained (its queue does not restart); a later start resumes it, paying the
+  // restore overhead. Not a preemption: counted in Job::restarts. The simulator calls it to
+  // replay a trace's attempts (sim --attempts replay).
+  Status Requeue(JobId id, Time now);
   // A running job makes progress from `t` (>= its start; may be after `now`). The daemon
   // uses it when a preempted process still holds the GPUs while it checkpoints: progress is
   // held until the holder's kill deadline, then set to the real launch time. Service and

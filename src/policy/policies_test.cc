@@ -320,6 +320,31 @@ TEST(DlasOptions, ThresholdQuantilesAreCheckedAndExclusiveWithThresholds) {
             std::string::npos);
 }
 
+TEST(Requeue, AFailedAttemptWaitsAgainKeepingItsServiceAndPaysTheRestore) {
+  // One GPU, las (least attained service first), 5 s restore. A starts at 0; B arrives at
+  // 10 s and, having attained nothing, preempts A (10 s attained). At 40 s B's attempt fails
+  // (30 s attained): it waits again with its 30 s, so A (10 s) is ahead and resumes, paying
+  // the restore: progress from 45 s. A failed attempt is a restart, not a preemption.
+  auto s = Make("las", {}, 1, SchedulerOptions{.restore_overhead = 5000});
+  Submit(*s, J(1, 1, 0), 0);
+  EXPECT_EQ(Str(s->Schedule(0)), "start 1");
+  Submit(*s, J(2, 1, 10'000), 10'000);
+  EXPECT_EQ(Str(s->Schedule(10'000)), "preempt 1, start 2");
+  ASSERT_TRUE(s->Requeue(JobId(2), 40'000).ok());
+  EXPECT_EQ(Str(s->Schedule(40'000)), "start 1");
+  const Job* a = s->Find(JobId(1));
+  EXPECT_EQ(a->progress_start, 45'000);
+  EXPECT_EQ(a->overhead, 5'000);
+  const Job* b = s->Find(JobId(2));
+  EXPECT_EQ(b->state, JobState::kPending);
+  EXPECT_EQ(b->AttainedAt(40'000), 30'000);
+  EXPECT_EQ(b->restarts, 1);
+  EXPECT_EQ(b->preemptions, 0);
+  // Only a running job can fail an attempt.
+  EXPECT_EQ(s->Requeue(JobId(2), 40'000).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s->Requeue(JobId(9), 40'000).code(), StatusCode::kNotFound);
+}
+
 TEST(FifoScenario, StrictFifoHeadOfLineBlocksBackfillDoesNot) {
   for (const char* name : {"fifo", "fifo-backfill"}) {
     const std::string policy = name;

@@ -141,6 +141,7 @@ Metrics ComputeMetrics(const SimResult& r) {
     overhead_gpu_ms += static_cast<double>(j.overhead) * j.gpus;
     m.preemptions += j.preemptions;
     m.promotions += j.promotions;
+    m.restarts += j.restarts;
     if (!j.model_known) ++m.unknown_models;
     if (j.state == JobState::kRejected) {
       ++m.rejected;
@@ -262,6 +263,7 @@ nlohmann::json ToJson(const Metrics& m) {
           {"gpu_utilisation", m.utilisation},
           {"preemptions", m.preemptions},
           {"promotions", m.promotions},
+          {"restarts", m.restarts},
           {"overhead_gpu_seconds", m.overhead_gpu_seconds},
           {"scheduling_passes", m.passes},
           {"slowdown", ToJson(m.slowdown)},

@@ -77,8 +77,9 @@ std::string SummaryTable(const Metrics& m) {
                      m.unfinished);
   out += fmt::format(
       "  makespan {:.0f} s  GPU utilisation {:.3f}  preemptions {}  promotions {}"
-      "  overhead {:.0f} GPU-s\n",
-      m.makespan, m.utilisation, m.preemptions, m.promotions, m.overhead_gpu_seconds);
+      "  overhead {:.0f} GPU-s{}\n",
+      m.makespan, m.utilisation, m.preemptions, m.promotions, m.overhead_gpu_seconds,
+      m.restarts ? fmt::format("  restarts (replayed attempts) {}", m.restarts) : "");
   out += fmt::format(
       "  slowdown mean {:.3f} p95 {:.3f}  fragmentation-idle GPUs {:.1f}  nodes/job {:.2f}"
       "  switches/job {:.2f} (jobs > 1 GPU)\n",
@@ -156,15 +157,16 @@ std::string JctCdfCsv(const SimResult& r) {
 std::string JobsCsv(const SimResult& r) {
   std::string out =
       "id,gpus,model,state,submit,first_start,end,jct,queueing_delay,preemptions,promotions,"
-      "final_queue,overhead,slowdown,nodes,switches\n";
+      "final_queue,overhead,slowdown,nodes,switches,restarts\n";
   for (const auto& j : r.jobs) {
     bool done = j.state == JobState::kFinished;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id.value(), j.gpus,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id.value(), j.gpus,
                        j.model, ToString(j.state), Secs(j.submit), Secs(j.first_start), Secs(j.end),
                        done ? Secs(j.end - j.submit) : "",
                        j.first_start >= 0 ? Secs(j.first_start - j.submit) : "", j.preemptions,
                        j.promotions, j.final_queue + 1, Secs(j.overhead),
-                       done ? fmt::format("{:.4f}", j.slowdown()) : "", j.nodes, j.switches);
+                       done ? fmt::format("{:.4f}", j.slowdown()) : "", j.nodes, j.switches,
+                       j.restarts);
   }
   return out;
 }

@@ -18,13 +18,14 @@ struct Completion {
   Time at;
   uint64_t seq;
   JobId job;
-  int start_no;  // the job's start count when this completion was computed
+  int start_no;               // the job's start count when this completion was computed
+  bool attempt_ends = false;  // an attempt ends without finishing the job (replay_attempts)
   bool operator>(const Completion& o) const { return at != o.at ? at > o.at : seq > o.seq; }
 };
 
-// When a job started by `a` completes: its remaining packed work at its placement's rate.
-Time CompletionTime(const Job& j) {
-  Duration remaining = std::max<Duration>(0, *j.spec.duration - j.work_done);
+// When a started job has done `target` of packed work: the rest at its placement's rate.
+Time TimeOfWork(const Job& j, Duration target) {
+  Duration remaining = std::max<Duration>(0, target - j.work_done);
   if (j.rate == 1.0) return j.progress_start + remaining;
   return j.progress_start +
          static_cast<Duration>(std::ceil(static_cast<double>(remaining) / j.rate));
@@ -68,6 +69,8 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   size_t next = 0;
   // Placement shape of each job's last run, by submission index (= the core's job slot).
   std::vector<std::pair<int, int>> shape(jobs.size(), {0, 0});
+  // With replay_attempts: the attempt each job is in, by submission index.
+  std::vector<uint32_t> attempt(cfg.replay_attempts ? jobs.size() : 0, 0);
   Time last_t = 0;
   int frag_now = 0;  // GPUs idle because of fragmentation since last_t
   while (true) {
@@ -91,6 +94,11 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       done.pop();
       const Job* j = core.Find(c.job);
       if (j->running() && j->starts == c.start_no) {
+        if (c.attempt_ends) {  // the attempt failed; the job waits to be restarted
+          ++attempt[static_cast<size_t>(j - core.jobs().data())];
+          if (Status st = core.Requeue(c.job, t); !st.ok()) return st;
+          continue;
+        }
         if (Status st = core.Finish(c.job, t); !st.ok()) return st;  // a core defect: stop
         if (cfg.record_events) {
           result.event_log.push_back({.t = t, .kind = EventKind::kFinish, .job = c.job});
@@ -118,13 +126,21 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       if (cfg.record_events) result.event_log.push_back(EventOf(a, t));
       if (a.kind != Action::Kind::kStart) continue;
       const Job* j = core.Find(a.job);
-      done.push(Completion{CompletionTime(*j), seq++, a.job, j->starts});
+      const size_t slot = static_cast<size_t>(j - core.jobs().data());
+      Duration target = *j->spec.duration;  // the whole job
+      bool attempt_ends = false;
+      if (cfg.replay_attempts && attempt[slot] + 1 < j->spec.attempts.size()) {
+        target = 0;  // the work done by the end of the current attempt
+        for (size_t k = 0; k <= attempt[slot]; ++k) target += j->spec.attempts[k];
+        attempt_ends = true;
+      }
+      done.push(Completion{TimeOfWork(*j, target), seq++, a.job, j->starts, attempt_ends});
       int sw = 0, last = -1;
       for (const auto& sl : a.alloc.slices) {
         if (cfg.topo.switch_of(sl.node) != last) ++sw;
         last = cfg.topo.switch_of(sl.node);
       }
-      shape[static_cast<size_t>(j - core.jobs().data())] = {a.alloc.node_count(), sw};
+      shape[slot] = {a.alloc.node_count(), sw};
     }
     // Fragmentation: the first waiting job would fit the free GPUs in count, yet waits.
     const Job* head = core.FirstWaiting();
@@ -149,6 +165,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     r.end = j->end;
     r.preemptions = j->preemptions;
     r.promotions = j->promotions;
+    r.restarts = j->restarts;
     r.final_queue = j->queue;
     r.held = j->held;
     r.overhead = j->overhead;

@@ -30,6 +30,10 @@ struct SimConfig {
   std::shared_ptr<const SpeedModel> speed;  // null: every placement runs at packed speed
   std::string label;                        // for reports; default "policy+placement"
   bool record_events = false;               // fill SimResult::event_log
+  // Replay the attempts a trace records (JobSpec::attempts): each attempt but the last ends,
+  // once its run time of work is done, without finishing the job, which waits to be
+  // restarted (Scheduler::Requeue). Off: a job runs its whole duration as one attempt.
+  bool replay_attempts = false;
   // Reads the files policy options name; null: a FileDataSource of this run's own. Share
   // one across runs (compare) to read each file once.
   std::shared_ptr<const DataSource> data;
@@ -41,7 +45,7 @@ struct JobResult {
   std::string model, user, vc;
   JobState state = JobState::kPending;
   Time submit = 0, first_start = -1, end = -1;
-  int preemptions = 0, promotions = 0, final_queue = 0;
+  int preemptions = 0, promotions = 0, final_queue = 0, restarts = 0;
   Duration held = 0, overhead = 0, executed = 0;
   Duration work = 0;            // packed-placement duration from the trace
   int nodes = 0, switches = 0;  // spanned by its last run (0 = never ran)

@@ -22,8 +22,9 @@ std::optional<Duration> ParseSecondsMs(std::string_view s) {
   return static_cast<Duration>(std::llround(*v * kMsPerSecond));
 }
 
-// "YYYY-MM-DD HH:MM:SS" -> seconds since the Unix epoch.
-std::optional<int64_t> ParseTimestamp(std::string_view s) {
+}  // namespace
+
+std::optional<int64_t> ParseDateTime(std::string_view s) {
   s = Trim(s);
   if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' ||
       s[16] != ':') {
@@ -43,6 +44,8 @@ std::optional<int64_t> ParseTimestamp(std::string_view s) {
   int64_t days = std::chrono::sys_days(ymd).time_since_epoch().count();
   return days * 86400 + *h * 3600 + *mi * 60 + *se;
 }
+
+namespace {
 
 struct Columns {
   std::vector<size_t> idx;
@@ -68,7 +71,8 @@ StatusOr<Trace> ReadTiresias(CsvFile& f) {
   if (Status st = c.Require(f, {"job_id", "num_gpu", "submit_time", "duration"}); !st.ok())
     return st;
   auto model_col = f.Column("model_name");
-  auto user_col = f.Column("user"), vc_col = f.Column("vc"), name_col = f.Column("name");
+  auto user_col = f.Column("user"), vc_col = f.Column("vc"), name_col = f.Column("name"),
+       attempts_col = f.Column("attempts");
   Trace t{"tiresias", {}};
   t.jobs.reserve(f.RecordsLeft());
   std::set<int64_t> seen;
@@ -103,6 +107,24 @@ StatusOr<Trace> ReadTiresias(CsvFile& f) {
     if (user_col) j.user = std::string(Trim(row[*user_col]));
     if (vc_col) j.vc = std::string(Trim(row[*vc_col]));
     if (name_col) j.name = std::string(Trim(row[*name_col]));
+    if (attempts_col && !Trim(row[*attempts_col]).empty()) {
+      Duration sum = 0;
+      for (auto part : Split(Trim(row[*attempts_col]), ';')) {
+        auto a = ParseSecondsMs(part);
+        if (!a || *a <= 0) {
+          return RowError(f, fmt::format("attempts '{}': '{}' is not a positive number of seconds",
+                                         row[*attempts_col], part));
+        }
+        j.attempts.push_back(*a);
+        sum += *a;
+      }
+      // Each attempt is rounded to the ms on its own: allow that much per attempt.
+      if (std::llabs(sum - *dur) > static_cast<Duration>(j.attempts.size())) {
+        return RowError(f, fmt::format("attempts '{}' sum to {} s, not the duration {} s",
+                                       row[*attempts_col], ToSeconds(sum), ToSeconds(*dur)));
+      }
+      j.attempts.back() += *dur - sum;  // exact: the attempts sum to the duration
+    }
     t.jobs.push_back(std::move(j));
   }
   return t;
@@ -124,7 +146,7 @@ StatusOr<Trace> ReadPhilly(CsvFile& f) {
       return RowError(f,
                       fmt::format("{} fields, the header has {}", row.size(), f.header().size()));
     }
-    auto ts = ParseTimestamp(row[c.idx[0]]);
+    auto ts = ParseDateTime(row[c.idx[0]]);
     if (!ts)
       return RowError(f, fmt::format("timestamp '{}' is not YYYY-MM-DD HH:MM:SS", row[c.idx[0]]));
     auto dur = ParseSecondsMs(row[c.idx[1]]);

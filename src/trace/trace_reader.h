@@ -8,7 +8,9 @@
 // (submit, id), the order a driver submits them in.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -23,6 +25,8 @@ struct Trace {
 };
 
 StatusOr<Trace> ReadTrace(const std::string& path);
+// "YYYY-MM-DD HH:MM:SS" -> seconds since the Unix epoch (the clock the string was written in).
+std::optional<int64_t> ParseDateTime(std::string_view s);
 void SortForSubmission(std::vector<JobSpec>& jobs);
 // The jobs submitted in [from, to), with submit times shifted so the window starts at 0.
 std::vector<JobSpec> Window(std::vector<JobSpec> jobs, Time from, Time to);
