@@ -117,6 +117,12 @@ Status Scheduler::Requeue(JobId id, Time now) {
   return Status::Ok();
 }
 
+const std::string& Scheduler::NeverFitsReasonOf(const Job& j) const {
+  static const std::string kNone;
+  auto it = never_fits_.find(static_cast<uint32_t>(&j - jobs_.data()));
+  return it == never_fits_.end() ? kNone : it->second;
+}
+
 void Scheduler::CountWaiting(int gpus, int delta) {
   auto& n = waiting_gpus_[gpus];
   n += delta;
@@ -376,7 +382,9 @@ bool Scheduler::TryStart(uint32_t slot, Time now, std::vector<Action>& out) {
 
 void Scheduler::NoteUnplaced(Job& j, const PlacementResult& r) {
   NoteWait(j, WaitKind::kNoSlot);
-  if (auto* n = std::get_if<NeverFits>(&r)) j.no_slot_reason = n->reason;
+  if (auto* n = std::get_if<NeverFits>(&r)) {
+    never_fits_[static_cast<uint32_t>(&j - jobs_.data())] = n->reason;
+  }
 }
 
 void Scheduler::NonPreemptivePass(Time now, std::vector<Action>& out) {

@@ -114,6 +114,8 @@ class Scheduler {
   // Jobs waiting in order, best first (for listings); O(waiting).
   std::vector<JobId> WaitingInOrder() const;
   Explanation Explain(JobId id, Time now) const;
+  // Why the placement policy said the job can never be placed, or "".
+  const std::string& NeverFitsReasonOf(const Job& j) const;
 
  private:
   using WaitOrder = std::map<SortKey, uint32_t>;  // key -> slot in jobs_
@@ -168,6 +170,8 @@ class Scheduler {
   std::shared_ptr<const SpeedModel> speed_;
 
   std::vector<Job> jobs_;
+  // Why a job can never be placed (NeverFits), by slot: rare, so kept off the Job.
+  std::unordered_map<uint32_t, std::string> never_fits_;
   std::unordered_map<JobId, uint32_t> slot_of_;
   FlatOrder running_;
   WaitOrder waiting_;
