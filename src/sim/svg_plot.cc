@@ -61,7 +61,7 @@ std::string XmlEscape(const std::string& s) {
 }
 
 std::string RenderSvg(const LinePlot& p, int width, int height) {
-  const double left = 80, right = 180, top = 40, bottom = 70;
+  const double left = 80, right = 180, top = 40, bottom = 110;
   const double pw = width - left - right, ph = height - top - bottom;
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (const auto& s : p.series) {
@@ -104,12 +104,23 @@ std::string RenderSvg(const LinePlot& p, int width, int height) {
       "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
       "stroke=\"#333\"/>\n",
       left, top, pw, ph);
+  // Category labels: level when they fit their slot (about 7 px a character), else slanted.
+  size_t longest = 0;
+  for (const auto& x : p.x) longest = std::max(longest, x.size());
+  const bool slant = static_cast<double>(longest) * 7 > pw / static_cast<double>(nx);
   for (size_t i = 0; i < p.x.size(); ++i) {
-    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", X(i),
-                     top + ph + 18, XmlEscape(p.x[i]));
+    if (slant) {
+      o += fmt::format(
+          "<text x=\"{0:.1f}\" y=\"{1:.1f}\" text-anchor=\"end\" font-size=\"10\" "
+          "transform=\"rotate(-30 {0:.1f} {1:.1f})\">{2}</text>\n",
+          X(i), top + ph + 14, XmlEscape(p.x[i]));
+    } else {
+      o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", X(i),
+                       top + ph + 18, XmlEscape(p.x[i]));
+    }
   }
   o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
-                   left + pw / 2, top + ph + 45, XmlEscape(p.x_label));
+                   left + pw / 2, top + ph + 95, XmlEscape(p.x_label));
   o += fmt::format(
       "<text x=\"16\" y=\"{:.1f}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {:.1f})\">{}"
       "</text>\n",

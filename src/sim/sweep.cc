@@ -395,6 +395,55 @@ std::vector<Robustness> RankRobust(const SweepConfig& cfg, const std::vector<Swe
   return out;
 }
 
+std::vector<LinePlot> KnobPlots(const SweepConfig& cfg, const std::vector<GridAxis>& axes,
+                                const std::vector<SweepRun>& runs, size_t plot_metric) {
+  const auto& metrics = SweepMetrics();
+  const bool higher = metrics[plot_metric].higher_better;
+  const size_t nr = cfg.replicates.size();
+  std::vector<double> best_of(cfg.clusters.size() * nr, NAN);  // per cluster and replicate
+  for (const auto& r : runs) {
+    const double v = r.values[plot_metric];
+    double& b = best_of[r.cluster * nr + r.replicate];
+    if (std::isfinite(v) && v > 0 && (!std::isfinite(b) || (higher ? v > b : v < b))) b = v;
+  }
+  // ratio[point][cluster]: the point's value over the best, one per replicate
+  std::vector<std::vector<std::vector<double>>> ratio(
+      cfg.points.size(), std::vector<std::vector<double>>(cfg.clusters.size()));
+  for (const auto& r : runs) {
+    const double v = r.values[plot_metric], b = best_of[r.cluster * nr + r.replicate];
+    if (std::isfinite(v) && std::isfinite(b) && v > 0) {
+      ratio[r.point][r.cluster].push_back(higher ? b / v : v / b);
+    }
+  }
+  std::vector<LinePlot> plots;
+  for (const auto& a : axes) {
+    LinePlot plot{fmt::format("{}: the best configuration with each value", a.key),
+                  a.key,
+                  fmt::format("{} / the best's in its replicate", metrics[plot_metric].name),
+                  a.values,
+                  {}};
+    for (size_t c = 0; c < cfg.clusters.size(); ++c) {
+      PlotSeries s{cfg.clusters[c].name, {}, {}, {}};
+      for (const auto& value : a.values) {
+        Spread best{.mean = NAN};
+        for (size_t p = 0; p < cfg.points.size(); ++p) {
+          auto it = cfg.points[p].knobs.find(a.key);
+          if (it == cfg.points[p].knobs.end() || it->second != value) continue;
+          const Spread sp = MeanAndInterval(ratio[p][c]);
+          if (std::isfinite(sp.mean) && (!std::isfinite(best.mean) || sp.mean < best.mean))
+            best = sp;
+        }
+        s.y.push_back(best.mean);
+        s.lo.push_back(best.mean - best.half_width);
+        s.hi.push_back(best.mean + best.half_width);
+      }
+      plot.series.push_back(std::move(s));
+    }
+    plots.push_back(std::move(plot));
+  }
+  return plots;
+}
+
 Status WriteSweepDir(const std::string& dir, const SweepConfig& cfg,
                      const std::vector<GridAxis>& axes, const std::vector<SweepRun>& runs,
                      size_t plot_metric) {
@@ -462,9 +511,6 @@ Status WriteSweepDir(const std::string& dir, const SweepConfig& cfg,
                         Value(robust[i].worst_ratio), Value(robust[i].geomean_ratio));
   }
   if (Status s = write("robust.csv", text); !s.ok()) return s;
-  // A plot per knob: for each value, the best configuration having it (mean over replicates),
-  // relative to the best configuration of the cluster; the bar is its 95% interval.
-  const bool higher = metrics[plot_metric].higher_better;
   std::string html =
       "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>tiresias sweep</title>"
       "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
@@ -475,41 +521,10 @@ Status WriteSweepDir(const std::string& dir, const SweepConfig& cfg,
       "</p>\n",
       cfg.points.size(), cfg.clusters.size(), cfg.replicates.size(), runs.size(),
       XmlEscape(metrics[plot_metric].title));
-  for (const auto& a : axes) {
-    LinePlot plot{fmt::format("{}: best {} with each value, relative to the best", a.key,
-                              metrics[plot_metric].title),
-                  a.key,
-                  fmt::format("{} / best ({})", metrics[plot_metric].title,
-                              higher ? "higher is better" : "lower is better"),
-                  a.values,
-                  {}};
-    for (size_t c = 0; c < cfg.clusters.size(); ++c) {
-      double overall = NAN;
-      for (size_t p = 0; p < cfg.points.size(); ++p) {
-        const double v = sum[p][c][plot_metric].mean;
-        if (std::isfinite(v) && (!std::isfinite(overall) || (higher ? v > overall : v < overall)))
-          overall = v;
-      }
-      PlotSeries s{cfg.clusters[c].name, {}, {}, {}};
-      for (const auto& value : a.values) {
-        double best = NAN, hw = 0;
-        for (size_t p = 0; p < cfg.points.size(); ++p) {
-          auto it = cfg.points[p].knobs.find(a.key);
-          if (it == cfg.points[p].knobs.end() || it->second != value) continue;
-          const Spread& sp = sum[p][c][plot_metric];
-          if (std::isfinite(sp.mean) &&
-              (!std::isfinite(best) || (higher ? sp.mean > best : sp.mean < best))) {
-            best = sp.mean;
-            hw = sp.half_width;
-          }
-        }
-        const bool ok = std::isfinite(best) && std::isfinite(overall) && overall != 0;
-        s.y.push_back(ok ? best / overall : NAN);
-        s.lo.push_back(ok ? (best - hw) / overall : NAN);
-        s.hi.push_back(ok ? (best + hw) / overall : NAN);
-      }
-      plot.series.push_back(std::move(s));
-    }
+  const auto plots = KnobPlots(cfg, axes, runs, plot_metric);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const GridAxis& a = axes[k];
+    const LinePlot& plot = plots[k];
     std::string name = a.key;
     for (char& ch : name) {
       if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-') ch = '_';

@@ -25,6 +25,7 @@
 #include "core/speed_model.h"
 #include "core/topology.h"
 #include "sim/metrics.h"
+#include "sim/svg_plot.h"
 
 namespace tiresias {
 
@@ -124,10 +125,16 @@ struct Robustness {
 std::vector<Robustness> RankRobust(const SweepConfig& cfg, const std::vector<SweepRun>& runs,
                                    size_t metric);
 
+// A plot per knob (axis), a series per cluster: for each value, the configuration with that
+// value whose metric is closest to the best configuration's of the same cluster and
+// replicate, on average (a paired comparison: replicates differ far more from each other
+// than configurations do); the bar is the 95% interval of that ratio over the replicates.
+std::vector<LinePlot> KnobPlots(const SweepConfig& cfg, const std::vector<GridAxis>& axes,
+                                const std::vector<SweepRun>& runs, size_t plot_metric);
+
 // Files: runs.csv (one row per run), summary.csv (per point and cluster: mean and 95%
-// half-width of each metric), robust.csv, knob_<KEY>.svg per axis (the best configuration
-// with each value of the knob, relative to the best overall, per cluster, with its interval)
-// and index.html (every plot inline, the tables). No network at run time.
+// half-width of each metric), robust.csv, knob_<KEY>.svg per axis (KnobPlots) and
+// index.html (every plot inline, the tables). No network at run time.
 Status WriteSweepDir(const std::string& dir, const SweepConfig& cfg,
                      const std::vector<GridAxis>& axes, const std::vector<SweepRun>& runs,
                      size_t plot_metric);

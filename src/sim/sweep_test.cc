@@ -132,6 +132,38 @@ TEST(SweepStats, RobustRankingPrefersTheSmallestWorstRatio) {
   EXPECT_NEAR(rank[1].geomean_ratio, std::sqrt(100.0 / 60.0), 1e-12);
 }
 
+TEST(SweepPlot, EachValueIsItsClosestConfigurationToTheBestOfEachReplicate) {
+  // One cluster, two replicates (a quiet and a busy week), knob a: P0 has a=1, P1 and P2
+  // a=2. Replicate 0: P0 100, P1 110, P2 120 s (best 100); replicate 1: P0 1000, P1 900, P2
+  // 1200 s (best 900). Ratios to the best of their replicate: P0 1 and 10/9 (mean 1.0556),
+  // P1 1.1 and 1 (mean 1.05), P2 1.2 and 4/3. For a=2 the plot shows P1, the closer. Its
+  // bar: t(0.975, 1 df) = 12.706 x sd / sqrt 2 = 12.706 x 0.05 (P1's ratios differ by 0.1),
+  // and P0's 12.706 x (1/9) / 2.
+  SweepConfig cfg;
+  cfg.points.resize(3);
+  cfg.points[0].knobs = {{"a", "1"}};
+  cfg.points[1].knobs = {{"a", "2"}};
+  cfg.points[2].knobs = {{"a", "2"}};
+  cfg.clusters.push_back({"c", *Topology::Create(1, 1, 1)});
+  cfg.replicates.resize(2);
+  auto run = [](size_t p, size_t r, double v) {
+    SweepRun x{p, 0, r, std::vector<double>(SweepMetrics().size(), NAN), 0};
+    x.values[0] = v;  // mean_jct
+    return x;
+  };
+  const std::vector<SweepRun> runs = {run(0, 0, 100),  run(1, 0, 110), run(2, 0, 120),
+                                      run(0, 1, 1000), run(1, 1, 900), run(2, 1, 1200)};
+  const auto plots = KnobPlots(cfg, {{"a", {"1", "2"}}}, runs, 0);
+  ASSERT_EQ(plots.size(), 1u);
+  ASSERT_EQ(plots[0].series.size(), 1u);
+  const PlotSeries& s = plots[0].series[0];
+  ASSERT_EQ(s.y.size(), 2u);
+  EXPECT_NEAR(s.y[0], (1 + 10.0 / 9) / 2, 1e-12);
+  EXPECT_NEAR(s.hi[0] - s.y[0], 12.706 / 18, 1e-12);
+  EXPECT_NEAR(s.y[1], 1.05, 1e-12);
+  EXPECT_NEAR(s.y[1] - s.lo[1], 12.706 * 0.05, 1e-12);
+}
+
 TEST(SweepPlot, SvgHasAPointAndABarPerValueAndEscapesText) {
   LinePlot p{
       "a <title>", "queues", "ratio", {"2", "3"}, {{"c&d", {1.5, 1.0}, {1.4, 0.9}, {1.6, 1.1}}}};
