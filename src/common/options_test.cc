@@ -99,7 +99,7 @@ TEST(PolicyOptions, SubMillisecondThresholdIsRejected) {
 
 TEST(PolicyOptions, BadChoices) {
   EXPECT_EQ(Error("dlas", {"queue_order=bogus"}),
-            "policy dlas: option queue_order=bogus: valid values: fifo, running-first");
+            "policy dlas: option queue_order=bogus: valid values: running-first, fifo");
   EXPECT_EQ(Error("srsf", {"ties=random"}),
             "policy srsf: option ties=random: valid values: submit, stable");
   EXPECT_EQ(Error("gittins", {"online=yes"}),
@@ -123,7 +123,7 @@ TEST(PolicyOptions, HelpListsEveryPolicyAndOption) {
     EXPECT_NE(help.find(info.name), std::string::npos) << info.name;
     for (const auto& o : info.options) EXPECT_NE(help.find(o.name + "=<"), std::string::npos);
   }
-  EXPECT_NE(help.find("queue_order=<one of fifo|running-first>"), std::string::npos) << help;
+  EXPECT_NE(help.find("queue_order=<one of running-first|fifo>"), std::string::npos) << help;
 }
 
 TEST(PlacementOptions, UnknownPlacementListsValidNames) {

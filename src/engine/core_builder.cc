@@ -6,8 +6,16 @@
 
 namespace tiresias {
 
+int PolicyDefaultsVersion() {
+  return kPolicyDefaultsVersion;
+}
+
 StatusOr<std::unique_ptr<Scheduler>> BuildCore(const CoreConfig& cfg, const DataSource& data) {
-  auto policy = MakeOrderingPolicy(cfg.policy, cfg.policy_opts, data);
+  auto policy = MakeOrderingPolicy(
+      cfg.policy,
+      cfg.defaults_version > 0 ? PinDefaults(cfg.policy, cfg.policy_opts, cfg.defaults_version)
+                               : cfg.policy_opts,
+      data);
   if (!policy.ok()) return policy.status();
   auto placement = MakePlacementPolicy(cfg.placement, cfg.placement_opts, data);
   if (!placement.ok()) return placement.status();

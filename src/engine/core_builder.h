@@ -24,7 +24,13 @@ struct CoreConfig {
   std::vector<std::string> placement_opts;
   SchedulerOptions options;
   std::shared_ptr<const SpeedModel> speed;  // null: every placement at packed speed
+  // The version of the options' defaults that `policy_opts` was written against (0 = the
+  // current one): state kept by an older build replays as it was decided (policy/registry.h).
+  int defaults_version = 0;
 };
+
+// The current version of the policy options' defaults.
+int PolicyDefaultsVersion();
 
 // InvalidArgument naming the policy or option for a bad configuration; the reader's error
 // (file and line) for a file an option names that cannot be read.

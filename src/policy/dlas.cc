@@ -1,8 +1,9 @@
 // dlas: Discretized 2D-LAS (Tiresias-L). Queues by attained GPU-time, higher queues first;
-// within a queue FIFO by submit time, or running jobs first (queue_order=running-first, the
-// public simulator's rule). Demotion and PROMOTEKNOB promotion fire as timers. With
-// threshold_quantiles the thresholds are quantiles of a GPU-time history (and, online, of the
-// jobs that completed), re-derived at every merge.
+// within a queue running jobs first, then submit time (queue_order=running-first, the public
+// simulator's rule and our default), or FIFO by submit time (queue_order=fifo, the paper's).
+// Demotion and PROMOTEKNOB promotion fire as timers. With threshold_quantiles the thresholds are
+// quantiles of a GPU-time history (and, online, of the jobs that completed), re-derived at every
+// merge.
 #include <fmt/format.h>
 
 #include "policy/gittins_index.h"
@@ -55,12 +56,13 @@ class Dlas : public OrderingPolicy {
 }  // namespace
 
 PolicyInfo DlasInfo() {
-  auto opts = QueueDiscipline::Options();
+  auto opts = QueueDiscipline::Options(kDlasDefaultThresholds, kDlasDefaultKnob);
   opts.push_back({"queue_order",
                   OptionSpec::Type::kChoice,
-                  "fifo",
-                  "order inside a queue: fifo (submit time) or running-first",
-                  {"fifo", "running-first"}});
+                  "running-first",
+                  "order inside a queue: running-first (running jobs ahead of waiting ones, then "
+                  "submit time: fewer preemptions) or fifo (submit time: the paper's rule)",
+                  {"running-first", "fifo"}});
   for (auto& o : QueueDiscipline::HistoryOptions()) {
     o.help = "threshold_quantiles: " + o.help;
     opts.push_back(std::move(o));
@@ -68,7 +70,7 @@ PolicyInfo DlasInfo() {
   return {"dlas", "Discretized 2D-LAS (Tiresias-L): multi-level queues by attained GPU-time", opts,
           [](const OptionValues& v,
              const DataSource& data) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
-            auto q = QueueDiscipline::FromOptions("policy dlas", v);
+            auto q = QueueDiscipline::FromOptions("policy dlas", v, kDlasDefaultThresholds);
             if (!q.ok()) return q.status();
             std::optional<GittinsIndex> history;
             if (q->adaptive()) {  // the history is read only when thresholds follow it

@@ -57,10 +57,10 @@ class Gittins : public OrderingPolicy {
 }  // namespace
 
 PolicyInfo GittinsInfo() {
-  auto opts = QueueDiscipline::Options();
+  auto opts = QueueDiscipline::Options(kGittinsDefaultThresholds, kGittinsDefaultKnob);
   opts.push_back({"quantum",
                   OptionSpec::Type::kDouble,
-                  "3600",
+                  "36000",
                   "quantum D of the last queue, GPU-seconds",
                   {}});
   for (auto& o : QueueDiscipline::HistoryOptions()) opts.push_back(std::move(o));
@@ -68,7 +68,7 @@ PolicyInfo GittinsInfo() {
           "Discretized 2D-Gittins (Tiresias-G): dlas queues, Gittins index inside a queue", opts,
           [](const OptionValues& v,
              const DataSource& data) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
-            auto q = QueueDiscipline::FromOptions("policy gittins", v);
+            auto q = QueueDiscipline::FromOptions("policy gittins", v, kGittinsDefaultThresholds);
             if (!q.ok()) return q.status();
             auto samples = data.GpuTimeHistory(v.Str("history"));
             if (!samples.ok()) return samples.status();

@@ -58,7 +58,7 @@ TEST(DlasScenario, SetProgressStartMovesServiceAndDemotion) {
   // The daemon starts job 1 at 0, but a preempted process may hold the GPUs until its kill
   // deadline at 3000: progress is held until then. 10 GPU-s on 4 GPUs = 2500 ms of
   // progress, so demotion moves from 2500 to 3000 + 2500 = 5500.
-  auto s = Make("dlas", {"thresholds=10"});
+  auto s = Make("dlas", {"thresholds=10", "queue_order=fifo", "promote_knob=0"});
   Submit(*s, J(1, 4, 0), 0);
   EXPECT_EQ(Str(s->Schedule(0)), "start 1");
   EXPECT_EQ(s->NextWakeup(), 2500);
@@ -80,7 +80,7 @@ TEST(DlasScenario, InterruptedKeepsServiceUntilLastAliveAndNotTheDownTime) {
   // daemon is down; the daemon last knew it alive at 56 s and comes back at 100 s. The 56 GPU-s
   // it attained stay (it is 4 s from demotion, not 60), the 44 s it was down are overhead, and
   // progress counts again from 100 s: demotion at 104 s.
-  auto s = Make("dlas", {"thresholds=60"});
+  auto s = Make("dlas", {"thresholds=60", "queue_order=fifo", "promote_knob=0"});
   Submit(*s, J(1, 1, 0), 0);
   EXPECT_EQ(Str(s->Schedule(0)), "start 1");
   EXPECT_EQ(s->NextWakeup(), 60'000);
@@ -115,7 +115,8 @@ TEST(DlasScenario, InterruptedKeepsServiceUntilLastAliveAndNotTheDownTime) {
 }
 
 TEST(DlasScenario, DemotedExactlyAtThresholdThenPreemptedByQ1Job) {
-  auto s = Make("dlas", {"thresholds=10"});  // Q1: [0, 10 GPU-s), Q2: beyond
+  auto s = Make("dlas", {"thresholds=10", "queue_order=fifo",
+                         "promote_knob=0"});  // Q1: [0, 10 GPU-s), Q2: beyond
   Submit(*s, J(1, 4, 0), 0);
   EXPECT_EQ(Str(s->Schedule(0)), "start 1");
   // 10 GPU-s = 10000 GPU-ms on 4 GPUs: 10000 / 4 = 2500 ms.
@@ -136,7 +137,7 @@ TEST(DlasScenario, DemotedExactlyAtThresholdThenPreemptedByQ1Job) {
 }
 
 TEST(DlasScenario, IsolatedFourGpuJobDemotedOnTimeUnlikeReference) {
-  auto s = Make("dlas", {"thresholds=3250"});
+  auto s = Make("dlas", {"thresholds=3250", "queue_order=fifo", "promote_knob=0"});
   Submit(*s, J(1, 4, 0), 0);
   EXPECT_EQ(Str(s->Schedule(0)), "start 1");
   // Ours: 3250 GPU-s = 3,250,000 GPU-ms on 4 GPUs -> 812,500 ms = 812.5 s, exactly.
@@ -152,7 +153,8 @@ TEST(DlasScenario, IsolatedFourGpuJobDemotedOnTimeUnlikeReference) {
 }
 
 TEST(DlasScenario, FifoBySubmitTimeInsideAQueue) {
-  auto s = Make("dlas", {});  // default: 2 queues, 3600 GPU-s
+  auto s = Make("dlas",
+                {"thresholds=3600", "queue_order=fifo", "promote_knob=0"});  // the paper's 2 queues
   Submit(*s, J(9, 4, 0), 0);
   s->Schedule(0);
   // Ids are not in submit order: submit time decides, id breaks ties of equal submit.
@@ -169,7 +171,7 @@ TEST(DlasScenario, FifoBySubmitTimeInsideAQueue) {
 // submit 1000) arrives in Q1 and preempts it; job 2 is demoted at 1000 + 250 = 1250. Both
 // are now in Q2: job 1 waiting (submitted first), job 2 running.
 std::string AtSecondDemotion(const std::string& queue_order) {
-  auto s = Make("dlas", {"thresholds=1", "queue_order=" + queue_order});
+  auto s = Make("dlas", {"thresholds=1", "promote_knob=0", "queue_order=" + queue_order});
   Submit(*s, J(1, 4, 0), 0);
   s->Schedule(0);
   EXPECT_EQ(s->NextWakeup(), 250);
@@ -191,7 +193,7 @@ TEST(DlasScenario, RunningFirstKeepsRunningJobAheadOfEarlierWaitingJob) {
 }
 
 TEST(DlasScenario, PromoteKnobPromotesExactlyAtWaitEqualsKnobTimesService) {
-  auto s = Make("dlas", {"queues=2", "thresholds=1", "promote_knob=2"});
+  auto s = Make("dlas", {"queues=2", "thresholds=1", "promote_knob=2", "queue_order=fifo"});
   Submit(*s, J(1, 4, 0), 0);  // job 1 first by id
   Submit(*s, J(2, 4, 0), 0);
   EXPECT_EQ(Str(s->Schedule(0)), "start 1");
@@ -249,10 +251,11 @@ class MemoryHistory : public DataSource {
 // 10 GPU-s, where X and B (submitted first) resume. X ends at 22 + 38 = 60 s with 50 GPU-s.
 std::string AtXsEnd(bool online) {
   MemoryHistory history({Seconds(10), Seconds(20)});
-  auto p = MakeOrderingPolicy("dlas",
-                              {"threshold_quantiles=0.5", "history=mem", "history_batch=1",
-                               std::string("online=") + (online ? "true" : "false")},
-                              history);
+  auto p = MakeOrderingPolicy(
+      "dlas",
+      {"threshold_quantiles=0.5", "history=mem", "history_batch=1", "queue_order=fifo",
+       "promote_knob=0", std::string("online=") + (online ? "true" : "false")},
+      history);
   EXPECT_TRUE(p.ok()) << p.status().message();
   auto pl = MakePlacementPolicy("count", {}, TestFiles());
   Scheduler s(*Topology::Create(1, 1, 2), std::move(*p), std::move(*pl));
@@ -285,9 +288,10 @@ TEST(DlasScenario, ThresholdsThatLearnMoveWaitingJobsBackUp) {
 TEST(DlasScenario, ARunningJobsDemotionMovesWithTheThresholds) {
   // T1 = the 0.6-quantile of {10, 20} GPU-s: nearest rank ceil(0.6 x 2) = 2, 20 GPU-s.
   MemoryHistory history({Seconds(10), Seconds(20)});
-  auto p = MakeOrderingPolicy(
-      "dlas", {"threshold_quantiles=0.6", "history=mem", "history_batch=1", "online=true"},
-      history);
+  auto p = MakeOrderingPolicy("dlas",
+                              {"threshold_quantiles=0.6", "history=mem", "history_batch=1",
+                               "online=true", "queue_order=fifo", "promote_knob=0"},
+                              history);
   ASSERT_TRUE(p.ok()) << p.status().message();
   auto pl = MakePlacementPolicy("count", {}, TestFiles());
   Scheduler s(*Topology::Create(1, 1, 2), std::move(*p), std::move(*pl));
@@ -318,6 +322,61 @@ TEST(DlasOptions, ThresholdQuantilesAreCheckedAndExclusiveWithThresholds) {
   ASSERT_FALSE(count.ok());
   EXPECT_NE(count.status().message().find("queues=3 needs 2 threshold_quantiles"),
             std::string::npos);
+}
+
+TEST(DlasDefaults, SixQueuesFrom1000To2000000GpuSecondsRunningFirstKnob8) {
+  // The shipped dlas (README, "How the defaults were chosen"): thresholds 1000, 6687, 44721,
+  // 299070 and 2000000 GPU-s (geometric, ratio 6.69), running jobs ahead of waiting ones in a
+  // queue, PROMOTEKNOB 8. A 4-GPU job alone on 4 GPUs crosses them at 250 s, 1671.75 s,
+  // 11180.25 s, 74767.5 s and 500000 s.
+  auto s = Make("dlas", {});
+  Submit(*s, J(1, 4, 0), 0);
+  EXPECT_EQ(Str(s->Schedule(0)), "start 1");
+  for (Time at : {250'000, 1'671'750, 11'180'250, 74'767'500, 500'000'000}) {
+    EXPECT_EQ(s->NextWakeup(), at);
+    s->Schedule(at);
+  }
+  EXPECT_EQ(s->Find(JobId(1))->queue, 5);
+  EXPECT_EQ(s->NextWakeup(), kNever);
+  // t0 = 500000 s. Job 2 (4 GPUs) arrives in Q1 and preempts job 1 (Q6: 2,000,000 GPU-s of
+  // service, so its promotion is due 8 x 2,000,000 s later). Job 3 arrives at t0 + 100 s and
+  // waits behind job 2 (running, and submitted first). Job 2 drops to Q2 at t0 + 250 s and
+  // job 3 (Q1) preempts it; job 3 drops to Q2 at t0 + 500 s. In Q2 job 2 waits (submitted
+  // first) and job 3 runs: running-first keeps job 3 where the paper's FIFO would preempt it
+  // for job 2 (DlasScenario.FifoOrderPreemptsForEarlierSubmittedJobInSameQueue).
+  const Time t0 = 500'000'000;
+  Submit(*s, J(2, 4, t0), t0);
+  EXPECT_EQ(Str(s->Schedule(t0)), "preempt 1, start 2");
+  EXPECT_EQ(s->Explain(JobId(1), t0).next_transition,
+            std::optional<Time>(t0 + Time{8} * 2'000'000'000));
+  Submit(*s, J(3, 4, t0 + 100'000), t0 + 100'000);
+  EXPECT_EQ(Str(s->Schedule(t0 + 100'000)), "");
+  EXPECT_EQ(Str(s->Schedule(t0 + 250'000)), "preempt 2, start 3");
+  EXPECT_EQ(s->NextWakeup(), t0 + 500'000);
+  EXPECT_EQ(Str(s->Schedule(t0 + 500'000)), "");
+  EXPECT_EQ(s->Find(JobId(3))->queue, 1);
+  EXPECT_TRUE(s->Find(JobId(3))->running());
+}
+
+TEST(PolicyDefaults, OldDefaultsArePinnedForStateWrittenUnderThem) {
+  // Version 1 (before the sweep): 2 queues at 3600 GPU-s, no promotion, dlas FIFO inside a
+  // queue, gittins quantum 3600. Options given explicitly stay as given.
+  EXPECT_EQ(PinDefaults("dlas", {}, 1),
+            (std::vector<std::string>{"thresholds=3600", "queue_order=fifo", "promote_knob=0"}));
+  EXPECT_EQ(PinDefaults("dlas", {"queues=2", "queue_order=running-first"}, 1),
+            (std::vector<std::string>{"queues=2", "queue_order=running-first", "thresholds=3600",
+                                      "promote_knob=0"}));
+  EXPECT_EQ(PinDefaults("dlas", {"queues=1", "promote_knob=2"}, 1),
+            (std::vector<std::string>{"queues=1", "promote_knob=2", "queue_order=fifo"}));
+  EXPECT_EQ(PinDefaults("gittins", {"thresholds=100"}, 1),
+            (std::vector<std::string>{"thresholds=100", "quantum=3600"}));
+  EXPECT_EQ(PinDefaults("dlas", {}, 2), std::vector<std::string>{});
+  EXPECT_EQ(PinDefaults("srtf", {"ties=stable"}, 1), std::vector<std::string>{"ties=stable"});
+  // And they decide as version 1 did: one threshold at 3600 GPU-s (900 s on 4 GPUs).
+  auto s = Make("dlas", PinDefaults("dlas", {}, 1));
+  Submit(*s, J(1, 4, 0), 0);
+  s->Schedule(0);
+  EXPECT_EQ(s->NextWakeup(), 900'000);
 }
 
 TEST(Requeue, AFailedAttemptWaitsAgainKeepingItsServiceAndPaysTheRestore) {
@@ -456,7 +515,8 @@ TEST(Rejection, TooLargeJobRejectedWithReasonAndSchedulerKeepsWorking) {
 
 TEST(RestoreOverhead, ResumedJobProgressesOnlyAfterRestore) {
   // 3 queues: [0, 1), [1, 10), [10, inf) GPU-s. Restore costs 5000 ms.
-  auto s = Make("dlas", {"thresholds=1,10"}, 4, SchedulerOptions{.restore_overhead = 5000});
+  auto s = Make("dlas", {"thresholds=1,10", "queue_order=fifo", "promote_knob=0"}, 4,
+                SchedulerOptions{.restore_overhead = 5000});
   Submit(*s, J(1, 4, 0), 0);
   auto a = s->Schedule(0);
   ASSERT_EQ(a.size(), 1u);
@@ -491,7 +551,7 @@ TEST(RestoreOverhead, ResumedJobProgressesOnlyAfterRestore) {
 }
 
 TEST(Preemption, GpusOfAPreemptedJobAreNotHandedOutTwice) {
-  auto s = Make("dlas", {"thresholds=1"});
+  auto s = Make("dlas", {"thresholds=1", "queue_order=fifo", "promote_knob=0"});
   Submit(*s, J(1, 4, 0), 0);
   EXPECT_EQ(Str(s->Schedule(0)), "start 1");  // n0:0-3; in Q2 from 1000 / 4 = 250 on
   s->Schedule(250);

@@ -6,21 +6,30 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/strings.h"
+
 namespace tiresias {
 
-std::vector<OptionSpec> QueueDiscipline::Options() {
+std::vector<OptionSpec> QueueDiscipline::Options(std::span<const double> defaults, double knob) {
   using T = OptionSpec::Type;
+  std::vector<std::string> d;
+  for (double t : defaults) d.push_back(fmt::format("{}", t));
   return {
-      {"queues", T::kInt, "", "number of queues K (default 2, or thresholds + 1)", {}},
+      {"queues",
+       T::kInt,
+       "",
+       fmt::format("number of queues K (default {}, or thresholds + 1)", defaults.size() + 1),
+       {}},
       {"thresholds",
        T::kDoubleList,
        "",
-       "K-1 increasing queue thresholds in GPU-seconds "
-       "(default 3600)",
+       fmt::format("K-1 increasing queue thresholds in GPU-seconds (default {}; queues=2 "
+                   "alone: {})",
+                   Join(d, ","), kPaperTwoQueueThreshold),
        {}},
       {"promote_knob",
        T::kDouble,
-       "0",
+       fmt::format("{}", knob),
        "PROMOTEKNOB: promote to Q1 when waiting >= knob x "
        "service since entering Q1; 0 disables",
        {}},
@@ -74,7 +83,8 @@ bool QueueDiscipline::Rebucket(Job& j, Time now) const {
 }
 
 StatusOr<QueueDiscipline> QueueDiscipline::FromOptions(const std::string& owner,
-                                                       const OptionValues& v) {
+                                                       const OptionValues& v,
+                                                       std::span<const double> defaults) {
   if (v.has("threshold_quantiles")) {
     if (v.has("thresholds")) {
       return InvalidArgument(
@@ -103,13 +113,15 @@ StatusOr<QueueDiscipline> QueueDiscipline::FromOptions(const std::string& owner,
   }
   std::vector<double> th = v.has("thresholds") ? v.DoubleList("thresholds") : std::vector<double>{};
   if (!v.has("thresholds")) {
-    int64_t k = v.has("queues") ? v.Int("queues") : 2;
+    const int64_t k = v.has("queues") ? v.Int("queues") : static_cast<int64_t>(defaults.size()) + 1;
     if (k < 1)
       return InvalidArgument(fmt::format("{}: queues must be at least 1, got {}", owner, k));
     if (k == 1) {
       th = {};
+    } else if (k == static_cast<int64_t>(defaults.size()) + 1) {
+      th.assign(defaults.begin(), defaults.end());
     } else if (k == 2) {
-      th = {3600};
+      th = {kPaperTwoQueueThreshold};
     } else {
       return InvalidArgument(
           fmt::format("{}: queues={} needs thresholds=T1,...,T{} (GPU-seconds)", owner, k, k - 1));

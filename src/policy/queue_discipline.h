@@ -14,7 +14,9 @@
 // directions, and the core re-arms the timers.
 #pragma once
 
+#include <array>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,15 +27,29 @@
 
 namespace tiresias {
 
+// The shipped defaults, chosen by a sweep over the Philly trace (README, "How the defaults
+// were chosen"): dlas with 6 queues, thresholds geometric from 1000 GPU-s to 2,000,000 GPU-s
+// (ratio 6.69) and PROMOTEKNOB 8 (the paper's operators' value); gittins with 2 queues at
+// 7200 GPU-s and no promotion. queues=2 without thresholds keeps the paper's 3600.
+inline constexpr std::array<double, 5> kDlasDefaultThresholds = {1000, 6687, 44721, 299070,
+                                                                 2000000};
+inline constexpr double kDlasDefaultKnob = 8;
+inline constexpr std::array<double, 1> kGittinsDefaultThresholds = {7200};
+inline constexpr double kGittinsDefaultKnob = 0;
+inline constexpr double kPaperTwoQueueThreshold = 3600;
+
 class QueueDiscipline {
  public:
   // thresholds in GPU-ms, strictly increasing; knob 0 disables promotion.
   QueueDiscipline(std::vector<Service> thresholds, double knob)
       : thresholds_(std::move(thresholds)), knob_(knob) {}
-  // Reads queues, thresholds (GPU-seconds) or threshold_quantiles, and promote_knob. With
-  // quantiles the thresholds are placeholders until SetThresholds.
-  static StatusOr<QueueDiscipline> FromOptions(const std::string& owner, const OptionValues& v);
-  static std::vector<OptionSpec> Options();
+  // Reads queues, thresholds (GPU-seconds) or threshold_quantiles, and promote_knob. Without
+  // thresholds: `defaults` (the policy's), or with queues=K: none for K=1, the defaults when K
+  // is their count + 1, else 3600 for K=2 (the paper's). With quantiles the thresholds are
+  // placeholders until FollowHistory.
+  static StatusOr<QueueDiscipline> FromOptions(const std::string& owner, const OptionValues& v,
+                                               std::span<const double> defaults);
+  static std::vector<OptionSpec> Options(std::span<const double> defaults, double knob);
   // The history options that dlas (for threshold_quantiles) and gittins share: history,
   // online, history_batch.
   static std::vector<OptionSpec> HistoryOptions();
