@@ -1,6 +1,7 @@
 // `tiresias trace` end to end: converted traces run through `sim` as they are (a Helios log,
-// and a Philly job log whose attempts `sim --attempts replay` honours), `trace stats` on a
-// known file, and `trace synth` giving the same file for the same seed at the asked load.
+// Alibaba PAI tables, a Gavel trace, and a Philly job log whose attempts `sim --attempts
+// replay` honours), `trace stats` on a known file, and `trace synth` giving the same file for the
+// same seed at the asked load.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -87,6 +88,57 @@ TEST(TraceCli, PhillyAttemptsMergedOrReplayed) {
   EXPECT_DOUBLE_EQ(MeanJct(dir / "replay"), (105.0 + 115.0) / 2);
   EXPECT_NE(r.out.find("restarts (replayed attempts) 1"), std::string::npos) << r.out;
   EXPECT_EQ(nlohmann::json::parse(std::ifstream(dir / "replay" / "summary.json"))["restarts"], 1);
+}
+
+TEST(TraceCli, AlibabaPaiConvertsAndSimulatesAsItIs) {
+  auto dir = ScratchDir("trace_pai");
+  // Headerless tables in the published column order. jobA: 4 instances x 100% of a GPU = 4
+  // GPUs, its GPU task ran 110-1010 s (900 s), submitted at 100 s; jobB: 3 x 50% = 1.5 GPUs,
+  // rounded up to 2, 160-760 s (600 s), submitted at 150 s; jobC has no GPU task.
+  std::ofstream(dir / "pai_job_table.csv") << "jobA,i1,userX,Terminated,100,2000\n"
+                                              "jobB,i2,userY,Terminated,150,900\n"
+                                              "jobC,i3,userX,Terminated,200,300\n";
+  std::ofstream(dir / "pai_task_table.csv")
+      << "jobA,worker,4,Terminated,110,1010,600,29.3,100,V100\n"
+         "jobB,worker,3,Terminated,160,760,600,29.3,50,T4\n"
+         "jobC,worker,1,Terminated,210,290,600,29.3,,\n";
+  auto c =
+      RunTiresias("trace convert --from alibaba-pai-2020 " + (dir / "pai_job_table.csv").string() +
+                  " " + (dir / "pai_task_table.csv").string() + " -o " + (dir / "t.csv").string());
+  ASSERT_EQ(c.rc, 0) << c.out;
+  EXPECT_NE(c.out.find("3 records read, 2 jobs kept, 1 left out"), std::string::npos) << c.out;
+  // 4 GPUs, fifo: jobA (at 0) runs 0-900 s; jobB (at 50 s) needs 2 of them and waits until
+  // 900 s, runs to 1500 s: JCTs 900 and 1450.
+  auto s = RunTiresias("sim --trace " + (dir / "t.csv").string() +
+                       " --cluster 1x1x4 --policy fifo --preempt-overhead 0 --out " +
+                       (dir / "run").string());
+  ASSERT_EQ(s.rc, 0) << s.out;
+  EXPECT_DOUBLE_EQ(MeanJct(dir / "run"), (900.0 + 1450.0) / 2);
+  auto summary = nlohmann::json::parse(std::ifstream(dir / "run" / "summary.json"));
+  EXPECT_EQ(summary["fairness"]["users"], 2);
+}
+
+TEST(TraceCli, GavelConvertsAndSimulatesAsItIs) {
+  auto dir = ScratchDir("trace_gavel");
+  std::ofstream(dir / "tput.json") << "{\"v100\": {"
+                                      "\"('ResNet-50 (batch size 64)', 1)\": {\"null\": 2.0}, "
+                                      "\"('ResNet-18 (batch size 32)', 2)\": {\"null\": 50.0}}}";
+  // 1000 steps at 2 steps/s = 500 s on 1 GPU at 0 s; 5000 steps at 50 = 100 s on 2 GPUs at
+  // 10.5 s.
+  std::ofstream(dir / "t.trace")
+      << "ResNet-50 (batch size 64)\tcd x && python3 main.py\t--num_steps\t1\t1000\t0\t1\n"
+         "ResNet-18 (batch size 32)\tcd x && python3 main.py\t--num_steps\t1\t5000\t10.5\t2\n";
+  auto c =
+      RunTiresias("trace convert --from gavel " + (dir / "t.trace").string() + " --throughputs " +
+                  (dir / "tput.json").string() + " -o " + (dir / "t.csv").string());
+  ASSERT_EQ(c.rc, 0) << c.out;
+  // 2 GPUs, fifo, packed speed: the first runs 0-500 s on one GPU; the second needs both and
+  // runs 500-600 s: JCTs 500 and 589.5.
+  auto s = RunTiresias("sim --trace " + (dir / "t.csv").string() +
+                       " --cluster 1x1x2 --policy fifo --speed off --preempt-overhead 0 --out " +
+                       (dir / "run").string());
+  ASSERT_EQ(s.rc, 0) << s.out;
+  EXPECT_DOUBLE_EQ(MeanJct(dir / "run"), (500.0 + 589.5) / 2);
 }
 
 TEST(TraceCli, StatsReportsMixDurationsAndLoad) {
