@@ -113,7 +113,7 @@ fi
 JOB_CMD='echo CVD=$CUDA_VISIBLE_DEVICES; nvidia-smi --query-gpu=index,uuid --format=csv,noheader; sleep 5'
 ids=()
 for name in gpu-check-a gpu-check-b; do
-  out=$("$BIN" submit --state-dir "$STATE" --gpus 1 --name "$name" -- sh -c "$JOB_CMD") ||
+  out=$("$BIN" submit --parsable --state-dir "$STATE" --gpus 1 --name "$name" -- sh -c "$JOB_CMD") ||
     die "submit $name failed: $out"
   id=$(printf '%s' "$out" | tr -d '[:space:]')
   [[ $id =~ ^[0-9]+$ ]] || die "submit $name printed '$out', not a job id"

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "cli/client.h"
@@ -26,6 +27,27 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using testing::ReadAll;
 using testing::WaitFor;
+
+// Runs `fn` in a child process as `nobody` (65534) and returns what it returned: a local
+// user other than the test's own, as the kernel will name it.
+std::string AsNobody(const std::function<std::string()>& fn) {
+  int fds[2];
+  if (pipe(fds) != 0) return "pipe failed";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const std::string out =
+        setgid(65534) == 0 && setuid(65534) == 0 ? fn() : std::string("cannot become nobody");
+    (void)!write(fds[1], out.data(), out.size());
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string got(4096, '\0');
+  got.resize(static_cast<size_t>(std::max<ssize_t>(0, read(fds[0], got.data(), got.size()))));
+  close(fds[0]);
+  waitpid(pid, nullptr, 0);
+  return got;
+}
 
 class ApiSecurityTest : public ::testing::Test {
  protected:
@@ -161,29 +183,15 @@ TEST_F(ApiSecurityTest, TheKernelNamesLocalUsers) {
   Serve({"--gpus", "1"});
   // A child process as `nobody` (65534) calls through the socket: the server names it so,
   // whatever it claims, and it is no admin.
-  int pipe_fds[2];
-  ASSERT_EQ(pipe(pipe_fds), 0);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(pipe_fds[0]);
-    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(2);
+  const std::string got = AsNobody([&] {
     auto c = ApiClient::Connect({.state_dir = dir_.string()});
-    std::string out = "connect failed";
-    if (c.ok()) {
-      auto me = c->GetJson("/v1/whoami");
-      auto forged = c->Post("/v1/jobs", R"({"argv": ["true"], "user": "root"})");
-      out = me.ok() ? fmt::format("{} {} {}", (*me)["uid"].dump(), (*me)["admin"].dump(),
-                                  forged.ok() ? forged->status : -1)
-                    : me.status().message();
-    }
-    (void)!write(pipe_fds[1], out.data(), out.size());
-    _exit(0);
-  }
-  close(pipe_fds[1]);
-  std::string got(256, '\0');
-  got.resize(static_cast<size_t>(std::max<ssize_t>(0, read(pipe_fds[0], got.data(), got.size()))));
-  close(pipe_fds[0]);
-  waitpid(pid, nullptr, 0);
+    if (!c.ok()) return std::string("connect failed");
+    auto me = c->GetJson("/v1/whoami");
+    auto forged = c->Post("/v1/jobs", R"({"argv": ["true"], "user": "root"})");
+    return me.ok() ? fmt::format("{} {} {}", (*me)["uid"].dump(), (*me)["admin"].dump(),
+                                 forged.ok() ? forged->status : -1)
+                   : me.status().message();
+  });
   EXPECT_EQ(got, "65534 false 403");
 }
 
@@ -215,24 +223,12 @@ TEST_F(ApiSecurityTest, AsRootAJobRunsAsItsSubmitter) {
   const std::string probe = "id -u; id -g; touch \"$TIRESIAS_CHECKPOINT_DIR/ok\"; cat " +
                             (dir_ / "tiresias.db").string() + " >/dev/null 2>&1 || echo no-db";
   // `nobody` submits through the socket (the kernel names it); root submits too.
-  int pipe_fds[2];
-  ASSERT_EQ(pipe(pipe_fds), 0);
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(pipe_fds[0]);
-    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(2);
+  const std::string got = AsNobody([&] {
     auto c = ApiClient::Connect({.state_dir = dir_.string()});
     auto r = c.ok() ? c->PostJson("/v1/jobs", {{"argv", {"sh", "-c", probe}}, {"cwd", "/tmp"}})
                     : StatusOr<nlohmann::json>(c.status());
-    const std::string out = r.ok() ? (*r)["id"].dump() : r.status().message();
-    (void)!write(pipe_fds[1], out.data(), out.size());
-    _exit(0);
-  }
-  close(pipe_fds[1]);
-  std::string got(64, '\0');
-  got.resize(static_cast<size_t>(std::max<ssize_t>(0, read(pipe_fds[0], got.data(), got.size()))));
-  close(pipe_fds[0]);
-  waitpid(pid, nullptr, 0);
+    return r.ok() ? (*r)["id"].dump() : r.status().message();
+  });
   const int64_t theirs = std::atoll(got.c_str());
   ASSERT_GT(theirs, 0) << got;
   const ApiClient root = serve_->Client();

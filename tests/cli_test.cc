@@ -46,6 +46,47 @@ TEST(Cli, SimEventsWritesTheJournalVocabulary) {
   EXPECT_EQ(tiresias::testing::ReadAll(dir / "ev.jsonl"), want);
 }
 
+TEST(Cli, SimReplaysCapacityChanges) {
+  // 2 nodes x 4 GPUs, fifo + consolidate, no restore cost. A and B (4 GPUs, 100 s) start at 0
+  // on n0 and n1. At 30 s node 1 goes down: B is evicted with 30 s done. C (2 GPUs, 10 s)
+  // arrives at 40 s and waits behind B (strict FIFO). At 100 s A ends and B resumes on n0 for
+  // its last 70 s (ends at 170 s); C still finds no usable GPU. At 150 s node 1 is back and C
+  // runs 150..160 s. Without the outage B would have ended at 100 s and C at 110 s.
+  auto dir = TempDir("capacity");
+  std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration,model_name\n"
+                                  "0,4,0,100,vgg16\n1,4,0,100,vgg16\n2,2,40,10,vgg16\n";
+  std::ofstream(dir / "cap.csv") << "time,node,gpus\n30,1,0\n150,1,4\n";
+  Result r = Tiresias("sim --trace " + (dir / "t.csv").string() + " --capacity " +
+                      (dir / "cap.csv").string() +
+                      " --cluster 1x2x4 --policy fifo --placement consolidate --preempt-overhead "
+                      "0 --speed off --out " +
+                      (dir / "out").string() + " --events " + (dir / "ev.jsonl").string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("2 capacity changes from"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("evictions 1 (runs stopped by capacity changes)"), std::string::npos)
+      << r.out;
+  const std::string ev = tiresias::testing::ReadAll(dir / "ev.jsonl");
+  for (
+      const char* line :
+      {R"({"detail":{"node":1,"reason":"capacity change","usable":[]},"job":null,"kind":"capacity","t_ms":30000})",
+       R"({"detail":{"gpus":[[1,0],[1,1],[1,2],[1,3]],"reason":"node 1 lost GPUs"},"job":1,"kind":"evict","t_ms":30000})",
+       R"({"detail":{"gpus":[[0,0],[0,1],[0,2],[0,3]],"reason":"starts"},"job":1,"kind":"start","t_ms":100000})",
+       R"({"detail":{},"job":1,"kind":"finish","t_ms":170000})",
+       R"({"detail":{"gpus":[[1,0],[1,1]],"reason":"starts"},"job":2,"kind":"start","t_ms":150000})",
+       R"({"detail":{},"job":2,"kind":"finish","t_ms":160000})"}) {
+    EXPECT_NE(ev.find(line), std::string::npos) << line << "\n" << ev;
+  }
+  auto summary = nlohmann::json::parse(tiresias::testing::ReadAll(dir / "out/summary.json"));
+  EXPECT_EQ(summary["evictions"], 1) << summary.dump();
+  // A row outside the cluster names its file and line.
+  std::ofstream(dir / "bad.csv") << "time,node,gpus\n10,0,4\n20,2,1\n";
+  r = Tiresias("sim --trace " + (dir / "t.csv").string() + " --capacity " +
+               (dir / "bad.csv").string() + " --cluster 1x2x4");
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.out.find("bad.csv:3: node '2' is not a node of 1x2x4 (0..1)"), std::string::npos)
+      << r.out;
+}
+
 TEST(Cli, SimWritesJobsCsvAndSummaryJson) {
   auto dir = TempDir("sim");
   std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration,model_name\n"
@@ -94,21 +135,27 @@ TEST(Cli, MalformedTraceRowNamesFileAndLine) {
 }
 
 TEST(Cli, CompareRunsPoliciesSideBySide) {
-  Result r = Tiresias(
+  // gittins gets a small GPU-time history of its own (the default one is in ../shared).
+  auto dir = TempDir("compare");
+  std::ofstream(dir / "history.csv") << "duration\n60\n300\n900\n3600\n7200\n36000\n";
+  const std::string cmd =
       "compare --synthetic 300 --seed 3 --cluster 1x2x8 "
-      "--runs fifo+consolidate,dlas+count,gittins+count");
+      "--runs fifo+consolidate,dlas+count,gittins+count --opt gittins.history=" +
+      (dir / "history.csv").string();
+  Result r = Tiresias(cmd);
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("fifo+consolidate"), std::string::npos);
   EXPECT_NE(r.out.find("gittins+count"), std::string::npos);
   EXPECT_NE(r.out.find("mean JCT (s)"), std::string::npos);
   // Same inputs, same outputs, byte for byte (the wall-time lines aside).
   auto strip = [](std::string s) { return s.substr(0, s.find("fifo+consolidate: simulated")); };
-  EXPECT_EQ(strip(r.out), strip(Tiresias("compare --synthetic 300 --seed 3 --cluster 1x2x8 "
-                                         "--runs fifo+consolidate,dlas+count,gittins+count")
-                                    .out));
+  EXPECT_EQ(strip(r.out), strip(Tiresias(cmd).out));
 }
 
 TEST(Cli, CommModeSelectsTheSpeedModel) {
+  if (!std::filesystem::exists(std::string(TIRESIAS_SHARED_DIR) + "/profiles/tensor_sizes.csv")) {
+    GTEST_SKIP() << "the speed model needs ../shared/profiles/tensor_sizes.csv (absent)";
+  }
   const std::string run = "sim --synthetic 50 --seed 2 --cluster 1x2x8 --placement spread ";
   Result ps = Tiresias(run);
   ASSERT_EQ(ps.rc, 0) << ps.out;

@@ -330,14 +330,14 @@ TEST_F(ServeTest, CliClientSubmitLsShowLogsExplainCancel) {
   setenv("MY_SETTING", "abc", 1);
   setenv("CUDA_VISIBLE_DEVICES", "7", 1);
   auto first = testing::RunTiresias(
-      fmt::format("submit {} --gpus 1 --name hello -- sh -c 'echo hello from $TIRESIAS_JOB_ID "
+      fmt::format("submit {} --parsable --gpus 1 --name hello -- sh -c 'echo hello from $TIRESIAS_JOB_ID "
                   "$MY_SETTING gpu $CUDA_VISIBLE_DEVICES; sleep 2'",
                   sd));
   unsetenv("MY_SETTING");
   unsetenv("CUDA_VISIBLE_DEVICES");
   ASSERT_EQ(first.rc, 0) << first.out;
   const std::string id = first.out.substr(0, first.out.find('\n'));
-  auto second = testing::RunTiresias(fmt::format("submit {} --name waiter -- true", sd));
+  auto second = testing::RunTiresias(fmt::format("submit {} --parsable --name waiter -- true", sd));
   ASSERT_EQ(second.rc, 0) << second.out;
   const std::string id2 = second.out.substr(0, second.out.find('\n'));
   ASSERT_TRUE(WaitFor([&] { return State(std::stoll(id)) == "running"; }, 5s));

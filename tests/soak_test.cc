@@ -99,7 +99,7 @@ std::map<int64_t, JobState> ReplayJournal(const fs::path& db) {
       case EventKind::kLaunch:
         st = s.SetProgressStart(e.job, e.t, e.t);
         break;
-      case EventKind::kHold:
+      case EventKind::kDrain:
         st = s.SetProgressStart(e.job, e.detail["until_ms"].get<Time>(), e.t);
         break;
       case EventKind::kInterrupt:

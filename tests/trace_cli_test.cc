@@ -83,11 +83,20 @@ TEST(TraceCli, PhillyAttemptsMergedOrReplayed) {
   EXPECT_DOUBLE_EQ(MeanJct(dir / "merge"), (100.0 + 110.0) / 2);
   // replay: a's first attempt ends at 30 s; it waits again and, submitted first, restarts at
   // once, pays the 5 s restore and runs 70 s: ends at 105. b runs 105-125 (JCT 115).
-  auto r = RunTiresias(base + (dir / "replay").string() + " --attempts replay");
+  auto r = RunTiresias(base + (dir / "replay").string() + " --attempts replay --events " +
+                       (dir / "events.jsonl").string());
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_DOUBLE_EQ(MeanJct(dir / "replay"), (105.0 + 115.0) / 2);
   EXPECT_NE(r.out.find("restarts (replayed attempts) 1"), std::string::npos) << r.out;
   EXPECT_EQ(nlohmann::json::parse(std::ifstream(dir / "replay" / "summary.json"))["restarts"], 1);
+  // The event log names the restart in the live journal's vocabulary (a requeue).
+  const std::string events = ReadAll(dir / "events.jsonl");
+  const auto at = events.find("\"requeue\"");
+  ASSERT_NE(at, std::string::npos) << events;
+  const std::string line = events.substr(events.rfind('\n', at) + 1);
+  EXPECT_NE(line.substr(0, line.find('\n')).find("the trace (attempt 1 of 2 ended)"),
+            std::string::npos)
+      << events;
 }
 
 TEST(TraceCli, AlibabaPaiConvertsAndSimulatesAsItIs) {

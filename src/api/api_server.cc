@@ -6,8 +6,10 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 
+#include "api/dashboard.h"
 #include "common/strings.h"
 
 namespace tiresias {
@@ -25,6 +27,8 @@ int HttpCode(const Status& s) {
       return 404;
     case StatusCode::kFailedPrecondition:
       return 409;
+    case StatusCode::kUnavailable:
+      return 503;
     default:
       return 500;
   }
@@ -79,14 +83,6 @@ struct DepthCheck : nlohmann::json_sax<nlohmann::json> {
   }
 };
 
-StatusOr<JobId> PathId(const std::string& part) {
-  auto v = ParseInt(part);
-  if (!v || *v <= 0) {
-    return InvalidArgument(fmt::format("'{}' is not a job id", Echo(nlohmann::json(part))));
-  }
-  return JobId(*v);
-}
-
 StatusOr<int64_t> QueryInt(const HttpRequest& req, const char* key, int64_t def) {
   auto it = req.query.find(key);
   if (it == req.query.end()) return def;
@@ -137,7 +133,10 @@ StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
   const nlohmann::json& j = *parsed;
   if (!j.is_object()) return InvalidArgument("request body must be a JSON object");
   SubmitRequest r;
-  for (const auto& [key, v] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Named, not structured bindings: lambdas cannot capture those before clang 16.
+    const std::string& key = item.key();
+    const nlohmann::json& v = item.value();
     auto bad = [&](const char* want) {
       return InvalidArgument(fmt::format("field '{}': expected {}, got {}", key, want, Echo(v)));
     };
@@ -167,10 +166,22 @@ StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
     } else if (key == "duration_s") {
       if (!v.is_number()) return bad("a number of seconds");
       r.duration_s = v.get<double>();
+    } else if (key == "time" || key == "dependency" || key == "array" || key == "output" ||
+               key == "error") {
+      if (!v.is_string()) return bad("a string");
+      (key == "time"         ? r.time
+       : key == "dependency" ? r.dependency
+       : key == "array"      ? r.array
+       : key == "output"     ? r.output
+                             : r.error) = v.get<std::string>();
+    } else if (key == "hold") {
+      if (!v.is_boolean()) return bad("true or false");
+      r.hold = v.get<bool>();
     } else {
-      return InvalidArgument(fmt::format(
-          "unknown field {} (known: name, user, model, gpus, argv, cwd, env, duration_s)",
-          Echo(nlohmann::json(key))));
+      return InvalidArgument(
+          fmt::format("unknown field {} (known: name, user, model, gpus, argv, cwd, env, "
+                      "duration_s, time, dependency, array, output, error, hold)",
+                      Echo(nlohmann::json(key))));
     }
   }
   return r;  // LiveScheduler::Submit validates the values
@@ -193,12 +204,40 @@ void ApiServer::Stop() {
 }
 
 HttpResponse ApiServer::Handle(const HttpRequest& req) {
+  const auto start = std::chrono::steady_clock::now();
+  HttpResponse resp = Dispatch(req);
+  sched_.metrics().ObserveRequest(
+      RouteOf(req.path), req.method, resp.status,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return resp;
+}
+
+HttpResponse ApiServer::Dispatch(const HttpRequest& req) {
   if (req.path == "/v1/health" && req.method == "GET") {
     return Reply(200, {{"ok", true}});
   }
+  // The dashboard's page and scripts are public; everything they show comes from the API.
+  if (req.method == "GET" && !req.path.starts_with("/v1/") && req.path != "/metrics") {
+    return Dashboard(req.path);
+  }
   auto caller = ids_.Resolve(req);
   if (!caller.ok()) return Fail(caller.status());
+  if (req.path == "/metrics" && req.method == "GET") {
+    return {.status = 200,
+            .body = sched_.MetricsText(),
+            .content_type = "text/plain; version=0.0.4; charset=utf-8"};
+  }
   return Route(req, *caller);
+}
+
+std::string RouteOf(const std::string& path) {
+  // Ids become {id} so that a route is one label value, whatever the job.
+  std::string out;
+  for (const auto& part : PathParts(path)) {
+    out += '/';
+    out += ParseInt(part) || (out == "/v1/tokens/" && part != "tokens") ? "{id}" : part;
+  }
+  return out.empty() ? "/" : out;
 }
 
 HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
@@ -217,66 +256,103 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     return Reply(200, j);
   }
   if (what == "nodes" && p.size() == 2 && m == "GET") return Reply(200, sched_.Nodes());
+  if (what == "queues" && p.size() == 2 && m == "GET") return Reply(200, sched_.Queues());
+  if (what == "stats" && p.size() == 2 && m == "GET") {
+    auto after = QueryInt(req, "after_ms", 0);
+    if (!after.ok()) return Fail(after.status());
+    return Reply(200, sched_.Stats(*after));
+  }
+  if (what == "sessions" && p.size() == 2 && m == "POST") {
+    auto tok = ids_.CreateSession(caller, std::chrono::hours(12));
+    if (!tok.ok()) return Fail(tok.status());
+    return Reply(201, {{"user", caller.user}, {"token", *tok}, {"expires_in_s", 12 * 3600}});
+  }
   if (what == "events" && p.size() == 2 && m == "GET") {
     auto after = QueryInt(req, "after", 0);
     if (!after.ok()) return Fail(after.status());
-    auto limit = QueryInt(req, "limit", 1000);
+    auto latest = QueryInt(req, "latest", 0);
+    if (!latest.ok()) return Fail(latest.status());
+    auto limit = QueryInt(req, "limit", *latest > 0 ? *latest : 1000);
     if (!limit.ok()) return Fail(limit.status());
     if (*limit < 1 || *limit > 100000) return Fail(400, "limit must be in 1..100000");
-    auto ev = sched_.Events(*after, static_cast<int>(*limit));
+    auto job = QueryInt(req, "job", 0);
+    if (!job.ok()) return Fail(job.status());
+    auto ev = sched_.Events(*after, static_cast<int>(*limit),
+                            *job > 0 ? std::optional<JobId>(JobId(*job)) : std::nullopt,
+                            *latest > 0);
     return ev.ok() ? Reply(200, *ev) : Fail(ev.status());
   }
   if (what == "tokens") {
     if (p.size() > 3) return no_such();
     return Tokens(req, caller, p.size() == 3 ? p[2] : "");
   }
+  if (what == "version" && p.size() == 2 && m == "GET") {
+    return Reply(200, {{"version", TIRESIAS_VERSION}});
+  }
+  if (what == "history" && p.size() == 2 && m == "GET") return List(req, caller, /*history=*/true);
   if (what != "jobs") return no_such();
   if (p.size() == 2) {
     if (m == "POST") return Submit(req, caller);
     if (m != "GET") return no_such();
-    std::optional<LiveState> only;
-    if (auto it = req.query.find("state"); it != req.query.end()) {
-      only = ParseLiveState(it->second);
-      if (!only) {
-        return Fail(400, fmt::format("unknown state {} (pending, starting, running, preempting, "
-                                     "finished, failed, cancelled)",
-                                     Echo(nlohmann::json(it->second))));
+    return List(req, caller, /*history=*/false);
+  }
+  if (p.size() > 4) return no_such();
+  const std::string action = p.size() == 4 ? p[3] : "";
+  // Actions on an array's id act on all its tasks; "42_7" names one task.
+  const bool on_array = action == "cancel" || action == "hold" || action == "release" ||
+                        (action.empty() && m == "DELETE");
+  auto ids = sched_.Resolve(p[2], on_array);
+  if (!ids.ok()) return Fail(ids.status());
+  auto job = sched_.Get(ids->front());
+  if (!job.ok()) return Fail(job.status());
+  const JobId id = ids->front();
+  const bool mine = caller.May(job->value("user", ""));
+  auto not_yours = [&](const char* what) {
+    return Fail(403, fmt::format("job {} is {}'s; only they or an admin may {} it", p[2],
+                                 job->value("user", ""), what));
+  };
+  if (m == "POST" || m == "DELETE") {
+    const std::string verb = action.empty() ? "cancel" : action;
+    if (verb != "cancel" && verb != "hold" && verb != "release" && verb != "requeue") {
+      return no_such();
+    }
+    if (!mine) return not_yours(verb.c_str());
+    // An array: every task that can still take it (ended tasks are left as they are).
+    nlohmann::json done = nlohmann::json::array();
+    Status last = Status::Ok();
+    for (JobId t : *ids) {
+      Status s = verb == "cancel"    ? sched_.Cancel(t)
+                 : verb == "hold"    ? sched_.Hold(t, true)
+                 : verb == "release" ? sched_.Hold(t, false)
+                                     : sched_.Requeue(t, caller.user);
+      if (s.ok()) {
+        done.push_back(t.value());
+      } else {
+        last = s;
       }
     }
-    nlohmann::json out = nlohmann::json::array();
-    for (auto& j : sched_.List(only)) out.push_back(Visible(std::move(j), caller));
-    return Reply(200, out);
-  }
-  auto id = PathId(p[2]);
-  if (!id.ok()) return Fail(id.status());
-  auto job = sched_.Get(*id);
-  if (!job.ok()) return Fail(job.status());
-  const bool mine = caller.May(job->value("user", ""));
-  const std::string action = p.size() == 4 ? p[3] : "";
-  if (p.size() > 4) return no_such();
-  if ((action == "cancel" && m == "POST") || (action.empty() && m == "DELETE")) {
-    if (!mine) {
-      return Fail(403, fmt::format("job {} is {}'s; only they or an admin may cancel it",
-                                   id->value(), job->value("user", "")));
-    }
-    Status s = sched_.Cancel(*id);
-    return s.ok() ? Reply(200, {{"id", id->value()}, {"state", "cancelled"}}) : Fail(s);
+    if (done.empty()) return Fail(last);
+    return Reply(200, {{"id", id.value()}, {"action", verb}, {"jobs", done}});
   }
   if (m != "GET") return no_such();
   if (action.empty()) return Reply(200, Visible(*job, caller));
   if (action == "explain") {
-    auto j = sched_.Explain(*id);
+    auto j = sched_.Explain(id);
     return j.ok() ? Reply(200, *j) : Fail(j.status());
   }
   if (action == "logs") {
-    if (!mine) {
-      return Fail(403, fmt::format("job {} is {}'s; only they or an admin may read its log",
-                                   id->value(), job->value("user", "")));
-    }
+    if (!mine) return not_yours("read the log of");
     auto offset = QueryInt(req, "offset", 0);
     if (!offset.ok()) return Fail(offset.status());
+    auto tail = QueryInt(req, "tail_lines", 0);
+    if (!tail.ok()) return Fail(tail.status());
+    const auto stream = req.query.contains("stream") ? req.query.at("stream") : "stdout";
+    if (stream != "stdout" && stream != "stderr") {
+      return Fail(400, "query parameter stream: stdout or stderr");
+    }
     int64_t next = 0;
-    auto text = sched_.Logs(*id, *offset, 1 << 20, next);
+    auto text =
+        sched_.Logs(id, *offset, 1 << 20, next, stream == "stderr", static_cast<size_t>(*tail));
     if (!text.ok()) return Fail(text.status());
     return {.status = 200,
             .body = *text,
@@ -285,6 +361,49 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
                         {"X-Job-State", job->value("state", "")}}};
   }
   return no_such();
+}
+
+HttpResponse ApiServer::List(const HttpRequest& req, const Caller& caller, bool history) {
+  ListFilter f;
+  if (auto it = req.query.find("state"); it != req.query.end()) {
+    for (auto part : Split(it->second, ',')) {
+      auto st = ParseLiveState(part);
+      if (!st) {
+        return Fail(400, fmt::format("unknown state {} (pending, starting, running, preempting, "
+                                     "finished, failed, cancelled, timeout)",
+                                     Echo(nlohmann::json(std::string(part)))));
+      }
+      f.states.insert(*st);
+    }
+  }
+  if (history) {  // what has ended
+    if (f.states.empty()) {
+      f.states = {LiveState::kFinished, LiveState::kFailed, LiveState::kCancelled,
+                  LiveState::kTimeout};
+    }
+  } else if (auto a = req.query.find("active"); a != req.query.end()) {
+    f.active_only = a->second == "1" || a->second == "true";
+  }
+  if (auto u = req.query.find("user"); u != req.query.end()) f.user = u->second;
+  for (auto [key, field] :
+       {std::pair{"since_ms", &f.ended_after}, std::pair{"until_ms", &f.ended_before}}) {
+    if (!req.query.contains(key)) continue;
+    auto v = QueryInt(req, key, 0);
+    if (!v.ok()) return Fail(v.status());
+    *field = *v;
+  }
+  auto offset = QueryInt(req, "offset", 0);
+  if (!offset.ok()) return Fail(offset.status());
+  auto limit = QueryInt(req, "limit", 0);
+  if (!limit.ok()) return Fail(limit.status());
+  f.offset = static_cast<size_t>(*offset);
+  if (*limit > 0) f.limit = static_cast<size_t>(*limit);
+  size_t total = 0;
+  nlohmann::json out = nlohmann::json::array();
+  for (auto& j : sched_.List(f, &total)) out.push_back(Visible(std::move(j), caller));
+  HttpResponse r = Reply(200, out);
+  r.headers.emplace_back("X-Total-Count", std::to_string(total));
+  return r;
 }
 
 HttpResponse ApiServer::Submit(const HttpRequest& req, const Caller& caller) {
@@ -312,9 +431,37 @@ HttpResponse ApiServer::Submit(const HttpRequest& req, const Caller& caller) {
                                  "root: a job runs as its submitter, never as root for them",
                                  Echo(nlohmann::json(r->user))));
   }
-  auto id = sched_.Submit(*r);
+  std::vector<JobId> ids;
+  auto id = sched_.Submit(*r, &ids);
   if (!id.ok()) return Fail(id.status());
-  return Reply(201, {{"id", id->value()}, {"user", r->user}});
+  nlohmann::json reply = {{"id", id->value()}, {"user", r->user}};
+  if (!r->array.empty()) {
+    nlohmann::json all = nlohmann::json::array();
+    for (JobId t : ids) all.push_back(t.value());
+    reply["array_id"] = id->value();
+    reply["jobs"] = all;
+  }
+  return Reply(201, reply);
+}
+
+HttpResponse ApiServer::Dashboard(const std::string& path) {
+  const std::string want = path == "/" ? "/index.html" : path;
+  for (const WebAsset& a : DashboardAssets()) {
+    if (a.path == want) {
+      return {.status = 200,
+              .body = std::string(a.body),
+              .content_type = std::string(a.content_type),
+              .headers = {{"Cache-Control", "no-cache"}}};
+    }
+  }
+  if (DashboardAssets().empty() && want == "/index.html") {
+    return {.status = 200,
+            .body =
+                "<!doctype html><title>tiresias</title><p>This tiresias was built without "
+                "node/npm, so it has no dashboard. The API is at /v1/.</p>\n",
+            .content_type = "text/html; charset=utf-8"};
+  }
+  return Fail(404, fmt::format("no such page: {}", Echo(nlohmann::json(path))));
 }
 
 HttpResponse ApiServer::Tokens(const HttpRequest& req, const Caller& caller,

@@ -3,15 +3,25 @@
 // (identity.h): a local user through the socket, or a token.
 //   GET  /v1/health                      liveness (no identity needed)
 //   GET  /v1/whoami                      the caller as the server sees them
-//   POST /v1/jobs                         submit (the job is the caller's)
-//   GET  /v1/jobs[?state=S]               list (others' jobs without their environment)
-//   GET  /v1/jobs/{id}                    one job
-//   POST /v1/jobs/{id}/cancel, DELETE /v1/jobs/{id}   cancel (owner or admin)
-//   GET  /v1/jobs/{id}/explain            why it waits
-//   GET  /v1/jobs/{id}/logs?offset=N      log bytes from N (owner or admin); X-Next-Offset,
-//                                         X-Job-State headers
+//   POST /v1/jobs                         submit (the job is the caller's; an array: one job
+//                                         per task, {"id", "array_id", "jobs"})
+//   GET  /v1/jobs[?state=S,..&user=U&active=1&offset=N&limit=N]  list, filtered and paged
+//                                         (X-Total-Count; others' jobs without environment)
+//   GET  /v1/history[?user=&state=&since_ms=&until_ms=&offset=&limit=]  ended jobs
+//   GET  /v1/jobs/{ref}                   one job; ref is an id or ARRAY_INDEX ("42_7")
+//   POST /v1/jobs/{ref}/cancel|hold|release|requeue, DELETE /v1/jobs/{ref}   (owner or
+//                                         admin; an array's id acts on all its tasks)
+//   GET  /v1/jobs/{ref}/explain           why it waits
+//   GET  /v1/jobs/{ref}/logs?offset=N[&stream=stderr][&tail_lines=N]   log bytes from N
+//                                         (owner or admin); X-Next-Offset, X-Job-State
+//   GET  /v1/version
 //   GET  /v1/nodes                        GPUs and who holds them
-//   GET  /v1/events?after=SEQ&limit=N     the journal, oldest first
+//   GET  /v1/events?after=SEQ&limit=N[&job=ID]   the journal, oldest first
+//   GET  /v1/queues                       Q1..QK with their jobs, why each waits
+//   GET  /v1/stats?after_ms=T             the cluster over time (dashboard charts)
+//   POST /v1/sessions                     a 12-hour dashboard token for the caller
+//   GET  /metrics                         Prometheus text format (needs an identity)
+//   GET  /, /app.js, ...                  the dashboard (public files; data via the API)
 //   POST /v1/tokens {"user"}, GET /v1/tokens, DELETE /v1/tokens/{user}   (admin)
 // Errors are JSON {"error": "..."} with 400 (bad request), 401 (no identity), 403 (not
 // allowed), 404, 409 (wrong state), 413 (body too large), 503 (too many connections), 500.
@@ -41,7 +51,10 @@ class ApiServer {
   HttpResponse Handle(const HttpRequest& req);
 
  private:
+  HttpResponse Dispatch(const HttpRequest& req);
+  HttpResponse List(const HttpRequest& req, const Caller& caller, bool history);
   HttpResponse Route(const HttpRequest& req, const Caller& caller);
+  HttpResponse Dashboard(const std::string& path);
   HttpResponse Submit(const HttpRequest& req, const Caller& caller);
   HttpResponse Tokens(const HttpRequest& req, const Caller& caller, const std::string& user);
 
@@ -54,6 +67,8 @@ class ApiServer {
 // checked by Validate, live/submit_request.h); errors name the field and the problem. A body
 // nested deeper than kMaxJsonDepth is refused before it is built.
 StatusOr<SubmitRequest> ParseSubmit(const std::string& body);
+// A request path as a metrics label: job ids and token users become {id}.
+std::string RouteOf(const std::string& path);
 // Parses a JSON body no deeper than kMaxJsonDepth.
 StatusOr<nlohmann::json> ParseJsonBody(const std::string& body);
 

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -14,19 +13,11 @@
 #include <sstream>
 
 #include "common/atomic_file.h"
+#include "common/sha256.h"
 #include "common/strings.h"
 
 namespace tiresias {
 namespace {
-
-std::string Sha256Hex(const std::string& text) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-  unsigned int len = 0;
-  EVP_Digest(text.data(), text.size(), md.data(), &len, EVP_sha256(), nullptr);
-  std::string hex;
-  for (unsigned int i = 0; i < len; ++i) hex += fmt::format("{:02x}", md[i]);
-  return hex;
-}
 
 // Constant time in the contents (both are hex SHA-256, so the lengths are public).
 bool SameHash(const std::string& a, const std::string& b) {
@@ -141,6 +132,11 @@ StatusOr<Caller> Identities::Resolve(const HttpRequest& req) const {
       return c;
     }
     std::lock_guard lk(mu_);
+    if (auto it = sessions_.find(hash); it != sessions_.end()) {
+      if (it->second.expires > std::chrono::steady_clock::now()) return it->second.caller;
+      sessions_.erase(it);
+      return PermissionDenied("the session has expired; run `tiresias dashboard` again");
+    }
     for (const Entry& e : tokens_) {
       if (!SameHash(hash, e.sha256)) continue;
       Caller c{.user = e.user, .via = "token"};
@@ -182,6 +178,18 @@ Status Identities::RevokeToken(const std::string& user) {
   std::erase_if(tokens_, [&](const Entry& e) { return e.user == user; });
   if (tokens_.size() == before) return NotFound(fmt::format("user {} has no token", user));
   return Save();
+}
+
+StatusOr<std::string> Identities::CreateSession(const Caller& caller, std::chrono::seconds ttl) {
+  auto tok = NewToken();
+  if (!tok.ok()) return tok.status();
+  std::lock_guard lk(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(sessions_, [&](const auto& kv) { return kv.second.expires <= now; });
+  Caller c = caller;
+  c.via = "session (" + caller.via + ")";
+  sessions_[Sha256Hex(*tok)] = Session{c, now + ttl};
+  return *tok;
 }
 
 std::vector<std::string> Identities::TokenUsers() const {

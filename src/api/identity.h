@@ -3,7 +3,8 @@
 // cannot be forged. Remote callers (TCP) name themselves with a token: the operator's admin
 // token (tiresias.token, 0600) or a per-user token the admin created (`tiresias token
 // create USER`), kept only as SHA-256 hashes in tiresias.tokens (0600) and compared in
-// constant time. Anything else is unauthenticated, reads included.
+// constant time. The dashboard uses short-lived session tokens that stand for a caller who
+// asked for one (`tiresias dashboard`). Anything else is unauthenticated, reads included.
 //
 // Admins (root, the user serve runs as, the admin token) see and do everything; other users
 // see every job's state but only their own jobs' environment and logs, and cancel only their
@@ -12,6 +13,8 @@
 
 #include <sys/types.h>
 
+#include <chrono>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -51,6 +54,9 @@ class Identities {
   StatusOr<std::string> CreateToken(const std::string& user);
   Status RevokeToken(const std::string& user);
   std::vector<std::string> TokenUsers() const;
+  // A session for the dashboard: a token that stands for `caller` (who asked for it through
+  // the socket or with their own token) until it expires. Kept in memory only.
+  StatusOr<std::string> CreateSession(const Caller& caller, std::chrono::seconds ttl);
   // The caller that a local uid is.
   Caller LocalCaller(uid_t uid, gid_t gid) const;
 
@@ -67,6 +73,11 @@ class Identities {
   uid_t operator_uid_ = 0;
   mutable std::mutex mu_;
   std::vector<Entry> tokens_;
+  struct Session {
+    Caller caller;
+    std::chrono::steady_clock::time_point expires;
+  };
+  mutable std::map<std::string, Session> sessions_;  // by token hash
 };
 
 }  // namespace tiresias

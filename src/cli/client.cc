@@ -4,7 +4,9 @@
 #include <curl/curl.h>
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -15,10 +17,19 @@
 namespace tiresias {
 namespace {
 
-std::optional<std::string> ReadFirstLine(const std::filesystem::path& p) {
+// The first line of `p`, trimmed; nullopt with `why` set (strerror) when it cannot be read.
+std::optional<std::string> ReadFirstLine(const std::filesystem::path& p,
+                                         std::string* why = nullptr) {
   std::ifstream in(p);
   std::string line;
-  if (!in || !std::getline(in, line)) return std::nullopt;
+  if (!in) {
+    if (why) *why = std::strerror(errno);
+    return std::nullopt;
+  }
+  if (!std::getline(in, line)) {
+    if (why) *why = "empty file";
+    return std::nullopt;
+  }
   return std::string(Trim(line));
 }
 
@@ -87,13 +98,16 @@ StatusOr<ApiClient> ApiClient::Connect(const ClientOptions& o) {
     c.url_ = server;
   } else if (std::filesystem::exists(dir / "tiresias.sock")) {
     c.socket_ = (dir / "tiresias.sock").string();
-  } else if (auto addr = ReadFirstLine(dir / "tiresias.addr")) {
-    c.url_ = *addr;
   } else {
-    return FailedPrecondition(
-        fmt::format("no server: neither {} nor {} exists. Start `tiresias serve` there, or pass "
-                    "--state-dir DIR / --server URL",
-                    (dir / "tiresias.sock").string(), (dir / "tiresias.addr").string()));
+    std::string why;
+    auto addr = ReadFirstLine(dir / "tiresias.addr", &why);
+    if (!addr) {
+      return FailedPrecondition(fmt::format(
+          "no server: no socket at {}, and cannot read {}: {}. Start `tiresias serve` there, "
+          "or pass --state-dir DIR / --server URL",
+          (dir / "tiresias.sock").string(), (dir / "tiresias.addr").string(), why));
+    }
+    c.url_ = *addr;
   }
   if (!c.socket_.empty()) {
     c.url_ = "http://localhost";  // the host is not used over a Unix socket

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace tiresias {
 
@@ -12,7 +15,13 @@ void AddSweepCommand(CLI::App& app, int& rc);     // sweep: grids of options x c
 void AddTraceCommands(CLI::App& app, int& rc);    // trace convert, stats, synth
 void AddShimCommand(CLI::App& app, int& rc);      // _shim (hidden): supervises one job attempt
 void AddServeCommand(CLI::App& app, int& rc);     // serve: the live scheduler
-// submit, ls, show, logs, cancel, explain, nodes, events: clients of serve's API
-void AddClientCommands(CLI::App& app, int& rc);
+// Clients of serve's API. submit, ls, show, logs, cancel, hold, release, requeue, wait,
+// history, explain:
+void AddJobCommands(CLI::App& app, int& rc);
+// nodes, events, whoami, version, dashboard, token, completion:
+void AddClusterCommands(CLI::App& app, int& rc);
+// The closest of `candidates` to a misspelled `word`, if one is close enough to suggest.
+std::optional<std::string> Closest(const std::string& word,
+                                   const std::vector<std::string>& candidates);
 
 }  // namespace tiresias

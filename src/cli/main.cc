@@ -1,10 +1,76 @@
 // The `tiresias` command: simulator and comparisons, the live scheduler and its client.
+// Exit codes: 0 success; 1 a runtime error (the server refused, a file is unreadable, a job
+// failed to be found); 2 a usage error (an unknown command or flag, a bad value), with the
+// closest command or flag suggested. `wait` exits with its jobs' worst status (README).
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iostream>
 
 #include "cli/commands.h"
 
+namespace tiresias {
+
+std::optional<std::string> Closest(const std::string& word,
+                                   const std::vector<std::string>& candidates) {
+  // Edit distance (insertions, deletions, substitutions, adjacent swaps), row by row.
+  auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      for (size_t j = 1; j <= b.size(); ++j) {
+        d[i][j] = std::min(
+            {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+      }
+    }
+    return d[a.size()][b.size()];
+  };
+  std::optional<std::string> best;
+  size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    const size_t dist = distance(word, c);
+    if (dist < best_d) {
+      best_d = dist;
+      best = c;
+    }
+  }
+  return best;
+}
+
+namespace {
+
+// The deepest subcommand the user named, and what it takes.
+std::vector<std::string> Choices(const CLI::App& app) {
+  const CLI::App* at = &app;
+  for (bool deeper = true; deeper;) {
+    deeper = false;
+    for (const CLI::App* sub : at->get_subcommands({})) {
+      if (sub->parsed()) {
+        at = sub;
+        deeper = true;
+        break;
+      }
+    }
+  }
+  std::vector<std::string> out;
+  for (const CLI::App* sub : at->get_subcommands({})) {
+    if (!sub->get_name().starts_with("_")) out.push_back(sub->get_name());
+  }
+  for (const CLI::Option* o : at->get_options()) {
+    for (const auto& l : o->get_lnames()) out.push_back("--" + l);
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace tiresias
+
 int main(int argc, char** argv) {
   CLI::App app{"tiresias: a GPU cluster manager for distributed deep learning (NSDI'19 Tiresias)"};
+  app.set_version_flag("--version", std::string("tiresias ") + TIRESIAS_VERSION);
   app.require_subcommand(1);
   int rc = 0;
   tiresias::AddSimCommands(app, rc);
@@ -12,8 +78,41 @@ int main(int argc, char** argv) {
   tiresias::AddSweepCommand(app, rc);
   tiresias::AddTraceCommands(app, rc);
   tiresias::AddServeCommand(app, rc);
-  tiresias::AddClientCommands(app, rc);
+  tiresias::AddJobCommands(app, rc);
+  tiresias::AddClusterCommands(app, rc);
   tiresias::AddShimCommand(app, rc);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    (void)app.exit(e);
+    // "The following arguments were not expected: --gpu 2": suggest the closest name.
+    const std::string what = e.what();
+    if (what.find("not expected") != std::string::npos ||
+        what.find("A subcommand is required") != std::string::npos ||
+        what.find("could not be matched") != std::string::npos) {
+      const auto choices = tiresias::Choices(app);
+      // A misspelled flag anywhere, or a misspelled command where one was expected.
+      for (int i = 1; i < argc; ++i) {
+        std::string word = argv[i];
+        if (word == "--") break;
+        word = word.substr(0, word.find('='));
+        const bool command_slot =
+            i == 1 || what.find("subcommand is required") != std::string::npos;
+        if (!word.starts_with("-") && !command_slot) continue;
+        if (std::find(choices.begin(), choices.end(), word) != choices.end()) continue;
+        if (auto near = tiresias::Closest(word, choices)) {
+          std::cerr << "did you mean " << *near << "?\n";
+          break;
+        }
+      }
+    }
+    return 2;
+  }
   return rc;
 }

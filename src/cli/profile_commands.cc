@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "common/strings.h"
 #include "sim/calibration.h"
 #include "sim/link_speed_model.h"
@@ -149,7 +150,8 @@ void AddProfileCommands(CLI::App& app, int& rc) {
   cmd->add_option("--compute-times", compute_times, "trace with 1-GPU iteration times")
       ->capture_default_str();
   cmd->add_option("--packlimit", packlimit, "PACKLIMIT for the sensitivity verdict")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(NumberIn(0, 1));
   cmd->callback([&rc] {
     if (model.empty() == calibrate.empty()) {
       std::cerr << "error: give exactly one of --model NAME or --calibrate DIR\n";

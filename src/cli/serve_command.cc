@@ -1,7 +1,8 @@
-// `tiresias serve`: the live scheduler on this machine. Finds the GPUs (nvidia-smi, or
-// --gpus N emulated), opens the state directory (SQLite journal, tokens, address file, the
-// API's Unix socket), replays and reconciles, then runs the scheduling loop and the REST API
-// until SIGINT or SIGTERM. Jobs keep running when serve stops; the next serve adopts them.
+// `tiresias serve`: the live scheduler, on this machine or over a Slurm cluster. Finds the GPUs
+// (nvidia-smi, or --gpus N emulated; with --executor slurm, the partition's nodes and GPUs
+// through sinfo), opens the state directory (SQLite journal, tokens, address file, the API's
+// Unix socket), replays and reconciles, then runs the scheduling loop and the REST API until
+// SIGINT or SIGTERM. Jobs keep running when serve stops; the next serve adopts them.
 // Everything it creates is private to its user (umask 077: files 0600, directories 0700).
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -9,8 +10,10 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -19,16 +22,21 @@
 
 #include "api/api_server.h"
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "common/atomic_file.h"
 #include "common/strings.h"
 #include "exec/gpus.h"
 #include "exec/local_executor.h"
+#include "exec/slurm_executor.h"
 #include "live/live_scheduler.h"
 
 namespace tiresias {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The longest grace period a preempted job may be given (--grace): a day.
+constexpr double kMaxGraceS = 86400;
 
 struct ServeFlags {
   std::string state_dir = ".";
@@ -46,6 +54,11 @@ struct ServeFlags {
   bool accept_journal_loss = false;
   bool allow_remote = false;
   bool no_cgroups = false;
+  std::string executor = "local";
+  std::string partition = "gpu";
+  std::vector<std::string> sbatch_args;
+  int slurm_poll_ms = 250;
+  int slurm_cpus = 1;
 };
 
 bool IsLoopback(const std::string& host) {
@@ -86,6 +99,10 @@ int Serve(const ServeFlags& f) {
   umask(077);  // the journal, logs, tokens and job directories are private to serve's user
   std::error_code ec;
   fs::create_directories(f.state_dir, ec);
+  if (ec) {  // e.g. a parent without write permission, or a file in the way
+    return fail(
+        IoError(fmt::format("--state-dir {}: cannot create: {}", f.state_dir, ec.message())));
+  }
   const fs::path dir = fs::weakly_canonical(fs::absolute(f.state_dir), ec);
   if (!fs::is_directory(dir)) {
     return fail(IoError(fmt::format("--state-dir {}: not a directory", f.state_dir)));
@@ -93,22 +110,37 @@ int Serve(const ServeFlags& f) {
   // One serve per state directory: a second one would replay and run the same jobs. A POSIX
   // record lock, not flock: a child forked to launch a job must not hold it, or a serve killed
   // mid-launch would keep its successor out until that child had executed its shim.
-  const int lock_fd = open((dir / "tiresias.lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  const fs::path lock_path = dir / "tiresias.lock";
+  const int lock_fd = open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  if (lock_fd < 0) {  // e.g. a read-only state directory: say so, not "another serve"
+    return fail(IoError(fmt::format("cannot open {}: {}", lock_path.string(), strerror(errno))));
+  }
   struct flock whole {};
   whole.l_type = F_WRLCK;
   whole.l_whence = SEEK_SET;  // l_start = l_len = 0: the whole file
-  if (lock_fd < 0 || fcntl(lock_fd, F_SETLK, &whole) != 0) {
-    return fail(FailedPrecondition(
-        fmt::format("{}: another tiresias serve is using this state directory", dir.string())));
+  if (fcntl(lock_fd, F_SETLK, &whole) != 0) {
+    if (errno == EACCES || errno == EAGAIN) {
+      return fail(FailedPrecondition(
+          fmt::format("{}: another tiresias serve is using this state directory", dir.string())));
+    }
+    return fail(IoError(fmt::format("cannot lock {}: {}", lock_path.string(), strerror(errno))));
   }
   auto sig = ParseSignal(f.preempt_signal);
   if (!sig.ok()) return fail(sig.status());
-  if (f.grace_s < 0) return fail(InvalidArgument("--grace must be >= 0 seconds"));
 
-  // GPUs: emulated on request, else whatever nvidia-smi finds.
+  if (f.executor != "local" && f.executor != "slurm") {
+    return fail(InvalidArgument(
+        fmt::format("--executor {}: use local (this machine) or slurm", f.executor)));
+  }
+  const bool slurm = f.executor == "slurm";
+  // GPUs: emulated on request, else whatever nvidia-smi finds; Slurm's nodes with --executor
+  // slurm (read below, once the state directory names this daemon's jobs).
   std::vector<GpuInfo> gpus;
   std::string source;
-  if (f.gpus > 0) {
+  if (slurm) {
+    if (f.gpus > 0)
+      return fail(InvalidArgument("--gpus: Slurm's nodes say how many GPUs there are"));
+  } else if (f.gpus > 0) {
     gpus = EmulatedGpus(f.gpus);
     source = "EMULATED: --gpus, no real devices behind them";
   } else {
@@ -135,10 +167,11 @@ int Serve(const ServeFlags& f) {
                   .policy_opts = f.opts,
                   .placement = f.placement,
                   .placement_opts = f.popts,
-                  .emulated = gpus.front().emulated,
+                  .emulated = !slurm && gpus.front().emulated,
                   .preempt_signal = *sig,
                   .grace = static_cast<Duration>(f.grace_s * kMsPerSecond),
                   .log_events = true};
+  cfg.executor = f.executor;
   for (const auto& g : gpus) {
     cfg.gpu_devices.push_back(std::to_string(g.index));
     cfg.gpu_names.push_back(g.name);
@@ -163,12 +196,52 @@ int Serve(const ServeFlags& f) {
   std::signal(SIGPIPE, SIG_IGN);
 
   // Containment: a cgroup per job attempt where this machine lets us make one, else process
-  // groups only (with the limits the README lists), and the banner says which.
-  auto executor = std::make_unique<LocalExecutor>(
-      std::vector<std::string>{"/proc/self/exe", "_shim"}, cfg.gpu_devices,
-      f.no_cgroups ? StatusOr<CgroupTree>(FailedPrecondition("disabled by --no-cgroups"))
-                   : CgroupTree::Detect());
+  // groups only (with the limits the README lists), and the banner says which. With Slurm,
+  // Slurm contains the jobs; its nodes are the cluster.
+  std::unique_ptr<Executor> executor;
+  std::vector<std::string> slurm_warnings;
+  if (slurm) {
+    SlurmOptions so{.partition = f.partition,
+                    .tag = std::to_string((*store)->epoch_ms()),
+                    .sbatch_args = f.sbatch_args,
+                    .cpus_per_task = f.slurm_cpus,
+                    .poll_interval = std::chrono::milliseconds(f.slurm_poll_ms)};
+    // slurmctld may be restarting too: keep trying for a while before giving up.
+    auto x = SlurmExecutor::Open(so);
+    for (int wait_ms = 250, waited = 0;
+         !x.ok() && x.status().code() == StatusCode::kUnavailable && waited < 60'000;
+         waited += wait_ms, wait_ms = std::min(wait_ms * 2, 5'000)) {
+      std::cerr << "tiresias serve: " << x.status().message() << "; retrying\n";
+      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+      x = SlurmExecutor::Open(so);
+    }
+    if (!x.ok()) return fail(x.status());
+    for (const SlurmNode& n : (*x)->nodes()) {
+      if (n.gpus > kMaxGpusPerNode) {
+        return fail(InvalidArgument(fmt::format("Slurm node {}: {} GPUs, at most {} per node",
+                                                n.name, n.gpus, kMaxGpusPerNode)));
+      }
+      cfg.nodes.push_back({.name = n.name, .gpus = n.gpus});
+    }
+    auto w = (*x)->CheckConfig();
+    if (w.ok()) {
+      slurm_warnings = *w;
+    } else {
+      slurm_warnings.push_back("cannot read `scontrol show config`: " + w.status().message());
+    }
+    int total = 0;
+    for (const auto& n : cfg.nodes) total += n.gpus;
+    source = fmt::format("Slurm partition {}: {} nodes ({})", f.partition, cfg.nodes.size(), total);
+    executor = std::move(*x);
+  } else {
+    executor = std::make_unique<LocalExecutor>(
+        std::vector<std::string>{"/proc/self/exe", "_shim"}, cfg.gpu_devices,
+        f.no_cgroups ? StatusOr<CgroupTree>(FailedPrecondition("disabled by --no-cgroups"))
+                     : CgroupTree::Detect());
+  }
   const std::string containment = executor->Containment();
+  int total_gpus = static_cast<int>(gpus.size());
+  for (const auto& n : cfg.nodes) total_gpus += n.gpus;
   LiveScheduler sched(cfg, std::move(*store), std::move(executor), WallMs);
   if (Status s = sched.Open(); !s.ok()) return fail(s);
   ApiServer api(sched, **ids);
@@ -197,7 +270,7 @@ int Serve(const ServeFlags& f) {
                    "tiresias serve: listening on {} and {}\n  GPUs: {} ({})\n  policy {}{}, "
                    "placement {}, preemption SIG{} + {} s grace\n  jobs contained by {}{}\n  "
                    "state in {}\n",
-                   url, socket.string(), gpus.size(), source, f.policy,
+                   url, socket.string(), total_gpus, source, f.policy,
                    f.opts.empty() ? "" : " " + Join(f.opts, " "), f.placement,
                    sigabbrev_np(*sig) ? sigabbrev_np(*sig) : "?", f.grace_s, containment,
                    containment.starts_with("process groups")
@@ -207,6 +280,9 @@ int Serve(const ServeFlags& f) {
                        : "",
                    dir.string())
             << std::flush;
+  for (const auto& w : slurm_warnings) {
+    std::cerr << "tiresias serve: warning: Slurm setting: " << w << "\n";
+  }
 
   std::atomic<bool> stop = false;
   std::thread loop([&] { sched.Run(stop); });
@@ -229,7 +305,8 @@ int Serve(const ServeFlags& f) {
 
 void AddServeCommand(CLI::App& app, int& rc) {
   static ServeFlags f;
-  auto* s = app.add_subcommand("serve", "run the live scheduler on this machine");
+  auto* s =
+      app.add_subcommand("serve", "run the live scheduler on this machine or a Slurm cluster");
   s->add_option("--state-dir", f.state_dir,
                 "where the database, token, address file and job logs live")
       ->capture_default_str();
@@ -238,9 +315,11 @@ void AddServeCommand(CLI::App& app, int& rc) {
       ->capture_default_str();
   s->add_flag("--allow-remote", f.allow_remote,
               "allow --host to be reachable from other machines (token authentication, no TLS)");
-  s->add_option("--port", f.port, "port (0 = any free port)")->capture_default_str();
+  s->add_option("--port", f.port, "port (0 = any free port)")
+      ->capture_default_str()
+      ->check(IntegerIn(0, 65535));
   s->add_option("--gpus", f.gpus, "run with N emulated GPUs instead of discovering real ones")
-      ->check(CLI::Range(1, kMaxGpusPerNode));
+      ->check(IntegerIn(1, kMaxGpusPerNode));
   s->add_option("--nvidia-smi", f.nvidia_smi, "nvidia-smi to discover GPUs with")
       ->capture_default_str();
   s->add_option("--policy", f.policy, "ordering policy (see `tiresias policies`)")
@@ -249,7 +328,8 @@ void AddServeCommand(CLI::App& app, int& rc) {
   s->add_option("--placement", f.placement, "placement policy")->capture_default_str();
   s->add_option("--popt", f.popts, "placement option key=value (repeatable)");
   s->add_option("--grace", f.grace_s, "seconds a preempted job has to checkpoint and exit")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(NumberIn(0, kMaxGraceS));
   s->add_option("--preempt-signal", f.preempt_signal, "signal sent to preempt (then SIGKILL)")
       ->capture_default_str();
   s->add_flag("--accept-journal-loss", f.accept_journal_loss,
@@ -258,6 +338,20 @@ void AddServeCommand(CLI::App& app, int& rc) {
   s->add_flag("--fsync", f.fsync,
               "fsync every journal commit (survives power loss; default survives a crash of "
               "serve itself)");
+  s->add_option("--executor", f.executor,
+                "local: run jobs on this machine; slurm: place and release held Slurm jobs on "
+                "a partition's nodes (needs the Slurm client tools; README: Many machines)")
+      ->capture_default_str();
+  s->add_option("--partition", f.partition, "Slurm partition whose nodes tiresias schedules")
+      ->capture_default_str();
+  s->add_option("--sbatch-arg", f.sbatch_args,
+                "extra sbatch argument for every job, e.g. --sbatch-arg=--account=ml (repeatable)");
+  s->add_option("--slurm-poll-ms", f.slurm_poll_ms, "how often to read Slurm's jobs (squeue)")
+      ->check(CLI::Range(20, 60000))
+      ->capture_default_str();
+  s->add_option("--slurm-cpus", f.slurm_cpus, "CPUs per node for each Slurm job")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   s->add_flag("--no-cgroups", f.no_cgroups,
               "contain jobs by process group only, even where a cgroup per job could be made");
   s->callback([&rc] { rc = Serve(f); });

@@ -1,12 +1,14 @@
 // `tiresias sim`, `compare`, `demo` and `policies`: the simulator's command line.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "common/strings.h"
 #include "engine/file_data_source.h"
 #include "placement/registry.h"
@@ -21,6 +23,12 @@
 namespace tiresias {
 namespace {
 
+// Bounds of the numeric flags (README, "Using the simulator").
+constexpr int64_t kMaxSyntheticJobs = 1'000'000;
+constexpr double kMaxLoad = 100;                // offered demand / cluster GPUs
+constexpr double kMaxDays = 3650;               // --from-day, --days: ten years
+constexpr double kMaxPreemptOverheadS = 86400;  // a day per resume
+
 struct WorkloadArgs {
   std::string trace;
   int synthetic = 0;
@@ -33,6 +41,11 @@ struct WorkloadArgs {
               compute_times = DefaultComputeTimesPath();
   uint64_t assign_models = 0;
   std::string attempts = "merge";
+  // Given on the command line: an explicit file that cannot be read is an error, while the
+  // default paths (../shared) may be absent and the speed model then falls back to off.
+  CLI::Option* profiles_opt = nullptr;
+  CLI::Option* compute_times_opt = nullptr;
+  std::string capacity;
 
   void Add(CLI::App* c) {
     c->add_option("--attempts", attempts,
@@ -41,6 +54,9 @@ struct WorkloadArgs {
                   "job waits to restart)")
         ->check(CLI::IsMember({"merge", "replay"}))
         ->capture_default_str();
+    c->add_option("--capacity", capacity,
+                  "capacity changes: CSV time,node,gpus (seconds on the simulation clock, node "
+                  "index, usable GPUs from then on; 0 = node down)");
     c->add_option("--speed", speed,
                   "placement speed model: links (compute + gradient exchange over the slowest "
                   "link, see --comm), "
@@ -54,28 +70,36 @@ struct WorkloadArgs {
         ->capture_default_str();
     c->add_option("--link-bw", link_bw,
                   "link bandwidths in GB/s, e.g. intra=10,inter-node=2.3,inter-switch=1.15");
-    c->add_option("--profiles", profiles, "model tensor sizes (model,tensor_sizes_mb)")
-        ->capture_default_str();
-    c->add_option("--compute-times", compute_times,
-                  "Tiresias-format trace giving 1-GPU iteration times per model")
-        ->capture_default_str();
+    profiles_opt =
+        c->add_option("--profiles", profiles, "model tensor sizes (model,tensor_sizes_mb)")
+            ->capture_default_str();
+    compute_times_opt =
+        c->add_option("--compute-times", compute_times,
+                      "Tiresias-format trace giving 1-GPU iteration times per model")
+            ->capture_default_str();
     c->add_option("--assign-models", assign_models,
                   "seed: give each job without a model a random CNN (VGG, AlexNet, ResNet, "
-                  "Inception); 0 = off");
+                  "Inception); 0 = off")
+        ->check(Unsigned());
     c->add_option("--trace", trace, "trace CSV (Tiresias or Philly format, chosen by header)");
-    c->add_option("--synthetic", synthetic, "instead of --trace: N seeded Philly-like jobs");
-    c->add_option("--seed", seed, "seed for --synthetic")->capture_default_str();
+    c->add_option("--synthetic", synthetic, "instead of --trace: N seeded Philly-like jobs")
+        ->check(IntegerIn(1, kMaxSyntheticJobs));
+    c->add_option("--seed", seed, "seed for --synthetic")->capture_default_str()->check(Unsigned());
     c->add_option("--load", load, "offered load for --synthetic (demand / GPUs)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(NumberIn(0, kMaxLoad, /*lo_open=*/true));
     c->add_option("--cluster", cluster, "SWITCHESxNODESxGPUS or a cluster spec CSV")
         ->capture_default_str();
     c->add_option("--from-day", from_day, "replay only jobs submitted from this day of the trace")
-        ->capture_default_str();
-    c->add_option("--days", days, "replay only this many days (0 = to the end)");
+        ->capture_default_str()
+        ->check(NumberIn(0, kMaxDays));
+    c->add_option("--days", days, "replay only this many days (0 = to the end)")
+        ->check(NumberIn(0, kMaxDays));
     c->add_option("--preempt-overhead", overhead,
                   "seconds of restore charged on each resume (no progress meanwhile); 0 = the "
                   "public simulator")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(NumberIn(0, kMaxPreemptOverheadS));
   }
 
   // The speed model (null when off); prints the error and returns false on failure.
@@ -94,7 +118,10 @@ struct WorkloadArgs {
     }
     auto m = LoadLinkSpeedModel(profiles, compute_times, *bw, *mode);
     if (!m.ok()) {
-      if (speed == "auto") {
+      // Only the default files may be missing: a file named on the command line must load.
+      const bool explicit_files = (profiles_opt && profiles_opt->count() > 0) ||
+                                  (compute_times_opt && compute_times_opt->count() > 0);
+      if (speed == "auto" && !explicit_files) {
         what = fmt::format("off ({})", m.status().message());
         return true;
       }
@@ -108,8 +135,18 @@ struct WorkloadArgs {
   }
 
   // Loads jobs and topology; prints the error and returns false on failure.
-  bool Load(std::vector<JobSpec>& jobs, Topology& topo, std::string& source) const {
+  bool Load(std::vector<JobSpec>& jobs, Topology& topo, std::string& source,
+            std::vector<CapacityChange>& changes) const {
     if (!LoadJobs(jobs, topo, source)) return false;
+    if (!capacity.empty()) {
+      auto c = ReadCapacityChanges(capacity, topo);
+      if (!c.ok()) {
+        std::cerr << "error: " << c.status().message() << "\n";
+        return false;
+      }
+      changes = std::move(*c);
+      source += fmt::format(", {} capacity changes from {}", changes.size(), capacity);
+    }
     if (assign_models > 0) {
       size_t n = AssignModels(jobs, assign_models, CnnModels());
       source += fmt::format(", models assigned to {} jobs (seed {})", n, assign_models);
@@ -124,10 +161,6 @@ struct WorkloadArgs {
       return false;
     }
     topo = *t;
-    if (overhead < 0) {
-      std::cerr << "error: --preempt-overhead must be >= 0\n";
-      return false;
-    }
     if (!trace.empty() == (synthetic > 0)) {
       std::cerr << "error: give exactly one of --trace FILE or --synthetic N\n";
       return false;
@@ -148,11 +181,7 @@ struct WorkloadArgs {
       return false;
     }
     jobs = std::move(tr->jobs);
-    if (from_day > 0 || days > 0) {
-      if (from_day < 0 || days < 0) {
-        std::cerr << "error: --from-day and --days must be >= 0\n";
-        return false;
-      }
+    if (from_day > 0 || days > 0) {  // both in [0, kMaxDays]: checked by the flags
       jobs =
           Window(std::move(jobs), static_cast<Time>(from_day * 86400 * kMsPerSecond),
                  days > 0 ? static_cast<Time>((from_day + days) * 86400 * kMsPerSecond) : kNever);
@@ -210,6 +239,48 @@ StatusOr<std::vector<std::string>> OptionsFor(const std::string& policy,
   return out;
 }
 
+// Every --opt must reach a run: "policy.key=value" names the policy of one, and with several
+// runs a plain "key=value" is declared by at least one of their policies (with one run the
+// policy itself refuses an unknown key). Otherwise a typo would be silently ignored.
+Status CheckOptionsReachARun(const std::vector<RunSpec>& runs,
+                             const std::vector<std::string>& opts) {
+  std::vector<std::string> policies;
+  for (const auto& r : runs) {
+    if (std::find(policies.begin(), policies.end(), r.policy) == policies.end()) {
+      policies.push_back(r.policy);
+    }
+  }
+  for (const auto& o : opts) {
+    const auto eq = o.find('='), dot = o.find('.');
+    if (dot != std::string::npos && dot < eq) {
+      const std::string prefix = o.substr(0, dot);
+      if (std::find(policies.begin(), policies.end(), prefix) == policies.end()) {
+        return InvalidArgument(
+            fmt::format("--opt {}: '{}' is not the policy of any run (policies run: {})", o, prefix,
+                        Join(policies, ", ")));
+      }
+      continue;
+    }
+    if (runs.size() == 1) continue;
+    const std::string key = o.substr(0, eq);
+    bool taken = false;
+    std::vector<std::string> offered;
+    for (const auto& p : policies) {
+      const PolicyInfo* info = OrderingPolicies().Find(p);
+      if (!info) continue;
+      for (const auto& spec : info->options) {
+        taken = taken || spec.name == key;
+        offered.push_back(p + "." + spec.name);
+      }
+    }
+    if (!taken) {
+      return InvalidArgument(fmt::format("--opt {}: no policy run takes option '{}' (options: {})",
+                                         o, key, offered.empty() ? "none" : Join(offered, ", ")));
+    }
+  }
+  return Status::Ok();
+}
+
 nlohmann::json ConfigJson(const SimConfig& c, const std::string& source) {
   return {{"policy", c.policy},       {"policy_options", c.policy_opts},
           {"placement", c.placement}, {"placement_options", c.placement_opts},
@@ -223,7 +294,8 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
   std::vector<JobSpec> jobs;
   Topology topo = *Topology::Create(1, 1, 1);
   std::string source, speed_what;
-  if (!w.Load(jobs, topo, source)) return 2;
+  std::vector<CapacityChange> capacity;
+  if (!w.Load(jobs, topo, source, capacity)) return 2;
   std::shared_ptr<const SpeedModel> speed;
   if (!w.LoadSpeed(speed, speed_what)) return 2;
   std::vector<SimConfig> configs;
@@ -241,6 +313,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.speed = speed;
     c.record_events = !events_path.empty();
     c.replay_attempts = w.attempts == "replay";
+    c.capacity = capacity;
     // Validate every run before any starts, so a typo fails at once.
     c.data = files;
     if (auto p = MakeOrderingPolicy(c.policy, c.policy_opts, *files); !p.ok()) {
@@ -252,6 +325,10 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
       return 2;
     }
     configs.push_back(std::move(c));
+  }
+  if (Status st = CheckOptionsReachARun(runs, opts); !st.ok()) {
+    std::cerr << "error: " << st.message() << "\n";
+    return 2;
   }
   std::vector<StatusOr<SimResult>> results(configs.size(),
                                            Status(StatusCode::kInternal, "not run"));
@@ -321,7 +398,8 @@ void AddSimCommands(CLI::App& app, int& rc) {
   sim->add_option("--popt", popts, "placement option key=value (repeatable)");
   sim->add_option("--out", out_dir, "write DIR/jobs.csv and DIR/summary.json");
   sim->add_option("--events", events_path,
-                  "write every submit, start, preemption and finish to FILE (JSON Lines, the "
+                  "write every submit, start, preemption, finish, capacity change and eviction "
+                  "to FILE (JSON Lines, the "
                   "live journal's vocabulary: compare with `tiresias events --jsonl`)");
   sim->callback([&rc] {
     rc = RunCompare(sim_w, {{sim_policy, placement}}, opts, popts, out_dir, events_path);
@@ -357,7 +435,8 @@ void AddSimCommands(CLI::App& app, int& rc) {
     WorkloadArgs w;
     std::vector<std::string> opts;
     const std::string philly = std::string(TIRESIAS_SHARED_DIR) + "/traces/philly.csv";
-    if (std::filesystem::exists(philly)) {
+    std::error_code ec;
+    if (std::filesystem::exists(philly, ec)) {
       // The judged setting of the README: one contended week, models assigned (seeded).
       w.trace = philly;
       w.from_day = 28;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "common/strings.h"
 #include "engine/file_data_source.h"
 #include "sim/link_speed_model.h"
@@ -217,8 +218,11 @@ void AddSweepCommand(CLI::App& app, int& rc) {
   auto* c = app.add_subcommand(
       "sweep", "run a grid of policy options x clusters x seeds or trace windows, on all cores");
   c->add_option("--trace", a.trace, "trace CSV (as sim reads it)");
-  c->add_option("--synthetic", a.synthetic, "instead of --trace: N seeded Philly-like jobs");
-  c->add_option("--load", a.load, "offered load for --synthetic")->capture_default_str();
+  c->add_option("--synthetic", a.synthetic, "instead of --trace: N seeded Philly-like jobs")
+      ->check(IntegerIn(1, 1'000'000));
+  c->add_option("--load", a.load, "offered load for --synthetic")
+      ->capture_default_str()
+      ->check(NumberIn(0, 100, /*lo_open=*/true));
   c->add_option("--cluster", a.clusters, "clusters, comma-separated (SxNxG or spec CSVs)")
       ->capture_default_str();
   c->add_option("--policy", a.policy, "ordering policy (or --grid policy=...)")
@@ -237,12 +241,17 @@ void AddSweepCommand(CLI::App& app, int& rc) {
   c->add_option("--windows", a.windows,
                 "replicates: trace windows starting on these days, each --days long, e.g. "
                 "21,35,49");
-  c->add_option("--from-day", a.from_day, "one window: from this day")->capture_default_str();
-  c->add_option("--days", a.days, "window length in days (0 = to the end)");
+  c->add_option("--from-day", a.from_day, "one window: from this day")
+      ->capture_default_str()
+      ->check(NumberIn(0, 3650));
+  c->add_option("--days", a.days, "window length in days (0 = to the end)")
+      ->check(NumberIn(0, 3650));
   c->add_option("--assign-models", a.assign_models,
-                "seed: give each job without a model a random CNN (without --seeds)");
+                "seed: give each job without a model a random CNN (without --seeds)")
+      ->check(Unsigned());
   c->add_option("--preempt-overhead", a.overhead, "seconds of restore per resume")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(NumberIn(0, 86400));
   c->add_option("--speed", a.speed, "placement speed model: auto, links or off")
       ->check(CLI::IsMember({"auto", "links", "off"}))
       ->capture_default_str();
@@ -257,7 +266,8 @@ void AddSweepCommand(CLI::App& app, int& rc) {
                 "metric for the robust ranking and the plots (mean_jct, p99_jct, p999_jct, "
                 "makespan, worst_rho, unfair_share, jain_user, jain_vc, ...)")
       ->capture_default_str();
-  c->add_option("--threads", a.threads, "parallel runs (default: every core)");
+  c->add_option("--threads", a.threads, "parallel runs (default: every core)")
+      ->check(IntegerIn(1, 1024));
   c->add_option("-o,--out", a.out, "write runs.csv, summary.csv, robust.csv, plots, index.html");
   c->add_flag("--quiet", a.quiet, "no progress lines");
   c->callback([&rc] { RunSweepCommand(a, rc); });

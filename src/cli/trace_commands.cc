@@ -8,6 +8,7 @@
 #include <map>
 
 #include "cli/commands.h"
+#include "cli/flags.h"
 #include "common/strings.h"
 #include "sim/metrics.h"
 #include "trace/convert.h"
@@ -288,14 +289,19 @@ void AddTraceCommands(CLI::App& app, int& rc) {
   auto* synth = trace->add_subcommand(
       "synth",
       "write a seeded synthetic trace fitted to Philly (or --like TRACE) at a target load");
-  synth->add_option("--jobs", ya.jobs, "number of jobs")->capture_default_str();
+  synth->add_option("--jobs", ya.jobs, "number of jobs")
+      ->capture_default_str()
+      ->check(IntegerIn(1, 100'000'000));
   synth->add_option("--load", ya.load, "offered load on the cluster (GPU demand / GPUs)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(NumberIn(0, 100, /*lo_open=*/true));
   synth->add_option("--cluster", ya.cluster, "SxNxG or a cluster spec")->capture_default_str();
   synth->add_option("--seed", ya.seed, "seed (the same seed gives the same file anywhere)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(Unsigned());
   synth->add_option("--like", ya.like, "fit the GPU mix, durations and VCs to this trace");
-  synth->add_option("--max-gpus", ya.max_gpus, "leave out larger jobs (default: the cluster's)");
+  synth->add_option("--max-gpus", ya.max_gpus, "leave out larger jobs (default: the cluster's)")
+      ->check(IntegerIn(0, 1'000'000));
   synth->add_flag("--no-models", ya.no_models, "do not give jobs a CNN model");
   synth->add_option("-o,--out", ya.out, "output CSV")->required();
   synth->callback([&rc] { rc = RunSynth(ya); });

@@ -28,20 +28,41 @@ const char* TypeName(OptionSpec::Type t) {
   return "?";
 }
 
+// "in [0.001, 3600]" or "" for an unbounded spec.
+std::string RangeOf(const OptionSpec& spec) {
+  if (!spec.bounded()) return "";
+  if (spec.type == OptionSpec::Type::kInt)
+    return fmt::format("in [{:.0f}, {:.0f}]", spec.min, spec.max);
+  return fmt::format("in [{}, {}]", spec.min, spec.max);
+}
+
 Status CheckValue(const std::string& owner, const OptionSpec& spec, const std::string& value) {
   auto bad = [&](const std::string& what) {
     return InvalidArgument(fmt::format("{}: option {}={}: {}", owner, spec.name, value, what));
   };
+  auto in_range = [&](double v) { return v >= spec.min && v <= spec.max; };
   switch (spec.type) {
-    case OptionSpec::Type::kInt:
-      if (!ParseInt(value)) return bad("not an integer");
+    case OptionSpec::Type::kInt: {
+      auto v = ParseInt(value);
+      if (!v) return bad(fmt::format("not an integer {}", RangeOf(spec)));
+      if (!in_range(static_cast<double>(*v)))
+        return bad(fmt::format("out of range: expected an integer {}", RangeOf(spec)));
       break;
-    case OptionSpec::Type::kDouble:
-      if (!ParseDouble(value)) return bad("not a number");
+    }
+    case OptionSpec::Type::kDouble: {
+      auto v = ParseDouble(value);
+      if (!v) return bad(fmt::format("not a number {}", RangeOf(spec)));
+      if (!in_range(*v))
+        return bad(fmt::format("out of range: expected a number {}", RangeOf(spec)));
       break;
+    }
     case OptionSpec::Type::kDoubleList:
       for (auto part : Split(value, ',')) {
-        if (!ParseDouble(part)) return bad(fmt::format("'{}' is not a number", part));
+        auto v = ParseDouble(part);
+        if (!v) return bad(fmt::format("'{}' is not a number", part));
+        if (!in_range(*v)) {
+          return bad(fmt::format("'{}' is out of range: expected numbers {}", part, RangeOf(spec)));
+        }
       }
       break;
     case OptionSpec::Type::kChoice:
@@ -109,6 +130,7 @@ std::string DescribeOptions(const std::vector<OptionSpec>& specs) {
     std::string type = TypeName(s.type);
     if (s.type == OptionSpec::Type::kChoice)
       type = fmt::format("{} {}", type, Join(s.choices, "|"));
+    if (s.bounded()) type = fmt::format("{} {}", type, RangeOf(s));
     out +=
         fmt::format("    {}=<{}>  {}{}\n", s.name, type, s.help,
                     s.default_value.empty() ? "" : fmt::format(" (default {})", s.default_value));

@@ -2,6 +2,7 @@
 // are validated against that declaration at start-up, and errors list what is valid.
 #pragma once
 
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,6 +18,12 @@ struct OptionSpec {
   std::string default_value;  // "" = no default (absent unless given)
   std::string help;
   std::vector<std::string> choices;  // kChoice only
+  // kInt, kDouble and each number of a kDoubleList: the valid range, inclusive. Every numeric
+  // option of a policy declares one (a test checks), so a value whose arithmetic would
+  // overflow (quantum=1e308) is refused with the range at start-up. Never NaN or infinite.
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+  bool bounded() const { return min > -max && max < std::numeric_limits<double>::infinity(); }
 };
 
 // Validated option values; accessors return the default when the option was not given.

@@ -18,6 +18,7 @@ enum class StatusCode {
   kInternal,
   kUnauthenticated,   // the caller could not be identified
   kPermissionDenied,  // identified, and not allowed
+  kUnavailable,       // the other side cannot be reached now (e.g. slurmctld): retry later
 };
 
 // [[nodiscard]]: a Status or StatusOr returned and dropped is a compile error (-Werror); write
@@ -53,6 +54,10 @@ inline Status Unauthenticated(std::string m) {
 }
 inline Status PermissionDenied(std::string m) {
   return {StatusCode::kPermissionDenied, std::move(m)};
+}
+
+inline Status Unavailable(std::string m) {
+  return {StatusCode::kUnavailable, std::move(m)};
 }
 
 template <typename T>

@@ -1,6 +1,8 @@
 // Small string helpers shared by the readers and option parsers.
 #include "common/strings.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 
 namespace tiresias {
@@ -50,6 +52,64 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
   for (size_t i = 0; i < parts.size(); ++i) {
     if (i) out += sep;
     out += parts[i];
+  }
+  return out;
+}
+
+namespace {
+
+// The length of the valid UTF-8 sequence at the start of `s` (1-4), or 0 if it is not one.
+size_t Utf8Length(std::string_view s) {
+  const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  const auto cont = [&](size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
+    if (c == 0xED && b(1) >= 0xA0) return 0;  // UTF-16 surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && b(1) < 0x90) return 0;   // overlong
+    if (c == 0xF4 && b(1) >= 0x90) return 0;  // beyond U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string EscapeControl(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t n = Utf8Length(s.substr(i));
+    if (n == 0) {  // not UTF-8: show the byte
+      out += fmt::format("\\x{:02x}", c);
+      i += 1;
+    } else if (c == '\n') {
+      out += "\\n";
+      i += 1;
+    } else if (c == '\r') {
+      out += "\\r";
+      i += 1;
+    } else if (c == '\t') {
+      out += "\\t";
+      i += 1;
+    } else if (c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", c);
+      i += 1;
+    } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));  // C1: U+0080-9F
+      i += 2;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
   }
   return out;
 }

@@ -15,5 +15,10 @@ std::string_view Trim(std::string_view s);
 std::optional<int64_t> ParseInt(std::string_view s);
 std::optional<double> ParseDouble(std::string_view s);
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
+// `s` made safe to print on a terminal: control characters (C0, DEL, and C1 such as the
+// 8-bit CSI) become escapes (\n, \r, \t, \x1b, \u009b) and bytes that are not valid UTF-8
+// become \xHH, so a job name cannot move the cursor, recolour or rewrite the screen. Valid
+// printable UTF-8 (accents, CJK) is kept as is.
+std::string EscapeControl(std::string_view s);
 
 }  // namespace tiresias

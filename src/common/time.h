@@ -14,6 +14,10 @@ using Service = int64_t;   // GPU-ms
 
 inline constexpr Time kNever = std::numeric_limits<Time>::max();
 inline constexpr Duration kMsPerSecond = 1000;
+// The longest span an input may give, in seconds: ten years. Readers refuse a job duration or
+// a submit time beyond it (a typo, not a workload), so sums of many such values in ms, times
+// the GPUs of the largest cluster, still fit in 64 bits.
+inline constexpr int64_t kMaxInputSeconds = 315'360'000;
 
 constexpr Duration Seconds(int64_t s) {
   return s * kMsPerSecond;

@@ -14,6 +14,8 @@ ClusterState::ClusterState(const Topology& topo)
       free_count_(topo.num_nodes(), topo.gpus_per_node()),
       switch_free_(topo.switches(), topo.gpus_per_switch()),
       total_free_(topo.total_gpus()),
+      usable_(topo.num_nodes(), full_mask_),
+      total_usable_(topo.total_gpus()),
       nodes_by_free_(topo.gpus_per_node() + 1, 0) {
   nodes_by_free_[topo.gpus_per_node()] = topo.num_nodes();
 }
@@ -41,6 +43,15 @@ void ClusterState::Take(const Allocation& a) {
 
 void ClusterState::Give(const Allocation& a) {
   for (const auto& s : a.slices) Adjust(s.node, s.gpus, true);
+}
+
+void ClusterState::SetUsable(int node, uint64_t mask) {
+  mask &= full_mask_;
+  const uint64_t lost = usable_[node] & ~mask, gained = mask & ~usable_[node];
+  if (lost) Adjust(node, lost, false);  // asserts they were free
+  if (gained) Adjust(node, gained, true);
+  total_usable_ += std::popcount(gained) - std::popcount(lost);
+  usable_[node] = mask;
 }
 
 bool ClusterState::AllFree(const Allocation& a) const {

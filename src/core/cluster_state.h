@@ -1,5 +1,9 @@
 // Which GPUs are free right now, per node, with running totals per switch and cluster.
 // Owned by the Scheduler; placement policies read it through a const reference.
+//
+// Capacity: a GPU may be unusable for a while (its node is down, or something outside the
+// scheduler holds it). An unusable GPU is neither free nor held: placement never sees it free,
+// and the totals of usable GPUs (total_usable) exclude it. All GPUs start usable.
 // Not thread-safe.
 #pragma once
 
@@ -20,6 +24,11 @@ class ClusterState {
   int free_on_node(int node) const { return free_count_[node]; }
   int free_on_switch(int sw) const { return switch_free_[sw]; }
   int total_free() const { return total_free_; }
+  // The GPUs of `node` that may be used now (a subset of the node's GPUs), and their total.
+  uint64_t usable_mask(int node) const { return usable_[node]; }
+  int total_usable() const { return total_usable_; }
+  // Every GPU of a node, as a mask.
+  uint64_t full_mask() const { return full_mask_; }
   // Nodes with at least `k` free GPUs (0 <= k <= GPUs per node); O(GPUs per node).
   int nodes_with_free(int k) const {
     int n = 0;
@@ -31,6 +40,10 @@ class ClusterState {
   void Take(const Allocation& a);
   void Give(const Allocation& a);
   bool AllFree(const Allocation& a) const;
+  // Makes exactly `mask` (clipped to the node's GPUs) usable on `node`. GPUs that become
+  // unusable must be free (the caller stops their jobs first); GPUs that become usable are
+  // free.
+  void SetUsable(int node, uint64_t mask);
 
  private:
   void Adjust(int node, uint64_t mask, bool to_free);
@@ -40,6 +53,8 @@ class ClusterState {
   std::vector<int> free_count_;
   std::vector<int> switch_free_;
   int total_free_;
+  std::vector<uint64_t> usable_;
+  int total_usable_;
   std::vector<int> nodes_by_free_;  // free GPU count -> number of nodes with exactly that
 };
 

@@ -1,7 +1,10 @@
 // The event vocabulary: the kind table, JSON forms and sentences (see event_log.h).
 #include "core/event_log.h"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
+
+#include <chrono>
 
 namespace tiresias {
 
@@ -9,11 +12,14 @@ const std::vector<EventKindInfo>& EventKinds() {
   static const std::vector<EventKindInfo> kAll = {
       {EventKind::kSubmit, "submit", true},       {EventKind::kFinish, "finish", true},
       {EventKind::kCancel, "cancel", true},       {EventKind::kTick, "tick", true},
-      {EventKind::kLaunch, "launch", true},       {EventKind::kHold, "hold", true},
+      {EventKind::kLaunch, "launch", true},       {EventKind::kDrain, "drain", true},
       {EventKind::kReject, "reject", false},      {EventKind::kStart, "start", false},
       {EventKind::kPreempt, "preempt", false},    {EventKind::kExit, "exit", false},
-      {EventKind::kAdopt, "adopt", false},        {EventKind::kRequeue, "requeue", false},
-      {EventKind::kInterrupt, "interrupt", true},
+      {EventKind::kAdopt, "adopt", false},        {EventKind::kRelaunch, "relaunch", false},
+      {EventKind::kInterrupt, "interrupt", true}, {EventKind::kDemote, "demote", false},
+      {EventKind::kPromote, "promote", false},    {EventKind::kEligible, "eligible", true},
+      {EventKind::kRequeue, "requeue", true},     {EventKind::kCapacity, "capacity", true},
+      {EventKind::kEvict, "evict", false},
   };
   return kAll;
 }
@@ -40,6 +46,17 @@ Event EventOf(const Action& a, Time t) {
                .detail = {{"gpus", GpusToJson(a.alloc.Gpus())}, {"reason", a.reason}}};
 }
 
+std::string QueueName(int queue) {
+  return fmt::format("Q{}", queue + 1);
+}
+
+Event EventOf(JobId job, Time at, int from_queue, int to_queue) {
+  return Event{.t = at,
+               .kind = to_queue > from_queue ? EventKind::kDemote : EventKind::kPromote,
+               .job = job,
+               .detail = {{"from", QueueName(from_queue)}, {"to", QueueName(to_queue)}}};
+}
+
 nlohmann::json GpusToJson(const std::vector<GpuId>& gpus) {
   nlohmann::json out = nlohmann::json::array();
   for (const GpuId& g : gpus) out.push_back({g.node, g.index});
@@ -60,6 +77,32 @@ std::vector<GpuId> GpusFromJson(const nlohmann::json& j) {
   return out;
 }
 
+nlohmann::json MaskToJson(uint64_t mask) {
+  nlohmann::json out = nlohmann::json::array();
+  for (int i = 0; i < kMaxGpusPerNode; ++i) {
+    if (mask >> i & 1) out.push_back(i);
+  }
+  return out;
+}
+
+std::optional<uint64_t> MaskFromJson(const nlohmann::json& j) {
+  if (!j.is_array()) return std::nullopt;
+  uint64_t mask = 0;
+  for (const auto& i : j) {
+    if (!i.is_number_integer()) return std::nullopt;
+    const int64_t v = i.get<int64_t>();
+    if (v < 0 || v >= kMaxGpusPerNode || (mask >> v & 1)) return std::nullopt;
+    mask |= uint64_t{1} << v;
+  }
+  return mask;
+}
+
+Event CapacityEvent(Time t, int node, uint64_t mask, const std::string& reason) {
+  return Event{.t = t,
+               .kind = EventKind::kCapacity,
+               .detail = {{"node", node}, {"usable", MaskToJson(mask)}, {"reason", reason}}};
+}
+
 std::string ToJsonLine(const Event& e) {
   nlohmann::json j = {{"t_ms", e.t}, {"kind", ToString(e.kind)}, {"detail", e.detail}};
   j["job"] = e.job == JobId() ? nlohmann::json(nullptr) : nlohmann::json(e.job.value());
@@ -69,8 +112,9 @@ std::string ToJsonLine(const Event& e) {
 StatusOr<Event> EventFromJsonLine(std::string_view line) {
   auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) return InvalidArgument("not a JSON object");
-  if (!j.contains("t_ms") || !j["t_ms"].is_number_integer()) {
-    return InvalidArgument("field 't_ms': missing or not an integer");
+  const auto t = IntField(j, "t_ms");
+  if (!t || *t < 0) {
+    return InvalidArgument("field 't_ms': missing or not a non-negative integer");
   }
   if (!j.contains("kind") || !j["kind"].is_string()) {
     return InvalidArgument("field 'kind': missing or not a string");
@@ -80,14 +124,22 @@ StatusOr<Event> EventFromJsonLine(std::string_view line) {
     return InvalidArgument(
         fmt::format("field 'kind': unknown kind '{}'", j["kind"].get<std::string>()));
   }
-  Event e{.t = j["t_ms"].get<Time>(), .kind = *kind};
-  if (j.contains("job") && j["job"].is_number_integer()) e.job = JobId(j["job"].get<int64_t>());
-  if (j.contains("detail") && j["detail"].is_object()) e.detail = j["detail"];
+  Event e{.t = *t, .kind = *kind};
+  if (j.contains("job") && !j["job"].is_null()) {
+    const auto job = IntField(j, "job");
+    if (!job || *job < 0) return InvalidArgument("field 'job': not null or a non-negative integer");
+    e.job = JobId(*job);
+  }
+  if (j.contains("detail")) {
+    if (!j["detail"].is_object()) return InvalidArgument("field 'detail': not a JSON object");
+    e.detail = j["detail"];
+  }
   return e;
 }
 
 namespace {
 
+// Fields of a detail for a sentence; a field of another type reads as absent.
 std::string Str(const nlohmann::json& d, const char* key) {
   auto it = d.find(key);
   return it != d.end() && it->is_string() ? it->get<std::string>() : "";
@@ -98,10 +150,47 @@ std::string Num(const nlohmann::json& d, const char* key) {
   return it != d.end() && it->is_number() ? it->dump() : "?";
 }
 
+// A list of node names ("node1,node2"); the strings of the array only.
+std::string NodeList(const nlohmann::json& d) {
+  auto it = d.find("nodes");
+  std::string out;
+  if (it == d.end() || !it->is_array()) return out;
+  for (const auto& n : *it) {
+    if (!n.is_string()) continue;
+    if (!out.empty()) out += ",";
+    out += n.get<std::string>();
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string Describe(const Event& e) {
+// An integer field of a JSON object, if it is one that fits int64 (never a conversion of a
+// float or of a larger unsigned value, which would be undefined or wrap).
+std::optional<int64_t> IntField(const nlohmann::json& d, const char* key) {
+  auto it = d.find(key);
+  if (it == d.end() || !it->is_number_integer()) return std::nullopt;
+  if (it->is_number_unsigned() && it->get<uint64_t>() > uint64_t{INT64_MAX}) return std::nullopt;
+  return it->get<int64_t>();
+}
+
+// A boolean field, false when absent or of another type.
+bool BoolField(const nlohmann::json& d, const char* key) {
+  auto it = d.find(key);
+  return it != d.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
   const nlohmann::json& d = e.detail;
+  // A core time in a detail: an ISO-8601 wall time when the epoch is known.
+  auto when = [&](const char* key) {
+    const auto t = IntField(d, key);
+    if (!t) return std::string("?");
+    if (!epoch_ms) return fmt::format("t={} ms", *t);
+    const auto wall =
+        std::chrono::system_clock::time_point(std::chrono::milliseconds(*t + *epoch_ms));
+    return fmt::format("{:%FT%T}Z", std::chrono::floor<std::chrono::seconds>(wall));
+  };
   switch (e.kind) {
     case EventKind::kSubmit:
       return fmt::format("{} ({} GPUs)", Str(d, "name"), Num(d, "gpus"));
@@ -111,17 +200,25 @@ std::string Describe(const Event& e) {
     case EventKind::kTick:
       return "";
     case EventKind::kLaunch: {
-      std::string out = fmt::format("attempt {} pid {} CUDA_VISIBLE_DEVICES={}", Num(d, "attempt"),
-                                    Num(d, "pid"), Str(d, "devices"));
-      if (d.value("master_port", 0) > 0) out += " MASTER_PORT=" + Num(d, "master_port");
+      std::string out = Str(d, "engine_job").empty()
+                            ? fmt::format("attempt {} pid {} CUDA_VISIBLE_DEVICES={}",
+                                          Num(d, "attempt"), Num(d, "pid"), Str(d, "devices"))
+                            : fmt::format("attempt {} Slurm job {} on {}", Num(d, "attempt"),
+                                          Str(d, "engine_job"), NodeList(d));
+      if (IntField(d, "master_port").value_or(0) > 0)
+        out += " MASTER_PORT=" + Num(d, "master_port");
       return out;
     }
-    case EventKind::kHold:
-      return fmt::format("waiting for GPUs to be released; progress from t={} ms",
-                         Num(d, "until_ms"));
+    case EventKind::kDrain:
+      return fmt::format("waiting for preempted processes to release its GPUs (at the latest {})",
+                         when("until_ms"));
     case EventKind::kReject:
-    case EventKind::kRequeue:
+    case EventKind::kRelaunch:
       return Str(d, "reason");
+    case EventKind::kEligible:
+      return BoolField(d, "eligible") ? "released: eligible to run" : "held: " + Str(d, "why");
+    case EventKind::kRequeue:
+      return "requeued by " + Str(d, "by");
     case EventKind::kStart:
     case EventKind::kPreempt:
       return fmt::format("GPUs {}: {}",
@@ -131,17 +228,35 @@ std::string Describe(const Event& e) {
       std::string out = Str(d, "how");
       if (!Str(d, "after").empty()) out += " after " + Str(d, "after");
       if (Str(d, "after") == "preemption") {
-        out += d.value("checkpointed", false)
-                   ? " (checkpointed, requeued)"
-                   : " (killed at the end of its grace period, requeued)";
+        out += BoolField(d, "checkpointed") ? " (checkpointed, requeued)"
+                                            : " (killed at the end of its grace period, requeued)";
       }
       return out;
     }
     case EventKind::kAdopt:
       return fmt::format("process {} survived the restart", Num(d, "pid"));
+    case EventKind::kCapacity: {
+      const auto mask = MaskFromJson(d.value("usable", nlohmann::json()));
+      std::vector<GpuId> gpus;
+      for (int i = 0; mask && i < kMaxGpusPerNode; ++i) {
+        if (*mask >> i & 1) gpus.push_back({0, i});
+      }
+      const std::string list = Allocation::Of(gpus).str();  // "n0:0-3"
+      return fmt::format("node {}: {} GPUs usable{}{}", Num(d, "node"), gpus.size(),
+                         gpus.empty() ? "" : " (" + list.substr(list.find(':') + 1) + ")",
+                         Str(d, "reason").empty() ? "" : ": " + Str(d, "reason"));
+    }
+    case EventKind::kEvict:
+      return fmt::format("GPUs {}: {}",
+                         Allocation::Of(GpusFromJson(d.value("gpus", nlohmann::json()))).str(),
+                         Str(d, "reason"));
     case EventKind::kInterrupt:
-      return fmt::format("{}; service kept up to t={} ms", Str(d, "reason"),
-                         Num(d, "last_alive_ms"));
+      return fmt::format("{}; service kept up to {}", Str(d, "reason"), when("last_alive_ms"));
+    case EventKind::kDemote:
+      return fmt::format("demoted from {} to {}", Str(d, "from"), Str(d, "to"));
+    case EventKind::kPromote:
+      return fmt::format("promoted from {} to {} (waited long enough)", Str(d, "from"),
+                         Str(d, "to"));
   }
   return "";
 }

@@ -13,7 +13,10 @@
 //   cancel   yes    {}
 //   tick     yes    {}                      a Schedule(now) call
 //   launch   yes    {"attempt", "pid", "devices", "master_port"}: progress counts from here
-//   hold     yes    {"until_ms"}: a started job waits for its GPUs to drain; progress from then
+//   drain    yes    {"until_ms"}: a started job waits for its GPUs to drain; progress from then
+//   eligible yes    {"eligible", "why"}: a waiting job held ("held", "dependency", "array
+//                   limit") or released (Scheduler::SetEligible)
+//   requeue  yes    {"by"}: a running job stopped to wait again, by request (Scheduler::Requeue)
 //   reject   no     {"reason"}              a submission the core refused (never fits)
 //   start    no     {"gpus": [[node, index], ...], "reason"}   the core's decision
 //   preempt  no     {"gpus", "reason"}
@@ -22,6 +25,10 @@
 //   requeue  no     {"reason"}              a process that vanished (journals before interrupt)
 //   interrupt yes   {"last_alive_ms", "reason"}: a running job's processes vanished while the
 //                   daemon was down; service counts up to last_alive_ms, then it is relaunched
+//   capacity yes    {"node", "usable": [index, ...], "reason"}: from now on exactly these GPUs
+//                   of core node `node` may be used (Scheduler::SetNodeAvailability); no job
+//   evict    no     {"gpus", "reason"}: the core stopped the job because its GPUs became
+//                   unavailable (follows the capacity event that did it)
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -44,14 +51,20 @@ enum class EventKind {
   kCancel,
   kTick,
   kLaunch,
-  kHold,
+  kDrain,
   kReject,
   kStart,
   kPreempt,
   kExit,
   kAdopt,
-  kRequeue,
+  kRelaunch,
   kInterrupt,
+  kDemote,
+  kPromote,
+  kEligible,
+  kRequeue,
+  kCapacity,
+  kEvict,
 };
 
 struct EventKindInfo {
@@ -75,17 +88,32 @@ struct Event {
 
 // The event of a core action: start or preempt with its GPUs and reason.
 Event EventOf(const Action& a, Time t);
+// The event of a queue change: demote or promote, "Q1".. (the one naming of queues).
+Event EventOf(JobId job, Time at, int from_queue, int to_queue);
+std::string QueueName(int queue);
 
 // GPUs in details and job rows: [[node, index], ...].
 nlohmann::json GpusToJson(const std::vector<GpuId>& gpus);
 // Empty for anything that is not such an array.
 std::vector<GpuId> GpusFromJson(const nlohmann::json& j);
 
+// Capacity details: GPU indices of a node <-> a usable mask (bit i = GPU i). MaskFromJson
+// is nullopt for anything but an array of distinct indices in [0, kMaxGpusPerNode).
+nlohmann::json MaskToJson(uint64_t mask);
+std::optional<uint64_t> MaskFromJson(const nlohmann::json& j);
+// The capacity event of SetNodeAvailability(node, mask) at t, with a reason for people.
+Event CapacityEvent(Time t, int node, uint64_t mask, const std::string& reason);
+
 // One line of an event log file (JSON Lines): {"t_ms", "kind", "job", "detail"}.
 std::string ToJsonLine(const Event& e);
 // Parses one such line; InvalidArgument naming the problem (an unknown kind, a missing field).
 StatusOr<Event> EventFromJsonLine(std::string_view line);
+// Detail fields read by type: an integer that fits int64 (else nullopt), a boolean (false when
+// absent or of another type).
+std::optional<int64_t> IntField(const nlohmann::json& d, const char* key);
+bool BoolField(const nlohmann::json& d, const char* key);
 // A plain sentence for people ("GPUs n0:0-1: starts"), from the detail.
-std::string Describe(const Event& e);
+// With `epoch_ms` (the wall time of core time 0), core times are shown as ISO-8601 times.
+std::string Describe(const Event& e, std::optional<int64_t> epoch_ms = std::nullopt);
 
 }  // namespace tiresias

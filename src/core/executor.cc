@@ -6,11 +6,18 @@
 namespace tiresias {
 
 std::string ExitInfo::Describe() const {
-  if (!known()) return "unknown (no exit record)";
-  if (signal <= 0) return "exit " + std::to_string(exit_code);
-  const char* abbrev = sigabbrev_np(signal);
-  std::string name = abbrev ? std::string(" (SIG") + abbrev + ")" : "";
-  return "killed by signal " + std::to_string(signal) + name;
+  std::string out;
+  if (!known()) {
+    out = reason.empty() ? "unknown (no exit record)" : "";
+  } else if (signal <= 0) {
+    out = "exit " + std::to_string(exit_code);
+  } else {
+    const char* abbrev = sigabbrev_np(signal);
+    std::string name = abbrev ? std::string(" (SIG") + abbrev + ")" : "";
+    out = "killed by signal " + std::to_string(signal) + name;
+  }
+  if (!reason.empty()) out += (out.empty() ? "" : ": ") + reason;
+  return out;
 }
 
 }  // namespace tiresias

@@ -1,11 +1,12 @@
 // The executor interface: what a live driver needs from whatever runs job processes, on this
-// machine (exec/local_executor.h) or through a cluster engine. Launch an attempt on the GPUs
-// the core chose, signal it, adopt it after a daemon restart, and report exits. Tests use a
-// scripted fake on a virtual clock.
+// machine (exec/local_executor.h) or through a cluster engine (exec/slurm_executor.h). Launch
+// an attempt on the GPUs the core chose, signal it, adopt it after a daemon restart, and report
+// exits; a cluster engine also reports its nodes (capacity) and ends that happened outside the
+// daemon. Tests use a scripted fake on a virtual clock.
 //
 // GPUs are named by GpuId (node, index) throughout; the executor alone maps them to what the
-// job sees (CUDA_VISIBLE_DEVICES on the local machine). Implementations are
-// thread-compatible: one caller at a time.
+// job sees (CUDA_VISIBLE_DEVICES on the local machine; a node name and a GPU count on it under
+// Slurm, which binds the devices). Implementations are thread-compatible: one caller at a time.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,7 @@ namespace tiresias {
 
 struct LaunchSpec {
   JobId job;
+  std::string name;               // the job's name, for people (Slurm's job name)
   int attempt = 0;                // 0 for the first run, +1 per resume
   std::vector<std::string> argv;  // command; argv[0] looked up in the job's PATH
   std::string cwd;                // working directory ("" = inherit)
@@ -38,6 +40,9 @@ struct LaunchSpec {
   // The account the command runs as (the submitter's). An executor running as root switches
   // to it; otherwise the command runs as the executor does.
   std::optional<uint32_t> uid, gid;
+  // Files the command's stdout / stderr go to (absolute; "" = the job's log), opened as the
+  // command's own account.
+  std::string stdout_path, stderr_path;
 };
 
 // One process (group) of a job. start_ticks (/proc/<pid>/stat field 22 on Linux) guards
@@ -50,8 +55,12 @@ struct ProcessRef {
 // What a launch started, and what the job was told.
 struct Launched {
   ProcessRef ref;
-  std::string visible_devices;  // CUDA_VISIBLE_DEVICES
+  std::string visible_devices;  // CUDA_VISIBLE_DEVICES ("" when the engine binds them later)
   int master_port = 0;          // 0 for a single-GPU run
+  // Cluster engines: the engine's id of the job ("" locally; the Slurm job id), kept for the
+  // views, and the nodes the attempt runs on (names).
+  std::string engine_job;
+  std::vector<std::string> nodes;
 };
 
 struct ExitInfo {
@@ -61,10 +70,31 @@ struct ExitInfo {
   int signal = 0;      // the signal that killed it (0 if it exited normally)
   // When it ended (wall ms), when known from a record (an exit read after a daemon restart).
   std::optional<int64_t> ended_wall_ms;
+  // Ends that came from outside the daemon (cluster engines):
+  //   cancelled: someone cancelled the job in the engine (scancel): the job is cancelled;
+  //   lost: the run was lost to the infrastructure (its node failed, the engine requeued it):
+  //         not the job's end, it is requeued and resumes from its checkpoint.
+  bool cancelled = false;
+  bool lost = false;
+  std::string reason;  // the engine's words ("Slurm: NODE_FAIL on node3"), "" when none
   // Neither (exit_code -1, signal 0): nothing recorded how it ended.
   bool known() const { return exit_code >= 0 || signal > 0; }
-  // "exit 0", "exit 3", "killed by signal 9 (SIGKILL)", "unknown (no exit record)"
+  // "exit 0", "exit 3", "killed by signal 9 (SIGKILL)", "unknown (no exit record)"; with the
+  // reason appended when there is one.
   std::string Describe() const;
+};
+
+// A node as a cluster engine sees it now, for capacity and the views.
+struct NodeReport {
+  std::string name;
+  std::string state;   // the engine's words: "idle", "mixed", "allocated", "down", "drained"...
+  bool usable = true;  // jobs may run there now (not down, drained or unreachable)
+  int gpus = 0;        // GPUs configured on the node
+  // GPUs held by jobs this daemon did not submit (never double-booked), plus what the engine
+  // holds for this daemon's jobs beyond the core's allocation.
+  int gpus_outside = 0;
+  std::string reason;                     // why it is down or drained, if it is
+  std::vector<std::string> outside_jobs;  // "slurm 17 (alice, 2 GPUs)"
 };
 
 class Executor {
@@ -90,6 +120,22 @@ class Executor {
   virtual std::vector<ExitInfo> Poll() = 0;
   // How the executor contains a job's processes, for people ("cgroup v2 at ...").
   virtual std::string Containment() const { return "not reported by this executor"; }
+
+  // Cluster engines. A job was accepted: get ready to launch it (Slurm: a held batch job).
+  // Never blocks; `spec` has no GPUs yet.
+  virtual void Prepare(const LaunchSpec& /*spec*/) {}
+  // A job reached an end (finished, failed, cancelled): drop what the engine keeps for it
+  // (Slurm: cancel its held batch job). Never blocks.
+  virtual void Retire(JobId /*job*/) {}
+  // The nodes as of the engine's latest look, when it has looked again since the last call;
+  // nullopt otherwise (and always for the local executor, whose capacity never changes).
+  virtual std::optional<std::vector<NodeReport>> PollNodes() { return std::nullopt; }
+  // The engine's view of a job for people ("Slurm 17 RUNNING on node[3-4]"), "" when none.
+  virtual std::string EngineState(JobId /*job*/) const { return ""; }
+  // When the engine cannot be reached: since when (wall ms) and why; nullopt while it can.
+  virtual std::optional<std::pair<int64_t, std::string>> ContactLost() const {
+    return std::nullopt;
+  }
 };
 
 }  // namespace tiresias

@@ -17,8 +17,14 @@ Explanation Scheduler::Explain(JobId id, Time now) const {
   e.state = j->state;
   e.gpus_needed = j->gpus();
   e.gpus_free = cluster_.total_free();
+  e.gpus_unavailable = topo_.total_gpus() - cluster_.total_usable();
   if (j->state == JobState::kRejected) {
     e.reasons.push_back("rejected at submit: it can never fit this cluster");
+    return e;
+  }
+  if (j->state == JobState::kHeld) {
+    e.where = policy_->Describe(*j, now);
+    e.reasons.push_back("not eligible to run until released (held)");
     return e;
   }
   if (j->state != JobState::kPending && j->state != JobState::kRunning) {
@@ -52,6 +58,17 @@ Explanation Scheduler::Explain(JobId id, Time now) const {
       fmt::format("{} of the waiting jobs ({} GPUs in all) are ahead of it; "
                   "{} running jobs hold priority over it",
                   e.waiting_ahead, gpus_ahead, e.running_ahead));
+  if (e.gpus_unavailable > 0) {
+    e.reasons.push_back(fmt::format(
+        "{} of the cluster's {} GPUs are unavailable (nodes down or GPUs held outside the "
+        "scheduler){}",
+        e.gpus_unavailable, topo_.total_gpus(),
+        j->gpus() > cluster_.total_usable()
+            ? fmt::format("; it needs {} and only {} are usable now, so it waits for capacity "
+                          "to return",
+                          j->gpus(), cluster_.total_usable())
+            : ""));
+  }
   switch (j->wait) {
     case WaitKind::kNoGpus:
       e.reasons.push_back(

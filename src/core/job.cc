@@ -16,6 +16,8 @@ const char* ToString(JobState s) {
       return "finished";
     case JobState::kCancelled:
       return "cancelled";
+    case JobState::kHeld:
+      return "held";
     case JobState::kRejected:
       return "rejected";
   }

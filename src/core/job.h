@@ -29,7 +29,9 @@ struct JobSpec {
   std::vector<Duration> attempts;
 };
 
-enum class JobState { kPending, kRunning, kFinished, kCancelled, kRejected };
+// kHeld: waiting but not eligible (held by its user, a dependency not met yet, its array's
+// concurrency limit): out of every order, its accounting kept.
+enum class JobState { kPending, kRunning, kFinished, kCancelled, kRejected, kHeld };
 const char* ToString(JobState s);
 
 // The sort key a policy gives a job. Compared field by field; submit time and id break ties,
@@ -72,7 +74,10 @@ struct Job {
   Time end = -1;
   Time last_stop = 0;  // when it last stopped running (or was submitted)
   int preemptions = 0;
-  int restarts = 0;  // attempts that ended without finishing the job (Scheduler::Requeue)
+  // Runs that ended without finishing the job and without the core deciding it
+  // (Scheduler::Requeue: the user's requeue, or a trace's failed attempt replayed).
+  int restarts = 0;
+  int evictions = 0;  // stopped because its GPUs became unavailable (SetNodeAvailability)
   int starts = 0;
   // Queue discipline (dlas, gittins). Service counts from q_base (attained when last
   // entering Q1), so a promoted job starts its climb afresh.

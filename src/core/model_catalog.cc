@@ -13,8 +13,10 @@ Status ModelCatalog::Add(const std::string& name, std::vector<double> tensors_mb
   ModelProfile p{name, std::move(tensors_mb), 0, 0, 0};
   double largest = 0;
   for (double t : p.tensors_mb) {
-    if (!(t > 0))
-      return InvalidArgument(fmt::format("model {}: tensor size {} is not > 0", name, t));
+    if (!(t > 0 && t <= kMaxTensorMb)) {
+      return InvalidArgument(
+          fmt::format("model {}: tensor size {} MB is not in (0, {}]", name, t, kMaxTensorMb));
+    }
     p.total_mb += t;
     largest = std::max(largest, t);
   }
@@ -38,7 +40,10 @@ const ModelProfile* ModelCatalog::Find(const std::string& name) const {
 Status ModelCatalog::SetComputeMs(const std::string& name, double ms) {
   auto it = models_.find(name);
   if (it == models_.end()) return NotFound(fmt::format("model {}: no profile", name));
-  if (!(ms > 0)) return InvalidArgument(fmt::format("model {}: compute time {} ms", name, ms));
+  if (!(ms > 0 && ms <= kMaxComputeMs)) {
+    return InvalidArgument(fmt::format(
+        "model {}: compute time {} ms per iteration is not in (0, {}]", name, ms, kMaxComputeMs));
+  }
   it->second.compute_ms = ms;
   return Status::Ok();
 }

@@ -15,6 +15,12 @@
 
 namespace tiresias {
 
+// What a profile may give (found by fuzz/model_profile_fuzzer: two sizes of 1e308 MB summed
+// to infinity and the speed model's rates became NaN): a tensor of at most a terabyte, an
+// iteration of at most an hour on one GPU. Beyond them a value is a typo.
+inline constexpr double kMaxTensorMb = 1e6;
+inline constexpr double kMaxComputeMs = 3.6e6;
+
 struct ModelProfile {
   std::string name;
   std::vector<double> tensors_mb;
@@ -25,8 +31,9 @@ struct ModelProfile {
 
 class ModelCatalog {
  public:
-  // Fails on an empty name or a non-positive size.
+  // Fails on an empty name or a size outside (0, kMaxTensorMb].
   Status Add(const std::string& name, std::vector<double> tensors_mb);
+  // Fails for an unknown model or a time outside (0, kMaxComputeMs].
   Status SetComputeMs(const std::string& name, double ms);
   const ModelProfile* Find(const std::string& name) const;
   size_t size() const { return models_.size(); }

@@ -55,6 +55,8 @@ class OrderingPolicy {
 
   // One line on where the job stands in this policy's terms, for `explain`.
   virtual std::string Describe(const Job& job, Time now) const = 0;
+  // How many queues Job::queue ranges over (multi-level queue policies); 1 for the others.
+  virtual int num_queues() const { return 1; }
 };
 
 }  // namespace tiresias

@@ -90,15 +90,44 @@ Status Scheduler::Cancel(JobId id, Time now) {
   auto it = slot_of_.find(id);
   if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
   Job& j = jobs_[it->second];
-  if (j.state != JobState::kPending && j.state != JobState::kRunning) {
+  if (j.state != JobState::kPending && j.state != JobState::kRunning &&
+      j.state != JobState::kHeld) {
     return FailedPrecondition(
         fmt::format("job {}: cannot cancel, already {}", id.value(), ToString(j.state)));
   }
   if (j.running()) Stop(it->second, now);
-  Erase(it->second);
+  if (j.state != JobState::kHeld) Erase(it->second);  // a held job is in no order
   j.state = JobState::kCancelled;
   j.end = now;
   ++j.timer_gen;
+  dirty_ = true;
+  return Status::Ok();
+}
+
+Status Scheduler::SetEligible(JobId id, bool eligible, Time now) {
+  auto it = slot_of_.find(id);
+  if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
+  Job& j = jobs_[it->second];
+  if (eligible) {
+    if (j.state != JobState::kHeld) {
+      return FailedPrecondition(
+          fmt::format("job {}: not held ({})", id.value(), ToString(j.state)));
+    }
+    j.state = JobState::kPending;
+    j.last_stop = now;  // held time is not starvation
+    Insert(it->second, now);
+    ArmTimer(it->second, now);
+    dirty_ = true;
+    return Status::Ok();
+  }
+  if (j.state != JobState::kPending) {
+    return FailedPrecondition(fmt::format("job {}: only a waiting job can be held ({}{})",
+                                          id.value(), ToString(j.state),
+                                          j.running() ? "; requeue it first" : ""));
+  }
+  Erase(it->second);
+  j.state = JobState::kHeld;
+  ++j.timer_gen;  // no promotion while held
   dirty_ = true;
   return Status::Ok();
 }
@@ -108,8 +137,8 @@ Status Scheduler::Requeue(JobId id, Time now) {
   if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
   Job& j = jobs_[it->second];
   if (!j.running()) {
-    return FailedPrecondition(
-        fmt::format("job {}: requeued while {}", id.value(), ToString(j.state)));
+    return FailedPrecondition(fmt::format("job {}: only a running job can be requeued ({})",
+                                          id.value(), ToString(j.state)));
   }
   Stop(it->second, now);
   ++j.restarts;
@@ -176,7 +205,11 @@ void Scheduler::FireTimers(Time now) {
     Job& j = jobs_[t.slot];
     if (t.gen != j.timer_gen) continue;
     Erase(t.slot);
+    const int from = j.queue;
     if (policy_->ApplyTransition(j, now)) dirty_ = true;
+    if (opts_.record_transitions && j.queue != from) {
+      transitions_.push_back(Transition{j.spec.id, now, from, j.queue});
+    }
     Insert(t.slot, now);
     ArmTimer(t.slot, now);
   }
@@ -353,6 +386,60 @@ Status Scheduler::Interrupted(JobId id, Time last_alive, Time now) {
   return Status::Ok();
 }
 
+StatusOr<std::vector<JobId>> Scheduler::SetNodeAvailability(int node, uint64_t usable_mask,
+                                                            Time now) {
+  if (node < 0 || node >= topo_.num_nodes()) {
+    return InvalidArgument(
+        fmt::format("node {}: the cluster has nodes 0..{}", node, topo_.num_nodes() - 1));
+  }
+  const uint64_t mask = usable_mask & cluster_.full_mask();
+  const uint64_t lost = cluster_.usable_mask(node) & ~mask;
+  std::vector<uint32_t> hit;
+  if (lost) {
+    for (const auto& [key, slot] : running_) {
+      for (const NodeSlice& sl : jobs_[slot].alloc.slices) {
+        if (sl.node == node && (sl.gpus & lost)) {
+          hit.push_back(slot);
+          break;
+        }
+      }
+    }
+  }
+  std::sort(hit.begin(), hit.end(),
+            [&](uint32_t a, uint32_t b) { return jobs_[a].spec.id < jobs_[b].spec.id; });
+  std::vector<JobId> stopped;
+  for (uint32_t slot : hit) {
+    ++jobs_[slot].evictions;
+    Stop(slot, now);
+    stopped.push_back(jobs_[slot].spec.id);
+  }
+  if (mask != cluster_.usable_mask(node)) {
+    cluster_.SetUsable(node, mask);
+    // The budget changed: decisions before any key may change, so the next pass walks all.
+    walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};
+    dirty_ = true;
+  }
+  return stopped;
+}
+
+uint64_t Scheduler::UsableMaskFor(int node, int gpus) const {
+  if (node < 0 || node >= topo_.num_nodes() || gpus <= 0) return 0;
+  const uint64_t usable = cluster_.usable_mask(node), free = cluster_.free_mask(node);
+  const uint64_t held = usable & ~free;
+  uint64_t out = 0;
+  int left = gpus;
+  for (uint64_t group : {held, free, cluster_.full_mask() & ~usable}) {
+    for (int i = 0; i < topo_.gpus_per_node() && left > 0; ++i) {
+      const uint64_t bit = uint64_t{1} << i;
+      if (group & bit) {
+        out |= bit;
+        --left;
+      }
+    }
+  }
+  return out;
+}
+
 void Scheduler::Stop(uint32_t slot, Time now, bool release) {
   Job& j = jobs_[slot];
   assert(j.running());
@@ -407,7 +494,7 @@ void Scheduler::NonPreemptivePass(Time now, std::vector<Action>& out) {
 
 void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   // Before walk_from_, the last pass's decisions stand: its running jobs keep their GPUs.
-  int budget = topo_.total_gpus();
+  int budget = cluster_.total_usable();
   auto r = running_.begin();
   auto w = waiting_.begin();
   if (walk_from_) {

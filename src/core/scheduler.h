@@ -3,8 +3,9 @@
 // I/O: every call carries `now`, and the same calls give the same actions, byte for byte.
 // The simulator and the live daemon drive this same class.
 //
-// Same-time rule: a driver applies all events of one instant (finishes, then cancels, then
-// submissions in (submit, id) order) and then calls Schedule(now) once; Schedule first fires
+// Same-time rule: a driver applies all events of one instant (finishes, then capacity
+// changes, then cancels, then submissions in (submit, id) order) and then calls Schedule(now)
+// once; Schedule first fires
 // every timer due at or before `now` (demotions, promotions), then runs one pass.
 //
 // Ownership: owns the job table, cluster state, policies and timers. Not thread-safe; the
@@ -17,6 +18,7 @@
 #include <queue>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -40,6 +42,18 @@ struct SchedulerOptions {
   // pass nobody waits for, key_changes_while_running, k0_changes_only_at_transitions). The
   // decisions must be the same; src/policy/reference_pass_test.cc compares the two.
   bool reference_pass = false;
+  // Keep each queue change (demotion, promotion) for TakeTransitions: drivers that show a
+  // job's timeline turn on. Off, nothing is kept (the simulator's long replays).
+  bool record_transitions = false;
+};
+
+// A job moved between queues by itself (a demotion while running, a promotion while
+// waiting); queues are 0-based here and Q1.. for people.
+struct Transition {
+  JobId job;
+  Time at = 0;
+  int from_queue = 0;
+  int to_queue = 0;
 };
 
 // The answer to "why is my job pending?".
@@ -55,6 +69,7 @@ struct Explanation {
   std::vector<JobId> waiting_ahead_ids;
   int gpus_needed = 0;
   int gpus_free = 0;
+  int gpus_unavailable = 0;             // nodes down, or GPUs held outside the scheduler
   std::optional<Time> next_transition;  // promotion (waiting) or demotion (running) due
   std::vector<std::string> reasons;     // plain sentences
 };
@@ -71,11 +86,17 @@ class Scheduler {
   // The job's work is complete (simulator) or its process exited (daemon).
   Status Finish(JobId id, Time now);
   Status Cancel(JobId id, Time now);
-  // A running job's attempt ended without finishing the job (its process failed, and like
-  // Philly we retry it): it gives its GPUs back and waits again, keeping the service and the
-  // progress it attained (its queue does not restart); a later start resumes it, paying the
-  // restore overhead. Not a preemption: counted in Job::restarts. The simulator calls it to
-  // replay a trace's attempts (sim --attempts replay).
+  // Whether a waiting job may be scheduled: false takes a pending job out of every order
+  // (kHeld: held by its user, waiting for a dependency or under its array's limit; a running
+  // job must be requeued first), true puts a held one back. Its accounting is kept; its
+  // starvation clock (promote_knob) restarts when it is released.
+  Status SetEligible(JobId id, bool eligible, Time now);
+  // A running job stops and waits again without having finished, and without the core
+  // deciding it: the user's requeue, or an attempt that failed and is retried (the simulator
+  // replays a trace's attempts so: sim --attempts replay). Like a preemption it gives its GPUs
+  // back and keeps the service and progress it attained (its queue does not restart); a later
+  // start resumes it, paying the restore overhead. Not a preemption: counted in
+  // Job::restarts. The next pass may start it again at once.
   Status Requeue(JobId id, Time now);
   // A running job makes progress from `t` (>= its start; may be after `now`). The daemon
   // uses it when a preempted process still holds the GPUs while it checkpoints: progress is
@@ -88,10 +109,25 @@ class Scheduler {
   // is kept; the time from then to `now` is overhead, not service; progress counts again from
   // `now`, until the driver sets the relaunch's real start with SetProgressStart.
   Status Interrupted(JobId id, Time last_alive, Time now);
+  // Capacity: from `now` on, exactly the GPUs in `usable_mask` (bit i = GPU i) of `node` may
+  // be used; bits beyond the node's GPUs are ignored. A node that is down has mask 0; GPUs
+  // that something outside the scheduler holds are left out. Jobs running on GPUs that become
+  // unusable are stopped (back to waiting with the service attained up to `now`; counted in
+  // Job::evictions, not as preemptions) and returned in id order; GPUs that become usable are
+  // free for the next pass, which re-walks every job (the budget changed). A job that fits the
+  // cluster is never rejected because capacity is down: it waits for it to return.
+  StatusOr<std::vector<JobId>> SetNodeAvailability(int node, uint64_t usable_mask, Time now);
+  // The mask that leaves `gpus` GPUs of `node` usable and stops as few jobs as possible: it
+  // keeps the GPUs running jobs hold first, then free ones, then unusable ones, each lowest
+  // index first. Deterministic: drivers that learn only a count (a node's usable GPUs) turn it
+  // into a mask with it and journal the mask.
+  uint64_t UsableMaskFor(int node, int gpus) const;
   // Fires due timers, then runs a scheduling pass if anything changed since the last one.
   std::vector<Action> Schedule(Time now);
   // The earliest pending timer, or kNever. Stale timers are dropped on the way.
   Time NextWakeup();
+  // The queue changes since the last call, in order (SchedulerOptions::record_transitions).
+  std::vector<Transition> TakeTransitions() { return std::exchange(transitions_, {}); }
 
   // Capacity hint for drivers that know how many jobs will come.
   void Reserve(size_t jobs) {
@@ -185,6 +221,7 @@ class Scheduler {
   uint64_t pass_ = 0;
   int64_t tie_counter_ = 0;
   bool dirty_ = false;
+  std::vector<Transition> transitions_;
 };
 
 }  // namespace tiresias

@@ -16,6 +16,11 @@ StatusOr<Topology> Topology::Create(int switches, int nodes_per_switch, int gpus
     return InvalidArgument(fmt::format("cluster: {} GPUs per node, at most {} supported",
                                        gpus_per_node, kMaxGpusPerNode));
   }
+  const int64_t total = int64_t{switches} * nodes_per_switch * gpus_per_node;
+  if (total > kMaxClusterGpus) {
+    return InvalidArgument(fmt::format("cluster {}x{}x{}: {} GPUs, at most {} supported", switches,
+                                       nodes_per_switch, gpus_per_node, total, kMaxClusterGpus));
+  }
   return Topology(switches, nodes_per_switch, gpus_per_node);
 }
 
@@ -29,7 +34,7 @@ StatusOr<Topology> Topology::Parse(std::string_view spec) {
   int dims[3];
   for (int i = 0; i < 3; ++i) {
     auto v = ParseInt(parts[i]);
-    if (!v || *v < 1 || *v > 1000000) {
+    if (!v || *v < 1 || *v > kMaxClusterGpus) {
       return InvalidArgument(
           fmt::format("cluster '{}': '{}' is not a positive integer", spec, parts[i]));
     }

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/close_range.h>
-#include <openssl/evp.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -20,6 +19,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "common/sha256.h"
 #include "common/strings.h"
 #include "exec/exit_file.h"
 #include "exec/free_port.h"
@@ -140,9 +140,7 @@ std::string Where(const LaunchSpec& spec) {
 // A short name for a job directory, stable across builds and restarts: the first 64 bits of
 // its SHA-256.
 uint64_t DirHash(std::string_view s) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-  unsigned int len = 0;
-  EVP_Digest(s.data(), s.size(), md.data(), &len, EVP_sha256(), nullptr);
+  const auto md = Sha256(s);
   uint64_t h = 0;
   for (int i = 0; i < 8; ++i) h = h << 8 | md[static_cast<size_t>(i)];
   return h;
@@ -283,6 +281,8 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
   std::vector<std::string> argv = shim_argv_;
   argv.insert(argv.end(), {"--exit-file", exit_file});
   if (as_user) argv.insert(argv.end(), {"--user", fmt::format("{}:{}", *spec.uid, *spec.gid)});
+  if (!spec.stdout_path.empty()) argv.insert(argv.end(), {"--stdout", spec.stdout_path});
+  if (!spec.stderr_path.empty()) argv.insert(argv.end(), {"--stderr", spec.stderr_path});
   argv.push_back("--");
   argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
   std::vector<std::pair<std::string, std::string>> set = {

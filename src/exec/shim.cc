@@ -1,5 +1,6 @@
 // The supervisor shim (`tiresias _shim`): leader of one job attempt's process group. Runs
 // the command, waits for it, records how it ended in the exit file (see executor.h).
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <grp.h>
 #include <pwd.h>
@@ -46,13 +47,17 @@ bool BecomeUser(uid_t uid, gid_t gid) {
 }
 
 int RunShim(const std::vector<std::string>& args) {
-  // --exit-file FILE [--user UID:GID] -- COMMAND [ARGS...]
+  // --exit-file FILE [--user UID:GID] [--stdout FILE] [--stderr FILE] -- COMMAND [ARGS...]
   size_t i = 0;
-  std::string exit_file;
+  std::string exit_file, out_file, err_file;
   std::optional<std::pair<uid_t, gid_t>> user;
   for (; i + 1 < args.size() && args[i] != "--"; i += 2) {
     if (args[i] == "--exit-file") {
       exit_file = args[i + 1];
+    } else if (args[i] == "--stdout") {
+      out_file = args[i + 1];
+    } else if (args[i] == "--stderr") {
+      err_file = args[i + 1];
     } else if (args[i] == "--user") {
       const size_t colon = args[i + 1].find(':');
       auto u = ParseInt(args[i + 1].substr(0, colon));
@@ -64,7 +69,8 @@ int RunShim(const std::vector<std::string>& args) {
     }
   }
   if (exit_file.empty() || i + 1 >= args.size() || args[i] != "--") {
-    Say("usage: tiresias _shim --exit-file FILE [--user UID:GID] -- COMMAND [ARGS...]");
+    Say("usage: tiresias _shim --exit-file FILE [--user UID:GID] [--stdout FILE] "
+        "[--stderr FILE] -- COMMAND [ARGS...]");
     return 2;
   }
   std::vector<std::string> cmd(args.begin() + static_cast<ptrdiff_t>(i) + 1, args.end());
@@ -99,6 +105,18 @@ int RunShim(const std::vector<std::string>& args) {
                       std::strerror(errno)));
       _exit(126);
     }
+    // --output / --error: opened as the command's own account, appended across attempts.
+    for (const auto& [file, fd] : {std::pair{&out_file, 1}, std::pair{&err_file, 2}}) {
+      if (file->empty()) continue;
+      const int f = open(file->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      if (f < 0 || dup2(f, fd) < 0) {
+        Say(fmt::format("cannot open {} for the job's {}: {}", *file, fd == 1 ? "stdout" : "stderr",
+                        std::strerror(errno)));
+        _exit(126);
+      }
+      close(f);
+    }
+    if (!out_file.empty() && err_file.empty()) dup2(1, 2);  // like sbatch: stderr with stdout
     execvp(argv[0], argv.data());
     Say("cannot run '" + cmd[0] + "': " + std::strerror(errno));
     _exit(127);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -40,6 +41,41 @@ std::string LiveScheduler::JobDir(JobId id) const {
   return (std::filesystem::path(JobsDir()) / id.str()).string();
 }
 
+std::vector<NodeSpec> LiveScheduler::ClusterNodes() const {
+  if (!cfg_.nodes.empty()) return cfg_.nodes;
+  return {NodeSpec{.name = "local", .gpus = static_cast<int>(cfg_.gpu_devices.size())}};
+}
+
+LaunchSpec LiveScheduler::PrepareSpec(const JobRecord& r) const {
+  LaunchSpec spec{.job = r.id,
+                  .name = r.name,
+                  .attempt = r.attempt,
+                  .argv = r.argv,
+                  .cwd = r.cwd,
+                  .env = r.env,
+                  .job_dir = JobDir(r.id)};
+  if (r.uid >= 0 && r.gid >= 0) {
+    spec.uid = static_cast<uint32_t>(r.uid);
+    spec.gid = static_cast<uint32_t>(r.gid);
+  }
+  if (r.array_id != JobId()) {  // a task of an array (names reserved: Validate refuses them)
+    spec.env.emplace_back("TIRESIAS_ARRAY_JOB_ID", r.array_id.str());
+    spec.env.emplace_back("TIRESIAS_ARRAY_TASK_ID", std::to_string(r.array_index));
+  }
+  if (!r.output.empty()) spec.stdout_path = OutputPath(r, false);
+  if (!r.error.empty()) spec.stderr_path = OutputPath(r, true);
+  return spec;
+}
+
+void LiveScheduler::RetireEnded(const std::vector<JobId>& ids) {
+  for (JobId id : ids) {
+    auto it = records_.find(id);
+    if (it != records_.end() && IsTerminal(it->second.state) && !procs_.contains(id)) {
+      executor_->Retire(id);
+    }
+  }
+}
+
 JobSpec LiveScheduler::SpecOf(const JobRecord& r) const {
   return JobSpec{.id = r.id,
                  .gpus = r.gpus,
@@ -56,7 +92,7 @@ Status LiveScheduler::Note(const Event& e) {
         std::chrono::system_clock::time_point(std::chrono::milliseconds(e.t + store_->epoch_ms()));
     std::cout << fmt::format("{:%FT%T}Z {:<8} job {:<5} {}\n",
                              std::chrono::floor<std::chrono::milliseconds>(wall), ToString(e.kind),
-                             e.job.value(), Describe(e))
+                             e.job.value(), Describe(e, store_->epoch_ms()))
               << std::flush;
   }
   auto r = store_->AppendEvent(e);
@@ -70,49 +106,149 @@ Status LiveScheduler::SaveRows(const std::vector<JobId>& ids) {
   return Status::Ok();
 }
 
-StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req) {
+StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req, std::vector<JobId>* ids) {
   std::unique_lock lk(mu_);
-  if (Status s = Validate(req); !s.ok()) return s;
-  JobRecord rec;
-  rec.name = req.name.empty() ? std::filesystem::path(req.argv[0]).filename().string() : req.name;
-  rec.user = req.user.empty() ? "unknown" : req.user;
-  if (req.uid) rec.uid = *req.uid;
-  if (req.gid) rec.gid = *req.gid;
-  rec.model = req.model;
-  rec.gpus = static_cast<int>(req.gpus);
-  rec.argv = req.argv;
-  rec.cwd = req.cwd;
-  rec.env = req.env;
-  rec.duration = req.duration();
-  if (sched_->policy().needs_durations() && !rec.duration) {
+  auto plan = Plan(req);
+  if (!plan.ok()) return plan.status();
+  for (const Dependency& d : plan->dependencies) {
+    if (!records_.contains(d.job)) {
+      return InvalidArgument(
+          fmt::format("field 'dependency': job {} does not exist", d.job.value()));
+    }
+  }
+  JobRecord base;
+  base.name = req.name.empty() ? std::filesystem::path(req.argv[0]).filename().string() : req.name;
+  base.user = req.user.empty() ? "unknown" : req.user;
+  if (req.uid) base.uid = *req.uid;
+  if (req.gid) base.gid = *req.gid;
+  base.model = req.model;
+  base.gpus = static_cast<int>(req.gpus);
+  base.argv = req.argv;
+  base.cwd = req.cwd;
+  base.env = req.env;
+  base.duration = req.duration();
+  base.time_limit = plan->time_limit;
+  base.dependencies = plan->dependencies;
+  base.array_limit = plan->array_limit;
+  base.output = req.output;
+  base.error = req.error;
+  base.held = req.hold;
+  if (sched_->policy().needs_durations() && !base.duration) {
     return InvalidArgument(fmt::format(
         "submit: policy {} orders jobs by their run time; give --duration", cfg_.policy));
   }
-  if (auto why = sched_->placement().NeverFitsReason(SpecOf(rec), sched_->topology())) {
+  if (auto why = sched_->placement().NeverFitsReason(SpecOf(base), sched_->topology())) {
     return InvalidArgument(fmt::format("submit: job can never run on this cluster ({} GPUs): {}",
-                                       cfg_.gpu_devices.size(), *why));
+                                       sched_->topology().total_gpus(), *why));
   }
-  rec.submit = Now();
+  const Time now = Now();
+  // One job, or one per array task (the array's id is its first task's).
+  std::vector<int> tasks = plan->array_indices;
+  if (tasks.empty()) tasks.push_back(-1);
+  std::vector<JobRecord> made;
   {
     Store::Txn txn(*store_);
-    if (Status s = store_->InsertJob(rec); !s.ok()) return s;
-    if (Status s = Note({.t = rec.submit,
-                         .kind = EventKind::kSubmit,
-                         .job = rec.id,
-                         .detail = {{"name", rec.name}, {"gpus", rec.gpus}}});
-        !s.ok()) {
-      return s;
+    const JobId array_id = plan->array_indices.empty() ? JobId() : JobId(store_->NextJobId());
+    for (int index : tasks) {
+      JobRecord rec = base;
+      rec.submit = now;
+      if (index >= 0) {
+        rec.array_id = array_id;
+        rec.array_index = index;
+      }
+      if (Status s = store_->InsertJob(rec); !s.ok()) return s;
+      nlohmann::json detail = {{"name", rec.name}, {"gpus", rec.gpus}};
+      if (index >= 0) detail["array"] = fmt::format("{}_{}", array_id.value(), index);
+      if (Status s = Note({.t = now, .kind = EventKind::kSubmit, .job = rec.id, .detail = detail});
+          !s.ok()) {
+        return s;
+      }
+      made.push_back(std::move(rec));
     }
     if (Status s = txn.Commit(); !s.ok()) return s;
   }
-  if (Status s = sched_->Submit(SpecOf(rec), rec.submit); !s.ok()) Warn(s.message());
-  const JobId id = rec.id;
-  records_.emplace(id, std::move(rec));
+  const JobId first = made.front().id;
+  for (JobRecord& rec : made) {
+    if (Status s = sched_->Submit(SpecOf(rec), rec.submit); !s.ok()) Warn(s.message());
+    executor_->Prepare(PrepareSpec(rec));  // e.g. a held Slurm job; never blocks
+    if (ids) ids->push_back(rec.id);
+    records_.emplace(rec.id, std::move(rec));
+  }
+  eligibility_dirty_ = true;  // holds, dependencies and array limits apply before any pass
   dirty_ = true;
   wake_ = true;
   lk.unlock();
   cv_.notify_all();
-  return id;
+  return first;
+}
+
+std::string LiveScheduler::WhyIneligible(const JobRecord& rec, std::string* never) const {
+  for (const Dependency& d : rec.dependencies) {
+    auto t = records_.find(d.job);
+    if (t == records_.end()) continue;  // checked at submit; a job is never removed
+    const LiveState st = t->second.state;
+    const bool ended = IsTerminal(st), ok = st == LiveState::kFinished;
+    const bool met = d.kind == Dependency::Kind::kAfterAny  ? ended
+                     : d.kind == Dependency::Kind::kAfterOk ? ok
+                                                            : ended && !ok;
+    if (met) continue;
+    if (ended && never) {  // afterok on a job that did not finish, afternotok on one that did
+      *never = fmt::format("dependency {} can never be met: job {} ended {}", ToString(d),
+                           d.job.value(), ToString(st));
+    }
+    return "dependency";
+  }
+  return rec.held ? "held" : "";
+}
+
+void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
+  if (!eligibility_dirty_) return;
+  eligibility_dirty_ = false;
+  // Tasks counting against their array's limit: in the core and not held.
+  std::map<JobId, int> active;
+  for (const auto& [id, rec] : records_) {
+    if (rec.array_limit <= 0 || IsTerminal(rec.state)) continue;
+    if (const Job* cj = sched_->Find(id); cj && cj->state != JobState::kHeld) {
+      ++active[rec.array_id];
+    }
+  }
+  for (auto& [id, rec] : records_) {
+    if (IsTerminal(rec.state)) continue;
+    const Job* cj = sched_->Find(id);
+    if (!cj || (cj->state != JobState::kPending && cj->state != JobState::kHeld)) continue;
+    std::string never;
+    std::string why = WhyIneligible(rec, &never);
+    if (!never.empty()) {  // ends the job, which may settle the dependencies of others
+      Journal({.t = now, .kind = EventKind::kCancel, .job = id, .detail = {{"why", never}}});
+      MustOk(sched_->Cancel(id, now));
+      to_launch_.erase(id);
+      rec.state = LiveState::kCancelled;
+      rec.end = now;
+      rec.message = never;
+      CountEnded(rec);
+      changed.push_back(id);
+      eligibility_dirty_ = true;
+      continue;
+    }
+    const bool have = cj->state == JobState::kPending;
+    bool want = why.empty();
+    if (want && !have && rec.array_limit > 0) {
+      if (active[rec.array_id] >= rec.array_limit) {
+        want = false;
+        why = "array limit";
+      } else {
+        ++active[rec.array_id];
+      }
+    }
+    if (want == have) continue;
+    if (!want && rec.array_limit > 0) --active[rec.array_id];
+    Journal({.t = now,
+             .kind = EventKind::kEligible,
+             .job = id,
+             .detail = {{"eligible", want}, {"why", want ? "" : why}}});
+    MustOk(sched_->SetEligible(id, want, now));
+    changed.push_back(id);
+  }
 }
 
 Status LiveScheduler::Cancel(JobId id) {
@@ -127,6 +263,7 @@ Status LiveScheduler::Cancel(JobId id) {
   rec.state = LiveState::kCancelled;
   rec.end = now;
   rec.message = "cancelled by request";
+  CountEnded(rec);
   {
     Store::Txn txn(*store_);
     if (Status s = Note({.t = now, .kind = EventKind::kCancel, .job = id}); !s.ok()) return s;
@@ -136,6 +273,8 @@ Status LiveScheduler::Cancel(JobId id) {
   if (Status s = sched_->Cancel(id, now); !s.ok()) Warn(s.message());
   to_launch_.erase(id);
   if (procs_.contains(id)) StopProcess(id, now, cfg_.preempt_signal);
+  RetireEnded({id});  // nothing running: the engine may drop it now (else after the exit)
+  eligibility_dirty_ = true;
   dirty_ = true;
   wake_ = true;
   lk.unlock();
@@ -143,9 +282,89 @@ Status LiveScheduler::Cancel(JobId id) {
   return Status::Ok();
 }
 
+Status LiveScheduler::Hold(JobId id, bool hold) {
+  std::unique_lock lk(mu_);
+  auto it = records_.find(id);
+  if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
+  JobRecord& rec = it->second;
+  if (IsTerminal(rec.state)) {
+    return FailedPrecondition(fmt::format("job {}: already {}", id.value(), ToString(rec.state)));
+  }
+  if (hold && rec.state != LiveState::kPending) {
+    return FailedPrecondition(
+        fmt::format("job {}: {}; only a waiting job can be held (requeue it first)", id.value(),
+                    ToString(rec.state)));
+  }
+  if (rec.held == hold) return Status::Ok();
+  rec.held = hold;
+  if (Status s = store_->UpdateJob(rec); !s.ok()) return s;
+  eligibility_dirty_ = true;
+  dirty_ = true;
+  wake_ = true;
+  lk.unlock();
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+Status LiveScheduler::Requeue(JobId id, const std::string& by) {
+  std::unique_lock lk(mu_);
+  auto it = records_.find(id);
+  if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
+  JobRecord& rec = it->second;
+  const Job* cj = sched_->Find(id);
+  if (!cj || !cj->running() || rec.state == LiveState::kPreempting) {
+    return FailedPrecondition(fmt::format("job {}: {}; only a running job can be requeued",
+                                          id.value(), ToString(rec.state)));
+  }
+  const Time now = Now();
+  {
+    Store::Txn txn(*store_);
+    if (Status s = Note({.t = now, .kind = EventKind::kRequeue, .job = id, .detail = {{"by", by}}});
+        !s.ok()) {
+      return s;
+    }
+    if (Status s = txn.Commit(); !s.ok()) return s;
+  }
+  MustOk(sched_->Requeue(id, now));
+  rec.message = "requeued by " + by;
+  if (to_launch_.erase(id) || !procs_.contains(id)) {
+    rec.state = LiveState::kPending;  // never launched: nothing to stop
+  } else {
+    rec.state = LiveState::kPreempting;
+    StopProcess(id, now, cfg_.preempt_signal);
+  }
+  MustOk(store_->UpdateJob(rec));
+  dirty_ = true;
+  wake_ = true;
+  lk.unlock();
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+void LiveScheduler::CancelledOutside(JobId id, const std::string& why, Time now,
+                                     std::vector<JobId>& changed) {
+  auto it = records_.find(id);
+  if (it == records_.end() || IsTerminal(it->second.state)) return;
+  JobRecord& rec = it->second;
+  Journal({.t = now, .kind = EventKind::kCancel, .job = id, .detail = {{"how", why}}});
+  if (const Job* cj = sched_->Find(id); cj && (cj->running() || cj->state == JobState::kPending)) {
+    MustOk(sched_->Cancel(id, now));
+  }
+  to_launch_.erase(id);
+  rec.state = LiveState::kCancelled;
+  rec.end = now;
+  rec.message = "cancelled outside tiresias: " + why;
+  changed.push_back(id);
+  dirty_ = true;
+}
+
 void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed) {
   auto pit = procs_.find(e.job);
   if (pit == procs_.end() || pit->second.attempt != e.attempt) {
+    if (e.cancelled) {  // a job waiting between attempts, cancelled in the engine
+      CancelledOutside(e.job, e.reason, now, changed);
+      return;
+    }
     Warn(fmt::format("exit of job {} attempt {} that is not tracked", e.job.value(), e.attempt));
     return;
   }
@@ -164,7 +383,18 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   changed.push_back(e.job);
   const std::string what = e.Describe();
   const Job* cj = sched_->Find(e.job);
-  if (p.stopping) {
+  if (e.cancelled) {
+    Journal({.t = now,
+             .kind = EventKind::kExit,
+             .job = e.job,
+             .detail = {{"how", what}, {"after", "cancel"}}});
+    CancelledOutside(e.job, e.reason, now, changed);
+    return;
+  }
+  // An exit after the core stopped the job is not its end, also before it was signalled (an
+  // eviction and the exit of the run it evicted can arrive in the same round).
+  const bool stopped = p.stopping || IsTerminal(rec.state) || rec.state == LiveState::kPreempting;
+  if (stopped) {
     if (IsTerminal(rec.state)) {
       Journal({.t = now,
                .kind = EventKind::kExit,
@@ -172,16 +402,38 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
                .detail = {{"how", what}, {"after", "cancel"}}});
       return;
     }
-    // Checkpointed: it exited by itself after the signal; killed when its grace ran out.
+    if (rec.timing_out) {  // it ran out of time: it ends, whatever the core thought of it
+      EndAsTimeout(rec, now, what);
+      return;
+    }
+    // Checkpointed: it exited by itself after the signal; killed when its grace ran out (or
+    // its run was lost meanwhile, e.g. its node failed).
     Journal({.t = now,
              .kind = EventKind::kExit,
              .job = e.job,
-             .detail = {{"how", what}, {"after", "preemption"}, {"checkpointed", !p.killed}}});
+             .detail = {
+                 {"how", what}, {"after", "preemption"}, {"checkpointed", !p.killed && !e.lost}}});
+    if (p.killed) ++rec.kills;
     rec.state = to_launch_.contains(e.job) ? LiveState::kStarting : LiveState::kPending;
     return;
   }
   if (!cj || !cj->running()) {
     Warn(fmt::format("job {}: process exited ({}) while not running", e.job.value(), what));
+    return;
+  }
+  if (e.lost) {
+    // Not the job's end: the engine lost the run (its node failed). It keeps the service it
+    // attained and is relaunched from its checkpoint, where the core runs it (a capacity
+    // change moves it if the node is gone).
+    Journal({.t = now, .kind = EventKind::kRelaunch, .job = e.job, .detail = {{"reason", what}}});
+    Journal({.t = now,
+             .kind = EventKind::kInterrupt,
+             .job = e.job,
+             .detail = {{"last_alive_ms", now}, {"reason", "run lost: " + what}}});
+    MustOk(sched_->Interrupted(e.job, now, now));
+    to_launch_[e.job] = cj->alloc.Gpus();
+    rec.state = LiveState::kStarting;
+    rec.message = "run lost (" + what + "); relaunching from its checkpoint";
     return;
   }
   const bool ok = e.exit_code == 0 && e.signal == 0;
@@ -191,6 +443,55 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   rec.end = now;
   rec.message = ok ? "completed" : "failed: " + what;
   dirty_ = true;
+  eligibility_dirty_ = true;  // jobs that depend on it
+  CountEnded(rec);
+}
+
+Time LiveScheduler::EnforceTimeLimits(Time now, std::vector<JobId>& changed) {
+  Time next = kNever;
+  for (auto& [id, rec] : records_) {
+    if (!rec.time_limit || rec.timing_out || IsTerminal(rec.state)) continue;
+    const Job* cj = sched_->Find(id);
+    if (!cj || !cj->running()) continue;
+    // Only running time counts: progress since its last (re)start plus what it ran before.
+    const Duration left = *rec.time_limit - cj->ExecutedAt(std::max(now, cj->progress_start));
+    if (left > 0) {
+      next = std::min(next, std::max(now, cj->progress_start) + left);
+      continue;
+    }
+    rec.timing_out = true;
+    rec.message = fmt::format("time limit {} reached; stopping", SlurmTime(*rec.time_limit));
+    changed.push_back(id);
+    if (procs_.contains(id)) {
+      StopProcess(id, now, cfg_.preempt_signal);  // the checkpoint signal, then the grace
+    } else {  // not launched yet (waiting for its GPUs): it simply ends
+      EndAsTimeout(rec, now, "not running");
+    }
+  }
+  return next;
+}
+
+void LiveScheduler::EndAsTimeout(JobRecord& rec, Time now, const std::string& how) {
+  const Job* cj = sched_->Find(rec.id);
+  const bool running = cj && cj->running();
+  Journal({.t = now,
+           .kind = running ? EventKind::kFinish : EventKind::kCancel,
+           .job = rec.id,
+           .detail = {{"how", "timeout (" + how + ")"}}});
+  MustOk(running ? sched_->Finish(rec.id, now) : sched_->Cancel(rec.id, now));
+  to_launch_.erase(rec.id);
+  rec.state = LiveState::kTimeout;
+  rec.end = now;
+  rec.message = fmt::format("time limit {} reached ({})", SlurmTime(*rec.time_limit), how);
+  rec.timing_out = false;
+  CountEnded(rec);
+  eligibility_dirty_ = true;
+  dirty_ = true;
+}
+
+void LiveScheduler::CountEnded(const JobRecord& rec) {
+  metrics_.JobEnded(ToString(rec.state), ToSeconds(rec.end - rec.submit),
+                    rec.first_start >= 0 ? ToSeconds(rec.first_start - rec.submit) : -1);
 }
 
 void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& changed) {
@@ -209,11 +510,61 @@ void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& c
     return;
   }
   ++rec.preemptions;  // the times its process was told to stop
+  metrics_.CountPreemption();
   rec.state = LiveState::kPreempting;
 }
 
+void LiveScheduler::ApplyNodes(const std::vector<NodeReport>& nodes, Time now,
+                               std::vector<JobId>& changed, std::vector<JobId>& stop) {
+  node_reports_ = nodes;
+  const std::vector<NodeSpec> cluster = ClusterNodes();
+  for (size_t i = 0; i < nodes.size() && i < cluster.size(); ++i) {
+    const NodeReport& r = nodes[i];
+    const int node = static_cast<int>(i), have = cluster[i].gpus;
+    const int want = r.usable ? std::clamp(std::min(r.gpus, have) - r.gpus_outside, 0, have) : 0;
+    if (std::popcount(sched_->cluster().usable_mask(node)) == want) continue;
+    std::string why;
+    if (!r.usable) {
+      why =
+          fmt::format("node {} is {}{}", r.name, r.state, r.reason.empty() ? "" : ": " + r.reason);
+    } else if (r.gpus_outside > 0) {
+      why = fmt::format("node {}: {} GPU(s) held outside tiresias ({})", r.name, r.gpus_outside,
+                        Join(r.outside_jobs, ", "));
+    } else {
+      why = fmt::format("node {}: all {} GPUs usable", r.name, want);
+    }
+    std::map<JobId, std::vector<GpuId>> held;  // for the evict events
+    for (const Job& j : sched_->jobs()) {
+      if (j.running()) held[j.spec.id] = j.alloc.Gpus();
+    }
+    const uint64_t mask = sched_->UsableMaskFor(node, want);
+    Journal(CapacityEvent(now, node, mask, why));
+    auto stopped = sched_->SetNodeAvailability(node, mask, now);
+    MustOk(stopped.status());
+    for (JobId id : *stopped) {
+      JobRecord& rec = records_.at(id);
+      changed.push_back(id);
+      Journal({.t = now,
+               .kind = EventKind::kEvict,
+               .job = id,
+               .detail = {{"gpus", GpusToJson(held[id])}, {"reason", why}}});
+      rec.message = "evicted: " + why;
+      if (to_launch_.erase(id) || !procs_.contains(id)) {
+        rec.state = LiveState::kPending;  // never launched: nothing to stop
+        continue;
+      }
+      ++rec.preemptions;  // its process is told to stop
+      rec.state = LiveState::kPreempting;
+      stop.push_back(id);
+    }
+    dirty_ = true;
+  }
+}
+
 void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
-  Proc& p = procs_.at(id);
+  auto it = procs_.find(id);
+  if (it == procs_.end()) return;  // it ended meanwhile
+  Proc& p = it->second;
   if (p.stopping) return;
   p.stopping = true;
   p.kill_at = now + cfg_.grace;
@@ -268,7 +619,7 @@ void LiveScheduler::LaunchReady(Time now) {
         const Time release = ExpectedRelease(gpus, id, now);
         if (release > sched_->Find(id)->progress_start) {
           Journal(
-              {.t = now, .kind = EventKind::kHold, .job = id, .detail = {{"until_ms", release}}});
+              {.t = now, .kind = EventKind::kDrain, .job = id, .detail = {{"until_ms", release}}});
           MustOk(sched_->SetProgressStart(id, release, now));
         }
         continue;
@@ -288,20 +639,19 @@ void LiveScheduler::LaunchReady(Time now) {
     const std::vector<GpuId> gpus = to_launch_.at(id);
     to_launch_.erase(id);
     JobRecord& rec = records_.at(id);
-    LaunchSpec spec{.job = id,
-                    .attempt = rec.attempt,
-                    .argv = rec.argv,
-                    .cwd = rec.cwd,
-                    .env = rec.env,
-                    .gpus = gpus,
-                    .job_dir = JobDir(id)};
-    if (rec.uid >= 0 && rec.gid >= 0) {
-      spec.uid = static_cast<uint32_t>(rec.uid);
-      spec.gid = static_cast<uint32_t>(rec.gid);
-    }
+    LaunchSpec spec = PrepareSpec(rec);
+    spec.gpus = gpus;
     changed.push_back(id);
     auto ref = executor_->Launch(spec);
     rec.start_ticks = 0;
+    if (!ref.ok() && ref.status().code() == StatusCode::kUnavailable) {
+      // The engine cannot be reached now (slurmctld down): nothing was started; the same
+      // attempt is tried again on a later round.
+      --rec.attempt;
+      to_launch_[id] = gpus;
+      rec.message = "waiting for the cluster engine: " + ref.status().message();
+      continue;
+    }
     if (!ref.ok()) {
       Journal({.t = now,
                .kind = EventKind::kFinish,
@@ -321,21 +671,27 @@ void LiveScheduler::LaunchReady(Time now) {
     rec.start_ticks = ref->ref.start_ticks;
     rec.gpus_held = gpus;
     rec.devices = ref->visible_devices;
+    if (!ref->engine_job.empty()) rec.engine_job = ref->engine_job;
+    rec.nodes = ref->nodes;
+    if (rec.message.starts_with("waiting for the cluster engine")) rec.message.clear();
     rec.last_start = now;
     if (rec.first_start < 0) rec.first_start = now;
     // Progress (and service) counts from the real start, not from the core's decision when
     // a preempted process held the GPUs meanwhile.
-    Journal({.t = now,
-             .kind = EventKind::kLaunch,
-             .job = id,
-             .detail = {{"attempt", rec.attempt},
-                        {"pid", ref->ref.pid},
-                        {"devices", ref->visible_devices},
-                        {"master_port", ref->master_port}}});
+    nlohmann::json launch = {{"attempt", rec.attempt},
+                             {"pid", ref->ref.pid},
+                             {"devices", ref->visible_devices},
+                             {"master_port", ref->master_port}};
+    if (!ref->engine_job.empty()) {
+      launch["engine_job"] = ref->engine_job;
+      launch["nodes"] = ref->nodes;
+    }
+    Journal({.t = now, .kind = EventKind::kLaunch, .job = id, .detail = launch});
     MustOk(sched_->SetProgressStart(id, now, now));
   }
   MustOk(SaveRows(changed));
   MustOk(txn.Commit());
+  RetireEnded(changed);
 }
 
 int64_t LiveScheduler::Step() {
@@ -344,14 +700,25 @@ int64_t LiveScheduler::Step() {
   std::vector<JobId> changed, stop;
   {
     Store::Txn txn(*store_);
+    // Capacity before exits: a run lost with its node is then already an eviction.
+    if (auto nodes = executor_->PollNodes()) ApplyNodes(*nodes, now, changed, stop);
     for (const ExitInfo& e : executor_->Poll()) HandleExit(e, now, changed);
     if (!procs_.empty() && now - alive_stamped_ >= kAliveStampMs) {
       MustOk(store_->SetMeta(kAliveKey, std::to_string(now)));  // all tracked ones alive now
       alive_stamped_ = now;
     }
+    UpdateEligibility(now, changed);
+    time_limit_due_ = EnforceTimeLimits(now, changed);
     if (dirty_ || now >= sched_->NextWakeup()) {
       MustOk(Note({.t = now, .kind = EventKind::kTick}));
-      for (const Action& a : sched_->Schedule(now)) {
+      const auto pass_start = std::chrono::steady_clock::now();
+      const std::vector<Action> actions = sched_->Schedule(now);
+      metrics_.ObservePass(SecondsSince(pass_start));
+      for (const Transition& t : sched_->TakeTransitions()) {
+        Journal(EventOf(t.job, t.at, t.from_queue, t.to_queue));
+        metrics_.CountTransition(/*promotion=*/t.to_queue < t.from_queue);
+      }
+      for (const Action& a : actions) {
         ApplyAction(a, now, changed);
         if (a.kind == Action::Kind::kPreempt &&
             records_.at(a.job).state == LiveState::kPreempting) {
@@ -361,9 +728,12 @@ int64_t LiveScheduler::Step() {
       dirty_ = false;
     }
     MustOk(SaveRows(changed));
+    const auto commit_start = std::chrono::steady_clock::now();
     MustOk(txn.Commit());
+    metrics_.ObserveCommit(SecondsSince(commit_start));
   }
   for (JobId id : stop) StopProcess(id, now, cfg_.preempt_signal);
+  RetireEnded(changed);
   // Kill what overstayed its grace before deciding what can launch.
   for (auto& [id, p] : procs_) {
     if (p.stopping && !p.killed && p.kill_at <= now) {
@@ -374,10 +744,40 @@ int64_t LiveScheduler::Step() {
     }
   }
   LaunchReady(now);
-  Time next = sched_->NextWakeup();
+  SampleCluster(now);
+  Time next = std::min(sched_->NextWakeup(), time_limit_due_);
   for (const auto& [id, p] : procs_) next = std::min(next, p.kill_at);
-  if (dirty_) next = now;
+  if (dirty_ || eligibility_dirty_) next = now;
   return next == kNever ? kNever : next + store_->epoch_ms();
+}
+
+double LiveScheduler::SecondsSince(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+void LiveScheduler::SampleCluster(Time now) {
+  const int64_t wall = now + store_->epoch_ms();
+  if (!metrics_.SampleDue(wall)) return;
+  ClusterSample s{.wall_ms = wall, .gpus_total = sched_->topology().total_gpus()};
+  s.gpus_busy = s.gpus_total - sched_->cluster().total_free();
+  s.gpus_fragmented = FragmentedGpus();
+  s.running = static_cast<int>(sched_->num_running());
+  s.waiting_by_queue.assign(static_cast<size_t>(sched_->policy().num_queues()), 0);
+  for (const Job& j : sched_->jobs()) {
+    if (j.state != JobState::kPending) continue;
+    const size_t q = static_cast<size_t>(std::max(0, j.queue));
+    if (q >= s.waiting_by_queue.size()) s.waiting_by_queue.resize(q + 1, 0);
+    ++s.waiting_by_queue[q];
+  }
+  for (const auto& [id, r] : records_) s.preemptions += r.preemptions;
+  metrics_.Sample(std::move(s));
+}
+
+int LiveScheduler::FragmentedGpus() const {
+  // Free while the first waiting job (policy order) fits them in count but has no slot.
+  const Job* head = sched_->FirstWaiting();
+  const int free = sched_->cluster().total_free();
+  return head && free > 0 && head->gpus() <= free ? free : 0;
 }
 
 void LiveScheduler::Wake() {

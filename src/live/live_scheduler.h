@@ -12,11 +12,19 @@
 // up to the grace period to checkpoint and exit. A start therefore waits ("starting") until
 // every GPU it was given is free of live processes, and a job never runs two processes.
 //
+// Nodes: the cluster is ServeConfig::nodes (one local node by default; a Slurm partition's
+// nodes with --executor slurm), the core's node i. A cluster executor reports capacity
+// (nodes down, GPUs held outside tiresias: Executor::PollNodes); each change is journalled as
+// a `capacity` input and given to the core (Scheduler::SetNodeAvailability), whose evictions
+// are stopped like preemptions. Runs lost to a node failure are requeued and resume; jobs
+// cancelled in the engine are cancelled.
+//
 // Thread-safe: one mutex serialises the API threads and the loop; `Step` is the loop body,
 // called directly by tests with a virtual clock.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -24,6 +32,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,11 +40,18 @@
 #include "core/event_log.h"
 #include "core/executor.h"
 #include "core/scheduler.h"
+#include "live/live_metrics.h"
 #include "live/submit_request.h"
 #include "store/job_record.h"
 #include "store/store.h"
 
 namespace tiresias {
+
+// One node of the cluster: its name and how many GPUs it has.
+struct NodeSpec {
+  std::string name;
+  int gpus = 0;
+};
 
 struct ServeConfig {
   std::string state_dir = ".";
@@ -47,12 +63,30 @@ struct ServeConfig {
   // and its name, for the views. The executor maps GPUs to devices itself.
   std::vector<std::string> gpu_devices;
   std::vector<std::string> gpu_names;
+  // The cluster's nodes in the core's order; empty: this machine alone ("local", with
+  // gpu_devices.size() GPUs). The topology is 1 switch x nodes x the largest GPU count; a node
+  // with fewer GPUs has the rest permanently unusable.
+  std::vector<NodeSpec> nodes;
+  // "local" or the cluster engine ("slurm"): recorded with the journal, which replays only
+  // into the same executor and nodes.
+  std::string executor = "local";
   bool emulated = true;
   int preempt_signal = 15;  // SIGTERM
   Duration grace = Seconds(30);
   bool log_events = false;  // print each journal event (not ticks) to stdout
   // After a crash, how long to wait for the pid file of a launch that was in flight.
   int launch_probe_ms = 1000;
+};
+
+// Which jobs List returns, filtered and paged by the server.
+struct ListFilter {
+  std::set<LiveState> states;  // any of these (empty: any)
+  bool active_only = false;    // without states: only jobs that have not ended
+  std::string user;            // "" = anyone's
+  int64_t ended_after = -1;    // wall ms; -1 = no bound (history)
+  int64_t ended_before = -1;
+  size_t offset = 0;
+  size_t limit = SIZE_MAX;
 };
 
 class LiveScheduler {
@@ -66,16 +100,40 @@ class LiveScheduler {
 
   // InvalidArgument with the reason for a request that breaks a rule (Validate) or can
   // never run here.
-  StatusOr<JobId> Submit(const SubmitRequest& req);
+  // An array submits one job per task; `ids` (if given) receives them all, the first being
+  // the array's id.
+  StatusOr<JobId> Submit(const SubmitRequest& req, std::vector<JobId>* ids = nullptr);
   Status Cancel(JobId id);
+  // Holds a waiting job until released (hold = false).
+  Status Hold(JobId id, bool hold);
+  // Stops a running job (checkpoint signal, grace) and puts it back to wait.
+  Status Requeue(JobId id, const std::string& by);
 
-  nlohmann::json List(std::optional<LiveState> only = std::nullopt);
+  // Jobs in id order, filtered and paged; `total` (if given) gets how many matched.
+  nlohmann::json List(const ListFilter& f = {}, size_t* total = nullptr);
+  // "42" or an array task "42_7": the job ids it names (with `whole_array`, an array's id
+  // names all its tasks).
+  StatusOr<std::vector<JobId>> Resolve(const std::string& ref, bool whole_array);
   StatusOr<nlohmann::json> Get(JobId id);
   StatusOr<nlohmann::json> Explain(JobId id);
   nlohmann::json Nodes();
-  StatusOr<nlohmann::json> Events(int64_t after, int limit);
+  // Each queue (Q1..QK) with its jobs: running ones first, then the waiting ones in the order
+  // they would get GPUs; attained GPU-time, time spent waiting, why it waits, next transition.
+  nlohmann::json Queues();
+  // Journal rows after `after`, oldest first, at most `limit`; with `latest`, the last
+  // `limit` ones.
+  StatusOr<nlohmann::json> Events(int64_t after, int limit,
+                                  std::optional<JobId> job = std::nullopt, bool latest = false);
   // Up to `max` bytes of the job's log from `offset`; sets `next` to the offset after them.
-  StatusOr<std::string> Logs(JobId id, int64_t offset, size_t max, int64_t& next);
+  // From the job's stdout, or its stderr (the same file unless --error was given); with
+  // tail_lines, the last lines instead of from `offset`.
+  StatusOr<std::string> Logs(JobId id, int64_t offset, size_t max, int64_t& next,
+                             bool stderr_stream = false, size_t tail_lines = 0);
+  // What /metrics exposes, with the gauges set from the current state.
+  std::string MetricsText();
+  // The cluster over time (busy GPUs, waiting jobs per queue, preemptions), for the dashboard.
+  nlohmann::json Stats(int64_t after_wall_ms);
+  LiveMetrics& metrics() { return metrics_; }
   std::string JobDir(JobId id) const;
   std::string JobsDir() const;
   const ServeConfig& config() const { return cfg_; }
@@ -112,6 +170,17 @@ class LiveScheduler {
   // Appends `e` to the journal (in the caller's transaction) and, with log_events, prints it.
   Status Note(const Event& e);
   void HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed);
+  // A job cancelled in the cluster engine (scancel): cancelled here too, with the reason.
+  void CancelledOutside(JobId id, const std::string& why, Time now, std::vector<JobId>& changed);
+  // The executor's node reports: capacity changes for the core (journalled), evictions.
+  void ApplyNodes(const std::vector<NodeReport>& nodes, Time now, std::vector<JobId>& changed,
+                  std::vector<JobId>& stop);
+  // The nodes of the cluster (cfg_.nodes, or the one local node).
+  std::vector<NodeSpec> ClusterNodes() const;
+  // Tells the executor about jobs that ended and have nothing left running.
+  void RetireEnded(const std::vector<JobId>& ids);
+  // What the executor needs to prepare a job (no GPUs yet).
+  LaunchSpec PrepareSpec(const JobRecord& r) const;
   void ApplyAction(const Action& a, Time now, std::vector<JobId>& changed);
   void LaunchReady(Time now);
   // True while a live process holds one of `gpus`, or `id`'s previous attempt still runs.
@@ -124,13 +193,33 @@ class LiveScheduler {
   Status Reconcile(Time now);
   Status SaveRows(const std::vector<JobId>& ids);
   nlohmann::json ToJson(const JobRecord& r, Time now) const;
+  nlohmann::json ExplainLocked(const JobRecord& r, Time now) const;
+  // Where the job's stdout (or stderr) goes: its log, or --output/--error resolved.
+  std::string OutputPath(const JobRecord& r, bool stderr_stream) const;
+  // Why a waiting job waits, in one word as squeue says it: Priority, Resources, Dependency,
+  // Held, JobArrayTaskLimit, Starting, Preempted, TimeLimit; "" when it does not wait.
+  std::string ReasonWord(const JobRecord& r, const Job& cj, Time now) const;
   void Warn(const std::string& m);
+  void CountEnded(const JobRecord& rec);
+  // Why a waiting job may not run now ("dependency", "held"; "" when it may); `never` (if
+  // given) is set when a dependency can never be met.
+  std::string WhyIneligible(const JobRecord& rec, std::string* never) const;
+  // Keeps the core's eligibility in step with holds, dependencies and array limits
+  // (journalled); cancels jobs whose dependencies can never be met.
+  void UpdateEligibility(Time now, std::vector<JobId>& changed);
+  // Stops jobs past their time limit; returns when the next one is due.
+  Time EnforceTimeLimits(Time now, std::vector<JobId>& changed);
+  void EndAsTimeout(JobRecord& rec, Time now, const std::string& how);
+  void SampleCluster(Time now);
+  int FragmentedGpus() const;
+  static double SecondsSince(std::chrono::steady_clock::time_point t);
 
   ServeConfig cfg_;
   std::unique_ptr<Store> store_;
   std::unique_ptr<Executor> executor_;
   WallClock clock_;
   std::unique_ptr<Scheduler> sched_;
+  LiveMetrics metrics_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool wake_ = false;
@@ -139,9 +228,12 @@ class LiveScheduler {
   std::map<JobId, Proc> procs_;                    // live processes (incl. stopping ones)
   std::map<JobId, std::vector<GpuId>> to_launch_;  // core started it; process not yet up
   std::map<GpuId, JobId> gpu_owner_;               // the live process on each busy GPU
+  std::vector<NodeReport> node_reports_;           // the executor's latest, for the views
   Time last_now_ = 0;
-  Time last_replayed_ = 0;  // the journal's last time, after Open's replay
-  bool dirty_ = false;      // core inputs applied since the last Schedule
+  Time last_replayed_ = 0;         // the journal's last time, after Open's replay
+  bool dirty_ = false;             // core inputs applied since the last Schedule
+  bool eligibility_dirty_ = true;  // holds, dependencies or array slots may have changed
+  Time time_limit_due_ = kNever;
   // Liveness: every kAliveStampMs while processes run, the loop records (meta kAliveKey) the
   // core time at which it last saw them all alive. After a crash, a job whose processes
   // vanished keeps the service it attained up to then (Scheduler::Interrupted).

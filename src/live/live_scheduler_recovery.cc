@@ -15,8 +15,13 @@ namespace tiresias {
 
 Status LiveScheduler::Open() {
   std::lock_guard lk(mu_);
-  const int n = static_cast<int>(cfg_.gpu_devices.size());
-  auto topo = Topology::Create(1, 1, n);
+  const std::vector<NodeSpec> nodes = ClusterNodes();
+  int n = 0, most = 0;
+  for (const NodeSpec& node : nodes) {
+    n += node.gpus;
+    most = std::max(most, node.gpus);
+  }
+  auto topo = Topology::Create(1, static_cast<int>(nodes.size()), most);
   if (!topo.ok()) return topo.status();
   // The journal only replays into the core that wrote it. The policy options are recorded as
   // given, with the version of their defaults; state from before versions were recorded was
@@ -26,6 +31,12 @@ Status LiveScheduler::Open() {
                          {"placement", cfg_.placement},
                          {"placement_options", cfg_.placement_opts},
                          {"gpus", n}};
+  if (cfg_.executor != "local") {  // (a local state's settings read as they always did)
+    nlohmann::json names = nlohmann::json::array();
+    for (const NodeSpec& node : nodes) names.push_back({node.name, node.gpus});
+    conf["executor"] = cfg_.executor;
+    conf["nodes"] = names;
+  }
   int defaults_version = PolicyDefaultsVersion();
   const auto old = store_->GetMeta("config");
   if (old) {
@@ -37,10 +48,11 @@ Status LiveScheduler::Open() {
       recorded.erase("defaults");
     }
     if (recorded != conf) {
-      return FailedPrecondition(
-          fmt::format("{}: this state was written with settings {}, not {}; start with the same "
-                      "--policy/--opt/--placement/--gpus, or use another --state-dir",
-                      cfg_.state_dir, *old, conf.dump()));
+      return FailedPrecondition(fmt::format(
+          "{}: this state was written with settings {}, not {}; start with the same "
+          "--policy/--opt/--placement/--gpus (or --executor and the same Slurm nodes), or use "
+          "another --state-dir",
+          cfg_.state_dir, *old, conf.dump()));
     }
   }
   auto core = BuildCore(CoreConfig{.topo = *topo,
@@ -48,6 +60,7 @@ Status LiveScheduler::Open() {
                                    .policy_opts = cfg_.policy_opts,
                                    .placement = cfg_.placement,
                                    .placement_opts = cfg_.placement_opts,
+                                   .options = {.record_transitions = true},
                                    .defaults_version = defaults_version},
                         FileDataSource());
   if (!core.ok()) return core.status();  // a bad configuration is not recorded
@@ -56,6 +69,15 @@ Status LiveScheduler::Open() {
     if (Status s = store_->SetMeta("config", conf.dump()); !s.ok()) return s;
   }
   sched_ = std::move(*core);
+  // A node with fewer GPUs than the largest never has the others (not journalled: it follows
+  // from the configuration, which the journal is checked against).
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].gpus < most) {
+      auto s =
+          sched_->SetNodeAvailability(static_cast<int>(i), (uint64_t{1} << nodes[i].gpus) - 1, 0);
+      if (!s.ok()) return s.status();
+    }
+  }
 
   // Never give out the id of a job whose directory exists, even if the journal forgot it.
   std::error_code ec;
@@ -72,6 +94,7 @@ Status LiveScheduler::Open() {
     last_replayed_ = last_now_;
     if (Status s = Replay(row); !s.ok()) return s;
   }
+  (void)sched_->TakeTransitions();  // journalled when they happened
   // The last moment the previous daemon knew its processes alive: its last journalled input
   // or its last liveness stamp, whichever is later.
   last_alive_ = last_now_;
@@ -85,6 +108,19 @@ Status LiveScheduler::Replay(const EventRow& row) {
   const Event& e = row.event;
   if (e.kind == EventKind::kTick) {
     (void)sched_->Schedule(e.t);  // the actions were applied when it was journalled
+    return Status::Ok();
+  }
+  if (e.kind == EventKind::kCapacity) {  // a node's usable GPUs; no job
+    auto node = e.detail.find("node");
+    auto mask = MaskFromJson(e.detail.value("usable", nlohmann::json()));
+    if (node == e.detail.end() || !node->is_number_integer() || !mask) {
+      return IoError(fmt::format("journal event {} (capacity): no node or usable GPUs", row.seq));
+    }
+    auto stopped = sched_->SetNodeAvailability(node->get<int>(), *mask, e.t);
+    if (!stopped.ok()) {
+      return IoError(
+          fmt::format("journal event {} (capacity): {}", row.seq, stopped.status().message()));
+    }
     return Status::Ok();
   }
   auto it = records_.find(e.job);
@@ -105,7 +141,7 @@ Status LiveScheduler::Replay(const EventRow& row) {
     case EventKind::kLaunch:
       s = sched_->SetProgressStart(e.job, e.t, e.t);
       break;
-    case EventKind::kHold: {
+    case EventKind::kDrain: {
       auto until = e.detail.find("until_ms");
       if (until == e.detail.end() || !until->is_number_integer()) {
         return IoError(fmt::format("journal event {} (hold): no until_ms", row.seq));
@@ -121,6 +157,12 @@ Status LiveScheduler::Replay(const EventRow& row) {
       s = sched_->Interrupted(e.job, alive->get<Time>(), e.t);
       break;
     }
+    case EventKind::kEligible:
+      s = sched_->SetEligible(e.job, BoolField(e.detail, "eligible"), e.t);
+      break;
+    case EventKind::kRequeue:
+      s = sched_->Requeue(e.job, e.t);
+      break;
     default:
       return IoError(fmt::format("journal event {}: {} is not an input to the core", row.seq,
                                  ToString(e.kind)));
@@ -233,7 +275,7 @@ Status LiveScheduler::Reconcile(Time now) {
       } else if (core_running) {
         Journal(
             {.t = now,
-             .kind = EventKind::kRequeue,
+             .kind = EventKind::kRelaunch,
              .job = id,
              .detail = {{"reason", "process vanished while the daemon was down; relaunching"}}});
         rec.message = "process vanished while the daemon was down; relaunched from its checkpoint";
@@ -252,6 +294,17 @@ Status LiveScheduler::Reconcile(Time now) {
   for (JobId id : stop) {
     if (!procs_.at(id).stopping) StopProcess(id, now, cfg_.preempt_signal);
   }
+  // A cluster engine learns the jobs again: those still to run get ready (a held Slurm job,
+  // unless it has one), those that ended let go of theirs.
+  std::vector<JobId> over;
+  for (const auto& [id, rec] : records_) {
+    if (IsTerminal(rec.state)) {
+      over.push_back(id);
+    } else {
+      executor_->Prepare(PrepareSpec(rec));
+    }
+  }
+  RetireEnded(over);
   return Status::Ok();
 }
 

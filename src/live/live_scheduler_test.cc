@@ -32,13 +32,15 @@ struct FakeWorld {
     int64_t exit_at;  // wall ms
     int code = 0, sig = 0;
     bool reported = false;
+    bool lost = false, cancelled = false;  // how a cluster engine may end it
   };
   std::map<int, P> procs;  // pid -> process
   int next_pid = 100;
   std::vector<std::string> launches;  // "job@ms:devices"
   bool ignore_term = false;           // processes that ignore SIGTERM (only SIGKILL stops them)
   std::vector<std::string> overlaps;  // launches onto a GPU a live process still held
-  std::map<int, std::vector<std::string>> devices;  // pid -> its GPUs
+  std::map<int, std::vector<std::string>> devices;     // pid -> its GPUs
+  std::optional<std::vector<NodeReport>> node_report;  // the next PollNodes answer
 
   bool Alive(const P& p) const { return !p.reported && p.exit_at > now; }
 
@@ -57,7 +59,9 @@ class FakeRunner : public Executor {
   StatusOr<Launched> Launch(const LaunchSpec& s) override {
     const int pid = w_.next_pid++;
     std::vector<std::string> devs;
-    for (const GpuId& g : s.gpus) devs.push_back(std::to_string(g.index));
+    for (const GpuId& g : s.gpus) {
+      devs.push_back(g.node == 0 ? std::to_string(g.index) : fmt::format("{}:{}", g.node, g.index));
+    }
     for (const auto& [other, p] : w_.procs) {
       if (!w_.Alive(p) && !(p.exit_at == w_.now && !p.reported)) continue;
       for (const auto& d : w_.devices[other]) {
@@ -101,10 +105,22 @@ class FakeRunner : public Executor {
       auto& p = w_.procs.at(pid);
       if (p.reported || p.exit_at > w_.now) continue;
       p.reported = true;
-      out.push_back(
-          {.job = p.job, .attempt = p.attempt, .exit_code = p.sig ? -1 : p.code, .signal = p.sig});
+      out.push_back({.job = p.job,
+                     .attempt = p.attempt,
+                     .exit_code = p.sig || p.lost || p.cancelled ? -1 : p.code,
+                     .signal = p.sig,
+                     .cancelled = p.cancelled,
+                     .lost = p.lost,
+                     .reason = p.lost        ? "NODE_FAIL on n1"
+                               : p.cancelled ? "scancel by bob"
+                                             : ""});
     }
     return out;
+  }
+  std::optional<std::vector<NodeReport>> PollNodes() override {
+    auto r = w_.node_report;
+    w_.node_report.reset();
+    return r;
   }
 
  private:
@@ -135,6 +151,11 @@ class LiveSchedulerTest : public ::testing::Test {
     c.policy = "dlas";
     c.policy_opts = policy_opts_;
     c.gpu_devices = {"0", "1", "2", "3"};
+    if (!cluster_.empty()) {
+      c.gpu_devices.clear();
+      c.nodes = cluster_;
+      c.executor = "fake";
+    }
     c.launch_probe_ms = 0;
     c.grace = grace_;
     return c;
@@ -189,6 +210,7 @@ class LiveSchedulerTest : public ::testing::Test {
   int crashes_ = 0;
   Duration grace_ = Seconds(30);
   std::vector<std::string> policy_opts_ = {"thresholds=20"};  // demote after 20 s on 1 GPU
+  std::vector<NodeSpec> cluster_;                             // empty: one local node with 4 GPUs
 };
 
 std::vector<Submission> Workload() {
@@ -252,11 +274,13 @@ std::vector<std::string> DecisionLines(const std::vector<Event>& events) {
   std::vector<std::string> out;
   for (const Event& e : events) {
     if (e.kind != EventKind::kSubmit && e.kind != EventKind::kStart &&
-        e.kind != EventKind::kPreempt && e.kind != EventKind::kFinish) {
+        e.kind != EventKind::kPreempt && e.kind != EventKind::kFinish &&
+        e.kind != EventKind::kDemote && e.kind != EventKind::kPromote) {
       continue;
     }
     Event kept{.t = e.t, .kind = e.kind, .job = e.job};
     if (e.detail.contains("gpus")) kept.detail["gpus"] = e.detail["gpus"];
+    if (e.detail.contains("to")) kept.detail["to"] = e.detail["to"];
     out.push_back(ToJsonLine(kept));
   }
   return out;
@@ -281,6 +305,10 @@ TEST_F(LiveSchedulerTest, JournalEqualsTheSimulatorsEventLog) {
   ASSERT_GE(std::count_if(sim.begin(), sim.end(),
                           [](const std::string& l) { return l.find("preempt") != l.npos; }),
             2);
+  ASSERT_GE(std::count_if(sim.begin(), sim.end(),
+                          [](const std::string& l) { return l.find("demote") != l.npos; }),
+            2)
+      << "the comparison covers demotions too";
   Drive(Workload());
   EXPECT_EQ(DecisionLines(Journal(dir_ / "tiresias.db")), sim);
 }
@@ -355,7 +383,7 @@ TEST_F(LiveSchedulerTest, VanishedJobKeepsTheServiceItAttainedBeforeTheCrash) {
   world_.now = t0 + 115'000;
   d->Step();
   d->Step();
-  EXPECT_EQ((*d->Get(a))["queue"], 1);
+  EXPECT_EQ((*d->Get(a))["queue"], "Q2");
   EXPECT_EQ((*d->Get(b))["first_start_ms"], t0 + 115'000);
   const double attained = (*d->Get(a))["attained_gpu_s"].get<double>();
   EXPECT_DOUBLE_EQ(attained, 60.0);
@@ -373,6 +401,150 @@ TEST_F(LiveSchedulerTest, VanishedJobKeepsTheServiceItAttainedBeforeTheCrash) {
   d.reset();
   d = Start();
   EXPECT_DOUBLE_EQ((*d->Get(a))["attained_gpu_s"].get<double>(), attained);
+}
+
+int Count(const std::vector<Event>& events, EventKind k) {
+  return static_cast<int>(
+      std::count_if(events.begin(), events.end(), [&](const Event& e) { return e.kind == k; }));
+}
+
+TEST_F(LiveSchedulerTest, NodeDownEvictsItsJobsAndTheCoreTakesItBackWhenItReturns) {
+  // Two nodes x 2 GPUs (a cluster executor's), dlas + consolidate: A on n1 (node 0), B on n2
+  // (node 1). n2 goes down at 10 s: B is evicted (SIGTERM, checkpoint) and waits; nothing is
+  // placed on n2 while it is down, also after a crash and replay; when n2 returns B resumes
+  // there. A 1-GPU job C waits meanwhile: n1 is full and n2 down.
+  cluster_ = {{"n1", 2}, {"n2", 2}};
+  policy_opts_ = {"thresholds=100000"};
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 2, .argv = {"train"}});
+  const JobId b = *d->Submit({.name = "b", .gpus = 2, .argv = {"train"}});
+  world_.work[a] = world_.work[b] = 1'000'000;
+  d->Step();
+  ASSERT_EQ(world_.launches,
+            (std::vector<std::string>{fmt::format("{}@{}:0,1", a.value(), t0),
+                                      fmt::format("{}@{}:1:0,1:1", b.value(), t0)}));
+  world_.now += 10'000;
+  world_.node_report = std::vector<NodeReport>{
+      {.name = "n1", .state = "mixed", .gpus = 2},
+      {.name = "n2", .state = "down", .usable = false, .gpus = 2, .reason = "Not responding"}};
+  d->Step();  // capacity: n2 has no usable GPU; B is told to stop
+  EXPECT_EQ((*d->Get(b))["state"], "preempting");
+  d->Step();  // B's process checkpointed and exited
+  EXPECT_EQ((*d->Get(b))["state"], "pending");
+  EXPECT_NE((*d->Get(b))["message"].get<std::string>().find("evicted: node n2 is down: Not "
+                                                            "responding"),
+            std::string::npos)
+      << (*d->Get(b)).dump();
+  const JobId c = *d->Submit({.name = "c", .gpus = 1, .argv = {"train"}});
+  world_.work[c] = 1'000;
+  d->Step();
+  EXPECT_EQ((*d->Get(c))["state"], "pending");
+  auto why = d->Explain(c);
+  ASSERT_TRUE(why.ok());
+  EXPECT_NE(why->dump().find("2 of the cluster's 4 GPUs are unavailable"), std::string::npos)
+      << why->dump();
+  EXPECT_EQ(d->Nodes()["nodes"][1]["gpus_usable"], 0);
+  EXPECT_EQ(d->Nodes()["nodes"][1]["state"], "down");
+  // kill -9 and restart: the replayed core still has n2 down.
+  d.reset();
+  world_.now += 1'000;
+  d = Start();
+  d->Step();
+  EXPECT_EQ((*d->Get(b))["state"], "pending");
+  EXPECT_EQ(world_.launches.size(), 2u);
+  // n2 is back: B resumes there (ahead of C in dlas's first queue, by submit time).
+  world_.now += 5'000;
+  world_.node_report = std::vector<NodeReport>{{.name = "n1", .state = "mixed", .gpus = 2},
+                                               {.name = "n2", .state = "idle", .gpus = 2}};
+  d->Step();
+  ASSERT_EQ(world_.launches.size(), 3u);
+  EXPECT_EQ(world_.launches.back(), fmt::format("{}@{}:1:0,1:1", b.value(), t0 + 16'000));
+  EXPECT_EQ((*d->Get(b))["state"], "running");
+  EXPECT_EQ((*d->Get(c))["state"], "pending");
+  const auto journal = Journal(dir_ / "tiresias.db");
+  EXPECT_EQ(Count(journal, EventKind::kCapacity), 2);
+  EXPECT_EQ(Count(journal, EventKind::kEvict), 1);
+}
+
+TEST_F(LiveSchedulerTest, GpusHeldOutsideAreNeverBookedAndABigJobWaitsInsteadOfBeingRejected) {
+  // One node x 4 GPUs; a job outside tiresias holds 2 of them. A 4-GPU job is accepted (it fits
+  // the node) and waits; a 2-GPU job, ahead of it, runs on the 2 usable GPUs. The outside job
+  // ends: the 4-GPU job starts once the 2-GPU job is done too.
+  cluster_ = {{"n1", 4}};
+  policy_opts_ = {"thresholds=100000"};
+  auto d = Start();
+  world_.node_report = std::vector<NodeReport>{{.name = "n1",
+                                                .state = "mixed",
+                                                .gpus = 4,
+                                                .gpus_outside = 2,
+                                                .outside_jobs = {"slurm 9 (bob, 2 GPUs)"}}};
+  d->Step();
+  const JobId small = *d->Submit({.name = "small", .gpus = 2, .argv = {"train"}});
+  auto big = d->Submit({.name = "big", .gpus = 4, .argv = {"train"}});
+  ASSERT_TRUE(big.ok()) << big.status().message();
+  world_.work[*big] = 1'000;
+  world_.work[small] = 5'000;
+  d->Step();
+  EXPECT_EQ((*d->Get(*big))["state"], "pending");
+  EXPECT_EQ((*d->Get(small))["state"], "running");
+  ASSERT_EQ(world_.launches.size(), 1u);
+  EXPECT_NE(d->Explain(*big)->dump().find("it needs 4 and only 2 are usable now"),
+            std::string::npos);
+  const auto n = d->Nodes()["nodes"][0];
+  EXPECT_EQ(n["gpus_usable"], 2);
+  EXPECT_EQ(n["outside_jobs"][0], "slurm 9 (bob, 2 GPUs)");
+  world_.now += 1'000;
+  world_.node_report = std::vector<NodeReport>{{.name = "n1", .state = "mixed", .gpus = 4}};
+  d->Step();
+  EXPECT_EQ((*d->Get(*big))["state"], "pending") << "the 2-GPU job still runs";
+  world_.now += 4'000;
+  d->Step();
+  d->Step();
+  EXPECT_EQ((*d->Get(small))["state"], "finished");
+  EXPECT_EQ((*d->Get(*big))["state"], "running");
+}
+
+TEST_F(LiveSchedulerTest, ARunLostWithItsNodeResumesAndACancelInTheEngineCancels) {
+  // A cluster engine reports A's run lost (its node failed): not A's end. A keeps its service,
+  // is relaunched (attempt 1) and the journal says why. Then someone cancels A in the engine
+  // (scancel): A is cancelled with the engine's reason, and H, which waited, takes its GPUs.
+  cluster_ = {{"n1", 2}};
+  policy_opts_ = {"thresholds=100000"};
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 2, .argv = {"train"}});
+  const JobId h = *d->Submit({.name = "h", .gpus = 2, .argv = {"train"}});
+  world_.work[a] = world_.work[h] = 1'000'000;
+  d->Step();
+  ASSERT_EQ(world_.launches.size(), 1u);
+  world_.now += 3'000;
+  auto& first = world_.procs.begin()->second;
+  first.lost = true;
+  first.exit_at = world_.now;
+  d->Step();
+  EXPECT_EQ(world_.launches.size(), 2u) << "relaunched at once";
+  auto ja = *d->Get(a);
+  EXPECT_EQ(ja["state"], "running");
+  EXPECT_EQ(ja["attempt"], 1);
+  EXPECT_DOUBLE_EQ(ja["attained_gpu_s"].get<double>(), 6.0);
+  const auto journal = Journal(dir_ / "tiresias.db");
+  EXPECT_EQ(Count(journal, EventKind::kRelaunch), 1);
+  EXPECT_EQ(Count(journal, EventKind::kInterrupt), 1);
+  EXPECT_EQ(Count(journal, EventKind::kFinish), 0);
+  world_.now += 1'000;
+  auto& second = world_.procs.rbegin()->second;
+  second.cancelled = true;
+  second.exit_at = world_.now;
+  d->Step();
+  ja = *d->Get(a);
+  EXPECT_EQ(ja["state"], "cancelled");
+  EXPECT_EQ(ja["message"], "cancelled outside tiresias: scancel by bob");
+  EXPECT_EQ((*d->Get(h))["state"], "running");
+  // A replay agrees: A cancelled, H running.
+  d.reset();
+  d = Start();
+  EXPECT_EQ((*d->Get(a))["state"], "cancelled");
+  EXPECT_EQ((*d->Get(h))["state"], "running");
 }
 
 TEST_F(LiveSchedulerTest, RefusesWhatCanNeverRun) {

@@ -1,10 +1,12 @@
 // LiveScheduler's read-only views for the API: jobs, explain, nodes, events and logs.
 #include <fmt/format.h>
 
+#include <bit>
 #include <filesystem>
 #include <fstream>
 
 #include "common/strings.h"
+#include "core/event_log.h"
 #include "live/live_scheduler.h"
 
 namespace tiresias {
@@ -34,30 +36,114 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["attempt"] = r.attempt;
   j["pid"] = r.pid;
   j["devices"] = r.devices;
+  j["engine_job"] = r.engine_job;  // the Slurm job id ("" locally)
+  j["nodes"] = r.nodes;            // where it runs (Slurm's names; locally filled in below)
+  if (const std::string es = executor_->EngineState(r.id); !es.empty()) j["engine_state"] = es;
   j["preemptions"] = r.preemptions;
   j["message"] = r.message;
   if (r.exit_code >= 0 || r.signal > 0) {
     j["exit_code"] = r.exit_code;
     j["signal"] = r.signal;
   }
-  const Time waited_until = r.first_start >= 0 ? r.first_start : (r.end >= 0 ? r.end : now);
-  j["wait_s"] = ToSeconds(waited_until - r.submit);
+  j["kills"] = r.kills;
+  j["held"] = r.held;
+  if (r.array_id != JobId()) j["ref"] = fmt::format("{}_{}", r.array_id.value(), r.array_index);
+  const Time until = r.end >= 0 ? std::min(r.end, now) : now;
   if (const Job* cj = sched_->Find(r.id)) {
-    const Time at = r.end >= 0 ? std::min(r.end, now) : now;
-    j["attained_gpu_s"] = ToSeconds(cj->AttainedAt(std::max(at, cj->last_stop)));
-    j["queue"] = cj->queue;
+    const Time at = std::max(until, cj->last_stop);
+    // Time holding GPUs so far (runs, restores included), and all the rest of its life.
+    const Duration held = cj->held + (cj->running() ? at - cj->run_start : 0);
+    j["time_s"] = ToSeconds(held);
+    j["wait_s"] = ToSeconds(std::max<Duration>(0, until - r.submit - held));
+    j["attained_gpu_s"] = ToSeconds(cj->AttainedAt(at));
+    j["queue"] = QueueName(cj->queue);
+    j["reason"] = ReasonWord(r, *cj, now);
+    if (cj->running()) {
+      j["allocation"] = cj->alloc.str();  // the core's GPUs, e.g. "n0:0-3"
+      if (r.nodes.empty()) {              // locally: the names of the nodes it holds GPUs on
+        const std::vector<NodeSpec> cluster = ClusterNodes();
+        std::vector<std::string> names;
+        for (const GpuId& g : cj->alloc.Gpus()) {
+          if (g.node < 0 || static_cast<size_t>(g.node) >= cluster.size()) continue;
+          const std::string& name = cluster[g.node].name;
+          if (names.empty() || names.back() != name) names.push_back(name);
+        }
+        j["nodes"] = names;
+      }
+    }
   }
+  if (r.time_limit) j["time_limit"] = SlurmTime(*r.time_limit);
+  j["stdout_path"] = OutputPath(r, false);
+  j["stderr_path"] = OutputPath(r, true);
   return j;
 }
 
-nlohmann::json LiveScheduler::List(std::optional<LiveState> only) {
+std::string LiveScheduler::ReasonWord(const JobRecord& r, const Job& cj, Time now) const {
+  switch (r.state) {
+    case LiveState::kStarting:
+      return "Starting";
+    case LiveState::kPreempting:
+      return r.timing_out ? "TimeLimit" : "Preempted";
+    case LiveState::kPending:
+      break;
+    default:
+      return "";
+  }
+  if (r.held) return "Held";
+  if (WhyIneligible(r, nullptr) == "dependency") return "Dependency";
+  if (cj.state == JobState::kHeld) return "JobArrayTaskLimit";
+  // Jobs ahead of it in the policy's order hold or want the GPUs: priority. Nothing ahead,
+  // yet it waits: the GPUs (or a slot of them) are not there.
+  const Explanation e = sched_->Explain(r.id, now);
+  return e.waiting_ahead > 0 || e.running_ahead > 0 ? "Priority" : "Resources";
+}
+
+nlohmann::json LiveScheduler::List(const ListFilter& f, size_t* total) {
   std::lock_guard lk(mu_);
   const Time now = Now();
   nlohmann::json out = nlohmann::json::array();
+  size_t matched = 0;
   for (const auto& [id, r] : records_) {
-    if (!only || r.state == *only) out.push_back(ToJson(r, now));
+    if (!f.states.empty() && !f.states.contains(r.state)) continue;
+    if (f.states.empty() && f.active_only && IsTerminal(r.state)) continue;
+    if (!f.user.empty() && r.user != f.user) continue;
+    if (f.ended_after >= 0 && (r.end < 0 || r.end + store_->epoch_ms() < f.ended_after)) continue;
+    if (f.ended_before >= 0 && (r.end < 0 || r.end + store_->epoch_ms() >= f.ended_before))
+      continue;
+    if (matched++ < f.offset || out.size() >= f.limit) continue;
+    out.push_back(ToJson(r, now));
   }
+  if (total) *total = matched;
   return out;
+}
+
+StatusOr<std::vector<JobId>> LiveScheduler::Resolve(const std::string& ref, bool whole_array) {
+  std::lock_guard lk(mu_);
+  const size_t us = ref.find('_');
+  auto head = ParseInt(ref.substr(0, us));
+  if (!head || *head <= 0) return InvalidArgument(fmt::format("'{}' is not a job id", ref));
+  if (us != std::string::npos) {  // ARRAY_INDEX: one task
+    auto index = ParseInt(ref.substr(us + 1));
+    if (!index)
+      return InvalidArgument(fmt::format("'{}' is not a job id (ID or ARRAY_INDEX)", ref));
+    for (const auto& [id, r] : records_) {
+      if (r.array_id == JobId(*head) && r.array_index == *index) return std::vector<JobId>{id};
+    }
+    return NotFound(fmt::format("job {}: no such array task", ref));
+  }
+  std::vector<JobId> ids;
+  if (whole_array) {  // an array's id names all its tasks
+    for (const auto& [id, r] : records_) {
+      if (r.array_id == JobId(*head)) ids.push_back(id);
+    }
+  }
+  if (ids.empty()) {
+    if (!records_.contains(JobId(*head))) {
+      return NotFound(fmt::format("job {}: no such job", *head));
+    }
+    ids.push_back(JobId(*head));
+  }
+  return ids;
 }
 
 StatusOr<nlohmann::json> LiveScheduler::Get(JobId id) {
@@ -71,8 +157,11 @@ StatusOr<nlohmann::json> LiveScheduler::Explain(JobId id) {
   std::lock_guard lk(mu_);
   auto it = records_.find(id);
   if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
-  const Time now = Now();
-  const JobRecord& r = it->second;
+  return ExplainLocked(it->second, Now());
+}
+
+nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const {
+  const JobId id = r.id;
   Explanation e = sched_->Explain(id, now);
   nlohmann::json j = {{"id", id.value()},
                       {"state", ToString(r.state)},
@@ -91,7 +180,10 @@ StatusOr<nlohmann::json> LiveScheduler::Explain(JobId id) {
       for (const GpuId& g : t->second) {
         auto owner = gpu_owner_.find(g);
         if (owner != gpu_owner_.end() && owner->second != id) {
-          holders.push_back(fmt::format("GPU {} (job {})", g.index, owner->second.value()));
+          holders.push_back(
+              cfg_.nodes.empty()
+                  ? fmt::format("GPU {} (job {})", g.index, owner->second.value())
+                  : fmt::format("GPU n{}:{} (job {})", g.node, g.index, owner->second.value()));
         }
       }
     }
@@ -110,65 +202,192 @@ StatusOr<nlohmann::json> LiveScheduler::Explain(JobId id) {
   return j;
 }
 
-nlohmann::json LiveScheduler::Nodes() {
-  std::lock_guard lk(mu_);
-  nlohmann::json gpus = nlohmann::json::array();
-  int busy = 0;
-  for (size_t g = 0; g < cfg_.gpu_devices.size(); ++g) {
-    nlohmann::json x = {{"index", g},
-                        {"device", cfg_.gpu_devices[g]},
-                        {"name", g < cfg_.gpu_names.size() ? cfg_.gpu_names[g] : ""}};
-    auto owner = gpu_owner_.find(GpuId{0, static_cast<int>(g)});
-    if (owner != gpu_owner_.end()) {
-      x["job"] = owner->second.value();
-      ++busy;
-    } else {
-      x["job"] = nullptr;
-    }
-    gpus.push_back(x);
-  }
-  nlohmann::json node = {{"name", "local"},
-                         {"emulated", cfg_.emulated},
-                         {"containment", executor_->Containment()},
-                         {"gpus_total", cfg_.gpu_devices.size()},
-                         {"gpus_busy", busy},
-                         {"gpus", gpus}};
-  return {{"policy", cfg_.policy},
-          {"placement", cfg_.placement},
-
-          {"nodes", nlohmann::json::array({node})}};
+std::string LiveScheduler::OutputPath(const JobRecord& r, bool stderr_stream) const {
+  // sbatch's rule: stderr goes with stdout unless --error says otherwise.
+  const std::string& pattern = stderr_stream && !r.error.empty() ? r.error : r.output;
+  if (pattern.empty()) return (std::filesystem::path(JobDir(r.id)) / "output.log").string();
+  std::filesystem::path p = ExpandOutputPattern(
+      pattern, r.id.value(), r.array_id == JobId() ? r.id.value() : r.array_id.value(),
+      r.array_index, r.user, r.name);
+  if (p.is_relative()) p = std::filesystem::path(r.cwd.empty() ? cfg_.state_dir : r.cwd) / p;
+  return p.lexically_normal().string();
 }
 
-StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit) {
+nlohmann::json LiveScheduler::Queues() {
   std::lock_guard lk(mu_);
-  auto ev = store_->LoadEvents(after, limit, /*inputs_only=*/false, /*skip_ticks=*/true);
+  const Time now = Now();
+  nlohmann::json queues = nlohmann::json::array();
+  for (int q = 0; q < sched_->policy().num_queues(); ++q) {
+    queues.push_back({{"name", QueueName(q)}, {"jobs", nlohmann::json::array()}});
+  }
+  auto add = [&](const JobRecord& r) {
+    const Job* cj = sched_->Find(r.id);
+    if (!cj || static_cast<size_t>(cj->queue) >= queues.size()) return;
+    nlohmann::json e = ExplainLocked(r, now);
+    nlohmann::json j = {{"id", r.id.value()},
+                        {"name", r.name},
+                        {"user", r.user},
+                        {"gpus", r.gpus},
+                        {"state", ToString(r.state)},
+                        {"attained_gpu_s", ToSeconds(cj->AttainedAt(std::max(now, cj->last_stop)))},
+                        {"wait_s", ToSeconds(now - r.submit - cj->ExecutedAt(now) - cj->overhead)},
+                        {"reason", e["reasons"].empty() ? "" : e["reasons"][0]}};
+    if (e.contains("next_transition_in_s")) j["next_transition_in_s"] = e["next_transition_in_s"];
+    queues[static_cast<size_t>(cj->queue)]["jobs"].push_back(std::move(j));
+  };
+  // Running jobs first, then the waiting ones in the order they would get GPUs.
+  for (const auto& [id, r] : records_) {
+    if (!IsTerminal(r.state) && r.state != LiveState::kPending) add(r);
+  }
+  for (JobId id : sched_->WaitingInOrder()) {
+    if (auto it = records_.find(id);
+        it != records_.end() && it->second.state == LiveState::kPending) {
+      add(it->second);
+    }
+  }
+  return {{"policy", cfg_.policy}, {"queues", queues}};
+}
+
+nlohmann::json LiveScheduler::Nodes() {
+  std::lock_guard lk(mu_);
+  const std::vector<NodeSpec> cluster = ClusterNodes();
+  const bool local = cfg_.nodes.empty();
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t i = 0; i < cluster.size(); ++i) {
+    const int node = static_cast<int>(i);
+    const uint64_t usable = sched_->cluster().usable_mask(node);
+    nlohmann::json gpus = nlohmann::json::array();
+    int busy = 0;
+    for (int g = 0; g < cluster[i].gpus; ++g) {
+      nlohmann::json x = {{"index", g}, {"usable", (usable >> g & 1) != 0}};
+      if (local) {
+        const size_t k = static_cast<size_t>(g);
+        x["device"] = k < cfg_.gpu_devices.size() ? cfg_.gpu_devices[k] : "";
+        x["name"] = k < cfg_.gpu_names.size() ? cfg_.gpu_names[k] : "";
+      }
+      auto owner = gpu_owner_.find(GpuId{node, g});
+      if (owner != gpu_owner_.end()) {
+        x["job"] = owner->second.value();
+        ++busy;
+      } else {
+        x["job"] = nullptr;
+      }
+      gpus.push_back(x);
+    }
+    nlohmann::json n = {{"name", cluster[i].name},
+                        {"emulated", local && cfg_.emulated},
+                        {"containment", executor_->Containment()},
+                        {"gpus_total", cluster[i].gpus},
+                        {"gpus_busy", busy},
+                        {"gpus_usable", std::popcount(usable)},
+                        {"gpus", gpus}};
+    if (i < node_reports_.size()) {
+      const NodeReport& r = node_reports_[i];
+      n["state"] = r.state;
+      n["reason"] = r.reason;
+      n["gpus_outside"] = r.gpus_outside;
+      n["outside_jobs"] = r.outside_jobs;
+    }
+    list.push_back(n);
+  }
+  nlohmann::json out = {{"policy", cfg_.policy},
+                        {"placement", cfg_.placement},
+                        {"executor", cfg_.executor},
+                        {"nodes", list}};
+  if (auto lost = executor_->ContactLost()) {
+    out["engine_unreachable"] = {{"since_ms", lost->first}, {"why", lost->second}};
+  }
+  return out;
+}
+
+StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit, std::optional<JobId> job,
+                                               bool latest) {
+  std::lock_guard lk(mu_);
+  auto ev =
+      store_->LoadEvents(after, limit, /*inputs_only=*/false, /*skip_ticks=*/true, job, latest);
   if (!ev.ok()) return ev.status();
   nlohmann::json out = nlohmann::json::array();
   for (const EventRow& row : *ev) {
     const Event& e = row.event;
     nlohmann::json x = {{"seq", row.seq},     {"time_ms", e.t + store_->epoch_ms()},
                         {"t_ms", e.t},        {"kind", ToString(e.kind)},
-                        {"detail", e.detail}, {"text", Describe(e)}};
+                        {"detail", e.detail}, {"text", Describe(e, store_->epoch_ms())}};
     x["job"] = e.job.value() >= 0 ? nlohmann::json(e.job.value()) : nlohmann::json(nullptr);
     out.push_back(x);
   }
   return out;
 }
 
-StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, int64_t& next) {
+StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, int64_t& next,
+                                          bool stderr_stream, size_t tail_lines) {
+  std::string path;
   {
     std::lock_guard lk(mu_);
-    if (!records_.contains(id)) return NotFound(fmt::format("job {}: no such job", id.value()));
+    auto it = records_.find(id);
+    if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
+    path = OutputPath(it->second, stderr_stream);
   }
   next = offset;
-  std::ifstream in(std::filesystem::path(JobDir(id)) / "output.log", std::ios::binary);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return std::string();
+  if (tail_lines > 0) {  // the last lines: read back from the end until enough newlines
+    in.seekg(0, std::ios::end);
+    const int64_t size = in.tellg();
+    int64_t from = size;
+    size_t lines = 0;
+    std::string chunk;
+    while (from > 0 && lines <= tail_lines) {
+      const int64_t step = std::min<int64_t>(from, 65536);
+      from -= step;
+      chunk.resize(static_cast<size_t>(step));
+      in.seekg(from);
+      in.read(chunk.data(), step);
+      for (int64_t k = step - 1; k >= 0; --k) {
+        if (chunk[static_cast<size_t>(k)] == '\n' && from + k != size - 1 && ++lines > tail_lines) {
+          from += k + 1;
+          break;
+        }
+      }
+    }
+    offset = std::max<int64_t>(from, size - static_cast<int64_t>(max));
+    in.clear();
+  }
   in.seekg(offset);
   std::string buf(max, '\0');
   in.read(buf.data(), static_cast<std::streamsize>(max));
   buf.resize(static_cast<size_t>(in.gcount()));
   next = offset + static_cast<int64_t>(buf.size());
   return buf;
+}
+
+}  // namespace tiresias
+
+namespace tiresias {
+
+std::string LiveScheduler::MetricsText() {
+  {
+    std::lock_guard lk(mu_);
+    std::map<std::string, int> by_state;
+    for (LiveState st :
+         {LiveState::kPending, LiveState::kStarting, LiveState::kRunning, LiveState::kPreempting,
+          LiveState::kFinished, LiveState::kFailed, LiveState::kCancelled}) {
+      by_state[ToString(st)] = 0;
+    }
+    for (const auto& [id, r] : records_) ++by_state[ToString(r.state)];
+    std::map<std::string, int> waiting;
+    for (int q = 0; q < sched_->policy().num_queues(); ++q) waiting[QueueName(q)] = 0;
+    for (const Job& j : sched_->jobs()) {
+      if (j.state == JobState::kPending) ++waiting[QueueName(j.queue)];
+    }
+    metrics_.SetJobs(by_state, waiting);
+    const int total = sched_->topology().total_gpus(), free = sched_->cluster().total_free();
+    metrics_.SetGpus(total - free, free, FragmentedGpus(), 0);
+  }
+  return metrics_.Text();
+}
+
+nlohmann::json LiveScheduler::Stats(int64_t after_wall_ms) {
+  return {{"samples", metrics_.Series(after_wall_ms)}};
 }
 
 }  // namespace tiresias

@@ -3,6 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "common/strings.h"
+
 namespace tiresias {
 
 bool IsSchedulerEnv(std::string_view name) {
@@ -15,9 +19,195 @@ std::optional<Duration> SubmitRequest::duration() const {
   return static_cast<Duration>(*duration_s * kMsPerSecond);
 }
 
-Status Validate(const SubmitRequest& r) {
+namespace {
+
+std::optional<int64_t> Number(std::string_view s) {
+  if (s.empty() || s.size() > 12) return std::nullopt;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+  }
+  return ParseInt(s);
+}
+
+StatusOr<std::vector<Dependency>> ParseDependencies(const std::string& text) {
+  std::vector<Dependency> out;
+  for (auto part : Split(text, ',')) {
+    const auto fields = Split(part, ':');
+    auto bad = [&](const std::string& why) {
+      return InvalidArgument(
+          fmt::format("field 'dependency': '{}': {} (e.g. afterok:12:13, "
+                      "afterany:14, afternotok:15)",
+                      part, why));
+    };
+    if (fields.size() < 2) return bad("expected KIND:JOB[:JOB...]");
+    Dependency::Kind kind;
+    if (fields[0] == "afterok") {
+      kind = Dependency::Kind::kAfterOk;
+    } else if (fields[0] == "afterany") {
+      kind = Dependency::Kind::kAfterAny;
+    } else if (fields[0] == "afternotok") {
+      kind = Dependency::Kind::kAfterNotOk;
+    } else {
+      return bad("unknown kind (afterok, afterany, afternotok)");
+    }
+    for (size_t i = 1; i < fields.size(); ++i) {
+      auto id = Number(fields[i]);
+      if (!id || *id < 1) return bad(fmt::format("'{}' is not a job id", fields[i]));
+      out.push_back({kind, JobId(*id)});
+    }
+  }
+  return out;
+}
+
+// "0-99", "1,3,5-7", "0-15:4", each with an optional "%N" limit at the end.
+Status ParseArray(const std::string& text, SubmitPlan& plan) {
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument(
+        fmt::format("field 'array': '{}': {} (e.g. 0-99, 0-99%8, 1,3,5-7, 0-15:4)", text, why));
+  };
+  std::string_view spec = text;
+  if (const size_t pct = spec.find('%'); pct != std::string_view::npos) {
+    auto limit = Number(spec.substr(pct + 1));
+    if (!limit || *limit < 1) return bad("the limit after % must be a positive number");
+    plan.array_limit = static_cast<int>(std::min<int64_t>(*limit, kMaxArrayTasks));
+    spec = spec.substr(0, pct);
+  }
+  std::vector<int> idx;
+  for (auto part : Split(spec, ',')) {
+    int64_t step = 1;
+    if (const size_t colon = part.find(':'); colon != std::string_view::npos) {
+      auto st = Number(part.substr(colon + 1));
+      if (!st || *st < 1) return bad("a step must be a positive number");
+      step = *st;
+      part = part.substr(0, colon);
+    }
+    const size_t dash = part.find('-');
+    auto lo = Number(part.substr(0, dash));
+    auto hi = dash == std::string_view::npos ? lo : Number(part.substr(dash + 1));
+    if (!lo || !hi || *hi < *lo) return bad(fmt::format("'{}' is not an index or a range", part));
+    for (int64_t i = *lo; i <= *hi; i += step) {
+      if (idx.size() >= static_cast<size_t>(kMaxArrayTasks)) {
+        return bad(fmt::format("more than {} tasks", kMaxArrayTasks));
+      }
+      idx.push_back(static_cast<int>(i));
+    }
+  }
+  std::sort(idx.begin(), idx.end());
+  idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+  plan.array_indices = std::move(idx);
+  return Status::Ok();
+}
+
+Status CheckPattern(const char* field, const std::string& p) {
+  if (p.find('\0') != std::string::npos) {
+    return InvalidArgument(fmt::format("field '{}': contains a NUL byte", field));
+  }
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] != '%') continue;
+    if (i + 1 >= p.size() || std::string_view("jaAux%").find(p[i + 1]) == std::string_view::npos) {
+      return InvalidArgument(fmt::format(
+          "field '{}': '{}': after % expected j (job id), a (array index), A (array id), u "
+          "(user), x (name) or %",
+          field, p));
+    }
+    ++i;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<Duration> ParseSlurmTime(std::string_view text) {
+  auto bad = [&] {
+    return InvalidArgument(fmt::format(
+        "'{}' is not a Slurm time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS", text));
+  };
+  int64_t days = 0;
+  std::string_view rest = text;
+  const size_t dash = text.find('-');
+  if (dash != std::string_view::npos) {
+    auto d = Number(text.substr(0, dash));
+    if (!d) return bad();
+    days = *d;
+    rest = text.substr(dash + 1);
+  }
+  std::vector<int64_t> parts;
+  for (auto f : Split(rest, ':')) {
+    auto v = Number(f);
+    if (!v) return bad();
+    parts.push_back(*v);
+  }
+  int64_t seconds = 0;
+  if (dash != std::string_view::npos) {  // days-hours[:minutes[:seconds]]
+    if (parts.empty() || parts.size() > 3) return bad();
+    seconds = days * 86400 + parts[0] * 3600 + (parts.size() > 1 ? parts[1] * 60 : 0) +
+              (parts.size() > 2 ? parts[2] : 0);
+  } else if (parts.size() == 1) {  // minutes
+    seconds = parts[0] * 60;
+  } else if (parts.size() == 2) {  // minutes:seconds
+    seconds = parts[0] * 60 + parts[1];
+  } else if (parts.size() == 3) {  // hours:minutes:seconds
+    seconds = parts[0] * 3600 + parts[1] * 60 + parts[2];
+  } else {
+    return bad();
+  }
+  if (seconds < 1 || seconds > static_cast<int64_t>(kMaxRequestDurationS)) {
+    return InvalidArgument(fmt::format("'{}': a time limit must be 1 s to ten years", text));
+  }
+  return Seconds(seconds);
+}
+
+std::string SlurmTime(Duration d) {
+  const int64_t s = (d + kMsPerSecond - 1) / kMsPerSecond;
+  const int64_t days = s / 86400;
+  const std::string hms = fmt::format("{:02}:{:02}:{:02}", s % 86400 / 3600, s % 3600 / 60, s % 60);
+  return days > 0 ? fmt::format("{}-{}", days, hms) : hms;
+}
+
+std::string ExpandOutputPattern(std::string_view pattern, int64_t job, int64_t array_id,
+                                int array_index, std::string_view user, std::string_view name) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 >= pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    switch (pattern[++i]) {
+      case 'j':
+        out += std::to_string(job);
+        break;
+      case 'a':
+        out += std::to_string(array_index);
+        break;
+      case 'A':
+        out += std::to_string(array_id);
+        break;
+      case 'u':
+        out += user;
+        break;
+      case 'x':
+        out += name;
+        break;
+      default:
+        out += pattern[i];
+    }
+  }
+  return out;
+}
+
+StatusOr<SubmitPlan> Plan(const SubmitRequest& r) {
   if (r.argv.empty() || r.argv[0].empty()) {
     return InvalidArgument("field 'argv': missing (the command to run)");
+  }
+  // execve takes C strings: a NUL byte would silently cut an argument (or the directory, or a
+  // value) short, so the job would run something other than what was asked.
+  for (size_t i = 0; i < r.argv.size(); ++i) {
+    if (r.argv[i].find('\0') != std::string::npos) {
+      return InvalidArgument(fmt::format("field 'argv': argument {} contains a NUL byte", i));
+    }
+  }
+  if (r.cwd.find('\0') != std::string::npos) {
+    return InvalidArgument("field 'cwd': contains a NUL byte");
   }
   if (r.gpus < 1 || r.gpus > kMaxRequestGpus) {
     return InvalidArgument(
@@ -32,12 +222,32 @@ Status Validate(const SubmitRequest& r) {
     if (k.empty() || k.find('=') != std::string::npos || k.find('\0') != std::string::npos) {
       return InvalidArgument(fmt::format("field 'env': '{}' is not a variable name", k));
     }
+    if (v.find('\0') != std::string::npos) {
+      return InvalidArgument(fmt::format("field 'env': the value of {} contains a NUL byte", k));
+    }
     if (IsSchedulerEnv(k)) {
       return InvalidArgument(fmt::format(
           "field 'env': {} is set by the scheduler for each run and cannot be given", k));
     }
   }
-  return Status::Ok();
+  SubmitPlan plan;
+  if (!r.time.empty()) {
+    auto t = ParseSlurmTime(r.time);
+    if (!t.ok()) return InvalidArgument("field 'time': " + t.status().message());
+    plan.time_limit = *t;
+  }
+  if (!r.dependency.empty()) {
+    auto d = ParseDependencies(r.dependency);
+    if (!d.ok()) return d.status();
+    plan.dependencies = std::move(*d);
+  }
+  if (!r.array.empty()) {
+    if (Status s = ParseArray(r.array, plan); !s.ok()) return s;
+  }
+  for (const auto& [field, p] : {std::pair{"output", &r.output}, std::pair{"error", &r.error}}) {
+    if (Status s = CheckPattern(field, *p); !s.ok()) return s;
+  }
+  return plan;
 }
 
 }  // namespace tiresias

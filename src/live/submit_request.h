@@ -14,6 +14,7 @@
 
 #include "common/status.h"
 #include "common/time.h"
+#include "store/job_record.h"
 
 namespace tiresias {
 
@@ -29,6 +30,21 @@ struct SubmitRequest {
   std::optional<uint32_t> uid, gid;
   // The estimate in ms; call after Validate.
   std::optional<Duration> duration() const;
+
+  // Everyday sbatch options, as text in their sbatch forms (parsed by Plan):
+  std::string time;           // --time: "90" (minutes), "1:30:00", "2-12", "1-00:30:00", ...
+  std::string dependency;     // --dependency: "afterok:12:13,afterany:14"
+  std::string array;          // --array: "0-99", "0-99%8", "1,3,5-7", "0-15:4"
+  std::string output, error;  // --output / --error patterns: %j %a %A %u %x %%
+  bool hold = false;          // --hold: submitted held, until released
+};
+
+// What a valid request asks for, parsed.
+struct SubmitPlan {
+  std::optional<Duration> time_limit;
+  std::vector<Dependency> dependencies;
+  std::vector<int> array_indices;  // empty: not an array
+  int array_limit = 0;             // 0: no limit
 };
 
 // The longest duration a request may give: ten years (more is a typo, and ms would overflow
@@ -41,7 +57,25 @@ inline constexpr int kMaxRequestGpus = 1 << 20;
 // MASTER_ADDR, MASTER_PORT); a job's env may not set them.
 bool IsSchedulerEnv(std::string_view name);
 
-// InvalidArgument naming the field ("field 'gpus': ...") for the first rule broken.
-Status Validate(const SubmitRequest& r);
+// The most tasks one array may have.
+inline constexpr int kMaxArrayTasks = 10000;
+
+// InvalidArgument naming the field ("field 'gpus': ...") for the first rule broken; else the
+// request's parsed options.
+StatusOr<SubmitPlan> Plan(const SubmitRequest& r);
+inline Status Validate(const SubmitRequest& r) {
+  auto p = Plan(r);
+  return p.ok() ? Status::Ok() : p.status();
+}
+
+// Slurm's time formats: "minutes", "minutes:seconds", "hours:minutes:seconds",
+// "days-hours", "days-hours:minutes", "days-hours:minutes:seconds". Positive, at most ten
+// years.
+StatusOr<Duration> ParseSlurmTime(std::string_view text);
+// The same for people: "2:00:00", "1-00:30:00".
+std::string SlurmTime(Duration d);
+// sbatch's output patterns: %j job id, %a array index, %A array id, %u user, %x job name, %%.
+std::string ExpandOutputPattern(std::string_view pattern, int64_t job, int64_t array_id,
+                                int array_index, std::string_view user, std::string_view name);
 
 }  // namespace tiresias

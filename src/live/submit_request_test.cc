@@ -54,5 +54,21 @@ TEST(SubmitRequest, EachRuleNamesItsFieldAndValue) {
   EXPECT_NE(Why(r).find("set by the scheduler"), std::string::npos);
 }
 
+// Found while writing fuzz/submit_fuzzer's properties (the input is in its corpus):
+// "1\u0000; rm -rf /" passed Validate, and execve would have run `sleep 1`, silently not what
+// was asked. Every string that reaches execve is refused with a NUL byte in it.
+TEST(SubmitRequest, NulBytesThatExecveWouldCutAreRefused) {
+  using namespace std::string_literals;
+  SubmitRequest r = Ok();
+  r.argv = {"sleep", "1\0; rm -rf /"s};
+  EXPECT_EQ(Why(r), "field 'argv': argument 1 contains a NUL byte");
+  r = Ok();
+  r.cwd = "/tmp\0/x"s;
+  EXPECT_EQ(Why(r), "field 'cwd': contains a NUL byte");
+  r = Ok();
+  r.env = {{"LR", "0.1\0x"s}};
+  EXPECT_EQ(Why(r), "field 'env': the value of LR contains a NUL byte");
+}
+
 }  // namespace
 }  // namespace tiresias

@@ -114,7 +114,7 @@ PlacementInfo RandomInfo() {
   return {
       "random",
       "any free GPUs on nodes in a seeded random order",
-      {{"seed", OptionSpec::Type::kInt, "1", "random seed", {}}},
+      {{"seed", OptionSpec::Type::kInt, "1", "random seed", {}, 0, 1e18}},
       [](const OptionValues& v, const DataSource&) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
         return std::unique_ptr<PlacementPolicy>(new Random(static_cast<uint64_t>(v.Int("seed"))));
       }};

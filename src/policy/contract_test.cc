@@ -85,6 +85,16 @@ class PolicyContract : public testing::TestWithParam<Case> {
                      << " is absent (../shared not checked out)";
       }
     }
+    if (MissingProfiles()) {
+      GTEST_SKIP() << "placement tiresias needs ../shared/profiles/tensor_sizes.csv (absent)";
+    }
+  }
+
+  // Placement `tiresias` reads the model profiles in ../shared.
+  bool MissingProfiles() const {
+    return GetParam().placement == "tiresias" &&
+           !std::filesystem::exists(std::string(TIRESIAS_SHARED_DIR) +
+                                    "/profiles/tensor_sizes.csv");
   }
 
   std::unique_ptr<Scheduler> MakeCore() const {

@@ -33,6 +33,7 @@ class Dlas : public OrderingPolicy {
             .id = j.spec.id};
   }
   void OnSubmit(Job& j) const override { q_.Enter(j); }
+  int num_queues() const override { return q_.num_queues(); }
   std::optional<Time> NextTransition(const Job& j, Time now) const override {
     return q_.NextTransition(j, now);
   }

@@ -5,6 +5,7 @@
 // threshold_quantiles the queue thresholds are quantiles of the same history and move with it.
 #include <fmt/format.h>
 
+#include "core/topology.h"
 #include "policy/gittins_index.h"
 #include "policy/queue_discipline.h"
 #include "policy/registry.h"
@@ -32,6 +33,7 @@ class Gittins : public OrderingPolicy {
     return {.k0 = j.queue, .k1 = -IndexOf(j, now), .submit = j.spec.submit, .id = j.spec.id};
   }
   void OnSubmit(Job& j) const override { q_.Enter(j); }
+  int num_queues() const override { return q_.num_queues(); }
   std::optional<Time> NextTransition(const Job& j, Time now) const override {
     return q_.NextTransition(j, now);
   }
@@ -62,7 +64,9 @@ PolicyInfo GittinsInfo() {
                   OptionSpec::Type::kDouble,
                   "36000",
                   "quantum D of the last queue, GPU-seconds",
-                  {}});
+                  {},
+                  0.001,
+                  kMaxGpuSeconds});
   for (auto& o : QueueDiscipline::HistoryOptions()) opts.push_back(std::move(o));
   return {"gittins",
           "Discretized 2D-Gittins (Tiresias-G): dlas queues, Gittins index inside a queue", opts,

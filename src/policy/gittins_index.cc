@@ -16,7 +16,9 @@ void GittinsIndex::Rebuild() {
   pending_.clear();
   std::sort(sorted_.begin(), sorted_.end());
   prefix_.assign(sorted_.size() + 1, 0);
-  for (size_t i = 0; i < sorted_.size(); ++i) prefix_[i + 1] = prefix_[i] + sorted_[i];
+  for (size_t i = 0; i < sorted_.size(); ++i) {
+    prefix_[i + 1] = prefix_[i] + static_cast<double>(sorted_[i]);
+  }
 }
 
 bool GittinsIndex::Add(Service sample) {
@@ -42,8 +44,7 @@ double GittinsIndex::Index(Service a, Service quantum) const {
       std::upper_bound(sorted_.begin() + i, sorted_.end(), a + quantum) - sorted_.begin();
   const double done = static_cast<double>(j - i);
   // sum over samples in (a, a+D] of (s - a), plus D for each sample beyond a+D.
-  const double within =
-      static_cast<double>(prefix_[j] - prefix_[i]) - static_cast<double>(a) * done;
+  const double within = (prefix_[j] - prefix_[i]) - static_cast<double>(a) * done;
   const double expected = within + static_cast<double>(n - j) * static_cast<double>(quantum);
   if (expected <= 0) return 0.0;
   return done / expected * kMsPerSecond;

@@ -29,7 +29,9 @@ class GittinsIndex {
  private:
   void Rebuild();
   std::vector<Service> sorted_;
-  std::vector<Service> prefix_;  // prefix_[i] = sum of sorted_[0..i)
+  // prefix_[i] = sum of sorted_[0..i), in double: exact below 2^53 GPU-ms, and a long history
+  // of large samples cannot overflow it.
+  std::vector<double> prefix_;
   std::vector<Service> pending_;
   size_t batch_;
 };

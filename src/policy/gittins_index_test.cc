@@ -135,5 +135,15 @@ TEST(GittinsVsReference, OursConditionsOnAttainedService) {
   EXPECT_GT(ours, reference);  // ours favours a job close to its likely end
 }
 
+// The history bound allows samples up to 3.15e17 GPU-ms; forty of them sum past int64. The
+// prefix sums are doubles, so the index stays right instead of wrapping to nonsense (found by
+// fuzz/history_fuzzer).
+TEST(GittinsIndex, HugeSamplesDoNotOverflowTheSums) {
+  const Service big = 315'360'000'000'000'000;
+  GittinsIndex g(std::vector<Service>(40, big));
+  // From 0 with a quantum covering every sample: 40 ending / (40 x big) GPU-ms, per GPU-s.
+  EXPECT_DOUBLE_EQ(g.Index(0, big), 40.0 / (40.0 * static_cast<double>(big)) * 1000);
+}
+
 }  // namespace
 }  // namespace tiresias

@@ -358,6 +358,28 @@ TEST(DlasDefaults, SixQueuesFrom1000To2000000GpuSecondsRunningFirstKnob8) {
   EXPECT_TRUE(s->Find(JobId(3))->running());
 }
 
+TEST(GittinsDefaults, TwoQueuesAt7200GpuSecondsEvenWithQueues2Given) {
+  // gittins' default is one threshold at 7200 GPU-s: a 4-GPU job alone crosses it at
+  // 7,200,000 / 4 = 1,800,000 ms, with or without queues=2 (its own count). dlas given
+  // queues=2 alone keeps the paper's 3600 GPU-s: 900,000 ms on 4 GPUs.
+  MemoryHistory history({Seconds(10), Seconds(20)});
+  for (const std::vector<std::string>& opts :
+       {std::vector<std::string>{"history=mem"},
+        std::vector<std::string>{"history=mem", "queues=2"}}) {
+    auto p = MakeOrderingPolicy("gittins", opts, history);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    auto pl = MakePlacementPolicy("count", {}, TestFiles());
+    Scheduler s(*Topology::Create(1, 1, 4), std::move(*p), std::move(*pl));
+    ASSERT_TRUE(s.Submit(J(1, 4, 0), 0).ok());
+    EXPECT_EQ(Str(s.Schedule(0)), "start 1");
+    EXPECT_EQ(s.NextWakeup(), 1'800'000);
+  }
+  auto d = Make("dlas", {"queues=2"});
+  Submit(*d, J(1, 4, 0), 0);
+  d->Schedule(0);
+  EXPECT_EQ(d->NextWakeup(), 900'000);
+}
+
 TEST(PolicyDefaults, OldDefaultsArePinnedForStateWrittenUnderThem) {
   // Version 1 (before the sweep): 2 queues at 3600 GPU-s, no promotion, dlas FIFO inside a
   // queue, gittins quantum 3600. Options given explicitly stay as given.

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "common/strings.h"
+#include "core/topology.h"
 
 namespace tiresias {
 
@@ -19,26 +20,35 @@ std::vector<OptionSpec> QueueDiscipline::Options(std::span<const double> default
        T::kInt,
        "",
        fmt::format("number of queues K (default {}, or thresholds + 1)", defaults.size() + 1),
-       {}},
+       {},
+       1,
+       100},
       {"thresholds",
        T::kDoubleList,
        "",
-       fmt::format("K-1 increasing queue thresholds in GPU-seconds (default {}; queues=2 "
-                   "alone: {})",
-                   Join(d, ","), kPaperTwoQueueThreshold),
-       {}},
+       fmt::format("K-1 increasing queue thresholds in GPU-seconds (default {}{})", Join(d, ","),
+                   defaults.size() == 1
+                       ? std::string()
+                       : fmt::format("; queues=2 alone: {}", kPaperTwoQueueThreshold)),
+       {},
+       0.001,
+       kMaxGpuSeconds},
       {"promote_knob",
        T::kDouble,
        fmt::format("{}", knob),
        "PROMOTEKNOB: promote to Q1 when waiting >= knob x "
        "service since entering Q1; 0 disables",
-       {}},
+       {},
+       0,
+       1e6},
       {"threshold_quantiles",
        T::kDoubleList,
        "",
        "instead of thresholds: K-1 increasing quantiles in (0, 1) of the GPU-time history "
        "(history=; with online=true it learns from completed jobs and the thresholds move)",
-       {}},
+       {},
+       0,
+       1},
   };
 }
 
@@ -59,7 +69,9 @@ std::vector<OptionSpec> QueueDiscipline::HistoryOptions() {
        T::kInt,
        "100",
        "online: merge new samples into the history every N completions",
-       {}},
+       {},
+       1,
+       1e9},
   };
 }
 
@@ -153,6 +165,8 @@ void QueueDiscipline::Enter(Job& j) const {
 std::optional<Time> QueueDiscipline::PromotionAt(const Job& j) const {
   if (knob_ <= 0 || j.queue == 0) return std::nullopt;
   double wait = std::ceil(knob_ * static_cast<double>(j.QueueServiceAt(j.last_stop)));
+  // A wait beyond the end of time is no promotion (and no overflow converting it).
+  if (!(wait < static_cast<double>(kNever - j.last_stop))) return std::nullopt;
   return j.last_stop + static_cast<Time>(wait);
 }
 

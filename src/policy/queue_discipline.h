@@ -30,7 +30,7 @@ namespace tiresias {
 // The shipped defaults, chosen by a sweep over the Philly trace (README, "How the defaults
 // were chosen"): dlas with 6 queues, thresholds geometric from 1000 GPU-s to 2,000,000 GPU-s
 // (ratio 6.69) and PROMOTEKNOB 8 (the paper's operators' value); gittins with 2 queues at
-// 7200 GPU-s and no promotion. queues=2 without thresholds keeps the paper's 3600.
+// 7200 GPU-s and no promotion. dlas with queues=2 and no thresholds keeps the paper's 3600.
 inline constexpr std::array<double, 5> kDlasDefaultThresholds = {1000, 6687, 44721, 299070,
                                                                  2000000};
 inline constexpr double kDlasDefaultKnob = 8;

@@ -9,7 +9,9 @@
 // plus option variants and the count, consolidate and tiresias placements), the two give the
 // same starts, preemptions and finishes (job, time, GPUs, progress start) on seeded random
 // workloads (Philly-like and bursty with ties, four cluster shapes, restore overhead 0 and
-// 30 s) and on ../shared's 60_job.csv. It also proves the comparison bites: a policy that
+// 30 s) and on ../shared's 60_job.csv, also with capacity changes (nodes going down and
+// returning, GPUs taken away and given back: every eviction must be the same too). It also
+// proves the comparison bites: a policy that
 // lies about either capability flag makes the incremental run differ from the reference.
 // Between the two, narrated regressions for the real divergences the comparison found.
 #include <fmt/format.h>
@@ -36,11 +38,20 @@
 namespace tiresias {
 namespace {
 
+// From `at` on, `gpus` GPUs of `node` are usable (the driver turns the count into a mask with
+// Scheduler::UsableMaskFor, as the simulator does).
+struct CapacityChange {
+  Time at;
+  int node;
+  int gpus;
+};
+
 struct Workload {
   std::string name;
   Topology topo;
   Duration restore;
-  std::vector<JobSpec> jobs;  // sorted by (submit, id)
+  std::vector<JobSpec> jobs;                  // sorted by (submit, id)
+  std::vector<CapacityChange> capacity = {};  // sorted by time
 };
 
 // Bursts of jobs at the same instant, more multi-GPU gangs than Philly, durations from a
@@ -104,6 +115,44 @@ const std::vector<Workload>& Synthetic() {
   return *w;
 }
 
+// Seeded outages over the synthetic workloads of seeds 1-4: eight times a random node loses
+// some or all of its GPUs during the arrivals and gets them back 1-20 minutes later (outages
+// may overlap); by the end every node is whole again, so every job still finishes.
+const std::vector<Workload>& WithCapacityChanges() {
+  static const auto* w = [] {
+    auto* out = new std::vector<Workload>;
+    uint64_t seed = 0;
+    for (const Workload& base : Synthetic()) {
+      if (base.name.ends_with("1") || base.name.ends_with("2") || base.name.ends_with("3") ||
+          base.name.ends_with("4")) {
+        Workload c = base;
+        c.name = "capacity_" + base.name;
+        std::mt19937_64 rng(++seed);
+        const Time span = std::max<Time>(base.jobs.back().submit, Seconds(600));
+        const int per = base.topo.gpus_per_node();
+        std::uniform_int_distribution<Time> when(0, span);
+        std::uniform_int_distribution<int> node(0, base.topo.num_nodes() - 1), left(0, per - 1),
+            minutes(1, 20);
+        for (int k = 0; k < 8; ++k) {
+          const Time at = when(rng);
+          const int n = node(rng);
+          c.capacity.push_back({at, n, left(rng)});
+          c.capacity.push_back({at + Seconds(60) * minutes(rng), n, per});
+        }
+        std::stable_sort(c.capacity.begin(), c.capacity.end(),
+                         [](const auto& a, const auto& b) { return a.at < b.at; });
+        // Overlapping outages of one node: the last change wins, so end each node whole.
+        for (int n = 0; n < base.topo.num_nodes(); ++n) {
+          c.capacity.push_back({c.capacity.back().at + 1, n, per});
+        }
+        out->push_back(std::move(c));
+      }
+    }
+    return out;
+  }();
+  return *w;
+}
+
 // Plays the simulator (src/sim/simulator.cc) over a core: completions, then arrivals, then
 // Schedule(t); a run completes at progress_start + ceil(remaining packed work / rate).
 // Returns one line per start, preemption and finish, and counts the finishes.
@@ -117,9 +166,10 @@ std::vector<std::string> Drive(std::unique_ptr<OrderingPolicy> policy,
   std::priority_queue<Done, std::vector<Done>, std::greater<>> done;
   std::vector<std::string> log;
   *finished = 0;
-  size_t next = 0;
+  size_t next = 0, next_cap = 0;
   for (int steps = 0; steps < 100000; ++steps) {
     Time t = next < w.jobs.size() ? w.jobs[next].submit : kNever;
+    if (next_cap < w.capacity.size()) t = std::min(t, w.capacity[next_cap].at);
     if (!done.empty()) t = std::min(t, std::get<0>(done.top()));
     t = std::min(t, s.NextWakeup());
     if (t == kNever) break;
@@ -131,6 +181,14 @@ std::vector<std::string> Drive(std::unique_ptr<OrderingPolicy> policy,
       log.push_back(fmt::format("{} finish {} {}", t, id, j->alloc.str()));
       EXPECT_TRUE(s.Finish(JobId(id), t).ok());
       ++*finished;
+    }
+    for (; next_cap < w.capacity.size() && w.capacity[next_cap].at == t; ++next_cap) {
+      const CapacityChange& c = w.capacity[next_cap];
+      const uint64_t mask = s.UsableMaskFor(c.node, c.gpus);
+      auto stopped = s.SetNodeAvailability(c.node, mask, t);
+      EXPECT_TRUE(stopped.ok()) << stopped.status().message();
+      log.push_back(fmt::format("{} capacity n{} {:x}", t, c.node, mask));
+      for (JobId id : *stopped) log.push_back(fmt::format("{} evict {}", t, id.value()));
     }
     for (; next < w.jobs.size() && w.jobs[next].submit == t; ++next)
       (void)s.Submit(w.jobs[next], t);
@@ -270,7 +328,8 @@ class ReferencePass : public testing::TestWithParam<Case> {
     return Drive(std::move(*p), std::move(*pl), speed_, w, reference, finished);
   }
 
-  void Compare(const Workload& w) {
+  // Returns the incremental run's log.
+  std::vector<std::string> Compare(const Workload& w) {
     SCOPED_TRACE(w.name);
     size_t inc_done = 0, ref_done = 0;
     auto inc = Run(w, false, &inc_done);
@@ -278,6 +337,7 @@ class ReferencePass : public testing::TestWithParam<Case> {
     // Not vacuous: the runs did work (every job fits these clusters, so all finish).
     EXPECT_EQ(inc_done, w.jobs.size());
     EXPECT_EQ(FirstDifference(inc, ref), "");
+    return inc;
   }
 
   std::shared_ptr<const SpeedModel> speed_;
@@ -285,6 +345,15 @@ class ReferencePass : public testing::TestWithParam<Case> {
 
 TEST_P(ReferencePass, SyntheticWorkloadsDecideAsFromScratch) {
   for (const Workload& w : Synthetic()) Compare(w);
+}
+
+TEST_P(ReferencePass, CapacityChangesDecideAsFromScratch) {
+  size_t evictions = 0;
+  for (const Workload& w : WithCapacityChanges()) {
+    for (const auto& line : Compare(w)) evictions += line.find(" evict ") != std::string::npos;
+  }
+  // Not vacuous: the outages hit running jobs (32 workloads x 8 outages).
+  EXPECT_GT(evictions, 20u);
 }
 
 TEST_P(ReferencePass, SixtyJobTraceDecidesAsFromScratch) {

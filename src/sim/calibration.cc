@@ -47,11 +47,16 @@ StatusOr<std::vector<StepProfile>> ReadStepProfiles(const std::string& dir) {
     return NotFound(fmt::format("{}: not a directory", dir));
   }
   std::vector<std::string> models;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.is_directory() && std::filesystem::exists(e.path() / "placements.csv")) {
-      models.push_back(e.path().filename().string());
+  // The error_code forms throughout: an unreadable entry is an error to report, not a throw.
+  std::filesystem::directory_iterator it(dir, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    std::error_code entry_ec;
+    if (it->is_directory(entry_ec) &&
+        std::filesystem::exists(it->path() / "placements.csv", entry_ec)) {
+      models.push_back(it->path().filename().string());
     }
   }
+  if (ec) return IoError(fmt::format("{}: cannot list: {}", dir, ec.message()));
   std::sort(models.begin(), models.end());
   std::vector<StepProfile> out;
   for (const auto& m : models) {

@@ -20,9 +20,10 @@ StatusOr<LinkBandwidths> ParseLinkBandwidths(const std::string& spec) {
     auto eq = part.find('=');
     std::string key(Trim(part.substr(0, eq)));
     auto v = eq == std::string_view::npos ? std::nullopt : ParseDouble(Trim(part.substr(eq + 1)));
-    if (!v || !(*v > 0)) {
+    if (!v || !(*v >= kMinLinkGBps && *v <= kMaxLinkGBps)) {
       return InvalidArgument(
-          fmt::format("link bandwidth '{}': expected key=GB/s with a value > 0", part));
+          fmt::format("link bandwidth '{}': expected key=GB/s with a value in [{}, {}]", part,
+                      kMinLinkGBps, kMaxLinkGBps));
     }
     if (key == "intra") {
       bw.intra = *v;
@@ -164,7 +165,7 @@ double LinkSpeedModel::RateOf(const std::string& model, const PlacementShape& p,
   if (!m || p.gpus <= 1) return 1.0;
   PlacementShape packed = PackedShape(p.gpus, topo);
   if (p.nodes <= packed.nodes && p.switches <= packed.switches) return 1.0;
-  return std::min(1.0, IterationMsOf(*m, packed) / IterationMsOf(*m, p));
+  return std::clamp(IterationMsOf(*m, packed) / IterationMsOf(*m, p), kMinRate, 1.0);
 }
 
 double LinkSpeedModel::Rate(const JobSpec& job, const Allocation& alloc,

@@ -30,6 +30,9 @@ struct LinkBandwidths {
   double inter_node = 2.3;
   double inter_switch = 1.15;
 };
+// The bandwidths --link-bw accepts, in GB/s: from a megabyte per second to 100 TB/s.
+inline constexpr double kMinLinkGBps = 0.001;
+inline constexpr double kMaxLinkGBps = 1e5;
 // "intra=10,inter-node=2.3,inter-switch=1.15"; keys may be omitted (defaults kept).
 StatusOr<LinkBandwidths> ParseLinkBandwidths(const std::string& spec);
 std::string ToString(const LinkBandwidths& bw);

@@ -142,6 +142,7 @@ Metrics ComputeMetrics(const SimResult& r) {
     m.preemptions += j.preemptions;
     m.promotions += j.promotions;
     m.restarts += j.restarts;
+    m.evictions += j.evictions;
     if (!j.model_known) ++m.unknown_models;
     if (j.state == JobState::kRejected) {
       ++m.rejected;
@@ -264,6 +265,7 @@ nlohmann::json ToJson(const Metrics& m) {
           {"preemptions", m.preemptions},
           {"promotions", m.promotions},
           {"restarts", m.restarts},
+          {"evictions", m.evictions},
           {"overhead_gpu_seconds", m.overhead_gpu_seconds},
           {"scheduling_passes", m.passes},
           {"slowdown", ToJson(m.slowdown)},

@@ -69,7 +69,8 @@ struct Metrics {
   double makespan = 0;     // seconds
   double utilisation = 0;  // 0..1
   int64_t preemptions = 0, promotions = 0;
-  int64_t restarts = 0;  // attempts that ended without finishing their job (replayed attempts)
+  int64_t restarts = 0;   // attempts that ended without finishing their job (replayed attempts)
+  int64_t evictions = 0;  // runs stopped by capacity changes (sim --capacity)
   double overhead_gpu_seconds = 0;
   uint64_t passes = 0;
   Stats slowdown;                            // finished jobs; 1 = packed speed

@@ -1,12 +1,15 @@
 // Reports of simulation runs: tables, per-job CSV and summary.json.
 #include "sim/report.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 namespace tiresias {
 namespace {
@@ -75,6 +78,9 @@ std::string SummaryTable(const Metrics& m) {
   }
   out += fmt::format("  finished {}  rejected {}  unfinished {}\n", m.finished, m.rejected,
                      m.unfinished);
+  if (m.evictions > 0) {
+    out += fmt::format("  evictions {} (runs stopped by capacity changes)\n", m.evictions);
+  }
   out += fmt::format(
       "  makespan {:.0f} s  GPU utilisation {:.3f}  preemptions {}  promotions {}"
       "  overhead {:.0f} GPU-s{}\n",
@@ -171,27 +177,43 @@ std::string JobsCsv(const SimResult& r) {
   return out;
 }
 
+namespace {
+
+// Writes `text` to `path` (created or truncated); an error names the path and the reason.
+Status WriteText(const std::string& path, const std::string& text, const char* what) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return IoError(fmt::format("{}: cannot write {}: {}", path, what, strerror(errno)));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      close(fd);
+      return IoError(fmt::format("{}: cannot write {}: {}", path, what, strerror(err)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (close(fd) != 0) {
+    return IoError(fmt::format("{}: cannot write {}: {}", path, what, strerror(errno)));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status WriteRunDir(const std::string& dir, const SimResult& r, const Metrics& m,
                    const nlohmann::json& config) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return IoError(fmt::format("{}: cannot create: {}", dir, ec.message()));
-  {
-    std::ofstream f(dir + "/jobs.csv");
-    f << JobsCsv(r);
-    if (!f) return IoError(fmt::format("{}/jobs.csv: write failed", dir));
-  }
-  {
-    std::ofstream f(dir + "/jct_cdf.csv");
-    f << JctCdfCsv(r);
-    if (!f) return IoError(fmt::format("{}/jct_cdf.csv: write failed", dir));
+  if (Status st = WriteText(dir + "/jobs.csv", JobsCsv(r), "the jobs table"); !st.ok()) return st;
+  if (Status st = WriteText(dir + "/jct_cdf.csv", JctCdfCsv(r), "the JCT CDF"); !st.ok()) {
+    return st;
   }
   nlohmann::json summary = ToJson(m);
   summary["config"] = config;
-  std::ofstream f(dir + "/summary.json");
-  f << summary.dump(2) << '\n';
-  if (!f) return IoError(fmt::format("{}/summary.json: write failed", dir));
-  return Status::Ok();
+  return WriteText(dir + "/summary.json", summary.dump(2) + "\n", "the summary");
 }
 
 Status WriteEventLog(const std::string& path, const std::vector<Event>& events) {
@@ -200,10 +222,7 @@ Status WriteEventLog(const std::string& path, const std::vector<Event>& events) 
     text += ToJsonLine(e);
     text += '\n';
   }
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-  if (!f) return IoError(fmt::format("{}: cannot write the event log", path));
-  return Status::Ok();
+  return WriteText(path, text, "the event log");
 }
 
 }  // namespace tiresias

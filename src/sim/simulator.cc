@@ -52,7 +52,8 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
                                     .policy_opts = cfg.policy_opts,
                                     .placement = cfg.placement,
                                     .placement_opts = cfg.placement_opts,
-                                    .options = {.restore_overhead = cfg.preempt_overhead},
+                                    .options = {.restore_overhead = cfg.preempt_overhead,
+                                                .record_transitions = cfg.record_events},
                                     .speed = cfg.speed},
                          cfg.data ? *cfg.data : own_files);
   if (!built.ok()) return built.status();
@@ -66,7 +67,20 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
 
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> done;
   uint64_t seq = 0;
-  size_t next = 0;
+  size_t next = 0, next_cap = 0;
+  for (const CapacityChange& c : cfg.capacity) {
+    if (c.node < 0 || c.node >= cfg.topo.num_nodes() || c.gpus < 0 ||
+        c.gpus > cfg.topo.gpus_per_node()) {
+      return InvalidArgument(
+          fmt::format("capacity change at {} ms: node {} with {} GPUs is not "
+                      "in {}",
+                      c.at, c.node, c.gpus, cfg.topo.str()));
+    }
+  }
+  if (!std::is_sorted(cfg.capacity.begin(), cfg.capacity.end(),
+                      [](const auto& a, const auto& b) { return a.at < b.at; })) {
+    return InvalidArgument("simulator: capacity changes must be sorted by time");
+  }
   // Placement shape of each job's last run, by submission index (= the core's job slot).
   std::vector<std::pair<int, int>> shape(jobs.size(), {0, 0});
   // With replay_attempts: the attempt each job is in, by submission index.
@@ -76,6 +90,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   while (true) {
     Time t = kNever;
     if (next < jobs.size()) t = jobs[next].submit;
+    if (next_cap < cfg.capacity.size()) t = std::min(t, cfg.capacity[next_cap].at);
     while (!done.empty()) {  // drop completions of runs that were preempted
       const Completion& c = done.top();
       const Job* j = core.Find(c.job);
@@ -95,13 +110,47 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       const Job* j = core.Find(c.job);
       if (j->running() && j->starts == c.start_no) {
         if (c.attempt_ends) {  // the attempt failed; the job waits to be restarted
-          ++attempt[static_cast<size_t>(j - core.jobs().data())];
+          const uint32_t ended = ++attempt[static_cast<size_t>(j - core.jobs().data())];
+          if (cfg.record_events) {  // the live journal's requeue, by the trace
+            result.event_log.push_back(
+                {.t = t,
+                 .kind = EventKind::kRequeue,
+                 .job = c.job,
+                 .detail = {{"by", fmt::format("the trace (attempt {} of {} ended)", ended,
+                                               j->spec.attempts.size())}}});
+          }
           if (Status st = core.Requeue(c.job, t); !st.ok()) return st;
           continue;
         }
         if (Status st = core.Finish(c.job, t); !st.ok()) return st;  // a core defect: stop
         if (cfg.record_events) {
           result.event_log.push_back({.t = t, .kind = EventKind::kFinish, .job = c.job});
+        }
+      }
+    }
+    // Capacity after completions, before arrivals (the core's same-time rule).
+    for (; next_cap < cfg.capacity.size() && cfg.capacity[next_cap].at == t; ++next_cap) {
+      const CapacityChange& c = cfg.capacity[next_cap];
+      const uint64_t mask = core.UsableMaskFor(c.node, c.gpus);
+      std::vector<std::pair<JobId, std::vector<GpuId>>> held;
+      if (cfg.record_events) {
+        for (const Job& j : core.jobs()) {
+          if (j.running()) held.emplace_back(j.spec.id, j.alloc.Gpus());
+        }
+      }
+      auto stopped = core.SetNodeAvailability(c.node, mask, t);
+      if (!stopped.ok()) return stopped.status();
+      if (cfg.record_events) {
+        result.event_log.push_back(CapacityEvent(t, c.node, mask, "capacity change"));
+        for (JobId id : *stopped) {
+          auto it =
+              std::find_if(held.begin(), held.end(), [&](const auto& h) { return h.first == id; });
+          result.event_log.push_back(
+              {.t = t,
+               .kind = EventKind::kEvict,
+               .job = id,
+               .detail = {{"gpus", GpusToJson(it->second)},
+                          {"reason", fmt::format("node {} lost GPUs", c.node)}}});
         }
       }
     }
@@ -122,7 +171,11 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
         }
       }
     }
-    for (const Action& a : core.Schedule(t)) {
+    const std::vector<Action> actions = core.Schedule(t);
+    for (const Transition& tr : core.TakeTransitions()) {
+      result.event_log.push_back(EventOf(tr.job, tr.at, tr.from_queue, tr.to_queue));
+    }
+    for (const Action& a : actions) {
       if (cfg.record_events) result.event_log.push_back(EventOf(a, t));
       if (a.kind != Action::Kind::kStart) continue;
       const Job* j = core.Find(a.job);
@@ -164,6 +217,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     r.first_start = j->first_start;
     r.end = j->end;
     r.preemptions = j->preemptions;
+    r.evictions = j->evictions;
     r.promotions = j->promotions;
     r.restarts = j->restarts;
     r.final_queue = j->queue;

@@ -13,6 +13,7 @@
 #include "core/job.h"
 #include "core/speed_model.h"
 #include "core/topology.h"
+#include "trace/capacity_reader.h"
 
 namespace tiresias {
 
@@ -36,6 +37,9 @@ struct SimConfig {
   // once its run time of work is done, without finishing the job, which waits to be
   // restarted (Scheduler::Requeue). Off: a job runs its whole duration as one attempt.
   bool replay_attempts = false;
+  // Nodes losing and regaining GPUs, in time order (Scheduler::SetNodeAvailability with the
+  // core's UsableMaskFor: free GPUs go first, then running jobs are evicted).
+  std::vector<CapacityChange> capacity;
   // Reads the files policy options name; null: a FileDataSource of this run's own. Share
   // one across runs (compare) to read each file once.
   std::shared_ptr<const DataSource> data;
@@ -48,6 +52,7 @@ struct JobResult {
   JobState state = JobState::kPending;
   Time submit = 0, first_start = -1, end = -1;
   int preemptions = 0, promotions = 0, final_queue = 0, restarts = 0;
+  int evictions = 0;  // runs stopped because their GPUs became unavailable
   Duration held = 0, overhead = 0, executed = 0;
   Duration work = 0;            // packed-placement duration from the trace
   int nodes = 0, switches = 0;  // spanned by its last run (0 = never ran)
@@ -65,7 +70,7 @@ struct SimResult {
   uint64_t passes = 0;          // scheduling passes that ran
   uint64_t events = 0;          // distinct event times processed
   // With record_events: what happened, in order, in the daemon's journal vocabulary
-  // (core/event_log.h): submit, reject, start, preempt, finish.
+  // (core/event_log.h): submit, reject, capacity, evict, start, preempt, finish.
   std::vector<Event> event_log;
   // GPU-ms free while the first waiting job (policy order) had enough free GPUs in count but
   // no slot: GPUs idle because of fragmentation. Divided by the makespan in the metrics.

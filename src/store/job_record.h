@@ -17,11 +17,29 @@ namespace tiresias {
 
 // Daemon-level job states. The core knows pending/running/finished/cancelled; the daemon
 // adds the process side: a start waiting for its GPUs to drain, a preemption in its grace
-// period, and failure with an exit code.
-enum class LiveState { kPending, kStarting, kRunning, kPreempting, kFinished, kFailed, kCancelled };
+// period, failure with an exit code, and the end of a job that ran out of its time limit.
+enum class LiveState {
+  kPending,
+  kStarting,
+  kRunning,
+  kPreempting,
+  kFinished,
+  kFailed,
+  kCancelled,
+  kTimeout
+};
 const char* ToString(LiveState s);
 std::optional<LiveState> ParseLiveState(std::string_view s);
 bool IsTerminal(LiveState s);
+
+// `afterok:12` and its kin (sbatch --dependency).
+struct Dependency {
+  enum class Kind { kAfterOk, kAfterAny, kAfterNotOk };
+  Kind kind = Kind::kAfterAny;
+  JobId job;
+  auto operator<=>(const Dependency&) const = default;
+};
+std::string ToString(const Dependency& d);
 
 struct JobRecord {
   // Request.
@@ -36,6 +54,16 @@ struct JobRecord {
   std::vector<std::pair<std::string, std::string>> env;
   std::optional<Duration> duration;  // user's estimate; only oracle policies (sjf, srtf) use it
   Time submit = 0;                   // core time (ms since the daemon's epoch)
+  // Running time allowed (time waiting or preempted does not count); past it the job is
+  // stopped like a preempted one and ends as `timeout`.
+  std::optional<Duration> time_limit;
+  std::vector<Dependency> dependencies;  // all must hold before it may run
+  JobId array_id;        // the array it is a task of (its first task's id), or JobId()
+  int array_index = -1;  // its index in the array
+  int array_limit = 0;   // at most this many tasks of the array eligible at once (0: all)
+  // Where stdout / stderr go, sbatch patterns (%j %a %A %u %x %%) resolved at launch;
+  // "" = the job's log (stderr: with stdout).
+  std::string output, error;
 
   // What happened.
   LiveState state = LiveState::kPending;
@@ -44,17 +72,27 @@ struct JobRecord {
   int64_t start_ticks = 0;
   std::vector<GpuId> gpus_held;  // the GPUs of the current/last run (recovery reads these)
   std::string devices;           // what the job was told: CUDA_VISIBLE_DEVICES (display only)
+  // Cluster engines: the engine's id of the job (the Slurm job id; kept across attempts, as
+  // Slurm requeues the same job) and the nodes of the current/last run. "" and {} locally.
+  std::string engine_job;
+  std::vector<std::string> nodes;
   int exit_code = -1;
   int signal = 0;
   Time first_start = -1;
   Time last_start = -1;
   Time end = -1;
   int preemptions = 0;
-  std::string message;  // the last reason (start, preemption, failure)
+  int kills = 0;            // preemptions that ended at the grace deadline (not checkpointed)
+  bool held = false;        // held by its user (or an admin) until released
+  bool timing_out = false;  // stopping because it ran out of time (not stored: recomputed)
+  std::string message;      // the last reason (start, preemption, failure)
 };
 
 // JSON for the API and the store's request column. Times are rendered by the caller.
 nlohmann::json RequestToJson(const JobRecord& r);
 void RequestFromJson(const nlohmann::json& j, JobRecord& r);
+// The store's engine column: {"job": engine_job, "nodes": [...]}.
+nlohmann::json EngineToJson(const JobRecord& r);
+void EngineFromJson(const nlohmann::json& j, JobRecord& r);
 
 }  // namespace tiresias

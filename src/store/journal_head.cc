@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <array>
@@ -13,18 +12,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/sha256.h"
+
 namespace tiresias {
 
 std::string ChainSum(std::string_view prev_sum, int64_t seq, int64_t t, std::string_view kind,
                      int64_t job, std::string_view detail) {
   const std::string data =
       fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", prev_sum, seq, t, kind, job, detail);
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-  unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_sha256(), nullptr);
-  std::string hex;
-  for (unsigned int i = 0; i < len; ++i) hex += fmt::format("{:02x}", md[i]);
-  return hex;
+  return Sha256Hex(data);
 }
 
 std::string JournalHeadPath(const std::string& db_path) {

@@ -5,6 +5,10 @@
 #include <fmt/ranges.h>
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <set>
+#include <utility>
+
 #include "common/strings.h"
 
 namespace tiresias {
@@ -28,7 +32,10 @@ CREATE TABLE IF NOT EXISTS jobs (
   last_start INTEGER NOT NULL,
   end_time INTEGER NOT NULL,
   preemptions INTEGER NOT NULL,
-  message TEXT NOT NULL);
+  kills INTEGER NOT NULL DEFAULT 0,
+  held INTEGER NOT NULL DEFAULT 0,
+  message TEXT NOT NULL,
+  engine TEXT NOT NULL DEFAULT '{}');
 CREATE TABLE IF NOT EXISTS events (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   t INTEGER NOT NULL,
@@ -143,6 +150,22 @@ Status Store::CheckSchema(const std::string& path) {
           "{}: written by an older tiresias (schema 1); this build reads schema {}. Finish its "
           "jobs with the older build, or start serve with another --state-dir",
           path, kSchemaVersion));
+    }
+    return SetMeta("schema", std::to_string(kSchemaVersion));
+  }
+  if (*v == "2") {  // version 3 added columns with defaults (kills, held, engine)
+    std::set<std::string> have;
+    Stmt cols(db_, "PRAGMA table_info(jobs)");
+    while (cols.Step() == SQLITE_ROW) have.insert(cols.Text(1));
+    for (const auto& [name, type] : {std::pair{"kills", "INTEGER NOT NULL DEFAULT 0"},
+                                     std::pair{"held", "INTEGER NOT NULL DEFAULT 0"},
+                                     std::pair{"engine", "TEXT NOT NULL DEFAULT '{}'"}}) {
+      if (have.contains(name)) continue;
+      if (Status st = Exec(fmt::format("ALTER TABLE jobs ADD COLUMN {} {}", name, type).c_str());
+          !st.ok()) {
+        return FailedPrecondition(
+            fmt::format("{}: upgrading schema 2 to {}: {}", path, kSchemaVersion, st.message()));
+      }
     }
     return SetMeta("schema", std::to_string(kSchemaVersion));
   }
@@ -283,14 +306,15 @@ Status Store::Txn::Commit() {
 Status Store::InsertJob(JobRecord& r) {
   Stmt q(db_,
          "INSERT INTO jobs(id, request, submit, state, attempt, pid, start_ticks, gpus, "
-         "devices, exit_code, signal, first_start, last_start, end_time, preemptions, message) "
-         "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+         "devices, exit_code, signal, first_start, last_start, end_time, preemptions, kills, "
+         "held, message, engine) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   const int64_t id = max_job_ + 1;
   q.Bind(1, id).Bind(2, RequestToJson(r).dump()).Bind(3, r.submit).Bind(4, ToString(r.state));
   q.Bind(5, r.attempt).Bind(6, r.pid).Bind(7, r.start_ticks);
   q.Bind(8, GpusToJson(r.gpus_held).dump()).Bind(9, r.devices).Bind(10, r.exit_code);
   q.Bind(11, r.signal).Bind(12, r.first_start).Bind(13, r.last_start).Bind(14, r.end);
-  q.Bind(15, r.preemptions).Bind(16, r.message);
+  q.Bind(15, r.preemptions).Bind(16, r.kills).Bind(17, r.held ? 1 : 0).Bind(18, r.message);
+  q.Bind(19, EngineToJson(r).dump());
   if (q.Step() != SQLITE_DONE) return Error("insert job");
   r.id = JobId(id);
   max_job_ = id;
@@ -301,11 +325,13 @@ Status Store::UpdateJob(const JobRecord& r) {
   Stmt q(db_,
          "UPDATE jobs SET state = ?, attempt = ?, pid = ?, start_ticks = ?, gpus = ?, "
          "devices = ?, exit_code = ?, signal = ?, first_start = ?, last_start = ?, "
-         "end_time = ?, preemptions = ?, message = ? WHERE id = ?");
+         "end_time = ?, preemptions = ?, kills = ?, held = ?, message = ?, engine = ? "
+         "WHERE id = ?");
   q.Bind(1, ToString(r.state)).Bind(2, r.attempt).Bind(3, r.pid).Bind(4, r.start_ticks);
   q.Bind(5, GpusToJson(r.gpus_held).dump()).Bind(6, r.devices).Bind(7, r.exit_code);
   q.Bind(8, r.signal).Bind(9, r.first_start).Bind(10, r.last_start).Bind(11, r.end);
-  q.Bind(12, r.preemptions).Bind(13, r.message).Bind(14, r.id.value());
+  q.Bind(12, r.preemptions).Bind(13, r.kills).Bind(14, r.held ? 1 : 0).Bind(15, r.message);
+  q.Bind(16, EngineToJson(r).dump()).Bind(17, r.id.value());
   if (q.Step() != SQLITE_DONE) return Error(fmt::format("update job {}", r.id.value()));
   return Status::Ok();
 }
@@ -313,8 +339,8 @@ Status Store::UpdateJob(const JobRecord& r) {
 StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
   Stmt q(db_,
          "SELECT id, request, submit, state, attempt, pid, start_ticks, gpus, devices, "
-         "exit_code, signal, first_start, last_start, end_time, preemptions, message FROM jobs "
-         "ORDER BY id");
+         "exit_code, signal, first_start, last_start, end_time, preemptions, kills, held, "
+         "message, engine FROM jobs ORDER BY id");
   std::vector<JobRecord> out;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
@@ -343,7 +369,10 @@ StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
     r.last_start = q.Int(12);
     r.end = q.Int(13);
     r.preemptions = static_cast<int>(q.Int(14));
-    r.message = q.Text(15);
+    r.kills = static_cast<int>(q.Int(15));
+    r.held = q.Int(16) != 0;
+    r.message = q.Text(17);
+    EngineFromJson(nlohmann::json::parse(q.Text(18), nullptr, false), r);
     out.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return Error("load jobs");
@@ -366,7 +395,8 @@ StatusOr<int64_t> Store::AppendEvent(const Event& e) {
 }
 
 StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool inputs_only,
-                                                  bool skip_ticks) {
+                                                  bool skip_ticks, std::optional<JobId> job,
+                                                  bool latest) {
   std::string sql = "SELECT seq, t, kind, job, detail FROM events WHERE seq > ?";
   if (inputs_only) {
     std::vector<std::string> names;
@@ -376,7 +406,8 @@ StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool
     sql += fmt::format(" AND kind IN ({})", fmt::join(names, ", "));
   }
   if (skip_ticks) sql += fmt::format(" AND kind != '{}'", ToString(EventKind::kTick));
-  sql += " ORDER BY seq";
+  if (job) sql += fmt::format(" AND job = {}", job->value());
+  sql += latest ? " ORDER BY seq DESC" : " ORDER BY seq";  // the last `limit`, reversed below
   if (limit > 0) sql += fmt::format(" LIMIT {}", limit);
   Stmt q(db_, sql.c_str());
   q.Bind(1, after);
@@ -400,6 +431,7 @@ StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool
             .t = q.Int(1), .kind = *kind, .job = JobId(q.Int(3)), .detail = std::move(detail)}});
   }
   if (rc != SQLITE_DONE) return Error("load events");
+  if (latest) std::reverse(out.begin(), out.end());
   return out;
 }
 

@@ -1,6 +1,7 @@
 // The daemon's crash-safe state: an SQLite database in WAL mode with three tables.
 //   meta    key/value: the epoch (wall-clock ms at creation) and the serve configuration;
-//   jobs    one row per job (request + what happened), the API's view;
+//   jobs    one row per job (request + what happened, the cluster engine's job id), the API's
+//           view;
 //   events  an append-only journal of Events (core/event_log.h: kind by name, detail as a
 //           JSON object). Its input rows are every call the daemon made into the scheduling
 //           core, with the core time: replaying them through a fresh core rebuilds its exact
@@ -40,8 +41,10 @@ struct EventRow {
 
 class Store {
  public:
-  // The layout this build reads and writes; a database of another version is refused.
-  static constexpr int kSchemaVersion = 2;
+  // The layout this build reads and writes; a database of another version is refused, except
+  // version 2, which is upgraded in place (3 added the jobs' engine column: the Slurm job id
+  // and nodes).
+  static constexpr int kSchemaVersion = 3;
 
   struct Options {
     // Survive power loss too (synchronous=FULL, head file fsynced), at ~10x the cost per
@@ -84,6 +87,8 @@ class Store {
 
   // Assigns r.id: one above every id ever given out (ids are never reused).
   Status InsertJob(JobRecord& r);
+  // The id the next InsertJob gives out.
+  int64_t NextJobId() const { return max_job_ + 1; }
   // Job ids up to `id` are taken (e.g. job directories found on disk).
   void ReserveJobIds(int64_t id) { max_job_ = std::max(max_job_, id); }
   // What Open accepted that the caller should tell the operator.
@@ -97,7 +102,9 @@ class Store {
   // (EventKindInfo::core_input) with inputs_only. A row of an unknown kind or with a detail
   // that is not a JSON object is an error naming its seq: the journal is not replayed wrong.
   StatusOr<std::vector<EventRow>> LoadEvents(int64_t after = 0, int limit = 0,
-                                             bool inputs_only = false, bool skip_ticks = false);
+                                             bool inputs_only = false, bool skip_ticks = false,
+                                             std::optional<JobId> job = std::nullopt,
+                                             bool latest = false);
 
  private:
   explicit Store(sqlite3* db) : db_(db) {}

@@ -35,7 +35,7 @@ TEST(Store, NewDatabaseRecordsItsSchemaAndReopens) {
   EXPECT_EQ((*s)->GetMeta("schema"), std::to_string(Store::kSchemaVersion));
   ASSERT_TRUE(
       (*s)->AppendEvent(
-              {.t = 5, .kind = EventKind::kHold, .job = JobId(3), .detail = {{"until_ms", 9}}})
+              {.t = 5, .kind = EventKind::kDrain, .job = JobId(3), .detail = {{"until_ms", 9}}})
           .ok());
   s->reset();
   auto again = Store::Open((dir / "t.db").string(), 2000);
@@ -44,7 +44,7 @@ TEST(Store, NewDatabaseRecordsItsSchemaAndReopens) {
   auto rows = (*again)->LoadEvents(0, 0, /*inputs_only=*/true);
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->size(), 1u);
-  EXPECT_EQ((*rows)[0].event.kind, EventKind::kHold);
+  EXPECT_EQ((*rows)[0].event.kind, EventKind::kDrain);
   EXPECT_EQ((*rows)[0].event.detail["until_ms"], 9);
   fs::remove_all(dir);
 }
@@ -71,6 +71,41 @@ TEST(Store, RefusesADatabaseOfAnotherSchema) {
   fs::remove_all(dir);
 }
 
+TEST(Store, SchemaTwoIsUpgradedAndKeepsItsJobsAndTheEngineColumnRoundTrips) {
+  fs::path dir = testing::ScratchDir("store_v2");
+  const fs::path db = dir / "t.db";
+  {
+    auto s = Store::Open(db.string(), 1000);
+    ASSERT_TRUE(s.ok()) << s.status().message();
+    JobRecord r{.name = "a", .gpus = 2};
+    ASSERT_TRUE((*s)->InsertJob(r).ok());
+    r.engine_job = "17";
+    r.nodes = {"node3", "node4"};
+    ASSERT_TRUE((*s)->UpdateJob(r).ok());
+    auto jobs = (*s)->LoadJobs();
+    ASSERT_TRUE(jobs.ok());
+    EXPECT_EQ((*jobs)[0].engine_job, "17");
+    EXPECT_EQ((*jobs)[0].nodes, (std::vector<std::string>{"node3", "node4"}));
+  }
+  // What schema 2 looked like: no engine, kills or held columns (all three come back with
+  // their defaults).
+  Sql(db,
+      "ALTER TABLE jobs DROP COLUMN engine; ALTER TABLE jobs DROP COLUMN kills; ALTER TABLE jobs "
+      "DROP COLUMN held; UPDATE meta SET value = '2' WHERE key = 'schema';");
+  auto s = Store::Open(db.string(), 2000);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ((*s)->GetMeta("schema"), "3");
+  auto jobs = (*s)->LoadJobs();
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].name, "a");
+  EXPECT_EQ((*jobs)[0].engine_job, "");
+  EXPECT_TRUE((*jobs)[0].nodes.empty());
+  EXPECT_EQ((*jobs)[0].kills, 0);
+  EXPECT_FALSE((*jobs)[0].held);
+  fs::remove_all(dir);
+}
+
 TEST(Store, UnreadableJournalRowsAreErrorsNamingTheirSeq) {
   // Rows with a valid checksum (as a newer build might write) that this build cannot read.
   fs::path dir = testing::ScratchDir("store_rows");
@@ -86,8 +121,8 @@ TEST(Store, UnreadableJournalRowsAreErrorsNamingTheirSeq) {
   ASSERT_FALSE(rows.ok());
   EXPECT_EQ(rows.status().message(), "state database: journal event 1: unknown kind 'launched'");
   s->reset();
-  Sql(db, fmt::format("UPDATE events SET kind = 'hold', detail = 'until 5', sum = '{}';",
-                      ChainSum(kJournalGenesis, 1, 1, "hold", 1, "until 5"))
+  Sql(db, fmt::format("UPDATE events SET kind = 'drain', detail = 'until 5', sum = '{}';",
+                      ChainSum(kJournalGenesis, 1, 1, "drain", 1, "until 5"))
               .c_str());
   fs::remove(db.string() + ".head");  // else the head tells the row was replaced
   s = Store::Open(db.string(), 1);

@@ -1,32 +1,66 @@
 // A minimal reader for plain comma-separated files with a header row.
 #include "trace/csv.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <cerrno>
+#include <cstring>
 
 #include "common/strings.h"
 
 namespace tiresias {
+namespace {
+
+// Reads the whole of `path` into `out`. A directory, an unreadable file or one larger than
+// kMaxCsvBytes (e.g. /dev/zero) is an error naming the path and the reason.
+Status ReadWhole(const std::string& path, std::string& out) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    const int err = errno;
+    close(fd);
+    return IoError(fmt::format("{}: cannot open: {}", path, std::strerror(err)));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    close(fd);
+    return InvalidArgument(fmt::format("{}: is a directory, expected a CSV file", path));
+  }
+  if (S_ISREG(st.st_mode))
+    out.reserve(static_cast<size_t>(std::min<off_t>(st.st_size, kMaxCsvBytes)));
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      close(fd);
+      return IoError(fmt::format("{}: read failed: {}", path, std::strerror(err)));
+    }
+    if (n == 0) break;
+    if (out.size() + static_cast<size_t>(n) > kMaxCsvBytes) {
+      close(fd);
+      return InvalidArgument(fmt::format("{}: larger than {} MiB, not a CSV file this reads", path,
+                                         kMaxCsvBytes >> 20));
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return Status::Ok();
+}
+
+}  // namespace
 
 StatusOr<CsvFile> CsvFile::Open(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(fmt::format("{}: cannot open", path));
   CsvFile f;
   f.path_ = path;
-  std::error_code ec;
-  auto size = std::filesystem::is_regular_file(path, ec) ? std::filesystem::file_size(path, ec)
-                                                         : std::uintmax_t{0};
-  if (!ec && size > 0) {  // a regular file: one read of known size
-    f.data_.resize(static_cast<size_t>(size));
-    in.read(f.data_.data(), static_cast<std::streamsize>(f.data_.size()));
-  } else {  // a pipe has no size: read it as a stream
-    f.data_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  if (in.bad()) return IoError(fmt::format("{}: read failed", path));
+  if (Status st = ReadWhole(path, f.data_); !st.ok()) return st;
+  // A UTF-8 byte order mark (spreadsheets write one) is not part of the first column's name.
+  if (f.data_.starts_with("\xEF\xBB\xBF")) f.pos_ = 3;
   std::vector<std::string_view> fields;
   if (!f.Next(fields))
     return InvalidArgument(fmt::format("{}: empty file, expected a header", path));
@@ -46,7 +80,7 @@ bool CsvFile::Next(std::vector<std::string_view>& fields) {
     size_t end = data_.find('\n', pos_);
     if (end == std::string::npos) end = data_.size();
     std::string_view line(data_.data() + pos_, end - pos_);
-    pos_ = end + 1;
+    pos_ = std::min(end + 1, data_.size());  // never past the end, with or without a last '\n'
     ++line_;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (Trim(line).empty()) continue;

@@ -1,6 +1,7 @@
 // A minimal reader for the plain comma-separated files this project consumes (no quoting):
-// a header row naming the columns, then one record per line. Reports positions as
-// `file:line` so errors can name the place.
+// a header row naming the columns, then one record per line (a leading UTF-8 byte order mark
+// is skipped). Reports positions as `file:line` so errors can name the place; a path that
+// cannot be read (missing, a directory, too large) is an error with the reason.
 #pragma once
 
 #include <optional>
@@ -11,6 +12,9 @@
 #include "common/status.h"
 
 namespace tiresias {
+
+// The largest file CsvFile reads (the full Philly trace is about 5 MiB).
+inline constexpr size_t kMaxCsvBytes = size_t{1} << 30;
 
 class CsvFile {
  public:

@@ -20,9 +20,10 @@ StatusOr<std::vector<Service>> ReadGpuTimeHistory(const std::string& path) {
   while (f->Next(row)) {
     if (*col >= row.size()) return InvalidArgument(fmt::format("{}: missing duration", f->where()));
     auto v = ParseDouble(row[*col]);
-    if (!v || *v < 0) {
+    if (!v || *v < 0 || *v > kMaxGpuSeconds) {
       return InvalidArgument(
-          fmt::format("{}: duration '{}' is not a non-negative number", f->where(), row[*col]));
+          fmt::format("{}: duration '{}' is not a number of GPU-seconds in [0, {}]", f->where(),
+                      row[*col], kMaxGpuSeconds));
     }
     out.push_back(static_cast<Service>(std::llround(*v * kMsPerSecond)));
   }

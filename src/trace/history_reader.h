@@ -7,9 +7,11 @@
 
 #include "common/status.h"
 #include "common/time.h"
+#include "core/topology.h"
 
 namespace tiresias {
 
-StatusOr<std::vector<Service>> ReadGpuTimeHistory(const std::string& path);  // GPU-ms
+// Samples in GPU-ms; each must be in [0, kMaxGpuSeconds] GPU-seconds (core/topology.h).
+StatusOr<std::vector<Service>> ReadGpuTimeHistory(const std::string& path);
 
 }  // namespace tiresias

@@ -33,11 +33,19 @@ Status ReadComputeTimes(const std::string& trace_path, ModelCatalog& c) {
     if (!g || !it || !d) return InvalidArgument(fmt::format("{}: not a number", f->where()));
     if (*g != 1 || !(*it > 0) || !(*d > 0)) continue;
     double ms = *d * 1000.0 / *it;
+    if (!(ms <= kMaxComputeMs)) {  // also catches an overflow to infinity
+      return InvalidArgument(
+          fmt::format("{}: duration {} s / {} iterations is more than {} ms per iteration",
+                      f->where(), Trim(row[*dur]), Trim(row[*iters]), kMaxComputeMs));
+    }
     auto [pos, fresh] = best.emplace(std::string(Trim(row[*model])), ms);
     if (!fresh) pos->second = std::min(pos->second, ms);
   }
   for (const auto& [name, ms] : best) {
-    if (c.Find(name)) (void)c.SetComputeMs(name, ms);
+    if (!c.Find(name)) continue;  // a model without a profile has no use for a compute time
+    if (Status st = c.SetComputeMs(name, ms); !st.ok()) {
+      return InvalidArgument(fmt::format("{}: {}", trace_path, st.message()));
+    }
   }
   return Status::Ok();
 }

@@ -15,11 +15,16 @@
 namespace tiresias {
 namespace {
 
-// Reads a non-negative number of seconds ("121" or "66.0") as milliseconds.
+// Reads a number of seconds in [0, kMaxInputSeconds] ("121" or "66.0") as milliseconds.
 std::optional<Duration> ParseSecondsMs(std::string_view s) {
   auto v = ParseDouble(s);
-  if (!v || *v < 0 || *v > 1e12) return std::nullopt;
+  if (!v || *v < 0 || *v > kMaxInputSeconds) return std::nullopt;
   return static_cast<Duration>(std::llround(*v * kMsPerSecond));
+}
+
+// "in [0, 315360000] (ten years)": the range of ParseSecondsMs, for messages.
+std::string SecondsRange(const char* low) {
+  return fmt::format("in {}, {}] (ten years)", low, kMaxInputSeconds);
 }
 
 }  // namespace
@@ -88,16 +93,19 @@ StatusOr<Trace> ReadTiresias(CsvFile& f) {
       return RowError(f, fmt::format("job_id '{}' is not a non-negative integer", row[c.idx[0]]));
     if (!seen.insert(*id).second) return RowError(f, fmt::format("duplicate job_id {}", *id));
     auto gpus = ParseInt(row[c.idx[1]]);
-    if (!gpus || *gpus < 1 || *gpus > 1000000) {
-      return RowError(f, fmt::format("num_gpu '{}' is not a positive integer", row[c.idx[1]]));
+    if (!gpus || *gpus < 1 || *gpus > kMaxClusterGpus) {
+      return RowError(f, fmt::format("num_gpu '{}' is not a positive integer (at most {})",
+                                     row[c.idx[1]], kMaxClusterGpus));
     }
     auto submit = ParseSecondsMs(row[c.idx[2]]);
-    if (!submit)
-      return RowError(f, fmt::format("submit_time '{}' is not a time in seconds", row[c.idx[2]]));
+    if (!submit) {
+      return RowError(f, fmt::format("submit_time '{}' is not a time in seconds {}", row[c.idx[2]],
+                                     SecondsRange("[0")));
+    }
     auto dur = ParseSecondsMs(row[c.idx[3]]);
     if (!dur || *dur <= 0) {
-      return RowError(
-          f, fmt::format("duration '{}' is not a positive number of seconds", row[c.idx[3]]));
+      return RowError(f, fmt::format("duration '{}' is not a positive number of seconds {}",
+                                     row[c.idx[3]], SecondsRange("(0")));
     }
     j.id = JobId(*id);
     j.gpus = static_cast<int>(*gpus);
@@ -138,6 +146,7 @@ StatusOr<Trace> ReadPhilly(CsvFile& f) {
   Trace t{"philly", {}};
   t.jobs.reserve(f.RecordsLeft());
   std::vector<int64_t> stamps;
+  std::vector<int> lines;  // of each row, for a timestamp too far from the earliest
   stamps.reserve(t.jobs.capacity());
   std::vector<std::string_view> row;
   int64_t next_id = 0;
@@ -151,12 +160,13 @@ StatusOr<Trace> ReadPhilly(CsvFile& f) {
       return RowError(f, fmt::format("timestamp '{}' is not YYYY-MM-DD HH:MM:SS", row[c.idx[0]]));
     auto dur = ParseSecondsMs(row[c.idx[1]]);
     if (!dur || *dur <= 0) {
-      return RowError(
-          f, fmt::format("duration '{}' is not a positive number of seconds", row[c.idx[1]]));
+      return RowError(f, fmt::format("duration '{}' is not a positive number of seconds {}",
+                                     row[c.idx[1]], SecondsRange("(0")));
     }
     auto gpus = ParseInt(row[c.idx[2]]);
-    if (!gpus || *gpus < 1 || *gpus > 1000000) {
-      return RowError(f, fmt::format("num_gpus '{}' is not a positive integer", row[c.idx[2]]));
+    if (!gpus || *gpus < 1 || *gpus > kMaxClusterGpus) {
+      return RowError(f, fmt::format("num_gpus '{}' is not a positive integer (at most {})",
+                                     row[c.idx[2]], kMaxClusterGpus));
     }
     JobSpec j;
     j.id = JobId(next_id++);
@@ -165,11 +175,19 @@ StatusOr<Trace> ReadPhilly(CsvFile& f) {
     if (cluster_col) j.vc = std::string(Trim(row[*cluster_col]));
     if (user_col) j.user = std::string(Trim(row[*user_col]));
     stamps.push_back(*ts);
+    lines.push_back(f.line());
     t.jobs.push_back(std::move(j));
   }
   if (!stamps.empty()) {
     int64_t origin = *std::min_element(stamps.begin(), stamps.end());
-    for (size_t i = 0; i < t.jobs.size(); ++i) t.jobs[i].submit = Seconds(stamps[i] - origin);
+    for (size_t i = 0; i < t.jobs.size(); ++i) {
+      if (stamps[i] - origin > kMaxInputSeconds) {
+        return InvalidArgument(fmt::format(
+            "{}:{}: timestamp is {} s after the trace's earliest, more than ten years ({} s)",
+            f.path(), lines[i], stamps[i] - origin, kMaxInputSeconds));
+      }
+      t.jobs[i].submit = Seconds(stamps[i] - origin);
+    }
   }
   return t;
 }
@@ -212,7 +230,8 @@ StatusOr<Trace> ReadTrace(const std::string& path) {
 }
 
 StatusOr<Topology> ResolveCluster(const std::string& arg) {
-  if (!std::filesystem::exists(arg)) return Topology::Parse(arg);
+  std::error_code ec;  // a path that cannot even be checked is not a spec file either
+  if (!std::filesystem::exists(arg, ec)) return Topology::Parse(arg);
   auto f = CsvFile::Open(arg);
   if (!f.ok()) return f.status();
   Columns c;
@@ -229,7 +248,7 @@ StatusOr<Topology> ResolveCluster(const std::string& arg) {
   int dims[3];
   for (int i = 0; i < 3; ++i) {
     auto v = ParseInt(row[c.idx[i]]);
-    if (!v || *v < 1 || *v > 1000000) {
+    if (!v || *v < 1 || *v > kMaxClusterGpus) {
       return RowError(*f, fmt::format("{} '{}' is not a positive integer", f->header()[c.idx[i]],
                                       row[c.idx[i]]));
     }

@@ -121,11 +121,12 @@ TEST(PhillyTrace, TimestampAcrossMidnightAndMonths) {
 
 TEST(TraceErrors, BadNumGpu) {
   TempCsv f(std::string(kTiresiasHeader) + "0,1,0,1,m,10,1\n1,x,0,1,m,10,1\n");
-  EXPECT_EQ(ErrorOf(f), f.path() + ":3: num_gpu 'x' is not a positive integer");
+  EXPECT_EQ(ErrorOf(f), f.path() + ":3: num_gpu 'x' is not a positive integer (at most 1000000)");
   TempCsv z(std::string(kTiresiasHeader) + "0,0,0,1,m,10,1\n");
-  EXPECT_EQ(ErrorOf(z), z.path() + ":2: num_gpu '0' is not a positive integer");
+  EXPECT_EQ(ErrorOf(z), z.path() + ":2: num_gpu '0' is not a positive integer (at most 1000000)");
   TempCsv p(std::string(kPhillyHeader) + "2017-10-09 07:01:55,66.0,2.5,66.0,a\n");
-  EXPECT_EQ(ErrorOf(p), p.path() + ":2: num_gpus '2.5' is not a positive integer");
+  EXPECT_EQ(ErrorOf(p),
+            p.path() + ":2: num_gpus '2.5' is not a positive integer (at most 1000000)");
 }
 
 TEST(TraceErrors, BadTimestamp) {
@@ -157,9 +158,56 @@ TEST(TraceErrors, DuplicateJobId) {
 
 TEST(TraceErrors, LineNumbersCountBlankLines) {
   TempCsv f(std::string(kTiresiasHeader) + "\n0,1,0,1,m,10,1\n\n1,1,-3,1,m,10,1\n");
-  EXPECT_EQ(ErrorOf(f), f.path() + ":5: submit_time '-3' is not a time in seconds");
+  EXPECT_EQ(ErrorOf(f), f.path() +
+                            ":5: submit_time '-3' is not a time in seconds in [0, 315360000] "
+                            "(ten years)");
   TempCsv d(std::string(kTiresiasHeader) + "0,1,0,1,m,0,1\n");
-  EXPECT_EQ(ErrorOf(d), d.path() + ":2: duration '0' is not a positive number of seconds");
+  EXPECT_EQ(ErrorOf(d), d.path() +
+                            ":2: duration '0' is not a positive number of seconds in "
+                            "(0, 315360000] (ten years)");
+}
+
+// Values that parse as numbers but make no sense as a workload (found by fuzz/trace_fuzzer
+// and history_fuzzer: in ms, times the GPUs, they overflowed int64 downstream) are refused
+// with the range: durations and submit times beyond ten years, more GPUs than any cluster.
+TEST(TraceErrors, NumbersBeyondTheBoundsAreRefused) {
+  TempCsv d(std::string(kTiresiasHeader) + "0,1,0,1,m,1e13,1\n");
+  EXPECT_EQ(ErrorOf(d), d.path() +
+                            ":2: duration '1e13' is not a positive number of seconds in "
+                            "(0, 315360000] (ten years)");
+  TempCsv s(std::string(kTiresiasHeader) + "0,1,315360000.5,1,m,10,1\n");
+  EXPECT_NE(ErrorOf(s).find(s.path() + ":2: submit_time '315360000.5'"), std::string::npos)
+      << ErrorOf(s);
+  TempCsv g(std::string(kTiresiasHeader) + "0,1000001,0,1,m,10,1\n");
+  EXPECT_NE(ErrorOf(g).find(g.path() + ":2: num_gpu '1000001'"), std::string::npos) << ErrorOf(g);
+  TempCsv ok(std::string(kTiresiasHeader) + "0,1000000,315360000,1,m,315360000,1\n");
+  EXPECT_EQ(ErrorOf(ok), "");
+  // Philly: submit times are offsets from the earliest row; the row too far away is named.
+  TempCsv p(std::string(kPhillyHeader) +
+            "2017-10-09 07:01:55,66.0,1,66.0,a\n"
+            "1990-01-01 00:00:00,5,1,5,a\n"
+            "2017-10-09 07:01:56,66.0,1,66.0,a\n");
+  EXPECT_EQ(ErrorOf(p), p.path() +
+                            ":2: timestamp is 876380515 s after the trace's earliest, more than "
+                            "ten years (315360000 s)");
+}
+
+TEST(TraceReader, AUtf8ByteOrderMarkIsSkipped) {
+  TempCsv f("\xEF\xBB\xBF" + std::string(kTiresiasHeader) + "0,1,0,1,m,10,1\n");
+  auto t = ReadTrace(f.path());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(t->format, "tiresias");
+  EXPECT_EQ(t->jobs.size(), 1u);
+}
+
+TEST(TraceReader, ADirectoryIsRefusedWithTheReason) {
+  const auto dir = std::filesystem::temp_directory_path();
+  auto t = ReadTrace(dir.string());
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message(), dir.string() + ": is a directory, expected a CSV file");
+  auto c = ResolveCluster(dir.string());
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message(), dir.string() + ": is a directory, expected a CSV file");
 }
 
 TEST(TraceErrors, UnknownHeaderMissingColumnNoFile) {
@@ -173,7 +221,8 @@ TEST(TraceErrors, UnknownHeaderMissingColumnNoFile) {
   auto none = ReadTrace("/nonexistent/tiresias_trace.csv");
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().code(), StatusCode::kIoError);
-  EXPECT_EQ(none.status().message(), "/nonexistent/tiresias_trace.csv: cannot open");
+  EXPECT_EQ(none.status().message(),
+            "/nonexistent/tiresias_trace.csv: cannot open: No such file or directory");
 }
 
 TEST(TraceReader, ReadsFromANamedPipe) {
@@ -241,6 +290,24 @@ TEST(ResolveCluster, BadStrings) {
   auto c = ResolveCluster("1x1x65");  // a node's GPUs are a 64-bit mask
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("at most 64"), std::string::npos) << c.status().message();
+}
+
+// --cluster 100000x100000x64 used to run out of memory; a cluster above kMaxClusterGpus is
+// refused with the bound, however its dimensions are written (no int overflow on the way).
+TEST(ResolveCluster, RefusesClustersBeyondTheBound) {
+  auto big = ResolveCluster("100000x100000x64");
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.status().message(),
+            "cluster 100000x100000x64: 640000000000 GPUs, at most 1000000 supported");
+  EXPECT_FALSE(ResolveCluster("1000000x1000000x1").ok());
+  EXPECT_FALSE(ResolveCluster("1000x1000x2").ok());
+  auto edge = ResolveCluster("1000x1000x1");
+  ASSERT_TRUE(edge.ok()) << edge.status().message();
+  EXPECT_EQ(edge->total_gpus(), kMaxClusterGpus);
+  TempCsv f("num_switch,num_node_p_switch,num_gpu_p_node\n1000,1000,64\n");
+  auto csv = ResolveCluster(f.path());
+  ASSERT_FALSE(csv.ok());
+  EXPECT_NE(csv.status().message().find("at most 1000000 supported"), std::string::npos);
 }
 
 TEST(ResolveCluster, SpecCsv) {

@@ -1,0 +1,89 @@
+// Range checks for the numeric command-line flags (see flags.h).
+#include "cli/flags.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <optional>
+
+namespace tiresias {
+namespace {
+
+// `text` as a number of type T, all of it (a leading '+' allowed); nullopt otherwise.
+template <typename T>
+std::optional<T> Whole(std::string_view text) {
+  if (text.starts_with('+')) text.remove_prefix(1);
+  T v{};
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || text.empty()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+CLI::Validator NumberIn(double lo, double hi, bool lo_open) {
+  const std::string range = fmt::format("{}{}, {}]", lo_open ? "(" : "[", lo, hi);
+  return CLI::Validator(
+      [lo, hi, lo_open, range](std::string& input) -> std::string {
+        auto v = Whole<double>(input);
+        if (!v || !std::isfinite(*v)) {
+          return fmt::format("{} is not a finite number: expected a number in {}", input, range);
+        }
+        if (*v < lo || (lo_open && *v == lo) || *v > hi) {
+          return fmt::format("{} is out of range: expected a number in {}", input, range);
+        }
+        return "";
+      },
+      "NUMBER in " + range);
+}
+
+CLI::Validator IntegerIn(int64_t lo, int64_t hi) {
+  const std::string range = fmt::format("{}..{}", lo, hi);
+  return CLI::Validator(
+      [lo, hi, range](std::string& input) -> std::string {
+        auto v = Whole<int64_t>(input);
+        if (!v) {
+          // A number too large for 64 bits is out of range too, not "not an integer".
+          const bool digits =
+              !input.empty() && input.find_first_not_of("-0123456789") == std::string::npos;
+          return fmt::format("{} is {}: expected an integer in {}", input,
+                             digits ? "out of range" : "not an integer", range);
+        }
+        if (*v < lo || *v > hi) {
+          return fmt::format("{} is out of range: expected an integer in {}", input, range);
+        }
+        return "";
+      },
+      "INT in " + range);
+}
+
+CLI::Validator JobRef() {
+  const CLI::Validator id = IntegerIn(0, INT64_MAX);
+  return CLI::Validator(
+      [id](std::string& input) -> std::string {
+        const auto cut = input.find('_');
+        std::string job = input.substr(0, cut);
+        if (auto bad = id(job); !bad.empty()) return bad;
+        if (cut == std::string::npos) return "";
+        std::string task = input.substr(cut + 1);
+        if (!Whole<int64_t>(task) || task.starts_with('+') || task.starts_with('-')) {
+          return fmt::format("{} is not a job id or ARRAY_INDEX (e.g. 42 or 42_7)", input);
+        }
+        return "";
+      },
+      "ID[_INDEX]");
+}
+
+CLI::Validator Unsigned() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        if (!Whole<uint64_t>(input)) {
+          return fmt::format("{} is not an integer in 0..{}", input, UINT64_MAX);
+        }
+        return "";
+      },
+      "UINT");
+}
+
+}  // namespace tiresias

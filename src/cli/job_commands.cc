@@ -1,0 +1,507 @@
+// The job commands of the client, in the style of sbatch, squeue, scontrol and sacct:
+// submit, ls, show, logs, cancel, hold, release, requeue, wait, history, explain. Each is one
+// or a few API calls (api/api_server.h) rendered for people, or printed as the API's JSON
+// with -o json. A job is named by its id or, for an array task, ARRAY_INDEX ("42_7").
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/output.h"
+#include "common/strings.h"
+#include "live/submit_request.h"
+
+extern char** environ;
+
+namespace tiresias {
+namespace {
+
+struct SubmitFlags {
+  int gpus = 1;
+  std::string name, model, time, dependency, array, output, error;
+  double duration_s = 0;
+  std::vector<std::string> env, argv;
+  bool export_env = true, hold = false, parsable = false;
+};
+
+int Submit(const Common& o, const SubmitFlags& f) {
+  auto c = ApiClient::Connect(o.conn);
+  if (!c.ok()) return Error(c.status());
+  std::error_code ec;
+  const std::filesystem::path cwd = std::filesystem::current_path(ec);
+  if (ec) return Error(IoError("cannot read the current directory: " + ec.message()));
+  nlohmann::json body = {{"gpus", f.gpus}, {"argv", f.argv}, {"cwd", cwd.string()}};
+  for (const auto& [key, value] :
+       {std::pair{"name", &f.name}, std::pair{"model", &f.model}, std::pair{"time", &f.time},
+        std::pair{"dependency", &f.dependency}, std::pair{"array", &f.array},
+        std::pair{"output", &f.output}, std::pair{"error", &f.error}}) {
+    if (!value->empty()) body[key] = *value;
+  }
+  if (f.hold) body["hold"] = true;
+  if (f.duration_s > 0) body["duration_s"] = f.duration_s;
+  nlohmann::json envj = nlohmann::json::object();
+  // Like sbatch's default --export=ALL: the job sees the submitter's environment (its PATH,
+  // virtualenv, ...), except what the scheduler sets per run. Only its owner and admins can
+  // read it back.
+  for (char** e = f.export_env ? environ : nullptr; e && *e; ++e) {
+    const std::string kv = *e;
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || IsSchedulerEnv(kv.substr(0, eq))) continue;
+    envj[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& kv : f.env) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Error(InvalidArgument(fmt::format("--env {}: expected KEY=VALUE", kv)));
+    }
+    envj[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  if (!envj.empty()) body["env"] = envj;
+  auto r = c->PostJson("/v1/jobs", body);
+  if (!r.ok()) return Error(r.status());
+  if (o.json()) {
+    std::cout << r->dump(2) << "\n";
+  } else if (f.parsable) {
+    std::cout << (*r)["id"].get<int64_t>() << "\n";
+  } else if (r->contains("array_id")) {
+    std::cout << fmt::format("submitted array job {} ({} tasks)\n", (*r)["array_id"].get<int64_t>(),
+                             (*r)["jobs"].size());
+  } else {
+    std::cout << fmt::format("submitted job {}\n", (*r)["id"].get<int64_t>());
+  }
+  return 0;
+}
+
+struct ListFlags {
+  bool all = false, me = false;
+  std::string state, user;
+  int64_t limit = 0, offset = 0;
+};
+
+std::string Me() {
+  if (const passwd* pw = getpwuid(getuid())) return pw->pw_name;
+  return fmt::format("uid:{}", getuid());
+}
+
+std::string Query(const std::vector<std::pair<std::string, std::string>>& kv) {
+  std::string q;
+  for (const auto& [k, v] : kv) {
+    if (v.empty()) continue;
+    q += (q.empty() ? "?" : "&") + k + "=" + v;
+  }
+  return q;
+}
+
+// The job's name in listings: ARRAY_INDEX for an array task, else its id.
+std::string Ref(const nlohmann::json& j) {
+  return j.contains("ref") ? Str(j, "ref") : Str(j, "id");
+}
+
+// Where a job runs, as squeue's NODELIST: its nodes, and locally the GPU devices too
+// ("local:0,1"), in Slurm its job id too ("slurm:17 node1,node2"); "" when it holds none.
+std::string Where(const nlohmann::json& j) {
+  const auto nodes = j.value("nodes", std::vector<std::string>{});
+  if (nodes.empty()) return "";
+  if (!Str(j, "engine_job").empty())
+    return "slurm:" + Str(j, "engine_job") + " " + Join(nodes, ",");
+  std::string where = Join(nodes, ",");
+  if (!Str(j, "devices").empty()) where += ":" + Str(j, "devices");
+  return where;
+}
+
+int List(const Common& o, const ListFlags& f) {
+  int rc = 0;
+  const std::string user = f.me ? Me() : f.user;
+  auto r = Fetch(o,
+                 "/v1/jobs" + Query({{"state", f.state},
+                                     {"user", user},
+                                     {"active", f.all || !f.state.empty() ? "" : "1"},
+                                     {"limit", f.limit > 0 ? std::to_string(f.limit) : ""},
+                                     {"offset", f.offset > 0 ? std::to_string(f.offset) : ""}}),
+                 rc);
+  if (!r) return rc;
+  const bool wide = o.out == OutputFormat::kWide;
+  std::cout << fmt::format("{:>9} {:<16} {:<10} {:>4} {:<10} {:>9} {:>9} {:>5}", "ID", "NAME",
+                           "USER", "GPUS", "STATE", "TIME", "ATTAINED", "QUEUE");
+  if (wide)
+    std::cout << fmt::format(" {:>9} {:>10} {:>7} {:<20}", "WAIT", "TIME_LIMIT", "PREEMPT",
+                             "SUBMITTED");
+  std::cout << "  NODELIST(REASON)\n";
+  for (const auto& j : *r) {
+    const std::string st = Str(j, "state");
+    std::string where = !Where(j).empty() ? Where(j)
+                        : Str(j, "reason") != "-" && !Str(j, "reason").empty()
+                            ? "(" + Str(j, "reason") + ")"
+                            : (Terminal(st) ? Str(j, "message") : "-");
+    std::cout << fmt::format("{:>9} {:<16} {:<10} {:>4} {:<10} {:>9} {:>9.3f} {:>5}", Ref(j),
+                             Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), j.value("gpus", 0),
+                             st, Human(j.value("time_s", 0.0)),
+                             j.value("attained_gpu_s", 0.0) / 3600, Str(j, "queue"));
+    if (wide) {
+      std::cout << fmt::format(" {:>9} {:>10} {:>7} {:<20}", Human(j.value("wait_s", 0.0)),
+                               Str(j, "time_limit"), j.value("preemptions", 0),
+                               IsoTime(j["submitted_at_ms"]));
+    }
+    std::cout << "  " << where << "\n";
+  }
+  return 0;
+}
+
+int Show(const Common& o, const std::string& ref) {
+  int rc = 0;
+  auto r = Fetch(o, "/v1/jobs/" + ref, rc);
+  if (!r) return rc;
+  const auto& j = *r;
+  auto ev =
+      Fetch(Common{.conn = o.conn}, fmt::format("/v1/events?job={}&limit=1000", Str(j, "id")), rc);
+  std::vector<std::string> argv = j.value("argv", std::vector<std::string>{});
+  for (auto& a : argv) a = EscapeControl(a);
+  const int kills = j.value("kills", 0), preemptions = j.value("preemptions", 0);
+  std::cout << fmt::format("JobId={}{} Name={} User={}\n", Str(j, "id"),
+                           j.contains("ref") ? " ArrayTask=" + Str(j, "ref") : "", Str(j, "name"),
+                           Str(j, "user"));
+  std::cout << fmt::format("   State={} Reason={} Queue={} Held={} Attempt={}\n", Str(j, "state"),
+                           Str(j, "reason") == "" ? "None" : Str(j, "reason"), Str(j, "queue"),
+                           j.value("held", false) ? "yes" : "no", Str(j, "attempt"));
+  std::cout << fmt::format("   Preemptions={} (checkpointed {}, killed at the grace deadline {})\n",
+                           preemptions, preemptions - kills, kills);
+  std::cout << fmt::format("   SubmitTime={} StartTime={} LastStart={} EndTime={}\n",
+                           IsoTime(j["submitted_at_ms"]), IsoTime(j["first_start_ms"]),
+                           IsoTime(j["last_start_ms"]), IsoTime(j["end_ms"]));
+  std::cout << fmt::format("   RunTime={} Waited={} TimeLimit={} Attained={:.3f} GPU-h\n",
+                           Human(j.value("time_s", 0.0)), Human(j.value("wait_s", 0.0)),
+                           j.contains("time_limit") ? Str(j, "time_limit") : "UNLIMITED",
+                           j.value("attained_gpu_s", 0.0) / 3600);
+  std::cout << fmt::format("   GPUs={} Nodes={} Devices={} Model={}\n", Str(j, "gpus"),
+                           Join(j.value("nodes", std::vector<std::string>{}), ","),
+                           Str(j, "devices"), Str(j, "model"));
+  if (!Str(j, "engine_job").empty()) {
+    std::cout << fmt::format("   SlurmJobId={} SlurmState={}\n", Str(j, "engine_job"),
+                             Str(j, "engine_state").empty() ? "-" : Str(j, "engine_state"));
+  }
+  if (j.contains("dependencies")) {
+    std::cout << "   Dependency="
+              << EscapeControl(fmt::format(
+                     "{}", fmt::join(j["dependencies"].get<std::vector<std::string>>(), ",")))
+              << "\n";
+  }
+  std::cout << fmt::format("   Command={}\n   WorkDir={}\n   StdOut={}\n   StdErr={}\n",
+                           Join(argv, " "), Str(j, "cwd"), Str(j, "stdout_path"),
+                           Str(j, "stderr_path"));
+  if (j.contains("exit_code")) {
+    std::cout << fmt::format("   ExitCode={}:{}\n", Str(j, "exit_code"), Str(j, "signal"));
+  }
+  std::cout << fmt::format("   Message={}\n", Str(j, "message"));
+  if (ev) {
+    std::cout << "Timeline:\n";
+    for (const auto& e : *ev) {
+      std::cout << fmt::format("   {} {:<9} {}\n", IsoTime(e["time_ms"]), Str(e, "kind"),
+                               Str(e, "text"));
+    }
+  }
+  return 0;
+}
+
+int Logs(const Common& o, const std::string& ref, bool follow, int64_t tail, bool stderr_stream) {
+  auto c = ApiClient::Connect(o.conn);
+  if (!c.ok()) return Error(c.status());
+  const std::string stream = stderr_stream ? "&stream=stderr" : "";
+  int64_t offset = 0;
+  for (bool first = true;; first = false) {
+    const std::string tail_q = first && tail > 0 ? fmt::format("&tail_lines={}", tail) : "";
+    auto r = c->Get(fmt::format("/v1/jobs/{}/logs?offset={}{}{}", ref, offset, stream, tail_q));
+    if (!r.ok()) return Error(r.status());
+    if (Status s = ErrorOf(*r); !s.ok()) return Error(s);
+    std::cout << r->body << std::flush;
+    offset = ParseInt(r->next_offset).value_or(offset);
+    if (!follow || (r->body.empty() && Terminal(r->job_state))) return 0;
+    if (r->body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+}
+
+// cancel, hold, release, requeue: one API call per job or array named.
+int Act(const Common& o, const std::string& verb, const std::vector<std::string>& refs) {
+  auto c = ApiClient::Connect(o.conn);
+  if (!c.ok()) return Error(c.status());
+  int rc = 0;
+  for (const auto& ref : refs) {
+    auto r = c->PostJson(fmt::format("/v1/jobs/{}/{}", ref, verb), nlohmann::json::object());
+    if (!r.ok()) {
+      rc = Error(r.status());
+    } else if (o.json()) {
+      std::cout << r->dump() << "\n";
+    } else {
+      const size_t n = (*r)["jobs"].size();
+      std::cout << fmt::format("{} job {}{}\n", verb == "cancel" ? "cancelled" : verb + "d", ref,
+                               n > 1 ? fmt::format(" ({} tasks)", n) : "");
+    }
+  }
+  return rc;
+}
+
+// What a job's end says as an exit status: 0 finished, its exit code (or 128 + signal) when
+// it failed, 124 when it ran out of time (as timeout(1)), 125 when it was cancelled.
+int ExitStatusOf(const nlohmann::json& j) {
+  const std::string st = j.value("state", "");
+  if (st == "finished") return 0;
+  if (st == "timeout") return 124;
+  if (st == "cancelled") return 125;
+  if (j.value("signal", 0) > 0) return 128 + j["signal"].get<int>();
+  const int code = j.value("exit_code", 1);
+  return code > 0 ? code : 1;
+}
+
+int Wait(const Common& o, const std::vector<std::string>& refs, double timeout_s) {
+  auto c = ApiClient::Connect(o.conn);
+  if (!c.ok()) return Error(c.status());
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  for (;;) {
+    int worst = 0;
+    bool all_ended = true;
+    nlohmann::json states = nlohmann::json::array();
+    for (const auto& ref : refs) {
+      auto j = c->GetJson("/v1/jobs/" + ref);
+      if (!j.ok()) return Error(j.status());
+      states.push_back(*j);
+      if (!Terminal(j->value("state", ""))) {
+        all_ended = false;
+        break;
+      }
+      worst = std::max(worst, ExitStatusOf(*j));
+    }
+    if (all_ended) {
+      if (o.json()) std::cout << states.dump(2) << "\n";
+      for (const auto& j : states) {
+        if (!o.json()) std::cout << fmt::format("job {}: {}\n", Ref(j), Str(j, "state"));
+      }
+      return worst;
+    }
+    if (timeout_s > 0 && std::chrono::steady_clock::now() > deadline) {
+      std::cerr << "tiresias: wait: timed out\n";
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+}
+
+// "2026-11-30", "2026-11-30T20:00[:00]" (UTC), or an age: "90m", "2h", "3d" ago; wall ms.
+StatusOr<int64_t> ParseWhen(const std::string& s) {
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  if (!s.empty() && std::string_view("smhd").find(s.back()) != std::string_view::npos) {
+    if (auto n = ParseInt(std::string_view(s).substr(0, s.size() - 1)); n && *n >= 0) {
+      const int64_t unit = s.back() == 's'   ? 1000
+                           : s.back() == 'm' ? 60000
+                           : s.back() == 'h' ? 3600000
+                                             : 86400000;
+      return now - *n * unit;
+    }
+  }
+  for (const char* fmt : {"%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d"}) {
+    std::tm tm{};
+    std::istringstream in(s);
+    in >> std::get_time(&tm, fmt);
+    if (!in.fail() && in.peek() == EOF) return int64_t{timegm(&tm)} * 1000;
+  }
+  return InvalidArgument(fmt::format(
+      "'{}' is not a time: YYYY-MM-DD[THH:MM[:SS]] (UTC) or an age such as 90m, 2h, 3d", s));
+}
+
+struct HistoryFlags {
+  std::string user, state, since, until;
+  bool me = false;
+  int64_t limit = 0;
+};
+
+int History(const Common& o, const HistoryFlags& f) {
+  std::string since, until;
+  for (const auto& [text, out] : {std::pair{&f.since, &since}, std::pair{&f.until, &until}}) {
+    if (text->empty()) continue;
+    auto t = ParseWhen(*text);
+    if (!t.ok()) return Error(t.status());
+    *out = std::to_string(*t);
+  }
+  int rc = 0;
+  auto r = Fetch(o,
+                 "/v1/history" + Query({{"user", f.me ? Me() : f.user},
+                                        {"state", f.state},
+                                        {"since_ms", since},
+                                        {"until_ms", until},
+                                        {"limit", f.limit > 0 ? std::to_string(f.limit) : ""}}),
+                 rc);
+  if (!r) return rc;
+  std::cout << fmt::format(
+      "{:>9} {:<16} {:<10} {:<10} {:<20} {:<20} {:<20} {:>9} {:>9} {:>7} {:>8}\n", "ID", "NAME",
+      "USER", "STATE", "SUBMIT", "START", "END", "ELAPSED", "GPU-HOURS", "PREEMPT", "EXITCODE");
+  for (const auto& j : *r) {
+    const double elapsed =
+        j["end_ms"].is_number() && j["submitted_at_ms"].is_number()
+            ? (j["end_ms"].get<int64_t>() - j["submitted_at_ms"].get<int64_t>()) / 1000.0
+            : -1;
+    std::cout << fmt::format(
+        "{:>9} {:<16} {:<10} {:<10} {:<20} {:<20} {:<20} {:>9} {:>9.3f} {:>7} {:>8}\n", Ref(j),
+        Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), Str(j, "state"),
+        IsoTime(j["submitted_at_ms"]), IsoTime(j["first_start_ms"]), IsoTime(j["end_ms"]),
+        Human(elapsed), j.value("attained_gpu_s", 0.0) / 3600, j.value("preemptions", 0),
+        j.contains("exit_code") ? fmt::format("{}:{}", Str(j, "exit_code"), Str(j, "signal"))
+                                : "-");
+  }
+  return 0;
+}
+
+int ExplainJob(const Common& o, const std::string& ref) {
+  int rc = 0;
+  auto r = Fetch(o, "/v1/jobs/" + ref + "/explain", rc);
+  if (!r) return rc;
+  const auto& j = *r;
+  std::cout << fmt::format("job {} is {}\n", ref, Str(j, "state"));
+  if (!Str(j, "where").empty()) std::cout << "  " << Str(j, "where") << "\n";
+  if (j["rank"].get<int>() > 0) {
+    std::cout << fmt::format("  rank {} among waiting jobs: {} waiting and {} running ahead\n",
+                             j["rank"].get<int>(), j["waiting_ahead"].get<int>(),
+                             j["running_ahead"].get<int>());
+  }
+  auto named = [&](const char* key, const char* what, int total) {
+    const std::vector<int64_t> ids = j.value(key, std::vector<int64_t>{});
+    if (ids.empty()) return;
+    std::cout << fmt::format("  {} ahead: job {}{}\n", what, fmt::join(ids, ", job "),
+                             total > static_cast<int>(ids.size()) ? ", ..." : "");
+  };
+  named("running_ahead_ids", "running", j["running_ahead"].get<int>());
+  named("waiting_ahead_ids", "waiting", j["waiting_ahead"].get<int>());
+  std::cout << fmt::format("  needs {} GPUs; {} free now\n", j["gpus_needed"].get<int>(),
+                           j["gpus_free"].get<int>());
+  if (j.contains("next_transition_in_s")) {
+    std::cout << fmt::format("  next queue change (promotion/demotion) in {}\n",
+                             Human(j["next_transition_in_s"].get<double>()));
+  }
+  for (const auto& reason : j["reasons"]) {
+    std::cout << "  - " << EscapeControl(reason.get<std::string>()) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddJobCommands(CLI::App& app, int& rc) {
+  static Common o;
+  static SubmitFlags sf;
+  static ListFlags lf;
+  static HistoryFlags hf;
+  static std::string ref;
+  static std::vector<std::string> refs;
+  static bool follow = false, stderr_stream = false;
+  static int64_t tail = 0;
+  static double wait_timeout = 0;
+
+  auto* submit = app.add_subcommand("submit", "submit a job: tiresias submit --gpus 2 -- CMD ARGS");
+  AddConnFlags(submit, o);
+  AddOutputFlag(submit, o);
+  submit->add_option("--gpus", sf.gpus, "GPUs (gang-scheduled)")
+      ->check(IntegerIn(1, kMaxRequestGpus));
+  submit->add_option("--name,-J", sf.name, "job name (default: the command)");
+  submit->add_option("--model", sf.model, "model name, for placement (e.g. resnet50, vgg16)");
+  submit
+      ->add_option("--duration", sf.duration_s,
+                   "expected run time in seconds (only sjf/srtf/srsf use it; 0 = not given)")
+      ->check(NumberIn(0, kMaxRequestDurationS));
+  submit->add_option("--time,-t", sf.time,
+                     "time limit: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS (running "
+                     "time only; then the checkpoint signal, the grace, and state timeout)");
+  submit->add_option("--dependency,-d", sf.dependency,
+                     "afterok:ID[:ID..], afterany:ID, afternotok:ID, comma-separated");
+  submit->add_option("--array,-a", sf.array,
+                     "array tasks: 0-99, 0-99%8 (at most 8 at once), 1,3,5-7");
+  submit->add_option("--output", sf.output,
+                     "stdout file (%j job id, %a array index, %A array id, %u user, %x name); "
+                     "default: the job's log");
+  submit->add_option("--error", sf.error, "stderr file (same patterns); default: with stdout");
+  submit->add_flag("--hold,-H", sf.hold, "submit held: it waits until `tiresias release`");
+  submit->add_option("--env", sf.env, "extra environment KEY=VALUE (repeatable)");
+  submit->add_flag("--export-env,!--no-export-env", sf.export_env,
+                   "pass this shell's environment to the job (default; like sbatch)");
+  submit->add_flag("--parsable", sf.parsable, "print the job id alone");
+  submit->add_option("command", sf.argv, "the command, after --")->required();
+  submit->callback([&rc] { rc = Submit(o, sf); });
+
+  auto* ls = app.add_subcommand("ls", "list jobs, like squeue: where each runs or why it waits");
+  AddConnFlags(ls, o);
+  AddOutputFlag(ls, o, /*wide=*/true);
+  ls->add_flag("-a,--all", lf.all, "include jobs that have ended");
+  ls->add_option("--state,-t", lf.state, "only these states, comma-separated");
+  ls->add_option("--user,-u", lf.user, "only this user's jobs");
+  ls->add_flag("--me", lf.me, "only my jobs");
+  ls->add_option("--limit", lf.limit, "at most this many")->check(IntegerIn(0, 1000000));
+  ls->add_option("--offset", lf.offset, "skip this many (paging)")->check(IntegerIn(0, INT64_MAX));
+  ls->callback([&rc] { rc = List(o, lf); });
+
+  auto* show =
+      app.add_subcommand("show", "one job in detail, with its timeline (like scontrol show job)");
+  AddConnFlags(show, o);
+  AddOutputFlag(show, o);
+  show->add_option("job", ref, "job id or ARRAY_INDEX")->required()->check(JobRef());
+  show->callback([&rc] { rc = Show(o, ref); });
+
+  auto* logs = app.add_subcommand("logs", "print a job's output");
+  AddConnFlags(logs, o);
+  logs->add_option("job", ref, "job id or ARRAY_INDEX")->required()->check(JobRef());
+  logs->add_flag("-f,--follow", follow, "keep printing until the job ends");
+  logs->add_option("--tail", tail, "start with the last N lines")->check(IntegerIn(0, 1000000));
+  logs->add_flag("--stderr", stderr_stream, "its stderr (when --error sent it elsewhere)");
+  logs->callback([&rc] { rc = Logs(o, ref, follow, tail, stderr_stream); });
+
+  for (const auto& [verb, help] :
+       {std::pair{"cancel", "cancel jobs (an array's id: all its tasks)"},
+        std::pair{"hold", "hold waiting jobs until released"},
+        std::pair{"release", "release held jobs"},
+        std::pair{"requeue",
+                  "stop running jobs (checkpoint signal, grace) and queue them again"}}) {
+    auto* c = app.add_subcommand(verb, help);
+    AddConnFlags(c, o);
+    AddOutputFlag(c, o);
+    c->add_option("jobs", refs, "job ids or ARRAY_INDEX")->required()->check(JobRef());
+    c->callback([&rc, v = std::string(verb)] { rc = Act(o, v, refs); });
+  }
+
+  auto* wait = app.add_subcommand(
+      "wait", "wait until jobs end; exit 0 if all finished, else the worst status (documented)");
+  AddConnFlags(wait, o);
+  AddOutputFlag(wait, o);
+  wait->add_option("jobs", refs, "job ids or ARRAY_INDEX")->required()->check(JobRef());
+  wait->add_option("--timeout", wait_timeout, "give up after this many seconds (0 = never)")
+      ->check(NumberIn(0, kMaxRequestDurationS));
+  wait->callback([&rc] { rc = Wait(o, refs, wait_timeout); });
+
+  auto* hist = app.add_subcommand("history", "jobs that ended, like sacct");
+  AddConnFlags(hist, o);
+  AddOutputFlag(hist, o);
+  hist->add_option("--user,-u", hf.user, "only this user's jobs");
+  hist->add_flag("--me", hf.me, "only my jobs");
+  hist->add_option("--state,-s", hf.state,
+                   "only these end states (finished, failed, cancelled, timeout)");
+  hist->add_option("--since,-S", hf.since,
+                   "ended at or after: YYYY-MM-DD[THH:MM[:SS]] UTC, or 2h, 3d ago");
+  hist->add_option("--until,-E", hf.until, "ended before (same forms)");
+  hist->add_option("--limit", hf.limit, "at most this many")->check(IntegerIn(0, 1000000));
+  hist->callback([&rc] { rc = History(o, hf); });
+
+  auto* explain = app.add_subcommand("explain", "why is my job pending?");
+  AddConnFlags(explain, o);
+  AddOutputFlag(explain, o);
+  explain->add_option("job", ref, "job id or ARRAY_INDEX")->required()->check(JobRef());
+  explain->callback([&rc] { rc = ExplainJob(o, ref); });
+}
+
+}  // namespace tiresias

@@ -1,0 +1,88 @@
+// The client commands' shared flags, errors and renderings (see output.h).
+#include "cli/output.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "common/strings.h"
+
+namespace tiresias {
+
+void AddConnFlags(CLI::App* c, Common& o) {
+  c->add_option("--state-dir", o.conn.state_dir,
+                "the server's state directory (default: $TIRESIAS_STATE_DIR or .)");
+  c->add_option("--server", o.conn.server,
+                "server URL, e.g. http://host:8470 (needs a token), or unix:PATH (default: the "
+                "state directory's tiresias.sock, where the kernel tells serve who you are)");
+  c->add_option("--token", o.conn.token,
+                "API token for --server over TCP (default: $TIRESIAS_TOKEN, or the state "
+                "directory's tiresias.token when readable)");
+}
+
+void AddOutputFlag(CLI::App* c, Common& o, bool wide) {
+  std::map<std::string, OutputFormat> formats = {{"text", OutputFormat::kText},
+                                                 {"json", OutputFormat::kJson}};
+  if (wide) formats["wide"] = OutputFormat::kWide;
+  c->add_option("-o,--output-format", o.out,
+                wide ? "text, wide (more columns) or json" : "text or json")
+      ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case));
+  c->add_flag_callback(
+      "--json", [&o] { o.out = OutputFormat::kJson; }, "same as -o json");
+}
+
+int Error(const Status& s) {
+  std::cerr << "tiresias: " << s.message() << "\n";
+  return 1;
+}
+
+std::string Human(double seconds) {
+  if (seconds < 0) return "-";
+  auto s = static_cast<int64_t>(seconds);
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  if (s < 86400) return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
+  return fmt::format("{}d{:02}h", s / 86400, s % 86400 / 3600);
+}
+
+std::string IsoTime(const nlohmann::json& wall_ms) {
+  if (!wall_ms.is_number_integer()) return "-";
+  const auto t =
+      std::chrono::system_clock::time_point(std::chrono::milliseconds(wall_ms.get<int64_t>()));
+  return fmt::format("{:%FT%T}Z", std::chrono::floor<std::chrono::seconds>(t));
+}
+
+std::string Str(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return "-";
+  return EscapeControl(j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
+}
+
+std::string Clip(const std::string& s, size_t width) {
+  if (s.size() <= width) return s;
+  size_t end = width;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  return s.substr(0, end);
+}
+
+bool Terminal(const std::string& state) {
+  return state == "finished" || state == "failed" || state == "cancelled" || state == "timeout";
+}
+
+std::optional<nlohmann::json> Fetch(const Common& o, const std::string& path, int& rc) {
+  rc = 0;
+  auto c = ApiClient::Connect(o.conn);
+  auto r = c.ok() ? c->GetJson(path) : StatusOr<nlohmann::json>(c.status());
+  if (!r.ok()) {
+    rc = Error(r.status());
+    return std::nullopt;
+  }
+  if (o.json()) {
+    std::cout << r->dump(2) << "\n";
+    return std::nullopt;
+  }
+  return *r;
+}
+
+}  // namespace tiresias

@@ -1,0 +1,47 @@
+// What the client commands share: how to reach serve (--state-dir, --server, --token), the
+// output format (-o text|json|wide: JSON is the API's own objects, stable and documented in
+// the README), errors (runtime errors exit 1; usage errors exit 2 in main), and the
+// renderings people read (durations, ISO-8601 times, escaped text).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "cli/client.h"
+#include "common/status.h"
+
+namespace tiresias {
+
+enum class OutputFormat { kText, kJson, kWide };
+
+struct Common {
+  ClientOptions conn;
+  OutputFormat out = OutputFormat::kText;
+  bool json() const { return out == OutputFormat::kJson; }
+};
+
+void AddConnFlags(CLI::App* c, Common& o);
+// -o/--output-format text|json (and wide where `wide`).
+void AddOutputFlag(CLI::App* c, Common& o, bool wide = false);
+
+// Prints the error for people and returns the runtime exit code, 1.
+int Error(const Status& s);
+
+// "5s", "3m07s", "2h05m"; "-" for a negative value.
+std::string Human(double seconds);
+// "2026-11-30T20:52:10Z" for wall ms; "-" for null.
+std::string IsoTime(const nlohmann::json& wall_ms);
+// A field for people: "-" when absent, control characters escaped (EscapeControl) so that a
+// job name or message cannot drive the terminal. JSON output stays exact.
+std::string Str(const nlohmann::json& j, const char* key);
+// The first `width` bytes of `s`, not cutting a UTF-8 sequence in two.
+std::string Clip(const std::string& s, size_t width);
+bool Terminal(const std::string& state);
+
+// Connects and GETs `path`. Returns the reply to render, or nothing when done: with -o json
+// the reply is printed as is; on an error it is printed and `rc` set.
+std::optional<nlohmann::json> Fetch(const Common& o, const std::string& path, int& rc);
+
+}  // namespace tiresias

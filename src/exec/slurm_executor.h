@@ -1,0 +1,188 @@
+// The Slurm executor of `tiresias serve --executor slurm` (an Executor, core/executor.h):
+// tiresias keeps the decisions (order, placement, preemption), Slurm the mechanics (launching
+// on nodes, GPU binding, process tracking, accounting). It drives Slurm through its client
+// tools, run as subprocesses with deadlines (exec/subprocess.h): sbatch, scontrol, scancel,
+// squeue --json and sinfo --json.
+//
+// One held Slurm batch job per tiresias job, for its whole life:
+//   Prepare  `sbatch --hold --requeue` (a user hold) of a generated batch script, tagged with
+//            the comment "tiresias:<tag>:<job id>" so a restarted serve finds it again;
+//   Launch   writes the attempt's variables (DIR/slurm-attempt.env), then
+//            `scontrol update JobId= NumNodes= NumTasks= NumCPUs= TresPerNode=gres:gpu:K
+//            ReqNodeList=<the core's nodes> StartTime=now` and `scontrol release` (batched);
+//            the script starts one task per node with srun, each with RANK, LOCAL_RANK,
+//            WORLD_SIZE (tasks), MASTER_ADDR (the first node's address), MASTER_PORT,
+//            TIRESIAS_JOB_ID, TIRESIAS_ATTEMPT, TIRESIAS_CHECKPOINT_DIR, TIRESIAS_GPUS;
+//   Signal   `scancel --signal=SIG` reaches the job's tasks (not the batch shell); SIGKILL (the
+//            end of the grace period) is `scancel --signal=KILL --full` then `scontrol
+//            requeuehold`: the same Slurm job waits, held, for the next attempt;
+//   Retire   `scancel` of the held job once the tiresias job has ended.
+// GPUs: the core's GpuId{node, index} is node i of the partition (Slurm's order) and a count
+// there; Slurm binds the devices. A job whose nodes get unequal counts asks every node for
+// the largest (Slurm's --gres is per node); the surplus is reported as held outside.
+//
+// What it reports: an attempt ended once Slurm no longer runs it (not while COMPLETING: its
+// GPUs are still held), with the exit status Slurm recorded; a run lost to a node failure or
+// requeued by Slurm itself as `lost` (requeue, not the job's end; the Slurm job is put on hold
+// again so Slurm never restarts it on its own); a job cancelled with scancel as `cancelled`,
+// with Slurm's reason. PollNodes: the partition's nodes (sinfo), usable or not, and the GPUs
+// jobs outside tiresias hold on each (squeue), so the core never double-books them.
+//
+// Contact: a poller thread runs squeue (every poll_interval) and sinfo (node_poll_interval);
+// a worker thread runs the queued commands, batching releases, signals and requeues. A
+// command that finds no slurmctld (timeout, connection refused) is retried with exponential
+// backoff, in order, and nothing is lost; ContactLost says since when. Poll and PollNodes read
+// the latest snapshots and never block; Launch blocks only when a job's held batch job has not
+// been submitted yet (then it submits it; Unavailable while slurmctld cannot be reached).
+//
+// Thread-compatible like every Executor (one caller at a time); its own threads share its
+// state under a mutex. Needs the job directories on a filesystem the nodes share (the batch
+// script, the attempt file, the log and the checkpoint directory live there).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/executor.h"
+#include "exec/slurm_state.h"
+#include "exec/subprocess.h"
+
+namespace tiresias {
+
+struct SlurmOptions {
+  std::string partition = "gpu";
+  // Names this daemon's jobs (comment "tiresias:<tag>:<job id>"): one per state directory.
+  std::string tag;
+  // The client tools' environment (KEY=VALUE; e.g. SLURM_CONF); empty: the daemon's.
+  std::vector<std::string> env;
+  // More sbatch arguments for every job (--account, --qos, --mem, ...).
+  std::vector<std::string> sbatch_args;
+  int cpus_per_task = 1;
+  std::chrono::milliseconds poll_interval{250};        // squeue
+  std::chrono::milliseconds node_poll_interval{1000};  // sinfo
+  std::chrono::milliseconds command_timeout{10000};
+  std::chrono::milliseconds max_backoff{5000};
+};
+
+class SlurmExecutor : public Executor {
+ public:
+  // Reads the partition's nodes (sinfo --json) and this daemon's jobs (squeue --json), then
+  // starts the poller and worker threads. Unavailable when slurmctld does not answer;
+  // FailedPrecondition when the partition has no node with GPUs.
+  static StatusOr<std::unique_ptr<SlurmExecutor>> Open(SlurmOptions opts);
+  ~SlurmExecutor() override;  // stops its threads; Slurm jobs keep running
+  SlurmExecutor(const SlurmExecutor&) = delete;
+  SlurmExecutor& operator=(const SlurmExecutor&) = delete;
+
+  // The partition's nodes as Open found them, in Slurm's order: the core's node i.
+  const std::vector<SlurmNode>& nodes() const { return nodes_; }
+  // `scontrol show config`, read for settings that will hurt (SlurmConfigWarnings).
+  StatusOr<std::vector<std::string>> CheckConfig();
+
+  StatusOr<Launched> Launch(const LaunchSpec& spec) override;
+  Status Signal(const ProcessRef& p, int sig) override;
+  bool Adopt(JobId job, int attempt, const ProcessRef& p, const std::string& job_dir) override;
+  std::optional<ExitInfo> ReadExit(JobId job, int attempt, const std::string& job_dir) override;
+  std::optional<ProcessRef> FindLaunched(JobId job, int attempt,
+                                         const std::string& job_dir) override;
+  std::vector<ExitInfo> Poll() override;
+  std::string Containment() const override;
+  void Prepare(const LaunchSpec& spec) override;
+  void Retire(JobId job) override;
+  std::optional<std::vector<NodeReport>> PollNodes() override;
+  std::string EngineState(JobId job) const override;
+  std::optional<std::pair<int64_t, std::string>> ContactLost() const override;
+
+  // For tests and benchmarks: waits until the queued commands have run (or `timeout`).
+  bool Drain(std::chrono::milliseconds timeout);
+  // The Slurm job id of a tiresias job (0: none yet).
+  int64_t SlurmId(JobId job) const;
+
+ private:
+  enum class Phase {
+    kNone,       // no attempt: held (or not yet submitted)
+    kLaunching,  // pin + release queued
+    kReleased,   // released; Slurm runs it (or will)
+    kEnded,      // ended; reported by Poll (then kNone)
+  };
+  struct Job {
+    JobId id;
+    int64_t slurm_id = 0;
+    std::string job_dir;
+    LaunchSpec spec;  // as prepared (command, environment, account)
+    bool submit_queued = false;
+    std::string submit_error;  // a permanent sbatch failure ("" none)
+    bool retired = false;
+    bool cancel_reported = false;
+    // The current attempt.
+    int attempt = -1;
+    Phase phase = Phase::kNone;
+    std::vector<std::pair<int, int>> placement;  // (core node, GPUs there)
+    uint64_t released_seq = 0;                   // snapshots started after this see the release
+    std::optional<int> restart_base;
+    bool seen_active = false;
+    bool stop_requested = false, kill_requested = false;
+    std::optional<ExitInfo> ended;  // for Poll
+    uint64_t hold_sent_seq = 0;     // a hold was queued after this snapshot
+    uint64_t known_seq = 0;         // slurm_id was learned after this snapshot
+  };
+  enum class OpKind { kSubmit, kLaunch, kSignal, kKill, kHold, kRequeueHold, kCancel };
+  struct Op {
+    OpKind kind;
+    JobId job;
+    int attempt = 0;
+    int sig = 0;
+    int tries = 0;
+  };
+
+  explicit SlurmExecutor(SlurmOptions opts) : opts_(std::move(opts)) {}
+  // A Slurm client command; Unavailable when slurmctld cannot be reached.
+  StatusOr<CommandResult> Slurm(const std::vector<std::string>& argv) const;
+  StatusOr<std::vector<SlurmJob>> Squeue() const;
+  StatusOr<std::vector<SlurmNode>> Sinfo() const;
+  void PollerLoop();
+  void WorkerLoop();
+  // Runs one batch of ops; the ops that must be retried are returned.
+  std::vector<Op> RunBatch(std::vector<Op> ops);
+  Status SubmitNow(JobId id);                    // sbatch; mu_ not held
+  void Enqueue(Op op);                           // mu_ held
+  Job* Find(JobId id);                           // mu_ held
+  const SlurmJob* Seen(int64_t slurm_id) const;  // mu_ held; in the latest snapshot
+  std::string Tag(JobId id) const;
+  void NoteContact(const Status& s);  // mu_ held
+  // How an attempt ended, from Slurm's record of the job.
+  ExitInfo ExitOf(const Job& j, const SlurmJob* s) const;
+  std::string WriteBatchScript(const LaunchSpec& spec) const;
+
+  SlurmOptions opts_;
+  std::vector<SlurmNode> nodes_;
+  std::map<std::string, int> node_index_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;  // work queued, snapshot taken, stop
+  std::map<JobId, Job> jobs_;
+  std::deque<Op> ops_;
+  int running_ops_ = 0;
+  bool stop_ = false;
+  bool poke_poller_ = false;
+  // The latest snapshots: squeue (by Slurm id) and sinfo; their sequence numbers are taken
+  // when the command started.
+  std::map<int64_t, SlurmJob> seen_;
+  uint64_t seen_seq_ = 0;
+  std::vector<SlurmNode> node_state_;
+  uint64_t op_seq_ = 0;  // advances when a command starts or an op completes
+  uint64_t reported_nodes_seq_ = 0;
+  std::optional<std::pair<int64_t, std::string>> contact_lost_;
+  std::thread poller_, worker_;
+};
+
+}  // namespace tiresias

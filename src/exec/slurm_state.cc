@@ -1,0 +1,298 @@
+// Parsing what the Slurm client tools print (see slurm_state.h).
+#include "exec/slurm_state.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "common/strings.h"
+
+namespace tiresias {
+namespace {
+
+std::string Str(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+int64_t Int(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+
+std::vector<std::string> Strings(const nlohmann::json& j, const char* key) {
+  std::vector<std::string> out;
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_array()) return out;
+  for (const auto& s : *it) {
+    if (s.is_string()) out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+StatusOr<nlohmann::json> ParseTop(std::string_view text, const char* what, const char* array) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return InvalidArgument(fmt::format("{} --json: not a JSON object", what));
+  }
+  if (auto e = j.find("errors"); e != j.end() && e->is_array() && !e->empty()) {
+    return InvalidArgument(fmt::format("{} --json: {}", what, e->dump()));
+  }
+  if (!j.contains(array) || !j[array].is_array()) {
+    return InvalidArgument(fmt::format("{} --json: no '{}' array", what, array));
+  }
+  return j;
+}
+
+// Splits at commas outside brackets.
+std::vector<std::string_view> TopLevelItems(std::string_view s) {
+  std::vector<std::string_view> out;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '[') ++depth;
+    if (s[i] == ']') --depth;
+    if (s[i] == ',' && depth == 0) {
+      out.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  out.push_back(s.substr(start));
+  return out;
+}
+
+Status ExpandOne(std::string_view name, std::vector<std::string>& out) {
+  const size_t open = name.find('[');
+  if (open == std::string_view::npos) {
+    if (name.find(']') != std::string_view::npos) {
+      return InvalidArgument(fmt::format("hostlist '{}': ']' without '['", name));
+    }
+    if (!name.empty()) out.emplace_back(name);
+    return Status::Ok();
+  }
+  const size_t close = name.find(']', open);
+  if (close == std::string_view::npos) {
+    return InvalidArgument(fmt::format("hostlist '{}': '[' without ']'", name));
+  }
+  const std::string_view prefix = name.substr(0, open), rest = name.substr(close + 1);
+  for (std::string_view range : Split(name.substr(open + 1, close - open - 1), ',')) {
+    const size_t dash = range.find('-');
+    const std::string_view lo_s = range.substr(0, dash);
+    const std::string_view hi_s = dash == std::string_view::npos ? lo_s : range.substr(dash + 1);
+    auto lo = ParseInt(lo_s), hi = ParseInt(hi_s);
+    if (!lo || !hi || *lo < 0 || *hi < *lo || *hi - *lo > 100000) {
+      return InvalidArgument(fmt::format("hostlist '{}': bad range '{}'", name, range));
+    }
+    const size_t width = lo_s.size();
+    for (int64_t v = *lo; v <= *hi; ++v) {
+      std::string num = std::to_string(v);
+      if (num.size() < width) num.insert(0, width - num.size(), '0');
+      std::vector<std::string> tails;
+      if (Status s = ExpandOne(rest, tails); !s.ok()) return s;
+      if (tails.empty()) tails.push_back("");
+      for (const auto& t : tails) out.push_back(std::string(prefix) + num + t);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool SlurmNode::Usable() const {
+  static const std::vector<std::string_view> kBadStates = {
+      "down",    "drained", "draining", "drain",      "fail",
+      "failing", "unknown", "future",   "power_down", "powered_down"};
+  std::string s = state;
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (auto bad : kBadStates) {
+    if (s == bad) return false;
+  }
+  for (const auto& f : flags) {
+    if (f == "DRAIN" || f == "FAIL" || f == "POWERED_DOWN" || f == "POWER_DOWN" ||
+        f == "MAINTENANCE" || f == "REBOOT_REQUESTED" || f == "REBOOT_ISSUED") {
+      return false;
+    }
+  }
+  return true;
+}
+
+StatusOr<std::vector<std::string>> ExpandHostlist(std::string_view list) {
+  std::vector<std::string> out;
+  list = Trim(list);
+  if (list.empty() || list == "(null)") return out;
+  for (std::string_view item : TopLevelItems(list)) {
+    if (Status s = ExpandOne(Trim(item), out); !s.ok()) return s;
+  }
+  return out;
+}
+
+int GpusInGres(std::string_view gres) {
+  int total = 0;
+  for (std::string_view item : TopLevelItems(gres)) {
+    item = Trim(item);
+    if (item.starts_with("gres:")) item.remove_prefix(5);
+    if (!item.starts_with("gpu")) continue;
+    const size_t paren = item.find('(');
+    if (paren != std::string_view::npos) item = item.substr(0, paren);
+    const size_t colon = item.rfind(':');
+    if (colon == std::string_view::npos) continue;
+    if (auto n = ParseInt(item.substr(colon + 1)); n && *n > 0) total += static_cast<int>(*n);
+  }
+  return total;
+}
+
+bool SlurmActive(std::string_view s) {
+  return s == "RUNNING" || s == "COMPLETING" || s == "CONFIGURING" || s == "SUSPENDED" ||
+         s == "SIGNALING" || s == "STAGE_OUT" || s == "RESIZING" || s == "STOPPED" ||
+         s == "REQUEUE_FED" || s == "REQUEUE_HOLD" || s == "REQUEUED";
+}
+
+bool SlurmEnded(std::string_view s) {
+  return s == "COMPLETED" || s == "FAILED" || s == "CANCELLED" || s == "TIMEOUT" ||
+         s == "NODE_FAIL" || s == "PREEMPTED" || s == "BOOT_FAIL" || s == "DEADLINE" ||
+         s == "OUT_OF_MEMORY" || s == "SPECIAL_EXIT" || s == "REVOKED";
+}
+
+StatusOr<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
+  auto top = ParseTop(text, "squeue", "jobs");
+  if (!top.ok()) return top.status();
+  std::vector<SlurmJob> out;
+  for (const auto& j : (*top)["jobs"]) {
+    if (!j.is_object()) continue;
+    SlurmJob s;
+    s.id = Int(j, "job_id");
+    s.name = Str(j, "name");
+    s.comment = Str(j, "comment");
+    s.user = Str(j, "user_name");
+    s.partition = Str(j, "partition");
+    s.state = Str(j, "job_state");
+    s.reason = Str(j, "state_reason");
+    auto nodes = ExpandHostlist(Str(j, "nodes"));
+    if (!nodes.ok()) return nodes.status();
+    s.nodes = std::move(*nodes);
+    // gres_detail has one entry per node of the allocation while it holds them.
+    const auto gres = Strings(j, "gres_detail");
+    if (gres.size() == s.nodes.size()) {
+      for (const auto& g : gres) s.node_gpus.push_back(GpusInGres(g));
+    } else if (!s.nodes.empty()) {
+      const int per = GpusInGres(Str(j, "tres_per_node"));
+      s.node_gpus.assign(s.nodes.size(), per);
+    }
+    s.restarts = static_cast<int>(Int(j, "restart_cnt"));
+    s.wait_status = static_cast<int>(Int(j, "exit_code"));
+    s.end_time = Int(j, "end_time");
+    s.held = Int(j, "priority") == 0;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+StatusOr<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text) {
+  auto top = ParseTop(text, "sinfo", "nodes");
+  if (!top.ok()) return top.status();
+  std::vector<SlurmNode> out;
+  for (const auto& j : (*top)["nodes"]) {
+    if (!j.is_object()) continue;
+    SlurmNode n;
+    n.name = Str(j, "name");
+    n.address = Str(j, "address");
+    n.state = Str(j, "state");
+    n.flags = Strings(j, "state_flags");
+    n.partitions = Strings(j, "partitions");
+    n.gpus = GpusInGres(Str(j, "gres"));
+    n.gpus_used = GpusInGres(Str(j, "gres_used"));
+    n.reason = Str(j, "reason");
+    if (!n.name.empty()) out.push_back(std::move(n));
+  }
+  return out;
+}
+
+std::map<std::string, std::string> ParseSlurmConfig(std::string_view text) {
+  std::map<std::string, std::string> out;
+  for (std::string_view line : Split(text, '\n')) {
+    const size_t eq = line.find(" = ");
+    if (eq == std::string_view::npos) continue;
+    out[std::string(Trim(line.substr(0, eq)))] = std::string(Trim(line.substr(eq + 3)));
+  }
+  return out;
+}
+
+std::vector<std::string> SlurmConfigWarnings(const std::map<std::string, std::string>& c) {
+  std::vector<std::string> w;
+  auto get = [&](const char* k) {
+    auto it = c.find(k);
+    return it == c.end() ? std::string() : it->second;
+  };
+  auto seconds = [&](const char* k) -> std::optional<int64_t> {
+    const std::string v = get(k);
+    return ParseInt(v.substr(0, v.find(' ')));
+  };
+  const std::string sched = get("SchedulerParameters");
+  auto has = [&](std::string_view opt) {
+    for (auto item : Split(sched, ',')) {
+      if (Trim(item).starts_with(opt)) return true;
+    }
+    return false;
+  };
+  if (get("GresTypes").find("gpu") == std::string::npos) {
+    w.push_back("GresTypes has no gpu: Slurm cannot bind GPUs, every GPU job will be refused");
+  }
+  if (const std::string s = get("SelectType"); !s.empty() && s != "select/cons_tres") {
+    w.push_back(
+        fmt::format("SelectType is {}: GPUs are bound per job only with select/cons_tres", s));
+  }
+  if (const std::string p = get("PreemptType"); !p.empty() && p != "preempt/none") {
+    w.push_back(fmt::format(
+        "PreemptType is {}: Slurm preempts on its own and fights tiresias's decisions; use "
+        "preempt/none for the partition tiresias drives",
+        p));
+  }
+  if (!has("batch_sched_delay=0") || !has("sched_min_interval=0")) {
+    w.push_back(
+        "SchedulerParameters lacks batch_sched_delay=0 and sched_min_interval=0: a released job "
+        "waits up to ~3 s for Slurm's next scheduling round (0.6 s with them)");
+  }
+  if (has("defer")) {
+    w.push_back(
+        "SchedulerParameters has defer: released jobs start only at Slurm's periodic "
+        "scheduling round");
+  }
+  if (auto age = seconds("MinJobAge"); age && *age < 300) {
+    w.push_back(fmt::format(
+        "MinJobAge is {} s: a job that ends while serve is down longer than that is forgotten "
+        "by Slurm, and its exit code with it (it is then rerun from its checkpoint)",
+        *age));
+  }
+  if (auto kill = seconds("KillWait"); kill && *kill > 30) {
+    w.push_back(fmt::format(
+        "KillWait is {} s: after a preemption's grace period, Slurm's own SIGTERM-to-SIGKILL "
+        "wait delays the requeue that long again",
+        *kill));
+  }
+  if (get("ReturnToService") == "0") {
+    w.push_back(
+        "ReturnToService is 0: a node that went down stays down when its slurmd returns "
+        "until an admin resumes it (tiresias gets its GPUs back only then)");
+  }
+  if (auto t = seconds("SlurmdTimeout"); t && *t > 120) {
+    w.push_back(fmt::format(
+        "SlurmdTimeout is {} s: a dead node's jobs are requeued (and resumed elsewhere) only "
+        "that long after it died",
+        *t));
+  }
+  if (get("JobRequeue") == "0") {
+    w.push_back(
+        "JobRequeue is 0: tiresias submits every job with --requeue, which overrides it; "
+        "jobs submitted outside tiresias are not requeued on node failure");
+  }
+  if (const std::string pd = get("PrivateData"); pd.find("jobs") != std::string::npos) {
+    w.push_back(
+        "PrivateData hides other users' jobs: unless serve runs as root or SlurmUser, "
+        "GPUs held by jobs outside tiresias are invisible and may be double-booked "
+        "(Slurm then keeps tiresias's job pending)");
+  }
+  return w;
+}
+
+}  // namespace tiresias

@@ -1,0 +1,63 @@
+// What the Slurm client tools say, parsed: `squeue --json` jobs and `sinfo --json` nodes
+// (OpenAPI v0.0.38 in Slurm 22.05; only the fields the Slurm executor reads), hostlist
+// expressions ("node[1-3,07]") and GRES strings ("gpu:4", "gpu:a100:2(IDX:0-1)"). Pure
+// functions, unit-tested on output captured from a real 22.05 cluster.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tiresias {
+
+struct SlurmJob {
+  int64_t id = 0;
+  std::string name, comment, user, partition;
+  std::string state;   // PENDING, RUNNING, COMPLETING, COMPLETED, FAILED, CANCELLED, NODE_FAIL...
+  std::string reason;  // state_reason: JobHeldUser, Resources, NonZeroExitCode, ...
+  std::vector<std::string> nodes;  // the allocation, expanded ("" while pending)
+  std::vector<int> node_gpus;      // GPUs held on each of `nodes` (from gres_detail)
+  int restarts = 0;                // restart_cnt: +1 per requeue
+  int wait_status = 0;             // exit_code: a wait(2) status
+  int64_t end_time = 0;            // seconds since the epoch, 0 when none
+  bool held = false;               // priority 0 (a user or admin hold)
+};
+
+struct SlurmNode {
+  std::string name, address, state;  // state: idle, mixed, allocated, down, drained, ...
+  std::vector<std::string> flags;    // state_flags: DRAIN, NOT_RESPONDING, ...
+  std::vector<std::string> partitions;
+  int gpus = 0;       // configured (gres)
+  int gpus_used = 0;  // allocated now (gres_used)
+  std::string reason;
+  // Jobs can be placed there: not down, drained, draining, failing or unreachable.
+  bool Usable() const;
+};
+
+StatusOr<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text);
+StatusOr<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text);
+
+// "node[1-3,5],gpu07" -> node1 node2 node3 node5 gpu07; zero padding is kept ("n[08-10]").
+// Several bracket groups in one name are expanded left to right. InvalidArgument on a
+// malformed expression.
+StatusOr<std::vector<std::string>> ExpandHostlist(std::string_view list);
+// The number of GPUs in a GRES string: "gpu:4" 4, "gpu:a100:2(IDX:0-1)" 2,
+// "gpu:2,mps:100" 2, "(null)" or "" 0.
+int GpusInGres(std::string_view gres);
+
+// Slurm job states: still holding its nodes (RUNNING, COMPLETING, CONFIGURING, SUSPENDED,
+// ...), ended (COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, ...), or neither (PENDING).
+bool SlurmActive(std::string_view state);
+bool SlurmEnded(std::string_view state);
+
+// `scontrol show config` as key -> value.
+std::map<std::string, std::string> ParseSlurmConfig(std::string_view text);
+// What in a site's configuration fights an external scheduler, one sentence each (README
+// "Many machines: Slurm" has the checklist).
+std::vector<std::string> SlurmConfigWarnings(const std::map<std::string, std::string>& config);
+
+}  // namespace tiresias

@@ -1,0 +1,131 @@
+// Parsing the Slurm client tools' output: squeue/sinfo --json captured from a real Slurm
+// 22.05 cluster (tests/data/slurm: a 2-node job of tiresias's, a job outside it, a held job, a
+// failed one; a node that went down), hostlists, GRES strings and the configuration checklist.
+#include "exec/slurm_state.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace tiresias {
+namespace {
+
+std::string Data(const std::string& name) {
+  return testing::ReadAll(std::string(TIRESIAS_TEST_DATA) + "/slurm/" + name);
+}
+
+TEST(SlurmState, SqueueJsonOfARealCluster) {
+  auto jobs = ParseSqueueJson(Data("squeue_22.05.json"));
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  ASSERT_EQ(jobs->size(), 4u);
+  // Job 1: tiresias's, pinned to node[2-3] with 3 GPUs on each.
+  const SlurmJob& a = (*jobs)[0];
+  EXPECT_EQ(a.id, 1);
+  EXPECT_EQ(a.comment, "tiresias:1:5");
+  EXPECT_EQ(a.state, "RUNNING");
+  EXPECT_EQ(a.nodes, (std::vector<std::string>{"node2", "node3"}));
+  EXPECT_EQ(a.node_gpus, (std::vector<int>{3, 3}));
+  EXPECT_FALSE(a.held);
+  // Job 2: outside tiresias, 1 GPU on node1.
+  EXPECT_EQ((*jobs)[1].comment, "");
+  EXPECT_EQ((*jobs)[1].node_gpus, std::vector<int>{1});
+  // Job 3: held (priority 0), no nodes yet.
+  EXPECT_TRUE((*jobs)[2].held);
+  EXPECT_EQ((*jobs)[2].reason, "JobHeldUser");
+  EXPECT_TRUE((*jobs)[2].nodes.empty());
+  // Job 4: `exit 3` -> FAILED with wait status 3 << 8 = 768.
+  EXPECT_EQ((*jobs)[3].state, "FAILED");
+  EXPECT_EQ((*jobs)[3].wait_status, 768);
+  EXPECT_TRUE(SlurmEnded((*jobs)[3].state));
+  EXPECT_TRUE(SlurmActive("COMPLETING"));
+  EXPECT_FALSE(SlurmActive("PENDING"));
+  EXPECT_FALSE(SlurmEnded("PENDING"));
+}
+
+TEST(SlurmState, SinfoJsonWithANodeDown) {
+  auto nodes = ParseSinfoJson(Data("sinfo_22.05.json"));
+  ASSERT_TRUE(nodes.ok()) << nodes.status().message();
+  ASSERT_EQ(nodes->size(), 4u);
+  EXPECT_EQ((*nodes)[0].name, "node1");
+  EXPECT_EQ((*nodes)[0].address, "127.0.0.1");
+  EXPECT_EQ((*nodes)[0].gpus, 4);
+  EXPECT_EQ((*nodes)[0].gpus_used, 1);
+  EXPECT_EQ((*nodes)[0].partitions, std::vector<std::string>{"gpu"});
+  EXPECT_TRUE((*nodes)[0].Usable());
+  // node3's slurmd was killed: down, not responding.
+  EXPECT_EQ((*nodes)[2].state, "down");
+  EXPECT_EQ((*nodes)[2].flags, std::vector<std::string>{"NOT_RESPONDING"});
+  EXPECT_EQ((*nodes)[2].reason, "Not responding");
+  EXPECT_FALSE((*nodes)[2].Usable());
+  // Drained nodes are not usable either, whatever the base state says.
+  SlurmNode drained{.state = "idle", .flags = {"DRAIN"}};
+  EXPECT_FALSE(drained.Usable());
+  EXPECT_TRUE(SlurmNode{.state = "mixed"}.Usable());
+}
+
+TEST(SlurmState, BadJsonIsAnErrorNotAnEmptyCluster) {
+  EXPECT_FALSE(ParseSqueueJson("squeue: error: Unable to contact slurm controller").ok());
+  EXPECT_FALSE(ParseSinfoJson(R"({"nodes": 3})").ok());
+  auto e = ParseSqueueJson(R"({"errors": [{"error": "boom"}], "jobs": []})");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("boom"), std::string::npos);
+}
+
+TEST(SlurmState, Hostlists) {
+  auto x = ExpandHostlist("node[1-3,5],gpu07");
+  ASSERT_TRUE(x.ok());
+  EXPECT_EQ(*x, (std::vector<std::string>{"node1", "node2", "node3", "node5", "gpu07"}));
+  EXPECT_EQ(*ExpandHostlist("n[08-10]"), (std::vector<std::string>{"n08", "n09", "n10"}));
+  EXPECT_EQ(*ExpandHostlist("r[1-2]n[1-2]"),
+            (std::vector<std::string>{"r1n1", "r1n2", "r2n1", "r2n2"}));
+  EXPECT_TRUE(ExpandHostlist("")->empty());
+  EXPECT_FALSE(ExpandHostlist("node[3-1]").ok());
+  EXPECT_FALSE(ExpandHostlist("node[1-2").ok());
+}
+
+TEST(SlurmState, GpusInGres) {
+  EXPECT_EQ(GpusInGres("gpu:4"), 4);
+  EXPECT_EQ(GpusInGres("gpu:a100:2(IDX:0-1)"), 2);
+  EXPECT_EQ(GpusInGres("gpu:2,mps:100"), 2);
+  EXPECT_EQ(GpusInGres("gres:gpu:3"), 3);
+  EXPECT_EQ(GpusInGres("gpu:a100:2,gpu:v100:1"), 3);
+  EXPECT_EQ(GpusInGres("(null)"), 0);
+  EXPECT_EQ(GpusInGres(""), 0);
+}
+
+TEST(SlurmState, ConfigChecklist) {
+  // The test cluster's settings pass; a default-ish site gets one sentence per problem.
+  auto ok = ParseSlurmConfig(
+      "Configuration data as of 2026-11-30T20:48:59\n"
+      "GresTypes               = gpu\nJobRequeue              = 1\nKillWait                = "
+      "5 sec\nMinJobAge               = 600 sec\nPreemptType             = preempt/none\n"
+      "ReturnToService         = 2\nSchedulerParameters     = "
+      "batch_sched_delay=0,sched_min_interval=0\nSelectType              = select/cons_tres\n"
+      "SlurmdTimeout           = 10 sec\nPrivateData             = none\n");
+  EXPECT_EQ(ok.at("KillWait"), "5 sec");
+  EXPECT_TRUE(SlurmConfigWarnings(ok).empty());
+  auto bad = ok;
+  bad["SchedulerParameters"] = "(null)";
+  bad["PreemptType"] = "preempt/qos";
+  bad["MinJobAge"] = "60 sec";
+  bad["KillWait"] = "120 sec";
+  bad["ReturnToService"] = "0";
+  bad["GresTypes"] = "(null)";
+  const auto w = SlurmConfigWarnings(bad);
+  ASSERT_EQ(w.size(), 6u);
+  auto has = [&](const std::string& s) {
+    for (const auto& x : w) {
+      if (x.find(s) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has("GresTypes has no gpu"));
+  EXPECT_TRUE(has("PreemptType is preempt/qos"));
+  EXPECT_TRUE(has("batch_sched_delay=0"));
+  EXPECT_TRUE(has("MinJobAge is 60 s"));
+  EXPECT_TRUE(has("KillWait is 120 s"));
+  EXPECT_TRUE(has("ReturnToService is 0"));
+}
+
+}  // namespace
+}  // namespace tiresias

@@ -1,0 +1,139 @@
+// LiveMetrics: the Prometheus families of serve and the cluster's time series.
+#include "live/live_metrics.h"
+
+#include <prometheus/text_serializer.h>
+
+namespace tiresias {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+using prometheus::Histogram;
+
+// Job times from a minute to a month; latencies from 100 us to 10 s.
+const Histogram::BucketBoundaries kJobBuckets = {60,    300,   900,   1800,   3600,   7200,
+                                                 14400, 28800, 86400, 172800, 604800, 2592000};
+const Histogram::BucketBoundaries kLatencyBuckets = {0.0001, 0.0005, 0.001, 0.005, 0.01,
+                                                     0.05,   0.1,    0.5,   1,     10};
+
+}  // namespace
+
+LiveMetrics::LiveMetrics(Duration sample_every, size_t keep)
+    : registry_(std::make_shared<prometheus::Registry>()),
+      jobs_(BuildGauge().Name("tiresias_jobs").Help("Jobs by state").Register(*registry_)),
+      waiting_(BuildGauge()
+                   .Name("tiresias_jobs_waiting")
+                   .Help("Waiting jobs by queue (Q1 is the highest priority)")
+                   .Register(*registry_)),
+      gpus_(BuildGauge()
+                .Name("tiresias_gpus")
+                .Help("GPUs by state: busy, free, fragmented (free while the first waiting job "
+                      "fits them in count but has no slot), unavailable")
+                .Register(*registry_)),
+      preemptions_(BuildCounter()
+                       .Name("tiresias_preemptions_total")
+                       .Help("Jobs told to stop so that others could run")
+                       .Register(*registry_)
+                       .Add({})),
+      promotions_(BuildCounter()
+                      .Name("tiresias_promotions_total")
+                      .Help("Waiting jobs promoted back to Q1 (starvation)")
+                      .Register(*registry_)
+                      .Add({})),
+      demotions_(BuildCounter()
+                     .Name("tiresias_demotions_total")
+                     .Help("Running jobs demoted to a lower queue")
+                     .Register(*registry_)
+                     .Add({})),
+      ended_(BuildCounter()
+                 .Name("tiresias_jobs_ended_total")
+                 .Help("Jobs that ended, by final state")
+                 .Register(*registry_)),
+      jct_seconds_(BuildHistogram()
+                       .Name("tiresias_job_completion_seconds")
+                       .Help("Job completion time (submit to end) of finished and failed jobs")
+                       .Register(*registry_)
+                       .Add({}, kJobBuckets)),
+      queueing_seconds_(BuildHistogram()
+                            .Name("tiresias_job_queueing_seconds")
+                            .Help("Queueing delay (submit to first start) of ended jobs")
+                            .Register(*registry_)
+                            .Add({}, kJobBuckets)),
+      pass_seconds_(BuildHistogram()
+                        .Name("tiresias_scheduling_pass_seconds")
+                        .Help("Time of one scheduling pass of the core")
+                        .Register(*registry_)
+                        .Add({}, kLatencyBuckets)),
+      commit_seconds_(BuildHistogram()
+                          .Name("tiresias_journal_commit_seconds")
+                          .Help("Time of one journal commit")
+                          .Register(*registry_)
+                          .Add({}, kLatencyBuckets)),
+      request_seconds_(BuildHistogram()
+                           .Name("tiresias_api_request_seconds")
+                           .Help("API request latency by route")
+                           .Register(*registry_)),
+      request_errors_(BuildCounter()
+                          .Name("tiresias_api_errors_total")
+                          .Help("API requests answered with an error status, by route")
+                          .Register(*registry_)),
+      sample_every_(sample_every),
+      keep_(keep) {}
+
+std::string LiveMetrics::Text() const {
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
+}
+
+void LiveMetrics::JobEnded(const std::string& state, double jct_s, double queueing_s) {
+  ended_.Add({{"state", state}}).Increment();
+  if (state != "cancelled") jct_seconds_.Observe(jct_s);
+  if (queueing_s >= 0) queueing_seconds_.Observe(queueing_s);
+}
+
+void LiveMetrics::ObserveRequest(const std::string& route, const std::string& method, int status,
+                                 double seconds) {
+  request_seconds_.Add({{"route", route}, {"method", method}}, kLatencyBuckets).Observe(seconds);
+  if (status >= 400) {
+    request_errors_.Add({{"route", route}, {"method", method}, {"status", std::to_string(status)}})
+        .Increment();
+  }
+}
+
+void LiveMetrics::SetJobs(const std::map<std::string, int>& by_state,
+                          const std::map<std::string, int>& waiting_by_queue) {
+  for (const auto& [state, n] : by_state) jobs_.Add({{"state", state}}).Set(n);
+  for (const auto& [queue, n] : waiting_by_queue) waiting_.Add({{"queue", queue}}).Set(n);
+}
+
+void LiveMetrics::SetGpus(int busy, int free, int fragmented, int unavailable) {
+  gpus_.Add({{"state", "busy"}}).Set(busy);
+  gpus_.Add({{"state", "free"}}).Set(free);
+  gpus_.Add({{"state", "fragmented"}}).Set(fragmented);
+  gpus_.Add({{"state", "unavailable"}}).Set(unavailable);
+}
+
+void LiveMetrics::Sample(ClusterSample s, bool force) {
+  std::lock_guard lk(series_mu_);
+  if (!force && !series_.empty() && s.wall_ms - series_.back().wall_ms < sample_every_) return;
+  series_.push_back(std::move(s));
+  while (series_.size() > keep_) series_.pop_front();
+}
+
+nlohmann::json LiveMetrics::Series(int64_t after_wall_ms) const {
+  std::lock_guard lk(series_mu_);
+  nlohmann::json out = nlohmann::json::array();
+  for (const ClusterSample& s : series_) {
+    if (s.wall_ms <= after_wall_ms) continue;
+    out.push_back({{"time_ms", s.wall_ms},
+                   {"gpus_total", s.gpus_total},
+                   {"gpus_busy", s.gpus_busy},
+                   {"gpus_fragmented", s.gpus_fragmented},
+                   {"running", s.running},
+                   {"waiting_by_queue", s.waiting_by_queue},
+                   {"preemptions", s.preemptions}});
+  }
+  return out;
+}
+
+}  // namespace tiresias

@@ -1,0 +1,229 @@
+// End-to-end tests of what the `tiresias` command accepts and how it words a refusal: every
+// numeric flag is range-checked (NaN and inf too) with the flag, the value and the range in
+// the message; a directory or an oversized cluster is refused, not a crash; an --opt that
+// reaches no run and an explicit --profiles that cannot be read are errors; serve says what
+// really failed with its state directory; and job names are printed with control
+// characters escaped (JSON output stays exact).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "serve_process.h"
+#include "test_util.h"
+
+namespace tiresias::testing {
+namespace {
+
+bool Has(const std::string& out, const std::string& what) {
+  return out.find(what) != std::string::npos;
+}
+
+struct BadFlag {
+  std::string args;     // the command line after `tiresias`
+  std::string message;  // expected in the output
+};
+
+// A value out of range fails at parse time (exit 105 = CLI11's validation error) and names
+// the flag, the value and the range.
+TEST(CliInput, NumericFlagsAreRangeChecked) {
+  const std::string sim = "sim --synthetic 10 --cluster 1x1x8 ";
+  const std::vector<BadFlag> cases = {
+      {"serve --port 83636", "--port: 83636 is out of range: expected an integer in 0..65535"},
+      {"serve --port -1", "--port: -1 is out of range: expected an integer in 0..65535"},
+      {"serve --grace nan", "--grace: nan is not a finite number: expected a number in [0, 86400]"},
+      {"serve --grace 1e300", "--grace: 1e300 is out of range: expected a number in [0, 86400]"},
+      {"serve --gpus 65", "--gpus: 65 is out of range: expected an integer in 1..64"},
+      {sim + "--from-day 1e300",
+       "--from-day: 1e300 is out of range: expected a number in [0, 3650]"},
+      {sim + "--from-day nan", "--from-day: nan is not a finite number"},
+      {sim + "--from-day -1", "--from-day: -1 is out of range"},
+      {sim + "--days inf", "--days: inf is not a finite number: expected a number in [0, 3650]"},
+      {sim + "--days -2", "--days: -2 is out of range"},
+      {sim + "--load 0", "--load: 0 is out of range: expected a number in (0, 100]"},
+      {sim + "--load -1", "--load: -1 is out of range: expected a number in (0, 100]"},
+      {sim + "--load nan", "--load: nan is not a finite number: expected a number in (0, 100]"},
+      {sim + "--preempt-overhead -5", "--preempt-overhead: -5 is out of range"},
+      {sim + "--preempt-overhead inf", "--preempt-overhead: inf is not a finite number"},
+      {sim + "--seed -1", "--seed: -1 is not an integer in 0..18446744073709551615"},
+      {sim + "--assign-models 1.5", "--assign-models: 1.5 is not an integer"},
+      {"sim --synthetic 0 --cluster 1x1x8", "--synthetic: 0 is out of range: expected an integer"},
+      {"profile --model vgg16 --packlimit 2",
+       "--packlimit: 2 is out of range: expected a number "
+       "in [0, 1]"},
+      {"submit --gpus 0 -- true", "--gpus: 0 is out of range: expected an integer in 1..1048576"},
+      {"submit --duration nan -- true", "--duration: nan is not a finite number"},
+      {"submit --duration 1e300 -- true", "--duration: 1e300 is out of range"},
+      {"events --limit 0", "--limit: 0 is out of range: expected an integer in 1..100000"},
+      {"show -1", "job: -1 is out of range: expected an integer in 0..9223372036854775807"},
+      {"show 99999999999999999999", "job: 99999999999999999999 is out of range"},
+      {"show 4_x", "job: 4_x is not a job id or ARRAY_INDEX (e.g. 42 or 42_7)"},
+      {"explain 4_-1", "job: 4_-1 is not a job id or ARRAY_INDEX"},
+      {"cancel 3 -4", "jobs: -4 is out of range"},
+      {"wait 3 x", "jobs: x is not an integer"},
+  };
+  for (const auto& c : cases) {
+    CmdResult r = RunTiresias(c.args);
+    EXPECT_NE(r.rc, 0) << c.args << "\n" << r.out;
+    EXPECT_TRUE(Has(r.out, c.message)) << c.args << "\nwant: " << c.message << "\ngot: " << r.out;
+  }
+}
+
+TEST(CliInput, ValuesAtTheEdgesOfTheRangesAreAccepted) {
+  auto dir = ScratchDir("edges");
+  std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration\n0,1,0,10\n1,1,86400,10\n";
+  CmdResult r = RunTiresias("sim --trace " + (dir / "t.csv").string() +
+                            " --cluster 1x1x1 --from-day 1 --days 3650 --preempt-overhead 0");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "days 1..3651: 1 jobs")) << r.out;
+  r = RunTiresias("sim --synthetic 5 --load 100 --cluster 1x1x8 --seed 18446744073709551615");
+  EXPECT_EQ(r.rc, 0) << r.out;
+}
+
+TEST(CliInput, DirectoriesAreRefusedNotACrash) {
+  const std::string d = ScratchDir("a_dir").string();
+  for (const std::string& args :
+       {"sim --trace " + d + " --cluster 1x1x8", "sim --synthetic 5 --cluster " + d,
+        "sim --synthetic 5 --cluster 1x1x8 --profiles " + d,
+        "compare --trace " + d + " --cluster 1x1x8 --policies fifo,dlas",
+        "profile --model vgg16 --profiles " + d}) {
+    CmdResult r = RunTiresias(args);
+    EXPECT_EQ(r.rc, 2) << args << "\n" << r.out;
+    EXPECT_TRUE(Has(r.out, "error: " + d + ": is a directory, expected a CSV file")) << args << "\n"
+                                                                                     << r.out;
+    EXPECT_FALSE(Has(r.out, "terminate")) << r.out;
+  }
+}
+
+TEST(CliInput, ClusterBeyondTheBoundIsRefused) {
+  CmdResult r = RunTiresias("sim --synthetic 5 --cluster 100000x100000x64");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(
+      Has(r.out, "error: cluster 100000x100000x64: 640000000000 GPUs, at most 1000000 supported"))
+      << r.out;
+}
+
+TEST(CliInput, AnOptionThatReachesNoRunIsAnError) {
+  const std::string cmp = "compare --synthetic 20 --cluster 1x2x8 --runs fifo+count,srtf+count ";
+  CmdResult r = RunTiresias(cmp + "--opt dlas.queues=3");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(Has(r.out,
+                  "--opt dlas.queues=3: 'dlas' is not the policy of any run (policies "
+                  "run: fifo, srtf)"))
+      << r.out;
+  r = RunTiresias(cmp + "--opt dlsa.queues=3");
+  EXPECT_TRUE(Has(r.out, "'dlsa' is not the policy of any run")) << r.out;
+  r = RunTiresias(cmp + "--opt queus=3");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(Has(r.out, "--opt queus=3: no policy run takes option 'queus' (options: srtf.ties)"))
+      << r.out;
+  r = RunTiresias("sim --synthetic 20 --cluster 1x2x8 --policy fifo --opt dlas.queues=3");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  // Still fine: a prefixed option for a policy that runs, a plain one that some run takes.
+  r = RunTiresias(cmp + "--opt srtf.ties=stable");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  r = RunTiresias(cmp + "--opt ties=stable");
+  EXPECT_EQ(r.rc, 0) << r.out;
+}
+
+// Only the default profile paths (../shared) may be absent; a file named on the command line
+// must load, or the run stops (it used to fall back to "speed model: off" silently).
+TEST(CliInput, AnExplicitProfilesFileMustLoad) {
+  auto dir = ScratchDir("profiles");
+  const std::string p = (dir / "p.csv").string(), c = (dir / "c.csv").string();
+  std::ofstream(p) << "model,tensor_sizes_mb\nvgg16,392 64 16\n";
+  std::ofstream(c) << "num_gpu,iterations,model_name,duration\n1,100,vgg16,20\n";
+  const std::string sim = "sim --synthetic 20 --cluster 1x2x8 ";
+  CmdResult r = RunTiresias(sim + "--profiles " + p + " --compute-times " + c);
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "speed model: links")) << r.out;
+  r = RunTiresias(sim + "--profiles /missing.csv --compute-times " + c);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(Has(r.out, "error: /missing.csv: cannot open: No such file or directory")) << r.out;
+  r = RunTiresias(sim + "--profiles " + p + " --compute-times /missing.csv");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(Has(r.out, "error: /missing.csv: cannot open: No such file or directory")) << r.out;
+  // --speed off reads no profiles, so naming one is harmless.
+  r = RunTiresias(sim + "--speed off --profiles /missing.csv");
+  EXPECT_EQ(r.rc, 0) << r.out;
+}
+
+TEST(CliInput, TraceWithAByteOrderMarkReads) {
+  auto dir = ScratchDir("bom");
+  std::ofstream(dir / "t.csv") << "\xEF\xBB\xBFjob_id,num_gpu,submit_time,duration\r\n0,1,0,10\r\n";
+  CmdResult r = RunTiresias("sim --trace " + (dir / "t.csv").string() + " --cluster 1x1x1");
+  EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "(tiresias format, 1 jobs)")) << r.out;
+}
+
+TEST(CliInput, FileErrorsSayWhy) {
+  CmdResult r = RunTiresias("sim --synthetic 5 --cluster 1x1x8 --events /nonexistent/ev.jsonl");
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out,
+                  "/nonexistent/ev.jsonl: cannot write the event log: No such file or "
+                  "directory"))
+      << r.out;
+  r = RunTiresias("ls --state-dir /nonexistent");
+  EXPECT_NE(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "cannot read /nonexistent/tiresias.addr: No such file or directory"))
+      << r.out;
+}
+
+// serve said "another tiresias serve is using this state directory" whenever it could not
+// take the lock, e.g. in a read-only directory. Now it says what failed.
+TEST(CliInput, ServeSaysWhatReallyFailedWithTheStateDir) {
+  auto dir = ScratchDir("serve_lockdir");
+  std::filesystem::create_directory(dir / "tiresias.lock");  // cannot be opened for writing
+  CmdResult r = RunTiresias("serve --gpus 1 --port 0 --state-dir " + dir.string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "cannot open " + (dir / "tiresias.lock").string() + ": Is a directory"))
+      << r.out;
+  EXPECT_FALSE(Has(r.out, "another tiresias serve")) << r.out;
+  std::ofstream(dir / "a_file") << "x";  // a file where the state directory should be
+  r = RunTiresias("serve --gpus 1 --port 0 --state-dir " + (dir / "a_file" / "state").string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "a_file/state: cannot create: Not a directory")) << r.out;
+  if (geteuid() != 0) {  // root writes into read-only directories
+    auto ro = ScratchDir("serve_readonly");
+    std::filesystem::permissions(
+        ro, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+    r = RunTiresias("serve --gpus 1 --port 0 --state-dir " + ro.string());
+    std::filesystem::permissions(ro, std::filesystem::perms::owner_all);
+    EXPECT_TRUE(Has(r.out, "Permission denied")) << r.out;
+    EXPECT_FALSE(Has(r.out, "another tiresias serve")) << r.out;
+  }
+}
+
+// A job name with a newline and terminal escapes is shown escaped by ls, show and events;
+// --json keeps it exact.
+TEST(CliInput, ControlCharactersInJobNamesAreEscaped) {
+  auto dir = ScratchDir("serve_names");
+  ServeProcess serve(dir, {"--gpus", "1"});
+  serve.Start();
+  const std::string name = "evil\n\x1b[2J\x1b[31mred\tend\x7f";
+  auto c = serve.Client();
+  auto r = c.PostJson("/v1/jobs", {{"name", name}, {"argv", {"sleep", "0"}}, {"gpus", 1}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::string id = std::to_string((*r)["id"].get<int64_t>());
+  const std::string state = " --state-dir " + dir.string();
+  const std::string escaped = "evil\\n\\x1b[2J\\x1b[31mred\\tend\\x7f";
+  for (const std::string& cmd : {std::string("ls -a"), "show " + id, std::string("events")}) {
+    CmdResult out = RunTiresias(cmd + state);
+    ASSERT_EQ(out.rc, 0) << cmd << "\n" << out.out;
+    EXPECT_EQ(out.out.find('\x1b'), std::string::npos) << cmd << ": raw escape in\n" << out.out;
+    EXPECT_EQ(out.out.find('\x7f'), std::string::npos) << cmd;
+    // ls cuts the name to its column (16 bytes).
+    EXPECT_TRUE(Has(out.out, cmd == "ls -a" ? escaped.substr(0, 16) : escaped)) << cmd << "\n"
+                                                                                << out.out;
+  }
+  CmdResult json = RunTiresias("show " + id + " -o json" + state);
+  ASSERT_EQ(json.rc, 0) << json.out;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["name"], name);
+}
+
+}  // namespace
+}  // namespace tiresias::testing
