@@ -277,9 +277,9 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     if (*limit < 1 || *limit > 100000) return Fail(400, "limit must be in 1..100000");
     auto job = QueryInt(req, "job", 0);
     if (!job.ok()) return Fail(job.status());
-    auto ev = sched_.Events(*after, static_cast<int>(*limit),
-                            *job > 0 ? std::optional<JobId>(JobId(*job)) : std::nullopt,
-                            *latest > 0);
+    auto ev =
+        sched_.Events(*after, static_cast<int>(*limit),
+                      *job > 0 ? std::optional<JobId>(JobId(*job)) : std::nullopt, *latest > 0);
     return ev.ok() ? Reply(200, *ev) : Fail(ev.status());
   }
   if (what == "tokens") {
@@ -320,8 +320,11 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     // An array: every task that can still take it (ended tasks are left as they are).
     nlohmann::json done = nlohmann::json::array();
     Status last = Status::Ok();
-    for (JobId t : *ids) {
-      Status s = verb == "cancel"    ? sched_.Cancel(t)
+    std::vector<Status> cancelled;
+    if (verb == "cancel") cancelled = sched_.Cancel(*ids);  // all tasks in one step
+    for (size_t k = 0; k < ids->size(); ++k) {
+      const JobId t = (*ids)[k];
+      Status s = verb == "cancel"    ? cancelled[k]
                  : verb == "hold"    ? sched_.Hold(t, true)
                  : verb == "release" ? sched_.Hold(t, false)
                                      : sched_.Requeue(t, caller.user);
@@ -385,6 +388,11 @@ HttpResponse ApiServer::List(const HttpRequest& req, const Caller& caller, bool 
     f.active_only = a->second == "1" || a->second == "true";
   }
   if (auto u = req.query.find("user"); u != req.query.end()) f.user = u->second;
+  if (req.query.contains("array")) {
+    auto a = QueryInt(req, "array", 0);
+    if (!a.ok()) return Fail(a.status());
+    f.array = JobId(*a);
+  }
   for (auto [key, field] :
        {std::pair{"since_ms", &f.ended_after}, std::pair{"until_ms", &f.ended_before}}) {
     if (!req.query.contains(key)) continue;

@@ -273,12 +273,19 @@ int Wait(const Common& o, const std::vector<std::string>& refs, double timeout_s
     for (const auto& ref : refs) {
       auto j = c->GetJson("/v1/jobs/" + ref);
       if (!j.ok()) return Error(j.status());
-      states.push_back(*j);
-      if (!Terminal(j->value("state", ""))) {
-        all_ended = false;
-        break;
+      std::vector<nlohmann::json> jobs = {*j};
+      // An array's id (its first task's): every task of the array, as cancel does.
+      if (ref.find('_') == std::string::npos && Ref(*j).starts_with(ref + "_")) {
+        auto tasks = c->GetJson("/v1/jobs?array=" + ref);
+        if (!tasks.ok()) return Error(tasks.status());
+        jobs.assign(tasks->begin(), tasks->end());
       }
-      worst = std::max(worst, ExitStatusOf(*j));
+      for (const auto& t : jobs) {
+        states.push_back(t);
+        if (!Terminal(t.value("state", ""))) all_ended = false;
+        worst = std::max(worst, ExitStatusOf(t));
+      }
+      if (!all_ended) break;
     }
     if (all_ended) {
       if (o.json()) std::cout << states.dump(2) << "\n";
@@ -346,10 +353,11 @@ int History(const Common& o, const HistoryFlags& f) {
       "{:>9} {:<16} {:<10} {:<10} {:<20} {:<20} {:<20} {:>9} {:>9} {:>7} {:>8}\n", "ID", "NAME",
       "USER", "STATE", "SUBMIT", "START", "END", "ELAPSED", "GPU-HOURS", "PREEMPT", "EXITCODE");
   for (const auto& j : *r) {
+    // As sacct's Elapsed: from the (first) start to the end; never started: 0.
     const double elapsed =
-        j["end_ms"].is_number() && j["submitted_at_ms"].is_number()
-            ? (j["end_ms"].get<int64_t>() - j["submitted_at_ms"].get<int64_t>()) / 1000.0
-            : -1;
+        j["end_ms"].is_number() && j["first_start_ms"].is_number()
+            ? (j["end_ms"].get<int64_t>() - j["first_start_ms"].get<int64_t>()) / 1000.0
+            : 0;
     std::cout << fmt::format(
         "{:>9} {:<16} {:<10} {:<10} {:<20} {:<20} {:<20} {:>9} {:>9.3f} {:>7} {:>8}\n", Ref(j),
         Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), Str(j, "state"),

@@ -9,6 +9,8 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/html_report.h"
+#include "cli/progress.h"
 #include "common/strings.h"
 #include "engine/file_data_source.h"
 #include "placement/registry.h"
@@ -16,6 +18,7 @@
 #include "sim/link_speed_model.h"
 #include "sim/metrics.h"
 #include "sim/report.h"
+#include "sim/report_data.h"
 #include "sim/simulator.h"
 #include "trace/synthetic.h"
 #include "trace/trace_reader.h"
@@ -46,6 +49,7 @@ struct WorkloadArgs {
   CLI::Option* profiles_opt = nullptr;
   CLI::Option* compute_times_opt = nullptr;
   std::string capacity;
+  double series_step = 600;  // seconds between points of timeseries.csv (--out)
 
   void Add(CLI::App* c) {
     c->add_option("--attempts", attempts,
@@ -54,6 +58,9 @@ struct WorkloadArgs {
                   "job waits to restart)")
         ->check(CLI::IsMember({"merge", "replay"}))
         ->capture_default_str();
+    c->add_option("--series-step", series_step,
+                  "seconds of simulated time between rows of timeseries.csv (with --out)")
+        ->check(NumberIn(1, 86400));
     c->add_option("--capacity", capacity,
                   "capacity changes: CSV time,node,gpus (seconds on the simulation clock, node "
                   "index, usable GPUs from then on; 0 = node down)");
@@ -290,7 +297,8 @@ nlohmann::json ConfigJson(const SimConfig& c, const std::string& source) {
 
 int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
                const std::vector<std::string>& opts, const std::vector<std::string>& popts,
-               const std::string& out_dir, const std::string& events_path = "") {
+               const std::string& out_dir, const std::string& events_path = "",
+               const std::string& report_path = "") {
   std::vector<JobSpec> jobs;
   Topology topo = *Topology::Create(1, 1, 1);
   std::string source, speed_what;
@@ -313,6 +321,8 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.speed = speed;
     c.record_events = !events_path.empty();
     c.replay_attempts = w.attempts == "replay";
+    if (!out_dir.empty()) c.series_step = std::llround(w.series_step * kMsPerSecond);
+    if (!report_path.empty() && c.series_step == 0) c.series_step = ReportSeriesStep(jobs);
     c.capacity = capacity;
     // Validate every run before any starts, so a typo fails at once.
     c.data = files;
@@ -333,15 +343,19 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
   std::vector<StatusOr<SimResult>> results(configs.size(),
                                            Status(StatusCode::kInternal, "not run"));
   std::vector<double> wall(configs.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < configs.size(); ++i) {
-    threads.emplace_back([&, i] {
-      auto t0 = std::chrono::steady_clock::now();
-      results[i] = RunSimulation(configs[i], jobs);
-      wall[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    });
+  {
+    Progress progress(configs.size(), jobs.size());  // on a terminal only; cleared at the end
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      configs[i].progress = progress.For(i);
+      threads.emplace_back([&, i] {
+        auto t0 = std::chrono::steady_clock::now();
+        results[i] = RunSimulation(configs[i], jobs);
+        wall[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      });
+    }
+    for (auto& t : threads) t.join();
   }
-  for (auto& t : threads) t.join();
   std::vector<Metrics> metrics;
   for (size_t i = 0; i < configs.size(); ++i) {
     if (!results[i].ok()) {
@@ -365,19 +379,29 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
       }
     }
   }
-  std::cout << fmt::format(
+  const std::string header = fmt::format(
       "workload: {}\ncluster: {} ({} GPUs), preemption overhead {} s\nspeed model: {}\n", source,
       topo.str(), topo.total_gpus(), w.overhead, speed_what);
-  if (runs.size() == 1) {
-    std::cout << SummaryTable(metrics[0]);
-  } else {
-    std::cout << CompareTable(metrics);
+  const std::string tables = runs.size() == 1 ? SummaryTable(metrics[0]) : CompareTable(metrics);
+  std::cout << header << tables;
+  if (!report_path.empty()) {
+    std::vector<SimResult> done;
+    for (auto& r : results) done.push_back(std::move(*r));
+    const auto data = ReportData(
+        done, metrics, runs.size() == 1 ? "tiresias sim: " + configs[0].label : "tiresias compare",
+        fmt::format("{} on {} ({} GPUs), preemption overhead {} s, speed model {}", source,
+                    topo.str(), topo.total_gpus(), w.overhead, speed_what));
+    if (Status st = WriteHtmlReport(report_path, data, header + tables); !st.ok()) {
+      std::cerr << "error: " << st.message() << "\n";
+      return 1;
+    }
   }
   for (size_t i = 0; i < configs.size(); ++i) {
     std::cout << fmt::format("{}: simulated in {:.3f} s wall ({} scheduling passes)\n",
                              configs[i].label, wall[i], metrics[i].passes);
   }
   if (!out_dir.empty()) std::cout << "wrote " << out_dir << "\n";
+  if (!report_path.empty()) std::cout << "wrote " << report_path << "\n";
   return 0;
 }
 
@@ -386,7 +410,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
 void AddSimCommands(CLI::App& app, int& rc) {
   static WorkloadArgs sim_w, cmp_w;
   static std::string sim_policy = "dlas", placement = SimConfig{}.placement, out_dir, cmp_out,
-                     policies, runs, events_path;
+                     policies, runs, events_path, sim_report, cmp_report;
   static std::vector<std::string> opts, popts, cmp_opts, cmp_popts;
 
   auto* sim = app.add_subcommand("sim", "replay a trace with one policy and report metrics");
@@ -396,13 +420,17 @@ void AddSimCommands(CLI::App& app, int& rc) {
   sim->add_option("--opt", opts, "policy option key=value (repeatable)");
   sim->add_option("--placement", placement, "placement policy")->capture_default_str();
   sim->add_option("--popt", popts, "placement option key=value (repeatable)");
-  sim->add_option("--out", out_dir, "write DIR/jobs.csv and DIR/summary.json");
+  sim->add_option("--out", out_dir, "write DIR/jobs.csv, DIR/summary.json and DIR/timeseries.csv");
   sim->add_option("--events", events_path,
                   "write every submit, start, preemption, finish, capacity change and eviction "
                   "to FILE (JSON Lines, the "
                   "live journal's vocabulary: compare with `tiresias events --jsonl`)");
+  sim->add_option("--report", sim_report,
+                  "write one self-contained HTML file: summary, JCT and queueing-delay CDFs, JCT "
+                  "by job size, utilisation and queues over time (opens offline)");
   sim->callback([&rc] {
-    rc = RunCompare(sim_w, {{sim_policy, placement}}, opts, popts, out_dir, events_path);
+    rc =
+        RunCompare(sim_w, {{sim_policy, placement}}, opts, popts, out_dir, events_path, sim_report);
   });
 
   auto* cmp = app.add_subcommand("compare", "replay a trace with several policies side by side");
@@ -416,7 +444,9 @@ void AddSimCommands(CLI::App& app, int& rc) {
                   "key=value for every policy that takes it, or "
                   "policy.key=value");
   cmp->add_option("--popt", cmp_popts, "placement option key=value");
-  cmp->add_option("--out", cmp_out, "write DIR/<run>/jobs.csv and summary.json");
+  cmp->add_option("--out", cmp_out, "write DIR/<run>/jobs.csv, summary.json and timeseries.csv");
+  cmp->add_option("--report", cmp_report,
+                  "write one self-contained HTML file comparing the runs (see sim --report)");
   cmp->callback([&rc] {
     auto list = ParseRuns(policies, placement);
     auto more = ParseRuns(runs, placement);
@@ -426,7 +456,7 @@ void AddSimCommands(CLI::App& app, int& rc) {
       rc = 2;
       return;
     }
-    rc = RunCompare(cmp_w, list, cmp_opts, cmp_popts, cmp_out);
+    rc = RunCompare(cmp_w, list, cmp_opts, cmp_popts, cmp_out, "", cmp_report);
   });
 
   auto* demo = app.add_subcommand(

@@ -197,6 +197,7 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
     case EventKind::kFinish:
       return Str(d, "how");
     case EventKind::kCancel:
+      return Str(d, "why").empty() ? "by request" : Str(d, "why");
     case EventKind::kTick:
       return "";
     case EventKind::kLaunch: {

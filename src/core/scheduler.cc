@@ -625,4 +625,13 @@ std::vector<JobId> Scheduler::WaitingInOrder() const {
   return ids;
 }
 
+void Scheduler::CountByQueue(std::vector<int>& waiting, std::vector<int>& running) const {
+  const size_t k = static_cast<size_t>(std::max(1, policy_->num_queues()));
+  waiting.assign(k, 0);
+  running.assign(k, 0);
+  auto bucket = [k](int q) { return static_cast<size_t>(std::clamp<int>(q, 0, k - 1)); };
+  for (const auto& [key, slot] : waiting_) ++waiting[bucket(jobs_[slot].queue)];
+  for (const auto& [key, slot] : running_) ++running[bucket(jobs_[slot].queue)];
+}
+
 }  // namespace tiresias

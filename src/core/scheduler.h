@@ -149,6 +149,9 @@ class Scheduler {
   uint64_t passes() const { return pass_; }
   // Jobs waiting in order, best first (for listings); O(waiting).
   std::vector<JobId> WaitingInOrder() const;
+  // Waiting and running jobs per queue (index = queue, num_queues() entries); O(waiting +
+  // running). For time series (the simulator's --out, the daemon's views).
+  void CountByQueue(std::vector<int>& waiting, std::vector<int>& running) const;
   Explanation Explain(JobId id, Time now) const;
   // Why the placement policy said the job can never be placed, or "".
   const std::string& NeverFitsReasonOf(const Job& j) const;

@@ -204,13 +204,13 @@ std::string LiveScheduler::WhyIneligible(const JobRecord& rec, std::string* neve
 void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
   if (!eligibility_dirty_) return;
   eligibility_dirty_ = false;
-  // Tasks counting against their array's limit: in the core and not held.
+  // An array's limit bounds its tasks that run or may start: the running ones count first,
+  // then waiting ones are made eligible in index order (records_ is in id order) while the
+  // count is under the limit; the rest are held with reason "array limit".
   std::map<JobId, int> active;
   for (const auto& [id, rec] : records_) {
     if (rec.array_limit <= 0 || IsTerminal(rec.state)) continue;
-    if (const Job* cj = sched_->Find(id); cj && cj->state != JobState::kHeld) {
-      ++active[rec.array_id];
-    }
+    if (const Job* cj = sched_->Find(id); cj && cj->running()) ++active[rec.array_id];
   }
   for (auto& [id, rec] : records_) {
     if (IsTerminal(rec.state)) continue;
@@ -232,7 +232,7 @@ void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
     }
     const bool have = cj->state == JobState::kPending;
     bool want = why.empty();
-    if (want && !have && rec.array_limit > 0) {
+    if (want && rec.array_limit > 0) {
       if (active[rec.array_id] >= rec.array_limit) {
         want = false;
         why = "array limit";
@@ -241,7 +241,6 @@ void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
       }
     }
     if (want == have) continue;
-    if (!want && rec.array_limit > 0) --active[rec.array_id];
     Journal({.t = now,
              .kind = EventKind::kEligible,
              .job = id,
@@ -252,7 +251,22 @@ void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
 }
 
 Status LiveScheduler::Cancel(JobId id) {
+  return Cancel(std::vector<JobId>{id}).front();
+}
+
+std::vector<Status> LiveScheduler::Cancel(const std::vector<JobId>& ids) {
   std::unique_lock lk(mu_);
+  std::vector<Status> out;
+  for (JobId id : ids) out.push_back(CancelLocked(id));
+  eligibility_dirty_ = true;
+  dirty_ = true;
+  wake_ = true;
+  lk.unlock();
+  cv_.notify_all();
+  return out;
+}
+
+Status LiveScheduler::CancelLocked(JobId id) {
   auto it = records_.find(id);
   if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
   JobRecord& rec = it->second;
@@ -260,25 +274,22 @@ Status LiveScheduler::Cancel(JobId id) {
     return FailedPrecondition(fmt::format("job {}: already {}", id.value(), ToString(rec.state)));
   }
   const Time now = Now();
-  rec.state = LiveState::kCancelled;
-  rec.end = now;
-  rec.message = "cancelled by request";
-  CountEnded(rec);
+  JobRecord ended = rec;
+  ended.state = LiveState::kCancelled;
+  ended.end = now;
+  ended.message = "cancelled by request";
   {
     Store::Txn txn(*store_);
     if (Status s = Note({.t = now, .kind = EventKind::kCancel, .job = id}); !s.ok()) return s;
-    if (Status s = store_->UpdateJob(rec); !s.ok()) return s;
+    if (Status s = store_->UpdateJob(ended); !s.ok()) return s;
     if (Status s = txn.Commit(); !s.ok()) return s;
   }
+  rec = std::move(ended);  // only once it is on disk
+  CountEnded(rec);
   if (Status s = sched_->Cancel(id, now); !s.ok()) Warn(s.message());
   to_launch_.erase(id);
   if (procs_.contains(id)) StopProcess(id, now, cfg_.preempt_signal);
   RetireEnded({id});  // nothing running: the engine may drop it now (else after the exit)
-  eligibility_dirty_ = true;
-  dirty_ = true;
-  wake_ = true;
-  lk.unlock();
-  cv_.notify_all();
   return Status::Ok();
 }
 

@@ -83,6 +83,7 @@ struct ListFilter {
   std::set<LiveState> states;  // any of these (empty: any)
   bool active_only = false;    // without states: only jobs that have not ended
   std::string user;            // "" = anyone's
+  JobId array;                 // only the tasks of this array (JobId() = no filter)
   int64_t ended_after = -1;    // wall ms; -1 = no bound (history)
   int64_t ended_before = -1;
   size_t offset = 0;
@@ -104,6 +105,9 @@ class LiveScheduler {
   // the array's id.
   StatusOr<JobId> Submit(const SubmitRequest& req, std::vector<JobId>* ids = nullptr);
   Status Cancel(JobId id);
+  // Several at once (an array): no scheduling pass runs between them, so a task's freed GPUs
+  // never start another task being cancelled. One status per id.
+  std::vector<Status> Cancel(const std::vector<JobId>& ids);
   // Holds a waiting job until released (hold = false).
   Status Hold(JobId id, bool hold);
   // Stops a running job (checkpoint signal, grace) and puts it back to wait.
@@ -122,8 +126,8 @@ class LiveScheduler {
   nlohmann::json Queues();
   // Journal rows after `after`, oldest first, at most `limit`; with `latest`, the last
   // `limit` ones.
-  StatusOr<nlohmann::json> Events(int64_t after, int limit,
-                                  std::optional<JobId> job = std::nullopt, bool latest = false);
+  StatusOr<nlohmann::json> Events(int64_t after, int limit, std::optional<JobId> job = std::nullopt,
+                                  bool latest = false);
   // Up to `max` bytes of the job's log from `offset`; sets `next` to the offset after them.
   // From the job's stdout, or its stderr (the same file unless --error was given); with
   // tail_lines, the last lines instead of from `offset`.
@@ -178,6 +182,8 @@ class LiveScheduler {
   // The nodes of the cluster (cfg_.nodes, or the one local node).
   std::vector<NodeSpec> ClusterNodes() const;
   // Tells the executor about jobs that ended and have nothing left running.
+  // Cancel with mu_ held; the caller wakes the loop.
+  Status CancelLocked(JobId id);
   void RetireEnded(const std::vector<JobId>& ids);
   // What the executor needs to prepare a job (no GPUs yet).
   LaunchSpec PrepareSpec(const JobRecord& r) const;

@@ -547,6 +547,34 @@ TEST_F(LiveSchedulerTest, ARunLostWithItsNodeResumesAndACancelInTheEngineCancels
   EXPECT_EQ((*d->Get(h))["state"], "running");
 }
 
+// An array 0-5%2 of 1-GPU tasks on 4 free GPUs: the limit, not the GPUs, decides. Tasks run
+// two at a time in index order (0,1 then 2,3 then 4,5) and the rest say JobArrayTaskLimit.
+// Found by the CLI scenario: tasks submitted pending in the core were never held.
+TEST_F(LiveSchedulerTest, AnArraysLimitBoundsItsRunningTasksWhateverTheFreeGpus) {
+  auto d = Start();
+  std::vector<JobId> tasks;
+  ASSERT_TRUE(d->Submit({.gpus = 1, .argv = {"x"}, .array = "0-5%2"}, &tasks).ok());
+  ASSERT_EQ(tasks.size(), 6u);
+  for (JobId t : tasks) world_.work[t] = 1000;
+  for (int round = 0; round < 3; ++round) {
+    d->Step();
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      const auto j = *d->Get(tasks[i]);
+      const bool now = i / 2 == static_cast<size_t>(round);
+      EXPECT_EQ(j["state"], now                                  ? "running"
+                            : i / 2 < static_cast<size_t>(round) ? "finished"
+                                                                 : "pending")
+          << "round " << round << " task " << i << j.dump();
+      if (i / 2 > static_cast<size_t>(round)) {
+        EXPECT_EQ(j["reason"], "JobArrayTaskLimit");
+      }
+    }
+    world_.now += 1000;  // the running two finish
+    d->Step();
+  }
+  for (JobId t : tasks) EXPECT_EQ((*d->Get(t))["state"], "finished");
+}
+
 TEST_F(LiveSchedulerTest, RefusesWhatCanNeverRun) {
   auto d = Start();
   auto too_big = d->Submit({.gpus = 5, .argv = {"x"}});

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 
 namespace tiresias {
 namespace {
@@ -202,6 +203,29 @@ Status WriteText(const std::string& path, const std::string& text, const char* w
 
 }  // namespace
 
+std::string SeriesCsv(const SimResult& r) {
+  fmt::memory_buffer out;
+  const size_t k = r.series.empty() ? 0 : r.series.front().waiting.size();
+  fmt::format_to(std::back_inserter(out),
+                 "time_s,busy_gpus,free_gpus,unusable_gpus,running_jobs,waiting_jobs");
+  for (size_t q = 1; q <= k; ++q) fmt::format_to(std::back_inserter(out), ",running_q{}", q);
+  for (size_t q = 1; q <= k; ++q) fmt::format_to(std::back_inserter(out), ",waiting_q{}", q);
+  fmt::format_to(std::back_inserter(out), ",preemptions\n");
+  uint64_t before = 0;
+  for (const SeriesPoint& p : r.series) {
+    int running = 0, waiting = 0;
+    for (int n : p.running) running += n;
+    for (int n : p.waiting) waiting += n;
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{}", ToSeconds(p.t), p.busy_gpus,
+                   p.free_gpus, p.unusable_gpus, running, waiting);
+    for (int n : p.running) fmt::format_to(std::back_inserter(out), ",{}", n);
+    for (int n : p.waiting) fmt::format_to(std::back_inserter(out), ",{}", n);
+    fmt::format_to(std::back_inserter(out), ",{}\n", p.preemptions - before);
+    before = p.preemptions;
+  }
+  return fmt::to_string(out);
+}
+
 Status WriteRunDir(const std::string& dir, const SimResult& r, const Metrics& m,
                    const nlohmann::json& config) {
   std::error_code ec;
@@ -210,6 +234,11 @@ Status WriteRunDir(const std::string& dir, const SimResult& r, const Metrics& m,
   if (Status st = WriteText(dir + "/jobs.csv", JobsCsv(r), "the jobs table"); !st.ok()) return st;
   if (Status st = WriteText(dir + "/jct_cdf.csv", JctCdfCsv(r), "the JCT CDF"); !st.ok()) {
     return st;
+  }
+  if (!r.series.empty()) {
+    if (Status st = WriteText(dir + "/timeseries.csv", SeriesCsv(r), "the time series"); !st.ok()) {
+      return st;
+    }
   }
   nlohmann::json summary = ToJson(m);
   summary["config"] = config;

@@ -86,7 +86,30 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   // With replay_attempts: the attempt each job is in, by submission index.
   std::vector<uint32_t> attempt(cfg.replay_attempts ? jobs.size() : 0, 0);
   Time last_t = 0;
+  size_t ended = 0;  // jobs finished so far (for progress)
   int frag_now = 0;  // GPUs idle because of fragmentation since last_t
+  // Time series: the state after the last event holds until the next one; each grid point
+  // before the next event gets it (counted per queue once per event, not per point).
+  Time next_sample = cfg.series_step > 0 && !jobs.empty()
+                         ? jobs.front().submit / cfg.series_step * cfg.series_step
+                         : kNever;
+  SeriesPoint now_state;
+  bool state_stale = true;
+  auto sample_until = [&](Time until) {
+    for (; next_sample < until; next_sample += cfg.series_step) {
+      if (state_stale) {
+        const ClusterState& cl = core.cluster();
+        now_state.free_gpus = cl.total_free();
+        now_state.unusable_gpus = result.total_gpus - cl.total_usable();
+        now_state.busy_gpus = cl.total_usable() - cl.total_free();
+        core.CountByQueue(now_state.waiting, now_state.running);
+        state_stale = false;
+      }
+      now_state.preemptions = result.preemptions;
+      now_state.t = next_sample;
+      result.series.push_back(now_state);
+    }
+  };
   while (true) {
     Time t = kNever;
     if (next < jobs.size()) t = jobs[next].submit;
@@ -99,8 +122,13 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     }
     if (!done.empty()) t = std::min(t, done.top().at);
     t = std::min(t, core.NextWakeup());
+    if (next_sample != kNever) {
+      sample_until(t == kNever ? last_t + 1 : t);  // the end: one point after the last event
+      state_stale = true;
+    }
     if (t == kNever) break;
     ++result.events;
+    if (cfg.progress && (result.events & 4095) == 0) cfg.progress(t, ended, jobs.size());
     result.frag_idle_gpu_ms += static_cast<double>(frag_now) * static_cast<double>(t - last_t);
     last_t = t;
 
@@ -123,6 +151,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
           continue;
         }
         if (Status st = core.Finish(c.job, t); !st.ok()) return st;  // a core defect: stop
+        ++ended;
         if (cfg.record_events) {
           result.event_log.push_back({.t = t, .kind = EventKind::kFinish, .job = c.job});
         }
@@ -177,6 +206,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     }
     for (const Action& a : actions) {
       if (cfg.record_events) result.event_log.push_back(EventOf(a, t));
+      if (a.kind == Action::Kind::kPreempt) ++result.preemptions;
       if (a.kind != Action::Kind::kStart) continue;
       const Job* j = core.Find(a.job);
       const size_t slot = static_cast<size_t>(j - core.jobs().data());
@@ -201,6 +231,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     frag_now = head && free > 0 && head->gpus() <= free ? free : 0;
   }
 
+  if (cfg.progress) cfg.progress(last_t, jobs.size(), jobs.size());
   result.passes = core.passes();
   result.placement_note = core.placement().Note();
   result.jobs.reserve(jobs.size());

@@ -3,6 +3,7 @@
 // scheduling logic lives here: every decision is the core's.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,11 @@ struct SimConfig {
   // Nodes losing and regaining GPUs, in time order (Scheduler::SetNodeAvailability with the
   // core's UsableMaskFor: free GPUs go first, then running jobs are evicted).
   std::vector<CapacityChange> capacity;
+  // Called every few thousand events with the simulated time reached and the jobs ended so
+  // far (of jobs.size()), for a progress display; the driver decides whether to show it.
+  std::function<void(Time now, size_t ended, size_t total)> progress;
+  // The cluster over time (SimResult::series) every series_step of simulated time; 0 = none.
+  Duration series_step = 0;
   // Reads the files policy options name; null: a FileDataSource of this run's own. Share
   // one across runs (compare) to read each file once.
   std::shared_ptr<const DataSource> data;
@@ -62,6 +68,14 @@ struct JobResult {
   double slowdown() const { return work > 0 ? static_cast<double>(executed) / work : 1.0; }
 };
 
+// The cluster at one instant of a run (the state between two events), for time series.
+struct SeriesPoint {
+  Time t = 0;
+  int busy_gpus = 0, free_gpus = 0, unusable_gpus = 0;
+  std::vector<int> waiting, running;  // jobs per queue (Q1 first)
+  uint64_t preemptions = 0;           // so far (cumulative)
+};
+
 struct SimResult {
   std::string label;
   std::string topology;
@@ -75,7 +89,9 @@ struct SimResult {
   // GPU-ms free while the first waiting job (policy order) had enough free GPUs in count but
   // no slot: GPUs idle because of fragmentation. Divided by the makespan in the metrics.
   double frag_idle_gpu_ms = 0;
-  std::string placement_note;  // what the placement policy learned, if anything
+  std::string placement_note;       // what the placement policy learned, if anything
+  std::vector<SeriesPoint> series;  // with series_step: one point per step, from the first submit
+  uint64_t preemptions = 0;         // preempt actions of the whole run
 };
 
 // Validates the configuration (unknown policy or option -> InvalidArgument) and runs.
