@@ -15,6 +15,7 @@
 #include "engine/file_data_source.h"
 #include "placement/registry.h"
 #include "policy/registry.h"
+#include "sim/forecast.h"
 #include "sim/link_speed_model.h"
 #include "sim/metrics.h"
 #include "sim/report.h"
@@ -50,6 +51,7 @@ struct WorkloadArgs {
   CLI::Option* compute_times_opt = nullptr;
   std::string capacity;
   double series_step = 600;  // seconds between points of timeseries.csv (--out)
+  int64_t forecast_every = 0;
 
   void Add(CLI::App* c) {
     c->add_option("--attempts", attempts,
@@ -58,6 +60,11 @@ struct WorkloadArgs {
                   "job waits to restart)")
         ->check(CLI::IsMember({"merge", "replay"}))
         ->capture_default_str();
+    c->add_option("--forecast-every", forecast_every,
+                  "at the submit of every Nth job, forecast its start (forward simulation of the "
+                  "core, as serve's explain does) and report the error against the real start, "
+                  "and a naive estimate's")
+        ->check(IntegerIn(0, 1000000000));
     c->add_option("--series-step", series_step,
                   "seconds of simulated time between rows of timeseries.csv (with --out)")
         ->check(NumberIn(1, 86400));
@@ -323,6 +330,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.replay_attempts = w.attempts == "replay";
     if (!out_dir.empty()) c.series_step = std::llround(w.series_step * kMsPerSecond);
     if (!report_path.empty() && c.series_step == 0) c.series_step = ReportSeriesStep(jobs);
+    c.forecast_every = static_cast<size_t>(w.forecast_every);
     c.capacity = capacity;
     // Validate every run before any starts, so a typo fails at once.
     c.data = files;
@@ -386,7 +394,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
   std::cout << header << tables;
   if (!report_path.empty()) {
     std::vector<SimResult> done;
-    for (auto& r : results) done.push_back(std::move(*r));
+    for (auto& r : results) done.push_back(*r);
     const auto data = ReportData(
         done, metrics, runs.size() == 1 ? "tiresias sim: " + configs[0].label : "tiresias compare",
         fmt::format("{} on {} ({} GPUs), preemption overhead {} s, speed model {}", source,
@@ -399,6 +407,16 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
   for (size_t i = 0; i < configs.size(); ++i) {
     std::cout << fmt::format("{}: simulated in {:.3f} s wall ({} scheduling passes)\n",
                              configs[i].label, wall[i], metrics[i].passes);
+  }
+  for (size_t i = 0; i < configs.size() && w.forecast_every > 0; ++i) {
+    const ForecastQuality q = AssessForecasts(*results[i]);
+    std::cout << fmt::format(
+        "{}: start forecasts at submit for {} jobs that waited (every {}th job): median error "
+        "{:.2f} h (naive {:.2f} h), mean {:.2f} h (naive {:.2f} h), real start within p10-p90 "
+        "{:.0f}%\n",
+        configs[i].label, q.checked, w.forecast_every, q.median_error_s / 3600,
+        q.naive_median_error_s / 3600, q.mean_error_s / 3600, q.naive_mean_error_s / 3600,
+        100 * q.coverage);
   }
   if (!out_dir.empty()) std::cout << "wrote " << out_dir << "\n";
   if (!report_path.empty()) std::cout << "wrote " << report_path << "\n";

@@ -99,6 +99,12 @@ struct Job {
   Service AttainedAt(Time now) const { return ExecutedAt(now) * spec.gpus; }
   Duration WorkDoneAt(Time now) const;
   Service QueueServiceAt(Time now) const { return AttainedAt(now) - q_base; }
+  // When a running job with a known duration completes at its current placement's rate
+  // (its remaining packed work from its progress start); nullopt otherwise.
+  std::optional<Time> ProjectedEnd() const;
+  // When a running job will have done `work` ms of packed work (the end of a replayed
+  // attempt: the simulator's --attempts replay), at its current rate; nullopt when not running.
+  std::optional<Time> ProjectedTimeOfWork(Duration work) const;
   // Oracle remaining packed time; nullopt without a known duration.
   std::optional<Duration> RemainingAt(Time now) const;
 };

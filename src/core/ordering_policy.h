@@ -4,6 +4,7 @@
 // they never read a clock, do I/O, or know which driver runs them.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,9 @@ class OrderingPolicy {
  public:
   virtual ~OrderingPolicy() = default;
   virtual std::string_view name() const = 0;
+  // A copy with the same state (learned history included), for a forward simulation of a
+  // live core (forecasts); null: this policy cannot be copied.
+  virtual std::unique_ptr<OrderingPolicy> Clone() const { return nullptr; }
   // May running jobs lose their GPUs to jobs ahead of them in the order?
   virtual bool preemptive() const = 0;
   // Strict FIFO: stop offering GPUs at the first job that does not fit (no backfill).

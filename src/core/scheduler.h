@@ -129,6 +129,17 @@ class Scheduler {
   // The queue changes since the last call, in order (SchedulerOptions::record_transitions).
   std::vector<Transition> TakeTransitions() { return std::exchange(transitions_, {}); }
 
+  // An independent copy of this core, policies and their learned state included, for a
+  // forward simulation of a live core (forecasts); the copy's decisions from here on are the
+  // ones this core would make on the same inputs. FailedPrecondition when a policy cannot be
+  // copied.
+  // With `active_only`, jobs that ended are left out (a forecast needs only the rest; a live
+  // core keeps every job it ever had).
+  StatusOr<std::unique_ptr<Scheduler>> Clone(bool active_only = false) const;
+  // A forecast's guess of a job's packed duration (JobSpec::duration), for a copy run forward.
+  // Refused when the policy orders by durations (the guess would change its order).
+  Status AssumeDuration(JobId id, Duration d);
+
   // Capacity hint for drivers that know how many jobs will come.
   void Reserve(size_t jobs) {
     jobs_.reserve(jobs);
@@ -157,6 +168,8 @@ class Scheduler {
   const std::string& NeverFitsReasonOf(const Job& j) const;
 
  private:
+  Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
+            std::unique_ptr<PlacementPolicy> placement, bool active_only);
   using WaitOrder = std::map<SortKey, uint32_t>;  // key -> slot in jobs_
   struct Timer {
     Time at;

@@ -67,6 +67,9 @@ std::optional<Allocation> FillFragments(int gpus, const ClusterState& s) {
 
 class TiresiasPlacement : public PlacementPolicy {
  public:
+  std::unique_ptr<PlacementPolicy> Clone() const override {
+    return std::make_unique<TiresiasPlacement>(*this);
+  }
   TiresiasPlacement(std::shared_ptr<const ModelCatalog> catalog, double packlimit,
                     std::optional<PackLimitLearner> learner, int64_t explore_every,
                     std::string note)

@@ -15,6 +15,7 @@ namespace {
 
 class Dlas : public OrderingPolicy {
  public:
+  std::unique_ptr<OrderingPolicy> Clone() const override { return std::make_unique<Dlas>(*this); }
   Dlas(QueueDiscipline q, bool running_first, std::optional<GittinsIndex> history, bool online)
       : q_(std::move(q)),
         running_first_(running_first),

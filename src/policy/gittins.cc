@@ -15,6 +15,9 @@ namespace {
 
 class Gittins : public OrderingPolicy {
  public:
+  std::unique_ptr<OrderingPolicy> Clone() const override {
+    return std::make_unique<Gittins>(*this);
+  }
   Gittins(QueueDiscipline q, GittinsIndex index, Service last_quantum, bool online)
       : q_(std::move(q)), index_(std::move(index)), last_quantum_(last_quantum), online_(online) {
     if (q_.adaptive()) q_.FollowHistory(index_);

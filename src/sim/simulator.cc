@@ -10,6 +10,7 @@
 #include "core/scheduler.h"
 #include "engine/core_builder.h"
 #include "engine/file_data_source.h"
+#include "sim/forecast.h"
 
 namespace tiresias {
 namespace {
@@ -23,12 +24,45 @@ struct Completion {
   bool operator>(const Completion& o) const { return at != o.at ? at > o.at : seq > o.seq; }
 };
 
-// When a started job has done `target` of packed work: the rest at its placement's rate.
-Time TimeOfWork(const Job& j, Duration target) {
-  Duration remaining = std::max<Duration>(0, target - j.work_done);
-  if (j.rate == 1.0) return j.progress_start + remaining;
-  return j.progress_start +
-         static_cast<Duration>(std::ceil(static_cast<double>(remaining) / j.rate));
+// Forecasts of the start of the jobs submitted at `t` (jobs[from, to)) that are sampled and
+// still waiting, made on the core as it stands after this event's decisions; and the naive
+// estimate: the jobs ahead of it in the order, times the mean duration of the jobs finished
+// so far, divided by how many jobs of the mean size the cluster runs at once.
+Status CheckForecasts(const Scheduler& core, const std::vector<JobSpec>& jobs, size_t from,
+                      size_t to, Time t, const SimConfig& cfg, SimResult& result) {
+  for (size_t i = from; i < to; ++i) {
+    if (i % cfg.forecast_every != 0) continue;
+    const Job* j = core.Find(jobs[i].id);
+    if (!j || j->state != JobState::kPending) continue;
+    auto f = ForecastJobs(core, t,
+                          {.samples = cfg.forecast_samples,
+                           .seed = static_cast<uint64_t>(i) + 1,
+                           .target = jobs[i].id,
+                           .until_target_starts = true,
+                           .use_given_durations = false});
+    if (!f.ok()) return f.status();
+    const JobForecast& jf = f->jobs.at(jobs[i].id);
+    double done = 0, sum_duration = 0, sum_gpus = 0;
+    for (const Job& o : core.jobs()) {
+      if (o.state != JobState::kFinished) continue;
+      ++done;
+      sum_duration += static_cast<double>(o.ExecutedAt(o.end));
+      sum_gpus += o.gpus();
+    }
+    const std::vector<JobId> order = core.WaitingInOrder();
+    const double ahead =
+        static_cast<double>(std::find(order.begin(), order.end(), jobs[i].id) - order.begin());
+    const double at_once =
+        done > 0 ? std::max(1.0, core.cluster().total_usable() / (sum_gpus / done)) : 1.0;
+    const double mean = done > 0 ? sum_duration / done : 0;
+    result.forecasts.push_back({.job = jobs[i].id,
+                                .at = t,
+                                .p10 = jf.start[0],
+                                .p50 = jf.start[1],
+                                .p90 = jf.start[2],
+                                .naive = t + static_cast<Time>(ahead * mean / at_once)});
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -86,8 +120,9 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   // With replay_attempts: the attempt each job is in, by submission index.
   std::vector<uint32_t> attempt(cfg.replay_attempts ? jobs.size() : 0, 0);
   Time last_t = 0;
-  size_t ended = 0;  // jobs finished so far (for progress)
-  int frag_now = 0;  // GPUs idle because of fragmentation since last_t
+  size_t ended = 0;          // jobs finished so far (for progress)
+  size_t forecast_from = 0;  // jobs[forecast_from, next) were submitted at this event
+  int frag_now = 0;          // GPUs idle because of fragmentation since last_t
   // Time series: the state after the last event holds until the next one; each grid point
   // before the next event gets it (counted per queue once per event, not per point).
   Time next_sample = cfg.series_step > 0 && !jobs.empty()
@@ -217,13 +252,19 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
         for (size_t k = 0; k <= attempt[slot]; ++k) target += j->spec.attempts[k];
         attempt_ends = true;
       }
-      done.push(Completion{TimeOfWork(*j, target), seq++, a.job, j->starts, attempt_ends});
+      done.push(Completion{*j->ProjectedTimeOfWork(target), seq++, a.job, j->starts, attempt_ends});
       int sw = 0, last = -1;
       for (const auto& sl : a.alloc.slices) {
         if (cfg.topo.switch_of(sl.node) != last) ++sw;
         last = cfg.topo.switch_of(sl.node);
       }
       shape[slot] = {a.alloc.node_count(), sw};
+    }
+    if (cfg.forecast_every > 0) {
+      if (Status st = CheckForecasts(core, jobs, forecast_from, next, t, cfg, result); !st.ok()) {
+        return st;
+      }
+      forecast_from = next;
     }
     // Fragmentation: the first waiting job would fit the free GPUs in count, yet waits.
     const Job* head = core.FirstWaiting();

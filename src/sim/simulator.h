@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,11 @@ struct SimConfig {
   // Called every few thousand events with the simulated time reached and the jobs ended so
   // far (of jobs.size()), for a progress display; the driver decides whether to show it.
   std::function<void(Time now, size_t ended, size_t total)> progress;
+  // Every forecast_every-th job (by submission), a start forecast made at its submit
+  // (sim/forecast.h, forecast_samples copies) is kept in SimResult::forecasts, with a naive
+  // one, to measure them against what happened; 0 = none.
+  size_t forecast_every = 0;
+  int forecast_samples = 8;
   // The cluster over time (SimResult::series) every series_step of simulated time; 0 = none.
   Duration series_step = 0;
   // Reads the files policy options name; null: a FileDataSource of this run's own. Share
@@ -76,6 +82,14 @@ struct SeriesPoint {
   uint64_t preemptions = 0;           // so far (cumulative)
 };
 
+// A start forecast made when a job was submitted (SimConfig::forecast_every).
+struct ForecastCheck {
+  JobId job;
+  Time at = 0;                        // its submit
+  std::optional<Time> p10, p50, p90;  // unset: beyond the horizon
+  Time naive = 0;  // now + jobs ahead x mean duration / (GPUs / mean GPUs per job)
+};
+
 struct SimResult {
   std::string label;
   std::string topology;
@@ -92,6 +106,7 @@ struct SimResult {
   std::string placement_note;       // what the placement policy learned, if anything
   std::vector<SeriesPoint> series;  // with series_step: one point per step, from the first submit
   uint64_t preemptions = 0;         // preempt actions of the whole run
+  std::vector<ForecastCheck> forecasts;
 };
 
 // Validates the configuration (unknown policy or option -> InvalidArgument) and runs.
