@@ -211,7 +211,7 @@ TEST(Cli, ReportOfTheFullPhillyTraceIsSmall) {
   page << in.rdbuf();
   EXPECT_NE(page.str().find("<script id=\"report-data\" type=\"application/json\">"),
             std::string::npos);
-  EXPECT_NE(page.str().find("\"label\":\"dlas+count\""), std::string::npos);
+  EXPECT_NE(page.str().find("\"label\":\"dlas+tiresias\""), std::string::npos);
 }
 
 TEST(Cli, ReportTextCannotCloseItsScript) {

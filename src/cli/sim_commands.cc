@@ -44,6 +44,7 @@ struct WorkloadArgs {
   std::string speed = "auto", comm = "ps", link_bw, profiles = DefaultProfilesPath(),
               compute_times = DefaultComputeTimesPath();
   uint64_t assign_models = 0;
+  std::string attempts = "merge";
   // Given on the command line: an explicit file that cannot be read is an error, while the
   // default paths (../shared) may be absent and the speed model then falls back to off.
   CLI::Option* profiles_opt = nullptr;
@@ -53,6 +54,12 @@ struct WorkloadArgs {
   int64_t forecast_every = 0;
 
   void Add(CLI::App* c) {
+    c->add_option("--attempts", attempts,
+                  "jobs with several attempts (converted Philly job logs): merge (one run of "
+                  "their total) or replay (each attempt but the last ends unfinished and the "
+                  "job waits to restart)")
+        ->check(CLI::IsMember({"merge", "replay"}))
+        ->capture_default_str();
     c->add_option("--forecast-every", forecast_every,
                   "at the submit of every Nth job, forecast its start (forward simulation of the "
                   "core, as serve's explain does) and report the error against the real start, "
@@ -320,6 +327,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.label = r.policy + "+" + r.placement;
     c.speed = speed;
     c.record_events = !events_path.empty();
+    c.replay_attempts = w.attempts == "replay";
     if (!out_dir.empty()) c.series_step = std::llround(w.series_step * kMsPerSecond);
     if (!report_path.empty() && c.series_step == 0) c.series_step = ReportSeriesStep(jobs);
     c.forecast_every = static_cast<size_t>(w.forecast_every);
@@ -419,8 +427,8 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
 
 void AddSimCommands(CLI::App& app, int& rc) {
   static WorkloadArgs sim_w, cmp_w;
-  static std::string sim_policy = "dlas", placement = "count", out_dir, cmp_out, policies, runs,
-                     events_path, sim_report, cmp_report;
+  static std::string sim_policy = "dlas", placement = SimConfig{}.placement, out_dir, cmp_out,
+                     policies, runs, events_path, sim_report, cmp_report;
   static std::vector<std::string> opts, popts, cmp_opts, cmp_popts;
 
   auto* sim = app.add_subcommand("sim", "replay a trace with one policy and report metrics");
@@ -483,7 +491,6 @@ void AddSimCommands(CLI::App& app, int& rc) {
       w.days = 7;
       w.cluster = "2x16x8";
       w.assign_models = 1;
-      opts = {"dlas.queues=4", "dlas.thresholds=1000,10000,100000"};
     } else {
       std::cout << "(../shared/traces/philly.csv is absent: a synthetic workload instead)\n";
       w.synthetic = 4000;
@@ -491,14 +498,11 @@ void AddSimCommands(CLI::App& app, int& rc) {
       w.load = 1.3;
       w.cluster = "2x8x8";
     }
-    std::cout << "tiresias demo: YARN-CS (fifo+consolidate) vs Tiresias (dlas with profile-based "
-                 "placement) vs dlas consolidating or spreading every job vs the "
-                 "duration-knowing oracle srtf\n\n";
-    rc = RunCompare(w,
-                    ParseRuns("fifo+consolidate,dlas+spread,dlas+consolidate,dlas+tiresias,"
-                              "srtf+consolidate",
-                              "consolidate"),
-                    opts, {}, "");
+    std::cout << "tiresias demo: YARN-CS (fifo+consolidate) vs Tiresias (dlas and gittins with "
+                 "the shipped defaults, chosen by a sweep over Philly weeks: README, \"How the "
+                 "defaults were chosen\") vs the duration-knowing oracle srtf\n\n";
+    rc = RunCompare(w, ParseRuns("fifo+consolidate,dlas,gittins,srtf", SimConfig{}.placement), opts,
+                    {}, "");
   });
 
   auto* pol = app.add_subcommand("policies", "list ordering and placement policies and options");

@@ -75,7 +75,8 @@ TEST(Eligibility, HeldJobsKeepTheirServiceAndCanBeCancelled) {
 TEST(Requeue, ARequeuedJobStopsAndTheNextPassDecidesAgain) {
   // fifo on 1 GPU: job 1 runs from 0; job 2 waits. Requeued at 50 ms, job 1 (submitted first)
   // is still first in fifo order, so the next pass starts it again: a requeue restarts a job,
-  // it does not demote it. Not counted as a preemption.
+  // it does not demote it. Not counted as a preemption but as a restart (the same call
+  // replays a trace's failed attempts: policies_test.cc, Requeue.*).
   auto s = Make("fifo", {}, 1);
   ASSERT_TRUE(s->Submit({.id = JobId(1), .gpus = 1, .submit = 0}, 0).ok());
   ASSERT_TRUE(s->Submit({.id = JobId(2), .gpus = 1, .submit = 1}, 1).ok());
@@ -83,6 +84,7 @@ TEST(Requeue, ARequeuedJobStopsAndTheNextPassDecidesAgain) {
   ASSERT_TRUE(s->Requeue(JobId(1), 50).ok());
   EXPECT_EQ(s->Find(JobId(1))->state, JobState::kPending);
   EXPECT_EQ(s->Find(JobId(1))->preemptions, 0);
+  EXPECT_EQ(s->Find(JobId(1))->restarts, 1);
   EXPECT_EQ(Acts(s->Schedule(50)), "start 1");
   EXPECT_EQ(s->Find(JobId(1))->starts, 2);
   EXPECT_EQ(s->Requeue(JobId(2), 60).code(), StatusCode::kFailedPrecondition);

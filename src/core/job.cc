@@ -37,8 +37,13 @@ Duration Job::WorkDoneAt(Time now) const {
 }
 
 std::optional<Time> Job::ProjectedEnd() const {
-  if (state != JobState::kRunning || !spec.duration) return std::nullopt;
-  const Duration remaining = std::max<Duration>(0, *spec.duration - work_done);
+  if (!spec.duration) return std::nullopt;
+  return ProjectedTimeOfWork(*spec.duration);
+}
+
+std::optional<Time> Job::ProjectedTimeOfWork(Duration work) const {
+  if (state != JobState::kRunning) return std::nullopt;
+  const Duration remaining = std::max<Duration>(0, work - work_done);
   if (rate == 1.0) return progress_start + remaining;
   return progress_start + static_cast<Duration>(std::ceil(static_cast<double>(remaining) / rate));
 }

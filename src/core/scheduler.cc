@@ -141,8 +141,15 @@ Status Scheduler::Requeue(JobId id, Time now) {
                                           id.value(), ToString(j.state)));
   }
   Stop(it->second, now);
+  ++j.restarts;
   dirty_ = true;
   return Status::Ok();
+}
+
+const std::string& Scheduler::NeverFitsReasonOf(const Job& j) const {
+  static const std::string kNone;
+  auto it = never_fits_.find(static_cast<uint32_t>(&j - jobs_.data()));
+  return it == never_fits_.end() ? kNone : it->second;
 }
 
 void Scheduler::CountWaiting(int gpus, int delta) {
@@ -236,15 +243,23 @@ void Scheduler::RefreshRunningKeys(Time now) {
 }
 
 void Scheduler::RekeyAll(Time now) {
+  std::vector<uint32_t> active;
+  active.reserve(running_.size() + waiting_.size());
   auto key_of = [&](uint32_t slot) {
     Job& j = jobs_[slot];
+    policy_->Relearned(j, now);  // e.g. its queue under thresholds that moved
     j.key = policy_->Key(j, now);
+    active.push_back(slot);
     return j.key;
   };
   running_.Rekey(key_of);
   WaitOrder rekeyed;
   for (const auto& [key, slot] : waiting_) rekeyed.emplace(key_of(slot), slot);
   waiting_.swap(rekeyed);
+  // What was learned may move demotion and promotion times (thresholds), so every timer is
+  // re-armed, in slot order so that equal times keep a deterministic order.
+  std::sort(active.begin(), active.end());
+  for (uint32_t slot : active) ArmTimer(slot, now);
   walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};  // the next pass walks all
 }
 
@@ -454,7 +469,9 @@ bool Scheduler::TryStart(uint32_t slot, Time now, std::vector<Action>& out) {
 
 void Scheduler::NoteUnplaced(Job& j, const PlacementResult& r) {
   NoteWait(j, WaitKind::kNoSlot);
-  if (auto* n = std::get_if<NeverFits>(&r)) j.no_slot_reason = n->reason;
+  if (auto* n = std::get_if<NeverFits>(&r)) {
+    never_fits_[static_cast<uint32_t>(&j - jobs_.data())] = n->reason;
+  }
 }
 
 void Scheduler::NonPreemptivePass(Time now, std::vector<Action>& out) {
@@ -635,6 +652,7 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
       transitions_(o.transitions_) {
   if (!active_only) {
     jobs_ = o.jobs_;
+    never_fits_ = o.never_fits_;
     slot_of_ = o.slot_of_;
     running_ = o.running_;
     waiting_ = o.waiting_;
@@ -652,6 +670,9 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
     remap[slot] = static_cast<uint32_t>(jobs_.size());
     slot_of_.emplace(o.jobs_[slot].spec.id, remap[slot]);
     jobs_.push_back(o.jobs_[slot]);
+  }
+  for (const auto& [slot, reason] : o.never_fits_) {
+    if (remap[slot] != kGone) never_fits_.emplace(remap[slot], reason);
   }
   for (const auto& [key, slot] : o.running_) running_.emplace(key, remap[slot]);
   for (const auto& [key, slot] : o.waiting_) waiting_.emplace(key, remap[slot]);

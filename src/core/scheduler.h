@@ -91,8 +91,12 @@ class Scheduler {
   // job must be requeued first), true puts a held one back. Its accounting is kept; its
   // starvation clock (promote_knob) restarts when it is released.
   Status SetEligible(JobId id, bool eligible, Time now);
-  // A running job stops and waits again (the user's requeue); like a preemption, but not
-  // counted as one. The next pass may start it again at once.
+  // A running job stops and waits again without having finished, and without the core
+  // deciding it: the user's requeue, or an attempt that failed and is retried (the simulator
+  // replays a trace's attempts so: sim --attempts replay). Like a preemption it gives its GPUs
+  // back and keeps the service and progress it attained (its queue does not restart); a later
+  // start resumes it, paying the restore overhead. Not a preemption: counted in
+  // Job::restarts. The next pass may start it again at once.
   Status Requeue(JobId id, Time now);
   // A running job makes progress from `t` (>= its start; may be after `now`). The daemon
   // uses it when a preempted process still holds the GPUs while it checkpoints: progress is
@@ -160,6 +164,8 @@ class Scheduler {
   // running). For time series (the simulator's --out, the daemon's views).
   void CountByQueue(std::vector<int>& waiting, std::vector<int>& running) const;
   Explanation Explain(JobId id, Time now) const;
+  // Why the placement policy said the job can never be placed, or "".
+  const std::string& NeverFitsReasonOf(const Job& j) const;
 
  private:
   Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
@@ -216,6 +222,8 @@ class Scheduler {
   std::shared_ptr<const SpeedModel> speed_;
 
   std::vector<Job> jobs_;
+  // Why a job can never be placed (NeverFits), by slot: rare, so kept off the Job.
+  std::unordered_map<uint32_t, std::string> never_fits_;
   std::unordered_map<JobId, uint32_t> slot_of_;
   FlatOrder running_;
   WaitOrder waiting_;

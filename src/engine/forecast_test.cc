@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "engine/core_builder.h"
 #include "engine/file_data_source.h"
 #include "sim/simulator.h"
@@ -111,15 +113,17 @@ TEST(Forecast, WithoutHistoryTheRangeIsWideButOrdered) {
 // With every duration known and no more arrivals, the forecast is the simulator's replay:
 // the same starts and ends for every job, through demotions and preemptions (dlas with a
 // small first queue) and restore overhead. The copies are made with only the active jobs.
-TEST(Forecast, EqualsTheSimulatorWhenDurationsAreKnown) {
+// A forecast made at 0 with every duration known replays the simulator's run exactly.
+void ExpectForecastEqualsSimulation(const std::string& policy,
+                                    const std::vector<std::string>& opts) {
   std::vector<JobSpec> jobs;
   for (int i = 0; i < 40; ++i) {
     jobs.push_back(Spec(i, 1 + (i * 7) % 4, 0, Seconds(30 + (i * 37) % 400)));
   }
   SimConfig cfg;
   cfg.topo = *Topology::Create(1, 2, 4);
-  cfg.policy = "dlas";
-  cfg.policy_opts = {"queues=2", "thresholds=200"};
+  cfg.policy = policy;
+  cfg.policy_opts = opts;
   cfg.placement = "count";
   cfg.preempt_overhead = Seconds(5);
   auto sim = RunSimulation(cfg, jobs);
@@ -143,6 +147,21 @@ TEST(Forecast, EqualsTheSimulatorWhenDurationsAreKnown) {
     EXPECT_EQ(jf.start[1], r.first_start) << r.id.value();
     EXPECT_EQ(jf.end[1], r.end) << r.id.value();
   }
+}
+
+TEST(Forecast, EqualsTheSimulatorWhenDurationsAreKnown) {
+  ExpectForecastEqualsSimulation("dlas", {"queues=2", "thresholds=200"});
+}
+
+// Policies with learned state (thresholds that follow the GPU-time history, learning online
+// from every completion; the Gittins index): the copies a forecast runs learn as the core does.
+TEST(Forecast, EqualsTheSimulatorWithThresholdsThatLearn) {
+  const std::string history =
+      std::string(TIRESIAS_SHARED_DIR) + "/traces/tiresias/yarn-gput1000.csv";
+  if (!std::filesystem::exists(history)) GTEST_SKIP() << history << " is absent (../shared)";
+  ExpectForecastEqualsSimulation("dlas",
+                                 {"threshold_quantiles=0.2,0.5", "online=true", "history_batch=1"});
+  ExpectForecastEqualsSimulation("gittins", {"online=true", "history_batch=1"});
 }
 
 }  // namespace

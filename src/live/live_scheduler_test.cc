@@ -616,5 +616,54 @@ TEST_F(LiveSchedulerTest, ChangedSettingsAreRefusedOnRestart) {
   EXPECT_NE(s.message().find("same"), std::string::npos) << s.message();
 }
 
+// The options' defaults changed (version 2: dlas with 6 queues). A state directory records
+// the version it was written under, and one written before versions were recorded (no
+// "defaults" in its config) replays under version 1 (2 queues at 3600 GPU-s, FIFO inside a
+// queue), the core its journal was decided by; a new one uses the current defaults.
+std::string WhereOfAFirstJob(LiveScheduler& d) {
+  auto id = d.Submit({.name = "j", .gpus = 1, .argv = {"train"}});
+  EXPECT_TRUE(id.ok()) << id.status().message();
+  if (!id.ok()) return "";
+  auto e = d.Explain(*id);
+  EXPECT_TRUE(e.ok());
+  return e.ok() ? (*e)["where"].get<std::string>() : "";
+}
+
+TEST_F(LiveSchedulerTest, NewStateUsesTheCurrentDefaultsAndRecordsTheirVersion) {
+  policy_opts_ = {};
+  auto d = Start();
+  EXPECT_NE(WhereOfAFirstJob(*d).find("queue 1 of 6"), std::string::npos);
+  d.reset();
+  auto store = Store::Open((dir_ / "tiresias.db").string(), world_.now);
+  ASSERT_TRUE(store.ok());
+  auto conf = nlohmann::json::parse(*(*store)->GetMeta("config"));
+  EXPECT_EQ(conf["defaults"], 2);
+  EXPECT_EQ(conf["policy_options"], nlohmann::json::array());
+}
+
+TEST_F(LiveSchedulerTest, StateFromBeforeTheDefaultsChangedReplaysUnderTheOldDefaults) {
+  policy_opts_ = {};
+  {
+    auto store = Store::Open((dir_ / "tiresias.db").string(), world_.now);
+    ASSERT_TRUE(store.ok());
+    const nlohmann::json old = {{"policy", "dlas"},
+                                {"policy_options", nlohmann::json::array()},
+                                {"placement", "consolidate"},
+                                {"placement_options", nlohmann::json::array()},
+                                {"gpus", 4}};
+    ASSERT_TRUE((*store)->SetMeta("config", old.dump()).ok());
+  }
+  auto d = Start();
+  EXPECT_NE(WhereOfAFirstJob(*d).find("queue 1 of 2"), std::string::npos);
+  EXPECT_NE(WhereOfAFirstJob(*d).find("of 3600 GPU-s in this queue's climb"), std::string::npos);
+  // Other settings than those it was written with are still refused.
+  d.reset();
+  policy_opts_ = {"thresholds=30"};
+  auto store = Store::Open((dir_ / "tiresias.db").string(), world_.now);
+  LiveScheduler other(Config(), std::move(*store), std::make_unique<FakeRunner>(world_),
+                      [this] { return world_.now; });
+  EXPECT_FALSE(other.Open().ok());
+}
+
 }  // namespace
 }  // namespace tiresias

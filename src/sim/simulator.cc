@@ -19,7 +19,8 @@ struct Completion {
   Time at;
   uint64_t seq;
   JobId job;
-  int start_no;  // the job's start count when this completion was computed
+  int start_no;               // the job's start count when this completion was computed
+  bool attempt_ends = false;  // an attempt ends without finishing the job (replay_attempts)
   bool operator>(const Completion& o) const { return at != o.at ? at > o.at : seq > o.seq; }
 };
 
@@ -116,6 +117,8 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   }
   // Placement shape of each job's last run, by submission index (= the core's job slot).
   std::vector<std::pair<int, int>> shape(jobs.size(), {0, 0});
+  // With replay_attempts: the attempt each job is in, by submission index.
+  std::vector<uint32_t> attempt(cfg.replay_attempts ? jobs.size() : 0, 0);
   Time last_t = 0;
   size_t ended = 0;          // jobs finished so far (for progress)
   size_t forecast_from = 0;  // jobs[forecast_from, next) were submitted at this event
@@ -169,6 +172,19 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       done.pop();
       const Job* j = core.Find(c.job);
       if (j->running() && j->starts == c.start_no) {
+        if (c.attempt_ends) {  // the attempt failed; the job waits to be restarted
+          const uint32_t ended = ++attempt[static_cast<size_t>(j - core.jobs().data())];
+          if (cfg.record_events) {  // the live journal's requeue, by the trace
+            result.event_log.push_back(
+                {.t = t,
+                 .kind = EventKind::kRequeue,
+                 .job = c.job,
+                 .detail = {{"by", fmt::format("the trace (attempt {} of {} ended)", ended,
+                                               j->spec.attempts.size())}}});
+          }
+          if (Status st = core.Requeue(c.job, t); !st.ok()) return st;
+          continue;
+        }
         if (Status st = core.Finish(c.job, t); !st.ok()) return st;  // a core defect: stop
         ++ended;
         if (cfg.record_events) {
@@ -228,13 +244,21 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       if (a.kind == Action::Kind::kPreempt) ++result.preemptions;
       if (a.kind != Action::Kind::kStart) continue;
       const Job* j = core.Find(a.job);
-      done.push(Completion{*j->ProjectedEnd(), seq++, a.job, j->starts});
+      const size_t slot = static_cast<size_t>(j - core.jobs().data());
+      Duration target = *j->spec.duration;  // the whole job
+      bool attempt_ends = false;
+      if (cfg.replay_attempts && attempt[slot] + 1 < j->spec.attempts.size()) {
+        target = 0;  // the work done by the end of the current attempt
+        for (size_t k = 0; k <= attempt[slot]; ++k) target += j->spec.attempts[k];
+        attempt_ends = true;
+      }
+      done.push(Completion{*j->ProjectedTimeOfWork(target), seq++, a.job, j->starts, attempt_ends});
       int sw = 0, last = -1;
       for (const auto& sl : a.alloc.slices) {
         if (cfg.topo.switch_of(sl.node) != last) ++sw;
         last = cfg.topo.switch_of(sl.node);
       }
-      shape[static_cast<size_t>(j - core.jobs().data())] = {a.alloc.node_count(), sw};
+      shape[slot] = {a.alloc.node_count(), sw};
     }
     if (cfg.forecast_every > 0) {
       if (Status st = CheckForecasts(core, jobs, forecast_from, next, t, cfg, result); !st.ok()) {
@@ -258,6 +282,8 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     r.id = j->spec.id;
     r.gpus = j->gpus();
     r.model = j->spec.model;
+    r.user = j->spec.user;
+    r.vc = j->spec.vc;
     r.state = j->state;
     r.submit = j->spec.submit;
     r.first_start = j->first_start;
@@ -265,6 +291,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     r.preemptions = j->preemptions;
     r.evictions = j->evictions;
     r.promotions = j->promotions;
+    r.restarts = j->restarts;
     r.final_queue = j->queue;
     r.held = j->held;
     r.overhead = j->overhead;

@@ -27,12 +27,18 @@ struct SimConfig {
   Topology topo = *Topology::Create(1, 1, 1);
   std::string policy = "dlas";
   std::vector<std::string> policy_opts;
-  std::string placement = "count";
+  // Profile-based placement (the paper's): chosen by the sweep in README ("How the defaults
+  // were chosen"); count scatters gangs, which the speed model then slows.
+  std::string placement = "tiresias";
   std::vector<std::string> placement_opts;
   Duration preempt_overhead = kDefaultPreemptOverhead;
   std::shared_ptr<const SpeedModel> speed;  // null: every placement runs at packed speed
   std::string label;                        // for reports; default "policy+placement"
   bool record_events = false;               // fill SimResult::event_log
+  // Replay the attempts a trace records (JobSpec::attempts): each attempt but the last ends,
+  // once its run time of work is done, without finishing the job, which waits to be
+  // restarted (Scheduler::Requeue). Off: a job runs its whole duration as one attempt.
+  bool replay_attempts = false;
   // Nodes losing and regaining GPUs, in time order (Scheduler::SetNodeAvailability with the
   // core's UsableMaskFor: free GPUs go first, then running jobs are evicted).
   std::vector<CapacityChange> capacity;
@@ -54,10 +60,10 @@ struct SimConfig {
 struct JobResult {
   JobId id;
   int gpus = 0;
-  std::string model;
+  std::string model, user, vc;
   JobState state = JobState::kPending;
   Time submit = 0, first_start = -1, end = -1;
-  int preemptions = 0, promotions = 0, final_queue = 0;
+  int preemptions = 0, promotions = 0, final_queue = 0, restarts = 0;
   int evictions = 0;  // runs stopped because their GPUs became unavailable
   Duration held = 0, overhead = 0, executed = 0;
   Duration work = 0;            // packed-placement duration from the trace

@@ -28,7 +28,7 @@ const workload = existsSync(philly) ? ["--trace", philly, "--cluster", "2x32x8"]
                                     : ["--synthetic", "3000", "--cluster", "1x4x8"];
 if (!existsSync(philly)) console.log(`note: ${philly} is absent (../shared): a synthetic workload instead`);
 const policies = ["fifo", "dlas", "gittins"];
-const labels = policies.map((p) => p + "+count");
+const labels = policies.map((p) => p + "+tiresias");  // the default placement
 const run = spawnSync(BIN, ["compare", ...workload, "--policies", policies.join(","), "--report", report],
                       { encoding: "utf8" });
 assert.equal(run.status, 0, run.stdout + run.stderr);
