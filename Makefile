@@ -5,6 +5,8 @@
 # targets longer (FUZZ_SECONDS each, default 60).
 # slurm-wlm and munge are for the Slurm executor's end-to-end tests and benchmark, which
 # bring up a private Slurm cluster on this machine (scripts/slurm_up.sh; they need root).
+# python3-torch (CPU) runs examples/pytorch/, the PyTorch DDP job tests/pytorch_test.cc
+# sends through serve; without it that test skips.
 BUILD ?= build
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
@@ -15,7 +17,7 @@ APT_PACKAGES := build-essential cmake ninja-build pkg-config libgtest-dev libgmo
   libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libsqlite3-dev \
   libssl-dev libmicrohttpd-dev libcurl4-openssl-dev \
   prometheus-cpp-dev chromium prometheus clang libclang-rt-14-dev help2man \
-  slurm-wlm munge
+  slurm-wlm munge python3-torch
 # The dashboard's bundle needs node and npm; Debian's are installed only when none is there.
 NODE_PACKAGES := $(if $(shell command -v node && command -v npm),,nodejs npm)
 

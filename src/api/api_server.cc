@@ -174,13 +174,18 @@ StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
        : key == "array"      ? r.array
        : key == "output"     ? r.output
                              : r.error) = v.get<std::string>();
-    } else if (key == "hold") {
+    } else if (key == "hold" || key == "keep_checkpoints") {
       if (!v.is_boolean()) return bad("true or false");
-      r.hold = v.get<bool>();
+      (key == "hold" ? r.hold : r.keep_checkpoints) = v.get<bool>();
+    } else if (key == "tasks_per_gpu") {
+      if (!v.is_number_integer()) return bad("an integer");
+      r.tasks_per_gpu =
+          v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX ? INT64_MAX : v.get<int64_t>();
     } else {
       return InvalidArgument(
           fmt::format("unknown field {} (known: name, user, model, gpus, argv, cwd, env, "
-                      "duration_s, time, dependency, array, output, error, hold)",
+                      "duration_s, time, dependency, array, output, error, hold, tasks_per_gpu, "
+                      "keep_checkpoints)",
                       Echo(nlohmann::json(key))));
     }
   }

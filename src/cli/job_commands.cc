@@ -27,11 +27,11 @@ namespace tiresias {
 namespace {
 
 struct SubmitFlags {
-  int gpus = 1;
+  int gpus = 1, tasks_per_gpu = 0;
   std::string name, model, time, dependency, array, output, error;
   double duration_s = 0;
   std::vector<std::string> env, argv;
-  bool export_env = true, hold = false, parsable = false;
+  bool export_env = true, hold = false, parsable = false, keep_checkpoints = false;
 };
 
 int Submit(const Common& o, const SubmitFlags& f) {
@@ -48,6 +48,8 @@ int Submit(const Common& o, const SubmitFlags& f) {
     if (!value->empty()) body[key] = *value;
   }
   if (f.hold) body["hold"] = true;
+  if (f.tasks_per_gpu > 0) body["tasks_per_gpu"] = f.tasks_per_gpu;
+  if (f.keep_checkpoints) body["keep_checkpoints"] = true;
   if (f.duration_s > 0) body["duration_s"] = f.duration_s;
   nlohmann::json envj = nlohmann::json::object();
   // Like sbatch's default --export=ALL: the job sees the submitter's environment (its PATH,
@@ -192,7 +194,8 @@ int Show(const Common& o, const std::string& ref) {
                            Human(j.value("time_s", 0.0)), Human(j.value("wait_s", 0.0)),
                            j.contains("time_limit") ? Str(j, "time_limit") : "UNLIMITED",
                            j.value("attained_gpu_s", 0.0) / 3600);
-  std::cout << fmt::format("   GPUs={} Nodes={} Devices={} Model={}\n", Str(j, "gpus"),
+  std::cout << fmt::format("   GPUs={} TasksPerGpu={} Nodes={} Devices={} Model={}\n",
+                           Str(j, "gpus"), j.value("tasks_per_gpu", 0),
                            Join(j.value("nodes", std::vector<std::string>{}), ","),
                            Str(j, "devices"), Str(j, "model"));
   if (!Str(j, "engine_job").empty()) {
@@ -454,6 +457,14 @@ void AddJobCommands(CLI::App& app, int& rc) {
   AddOutputFlag(submit, o);
   submit->add_option("--gpus", sf.gpus, "GPUs (gang-scheduled)")
       ->check(IntegerIn(1, kMaxRequestGpus));
+  submit
+      ->add_option("--tasks-per-gpu", sf.tasks_per_gpu,
+                   "1: one process per GPU (like srun), each with RANK, LOCAL_RANK, WORLD_SIZE, "
+                   "MASTER_ADDR, MASTER_PORT and its own CUDA_VISIBLE_DEVICES; 0 (default): one "
+                   "process for all GPUs")
+      ->check(IntegerIn(0, 1));
+  submit->add_flag("--keep-checkpoints", sf.keep_checkpoints,
+                   "keep $TIRESIAS_CHECKPOINT_DIR after the job finished (default: removed)");
   submit->add_option("--name,-J", sf.name, "job name (default: the command)");
   submit->add_option("--model", sf.model, "model name, for placement (e.g. resnet50, vgg16)");
   submit

@@ -228,7 +228,9 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
     case EventKind::kExit: {
       std::string out = Str(d, "how");
       if (!Str(d, "after").empty()) out += " after " + Str(d, "after");
-      if (Str(d, "after") == "preemption") {
+      if (BoolField(d, "completed")) {
+        out += " (its work complete: done file)";
+      } else if (Str(d, "after") == "preemption") {
         out += BoolField(d, "checkpointed") ? " (checkpointed, requeued)"
                                             : " (killed at the end of its grace period, requeued)";
       }

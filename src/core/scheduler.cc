@@ -71,13 +71,15 @@ Status Scheduler::Finish(JobId id, Time now) {
   auto it = slot_of_.find(id);
   if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
   Job& j = jobs_[it->second];
-  if (!j.running()) {
+  if (!j.running() && j.state != JobState::kPending && j.state != JobState::kHeld) {
     return FailedPrecondition(
         fmt::format("job {}: finished while {}", id.value(), ToString(j.state)));
   }
-  placement_->OnJobFinished(j, topo_);  // before Stop: it still holds its allocation
-  Stop(it->second, now);
-  Erase(it->second);
+  if (j.running()) {
+    placement_->OnJobFinished(j, topo_);  // before Stop: it still holds its allocation
+    Stop(it->second, now);
+  }
+  if (j.state != JobState::kHeld) Erase(it->second);  // a held job is in no order
   j.state = JobState::kFinished;
   j.end = now;
   ++j.timer_gen;

@@ -83,7 +83,9 @@ class Scheduler {
   // Accepts the job, or rejects it (recorded, state kRejected) when it can never fit;
   // InvalidArgument then carries the reason. A duplicate id is InvalidArgument too.
   Status Submit(const JobSpec& spec, Time now);
-  // The job's work is complete (simulator) or its process exited (daemon).
+  // The job's work is complete (simulator) or its process exited (daemon). Also a waiting
+  // job's (pending or held): the daemon's job that completed its work while it was being
+  // stopped (it said so during its preemption grace), with the service it attained then.
   Status Finish(JobId id, Time now);
   Status Cancel(JobId id, Time now);
   // Whether a waiting job may be scheduled: false takes a pending job out of every order

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "common/remove_tree.h"
 #include "common/strings.h"
 
 namespace tiresias {
@@ -53,7 +54,8 @@ LaunchSpec LiveScheduler::PrepareSpec(const JobRecord& r) const {
                   .argv = r.argv,
                   .cwd = r.cwd,
                   .env = r.env,
-                  .job_dir = JobDir(r.id)};
+                  .job_dir = JobDir(r.id),
+                  .tasks_per_gpu = r.tasks_per_gpu};
   if (r.uid >= 0 && r.gid >= 0) {
     spec.uid = static_cast<uint32_t>(r.uid);
     spec.gid = static_cast<uint32_t>(r.gid);
@@ -133,6 +135,13 @@ StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req, std::vector<JobI
   base.output = req.output;
   base.error = req.error;
   base.held = req.hold;
+  base.tasks_per_gpu = static_cast<int>(req.tasks_per_gpu);
+  base.keep_checkpoints = req.keep_checkpoints;
+  if (base.tasks_per_gpu > 0 && cfg_.executor == "slurm") {
+    return InvalidArgument(
+        "field 'tasks_per_gpu': not supported with --executor slurm yet (its batch script "
+        "starts one task per node); start one process per GPU from the job, e.g. with torchrun");
+  }
   if (sched_->policy().needs_durations() && !base.duration) {
     return InvalidArgument(fmt::format(
         "submit: policy {} orders jobs by their run time; give --duration", cfg_.policy));
@@ -413,6 +422,12 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
                .detail = {{"how", what}, {"after", "cancel"}}});
       return;
     }
+    if (e.completed && e.exit_code == 0 && e.signal == 0 && !e.lost) {
+      // It completed its work during the grace period and said so (its done file): the
+      // job's end, not a checkpoint; it is not run again.
+      FinishCompleted(rec, what, now);
+      return;
+    }
     if (rec.timing_out) {  // it ran out of time: it ends, whatever the core thought of it
       EndAsTimeout(rec, now, what);
       return;
@@ -456,6 +471,39 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   dirty_ = true;
   eligibility_dirty_ = true;  // jobs that depend on it
   CountEnded(rec);
+  if (ok) DropCheckpoints(rec);
+}
+
+void LiveScheduler::DropCheckpoints(JobRecord& rec) {
+  if (rec.keep_checkpoints) return;
+  const std::string dir = (std::filesystem::path(JobDir(rec.id)) / "checkpoint").string();
+  if (Status s = RemoveTree(dir); !s.ok()) {
+    Warn(fmt::format("job {}: {}", rec.id.value(), s.message()));
+    rec.message += "; its checkpoint directory could not be removed: " + s.message();
+  }
+}
+
+void LiveScheduler::FinishCompleted(JobRecord& rec, const std::string& how, Time now) {
+  const std::string after = rec.timing_out ? "time limit" : "preemption";
+  Journal({.t = now,
+           .kind = EventKind::kExit,
+           .job = rec.id,
+           .detail = {{"how", how}, {"after", after}, {"completed", true}}});
+  // The core stopped it (or already started it again): it ends wherever it is.
+  Journal({.t = now,
+           .kind = EventKind::kFinish,
+           .job = rec.id,
+           .detail = {{"how", how + ", work complete (done file) after " + after}}});
+  MustOk(sched_->Finish(rec.id, now));
+  to_launch_.erase(rec.id);
+  rec.state = LiveState::kFinished;
+  rec.end = now;
+  rec.timing_out = false;
+  rec.message = "completed: its work was done when it was stopped (done file)";
+  dirty_ = true;
+  eligibility_dirty_ = true;  // jobs that depend on it
+  CountEnded(rec);
+  DropCheckpoints(rec);
 }
 
 Time LiveScheduler::EnforceTimeLimits(Time now, std::vector<JobId>& changed) {

@@ -179,6 +179,12 @@ class LiveScheduler {
   // Appends `e` to the journal (in the caller's transaction) and, with log_events, prints it.
   Status Note(const Event& e);
   void HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed);
+  // A stopped job (preempted, requeued, past its time limit) whose process exited 0 with its
+  // done file: it finished, wherever the core has it now (waiting, or started again).
+  void FinishCompleted(JobRecord& rec, const std::string& how, Time now);
+  // A job that finished: its checkpoint directory is removed, unless it asked to keep it
+  // (--keep-checkpoints); a failure is a warning and a note in its message.
+  void DropCheckpoints(JobRecord& rec);
   // A job cancelled in the cluster engine (scancel): cancelled here too, with the reason.
   void CancelledOutside(JobId id, const std::string& why, Time now, std::vector<JobId>& changed);
   // The executor's node reports: capacity changes for the core (journalled), evictions.
