@@ -11,6 +11,8 @@
 
 #include "api/dashboard.h"
 #include "common/strings.h"
+#include "core/event_log.h"
+#include "live/submit_request.h"
 
 namespace tiresias {
 namespace {
@@ -290,6 +292,30 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
   if (what == "tokens") {
     if (p.size() > 3) return no_such();
     return Tokens(req, caller, p.size() == 3 ? p[2] : "");
+  }
+  if (what == "whatif" && p.size() == 2 && m == "POST") {  // when would such a job run?
+    auto body = ParseJsonBody(req.body);
+    if (!body.ok()) return Fail(body.status());
+    if (!body->is_object()) return Fail(400, "request body must be a JSON object");
+    const auto gpus = IntField(*body, "gpus");
+    if (!gpus || *gpus < 1 || *gpus > kMaxRequestGpus) {
+      return Fail(400, fmt::format("field 'gpus': an integer in 1..{}", kMaxRequestGpus));
+    }
+    std::optional<Duration> run;
+    if (body->contains("duration")) {
+      const auto& d = (*body)["duration"];
+      if (!d.is_number() || !(d.get<double>() > 0) || d.get<double>() > kMaxRequestDurationS) {
+        return Fail(400, fmt::format("field 'duration': seconds in (0, {}]", kMaxRequestDurationS));
+      }
+      run = static_cast<Duration>(d.get<double>() * kMsPerSecond);
+    } else if (body->contains("time")) {
+      if (!(*body)["time"].is_string()) return Fail(400, "field 'time': a Slurm time string");
+      auto limit = ParseSlurmTime((*body)["time"].get<std::string>());
+      if (!limit.ok()) return Fail(400, "field 'time': " + limit.status().message());
+      run = *limit;  // at most its limit: the end is pessimistic, the start is not
+    }
+    auto est = sched_.WhatIfSubmit(static_cast<int>(*gpus), run);
+    return est.ok() ? Reply(200, *est) : Fail(est.status());
   }
   if (what == "version" && p.size() == 2 && m == "GET") {
     return Reply(200, {{"version", TIRESIAS_VERSION}});

@@ -15,6 +15,7 @@ void AddSweepCommand(CLI::App& app, int& rc);     // sweep: grids of options x c
 void AddTraceCommands(CLI::App& app, int& rc);    // trace convert, stats, synth
 void AddShimCommand(CLI::App& app, int& rc);      // _shim (hidden): supervises one job attempt
 void AddServeCommand(CLI::App& app, int& rc);     // serve: the live scheduler
+void AddWhatIfCommand(CLI::App& app, int& rc);    // whatif: another configuration, a new job
 // Clients of serve's API. submit, ls, show, logs, cancel, hold, release, requeue, wait,
 // history, explain:
 void AddJobCommands(CLI::App& app, int& rc);

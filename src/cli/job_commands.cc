@@ -382,30 +382,6 @@ int History(const Common& o, const HistoryFlags& f) {
   return 0;
 }
 
-// "in 2h 10m (1h 30m to 4h 0m)": a p10/p50/p90 range of wall times, from now.
-std::string FromNow(const nlohmann::json& range, int64_t now_ms) {
-  auto in = [&](const char* k) -> std::string {
-    if (!range.contains(k) || !range[k].is_number()) return "not within a year";
-    return Human(std::max<double>(0, (range[k].get<int64_t>() - now_ms) / 1000.0));
-  };
-  return fmt::format("in {} ({} to {}, p10-p90)", in("p50_ms"), in("p10_ms"), in("p90_ms"));
-}
-
-void PrintEstimate(const nlohmann::json& e) {
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::system_clock::now().time_since_epoch())
-                          .count();
-  std::cout << "  likely to start " << FromNow(e["start"], now) << "\n";
-  std::cout << "  likely to end   " << FromNow(e["end"], now) << "\n";
-  std::vector<std::string> way;
-  for (const auto& w : e.value("in_the_way", nlohmann::json::array())) {
-    way.push_back(fmt::format("job {} ({}, {:.0f}%)", Str(w, "id"), EscapeControl(Str(w, "user")),
-                              100 * w.value("share", 0.0)));
-  }
-  if (!way.empty()) std::cout << "  most in the way: " << Join(way, ", ") << "\n";
-  std::cout << "  (" << Str(e, "method") << ")\n";
-}
-
 int ExplainJob(const Common& o, const std::string& ref) {
   int rc = 0;
   auto r = Fetch(o, "/v1/jobs/" + ref + "/explain", rc);

@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
   tiresias::AddServeCommand(app, rc);
   tiresias::AddJobCommands(app, rc);
   tiresias::AddClusterCommands(app, rc);
+  tiresias::AddWhatIfCommand(app, rc);
   tiresias::AddShimCommand(app, rc);
   try {
     app.parse(argc, argv);

@@ -36,6 +36,9 @@ std::string IsoTime(const nlohmann::json& wall_ms);
 // A field for people: "-" when absent, control characters escaped (EscapeControl) so that a
 // job name or message cannot drive the terminal. JSON output stays exact.
 std::string Str(const nlohmann::json& j, const char* key);
+// A forecast (explain's "estimate", /v1/whatif): likely start and end from now with their
+// p10-p90 range, who is most in the way, and the method.
+void PrintEstimate(const nlohmann::json& estimate);
 // The first `width` bytes of `s`, not cutting a UTF-8 sequence in two.
 std::string Clip(const std::string& s, size_t width);
 bool Terminal(const std::string& state);

@@ -3,8 +3,8 @@
 // for a few seconds so that a burst of reads costs one forecast.
 #include <fmt/format.h>
 
-#include "live/live_scheduler.h"
 #include "engine/forecast.h"
+#include "live/live_scheduler.h"
 
 namespace tiresias {
 namespace {
@@ -26,6 +26,22 @@ StatusOr<nlohmann::json> LiveScheduler::Estimate(JobId id) {
   auto it = records_.find(id);
   if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
   if (IsTerminal(it->second.state)) return nlohmann::json(nullptr);
+  return ForecastFor(lk, id, std::nullopt);
+}
+
+StatusOr<nlohmann::json> LiveScheduler::WhatIfSubmit(int gpus, std::optional<Duration> run) {
+  std::unique_lock lk(mu_);
+  // An id no job has or will have: the next one, which this job would get.
+  const JobId id(store_->NextJobId());
+  JobSpec spec{.id = id, .gpus = gpus, .submit = Now(), .name = "whatif", .duration = run};
+  if (auto why = sched_->placement().NeverFitsReason(spec, sched_->topology())) {
+    return InvalidArgument(fmt::format("a {}-GPU job could never run here: {}", gpus, *why));
+  }
+  return ForecastFor(lk, id, spec);
+}
+
+StatusOr<nlohmann::json> LiveScheduler::ForecastFor(std::unique_lock<std::mutex>& lk, JobId id,
+                                                    std::optional<JobSpec> extra) {
   const Time now = Now();
   const int64_t epoch = store_->epoch_ms();
   const ForecastOptions opts{
@@ -33,6 +49,10 @@ StatusOr<nlohmann::json> LiveScheduler::Estimate(JobId id) {
   auto in = PrepareForecast(*sched_, now, opts);
   if (!in.ok()) return in.status();
   lk.unlock();
+  if (extra) {
+    if (Status s = in->active->Submit(*extra, now); !s.ok()) return s;
+    (void)in->active->Schedule(now);
+  }
   auto f = RunForecast(*in, now, opts);
   if (!f.ok()) return f.status();
   lk.lock();

@@ -15,6 +15,7 @@
 
 #include "common/remove_tree.h"
 #include "common/strings.h"
+#include "live/journal_replay.h"
 
 namespace tiresias {
 
@@ -79,13 +80,7 @@ void LiveScheduler::RetireEnded(const std::vector<JobId>& ids) {
 }
 
 JobSpec LiveScheduler::SpecOf(const JobRecord& r) const {
-  return JobSpec{.id = r.id,
-                 .gpus = r.gpus,
-                 .submit = r.submit,
-                 .name = r.name,
-                 .user = r.user,
-                 .model = r.model,
-                 .duration = r.duration};
+  return SpecOfRecord(r);
 }
 
 Status LiveScheduler::Note(const Event& e) {

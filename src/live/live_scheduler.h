@@ -123,6 +123,9 @@ class LiveScheduler {
   // When the job is likely to start and end (p10/p50/p90, wall ms) and who is most in its way,
   // from forward simulations of the core (engine/forecast.h); null for a job that ended.
   StatusOr<nlohmann::json> Estimate(JobId id);
+  // A forecast (as Estimate) for a job of `gpus` GPUs submitted now, running `run` (unknown:
+  // drawn like the others'); nothing is submitted. InvalidArgument if it could never fit.
+  StatusOr<nlohmann::json> WhatIfSubmit(int gpus, std::optional<Duration> run);
   // The likely (p50) start of every job that has not started, wall ms; cached a few seconds.
   std::map<JobId, int64_t> StartEstimates();
   nlohmann::json Nodes();
@@ -247,8 +250,12 @@ class LiveScheduler {
   std::map<GpuId, JobId> gpu_owner_;               // the live process on each busy GPU
   std::vector<NodeReport> node_reports_;           // the executor's latest, for the views
   Time last_now_ = 0;
-  Time last_replayed_ = 0;         // the journal's last time, after Open's replay
-  bool dirty_ = false;             // core inputs applied since the last Schedule
+  Time last_replayed_ = 0;  // the journal's last time, after Open's replay
+  bool dirty_ = false;      // core inputs applied since the last Schedule
+  // A forecast targeting `id` (with `extra` added to the copies first), as explain's JSON;
+  // `lk` holds mu_ and is released while the copies run.
+  StatusOr<nlohmann::json> ForecastFor(std::unique_lock<std::mutex>& lk, JobId id,
+                                       std::optional<JobSpec> extra);
   std::optional<Time> estimates_at_;  // when StartEstimates last ran (core time)
   std::map<JobId, int64_t> estimates_;
   bool eligibility_dirty_ = true;  // holds, dependencies or array slots may have changed

@@ -9,6 +9,7 @@
 #include "common/strings.h"
 #include "engine/core_builder.h"
 #include "engine/file_data_source.h"
+#include "live/journal_replay.h"
 #include "live/live_scheduler.h"
 
 namespace tiresias {
@@ -105,71 +106,20 @@ Status LiveScheduler::Open() {
 }
 
 Status LiveScheduler::Replay(const EventRow& row) {
-  const Event& e = row.event;
-  if (e.kind == EventKind::kTick) {
-    (void)sched_->Schedule(e.t);  // the actions were applied when it was journalled
-    return Status::Ok();
-  }
-  if (e.kind == EventKind::kCapacity) {  // a node's usable GPUs; no job
-    auto node = e.detail.find("node");
-    auto mask = MaskFromJson(e.detail.value("usable", nlohmann::json()));
-    if (node == e.detail.end() || !node->is_number_integer() || !mask) {
-      return IoError(fmt::format("journal event {} (capacity): no node or usable GPUs", row.seq));
-    }
-    auto stopped = sched_->SetNodeAvailability(node->get<int>(), *mask, e.t);
-    if (!stopped.ok()) {
-      return IoError(
-          fmt::format("journal event {} (capacity): {}", row.seq, stopped.status().message()));
-    }
-    return Status::Ok();
-  }
-  auto it = records_.find(e.job);
-  if (it == records_.end()) {
-    return IoError(fmt::format("journal event {}: job {} has no row", row.seq, e.job.value()));
-  }
-  Status s;
-  switch (e.kind) {
-    case EventKind::kSubmit:
-      s = sched_->Submit(SpecOf(it->second), e.t);
-      break;
-    case EventKind::kFinish:
-      s = sched_->Finish(e.job, e.t);
-      break;
-    case EventKind::kCancel:
-      s = sched_->Cancel(e.job, e.t);
-      break;
-    case EventKind::kLaunch:
-      s = sched_->SetProgressStart(e.job, e.t, e.t);
-      break;
-    case EventKind::kDrain: {
-      auto until = e.detail.find("until_ms");
-      if (until == e.detail.end() || !until->is_number_integer()) {
-        return IoError(fmt::format("journal event {} (hold): no until_ms", row.seq));
-      }
-      s = sched_->SetProgressStart(e.job, until->get<Time>(), e.t);
-      break;
-    }
-    case EventKind::kInterrupt: {
-      auto alive = e.detail.find("last_alive_ms");
-      if (alive == e.detail.end() || !alive->is_number_integer()) {
-        return IoError(fmt::format("journal event {} (interrupt): no last_alive_ms", row.seq));
-      }
-      s = sched_->Interrupted(e.job, alive->get<Time>(), e.t);
-      break;
-    }
-    case EventKind::kEligible:
-      s = sched_->SetEligible(e.job, BoolField(e.detail, "eligible"), e.t);
-      break;
-    case EventKind::kRequeue:
-      s = sched_->Requeue(e.job, e.t);
-      break;
-    default:
-      return IoError(fmt::format("journal event {}: {} is not an input to the core", row.seq,
-                                 ToString(e.kind)));
-  }
+  Status refused;
+  Status s = ReplayInput(
+      *sched_, row,
+      [&](JobId id) -> const JobRecord* {
+        auto it = records_.find(id);
+        return it == records_.end() ? nullptr : &it->second;
+      },
+      &refused);
+  if (!s.ok()) return s;
   // A refusal by the core replays the refusal it gave then (e.g. a submission it rejected).
-  if (!s.ok())
-    Warn(fmt::format("journal event {} ({}): {}", row.seq, ToString(e.kind), s.message()));
+  if (!refused.ok()) {
+    Warn(fmt::format("journal event {} ({}): {}", row.seq, ToString(row.event.kind),
+                     refused.message()));
+  }
   return Status::Ok();
 }
 

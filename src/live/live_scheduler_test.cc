@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 
+#include "cli/whatif.h"
 #include "common/strings.h"
 #include "sim/simulator.h"
 
@@ -685,6 +686,57 @@ TEST_F(LiveSchedulerTest, OneProcessPerGpuIsRefusedUnderSlurm) {
   auto local = d->Submit({.gpus = 2, .argv = {"train"}, .tasks_per_gpu = 1});
   ASSERT_TRUE(local.ok()) << local.status().message();
   EXPECT_EQ((*d->Get(*local))["tasks_per_gpu"], 1);
+}
+
+// `whatif` with the live configuration reproduces the live run exactly: the journal replayed
+// through a fresh core, then the finished jobs' stream (their submits, sizes and the work they
+// did) simulated under the same configuration, gives every job the start and end it had live
+// (this workload demotes and preempts). Under fifo the same stream ends differently.
+TEST_F(LiveSchedulerTest, WhatIfWithTheLiveConfigurationReproducesTheLiveRun) {
+  Drive(Workload(), /*crash_odds=*/0.05);  // crashes and replays change nothing
+  auto run = ReplayJournal((dir_ / "tiresias.db").string(), {});
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  ASSERT_EQ(run->live.jobs.size(), Workload().size());
+  ASSERT_EQ(run->whatif.jobs.size(), run->live.jobs.size());
+  int preemptions = 0;
+  for (size_t i = 0; i < run->live.jobs.size(); ++i) {
+    const JobResult& l = run->live.jobs[i];
+    const JobResult& w = run->whatif.jobs[i];
+    SCOPED_TRACE(fmt::format("job {}", l.id.value()));
+    ASSERT_EQ(w.id, l.id);
+    EXPECT_EQ(w.first_start, l.first_start);
+    EXPECT_EQ(w.end, l.end);
+    EXPECT_EQ(w.preemptions, l.preemptions);
+    preemptions += l.preemptions;
+  }
+  EXPECT_GE(preemptions, 2);
+  auto fifo = ReplayJournal((dir_ / "tiresias.db").string(), {.policy = "fifo"});
+  ASSERT_TRUE(fifo.ok()) << fifo.status().message();
+  int differ = 0;
+  for (size_t i = 0; i < fifo->live.jobs.size(); ++i) {
+    differ += fifo->whatif.jobs[i].end != fifo->live.jobs[i].end;
+  }
+  EXPECT_GT(differ, 0);
+}
+
+// whatif --submit: a forecast for a job that does not exist; nothing is submitted. On 4 busy
+// GPUs (4-GPU job, 60 s of work, alone) a 2-GPU job of known 10 s starts when that job ends
+// (dlas: the newcomer waits in Q1 until the running job is demoted at 20 GPU-s = 5 s, then
+// preempts it): within the first minute, and ends 10 s after it starts.
+TEST_F(LiveSchedulerTest, WhatIfSubmitForecastsANewJobWithoutSubmittingIt) {
+  auto d = Start();
+  auto big = d->Submit({.gpus = 4, .argv = {"x"}});
+  ASSERT_TRUE(big.ok());
+  world_.work[*big] = 60'000;
+  d->Step();
+  auto est = d->WhatIfSubmit(2, Seconds(10));
+  ASSERT_TRUE(est.ok()) << est.status().message();
+  const int64_t start = (*est)["start"]["p50_ms"].get<int64_t>();
+  const int64_t end = (*est)["end"]["p50_ms"].get<int64_t>();
+  EXPECT_EQ(start, world_.now + 5'000);
+  EXPECT_EQ(end, start + 10'000);
+  EXPECT_EQ(d->List().size(), 1u);                      // nothing was submitted
+  EXPECT_FALSE(d->WhatIfSubmit(5, std::nullopt).ok());  // could never fit 4 GPUs
 }
 
 TEST_F(LiveSchedulerTest, RefusesWhatCanNeverRun) {

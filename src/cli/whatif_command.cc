@@ -1,0 +1,263 @@
+// `tiresias whatif`: what if the live daemon had run another configuration? The journal is
+// replayed through a fresh core of the live configuration (the same state the daemon had:
+// when each job was submitted, how much work each did), then the stream of jobs that
+// finished (submit times, sizes, the work they did) is replayed by the simulator under the
+// configuration asked for, and both runs are reported side by side with compare's metrics,
+// per user, and the jobs that gain or lose most. With the live configuration and a journal
+// whose jobs all finished, the replay is the live run.
+//
+// `tiresias whatif --submit --gpus N [--time T | --duration S]` asks the server instead when
+// such a job would start and end if submitted now (a forecast, engine/forecast.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "cli/commands.h"
+#include "cli/flags.h"
+#include "cli/output.h"
+#include "cli/whatif.h"
+#include "common/strings.h"
+#include "engine/core_builder.h"
+#include "engine/file_data_source.h"
+#include "live/journal_replay.h"
+#include "live/submit_request.h"
+#include "sim/metrics.h"
+#include "sim/report.h"
+#include "sim/simulator.h"
+#include "store/store.h"
+
+namespace tiresias {
+namespace {
+
+struct WhatIfFlags : WhatIfConfig {
+  std::string journal, state_dir;
+  bool submit = false;
+  int gpus = 1;
+  std::string time;
+  double duration = 0;
+};
+
+// The job results of the live run: the replayed core's view of every job that finished.
+SimResult LiveResult(const Scheduler& core, const std::string& label) {
+  SimResult r;
+  r.label = label;
+  r.topology = core.topology().str();
+  r.total_gpus = core.topology().total_gpus();
+  for (const Job& j : core.jobs()) {
+    if (j.state != JobState::kFinished) continue;
+    r.jobs.push_back(JobResult{.id = j.spec.id,
+                               .gpus = j.gpus(),
+                               .model = j.spec.model,
+                               .state = j.state,
+                               .submit = j.spec.submit,
+                               .first_start = j.first_start,
+                               .end = j.end,
+                               .preemptions = j.preemptions,
+                               .promotions = j.promotions,
+                               .final_queue = j.queue,
+                               .held = j.held,
+                               .overhead = j.overhead,
+                               .executed = j.executed,
+                               .work = j.work_done});
+    r.preemptions += static_cast<uint64_t>(j.preemptions);
+  }
+  return r;
+}
+
+}  // namespace
+
+StatusOr<WhatIfRun> ReplayJournal(const std::string& path, const WhatIfConfig& f) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return NotFound(path + ": no such journal");
+  auto store = Store::Open(path, 0);
+  if (!store.ok()) return store.status();
+  auto conf_text = (*store)->GetMeta("config");
+  auto conf = nlohmann::json::parse(conf_text.value_or(""), nullptr, false);
+  if (!conf.is_object()) return FailedPrecondition(path + ": no serve configuration recorded");
+  // The live core: 1 switch x nodes x the largest node (as serve builds it).
+  int nodes = 1, most = conf.value("gpus", 1);
+  if (conf.contains("nodes") && conf["nodes"].is_array() && !conf["nodes"].empty()) {
+    nodes = static_cast<int>(conf["nodes"].size());
+    most = 0;
+    for (const auto& n : conf["nodes"]) most = std::max(most, n[1].get<int>());
+  }
+  auto live_topo = Topology::Create(1, nodes, most);
+  if (!live_topo.ok()) return live_topo.status();
+  const auto strings = [&](const char* key) { return conf.value(key, std::vector<std::string>{}); };
+  FileDataSource files;
+  auto core = BuildCore(CoreConfig{.topo = *live_topo,
+                                   .policy = conf.value("policy", std::string("dlas")),
+                                   .policy_opts = strings("policy_options"),
+                                   .placement = conf.value("placement", std::string("consolidate")),
+                                   .placement_opts = strings("placement_options"),
+                                   .defaults_version = conf.value("defaults", 1)},
+                        files);
+  if (!core.ok()) return core.status();
+  auto rows = (*store)->LoadJobs();
+  if (!rows.ok()) return rows.status();
+  WhatIfRun run;
+  std::map<JobId, JobRecord>& records = run.records;
+  for (auto& r : *rows) records.emplace(r.id, std::move(r));
+  auto events = (*store)->LoadEvents(0, 0, /*inputs_only=*/true);
+  if (!events.ok()) return events.status();
+  for (const EventRow& row : *events) {
+    Status s = ReplayInput(**core, row, [&](JobId id) -> const JobRecord* {
+      auto it = records.find(id);
+      return it == records.end() ? nullptr : &it->second;
+    });
+    if (!s.ok()) return s;
+  }
+  const std::string live_label =
+      "live " + conf.value("policy", std::string()) + "+" + conf.value("placement", std::string());
+  run.live = LiveResult(**core, live_label);
+  const SimResult& live = run.live;
+  if (live.jobs.empty()) return FailedPrecondition(path + ": no finished job to replay");
+  // The stream: every finished job with the work it did (packed ms), by submit.
+  std::vector<JobSpec> stream;
+  for (const JobResult& j : live.jobs) {
+    const Job* cj = (*core)->Find(j.id);
+    JobSpec spec = cj->spec;
+    spec.duration = std::max<Duration>(1, cj->work_done);
+    stream.push_back(spec);
+  }
+  std::sort(stream.begin(), stream.end(), [](const JobSpec& a, const JobSpec& b) {
+    return a.submit != b.submit ? a.submit < b.submit : a.id < b.id;
+  });
+  SimConfig cfg;
+  cfg.topo = *live_topo;
+  if (!f.cluster.empty()) {
+    auto t = Topology::Parse(f.cluster);
+    if (!t.ok()) return t.status();
+    cfg.topo = *t;
+  }
+  const bool same_policy = f.policy.empty();
+  cfg.policy = same_policy ? conf.value("policy", std::string("dlas")) : f.policy;
+  cfg.policy_opts = same_policy && f.opts.empty() ? strings("policy_options") : f.opts;
+  cfg.placement =
+      f.placement.empty() ? conf.value("placement", std::string("consolidate")) : f.placement;
+  cfg.placement_opts =
+      f.placement.empty() && f.popts.empty() ? strings("placement_options") : f.popts;
+  cfg.preempt_overhead = static_cast<Duration>(f.overhead * kMsPerSecond);
+  cfg.label = "whatif " + cfg.policy + "+" + cfg.placement;
+  auto whatif = RunSimulation(cfg, stream);
+  if (!whatif.ok()) return whatif.status();
+  run.whatif = std::move(*whatif);
+  run.summary = fmt::format("journal: {} ({} finished jobs replayed; live cluster {}, whatif {})",
+                            path, stream.size(), live_topo->str(), cfg.topo.str());
+  return run;
+}
+
+namespace {
+
+int FromJournal(const WhatIfFlags& f) {
+  const std::string path =
+      !f.journal.empty()
+          ? f.journal
+          : (std::filesystem::path(f.state_dir.empty() ? "." : f.state_dir) / "tiresias.db")
+                .string();
+  auto run = ReplayJournal(path, f);
+  if (!run.ok()) return Error(run.status());
+  const SimResult& live = run->live;
+  const SimResult* whatif = &run->whatif;
+  const auto& records = run->records;
+  std::vector<Metrics> m = {ComputeMetrics(live), ComputeMetrics(*whatif)};
+  std::cout << run->summary << "\n";
+  std::cout << CompareTable(m);
+  // Per user and per job.
+  std::map<JobId, const JobResult*> after;
+  for (const JobResult& j : whatif->jobs) after[j.id] = &j;
+  struct User {
+    int n = 0;
+    double live = 0, whatif = 0;
+  };
+  std::map<std::string, User> users;
+  std::vector<std::pair<double, JobId>> delta;  // whatif JCT - live JCT, seconds
+  for (const JobResult& j : live.jobs) {
+    const JobResult* w = after.at(j.id);
+    if (w->state != JobState::kFinished) continue;
+    const double a = ToSeconds(j.end - j.submit), b = ToSeconds(w->end - w->submit);
+    User& u = users[records.at(j.id).user];
+    ++u.n;
+    u.live += a;
+    u.whatif += b;
+    delta.push_back({b - a, j.id});
+  }
+  std::cout << fmt::format("\n{:<16} {:>6} {:>14} {:>14} {:>7}\n", "user", "jobs", "mean JCT live",
+                           "mean JCT whatif", "ratio");
+  for (const auto& [name, u] : users) {
+    std::cout << fmt::format("{:<16} {:>6} {:>14} {:>14} {:>7.3f}\n", Clip(name, 16), u.n,
+                             Human(u.live / u.n), Human(u.whatif / u.n),
+                             u.live > 0 ? u.whatif / u.live : 1.0);
+  }
+  std::sort(delta.begin(), delta.end());
+  auto show = [&](const char* what, auto begin, auto end) {
+    std::vector<std::string> out;
+    for (auto it = begin; it != end && out.size() < 5; ++it) {
+      if ((what[0] == 'g' && it->first >= 0) || (what[0] == 'l' && it->first <= 0)) break;
+      out.push_back(fmt::format("job {} ({}{})", it->second.value(), it->first < 0 ? "-" : "+",
+                                Human(std::abs(it->first))));
+    }
+    std::cout << fmt::format("{}: {}\n", what, out.empty() ? std::string("none") : Join(out, ", "));
+  };
+  std::cout << "\n";
+  show("gain most", delta.begin(), delta.end());
+  show("lose most", delta.rbegin(), delta.rend());
+  return 0;
+}
+
+int ForNewJob(const Common& o, const WhatIfFlags& f) {
+  nlohmann::json body = {{"gpus", f.gpus}};
+  if (!f.time.empty()) body["time"] = f.time;
+  if (f.duration > 0) body["duration"] = f.duration;
+  auto c = ApiClient::Connect(o.conn);
+  if (!c.ok()) return Error(c.status());
+  auto r = c->PostJson("/v1/whatif", body);
+  if (!r.ok()) return Error(r.status());
+  if (o.json()) {
+    std::cout << r->dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("a {}-GPU job submitted now:\n", f.gpus);
+  PrintEstimate(*r);
+  return 0;
+}
+
+}  // namespace
+
+void AddWhatIfCommand(CLI::App& app, int& rc) {
+  static WhatIfFlags f;
+  static Common o;
+  auto* w = app.add_subcommand(
+      "whatif",
+      "replay what the live scheduler saw under another configuration (--journal), or ask when "
+      "a job would run if submitted now (--submit)");
+  AddConnFlags(w, o);
+  AddOutputFlag(w, o);
+  w->add_option("--journal", f.journal, "the live state database (default: STATE_DIR/tiresias.db)");
+  w->add_option("--policy", f.policy, "ordering policy for the replay (default: the live one)");
+  w->add_option("--opt", f.opts, "policy option key=value (repeatable)");
+  w->add_option("--placement", f.placement, "placement policy (default: the live one)");
+  w->add_option("--popt", f.popts, "placement option key=value (repeatable)");
+  w->add_option("--cluster", f.cluster, "SWITCHESxNODESxGPUS (default: the live cluster)");
+  w->add_option("--preempt-overhead", f.overhead,
+                "seconds a resumed job restores (default 0: the live times already hold it)")
+      ->check(NumberIn(0, 86400));
+  w->add_flag("--submit", f.submit, "when would a new job start and end (asks the server)");
+  w->add_option("--gpus", f.gpus, "with --submit: GPUs")->check(IntegerIn(1, kMaxRequestGpus));
+  w->add_option("-t,--time", f.time, "with --submit: its time limit (Slurm formats)");
+  w->add_option("--duration", f.duration, "with --submit: its expected running time, seconds")
+      ->check(NumberIn(0, kMaxRequestDurationS));
+  w->callback([&rc] {
+    if (f.submit) {
+      rc = ForNewJob(o, f);
+    } else {
+      f.state_dir = o.conn.state_dir;
+      rc = FromJournal(f);
+    }
+  });
+}
+
+}  // namespace tiresias

@@ -1,0 +1,88 @@
+// One journal input replayed into a core (see journal_replay.h).
+#include "live/journal_replay.h"
+
+#include <fmt/format.h>
+
+#include "core/event_log.h"
+
+namespace tiresias {
+
+JobSpec SpecOfRecord(const JobRecord& r) {
+  return JobSpec{.id = r.id,
+                 .gpus = r.gpus,
+                 .submit = r.submit,
+                 .name = r.name,
+                 .user = r.user,
+                 .model = r.model,
+                 .duration = r.duration};
+}
+
+Status ReplayInput(Scheduler& core, const EventRow& row,
+                   const std::function<const JobRecord*(JobId)>& find, Status* refused) {
+  const Event& e = row.event;
+  if (e.kind == EventKind::kTick) {
+    (void)core.Schedule(e.t);  // the actions were applied when it was journalled
+    return Status::Ok();
+  }
+  if (e.kind == EventKind::kCapacity) {  // a node's usable GPUs; no job
+    auto node = e.detail.find("node");
+    auto mask = MaskFromJson(e.detail.value("usable", nlohmann::json()));
+    if (node == e.detail.end() || !node->is_number_integer() || !mask) {
+      return IoError(fmt::format("journal event {} (capacity): no node or usable GPUs", row.seq));
+    }
+    auto stopped = core.SetNodeAvailability(node->get<int>(), *mask, e.t);
+    if (!stopped.ok()) {
+      return IoError(
+          fmt::format("journal event {} (capacity): {}", row.seq, stopped.status().message()));
+    }
+    return Status::Ok();
+  }
+  const JobRecord* rec = find(e.job);
+  if (!rec) {
+    return IoError(fmt::format("journal event {}: job {} has no row", row.seq, e.job.value()));
+  }
+  Status s;
+  switch (e.kind) {
+    case EventKind::kSubmit:
+      s = core.Submit(SpecOfRecord(*rec), e.t);
+      break;
+    case EventKind::kFinish:
+      s = core.Finish(e.job, e.t);
+      break;
+    case EventKind::kCancel:
+      s = core.Cancel(e.job, e.t);
+      break;
+    case EventKind::kLaunch:
+      s = core.SetProgressStart(e.job, e.t, e.t);
+      break;
+    case EventKind::kDrain: {
+      auto until = e.detail.find("until_ms");
+      if (until == e.detail.end() || !until->is_number_integer()) {
+        return IoError(fmt::format("journal event {} (hold): no until_ms", row.seq));
+      }
+      s = core.SetProgressStart(e.job, until->get<Time>(), e.t);
+      break;
+    }
+    case EventKind::kInterrupt: {
+      auto alive = e.detail.find("last_alive_ms");
+      if (alive == e.detail.end() || !alive->is_number_integer()) {
+        return IoError(fmt::format("journal event {} (interrupt): no last_alive_ms", row.seq));
+      }
+      s = core.Interrupted(e.job, alive->get<Time>(), e.t);
+      break;
+    }
+    case EventKind::kEligible:
+      s = core.SetEligible(e.job, BoolField(e.detail, "eligible"), e.t);
+      break;
+    case EventKind::kRequeue:
+      s = core.Requeue(e.job, e.t);
+      break;
+    default:
+      return IoError(fmt::format("journal event {}: {} is not an input to the core", row.seq,
+                                 ToString(e.kind)));
+  }
+  if (refused) *refused = s;
+  return Status::Ok();
+}
+
+}  // namespace tiresias
