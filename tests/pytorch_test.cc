@@ -84,14 +84,11 @@ class PyTorchTest : public ::testing::Test {
     serve_->Start();
   }
   int64_t Submit(const nlohmann::json& body) {
-    auto r = serve_->Client().PostJson("/v1/jobs", body);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return r.ok() ? (*r)["id"].get<int64_t>() : -1;
+    auto id = serve_->SubmitJob(body);
+    EXPECT_TRUE(id.ok()) << id.status().message();
+    return id.ok() ? *id : -1;
   }
-  nlohmann::json Job(int64_t id) {
-    auto r = serve_->Client().GetJson(fmt::format("/v1/jobs/{}", id));
-    return r.ok() ? *r : nlohmann::json();
-  }
+  nlohmann::json Job(int64_t id) { return serve_->GetJob(id); }
   std::string Log(int64_t id) {
     return ReadAll(dir_ / "tiresias-jobs" / std::to_string(id) / "output.log");
   }

@@ -67,6 +67,17 @@ class ServeProcess {
     pid_ = 0;
   }
   ApiClient Client() const { return *ApiClient::Connect({.state_dir = dir_.string()}); }
+  // POST /v1/jobs: the new job's id, or why it was refused.
+  StatusOr<int64_t> SubmitJob(const nlohmann::json& body) const {
+    auto r = Client().PostJson("/v1/jobs", body);
+    if (!r.ok()) return r.status();
+    return (*r)["id"].get<int64_t>();
+  }
+  // GET /v1/jobs/ID, or null when it fails.
+  nlohmann::json GetJob(int64_t id) const {
+    auto r = Client().GetJson("/v1/jobs/" + std::to_string(id));
+    return r.ok() ? *r : nlohmann::json();
+  }
 
  private:
   fs::path dir_;

@@ -57,15 +57,14 @@ class ServeTest : public ::testing::Test {
     serve_->Start();
   }
   int64_t Submit(const nlohmann::json& body) {
-    auto r = serve_->Client().PostJson("/v1/jobs", body);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return r.ok() ? (*r)["id"].get<int64_t>() : -1;
+    auto id = serve_->SubmitJob(body);
+    EXPECT_TRUE(id.ok()) << id.status().message();
+    return id.ok() ? *id : -1;
   }
   nlohmann::json Job(int64_t id) {
-    auto r = serve_->Client().GetJson(fmt::format("/v1/jobs/{}", id));
-    if (!r.ok()) return {};
-    if ((*r)["pid"].get<int>() > 0) pids_.insert((*r)["pid"].get<int>());
-    return *r;
+    nlohmann::json j = serve_->GetJob(id);
+    if (j.is_object() && j["pid"].get<int>() > 0) pids_.insert(j["pid"].get<int>());
+    return j;
   }
   std::string State(int64_t id) {
     auto j = Job(id);
