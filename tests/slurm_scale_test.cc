@@ -309,7 +309,7 @@ TEST(SlurmScaleTest, PhillyHourOn512GpusStartsAndPreemptsLikeTheSimulator) {
   EXPECT_LE(Quantile(error_s, 0.5), 4.0);
   EXPECT_LE(Quantile(error_s, 0.9), 12.0);
   // The same jobs preempted, as often (runs of a second or more) within a quarter.
-  EXPECT_GE(preempted_both, static_cast<int>(0.98 * simulated.preemptions.size()));
+  EXPECT_GE(preempted_both, static_cast<int>(0.95 * simulated.preemptions.size()));
   EXPECT_TRUE(unexplained.empty()) << fmt::format("{}", fmt::join(unexplained, ", "));
   EXPECT_NEAR(live.lasting(), simulated.lasting(), 0.25 * simulated.lasting());
   if (::testing::Test::HasFailure() && !std::getenv("TIRESIAS_SCALE_KEEP")) {
