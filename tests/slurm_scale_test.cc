@@ -135,10 +135,14 @@ TEST(SlurmScaleTest, PhillyHourOn512GpusStartsAndPreemptsLikeTheSimulator) {
   ASSERT_TRUE(cluster.up()) << "could not bring up Slurm: " << cluster.error();
   const double up_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  // Every option spelled out, so that changed defaults change neither side alone.
   const std::string threshold = fmt::format("thresholds={}", kThresholdGpuS / kCompress);
-  auto serve = std::make_unique<ServeProcess>(
-      state, std::vector<std::string>{"--executor", "slurm", "--partition", "gpu", "--policy",
-                                      "dlas", "--opt", threshold, "--grace", "5"});
+  const std::vector<std::string> dlas = {threshold, "queue_order=fifo", "promote_knob=0"};
+  std::vector<std::string> args = {"--executor", "slurm", "--partition", "gpu",
+                                   "--policy",   "dlas",  "--placement", "consolidate",
+                                   "--grace",    "5"};
+  for (const std::string& o : dlas) args.insert(args.end(), {"--opt", o});
+  auto serve = std::make_unique<ServeProcess>(state, args);
   serve->Start();
   const ApiClient client = serve->Client();
 
@@ -205,7 +209,7 @@ TEST(SlurmScaleTest, PhillyHourOn512GpusStartsAndPreemptsLikeTheSimulator) {
   SimConfig cfg;
   cfg.topo = *Topology::Create(1, kNodes, kGpusPerNode);
   cfg.policy = "dlas";
-  cfg.policy_opts = {threshold};
+  cfg.policy_opts = dlas;
   cfg.placement = "consolidate";
   cfg.preempt_overhead = 0;
   cfg.record_events = true;
