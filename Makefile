@@ -5,6 +5,8 @@
 # targets longer (FUZZ_SECONDS each, default 60).
 # slurm-wlm and munge are for the Slurm executor's end-to-end tests and benchmark, which
 # bring up a private Slurm cluster on this machine (scripts/slurm_up.sh; they need root).
+# python3-torch (CPU) runs examples/pytorch/, the PyTorch DDP job tests/pytorch_test.cc
+# sends through serve; without it that test skips.
 BUILD ?= build
 FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 60
@@ -14,12 +16,12 @@ JOBS ?= $(shell nproc)
 APT_PACKAGES := build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev \
   libbenchmark-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev libsqlite3-dev \
   libssl-dev libmicrohttpd-dev libcurl4-openssl-dev \
-  prometheus-cpp-dev chromium prometheus clang libclang-rt-14-dev \
-  slurm-wlm munge
+  prometheus-cpp-dev chromium prometheus clang libclang-rt-14-dev help2man \
+  slurm-wlm munge python3-torch
 # The dashboard's bundle needs node and npm; Debian's are installed only when none is there.
 NODE_PACKAGES := $(if $(shell command -v node && command -v npm),,nodejs npm)
 
-.PHONY: deps configure build test demo bench clean format fuzz-configure fuzz-build fuzz
+.PHONY: deps configure build test demo bench install clean format fuzz-configure fuzz-build fuzz
 
 deps:
 	@missing=""; for p in $(APT_PACKAGES) $(NODE_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -54,6 +56,12 @@ demo: build
 
 bench: build
 	./$(BUILD)/tiresias_bench
+
+# The binaries, the man page, bash and zsh completions and the docs under $(PREFIX)
+# (DESTDIR honoured, as for packaging).
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

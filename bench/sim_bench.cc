@@ -1,6 +1,7 @@
 // Simulator speed and memory: the full Philly trace (82,247 jobs) replayed with dlas and
-// gittins on 8x32x8 (2,048 GPUs) and 2x32x8 (512 GPUs, heavy contention), plus the cost of
-// reading the CSV. Prints wall time per replay and the process's peak memory. Skips with a
+// gittins on 8x32x8 (2,048 GPUs) and 2x32x8 (512 GPUs, heavy contention), with the fixed
+// configurations these figures have always measured and with the shipped defaults, plus the
+// cost of reading the CSV. Prints wall time per replay and the process's peak memory. Skips with a
 // message when ../shared is absent.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "policy/registry.h"
 #include "sim/link_speed_model.h"
 #include "sim/metrics.h"
 #include "sim/simulator.h"
@@ -64,7 +66,26 @@ void BM_Replay(benchmark::State& state, const std::string& policy, const std::st
   SimConfig cfg;
   cfg.topo = *Topology::Parse(cluster);
   cfg.policy = policy;
+  // The configurations these figures have always measured (count placement, the options'
+  // defaults before version 2), so that they stay comparable across versions.
+  cfg.policy_opts = PinDefaults(policy, {}, 1);
+  cfg.placement = "count";
   cfg.preempt_overhead = 0;
+  Replay(state, cfg, *jobs);
+}
+
+// The shipped defaults as a user runs them (`sim --policy P`): profile-based placement, the
+// options' defaults, the 30 s preemption overhead; no models assigned (the trace has none).
+void BM_ReplayDefaults(benchmark::State& state, const std::string& policy,
+                       const std::string& cluster) {
+  const auto* jobs = PhillyJobs();
+  if (!jobs) {
+    state.SkipWithError("../shared/traces/philly.csv is absent");
+    return;
+  }
+  SimConfig cfg;
+  cfg.topo = *Topology::Parse(cluster);
+  cfg.policy = policy;
   Replay(state, cfg, *jobs);
 }
 
@@ -84,6 +105,7 @@ void BM_ReplayPlaced(benchmark::State& state, const std::string& placement,
   SimConfig cfg;
   cfg.topo = *Topology::Parse(cluster);
   cfg.policy = "dlas";
+  cfg.policy_opts = PinDefaults("dlas", {}, 1);  // what these figures have always measured
   cfg.placement = placement;
   cfg.preempt_overhead = 0;
   cfg.speed = *speed;
@@ -110,6 +132,12 @@ BENCHMARK_CAPTURE(BM_Replay, gittins_2x32x8, "gittins", "2x32x8")
     ->Unit(benchmark::kMillisecond)
     ->Iterations(2);
 BENCHMARK_CAPTURE(BM_Replay, fifo_2x32x8, "fifo", "2x32x8")
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
+BENCHMARK_CAPTURE(BM_ReplayDefaults, dlas_defaults_2x32x8, "dlas", "2x32x8")
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(2);
+BENCHMARK_CAPTURE(BM_ReplayDefaults, gittins_defaults_2x32x8, "gittins", "2x32x8")
     ->Unit(benchmark::kMillisecond)
     ->Iterations(2);
 

@@ -222,11 +222,15 @@ TEST_F(ApiSecurityTest, AsRootAJobRunsAsItsSubmitter) {
   Serve({"--gpus", "2"});
   const std::string probe = "id -u; id -g; touch \"$TIRESIAS_CHECKPOINT_DIR/ok\"; cat " +
                             (dir_ / "tiresias.db").string() + " >/dev/null 2>&1 || echo no-db";
-  // `nobody` submits through the socket (the kernel names it); root submits too.
+  // `nobody` submits through the socket (the kernel names it); root submits too. The
+  // checkpoint directory is kept, to be looked at (a finished job's is removed by default).
   const std::string got = AsNobody([&] {
     auto c = ApiClient::Connect({.state_dir = dir_.string()});
-    auto r = c.ok() ? c->PostJson("/v1/jobs", {{"argv", {"sh", "-c", probe}}, {"cwd", "/tmp"}})
-                    : StatusOr<nlohmann::json>(c.status());
+    auto r = c.ok()
+                 ? c->PostJson(
+                       "/v1/jobs",
+                       {{"argv", {"sh", "-c", probe}}, {"cwd", "/tmp"}, {"keep_checkpoints", true}})
+                 : StatusOr<nlohmann::json>(c.status());
     return r.ok() ? (*r)["id"].dump() : r.status().message();
   });
   const int64_t theirs = std::atoll(got.c_str());

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/html_report.h"
+#include "cli/progress.h"
 #include "test_util.h"
 
 namespace {
@@ -164,6 +166,60 @@ TEST(Cli, CommModeSelectsTheSpeedModel) {
   ASSERT_EQ(ring.rc, 0) << ring.out;
   EXPECT_NE(ring.out.find("all-reduce"), std::string::npos) << ring.out;
   EXPECT_NE(Tiresias(run + "--comm ring").rc, 0);
+}
+
+// A long simulation shows progress on a terminal and nothing otherwise: popen's pipe is not a
+// terminal, `script` gives the command a pseudo-terminal. 20,000 jobs make 4,096-event
+// progress reports; TIRESIAS_PROGRESS=1 prints every one (the terminal's 250 ms pacing off).
+TEST(Cli, ProgressOnATerminalOnly) {
+  const std::string sim = "sim --synthetic 20000 --cluster 1x4x8 --policy dlas";
+  Result quiet = Tiresias(sim);
+  ASSERT_EQ(quiet.rc, 0) << quiet.out;
+  EXPECT_EQ(quiet.out.find("jobs ended"), std::string::npos) << quiet.out;
+  EXPECT_EQ(quiet.out.find('\r'), std::string::npos);
+  Result forced = tiresias::testing::RunCommandLine("TIRESIAS_PROGRESS=1 " +
+                                                    std::string(TIRESIAS_BINARY) + " " + sim);
+  EXPECT_NE(forced.out.find("of 20000 jobs ended"), std::string::npos) << forced.out;
+  EXPECT_NE(forced.out.find("s left"), std::string::npos) << forced.out;
+  EXPECT_NE(forced.out.find("simulated day "), std::string::npos) << forced.out;
+  // A real pseudo-terminal, default settings: the summary is printed after the line is cleared.
+  Result tty = tiresias::testing::RunCommandLine("script -qec '" + std::string(TIRESIAS_BINARY) +
+                                                 " " + sim + "' /dev/null");
+  EXPECT_EQ(tty.rc, 0) << tty.out;
+  EXPECT_NE(tty.out.find("JCT"), std::string::npos) << tty.out;
+  EXPECT_EQ(tiresias::Progress::Line(tiresias::Seconds(86400 * 3 / 2), 50, 200, 2.0),
+            "simulated day 1.5, 50 of 200 jobs ended, 2.0 s, about 6.0 s left");
+  EXPECT_EQ(tiresias::Progress::Line(tiresias::Seconds(86400), 200, 200, 2.0),
+            "simulated day 1.0, 200 of 200 jobs ended, 2.0 s");
+}
+
+// The report of the full Philly trace, four runs, stays far under 5 MB (it carries reduced
+// CDFs and series, not the jobs), and text in it cannot end its script blocks.
+TEST(Cli, ReportOfTheFullPhillyTraceIsSmall) {
+  const std::string philly = std::string(TIRESIAS_SHARED_DIR) + "/traces/philly.csv";
+  if (!std::filesystem::exists(philly)) GTEST_SKIP() << philly << " is absent (../shared)";
+  auto dir = TempDir("report");
+  const auto html = dir / "r.html";
+  Result r = Tiresias("compare --trace " + philly + " --cluster 8x32x8 --policies fifo,dlas " +
+                      "--report " + html.string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("wrote " + html.string()), std::string::npos) << r.out;
+  const auto size = std::filesystem::file_size(html);
+  EXPECT_LT(size, 5u << 20);
+  std::ifstream in(html);
+  std::stringstream page;
+  page << in.rdbuf();
+  EXPECT_NE(page.str().find("<script id=\"report-data\" type=\"application/json\">"),
+            std::string::npos);
+  EXPECT_NE(page.str().find("\"label\":\"dlas+tiresias\""), std::string::npos);
+}
+
+TEST(Cli, ReportTextCannotCloseItsScript) {
+  const std::string page = tiresias::HtmlReport(
+      {{"title", "</script><script>alert(1)</script>"}, {"runs", nlohmann::json::array()}}, "");
+  EXPECT_EQ(page.find("</script><script>alert"), std::string::npos);
+  EXPECT_NE(page.find("&lt;/script&gt;&lt;script&gt;alert(1)"), std::string::npos);  // title
+  EXPECT_NE(page.find("\\u003c/script>\\u003cscript>alert(1)"), std::string::npos);  // data
 }
 
 }  // namespace

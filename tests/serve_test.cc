@@ -3,7 +3,9 @@
 // SIGTERM-grace-SIGKILL protocol, API errors, the CLI client, kill -9 recovery under a
 // stream of submissions, and containment: a job's escaped processes keep its GPUs until they
 // are gone, and a job whose supervisor was killed while serve was down is adopted, not run
-// twice (both skip without a writable cgroup, where serve says it uses process groups only).
+// twice (both skip without a writable cgroup, where serve says it uses process groups only);
+// a job that completes during its grace (its done file) is not run again, and a finished job's
+// checkpoint directory is removed unless kept.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -329,10 +331,10 @@ TEST_F(ServeTest, CliClientSubmitLsShowLogsExplainCancel) {
   // scheduler's).
   setenv("MY_SETTING", "abc", 1);
   setenv("CUDA_VISIBLE_DEVICES", "7", 1);
-  auto first = testing::RunTiresias(
-      fmt::format("submit {} --parsable --gpus 1 --name hello -- sh -c 'echo hello from $TIRESIAS_JOB_ID "
-                  "$MY_SETTING gpu $CUDA_VISIBLE_DEVICES; sleep 2'",
-                  sd));
+  auto first = testing::RunTiresias(fmt::format(
+      "submit {} --parsable --gpus 1 --name hello -- sh -c 'echo hello from $TIRESIAS_JOB_ID "
+      "$MY_SETTING gpu $CUDA_VISIBLE_DEVICES; sleep 2'",
+      sd));
   unsetenv("MY_SETTING");
   unsetenv("CUDA_VISIBLE_DEVICES");
   ASSERT_EQ(first.rc, 0) << first.out;
@@ -607,6 +609,83 @@ TEST_F(ServeTest, Kill9AtRandomMomentsLosesNoJob) {
   EXPECT_GE(kills, 4);
   RecordProperty("kills", kills);
   RecordProperty("retries", retries);
+}
+
+TEST_F(ServeTest, CompletedDuringItsGraceIsFinishedNotRelaunched) {
+  // Two jobs that, told to stop (here by requeue), finish their work instead and exit 0. One
+  // leaves its done file ($TIRESIAS_DONE_FILE): it is finished, attempt 0, never run again, and
+  // its checkpoint directory is removed. The other does not: its exit 0 is a checkpoint exit,
+  // and it is relaunched (attempt 1), as a job that exits 0 after checkpointing must be.
+  Serve({"--gpus", "2", "--grace", "10"});
+  auto job = [&](const std::string& name, const std::string& on_term) {
+    const std::string started = (dir_ / (name + "-started")).string();
+    return Submit({{"name", name},
+                   {"argv",
+                    {"sh", "-c",
+                     "trap '" + on_term +
+                         "' TERM; echo \"attempt $TIRESIAS_ATTEMPT\"; echo x > "
+                         "\"$TIRESIAS_CHECKPOINT_DIR/state\"; touch " +
+                         started + "; while :; do sleep 0.05; done"}}});
+  };
+  const int64_t done = job("done", "sleep 0.2; touch \"$TIRESIAS_DONE_FILE\"; exit 0");
+  const int64_t silent = job("silent", "sleep 0.2; exit 0");
+  ASSERT_TRUE(WaitFor(
+      [&] { return fs::exists(dir_ / "done-started") && fs::exists(dir_ / "silent-started"); },
+      10s));
+  for (int64_t id : {done, silent}) {
+    auto r = serve_->Client().PostJson(fmt::format("/v1/jobs/{}/requeue", id), {});
+    ASSERT_TRUE(r.ok()) << r.status().message();
+  }
+  ASSERT_TRUE(WaitFor([&] { return State(done) == "finished"; }, 10s)) << Job(done).dump();
+  auto j = Job(done);
+  EXPECT_EQ(j["attempt"], 0) << j.dump();
+  EXPECT_EQ(j["exit_code"], 0) << j.dump();
+  EXPECT_NE(j["message"].get<std::string>().find("done file"), std::string::npos) << j.dump();
+  EXPECT_FALSE(fs::exists(dir_ / "tiresias-jobs" / std::to_string(done) / "checkpoint"));
+  bool completed_exit = false;
+  for (const auto& e : Events()) {
+    if (e["job"] == done && e["kind"] == "exit")
+      completed_exit = e["detail"].value("completed", false);
+  }
+  EXPECT_TRUE(completed_exit);
+  const fs::path silent_log = dir_ / "tiresias-jobs" / std::to_string(silent) / "output.log";
+  ASSERT_TRUE(
+      WaitFor([&] { return ReadAll(silent_log).find("attempt 1") != std::string::npos; }, 10s))
+      << ReadAll(silent_log);
+  EXPECT_EQ(State(silent), "running");
+  EXPECT_TRUE(fs::exists(dir_ / "tiresias-jobs" / std::to_string(silent) / "checkpoint" / "state"));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(Job(done)["attempt"], 0) << "never relaunched";
+  ASSERT_TRUE(serve_->Client().PostJson(fmt::format("/v1/jobs/{}/cancel", silent), {}).ok());
+}
+
+TEST_F(ServeTest, CheckpointsGoWhenAJobFinishesUnlessKept) {
+  // Finished: removed. Finished with keep_checkpoints, failed, or cancelled: kept.
+  Serve({"--gpus", "4"});
+  const std::string write = "echo x > \"$TIRESIAS_CHECKPOINT_DIR/ckpt\"";
+  const int64_t ok = Submit({{"argv", {"sh", "-c", write}}});
+  const int64_t kept = Submit({{"argv", {"sh", "-c", write}}, {"keep_checkpoints", true}});
+  const int64_t failed = Submit({{"argv", {"sh", "-c", write + "; exit 3"}}});
+  const int64_t cancelled = Submit({{"argv", {"sh", "-c", write + "; sleep 30"}}});
+  auto ckpt = [&](int64_t id) {
+    return dir_ / "tiresias-jobs" / std::to_string(id) / "checkpoint" / "ckpt";
+  };
+  ASSERT_TRUE(WaitFor([&] { return fs::exists(ckpt(cancelled)); }, 10s));
+  ASSERT_TRUE(serve_->Client().PostJson(fmt::format("/v1/jobs/{}/cancel", cancelled), {}).ok());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return Ended(State(ok)) && Ended(State(kept)) && Ended(State(failed)) &&
+               Job(cancelled)["pid"] == 0;  // cancelled, and its process gone
+      },
+      10s));
+  EXPECT_EQ(State(ok), "finished");
+  EXPECT_FALSE(fs::exists(ckpt(ok).parent_path()));
+  EXPECT_EQ(State(kept), "finished");
+  EXPECT_TRUE(fs::exists(ckpt(kept)));
+  EXPECT_EQ(Job(kept)["keep_checkpoints"], true);
+  EXPECT_EQ(State(failed), "failed");
+  EXPECT_TRUE(fs::exists(ckpt(failed)));
+  EXPECT_TRUE(fs::exists(ckpt(cancelled)));
 }
 
 }  // namespace

@@ -25,15 +25,19 @@ struct CmdResult {
   std::string out;  // stdout and stderr together
 };
 
-// Runs `tiresias ARGS` through the shell.
-inline CmdResult RunTiresias(const std::string& args) {
-  std::string cmd = std::string(TIRESIAS_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
+// Runs a shell command line; its stdout and stderr together, and its exit status.
+inline CmdResult RunCommandLine(const std::string& cmd) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;
   while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
   int status = pclose(p);
   return {WEXITSTATUS(status), out};
+}
+
+// Runs `tiresias ARGS` through the shell.
+inline CmdResult RunTiresias(const std::string& args) {
+  return RunCommandLine(std::string(TIRESIAS_BINARY) + " " + args);
 }
 
 // A fresh, empty directory under the system temp dir.

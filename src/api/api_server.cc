@@ -174,13 +174,18 @@ StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
        : key == "array"      ? r.array
        : key == "output"     ? r.output
                              : r.error) = v.get<std::string>();
-    } else if (key == "hold") {
+    } else if (key == "hold" || key == "keep_checkpoints") {
       if (!v.is_boolean()) return bad("true or false");
-      r.hold = v.get<bool>();
+      (key == "hold" ? r.hold : r.keep_checkpoints) = v.get<bool>();
+    } else if (key == "tasks_per_gpu") {
+      if (!v.is_number_integer()) return bad("an integer");
+      r.tasks_per_gpu =
+          v.is_number_unsigned() && v.get<uint64_t>() > INT64_MAX ? INT64_MAX : v.get<int64_t>();
     } else {
       return InvalidArgument(
           fmt::format("unknown field {} (known: name, user, model, gpus, argv, cwd, env, "
-                      "duration_s, time, dependency, array, output, error, hold)",
+                      "duration_s, time, dependency, array, output, error, hold, tasks_per_gpu, "
+                      "keep_checkpoints)",
                       Echo(nlohmann::json(key))));
     }
   }
@@ -277,9 +282,9 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     if (*limit < 1 || *limit > 100000) return Fail(400, "limit must be in 1..100000");
     auto job = QueryInt(req, "job", 0);
     if (!job.ok()) return Fail(job.status());
-    auto ev = sched_.Events(*after, static_cast<int>(*limit),
-                            *job > 0 ? std::optional<JobId>(JobId(*job)) : std::nullopt,
-                            *latest > 0);
+    auto ev =
+        sched_.Events(*after, static_cast<int>(*limit),
+                      *job > 0 ? std::optional<JobId>(JobId(*job)) : std::nullopt, *latest > 0);
     return ev.ok() ? Reply(200, *ev) : Fail(ev.status());
   }
   if (what == "tokens") {
@@ -320,8 +325,11 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     // An array: every task that can still take it (ended tasks are left as they are).
     nlohmann::json done = nlohmann::json::array();
     Status last = Status::Ok();
-    for (JobId t : *ids) {
-      Status s = verb == "cancel"    ? sched_.Cancel(t)
+    std::vector<Status> cancelled;
+    if (verb == "cancel") cancelled = sched_.Cancel(*ids);  // all tasks in one step
+    for (size_t k = 0; k < ids->size(); ++k) {
+      const JobId t = (*ids)[k];
+      Status s = verb == "cancel"    ? cancelled[k]
                  : verb == "hold"    ? sched_.Hold(t, true)
                  : verb == "release" ? sched_.Hold(t, false)
                                      : sched_.Requeue(t, caller.user);
@@ -338,7 +346,13 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
   if (action.empty()) return Reply(200, Visible(*job, caller));
   if (action == "explain") {
     auto j = sched_.Explain(id);
-    return j.ok() ? Reply(200, *j) : Fail(j.status());
+    if (!j.ok()) return Fail(j.status());
+    if (auto est = sched_.Estimate(id); est.ok()) {
+      (*j)["estimate"] = *est;
+    } else {
+      (*j)["estimate_error"] = est.status().message();  // e.g. a policy that cannot be copied
+    }
+    return Reply(200, *j);
   }
   if (action == "logs") {
     if (!mine) return not_yours("read the log of");
@@ -385,6 +399,11 @@ HttpResponse ApiServer::List(const HttpRequest& req, const Caller& caller, bool 
     f.active_only = a->second == "1" || a->second == "true";
   }
   if (auto u = req.query.find("user"); u != req.query.end()) f.user = u->second;
+  if (req.query.contains("array")) {
+    auto a = QueryInt(req, "array", 0);
+    if (!a.ok()) return Fail(a.status());
+    f.array = JobId(*a);
+  }
   for (auto [key, field] :
        {std::pair{"since_ms", &f.ended_after}, std::pair{"until_ms", &f.ended_before}}) {
     if (!req.query.contains(key)) continue;
@@ -400,7 +419,16 @@ HttpResponse ApiServer::List(const HttpRequest& req, const Caller& caller, bool 
   if (*limit > 0) f.limit = static_cast<size_t>(*limit);
   size_t total = 0;
   nlohmann::json out = nlohmann::json::array();
-  for (auto& j : sched_.List(f, &total)) out.push_back(Visible(std::move(j), caller));
+  std::map<JobId, int64_t> starts;  // ?estimates=1: the likely start of jobs not started
+  if (auto e = req.query.find("estimates"); !history && e != req.query.end() && e->second == "1") {
+    starts = sched_.StartEstimates();
+  }
+  for (auto& j : sched_.List(f, &total)) {
+    if (auto it = starts.find(JobId(j.value("id", int64_t{0}))); it != starts.end()) {
+      j["start_estimate_ms"] = it->second;
+    }
+    out.push_back(Visible(std::move(j), caller));
+  }
   HttpResponse r = Reply(200, out);
   r.headers.emplace_back("X-Total-Count", std::to_string(total));
   return r;

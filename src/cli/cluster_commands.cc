@@ -83,6 +83,10 @@ int Events(const Common& o, int64_t after, int limit, bool follow, bool jsonl) {
   for (;;) {
     auto r = c->GetJson(path);
     if (!r.ok()) return Error(r.status());
+    if (o.json() && !follow) {  // one JSON array; with -f one object per line as they come
+      std::cout << r->dump(2) << "\n";
+      return 0;
+    }
     for (const auto& e : *r) {
       if (o.json()) {
         std::cout << e.dump() << "\n";

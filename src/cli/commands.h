@@ -11,6 +11,8 @@ namespace tiresias {
 
 void AddSimCommands(CLI::App& app, int& rc);      // sim, compare, demo, policies
 void AddProfileCommands(CLI::App& app, int& rc);  // profile
+void AddSweepCommand(CLI::App& app, int& rc);     // sweep: grids of options x clusters x seeds
+void AddTraceCommands(CLI::App& app, int& rc);    // trace convert, stats, synth
 void AddShimCommand(CLI::App& app, int& rc);      // _shim (hidden): supervises one job attempt
 void AddServeCommand(CLI::App& app, int& rc);     // serve: the live scheduler
 // Clients of serve's API. submit, ls, show, logs, cancel, hold, release, requeue, wait,

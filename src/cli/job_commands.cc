@@ -27,11 +27,11 @@ namespace tiresias {
 namespace {
 
 struct SubmitFlags {
-  int gpus = 1;
+  int gpus = 1, tasks_per_gpu = 0;
   std::string name, model, time, dependency, array, output, error;
   double duration_s = 0;
   std::vector<std::string> env, argv;
-  bool export_env = true, hold = false, parsable = false;
+  bool export_env = true, hold = false, parsable = false, keep_checkpoints = false;
 };
 
 int Submit(const Common& o, const SubmitFlags& f) {
@@ -48,6 +48,8 @@ int Submit(const Common& o, const SubmitFlags& f) {
     if (!value->empty()) body[key] = *value;
   }
   if (f.hold) body["hold"] = true;
+  if (f.tasks_per_gpu > 0) body["tasks_per_gpu"] = f.tasks_per_gpu;
+  if (f.keep_checkpoints) body["keep_checkpoints"] = true;
   if (f.duration_s > 0) body["duration_s"] = f.duration_s;
   nlohmann::json envj = nlohmann::json::object();
   // Like sbatch's default --export=ALL: the job sees the submitter's environment (its PATH,
@@ -127,15 +129,16 @@ int List(const Common& o, const ListFlags& f) {
                                      {"user", user},
                                      {"active", f.all || !f.state.empty() ? "" : "1"},
                                      {"limit", f.limit > 0 ? std::to_string(f.limit) : ""},
-                                     {"offset", f.offset > 0 ? std::to_string(f.offset) : ""}}),
+                                     {"offset", f.offset > 0 ? std::to_string(f.offset) : ""},
+                                     {"estimates", o.out == OutputFormat::kWide ? "1" : ""}}),
                  rc);
   if (!r) return rc;
   const bool wide = o.out == OutputFormat::kWide;
   std::cout << fmt::format("{:>9} {:<16} {:<10} {:>4} {:<10} {:>9} {:>9} {:>5}", "ID", "NAME",
                            "USER", "GPUS", "STATE", "TIME", "ATTAINED", "QUEUE");
   if (wide)
-    std::cout << fmt::format(" {:>9} {:>10} {:>7} {:<20}", "WAIT", "TIME_LIMIT", "PREEMPT",
-                             "SUBMITTED");
+    std::cout << fmt::format(" {:>9} {:>10} {:>7} {:<20} {:>10}", "WAIT", "TIME_LIMIT", "PREEMPT",
+                             "SUBMITTED", "START_EST");
   std::cout << "  NODELIST(REASON)\n";
   for (const auto& j : *r) {
     const std::string st = Str(j, "state");
@@ -148,9 +151,18 @@ int List(const Common& o, const ListFlags& f) {
                              st, Human(j.value("time_s", 0.0)),
                              j.value("attained_gpu_s", 0.0) / 3600, Str(j, "queue"));
     if (wide) {
-      std::cout << fmt::format(" {:>9} {:>10} {:>7} {:<20}", Human(j.value("wait_s", 0.0)),
+      // START_EST: for a job that has not started, the likely (p50) start from now.
+      std::string est = "-";
+      if (j.contains("start_estimate_ms") && j["first_start_ms"].is_null()) {
+        const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count();
+        est = "~" +
+              Human(std::max<double>(0, (j["start_estimate_ms"].get<int64_t>() - now) / 1000.0));
+      }
+      std::cout << fmt::format(" {:>9} {:>10} {:>7} {:<20} {:>10}", Human(j.value("wait_s", 0.0)),
                                Str(j, "time_limit"), j.value("preemptions", 0),
-                               IsoTime(j["submitted_at_ms"]));
+                               IsoTime(j["submitted_at_ms"]), est);
     }
     std::cout << "  " << where << "\n";
   }
@@ -182,7 +194,8 @@ int Show(const Common& o, const std::string& ref) {
                            Human(j.value("time_s", 0.0)), Human(j.value("wait_s", 0.0)),
                            j.contains("time_limit") ? Str(j, "time_limit") : "UNLIMITED",
                            j.value("attained_gpu_s", 0.0) / 3600);
-  std::cout << fmt::format("   GPUs={} Nodes={} Devices={} Model={}\n", Str(j, "gpus"),
+  std::cout << fmt::format("   GPUs={} TasksPerGpu={} Nodes={} Devices={} Model={}\n",
+                           Str(j, "gpus"), j.value("tasks_per_gpu", 0),
                            Join(j.value("nodes", std::vector<std::string>{}), ","),
                            Str(j, "devices"), Str(j, "model"));
   if (!Str(j, "engine_job").empty()) {
@@ -273,12 +286,19 @@ int Wait(const Common& o, const std::vector<std::string>& refs, double timeout_s
     for (const auto& ref : refs) {
       auto j = c->GetJson("/v1/jobs/" + ref);
       if (!j.ok()) return Error(j.status());
-      states.push_back(*j);
-      if (!Terminal(j->value("state", ""))) {
-        all_ended = false;
-        break;
+      std::vector<nlohmann::json> jobs = {*j};
+      // An array's id (its first task's): every task of the array, as cancel does.
+      if (ref.find('_') == std::string::npos && Ref(*j).starts_with(ref + "_")) {
+        auto tasks = c->GetJson("/v1/jobs?array=" + ref);
+        if (!tasks.ok()) return Error(tasks.status());
+        jobs.assign(tasks->begin(), tasks->end());
       }
-      worst = std::max(worst, ExitStatusOf(*j));
+      for (const auto& t : jobs) {
+        states.push_back(t);
+        if (!Terminal(t.value("state", ""))) all_ended = false;
+        worst = std::max(worst, ExitStatusOf(t));
+      }
+      if (!all_ended) break;
     }
     if (all_ended) {
       if (o.json()) std::cout << states.dump(2) << "\n";
@@ -346,10 +366,11 @@ int History(const Common& o, const HistoryFlags& f) {
       "{:>9} {:<16} {:<10} {:<10} {:<20} {:<20} {:<20} {:>9} {:>9} {:>7} {:>8}\n", "ID", "NAME",
       "USER", "STATE", "SUBMIT", "START", "END", "ELAPSED", "GPU-HOURS", "PREEMPT", "EXITCODE");
   for (const auto& j : *r) {
+    // As sacct's Elapsed: from the (first) start to the end; never started: 0.
     const double elapsed =
-        j["end_ms"].is_number() && j["submitted_at_ms"].is_number()
-            ? (j["end_ms"].get<int64_t>() - j["submitted_at_ms"].get<int64_t>()) / 1000.0
-            : -1;
+        j["end_ms"].is_number() && j["first_start_ms"].is_number()
+            ? (j["end_ms"].get<int64_t>() - j["first_start_ms"].get<int64_t>()) / 1000.0
+            : 0;
     std::cout << fmt::format(
         "{:>9} {:<16} {:<10} {:<10} {:<20} {:<20} {:<20} {:>9} {:>9.3f} {:>7} {:>8}\n", Ref(j),
         Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), Str(j, "state"),
@@ -359,6 +380,30 @@ int History(const Common& o, const HistoryFlags& f) {
                                 : "-");
   }
   return 0;
+}
+
+// "in 2h 10m (1h 30m to 4h 0m)": a p10/p50/p90 range of wall times, from now.
+std::string FromNow(const nlohmann::json& range, int64_t now_ms) {
+  auto in = [&](const char* k) -> std::string {
+    if (!range.contains(k) || !range[k].is_number()) return "not within a year";
+    return Human(std::max<double>(0, (range[k].get<int64_t>() - now_ms) / 1000.0));
+  };
+  return fmt::format("in {} ({} to {}, p10-p90)", in("p50_ms"), in("p10_ms"), in("p90_ms"));
+}
+
+void PrintEstimate(const nlohmann::json& e) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  std::cout << "  likely to start " << FromNow(e["start"], now) << "\n";
+  std::cout << "  likely to end   " << FromNow(e["end"], now) << "\n";
+  std::vector<std::string> way;
+  for (const auto& w : e.value("in_the_way", nlohmann::json::array())) {
+    way.push_back(fmt::format("job {} ({}, {:.0f}%)", Str(w, "id"), EscapeControl(Str(w, "user")),
+                              100 * w.value("share", 0.0)));
+  }
+  if (!way.empty()) std::cout << "  most in the way: " << Join(way, ", ") << "\n";
+  std::cout << "  (" << Str(e, "method") << ")\n";
 }
 
 int ExplainJob(const Common& o, const std::string& ref) {
@@ -390,6 +435,7 @@ int ExplainJob(const Common& o, const std::string& ref) {
   for (const auto& reason : j["reasons"]) {
     std::cout << "  - " << EscapeControl(reason.get<std::string>()) << "\n";
   }
+  if (j.contains("estimate") && j["estimate"].is_object()) PrintEstimate(j["estimate"]);
   return 0;
 }
 
@@ -411,6 +457,14 @@ void AddJobCommands(CLI::App& app, int& rc) {
   AddOutputFlag(submit, o);
   submit->add_option("--gpus", sf.gpus, "GPUs (gang-scheduled)")
       ->check(IntegerIn(1, kMaxRequestGpus));
+  submit
+      ->add_option("--tasks-per-gpu", sf.tasks_per_gpu,
+                   "1: one process per GPU (like srun), each with RANK, LOCAL_RANK, WORLD_SIZE, "
+                   "MASTER_ADDR, MASTER_PORT and its own CUDA_VISIBLE_DEVICES; 0 (default): one "
+                   "process for all GPUs")
+      ->check(IntegerIn(0, 1));
+  submit->add_flag("--keep-checkpoints", sf.keep_checkpoints,
+                   "keep $TIRESIAS_CHECKPOINT_DIR after the job finished (default: removed)");
   submit->add_option("--name,-J", sf.name, "job name (default: the command)");
   submit->add_option("--model", sf.model, "model name, for placement (e.g. resnet50, vgg16)");
   submit

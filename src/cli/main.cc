@@ -75,6 +75,8 @@ int main(int argc, char** argv) {
   int rc = 0;
   tiresias::AddSimCommands(app, rc);
   tiresias::AddProfileCommands(app, rc);
+  tiresias::AddSweepCommand(app, rc);
+  tiresias::AddTraceCommands(app, rc);
   tiresias::AddServeCommand(app, rc);
   tiresias::AddJobCommands(app, rc);
   tiresias::AddClusterCommands(app, rc);

@@ -9,13 +9,17 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/html_report.h"
+#include "cli/progress.h"
 #include "common/strings.h"
 #include "engine/file_data_source.h"
 #include "placement/registry.h"
 #include "policy/registry.h"
+#include "sim/forecast_check.h"
 #include "sim/link_speed_model.h"
 #include "sim/metrics.h"
 #include "sim/report.h"
+#include "sim/report_data.h"
 #include "sim/simulator.h"
 #include "trace/synthetic.h"
 #include "trace/trace_reader.h"
@@ -40,13 +44,30 @@ struct WorkloadArgs {
   std::string speed = "auto", comm = "ps", link_bw, profiles = DefaultProfilesPath(),
               compute_times = DefaultComputeTimesPath();
   uint64_t assign_models = 0;
+  std::string attempts = "merge";
   // Given on the command line: an explicit file that cannot be read is an error, while the
   // default paths (../shared) may be absent and the speed model then falls back to off.
   CLI::Option* profiles_opt = nullptr;
   CLI::Option* compute_times_opt = nullptr;
   std::string capacity;
+  double series_step = 600;  // seconds between points of timeseries.csv (--out)
+  int64_t forecast_every = 0;
 
   void Add(CLI::App* c) {
+    c->add_option("--attempts", attempts,
+                  "jobs with several attempts (converted Philly job logs): merge (one run of "
+                  "their total) or replay (each attempt but the last ends unfinished and the "
+                  "job waits to restart)")
+        ->check(CLI::IsMember({"merge", "replay"}))
+        ->capture_default_str();
+    c->add_option("--forecast-every", forecast_every,
+                  "at the submit of every Nth job, forecast its start (forward simulation of the "
+                  "core, as serve's explain does) and report the error against the real start, "
+                  "and a naive estimate's")
+        ->check(IntegerIn(0, 1000000000));
+    c->add_option("--series-step", series_step,
+                  "seconds of simulated time between rows of timeseries.csv (with --out)")
+        ->check(NumberIn(1, 86400));
     c->add_option("--capacity", capacity,
                   "capacity changes: CSV time,node,gpus (seconds on the simulation clock, node "
                   "index, usable GPUs from then on; 0 = node down)");
@@ -283,7 +304,8 @@ nlohmann::json ConfigJson(const SimConfig& c, const std::string& source) {
 
 int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
                const std::vector<std::string>& opts, const std::vector<std::string>& popts,
-               const std::string& out_dir, const std::string& events_path = "") {
+               const std::string& out_dir, const std::string& events_path = "",
+               const std::string& report_path = "") {
   std::vector<JobSpec> jobs;
   Topology topo = *Topology::Create(1, 1, 1);
   std::string source, speed_what;
@@ -305,6 +327,10 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.label = r.policy + "+" + r.placement;
     c.speed = speed;
     c.record_events = !events_path.empty();
+    c.replay_attempts = w.attempts == "replay";
+    if (!out_dir.empty()) c.series_step = std::llround(w.series_step * kMsPerSecond);
+    if (!report_path.empty() && c.series_step == 0) c.series_step = ReportSeriesStep(jobs);
+    c.forecast_every = static_cast<size_t>(w.forecast_every);
     c.capacity = capacity;
     // Validate every run before any starts, so a typo fails at once.
     c.data = files;
@@ -325,15 +351,19 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
   std::vector<StatusOr<SimResult>> results(configs.size(),
                                            Status(StatusCode::kInternal, "not run"));
   std::vector<double> wall(configs.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < configs.size(); ++i) {
-    threads.emplace_back([&, i] {
-      auto t0 = std::chrono::steady_clock::now();
-      results[i] = RunSimulation(configs[i], jobs);
-      wall[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    });
+  {
+    Progress progress(configs.size(), jobs.size());  // on a terminal only; cleared at the end
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      configs[i].progress = progress.For(i);
+      threads.emplace_back([&, i] {
+        auto t0 = std::chrono::steady_clock::now();
+        results[i] = RunSimulation(configs[i], jobs);
+        wall[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      });
+    }
+    for (auto& t : threads) t.join();
   }
-  for (auto& t : threads) t.join();
   std::vector<Metrics> metrics;
   for (size_t i = 0; i < configs.size(); ++i) {
     if (!results[i].ok()) {
@@ -357,19 +387,39 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
       }
     }
   }
-  std::cout << fmt::format(
+  const std::string header = fmt::format(
       "workload: {}\ncluster: {} ({} GPUs), preemption overhead {} s\nspeed model: {}\n", source,
       topo.str(), topo.total_gpus(), w.overhead, speed_what);
-  if (runs.size() == 1) {
-    std::cout << SummaryTable(metrics[0]);
-  } else {
-    std::cout << CompareTable(metrics);
+  const std::string tables = runs.size() == 1 ? SummaryTable(metrics[0]) : CompareTable(metrics);
+  std::cout << header << tables;
+  if (!report_path.empty()) {
+    std::vector<SimResult> done;
+    for (auto& r : results) done.push_back(*r);
+    const auto data = ReportData(
+        done, metrics, runs.size() == 1 ? "tiresias sim: " + configs[0].label : "tiresias compare",
+        fmt::format("{} on {} ({} GPUs), preemption overhead {} s, speed model {}", source,
+                    topo.str(), topo.total_gpus(), w.overhead, speed_what));
+    if (Status st = WriteHtmlReport(report_path, data, header + tables); !st.ok()) {
+      std::cerr << "error: " << st.message() << "\n";
+      return 1;
+    }
   }
   for (size_t i = 0; i < configs.size(); ++i) {
     std::cout << fmt::format("{}: simulated in {:.3f} s wall ({} scheduling passes)\n",
                              configs[i].label, wall[i], metrics[i].passes);
   }
+  for (size_t i = 0; i < configs.size() && w.forecast_every > 0; ++i) {
+    const ForecastQuality q = AssessForecasts(*results[i]);
+    std::cout << fmt::format(
+        "{}: start forecasts at submit for {} jobs that waited (every {}th job): median error "
+        "{:.2f} h (naive {:.2f} h), mean {:.2f} h (naive {:.2f} h), real start within p10-p90 "
+        "{:.0f}% (before {:.0f}%, after {:.0f}%)\n",
+        configs[i].label, q.checked, w.forecast_every, q.median_error_s / 3600,
+        q.naive_median_error_s / 3600, q.mean_error_s / 3600, q.naive_mean_error_s / 3600,
+        100 * q.coverage, 100 * q.early, 100 * q.late);
+  }
   if (!out_dir.empty()) std::cout << "wrote " << out_dir << "\n";
+  if (!report_path.empty()) std::cout << "wrote " << report_path << "\n";
   return 0;
 }
 
@@ -377,8 +427,8 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
 
 void AddSimCommands(CLI::App& app, int& rc) {
   static WorkloadArgs sim_w, cmp_w;
-  static std::string sim_policy = "dlas", placement = "count", out_dir, cmp_out, policies, runs,
-                     events_path;
+  static std::string sim_policy = "dlas", placement = SimConfig{}.placement, out_dir, cmp_out,
+                     policies, runs, events_path, sim_report, cmp_report;
   static std::vector<std::string> opts, popts, cmp_opts, cmp_popts;
 
   auto* sim = app.add_subcommand("sim", "replay a trace with one policy and report metrics");
@@ -388,13 +438,17 @@ void AddSimCommands(CLI::App& app, int& rc) {
   sim->add_option("--opt", opts, "policy option key=value (repeatable)");
   sim->add_option("--placement", placement, "placement policy")->capture_default_str();
   sim->add_option("--popt", popts, "placement option key=value (repeatable)");
-  sim->add_option("--out", out_dir, "write DIR/jobs.csv and DIR/summary.json");
+  sim->add_option("--out", out_dir, "write DIR/jobs.csv, DIR/summary.json and DIR/timeseries.csv");
   sim->add_option("--events", events_path,
                   "write every submit, start, preemption, finish, capacity change and eviction "
                   "to FILE (JSON Lines, the "
                   "live journal's vocabulary: compare with `tiresias events --jsonl`)");
+  sim->add_option("--report", sim_report,
+                  "write one self-contained HTML file: summary, JCT and queueing-delay CDFs, JCT "
+                  "by job size, utilisation and queues over time (opens offline)");
   sim->callback([&rc] {
-    rc = RunCompare(sim_w, {{sim_policy, placement}}, opts, popts, out_dir, events_path);
+    rc =
+        RunCompare(sim_w, {{sim_policy, placement}}, opts, popts, out_dir, events_path, sim_report);
   });
 
   auto* cmp = app.add_subcommand("compare", "replay a trace with several policies side by side");
@@ -408,7 +462,9 @@ void AddSimCommands(CLI::App& app, int& rc) {
                   "key=value for every policy that takes it, or "
                   "policy.key=value");
   cmp->add_option("--popt", cmp_popts, "placement option key=value");
-  cmp->add_option("--out", cmp_out, "write DIR/<run>/jobs.csv and summary.json");
+  cmp->add_option("--out", cmp_out, "write DIR/<run>/jobs.csv, summary.json and timeseries.csv");
+  cmp->add_option("--report", cmp_report,
+                  "write one self-contained HTML file comparing the runs (see sim --report)");
   cmp->callback([&rc] {
     auto list = ParseRuns(policies, placement);
     auto more = ParseRuns(runs, placement);
@@ -418,7 +474,7 @@ void AddSimCommands(CLI::App& app, int& rc) {
       rc = 2;
       return;
     }
-    rc = RunCompare(cmp_w, list, cmp_opts, cmp_popts, cmp_out);
+    rc = RunCompare(cmp_w, list, cmp_opts, cmp_popts, cmp_out, "", cmp_report);
   });
 
   auto* demo = app.add_subcommand(
@@ -435,7 +491,6 @@ void AddSimCommands(CLI::App& app, int& rc) {
       w.days = 7;
       w.cluster = "2x16x8";
       w.assign_models = 1;
-      opts = {"dlas.queues=4", "dlas.thresholds=1000,10000,100000"};
     } else {
       std::cout << "(../shared/traces/philly.csv is absent: a synthetic workload instead)\n";
       w.synthetic = 4000;
@@ -443,14 +498,11 @@ void AddSimCommands(CLI::App& app, int& rc) {
       w.load = 1.3;
       w.cluster = "2x8x8";
     }
-    std::cout << "tiresias demo: YARN-CS (fifo+consolidate) vs Tiresias (dlas with profile-based "
-                 "placement) vs dlas consolidating or spreading every job vs the "
-                 "duration-knowing oracle srtf\n\n";
-    rc = RunCompare(w,
-                    ParseRuns("fifo+consolidate,dlas+spread,dlas+consolidate,dlas+tiresias,"
-                              "srtf+consolidate",
-                              "consolidate"),
-                    opts, {}, "");
+    std::cout << "tiresias demo: YARN-CS (fifo+consolidate) vs Tiresias (dlas and gittins with "
+                 "the shipped defaults, chosen by a sweep over Philly weeks: README, \"How the "
+                 "defaults were chosen\") vs the duration-knowing oracle srtf\n\n";
+    rc = RunCompare(w, ParseRuns("fifo+consolidate,dlas,gittins,srtf", SimConfig{}.placement), opts,
+                    {}, "");
   });
 
   auto* pol = app.add_subcommand("policies", "list ordering and placement policies and options");

@@ -38,7 +38,7 @@ TEST(PolicyOptions, UnknownPolicyListsValidNames) {
 TEST(PolicyOptions, UnknownOptionListsValidOptions) {
   EXPECT_EQ(Error("dlas", {"knob=8"}),
             "policy dlas: unknown option 'knob'; valid options: queues, thresholds, "
-            "promote_knob, queue_order");
+            "promote_knob, threshold_quantiles, queue_order, history, online, history_batch");
   EXPECT_EQ(Error("fifo", {"x=1"}), "policy fifo: unknown option 'x'; valid options: (none)");
   EXPECT_EQ(Error("srtf", {"ties=stable", "thresholds=1"}),
             "policy srtf: unknown option 'thresholds'; valid options: ties");
@@ -103,7 +103,7 @@ TEST(PolicyOptions, SubMillisecondThresholdIsRejected) {
 
 TEST(PolicyOptions, BadChoices) {
   EXPECT_EQ(Error("dlas", {"queue_order=bogus"}),
-            "policy dlas: option queue_order=bogus: valid values: fifo, running-first");
+            "policy dlas: option queue_order=bogus: valid values: running-first, fifo");
   EXPECT_EQ(Error("srsf", {"ties=random"}),
             "policy srsf: option ties=random: valid values: submit, stable");
   EXPECT_EQ(Error("gittins", {"online=yes"}),
@@ -128,7 +128,7 @@ TEST(PolicyOptions, HelpListsEveryPolicyAndOption) {
     EXPECT_NE(help.find(info.name), std::string::npos) << info.name;
     for (const auto& o : info.options) EXPECT_NE(help.find(o.name + "=<"), std::string::npos);
   }
-  EXPECT_NE(help.find("queue_order=<one of fifo|running-first>"), std::string::npos) << help;
+  EXPECT_NE(help.find("queue_order=<one of running-first|fifo>"), std::string::npos) << help;
 }
 
 // Found by fuzz/options_fuzzer: gittins quantum=1e308 passed the parser and its conversion to

@@ -197,6 +197,7 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
     case EventKind::kFinish:
       return Str(d, "how");
     case EventKind::kCancel:
+      return Str(d, "why").empty() ? "by request" : Str(d, "why");
     case EventKind::kTick:
       return "";
     case EventKind::kLaunch: {
@@ -227,7 +228,9 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
     case EventKind::kExit: {
       std::string out = Str(d, "how");
       if (!Str(d, "after").empty()) out += " after " + Str(d, "after");
-      if (Str(d, "after") == "preemption") {
+      if (BoolField(d, "completed")) {
+        out += " (its work complete: done file)";
+      } else if (Str(d, "after") == "preemption") {
         out += BoolField(d, "checkpointed") ? " (checkpointed, requeued)"
                                             : " (killed at the end of its grace period, requeued)";
       }

@@ -20,7 +20,9 @@
 //   reject   no     {"reason"}              a submission the core refused (never fits)
 //   start    no     {"gpus": [[node, index], ...], "reason"}   the core's decision
 //   preempt  no     {"gpus", "reason"}
-//   exit     no     {"how", "after": "preemption"|"cancel", "checkpointed": bool}
+//   exit     no     {"how", "after": "preemption"|"cancel", "checkpointed": bool,
+//                   "completed": true when the job left its done file and exited 0 (then a
+//                   finish follows, also for a job the core had stopped)}
 //   adopt    no     {"pid"}                 a process that survived a daemon restart
 //   requeue  no     {"reason"}              a process that vanished (journals before interrupt)
 //   interrupt yes   {"last_alive_ms", "reason"}: a running job's processes vanished while the

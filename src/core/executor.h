@@ -34,8 +34,9 @@ struct LaunchSpec {
   std::vector<GpuId> gpus;
   int master_port = 0;
   // Per-job directory, created if missing: `output.log` (stdout + stderr, appended across
-  // attempts, a header line per attempt), `checkpoint/` (TIRESIAS_CHECKPOINT_DIR) and the
-  // exit file of each attempt.
+  // attempts, a header line per attempt), `checkpoint/` (TIRESIAS_CHECKPOINT_DIR, shared by
+  // all attempts; the done file TIRESIAS_DONE_FILE lives there, removed before each launch)
+  // and the exit file of each attempt.
   std::string job_dir;
   // The account the command runs as (the submitter's). An executor running as root switches
   // to it; otherwise the command runs as the executor does.
@@ -43,6 +44,12 @@ struct LaunchSpec {
   // Files the command's stdout / stderr go to (absolute; "" = the job's log), opened as the
   // command's own account.
   std::string stdout_path, stderr_path;
+  // 0: one process for all of `gpus`; 1: one process per GPU (srun's --ntasks-per-gpu=1), each
+  // with RANK = LOCAL_RANK = its index in `gpus`, its own CUDA_VISIBLE_DEVICES, and WORLD_SIZE,
+  // MASTER_ADDR, MASTER_PORT also for a single GPU. Signals reach every process; the attempt
+  // ends when all have exited, with the worst status (a signal over an exit code, then the
+  // highest).
+  int tasks_per_gpu = 0;
 };
 
 // One process (group) of a job. start_ticks (/proc/<pid>/stat field 22 on Linux) guards
@@ -77,6 +84,10 @@ struct ExitInfo {
   bool cancelled = false;
   bool lost = false;
   std::string reason;  // the engine's words ("Slurm: NODE_FAIL on node3"), "" when none
+  // The attempt left its done file (TIRESIAS_DONE_FILE): the job says its work is complete.
+  // With exit 0 it ends the job as finished, also after a preemption signal (it is not run
+  // again).
+  bool completed = false;
   // Neither (exit_code -1, signal 0): nothing recorded how it ended.
   bool known() const { return exit_code >= 0 || signal > 0; }
   // "exit 0", "exit 3", "killed by signal 9 (SIGKILL)", "unknown (no exit record)"; with the

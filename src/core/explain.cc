@@ -76,8 +76,8 @@ Explanation Scheduler::Explain(JobId id, Time now) const {
       break;
     case WaitKind::kNoSlot:
       e.reasons.push_back("enough GPUs in count, but no placement: " +
-                          (j->no_slot_reason.empty() ? placement_->WhyNoSlot(j->spec, cluster_)
-                                                     : j->no_slot_reason));
+                          (NeverFitsReasonOf(*j).empty() ? placement_->WhyNoSlot(j->spec, cluster_)
+                                                         : NeverFitsReasonOf(*j)));
       break;
     case WaitKind::kBlockedByHead:
     case WaitKind::kNotConsidered:

@@ -1,7 +1,8 @@
 // The core's eligibility and requeue calls, narrated on tiny clusters: a held job is out of
 // every order (the job behind it starts), keeps its service, and waits for its turn again
 // when released; a requeued job stops like a preempted one (not counted as a preemption) and
-// the next pass decides again. Units: ms; service in GPU-ms.
+// the next pass decides again; a stopped job that completed its work finishes while waiting.
+// Units: ms; service in GPU-ms.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -75,7 +76,8 @@ TEST(Eligibility, HeldJobsKeepTheirServiceAndCanBeCancelled) {
 TEST(Requeue, ARequeuedJobStopsAndTheNextPassDecidesAgain) {
   // fifo on 1 GPU: job 1 runs from 0; job 2 waits. Requeued at 50 ms, job 1 (submitted first)
   // is still first in fifo order, so the next pass starts it again: a requeue restarts a job,
-  // it does not demote it. Not counted as a preemption.
+  // it does not demote it. Not counted as a preemption but as a restart (the same call
+  // replays a trace's failed attempts: policies_test.cc, Requeue.*).
   auto s = Make("fifo", {}, 1);
   ASSERT_TRUE(s->Submit({.id = JobId(1), .gpus = 1, .submit = 0}, 0).ok());
   ASSERT_TRUE(s->Submit({.id = JobId(2), .gpus = 1, .submit = 1}, 1).ok());
@@ -83,9 +85,36 @@ TEST(Requeue, ARequeuedJobStopsAndTheNextPassDecidesAgain) {
   ASSERT_TRUE(s->Requeue(JobId(1), 50).ok());
   EXPECT_EQ(s->Find(JobId(1))->state, JobState::kPending);
   EXPECT_EQ(s->Find(JobId(1))->preemptions, 0);
+  EXPECT_EQ(s->Find(JobId(1))->restarts, 1);
   EXPECT_EQ(Acts(s->Schedule(50)), "start 1");
   EXPECT_EQ(s->Find(JobId(1))->starts, 2);
   EXPECT_EQ(s->Requeue(JobId(2), 60).code(), StatusCode::kFailedPrecondition);
+}
+
+TEST(FinishWhileWaiting, AJobStoppedAfterItsWorkWasDoneFinishesWithTheServiceItHad) {
+  // las on 1 GPU. Job 1 runs 0..100 ms; job 2 arrives at 100 and preempts it. Job 1's process
+  // completed its work during its grace: the daemon finishes it while it waits. It leaves
+  // the order (job 3 is next once job 2 ends), keeps its 100 GPU-ms and never starts again.
+  // A held job finishes the same way; a finished one cannot finish twice.
+  auto s = Make("las", {}, 1);
+  ASSERT_TRUE(s->Submit({.id = JobId(1), .gpus = 1, .submit = 0}, 0).ok());
+  EXPECT_EQ(Acts(s->Schedule(0)), "start 1");
+  ASSERT_TRUE(s->Submit({.id = JobId(2), .gpus = 1, .submit = 100}, 100).ok());
+  EXPECT_EQ(Acts(s->Schedule(100)), "preempt 1, start 2");
+  ASSERT_TRUE(s->Finish(JobId(1), 105).ok());
+  const Job* j1 = s->Find(JobId(1));
+  EXPECT_EQ(j1->state, JobState::kFinished);
+  EXPECT_EQ(j1->end, 105);
+  EXPECT_EQ(j1->AttainedAt(105), 100);
+  EXPECT_EQ(s->num_waiting(), 0u);
+  ASSERT_TRUE(s->Submit({.id = JobId(3), .gpus = 1, .submit = 110}, 110).ok());
+  ASSERT_TRUE(s->SetEligible(JobId(3), false, 120).ok());
+  ASSERT_TRUE(s->Finish(JobId(3), 130).ok());
+  EXPECT_EQ(s->Find(JobId(3))->state, JobState::kFinished);
+  ASSERT_TRUE(s->Finish(JobId(2), 200).ok());
+  EXPECT_EQ(Acts(s->Schedule(200)), "");
+  EXPECT_EQ(s->num_running(), 0u);
+  EXPECT_EQ(s->Finish(JobId(1), 210).code(), StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

@@ -36,6 +36,18 @@ Duration Job::WorkDoneAt(Time now) const {
   return work_done + static_cast<Duration>(std::floor(static_cast<double>(ran) * rate));
 }
 
+std::optional<Time> Job::ProjectedEnd() const {
+  if (!spec.duration) return std::nullopt;
+  return ProjectedTimeOfWork(*spec.duration);
+}
+
+std::optional<Time> Job::ProjectedTimeOfWork(Duration work) const {
+  if (state != JobState::kRunning) return std::nullopt;
+  const Duration remaining = std::max<Duration>(0, work - work_done);
+  if (rate == 1.0) return progress_start + remaining;
+  return progress_start + static_cast<Duration>(std::ceil(static_cast<double>(remaining) / rate));
+}
+
 std::optional<Duration> Job::RemainingAt(Time now) const {
   if (!spec.duration) return std::nullopt;
   return std::max<Duration>(0, *spec.duration - WorkDoneAt(now));

@@ -4,6 +4,7 @@
 // they never read a clock, do I/O, or know which driver runs them.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,9 @@ class OrderingPolicy {
  public:
   virtual ~OrderingPolicy() = default;
   virtual std::string_view name() const = 0;
+  // A copy with the same state (learned history included), for a forward simulation of a
+  // live core (forecasts); null: this policy cannot be copied.
+  virtual std::unique_ptr<OrderingPolicy> Clone() const { return nullptr; }
   // May running jobs lose their GPUs to jobs ahead of them in the order?
   virtual bool preemptive() const = 0;
   // Strict FIFO: stop offering GPUs at the first job that does not fit (no backfill).
@@ -44,10 +48,14 @@ class OrderingPolicy {
     return std::nullopt;
   }
   virtual bool ApplyTransition(Job& /*job*/, Time /*now*/) const { return false; }
-  // Called when a job completes; a policy may learn from it (Gittins online history).
-  // Returns true when what it learned may change other jobs' keys, waiting ones included:
-  // the core then re-keys every job.
+  // Called when a job completes; a policy may learn from it (Gittins online history, queue
+  // thresholds that follow the observed service). Returns true when what it learned may
+  // change other jobs' keys, waiting ones included: the core then calls Relearned on every
+  // running and waiting job, re-keys them all and re-arms their timers.
   virtual bool OnFinish(const Job& /*job*/) { return false; }
+  // After OnFinish returned true: brings the job's own policy state (its queue, when the
+  // thresholds moved) in line with what was learned. Returns true if it changed anything.
+  virtual bool Relearned(Job& /*job*/, Time /*now*/) const { return false; }
 
   // One line on where the job stands in this policy's terms, for `explain`.
   virtual std::string Describe(const Job& job, Time now) const = 0;

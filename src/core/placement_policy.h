@@ -5,6 +5,7 @@
 // by the policy.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,8 @@ class PlacementPolicy {
  public:
   virtual ~PlacementPolicy() = default;
   virtual std::string_view name() const = 0;
+  // A copy with the same state (see OrderingPolicy::Clone); null: cannot be copied.
+  virtual std::unique_ptr<PlacementPolicy> Clone() const { return nullptr; }
   // Could the job ever be placed on an empty cluster? Returns the reason when not.
   virtual std::optional<std::string> NeverFitsReason(const JobSpec& job,
                                                      const Topology& topo) const;

@@ -71,13 +71,15 @@ Status Scheduler::Finish(JobId id, Time now) {
   auto it = slot_of_.find(id);
   if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
   Job& j = jobs_[it->second];
-  if (!j.running()) {
+  if (!j.running() && j.state != JobState::kPending && j.state != JobState::kHeld) {
     return FailedPrecondition(
         fmt::format("job {}: finished while {}", id.value(), ToString(j.state)));
   }
-  placement_->OnJobFinished(j, topo_);  // before Stop: it still holds its allocation
-  Stop(it->second, now);
-  Erase(it->second);
+  if (j.running()) {
+    placement_->OnJobFinished(j, topo_);  // before Stop: it still holds its allocation
+    Stop(it->second, now);
+  }
+  if (j.state != JobState::kHeld) Erase(it->second);  // a held job is in no order
   j.state = JobState::kFinished;
   j.end = now;
   ++j.timer_gen;
@@ -110,7 +112,8 @@ Status Scheduler::SetEligible(JobId id, bool eligible, Time now) {
   Job& j = jobs_[it->second];
   if (eligible) {
     if (j.state != JobState::kHeld) {
-      return FailedPrecondition(fmt::format("job {}: not held ({})", id.value(), ToString(j.state)));
+      return FailedPrecondition(
+          fmt::format("job {}: not held ({})", id.value(), ToString(j.state)));
     }
     j.state = JobState::kPending;
     j.last_stop = now;  // held time is not starvation
@@ -136,12 +139,19 @@ Status Scheduler::Requeue(JobId id, Time now) {
   if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
   Job& j = jobs_[it->second];
   if (!j.running()) {
-    return FailedPrecondition(
-        fmt::format("job {}: only a running job can be requeued ({})", id.value(), ToString(j.state)));
+    return FailedPrecondition(fmt::format("job {}: only a running job can be requeued ({})",
+                                          id.value(), ToString(j.state)));
   }
   Stop(it->second, now);
+  ++j.restarts;
   dirty_ = true;
   return Status::Ok();
+}
+
+const std::string& Scheduler::NeverFitsReasonOf(const Job& j) const {
+  static const std::string kNone;
+  auto it = never_fits_.find(static_cast<uint32_t>(&j - jobs_.data()));
+  return it == never_fits_.end() ? kNone : it->second;
 }
 
 void Scheduler::CountWaiting(int gpus, int delta) {
@@ -235,15 +245,23 @@ void Scheduler::RefreshRunningKeys(Time now) {
 }
 
 void Scheduler::RekeyAll(Time now) {
+  std::vector<uint32_t> active;
+  active.reserve(running_.size() + waiting_.size());
   auto key_of = [&](uint32_t slot) {
     Job& j = jobs_[slot];
+    policy_->Relearned(j, now);  // e.g. its queue under thresholds that moved
     j.key = policy_->Key(j, now);
+    active.push_back(slot);
     return j.key;
   };
   running_.Rekey(key_of);
   WaitOrder rekeyed;
   for (const auto& [key, slot] : waiting_) rekeyed.emplace(key_of(slot), slot);
   waiting_.swap(rekeyed);
+  // What was learned may move demotion and promotion times (thresholds), so every timer is
+  // re-armed, in slot order so that equal times keep a deterministic order.
+  std::sort(active.begin(), active.end());
+  for (uint32_t slot : active) ArmTimer(slot, now);
   walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};  // the next pass walks all
 }
 
@@ -453,7 +471,9 @@ bool Scheduler::TryStart(uint32_t slot, Time now, std::vector<Action>& out) {
 
 void Scheduler::NoteUnplaced(Job& j, const PlacementResult& r) {
   NoteWait(j, WaitKind::kNoSlot);
-  if (auto* n = std::get_if<NeverFits>(&r)) j.no_slot_reason = n->reason;
+  if (auto* n = std::get_if<NeverFits>(&r)) {
+    never_fits_[static_cast<uint32_t>(&j - jobs_.data())] = n->reason;
+  }
 }
 
 void Scheduler::NonPreemptivePass(Time now, std::vector<Action>& out) {
@@ -605,6 +625,89 @@ std::vector<JobId> Scheduler::WaitingInOrder() const {
   ids.reserve(waiting_.size());
   for (const auto& [key, slot] : waiting_) ids.push_back(jobs_[slot].spec.id);
   return ids;
+}
+
+void Scheduler::CountByQueue(std::vector<int>& waiting, std::vector<int>& running) const {
+  const size_t k = static_cast<size_t>(std::max(1, policy_->num_queues()));
+  waiting.assign(k, 0);
+  running.assign(k, 0);
+  auto bucket = [k](int q) { return static_cast<size_t>(std::clamp<int>(q, 0, k - 1)); };
+  for (const auto& [key, slot] : waiting_) ++waiting[bucket(jobs_[slot].queue)];
+  for (const auto& [key, slot] : running_) ++running[bucket(jobs_[slot].queue)];
+}
+
+Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
+                     std::unique_ptr<PlacementPolicy> placement, bool active_only)
+    : topo_(o.topo_),
+      cluster_(o.cluster_),
+      policy_(std::move(policy)),
+      placement_(std::move(placement)),
+      opts_(o.opts_),
+      speed_(o.speed_),
+      walk_from_(o.walk_from_),
+      revisit_(o.revisit_),
+      waiting_gpus_(o.waiting_gpus_),
+      timer_seq_(o.timer_seq_),
+      pass_(o.pass_),
+      tie_counter_(o.tie_counter_),
+      dirty_(o.dirty_),
+      transitions_(o.transitions_) {
+  if (!active_only) {
+    jobs_ = o.jobs_;
+    never_fits_ = o.never_fits_;
+    slot_of_ = o.slot_of_;
+    running_ = o.running_;
+    waiting_ = o.waiting_;
+    timers_ = o.timers_;
+    return;
+  }
+  // Only jobs that have not ended, in the same relative order; every slot renumbered.
+  constexpr uint32_t kGone = UINT32_MAX;
+  std::vector<uint32_t> remap(o.jobs_.size(), kGone);
+  for (uint32_t slot = 0; slot < o.jobs_.size(); ++slot) {
+    const JobState st = o.jobs_[slot].state;
+    if (st == JobState::kFinished || st == JobState::kCancelled || st == JobState::kRejected) {
+      continue;
+    }
+    remap[slot] = static_cast<uint32_t>(jobs_.size());
+    slot_of_.emplace(o.jobs_[slot].spec.id, remap[slot]);
+    jobs_.push_back(o.jobs_[slot]);
+  }
+  for (const auto& [slot, reason] : o.never_fits_) {
+    if (remap[slot] != kGone) never_fits_.emplace(remap[slot], reason);
+  }
+  for (const auto& [key, slot] : o.running_) running_.emplace(key, remap[slot]);
+  for (const auto& [key, slot] : o.waiting_) waiting_.emplace(key, remap[slot]);
+  auto timers = o.timers_;
+  for (; !timers.empty(); timers.pop()) {
+    Timer t = timers.top();
+    if (remap[t.slot] == kGone) continue;
+    t.slot = remap[t.slot];
+    timers_.push(t);
+  }
+}
+
+StatusOr<std::unique_ptr<Scheduler>> Scheduler::Clone(bool active_only) const {
+  auto policy = policy_->Clone();
+  auto placement = placement_->Clone();
+  if (!policy || !placement) {
+    return FailedPrecondition(fmt::format("policy {} with placement {} cannot be copied",
+                                          policy_->name(), placement_->name()));
+  }
+  return std::unique_ptr<Scheduler>(
+      new Scheduler(*this, std::move(policy), std::move(placement), active_only));
+}
+
+Status Scheduler::AssumeDuration(JobId id, Duration d) {
+  auto it = slot_of_.find(id);
+  if (it == slot_of_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
+  Job& j = jobs_[it->second];
+  if (policy_->needs_durations() && j.spec.duration) {
+    return FailedPrecondition(fmt::format("job {}: policy {} orders by the duration it was given",
+                                          id.value(), policy_->name()));
+  }
+  j.spec.duration = d;
+  return Status::Ok();
 }
 
 }  // namespace tiresias

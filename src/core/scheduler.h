@@ -83,7 +83,9 @@ class Scheduler {
   // Accepts the job, or rejects it (recorded, state kRejected) when it can never fit;
   // InvalidArgument then carries the reason. A duplicate id is InvalidArgument too.
   Status Submit(const JobSpec& spec, Time now);
-  // The job's work is complete (simulator) or its process exited (daemon).
+  // The job's work is complete (simulator) or its process exited (daemon). Also a waiting
+  // job's (pending or held): the daemon's job that completed its work while it was being
+  // stopped (it said so during its preemption grace), with the service it attained then.
   Status Finish(JobId id, Time now);
   Status Cancel(JobId id, Time now);
   // Whether a waiting job may be scheduled: false takes a pending job out of every order
@@ -91,8 +93,12 @@ class Scheduler {
   // job must be requeued first), true puts a held one back. Its accounting is kept; its
   // starvation clock (promote_knob) restarts when it is released.
   Status SetEligible(JobId id, bool eligible, Time now);
-  // A running job stops and waits again (the user's requeue); like a preemption, but not
-  // counted as one. The next pass may start it again at once.
+  // A running job stops and waits again without having finished, and without the core
+  // deciding it: the user's requeue, or an attempt that failed and is retried (the simulator
+  // replays a trace's attempts so: sim --attempts replay). Like a preemption it gives its GPUs
+  // back and keeps the service and progress it attained (its queue does not restart); a later
+  // start resumes it, paying the restore overhead. Not a preemption: counted in
+  // Job::restarts. The next pass may start it again at once.
   Status Requeue(JobId id, Time now);
   // A running job makes progress from `t` (>= its start; may be after `now`). The daemon
   // uses it when a preempted process still holds the GPUs while it checkpoints: progress is
@@ -125,6 +131,17 @@ class Scheduler {
   // The queue changes since the last call, in order (SchedulerOptions::record_transitions).
   std::vector<Transition> TakeTransitions() { return std::exchange(transitions_, {}); }
 
+  // An independent copy of this core, policies and their learned state included, for a
+  // forward simulation of a live core (forecasts); the copy's decisions from here on are the
+  // ones this core would make on the same inputs. FailedPrecondition when a policy cannot be
+  // copied.
+  // With `active_only`, jobs that ended are left out (a forecast needs only the rest; a live
+  // core keeps every job it ever had).
+  StatusOr<std::unique_ptr<Scheduler>> Clone(bool active_only = false) const;
+  // A forecast's guess of a job's packed duration (JobSpec::duration), for a copy run forward.
+  // Refused when the policy orders by durations (the guess would change its order).
+  Status AssumeDuration(JobId id, Duration d);
+
   // Capacity hint for drivers that know how many jobs will come.
   void Reserve(size_t jobs) {
     jobs_.reserve(jobs);
@@ -145,9 +162,16 @@ class Scheduler {
   uint64_t passes() const { return pass_; }
   // Jobs waiting in order, best first (for listings); O(waiting).
   std::vector<JobId> WaitingInOrder() const;
+  // Waiting and running jobs per queue (index = queue, num_queues() entries); O(waiting +
+  // running). For time series (the simulator's --out, the daemon's views).
+  void CountByQueue(std::vector<int>& waiting, std::vector<int>& running) const;
   Explanation Explain(JobId id, Time now) const;
+  // Why the placement policy said the job can never be placed, or "".
+  const std::string& NeverFitsReasonOf(const Job& j) const;
 
  private:
+  Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
+            std::unique_ptr<PlacementPolicy> placement, bool active_only);
   using WaitOrder = std::map<SortKey, uint32_t>;  // key -> slot in jobs_
   struct Timer {
     Time at;
@@ -200,6 +224,8 @@ class Scheduler {
   std::shared_ptr<const SpeedModel> speed_;
 
   std::vector<Job> jobs_;
+  // Why a job can never be placed (NeverFits), by slot: rare, so kept off the Job.
+  std::unordered_map<uint32_t, std::string> never_fits_;
   std::unordered_map<JobId, uint32_t> slot_of_;
   FlatOrder running_;
   WaitOrder waiting_;

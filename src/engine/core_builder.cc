@@ -6,13 +6,39 @@
 
 namespace tiresias {
 
+int PolicyDefaultsVersion() {
+  return kPolicyDefaultsVersion;
+}
+
 StatusOr<std::unique_ptr<Scheduler>> BuildCore(const CoreConfig& cfg, const DataSource& data) {
-  auto policy = MakeOrderingPolicy(cfg.policy, cfg.policy_opts, data);
+  auto policy = MakeOrderingPolicy(
+      cfg.policy,
+      cfg.defaults_version > 0 ? PinDefaults(cfg.policy, cfg.policy_opts, cfg.defaults_version)
+                               : cfg.policy_opts,
+      data);
   if (!policy.ok()) return policy.status();
   auto placement = MakePlacementPolicy(cfg.placement, cfg.placement_opts, data);
   if (!placement.ok()) return placement.status();
   return std::make_unique<Scheduler>(cfg.topo, std::move(*policy), std::move(*placement),
                                      cfg.options, cfg.speed);
+}
+
+Status ValidatePolicies(const std::string& policy, const std::vector<std::string>& policy_opts,
+                        const std::string& placement,
+                        const std::vector<std::string>& placement_opts, const DataSource& data) {
+  auto p = MakeOrderingPolicy(policy, policy_opts, data);
+  if (!p.ok()) return p.status();
+  auto pl = MakePlacementPolicy(placement, placement_opts, data);
+  if (!pl.ok()) return pl.status();
+  return Status::Ok();
+}
+
+StatusOr<std::vector<std::string>> PolicyOptionNames(const std::string& policy) {
+  auto values = OrderingPolicies().Options(policy, {});
+  if (!values.ok()) return values.status();
+  std::vector<std::string> out;
+  for (const auto& o : OrderingPolicies().Find(policy)->options) out.push_back(o.name);
+  return out;
 }
 
 }  // namespace tiresias

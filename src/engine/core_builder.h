@@ -24,10 +24,24 @@ struct CoreConfig {
   std::vector<std::string> placement_opts;
   SchedulerOptions options;
   std::shared_ptr<const SpeedModel> speed;  // null: every placement at packed speed
+  // The version of the options' defaults that `policy_opts` was written against (0 = the
+  // current one): state kept by an older build replays as it was decided (policy/registry.h).
+  int defaults_version = 0;
 };
+
+// The current version of the policy options' defaults.
+int PolicyDefaultsVersion();
 
 // InvalidArgument naming the policy or option for a bad configuration; the reader's error
 // (file and line) for a file an option names that cannot be read.
 StatusOr<std::unique_ptr<Scheduler>> BuildCore(const CoreConfig& cfg, const DataSource& data);
+
+// Checks a policy and a placement with their options as BuildCore would, without a core.
+Status ValidatePolicies(const std::string& policy, const std::vector<std::string>& policy_opts,
+                        const std::string& placement,
+                        const std::vector<std::string>& placement_opts, const DataSource& data);
+// The names of the options an ordering policy declares; InvalidArgument listing the valid
+// policies for an unknown name.
+StatusOr<std::vector<std::string>> PolicyOptionNames(const std::string& policy);
 
 }  // namespace tiresias

@@ -1,6 +1,11 @@
 // Writes and reads the per-attempt exit file (see exit_file.h).
 #include "exec/exit_file.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include "common/atomic_file.h"
@@ -40,6 +45,21 @@ std::optional<ExitRecord> ReadExitRecord(const std::string& path) {
   if (kind == "signal" && value > 0)
     return ExitRecord{.exit_code = -1, .signal = static_cast<int>(value)};
   return std::nullopt;
+}
+
+std::string DoneFilePath(const std::string& job_dir) {
+  return job_dir + "/checkpoint/.tiresias-done";
+}
+
+bool DoneFileExists(const std::string& job_dir) {
+  struct stat st {};
+  return lstat(DoneFilePath(job_dir).c_str(), &st) == 0;
+}
+
+Status RemoveDoneFile(const std::string& job_dir) {
+  const std::string path = DoneFilePath(job_dir);
+  if (unlink(path.c_str()) == 0 || errno == ENOENT) return Status::Ok();
+  return IoError(path + ": " + std::strerror(errno));
 }
 
 }  // namespace tiresias

@@ -1,6 +1,7 @@
 // The per-attempt exit and pid files: how the supervisor shim tells the daemon how a job ended,
 // even when the daemon was down at the time. One line, "exit N" or "signal N", written atomically
-// (tmp + rename) so a reader never sees a partial file.
+// (tmp + rename) so a reader never sees a partial file. And the job's done file, by which a job
+// tells the daemon its work is complete (TIRESIAS_DONE_FILE).
 #pragma once
 
 #include <cstdint>
@@ -30,5 +31,16 @@ std::optional<std::pair<int, int64_t>> ReadPidFile(const std::string& path);
 
 // Empty if the file is missing or malformed.
 std::optional<ExitRecord> ReadExitRecord(const std::string& path);
+
+// `<job_dir>/checkpoint/.tiresias-done`: TIRESIAS_DONE_FILE. The job creates it (any content)
+// once its work is complete; an attempt that exits 0 with it present is the job's end, also
+// when it exits during a preemption's grace period. In the checkpoint directory because that
+// is the one place under the job directory the job may write (when serve runs as root).
+std::string DoneFilePath(const std::string& job_dir);
+// Whether the job left its done file (anything at that name, not followed if a link).
+bool DoneFileExists(const std::string& job_dir);
+// Before each launch: a done file left by an earlier attempt that did not end the job (it
+// failed, or was killed) does not speak for the next one. Ok when there was none.
+Status RemoveDoneFile(const std::string& job_dir);
 
 }  // namespace tiresias

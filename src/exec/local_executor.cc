@@ -196,17 +196,25 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
     visible.push_back(devices_[static_cast<size_t>(g.index)]);
   }
   const int world_size = static_cast<int>(spec.gpus.size());
-  int master_port = 0;
-  if (world_size > 1) {
-    if (spec.master_port < 0 || spec.master_port > 65535)
-      return InvalidArgument(Where(spec) + ": master_port " + std::to_string(spec.master_port) +
-                             " is not in 1..65535");
-    // A kernel-chosen free port; should none be had, a fixed one per job.
-    master_port =
-        spec.master_port > 0
-            ? spec.master_port
-            : FreeLoopbackPort().value_or(29500 + static_cast<int>(spec.job.value() % 2000));
+  if (spec.tasks_per_gpu < 0 || spec.tasks_per_gpu > 1) {
+    return InvalidArgument(Where(spec) + ": tasks_per_gpu " + std::to_string(spec.tasks_per_gpu) +
+                           " is not 0 or 1");
   }
+  // One process per GPU needs at least one GPU to give each its own.
+  const int tasks = spec.tasks_per_gpu > 0 ? world_size : 0;
+  if (spec.tasks_per_gpu > 0 && tasks == 0) {
+    return InvalidArgument(Where(spec) + ": one process per GPU, but no GPUs");
+  }
+  // Every run gets a rendezvous port of its own: MASTER_PORT for a distributed run, and
+  // PET_MASTER_PORT for torchrun, whose default (29500) two jobs would share, even on one GPU.
+  if (spec.master_port < 0 || spec.master_port > 65535)
+    return InvalidArgument(Where(spec) + ": master_port " + std::to_string(spec.master_port) +
+                           " is not in 1..65535");
+  // A kernel-chosen free port; should none be had, a fixed one per job.
+  const int master_port =
+      spec.master_port > 0
+          ? spec.master_port
+          : FreeLoopbackPort().value_or(29500 + static_cast<int>(spec.job.value() % 2000));
   for (const auto& [key, value] : spec.env)
     if (key.empty() || key.find('=') != std::string::npos)
       return InvalidArgument(Where(spec) + ": bad environment variable name '" + key + "'");
@@ -233,6 +241,8 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
       return IoError(Where(spec) + ": chown " + ckpt.string() + ": " + std::strerror(errno));
     }
   }
+  if (Status s = RemoveDoneFile(dir.string()); !s.ok())
+    return IoError(Where(spec) + ": " + s.message());
   std::string exit_file = ExitFilePath(dir.string(), spec.attempt);
   for (const std::string& stale : {exit_file, PidFilePath(dir.string(), spec.attempt)}) {
     if (unlink(stale.c_str()) != 0 && errno != ENOENT)  // from an earlier try
@@ -281,6 +291,7 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
   std::vector<std::string> argv = shim_argv_;
   argv.insert(argv.end(), {"--exit-file", exit_file});
   if (as_user) argv.insert(argv.end(), {"--user", fmt::format("{}:{}", *spec.uid, *spec.gid)});
+  if (tasks > 0) argv.insert(argv.end(), {"--tasks", std::to_string(tasks)});
   if (!spec.stdout_path.empty()) argv.insert(argv.end(), {"--stdout", spec.stdout_path});
   if (!spec.stderr_path.empty()) argv.insert(argv.end(), {"--stderr", spec.stderr_path});
   argv.push_back("--");
@@ -290,14 +301,29 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
       {"TIRESIAS_JOB_ID", spec.job.str()},
       {"TIRESIAS_ATTEMPT", std::to_string(spec.attempt)},
       {"TIRESIAS_CHECKPOINT_DIR", (dir / "checkpoint").string()},
+      {"TIRESIAS_DONE_FILE", DoneFilePath(dir.string())},
   };
-  std::vector<std::string> drop;
-  if (world_size > 1) {
-    set.insert(set.end(), {{"WORLD_SIZE", std::to_string(world_size)},
-                           {"MASTER_ADDR", "127.0.0.1"},
-                           {"MASTER_PORT", std::to_string(master_port)}});
+  // Stale distributed variables in the daemon's environment never reach a job; then what
+  // this run is: one process for all GPUs (torchrun's PET_ variables, so that a plain
+  // `torchrun script.py` starts one worker per GPU on this run's port), or one process per
+  // GPU (the shim gives each its RANK, LOCAL_RANK and GPU).
+  const std::vector<std::string> drop = {
+      "WORLD_SIZE",    "MASTER_ADDR",        "MASTER_PORT",     "RANK",
+      "LOCAL_RANK",    "LOCAL_WORLD_SIZE",   "NODE_RANK",       "PET_NNODES",
+      "PET_NODE_RANK", "PET_NPROC_PER_NODE", "PET_MASTER_ADDR", "PET_MASTER_PORT"};
+  const std::string port = std::to_string(master_port), size = std::to_string(world_size);
+  if (world_size > 1 || tasks > 0) {
+    set.insert(set.end(),
+               {{"WORLD_SIZE", size}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", port}});
+  }
+  if (tasks > 0) {
+    set.insert(set.end(), {{"LOCAL_WORLD_SIZE", size}, {"NODE_RANK", "0"}});
   } else {
-    drop = {"WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"};
+    set.insert(set.end(), {{"PET_NNODES", "1"},
+                           {"PET_NODE_RANK", "0"},
+                           {"PET_NPROC_PER_NODE", std::to_string(std::max(world_size, 1))},
+                           {"PET_MASTER_ADDR", "127.0.0.1"},
+                           {"PET_MASTER_PORT", port}});
   }
   set.insert(set.end(), spec.env.begin(), spec.env.end());
   std::vector<std::string> env = BuildEnv(set, drop);
@@ -391,7 +417,9 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
   // Recorded here as well as by the shim, so that a daemon that dies right after this call
   // still finds the attempt (the shim's copy covers a death before it).
   (void)WritePidFile(PidFilePath(dir.string(), spec.attempt), pid, st->start_ticks);
-  return Launched{.ref = ref, .visible_devices = Join(visible, ","), .master_port = master_port};
+  return Launched{.ref = ref,
+                  .visible_devices = Join(visible, ","),
+                  .master_port = world_size > 1 || tasks > 0 ? master_port : 0};
 }
 
 Status LocalExecutor::Signal(const ProcessRef& p, int sig) {
@@ -463,7 +491,11 @@ std::optional<ExitInfo> LocalExecutor::ReadExit(JobId job, int attempt,
   const std::string path = ExitFilePath(job_dir, attempt);
   auto rec = ReadExitRecord(path);
   if (!rec) return std::nullopt;
-  ExitInfo info{.job = job, .attempt = attempt, .exit_code = rec->exit_code, .signal = rec->signal};
+  ExitInfo info{.job = job,
+                .attempt = attempt,
+                .exit_code = rec->exit_code,
+                .signal = rec->signal,
+                .completed = DoneFileExists(job_dir)};
   struct stat st {};
   if (stat(path.c_str(), &st) == 0) {  // the shim wrote it as the command ended
     info.ended_wall_ms = int64_t{st.st_mtim.tv_sec} * 1000 + st.st_mtim.tv_nsec / 1'000'000;
@@ -491,11 +523,16 @@ bool LocalExecutor::CommandEnded(const Tracked& t) const {
 }
 
 ExitInfo LocalExecutor::Ended(const Tracked& t) const {
+  const bool done = DoneFileExists(t.job_dir);
   if (auto rec = ReadExitRecord(ExitFilePath(t.job_dir, t.attempt))) {
-    return ExitInfo{
-        .job = t.job, .attempt = t.attempt, .exit_code = rec->exit_code, .signal = rec->signal};
+    return ExitInfo{.job = t.job,
+                    .attempt = t.attempt,
+                    .exit_code = rec->exit_code,
+                    .signal = rec->signal,
+                    .completed = done};
   }
-  ExitInfo info{.job = t.job, .attempt = t.attempt, .exit_code = -1, .signal = 0};
+  ExitInfo info{
+      .job = t.job, .attempt = t.attempt, .exit_code = -1, .signal = 0, .completed = done};
   if (t.wait_status && WIFEXITED(*t.wait_status)) {  // the shim failed before recording
     info.exit_code = WEXITSTATUS(*t.wait_status);
   } else if (t.sigkilled) {

@@ -55,7 +55,9 @@ class LocalExecutor : public Executor {
 
   // Fails (and starts nothing that keeps running) on a bad spec, a GPU this machine does not
   // have, an unwritable job_dir, a cwd that cannot be entered or a shim that cannot be
-  // executed. A distributed run without a master_port gets a free loopback port.
+  // executed. Without a master_port, a run gets a free loopback port: MASTER_PORT when it is
+  // distributed (several GPUs, or one process per GPU), PET_MASTER_PORT (torchrun's) unless it
+  // is one process per GPU.
   StatusOr<Launched> Launch(const LaunchSpec& spec) override;
   // Sends `sig` to every process of the attempt (its cgroup, else its process group); NotFound
   // if none is left or none can be proven to be the attempt's.
@@ -119,6 +121,10 @@ class LocalExecutor : public Executor {
 // with default signal handling, waits, writes FILE atomically and exits with the command's
 // code, or 128 + signal. Exits 127 with a line in the log if COMMAND cannot be executed, and
 // 2 on malformed arguments. `args` are those after "_shim".
+// With `--tasks N` it runs N copies of COMMAND, task i with RANK=i, LOCAL_RANK=i and the i-th
+// entry of its CUDA_VISIBLE_DEVICES (which must have N), waits for all of them and records the
+// worst status: a signal over an exit code, then the highest. A task that fails does not stop
+// the others (srun's default; a DDP rank notices its peer is gone in its next collective).
 int RunShim(const std::vector<std::string>& args);
 
 }  // namespace tiresias

@@ -163,7 +163,13 @@ TEST_P(LocalExecutorTest, EnvironmentCwdAndLogAcrossAttempts) {
   EXPECT_TRUE(HasLine(log, "FOO=bar")) << log;
   EXPECT_TRUE(HasLine(log, "TIRESIAS_TEST_INHERITED=overridden")) << log;
   EXPECT_EQ(log.find("WORLD_SIZE="), std::string::npos) << log;
-  EXPECT_EQ(log.find("MASTER_"), std::string::npos) << log;
+  EXPECT_EQ(log.find("\nMASTER_"), std::string::npos) << log;
+  EXPECT_EQ(log.find("\nRANK="), std::string::npos) << log;
+  // torchrun's variables, with a port of its own even on one GPU.
+  EXPECT_TRUE(HasLine(log, "PET_NNODES=1")) << log;
+  EXPECT_TRUE(HasLine(log, "PET_NPROC_PER_NODE=1")) << log;
+  EXPECT_TRUE(HasLine(log, "PET_MASTER_ADDR=127.0.0.1")) << log;
+  EXPECT_NE(log.find("PET_MASTER_PORT="), std::string::npos) << log;
   EXPECT_TRUE(HasLine(log, dir.string())) << log;  // pwd
   EXPECT_TRUE(HasLine(log, "to-stderr")) << log;
   EXPECT_NE(log.find("==== tiresias: job 7 attempt 0 started"), std::string::npos) << log;
@@ -185,6 +191,61 @@ TEST_P(LocalExecutorTest, EnvironmentCwdAndLogAcrossAttempts) {
   EXPECT_TRUE(HasLine(log, "MASTER_ADDR=127.0.0.1")) << log;
   EXPECT_TRUE(HasLine(log, "MASTER_PORT=29517")) << log;
   EXPECT_TRUE(HasLine(log, "CUDA_VISIBLE_DEVICES=1,3")) << log;
+  EXPECT_TRUE(HasLine(log, "PET_NPROC_PER_NODE=2")) << log;
+  EXPECT_TRUE(HasLine(log, "PET_MASTER_PORT=29517")) << log;
+}
+
+TEST_P(LocalExecutorTest, OneProcessPerGpuEachWithItsRankAndGpu) {
+  // --tasks-per-gpu 1 on GPUs 1 and 3: two processes in the attempt's group (or cgroup), task
+  // i with RANK=LOCAL_RANK=i and the i-th GPU, the same WORLD_SIZE/MASTER_*, no PET_. A
+  // SIGTERM reaches both; the attempt ends when both have, with the worst status.
+  auto dir = TempDir("tasks");
+  const fs::path job = dir / "job";
+  LaunchSpec spec = Spec(dir, 8,
+                         "echo \"task RANK=$RANK LOCAL_RANK=$LOCAL_RANK WORLD_SIZE=$WORLD_SIZE "
+                         "CVD=$CUDA_VISIBLE_DEVICES LWS=$LOCAL_WORLD_SIZE "
+                         "PET=${PET_MASTER_PORT:-none} $MASTER_ADDR:$MASTER_PORT\"; exit $RANK");
+  spec.gpus = {{0, 1}, {0, 3}};
+  spec.master_port = 29518;
+  spec.tasks_per_gpu = 1;
+  auto launched = ex_->Launch(spec);
+  ASSERT_TRUE(launched.ok()) << launched.status().message();
+  EXPECT_EQ(launched->master_port, 29518);
+  auto e = WaitExit(*ex_);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->exit_code, 1) << "the highest exit code of the two";
+  std::string log = testing::ReadAll(job / "output.log");
+  const std::string common = " WORLD_SIZE=2 ", tail = " LWS=2 PET=none 127.0.0.1:29518";
+  EXPECT_TRUE(HasLine(log, "task RANK=0 LOCAL_RANK=0" + common + "CVD=1" + tail)) << log;
+  EXPECT_TRUE(HasLine(log, "task RANK=1 LOCAL_RANK=1" + common + "CVD=3" + tail)) << log;
+  EXPECT_TRUE(HasLine(log, "==== tiresias: task 0 ended: exit 0 ====")) << log;
+  EXPECT_TRUE(HasLine(log, "==== tiresias: task 1 ended: exit 1 ====")) << log;
+  EXPECT_TRUE(HasLine(log, "==== tiresias: command ended: exit 1 ====")) << log;
+
+  // A preemption signal reaches every task; a task killed by it beats one that exited 75.
+  spec = Spec(dir, 8,
+              "if [ $RANK = 0 ]; then trap 'exit 75' TERM; else trap '' TERM; fi; "
+              "touch started-$RANK; while [ ! -e stop-$RANK ]; do sleep 0.05; done; kill -9 $$",
+              1);
+  spec.cwd = dir.string();
+  spec.gpus = {{0, 0}, {0, 2}};
+  spec.tasks_per_gpu = 1;
+  launched = ex_->Launch(spec);
+  ASSERT_TRUE(launched.ok()) << launched.status().message();
+  ASSERT_TRUE(
+      WaitFor([&] { return fs::exists(dir / "started-0") && fs::exists(dir / "started-1"); }));
+  ASSERT_TRUE(ex_->Signal(launched->ref, SIGTERM).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    return testing::ReadAll(job / "output.log").find("task 0 ended") != std::string::npos;
+  }));
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_TRUE(ex_->Poll().empty()) << "rank 1 ignored the signal and still runs";
+  std::ofstream(dir / "stop-1") << "";  // ... until it kills itself
+  e = WaitExit(*ex_);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->signal, SIGKILL) << e->Describe();
+  log = testing::ReadAll(job / "output.log");
+  EXPECT_TRUE(HasLine(log, "==== tiresias: task 0 ended: exit 75 ====")) << log;
 }
 
 TEST_P(LocalExecutorTest, RejectsBadSpecsAndBadCwd) {
@@ -234,6 +295,33 @@ TEST_P(LocalExecutorTest, ExitCodes) {
   EXPECT_NE(log.find("cannot run 'tiresias-no-such-command': No such file or directory"),
             std::string::npos)
       << log;
+}
+
+TEST_P(LocalExecutorTest, TheDoneFileIsReportedAndAStaleOneIsRemovedBeforeTheNextLaunch) {
+  // Attempt 0 leaves its done file ($TIRESIAS_DONE_FILE, in the checkpoint directory) and
+  // exits 3: the exit says completed. Attempt 1 starts without it (the file spoke for attempt
+  // 0) and exits 0 without one; attempt 2's exit while "serve was down" reads it again.
+  auto dir = TempDir("done");
+  const fs::path job = dir / "job";
+  ASSERT_TRUE(ex_->Launch(Spec(dir, 4, "echo done > \"$TIRESIAS_DONE_FILE\"; exit 3")).ok());
+  auto e = WaitExit(*ex_);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->exit_code, 3);
+  EXPECT_TRUE(e->completed);
+  EXPECT_EQ(DoneFilePath(job.string()), (job / "checkpoint" / ".tiresias-done").string());
+  EXPECT_TRUE(fs::exists(job / "checkpoint" / ".tiresias-done"));
+  ASSERT_TRUE(
+      ex_->Launch(Spec(dir, 4, "test -e \"$TIRESIAS_DONE_FILE\" && exit 5; exit 0", 1)).ok());
+  e = WaitExit(*ex_);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->exit_code, 0);
+  EXPECT_FALSE(e->completed);
+  ASSERT_TRUE(ex_->Launch(Spec(dir, 4, "touch \"$TIRESIAS_DONE_FILE\"", 2)).ok());
+  ASSERT_TRUE(WaitExit(*ex_));
+  auto later = Make().ReadExit(JobId(4), 2, job.string());
+  ASSERT_TRUE(later);
+  EXPECT_EQ(later->exit_code, 0);
+  EXPECT_TRUE(later->completed);
 }
 
 TEST_P(LocalExecutorTest, SigkillIsReportedAsSignal9) {

@@ -1,5 +1,6 @@
 // The supervisor shim (`tiresias _shim`): leader of one job attempt's process group. Runs
-// the command, waits for it, records how it ended in the exit file (see executor.h).
+// the command (or one copy per GPU with --tasks), waits for it, records how it ended in the
+// exit file (see RunShim in local_executor.h).
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <grp.h>
@@ -9,9 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -46,41 +49,118 @@ bool BecomeUser(uid_t uid, gid_t gid) {
          setuid(0) != 0;  // and there is no way back
 }
 
-int RunShim(const std::vector<std::string>& args) {
-  // --exit-file FILE [--user UID:GID] [--stdout FILE] [--stderr FILE] -- COMMAND [ARGS...]
-  size_t i = 0;
+namespace {
+
+struct ShimArgs {
   std::string exit_file, out_file, err_file;
   std::optional<std::pair<uid_t, gid_t>> user;
+  int tasks = 0;  // 0: the command once, as it is; N: N tasks (one per GPU)
+  std::vector<std::string> cmd;
+};
+
+std::optional<ShimArgs> Parse(const std::vector<std::string>& args) {
+  ShimArgs a;
+  size_t i = 0;
   for (; i + 1 < args.size() && args[i] != "--"; i += 2) {
     if (args[i] == "--exit-file") {
-      exit_file = args[i + 1];
+      a.exit_file = args[i + 1];
     } else if (args[i] == "--stdout") {
-      out_file = args[i + 1];
+      a.out_file = args[i + 1];
     } else if (args[i] == "--stderr") {
-      err_file = args[i + 1];
+      a.err_file = args[i + 1];
     } else if (args[i] == "--user") {
       const size_t colon = args[i + 1].find(':');
       auto u = ParseInt(args[i + 1].substr(0, colon));
       auto g = colon == std::string::npos ? std::nullopt : ParseInt(args[i + 1].substr(colon + 1));
-      if (!u || !g || *u < 0 || *g < 0) break;
-      user = std::pair<uid_t, gid_t>(static_cast<uid_t>(*u), static_cast<gid_t>(*g));
+      if (!u || !g || *u < 0 || *g < 0) return std::nullopt;
+      a.user = std::pair<uid_t, gid_t>(static_cast<uid_t>(*u), static_cast<gid_t>(*g));
+    } else if (args[i] == "--tasks") {
+      auto n = ParseInt(args[i + 1]);
+      if (!n || *n < 1 || *n > 4096) return std::nullopt;
+      a.tasks = static_cast<int>(*n);
     } else {
-      break;
+      return std::nullopt;
     }
   }
-  if (exit_file.empty() || i + 1 >= args.size() || args[i] != "--") {
+  if (a.exit_file.empty() || i + 1 >= args.size() || args[i] != "--") return std::nullopt;
+  a.cmd.assign(args.begin() + static_cast<ptrdiff_t>(i) + 1, args.end());
+  return a;
+}
+
+// The command's side of the fork: becomes the job's user, opens its output files and execs.
+[[noreturn]] void Exec(const ShimArgs& a) {
+  for (int sig : kIgnored) signal(sig, SIG_DFL);  // ignored signals survive exec
+  umask(022);  // serve's own is 077; the job gets the usual default
+  if (a.user && !BecomeUser(a.user->first, a.user->second)) {
+    Say(fmt::format("cannot run as uid {} gid {}: {}", a.user->first, a.user->second,
+                    std::strerror(errno)));
+    _exit(126);
+  }
+  // --output / --error: opened as the command's own account, appended across attempts.
+  for (const auto& [file, fd] : {std::pair{&a.out_file, 1}, std::pair{&a.err_file, 2}}) {
+    if (file->empty()) continue;
+    const int f = open(file->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (f < 0 || dup2(f, fd) < 0) {
+      Say(fmt::format("cannot open {} for the job's {}: {}", *file, fd == 1 ? "stdout" : "stderr",
+                      std::strerror(errno)));
+      _exit(126);
+    }
+    close(f);
+  }
+  if (!a.out_file.empty() && a.err_file.empty()) dup2(1, 2);  // like sbatch: stderr with stdout
+  std::vector<std::string> cmd = a.cmd;
+  std::vector<char*> argv;
+  for (auto& arg : cmd) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  Say("cannot run '" + a.cmd[0] + "': " + std::strerror(errno));
+  _exit(127);
+}
+
+ExitRecord RecordOf(int status) {
+  ExitRecord rec;
+  if (status != -1 && WIFSIGNALED(status)) {
+    rec.signal = WTERMSIG(status);
+  } else if (status != -1 && WIFEXITED(status)) {
+    rec.exit_code = WEXITSTATUS(status);
+  } else {
+    rec.exit_code = 127;
+  }
+  return rec;
+}
+
+// Whether `a` is a worse end than `b`: killed by a signal over any exit, then the higher.
+bool Worse(const ExitRecord& a, const ExitRecord& b) {
+  if ((a.signal > 0) != (b.signal > 0)) return a.signal > 0;
+  return a.signal > 0 ? a.signal > b.signal : a.exit_code > b.exit_code;
+}
+
+}  // namespace
+
+int RunShim(const std::vector<std::string>& args) {
+  // --exit-file FILE [--user UID:GID] [--stdout FILE] [--stderr FILE] [--tasks N]
+  //   -- COMMAND [ARGS...]
+  auto parsed = Parse(args);
+  if (!parsed) {
     Say("usage: tiresias _shim --exit-file FILE [--user UID:GID] [--stdout FILE] "
-        "[--stderr FILE] -- COMMAND [ARGS...]");
+        "[--stderr FILE] [--tasks N] -- COMMAND [ARGS...]");
     return 2;
   }
-  std::vector<std::string> cmd(args.begin() + static_cast<ptrdiff_t>(i) + 1, args.end());
-  std::vector<char*> argv;
-  for (auto& a : cmd) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  const ShimArgs& a = *parsed;
+  // One process per GPU: task i gets the i-th device of the attempt's.
+  std::vector<std::string> devices;
+  if (a.tasks > 0) {
+    const char* cvd = getenv("CUDA_VISIBLE_DEVICES");
+    for (auto d : Split(cvd ? cvd : "", ',')) devices.emplace_back(d);
+    if (static_cast<int>(devices.size()) != a.tasks) {
+      Say(fmt::format("--tasks {}: CUDA_VISIBLE_DEVICES has {} devices", a.tasks, devices.size()));
+      return 2;
+    }
+  }
 
   // Who this attempt is, for a daemon that crashed before recording the launch.
-  if (exit_file.size() > 5 && exit_file.ends_with(".exit")) {
-    const std::string pid_file = exit_file.substr(0, exit_file.size() - 5) + ".pid";
+  if (a.exit_file.size() > 5 && a.exit_file.ends_with(".exit")) {
+    const std::string pid_file = a.exit_file.substr(0, a.exit_file.size() - 5) + ".pid";
     if (auto st = ReadProcStat(getpid())) {
       if (Status s = WritePidFile(pid_file, getpid(), st->start_ticks); !s.ok()) Say(s.message());
     }
@@ -90,57 +170,57 @@ int RunShim(const std::vector<std::string>& args) {
   // record the outcome. Only SIGKILL (or SIGSTOP) reaches the shim itself.
   for (int sig : kIgnored) signal(sig, SIG_IGN);
 
-  pid_t pid = fork();
-  if (pid < 0) {
-    Say(std::string("cannot fork: ") + std::strerror(errno));
-    ExitRecord rec{.exit_code = 127};
-    (void)WriteExitFile(exit_file, rec);
-    return 127;
-  }
-  if (pid == 0) {
-    for (int sig : kIgnored) signal(sig, SIG_DFL);  // ignored signals survive exec
-    umask(022);  // serve's own is 077; the job gets the usual default
-    if (user && !BecomeUser(user->first, user->second)) {
-      Say(fmt::format("cannot run as uid {} gid {}: {}", user->first, user->second,
-                      std::strerror(errno)));
-      _exit(126);
+  // Starts the command (as task `task`, or as itself when -1); its pid, or -1.
+  auto start = [&](int task) -> pid_t {
+    const pid_t pid = fork();
+    if (pid != 0) return pid;
+    if (task >= 0) {  // only this process: the shim is single-threaded
+      const std::string rank = std::to_string(task);
+      setenv("RANK", rank.c_str(), 1);
+      setenv("LOCAL_RANK", rank.c_str(), 1);
+      setenv("CUDA_VISIBLE_DEVICES", devices[static_cast<size_t>(task)].c_str(), 1);
     }
-    // --output / --error: opened as the command's own account, appended across attempts.
-    for (const auto& [file, fd] : {std::pair{&out_file, 1}, std::pair{&err_file, 2}}) {
-      if (file->empty()) continue;
-      const int f = open(file->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-      if (f < 0 || dup2(f, fd) < 0) {
-        Say(fmt::format("cannot open {} for the job's {}: {}", *file, fd == 1 ? "stdout" : "stderr",
-                        std::strerror(errno)));
-        _exit(126);
-      }
-      close(f);
+    Exec(a);
+  };
+  std::map<pid_t, int> running;  // pid -> task (-1: the command)
+  for (int task = a.tasks > 0 ? 0 : -1; task < std::max(a.tasks, 0); ++task) {
+    const pid_t pid = start(task);
+    if (pid < 0) {
+      // Those already started are stopped: a job with a missing rank would only hang.
+      Say(std::string("cannot fork: ") + std::strerror(errno));
+      for (const auto& [p, t] : running) kill(p, SIGKILL);
+      for (const auto& [p, t] : running) waitpid(p, nullptr, 0);
+      (void)WriteExitFile(a.exit_file, ExitRecord{.exit_code = 127});
+      return 127;
     }
-    if (!out_file.empty() && err_file.empty()) dup2(1, 2);  // like sbatch: stderr with stdout
-    execvp(argv[0], argv.data());
-    Say("cannot run '" + cmd[0] + "': " + std::strerror(errno));
-    _exit(127);
+    running[pid] = task;
+    if (task < 0) break;
   }
 
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
+  std::optional<ExitRecord> worst;
+  while (!running.empty()) {
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);  // the shim's only children are its tasks
+    if (pid < 0) {
+      if (errno == EINTR) continue;
       Say(std::string("lost the command: waitpid: ") + std::strerror(errno));
-      status = -1;
+      worst = RecordOf(-1);
       break;
     }
+    auto it = running.find(pid);
+    if (it == running.end()) continue;
+    const ExitRecord rec = RecordOf(status);
+    if (it->second >= 0) {
+      const ExitInfo info{.exit_code = rec.exit_code, .signal = rec.signal};
+      Say(fmt::format("task {} ended: {}", it->second, info.Describe()));
+    }
+    if (!worst || Worse(rec, *worst)) worst = rec;
+    running.erase(it);
   }
-  ExitRecord rec;
-  if (status != -1 && WIFSIGNALED(status)) {
-    rec.signal = WTERMSIG(status);
-  } else if (status != -1 && WIFEXITED(status)) {
-    rec.exit_code = WEXITSTATUS(status);
-  } else {
-    rec.exit_code = 127;
-  }
+  const ExitRecord rec = *worst;
   ExitInfo info{.exit_code = rec.exit_code, .signal = rec.signal};
   Say("command ended: " + info.Describe());
-  if (Status s = WriteExitFile(exit_file, rec); !s.ok()) Say(s.message());
+  if (Status s = WriteExitFile(a.exit_file, rec); !s.ok()) Say(s.message());
   return rec.signal > 0 ? 128 + rec.signal : rec.exit_code;
 }
 

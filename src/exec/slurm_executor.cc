@@ -17,6 +17,7 @@
 
 #include "common/atomic_file.h"
 #include "common/strings.h"
+#include "exec/exit_file.h"
 #include "exec/subprocess.h"
 
 extern char** environ;
@@ -261,7 +262,7 @@ std::string SlurmExecutor::WriteBatchScript(const LaunchSpec& spec) const {
       "set -a\n"
       ". {env}\n"
       "set +a\n"
-      "export TIRESIAS_JOB_ID={job} TIRESIAS_CHECKPOINT_DIR={ckpt}\n"
+      "export TIRESIAS_JOB_ID={job} TIRESIAS_CHECKPOINT_DIR={ckpt} TIRESIAS_DONE_FILE={done}\n"
       "printf '==== tiresias: job %s attempt %s started %s on %s (Slurm job %s): %s ====\\n' "
       "{job} \"$TIRESIAS_ATTEMPT\" \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\" \"$SLURM_JOB_NODELIST\" "
       "\"$SLURM_JOB_ID\" {text}\n"
@@ -276,6 +277,7 @@ std::string SlurmExecutor::WriteBatchScript(const LaunchSpec& spec) const {
       "exec{argv}\n",
       fmt::arg("job", spec.job.value()), fmt::arg("env", ShellQuote(AttemptFile(spec.job_dir))),
       fmt::arg("ckpt", ShellQuote((dir / "checkpoint").string())),
+      fmt::arg("done", ShellQuote(DoneFilePath(dir.string()))),
       fmt::arg("text", ShellQuote(argv_text)), fmt::arg("cpus", opts_.cpus_per_task),
       fmt::arg("argv", argv_quoted));
   return script;
@@ -393,6 +395,9 @@ Status SlurmExecutor::SubmitNow(JobId id) {
 StatusOr<Launched> SlurmExecutor::Launch(const LaunchSpec& spec) {
   const std::string where = fmt::format("launch job {} attempt {}", spec.job.value(), spec.attempt);
   if (spec.gpus.empty()) return InvalidArgument(where + ": no GPUs");
+  if (spec.tasks_per_gpu > 0) {
+    return InvalidArgument(where + ": one process per GPU (tasks_per_gpu) is not supported here");
+  }
   if (spec.argv.empty() || spec.argv[0].empty()) return InvalidArgument(where + ": empty command");
   std::map<int, int> per_node;
   for (const GpuId& g : spec.gpus) {
@@ -438,6 +443,7 @@ StatusOr<Launched> SlurmExecutor::Launch(const LaunchSpec& spec) {
       "TIRESIAS_NODES={}\nTIRESIAS_PLACEMENT={}\n",
       spec.attempt, ShellQuote(first.address.empty() ? first.name : first.address), master_port,
       placement.size(), spec.gpus.size(), ShellQuote(Join(names, ",")), PlacementString(placement));
+  if (Status s = RemoveDoneFile(spec.job_dir); !s.ok()) return IoError(where + ": " + s.message());
   if (Status s = WriteFileAtomically(AttemptFile(spec.job_dir), vars); !s.ok()) {
     return IoError(where + ": " + s.message());
   }
@@ -576,6 +582,7 @@ ExitInfo SlurmExecutor::ExitOf(const Job& j, const SlurmJob* s) const {
   if (WIFSIGNALED(s->wait_status)) e.signal = WTERMSIG(s->wait_status);
   if (j.kill_requested && !e.known()) e.signal = SIGKILL;
   if (s->end_time > 0) e.ended_wall_ms = s->end_time * 1000;
+  e.completed = DoneFileExists(j.job_dir);
   const bool stopped = j.stop_requested || j.kill_requested;
   if (s->state == "CANCELLED") {
     e.cancelled = !stopped;

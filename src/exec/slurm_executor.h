@@ -12,7 +12,8 @@
 //            ReqNodeList=<the core's nodes> StartTime=now` and `scontrol release` (batched);
 //            the script starts one task per node with srun, each with RANK, LOCAL_RANK,
 //            WORLD_SIZE (tasks), MASTER_ADDR (the first node's address), MASTER_PORT,
-//            TIRESIAS_JOB_ID, TIRESIAS_ATTEMPT, TIRESIAS_CHECKPOINT_DIR, TIRESIAS_GPUS;
+//            TIRESIAS_JOB_ID, TIRESIAS_ATTEMPT, TIRESIAS_CHECKPOINT_DIR, TIRESIAS_DONE_FILE,
+//            TIRESIAS_GPUS;
 //   Signal   `scancel --signal=SIG` reaches the job's tasks (not the batch shell); SIGKILL (the
 //            end of the grace period) is `scancel --signal=KILL --full` then `scontrol
 //            requeuehold`: the same Slurm job waits, held, for the next attempt;

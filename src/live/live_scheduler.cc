@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "common/remove_tree.h"
 #include "common/strings.h"
 
 namespace tiresias {
@@ -53,7 +54,8 @@ LaunchSpec LiveScheduler::PrepareSpec(const JobRecord& r) const {
                   .argv = r.argv,
                   .cwd = r.cwd,
                   .env = r.env,
-                  .job_dir = JobDir(r.id)};
+                  .job_dir = JobDir(r.id),
+                  .tasks_per_gpu = r.tasks_per_gpu};
   if (r.uid >= 0 && r.gid >= 0) {
     spec.uid = static_cast<uint32_t>(r.uid);
     spec.gid = static_cast<uint32_t>(r.gid);
@@ -133,6 +135,13 @@ StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req, std::vector<JobI
   base.output = req.output;
   base.error = req.error;
   base.held = req.hold;
+  base.tasks_per_gpu = static_cast<int>(req.tasks_per_gpu);
+  base.keep_checkpoints = req.keep_checkpoints;
+  if (base.tasks_per_gpu > 0 && cfg_.executor == "slurm") {
+    return InvalidArgument(
+        "field 'tasks_per_gpu': not supported with --executor slurm yet (its batch script "
+        "starts one task per node); start one process per GPU from the job, e.g. with torchrun");
+  }
   if (sched_->policy().needs_durations() && !base.duration) {
     return InvalidArgument(fmt::format(
         "submit: policy {} orders jobs by their run time; give --duration", cfg_.policy));
@@ -204,13 +213,13 @@ std::string LiveScheduler::WhyIneligible(const JobRecord& rec, std::string* neve
 void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
   if (!eligibility_dirty_) return;
   eligibility_dirty_ = false;
-  // Tasks counting against their array's limit: in the core and not held.
+  // An array's limit bounds its tasks that run or may start: the running ones count first,
+  // then waiting ones are made eligible in index order (records_ is in id order) while the
+  // count is under the limit; the rest are held with reason "array limit".
   std::map<JobId, int> active;
   for (const auto& [id, rec] : records_) {
     if (rec.array_limit <= 0 || IsTerminal(rec.state)) continue;
-    if (const Job* cj = sched_->Find(id); cj && cj->state != JobState::kHeld) {
-      ++active[rec.array_id];
-    }
+    if (const Job* cj = sched_->Find(id); cj && cj->running()) ++active[rec.array_id];
   }
   for (auto& [id, rec] : records_) {
     if (IsTerminal(rec.state)) continue;
@@ -232,7 +241,7 @@ void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
     }
     const bool have = cj->state == JobState::kPending;
     bool want = why.empty();
-    if (want && !have && rec.array_limit > 0) {
+    if (want && rec.array_limit > 0) {
       if (active[rec.array_id] >= rec.array_limit) {
         want = false;
         why = "array limit";
@@ -241,7 +250,6 @@ void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
       }
     }
     if (want == have) continue;
-    if (!want && rec.array_limit > 0) --active[rec.array_id];
     Journal({.t = now,
              .kind = EventKind::kEligible,
              .job = id,
@@ -252,7 +260,22 @@ void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
 }
 
 Status LiveScheduler::Cancel(JobId id) {
+  return Cancel(std::vector<JobId>{id}).front();
+}
+
+std::vector<Status> LiveScheduler::Cancel(const std::vector<JobId>& ids) {
   std::unique_lock lk(mu_);
+  std::vector<Status> out;
+  for (JobId id : ids) out.push_back(CancelLocked(id));
+  eligibility_dirty_ = true;
+  dirty_ = true;
+  wake_ = true;
+  lk.unlock();
+  cv_.notify_all();
+  return out;
+}
+
+Status LiveScheduler::CancelLocked(JobId id) {
   auto it = records_.find(id);
   if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
   JobRecord& rec = it->second;
@@ -260,25 +283,22 @@ Status LiveScheduler::Cancel(JobId id) {
     return FailedPrecondition(fmt::format("job {}: already {}", id.value(), ToString(rec.state)));
   }
   const Time now = Now();
-  rec.state = LiveState::kCancelled;
-  rec.end = now;
-  rec.message = "cancelled by request";
-  CountEnded(rec);
+  JobRecord ended = rec;
+  ended.state = LiveState::kCancelled;
+  ended.end = now;
+  ended.message = "cancelled by request";
   {
     Store::Txn txn(*store_);
     if (Status s = Note({.t = now, .kind = EventKind::kCancel, .job = id}); !s.ok()) return s;
-    if (Status s = store_->UpdateJob(rec); !s.ok()) return s;
+    if (Status s = store_->UpdateJob(ended); !s.ok()) return s;
     if (Status s = txn.Commit(); !s.ok()) return s;
   }
+  rec = std::move(ended);  // only once it is on disk
+  CountEnded(rec);
   if (Status s = sched_->Cancel(id, now); !s.ok()) Warn(s.message());
   to_launch_.erase(id);
   if (procs_.contains(id)) StopProcess(id, now, cfg_.preempt_signal);
   RetireEnded({id});  // nothing running: the engine may drop it now (else after the exit)
-  eligibility_dirty_ = true;
-  dirty_ = true;
-  wake_ = true;
-  lk.unlock();
-  cv_.notify_all();
   return Status::Ok();
 }
 
@@ -402,6 +422,12 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
                .detail = {{"how", what}, {"after", "cancel"}}});
       return;
     }
+    if (e.completed && e.exit_code == 0 && e.signal == 0 && !e.lost) {
+      // It completed its work during the grace period and said so (its done file): the
+      // job's end, not a checkpoint; it is not run again.
+      FinishCompleted(rec, what, now);
+      return;
+    }
     if (rec.timing_out) {  // it ran out of time: it ends, whatever the core thought of it
       EndAsTimeout(rec, now, what);
       return;
@@ -445,6 +471,39 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   dirty_ = true;
   eligibility_dirty_ = true;  // jobs that depend on it
   CountEnded(rec);
+  if (ok) DropCheckpoints(rec);
+}
+
+void LiveScheduler::DropCheckpoints(JobRecord& rec) {
+  if (rec.keep_checkpoints) return;
+  const std::string dir = (std::filesystem::path(JobDir(rec.id)) / "checkpoint").string();
+  if (Status s = RemoveTree(dir); !s.ok()) {
+    Warn(fmt::format("job {}: {}", rec.id.value(), s.message()));
+    rec.message += "; its checkpoint directory could not be removed: " + s.message();
+  }
+}
+
+void LiveScheduler::FinishCompleted(JobRecord& rec, const std::string& how, Time now) {
+  const std::string after = rec.timing_out ? "time limit" : "preemption";
+  Journal({.t = now,
+           .kind = EventKind::kExit,
+           .job = rec.id,
+           .detail = {{"how", how}, {"after", after}, {"completed", true}}});
+  // The core stopped it (or already started it again): it ends wherever it is.
+  Journal({.t = now,
+           .kind = EventKind::kFinish,
+           .job = rec.id,
+           .detail = {{"how", how + ", work complete (done file) after " + after}}});
+  MustOk(sched_->Finish(rec.id, now));
+  to_launch_.erase(rec.id);
+  rec.state = LiveState::kFinished;
+  rec.end = now;
+  rec.timing_out = false;
+  rec.message = "completed: its work was done when it was stopped (done file)";
+  dirty_ = true;
+  eligibility_dirty_ = true;  // jobs that depend on it
+  CountEnded(rec);
+  DropCheckpoints(rec);
 }
 
 Time LiveScheduler::EnforceTimeLimits(Time now, std::vector<JobId>& changed) {

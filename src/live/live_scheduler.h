@@ -83,6 +83,7 @@ struct ListFilter {
   std::set<LiveState> states;  // any of these (empty: any)
   bool active_only = false;    // without states: only jobs that have not ended
   std::string user;            // "" = anyone's
+  JobId array;                 // only the tasks of this array (JobId() = no filter)
   int64_t ended_after = -1;    // wall ms; -1 = no bound (history)
   int64_t ended_before = -1;
   size_t offset = 0;
@@ -104,6 +105,9 @@ class LiveScheduler {
   // the array's id.
   StatusOr<JobId> Submit(const SubmitRequest& req, std::vector<JobId>* ids = nullptr);
   Status Cancel(JobId id);
+  // Several at once (an array): no scheduling pass runs between them, so a task's freed GPUs
+  // never start another task being cancelled. One status per id.
+  std::vector<Status> Cancel(const std::vector<JobId>& ids);
   // Holds a waiting job until released (hold = false).
   Status Hold(JobId id, bool hold);
   // Stops a running job (checkpoint signal, grace) and puts it back to wait.
@@ -116,14 +120,19 @@ class LiveScheduler {
   StatusOr<std::vector<JobId>> Resolve(const std::string& ref, bool whole_array);
   StatusOr<nlohmann::json> Get(JobId id);
   StatusOr<nlohmann::json> Explain(JobId id);
+  // When the job is likely to start and end (p10/p50/p90, wall ms) and who is most in its way,
+  // from forward simulations of the core (engine/forecast.h); null for a job that ended.
+  StatusOr<nlohmann::json> Estimate(JobId id);
+  // The likely (p50) start of every job that has not started, wall ms; cached a few seconds.
+  std::map<JobId, int64_t> StartEstimates();
   nlohmann::json Nodes();
   // Each queue (Q1..QK) with its jobs: running ones first, then the waiting ones in the order
   // they would get GPUs; attained GPU-time, time spent waiting, why it waits, next transition.
   nlohmann::json Queues();
   // Journal rows after `after`, oldest first, at most `limit`; with `latest`, the last
   // `limit` ones.
-  StatusOr<nlohmann::json> Events(int64_t after, int limit,
-                                  std::optional<JobId> job = std::nullopt, bool latest = false);
+  StatusOr<nlohmann::json> Events(int64_t after, int limit, std::optional<JobId> job = std::nullopt,
+                                  bool latest = false);
   // Up to `max` bytes of the job's log from `offset`; sets `next` to the offset after them.
   // From the job's stdout, or its stderr (the same file unless --error was given); with
   // tail_lines, the last lines instead of from `offset`.
@@ -170,6 +179,12 @@ class LiveScheduler {
   // Appends `e` to the journal (in the caller's transaction) and, with log_events, prints it.
   Status Note(const Event& e);
   void HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed);
+  // A stopped job (preempted, requeued, past its time limit) whose process exited 0 with its
+  // done file: it finished, wherever the core has it now (waiting, or started again).
+  void FinishCompleted(JobRecord& rec, const std::string& how, Time now);
+  // A job that finished: its checkpoint directory is removed, unless it asked to keep it
+  // (--keep-checkpoints); a failure is a warning and a note in its message.
+  void DropCheckpoints(JobRecord& rec);
   // A job cancelled in the cluster engine (scancel): cancelled here too, with the reason.
   void CancelledOutside(JobId id, const std::string& why, Time now, std::vector<JobId>& changed);
   // The executor's node reports: capacity changes for the core (journalled), evictions.
@@ -178,6 +193,8 @@ class LiveScheduler {
   // The nodes of the cluster (cfg_.nodes, or the one local node).
   std::vector<NodeSpec> ClusterNodes() const;
   // Tells the executor about jobs that ended and have nothing left running.
+  // Cancel with mu_ held; the caller wakes the loop.
+  Status CancelLocked(JobId id);
   void RetireEnded(const std::vector<JobId>& ids);
   // What the executor needs to prepare a job (no GPUs yet).
   LaunchSpec PrepareSpec(const JobRecord& r) const;
@@ -234,6 +251,8 @@ class LiveScheduler {
   Time last_now_ = 0;
   Time last_replayed_ = 0;         // the journal's last time, after Open's replay
   bool dirty_ = false;             // core inputs applied since the last Schedule
+  std::optional<Time> estimates_at_;  // when StartEstimates last ran (core time)
+  std::map<JobId, int64_t> estimates_;
   bool eligibility_dirty_ = true;  // holds, dependencies or array slots may have changed
   Time time_limit_due_ = kNever;
   // Liveness: every kAliveStampMs while processes run, the loop records (meta kAliveKey) the

@@ -23,16 +23,9 @@ Status LiveScheduler::Open() {
   }
   auto topo = Topology::Create(1, static_cast<int>(nodes.size()), most);
   if (!topo.ok()) return topo.status();
-  auto core = BuildCore(CoreConfig{.topo = *topo,
-                                   .policy = cfg_.policy,
-                                   .policy_opts = cfg_.policy_opts,
-                                   .placement = cfg_.placement,
-                                   .placement_opts = cfg_.placement_opts,
-                                   .options = {.record_transitions = true}},
-                        FileDataSource());
-  if (!core.ok()) return core.status();
-
-  // The journal only replays into the core that wrote it.
+  // The journal only replays into the core that wrote it. The policy options are recorded as
+  // given, with the version of their defaults; state from before versions were recorded was
+  // written under version 1 and replays under it (PinDefaults), whatever the defaults now are.
   nlohmann::json conf = {{"policy", cfg_.policy},
                          {"policy_options", cfg_.policy_opts},
                          {"placement", cfg_.placement},
@@ -44,16 +37,36 @@ Status LiveScheduler::Open() {
     conf["executor"] = cfg_.executor;
     conf["nodes"] = names;
   }
-  if (auto old = store_->GetMeta("config")) {
-    if (*old != conf.dump()) {
+  int defaults_version = PolicyDefaultsVersion();
+  const auto old = store_->GetMeta("config");
+  if (old) {
+    auto recorded = nlohmann::json::parse(*old, nullptr, /*allow_exceptions=*/false);
+    if (recorded.is_object()) {
+      defaults_version = recorded.contains("defaults") && recorded["defaults"].is_number_integer()
+                             ? recorded["defaults"].get<int>()
+                             : 1;
+      recorded.erase("defaults");
+    }
+    if (recorded != conf) {
       return FailedPrecondition(fmt::format(
           "{}: this state was written with settings {}, not {}; start with the same "
           "--policy/--opt/--placement/--gpus (or --executor and the same Slurm nodes), or use "
           "another --state-dir",
           cfg_.state_dir, *old, conf.dump()));
     }
-  } else if (Status s = store_->SetMeta("config", conf.dump()); !s.ok()) {
-    return s;
+  }
+  auto core = BuildCore(CoreConfig{.topo = *topo,
+                                   .policy = cfg_.policy,
+                                   .policy_opts = cfg_.policy_opts,
+                                   .placement = cfg_.placement,
+                                   .placement_opts = cfg_.placement_opts,
+                                   .options = {.record_transitions = true},
+                                   .defaults_version = defaults_version},
+                        FileDataSource());
+  if (!core.ok()) return core.status();  // a bad configuration is not recorded
+  if (!old) {
+    conf["defaults"] = defaults_version;
+    if (Status s = store_->SetMeta("config", conf.dump()); !s.ok()) return s;
   }
   sched_ = std::move(*core);
   // A node with fewer GPUs than the largest never has the others (not journalled: it follows

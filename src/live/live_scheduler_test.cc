@@ -33,12 +33,16 @@ struct FakeWorld {
     int code = 0, sig = 0;
     bool reported = false;
     bool lost = false, cancelled = false;  // how a cluster engine may end it
+    bool done_file = false;                // it left its done file (TIRESIAS_DONE_FILE)
   };
   std::map<int, P> procs;  // pid -> process
   int next_pid = 100;
   std::vector<std::string> launches;  // "job@ms:devices"
   bool ignore_term = false;           // processes that ignore SIGTERM (only SIGKILL stops them)
   Duration linger = 0;  // a killed process is reported gone this long after SIGKILL (an engine)
+  // Processes that, told to stop, finish their work instead (within the grace) and exit 0,
+  // leaving their done file when `done_files`.
+  bool finish_on_term = false, done_files = false;
   std::vector<std::string> overlaps;                // launches onto a GPU a live process still held
   std::map<int, std::vector<std::string>> devices;  // pid -> its GPUs
   std::optional<std::vector<NodeReport>> node_report;  // the next PollNodes answer
@@ -85,6 +89,11 @@ class FakeRunner : public Executor {
     auto& p = w_.procs.at(r.pid);
     if (p.reported || p.exit_at <= w_.now) return NotFound("gone");
     if (sig != SIGKILL && w_.ignore_term) return Status::Ok();
+    if (sig != SIGKILL && w_.finish_on_term) {
+      w_.done[p.job] += p.exit_at - p.launched;
+      p.done_file = w_.done_files;
+      return Status::Ok();
+    }
     w_.done[p.job] += w_.now - p.launched;  // checkpoint what it did
     p.exit_at = w_.now;
     if (sig == SIGKILL) {
@@ -117,7 +126,8 @@ class FakeRunner : public Executor {
                      .lost = p.lost,
                      .reason = p.lost        ? "NODE_FAIL on n1"
                                : p.cancelled ? "scancel by bob"
-                                             : ""});
+                                             : "",
+                     .completed = p.done_file});
     }
     return out;
   }
@@ -158,7 +168,7 @@ class LiveSchedulerTest : public ::testing::Test {
     if (!cluster_.empty()) {
       c.gpu_devices.clear();
       c.nodes = cluster_;
-      c.executor = "fake";
+      c.executor = executor_.empty() ? "fake" : executor_;
     }
     c.launch_probe_ms = 0;
     c.grace = grace_;
@@ -213,6 +223,7 @@ class LiveSchedulerTest : public ::testing::Test {
   nlohmann::json final_;
   int crashes_ = 0;
   Duration grace_ = Seconds(30);
+  std::string executor_;  // the cluster executor's name when cluster_ is set ("fake")
   std::vector<std::string> policy_opts_ = {"thresholds=20"};  // demote after 20 s on 1 GPU
   std::vector<NodeSpec> cluster_;                             // empty: one local node with 4 GPUs
 };
@@ -586,6 +597,135 @@ TEST_F(LiveSchedulerTest, ARunLostWithItsNodeResumesAndACancelInTheEngineCancels
   EXPECT_EQ((*d->Get(h))["state"], "running");
 }
 
+// An array 0-5%2 of 1-GPU tasks on 4 free GPUs: the limit, not the GPUs, decides. Tasks run
+// two at a time in index order (0,1 then 2,3 then 4,5) and the rest say JobArrayTaskLimit.
+// Found by the CLI scenario: tasks submitted pending in the core were never held.
+TEST_F(LiveSchedulerTest, AnArraysLimitBoundsItsRunningTasksWhateverTheFreeGpus) {
+  auto d = Start();
+  std::vector<JobId> tasks;
+  ASSERT_TRUE(d->Submit({.gpus = 1, .argv = {"x"}, .array = "0-5%2"}, &tasks).ok());
+  ASSERT_EQ(tasks.size(), 6u);
+  for (JobId t : tasks) world_.work[t] = 1000;
+  for (int round = 0; round < 3; ++round) {
+    d->Step();
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      const auto j = *d->Get(tasks[i]);
+      const bool now = i / 2 == static_cast<size_t>(round);
+      EXPECT_EQ(j["state"], now                                  ? "running"
+                            : i / 2 < static_cast<size_t>(round) ? "finished"
+                                                                 : "pending")
+          << "round " << round << " task " << i << j.dump();
+      if (i / 2 > static_cast<size_t>(round)) {
+        EXPECT_EQ(j["reason"], "JobArrayTaskLimit");
+      }
+    }
+    world_.now += 1000;  // the running two finish
+    d->Step();
+  }
+  for (JobId t : tasks) EXPECT_EQ((*d->Get(t))["state"], "finished");
+}
+
+TEST_F(LiveSchedulerTest, AJobThatCompletesDuringItsGraceAndSaysSoIsFinishedNotRelaunched) {
+  // dlas with an 8 GPU-s first queue on 4 GPUs, grace 30 s. A (4 GPUs, 10 s of work) is
+  // demoted at 2 s; B (4 GPUs, 1 s) arrives at 9.5 s in the first queue and preempts A. A does
+  // not stop at the signal: it finishes its last 0.5 s within its grace and exits 0 at 10 s.
+  // With its done file, A is finished at 10 s: never relaunched, with the 38 GPU-s it had when
+  // the core stopped it; B starts on the GPUs A left. Without the done file the same exit 0 is
+  // a checkpoint exit (the rule for jobs that exit 0 after checkpointing on the signal): A
+  // waits, is relaunched when B ends at 11 s, and ends at once (nothing left to do).
+  policy_opts_ = {"thresholds=8"};
+  for (bool done_file : {true, false}) {
+    SCOPED_TRACE(done_file ? "with the done file" : "without the done file");
+    world_ = FakeWorld{.finish_on_term = true, .done_files = done_file};
+    const int64_t t0 = world_.now;
+    auto d = Start();
+    const JobId a = *d->Submit({.name = "a", .gpus = 4, .argv = {"train"}});
+    world_.work[a] = 10'000;
+    d->Step();
+    world_.now = t0 + 2'000;
+    d->Step();
+    EXPECT_EQ((*d->Get(a))["queue"], "Q2");
+    world_.now = t0 + 9'500;
+    const JobId b = *d->Submit({.name = "b", .gpus = 4, .argv = {"train"}});
+    world_.work[b] = 1'000;
+    d->Step();
+    EXPECT_EQ((*d->Get(a))["state"], "preempting");
+    EXPECT_EQ((*d->Get(b))["state"], "starting");
+    world_.now = t0 + 10'000;
+    d->Step();
+    const std::vector<std::string> first_two = {
+        fmt::format("{}@{}:0,1,2,3", a.value(), t0),
+        fmt::format("{}@{}:0,1,2,3", b.value(), t0 + 10'000)};
+    EXPECT_EQ(world_.launches, first_two);
+    EXPECT_EQ((*d->Get(b))["state"], "running");
+    if (done_file) {
+      auto ja = *d->Get(a);
+      EXPECT_EQ(ja["state"], "finished") << ja.dump();
+      EXPECT_EQ(ja["attempt"], 0);
+      EXPECT_EQ(ja["end_ms"], t0 + 10'000);
+      EXPECT_EQ(ja["exit_code"], 0);
+      EXPECT_DOUBLE_EQ(ja["attained_gpu_s"].get<double>(), 38.0);
+      const auto journal = Journal(dir_ / "tiresias.db");
+      bool exit_completed = false;
+      for (const Event& e : journal) {
+        if (e.job == a && e.kind == EventKind::kExit)
+          exit_completed = BoolField(e.detail, "completed");
+      }
+      EXPECT_TRUE(exit_completed);
+      EXPECT_EQ(Count(journal, EventKind::kFinish), 1);
+      world_.now = t0 + 11'000;
+      d->Step();
+      d->Step();
+      EXPECT_EQ(world_.launches, first_two) << "A is never run again";
+      EXPECT_EQ((*d->Get(b))["state"], "finished");
+      // A replay of the journal agrees (the finish of a job the core had stopped).
+      d.reset();
+      d = Start();
+      EXPECT_EQ((*d->Get(a))["state"], "finished");
+      EXPECT_EQ((*d->Get(b))["state"], "finished");
+      d->Step();
+      EXPECT_EQ(world_.launches.size(), 2u);
+    } else {
+      EXPECT_EQ((*d->Get(a))["state"], "pending");
+      world_.now = t0 + 11'000;
+      d->Step();
+      d->Step();
+      ASSERT_EQ(world_.launches.size(), 3u);
+      EXPECT_EQ(world_.launches.back(), fmt::format("{}@{}:0,1,2,3", a.value(), t0 + 11'000));
+      auto ja = *d->Get(a);
+      EXPECT_EQ(ja["state"], "finished") << ja.dump();
+      EXPECT_EQ(ja["attempt"], 1);
+    }
+    d.reset();
+    TearDown();
+    SetUp();
+  }
+}
+
+TEST_F(LiveSchedulerTest, OneProcessPerGpuIsRefusedUnderSlurm) {
+  // The Slurm executor's batch script starts one task per node: --tasks-per-gpu is refused at
+  // submit, with the way out, and nothing is stored. The same request is fine locally.
+  cluster_ = {{"n1", 2}};
+  executor_ = "slurm";
+  auto d = Start();
+  auto r = d->Submit({.gpus = 2, .argv = {"train"}, .tasks_per_gpu = 1});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("not supported with --executor slurm"), std::string::npos)
+      << r.status().message();
+  EXPECT_TRUE(d->List().empty());
+  EXPECT_TRUE(d->Submit({.gpus = 2, .argv = {"train"}}).ok());
+  d.reset();
+  TearDown();
+  SetUp();
+  cluster_.clear();
+  executor_.clear();
+  d = Start();
+  auto local = d->Submit({.gpus = 2, .argv = {"train"}, .tasks_per_gpu = 1});
+  ASSERT_TRUE(local.ok()) << local.status().message();
+  EXPECT_EQ((*d->Get(*local))["tasks_per_gpu"], 1);
+}
+
 TEST_F(LiveSchedulerTest, RefusesWhatCanNeverRun) {
   auto d = Start();
   auto too_big = d->Submit({.gpus = 5, .argv = {"x"}});
@@ -625,6 +765,55 @@ TEST_F(LiveSchedulerTest, ChangedSettingsAreRefusedOnRestart) {
   Status s = d.Open();
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("same"), std::string::npos) << s.message();
+}
+
+// The options' defaults changed (version 2: dlas with 6 queues). A state directory records
+// the version it was written under, and one written before versions were recorded (no
+// "defaults" in its config) replays under version 1 (2 queues at 3600 GPU-s, FIFO inside a
+// queue), the core its journal was decided by; a new one uses the current defaults.
+std::string WhereOfAFirstJob(LiveScheduler& d) {
+  auto id = d.Submit({.name = "j", .gpus = 1, .argv = {"train"}});
+  EXPECT_TRUE(id.ok()) << id.status().message();
+  if (!id.ok()) return "";
+  auto e = d.Explain(*id);
+  EXPECT_TRUE(e.ok());
+  return e.ok() ? (*e)["where"].get<std::string>() : "";
+}
+
+TEST_F(LiveSchedulerTest, NewStateUsesTheCurrentDefaultsAndRecordsTheirVersion) {
+  policy_opts_ = {};
+  auto d = Start();
+  EXPECT_NE(WhereOfAFirstJob(*d).find("queue 1 of 6"), std::string::npos);
+  d.reset();
+  auto store = Store::Open((dir_ / "tiresias.db").string(), world_.now);
+  ASSERT_TRUE(store.ok());
+  auto conf = nlohmann::json::parse(*(*store)->GetMeta("config"));
+  EXPECT_EQ(conf["defaults"], 2);
+  EXPECT_EQ(conf["policy_options"], nlohmann::json::array());
+}
+
+TEST_F(LiveSchedulerTest, StateFromBeforeTheDefaultsChangedReplaysUnderTheOldDefaults) {
+  policy_opts_ = {};
+  {
+    auto store = Store::Open((dir_ / "tiresias.db").string(), world_.now);
+    ASSERT_TRUE(store.ok());
+    const nlohmann::json old = {{"policy", "dlas"},
+                                {"policy_options", nlohmann::json::array()},
+                                {"placement", "consolidate"},
+                                {"placement_options", nlohmann::json::array()},
+                                {"gpus", 4}};
+    ASSERT_TRUE((*store)->SetMeta("config", old.dump()).ok());
+  }
+  auto d = Start();
+  EXPECT_NE(WhereOfAFirstJob(*d).find("queue 1 of 2"), std::string::npos);
+  EXPECT_NE(WhereOfAFirstJob(*d).find("of 3600 GPU-s in this queue's climb"), std::string::npos);
+  // Other settings than those it was written with are still refused.
+  d.reset();
+  policy_opts_ = {"thresholds=30"};
+  auto store = Store::Open((dir_ / "tiresias.db").string(), world_.now);
+  LiveScheduler other(Config(), std::move(*store), std::make_unique<FakeRunner>(world_),
+                      [this] { return world_.now; });
+  EXPECT_FALSE(other.Open().ok());
 }
 
 }  // namespace

@@ -107,6 +107,7 @@ nlohmann::json LiveScheduler::List(const ListFilter& f, size_t* total) {
     if (!f.states.empty() && !f.states.contains(r.state)) continue;
     if (f.states.empty() && f.active_only && IsTerminal(r.state)) continue;
     if (!f.user.empty() && r.user != f.user) continue;
+    if (f.array != JobId() && r.array_id != f.array) continue;
     if (f.ended_after >= 0 && (r.end < 0 || r.end + store_->epoch_ms() < f.ended_after)) continue;
     if (f.ended_before >= 0 && (r.end < 0 || r.end + store_->epoch_ms() >= f.ended_before))
       continue;

@@ -10,8 +10,12 @@
 namespace tiresias {
 
 bool IsSchedulerEnv(std::string_view name) {
-  return name == "CUDA_VISIBLE_DEVICES" || name == "WORLD_SIZE" || name == "MASTER_ADDR" ||
-         name == "MASTER_PORT" || name.starts_with("TIRESIAS_");
+  static constexpr std::string_view kSet[] = {
+      "CUDA_VISIBLE_DEVICES", "WORLD_SIZE",       "MASTER_ADDR",    "MASTER_PORT", "RANK",
+      "LOCAL_RANK",           "LOCAL_WORLD_SIZE", "NODE_RANK",      "PET_NNODES",  "PET_NODE_RANK",
+      "PET_NPROC_PER_NODE",   "PET_MASTER_ADDR",  "PET_MASTER_PORT"};
+  return name.starts_with("TIRESIAS_") ||
+         std::find(std::begin(kSet), std::end(kSet), name) != std::end(kSet);
 }
 
 std::optional<Duration> SubmitRequest::duration() const {
@@ -212,6 +216,12 @@ StatusOr<SubmitPlan> Plan(const SubmitRequest& r) {
   if (r.gpus < 1 || r.gpus > kMaxRequestGpus) {
     return InvalidArgument(
         fmt::format("field 'gpus': expected an integer in 1..{}, got {}", kMaxRequestGpus, r.gpus));
+  }
+  if (r.tasks_per_gpu != 0 && r.tasks_per_gpu != 1) {
+    return InvalidArgument(fmt::format(
+        "field 'tasks_per_gpu': expected 0 (one process for all the job's GPUs) or 1 (one "
+        "process per GPU), got {}",
+        r.tasks_per_gpu));
   }
   if (r.duration_s && !(*r.duration_s > 0 && *r.duration_s <= kMaxRequestDurationS)) {
     return InvalidArgument(fmt::format(

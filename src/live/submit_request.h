@@ -37,6 +37,11 @@ struct SubmitRequest {
   std::string array;          // --array: "0-99", "0-99%8", "1,3,5-7", "0-15:4"
   std::string output, error;  // --output / --error patterns: %j %a %A %u %x %%
   bool hold = false;          // --hold: submitted held, until released
+  // 0: one process for all the job's GPUs (it may start more itself, e.g. torchrun); 1: one
+  // process per GPU, as srun --ntasks-per-gpu=1, each with its RANK and its own GPU.
+  int64_t tasks_per_gpu = 0;
+  // Keep the checkpoint directory after the job finished (it is removed by default).
+  bool keep_checkpoints = false;
 };
 
 // What a valid request asks for, parsed.
@@ -54,7 +59,9 @@ inline constexpr double kMaxRequestDurationS = 315'360'000;
 inline constexpr int kMaxRequestGpus = 1 << 20;
 
 // Variables the scheduler sets for each run (CUDA_VISIBLE_DEVICES, TIRESIAS_*, WORLD_SIZE,
-// MASTER_ADDR, MASTER_PORT); a job's env may not set them.
+// MASTER_ADDR, MASTER_PORT, RANK, LOCAL_RANK, LOCAL_WORLD_SIZE, NODE_RANK and torchrun's
+// PET_NNODES, PET_NPROC_PER_NODE, PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT); a job's
+// env may not set them.
 bool IsSchedulerEnv(std::string_view name);
 
 // The most tasks one array may have.

@@ -52,6 +52,21 @@ TEST(SubmitRequest, EachRuleNamesItsFieldAndValue) {
       "field 'env': TIRESIAS_JOB_ID is set by the scheduler for each run and cannot be given");
   r.env = {{"MASTER_PORT", "1"}};
   EXPECT_NE(Why(r).find("set by the scheduler"), std::string::npos);
+  for (const char* name : {"RANK", "LOCAL_RANK", "PET_MASTER_PORT", "PET_NPROC_PER_NODE"}) {
+    r.env = {{name, "1"}};
+    EXPECT_NE(Why(r).find("set by the scheduler"), std::string::npos) << name;
+  }
+  r.env = {{"PET_MAX_RESTARTS", "3"}, {"RANKING", "x"}};  // torchrun's others are the job's
+  EXPECT_EQ(Why(r), "");
+  r = Ok();
+  r.tasks_per_gpu = 1;
+  EXPECT_EQ(Why(r), "");
+  r.tasks_per_gpu = 2;
+  EXPECT_EQ(Why(r),
+            "field 'tasks_per_gpu': expected 0 (one process for all the job's GPUs) or 1 (one "
+            "process per GPU), got 2");
+  r.tasks_per_gpu = -1;
+  EXPECT_NE(Why(r).find("got -1"), std::string::npos);
 }
 
 // Found while writing fuzz/submit_fuzzer's properties (the input is in its corpus):

@@ -66,6 +66,9 @@ namespace {
 
 class Consolidate : public PlacementPolicy {
  public:
+  std::unique_ptr<PlacementPolicy> Clone() const override {
+    return std::make_unique<Consolidate>(*this);
+  }
   std::string_view name() const override { return "consolidate"; }
   std::optional<std::string> NeverFitsReason(const JobSpec& job,
                                              const Topology& topo) const override {

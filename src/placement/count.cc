@@ -9,6 +9,7 @@ namespace {
 
 class Count : public TakesAnyFreeGpus {
  public:
+  std::unique_ptr<PlacementPolicy> Clone() const override { return std::make_unique<Count>(*this); }
   std::string_view name() const override { return "count"; }
   PlacementResult Place(const JobSpec& job, const ClusterState& s) override {
     if (s.total_free() < job.gpus) {

@@ -79,6 +79,37 @@ TEST(Placement, TiresiasConsolidatesOnlySensitiveModels) {
   EXPECT_EQ(std::get<Placed>(small).alloc.node_count(), 1);
 }
 
+// A DataSource without the files (../shared absent): every read is "cannot open".
+class NoFiles : public DataSource {
+ public:
+  StatusOr<std::shared_ptr<const std::vector<Service>>> GpuTimeHistory(
+      const std::string& path) const override {
+    return IoError(path + ": cannot open");
+  }
+  StatusOr<std::shared_ptr<const ModelCatalog>> ModelProfiles(
+      const std::string& path) const override {
+    return IoError(path + ": cannot open");
+  }
+};
+
+TEST(Placement, TiresiasWithoutTheDefaultProfilesPlacesEveryJobAsInsensitive) {
+  // tiresias is the simulator's default placement, so a missing default profiles file must
+  // not stop a run: VGG16 (skew 0.74 with profiles, so it would wait for a packed slot on
+  // HalfFree) takes the 2 + 2 scattered GPUs, and the note says why.
+  NoFiles none;
+  auto p = MakePlacementPolicy("tiresias", {}, none);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ClusterState s = HalfFree();
+  auto vgg = (*p)->Place(Job(4, "vgg16"), s);
+  ASSERT_TRUE(std::holds_alternative<Placed>(vgg));
+  EXPECT_EQ(std::get<Placed>(vgg).alloc.node_count(), 2);
+  EXPECT_NE((*p)->Note().find("no model profiles"), std::string::npos) << (*p)->Note();
+  // A profiles file the user names must load.
+  auto named = MakePlacementPolicy("tiresias", {"profiles=/nonexistent/profiles.csv"}, none);
+  ASSERT_FALSE(named.ok());
+  EXPECT_NE(named.status().message().find("/nonexistent/profiles.csv"), std::string::npos);
+}
+
 TEST(Placement, SpreadUsesLeastLoadedNodesFirst) {
   // 1x3x4; node 0 has 1 free, node 1 has 4 free, node 2 has 3 free.
   ClusterState s(*Topology::Create(1, 3, 4));

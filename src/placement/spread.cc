@@ -48,6 +48,9 @@ namespace {
 
 class Spread : public TakesAnyFreeGpus {
  public:
+  std::unique_ptr<PlacementPolicy> Clone() const override {
+    return std::make_unique<Spread>(*this);
+  }
   std::string_view name() const override { return "spread"; }
   PlacementResult Place(const JobSpec& job, const ClusterState& s) override {
     if (s.total_free() < job.gpus) return NoSlotNow{};
@@ -76,6 +79,9 @@ class Spread : public TakesAnyFreeGpus {
 
 class Random : public TakesAnyFreeGpus {
  public:
+  std::unique_ptr<PlacementPolicy> Clone() const override {
+    return std::make_unique<Random>(*this);
+  }
   explicit Random(uint64_t seed) : rng_(seed) {}
   std::string_view name() const override { return "random"; }
   PlacementResult Place(const JobSpec& job, const ClusterState& s) override {
@@ -92,6 +98,9 @@ class Random : public TakesAnyFreeGpus {
 
 class BestFit : public TakesAnyFreeGpus {
  public:
+  std::unique_ptr<PlacementPolicy> Clone() const override {
+    return std::make_unique<BestFit>(*this);
+  }
   std::string_view name() const override { return "best-fit"; }
   PlacementResult Place(const JobSpec& job, const ClusterState& s) override {
     if (auto a = BestFitAny(job.gpus, s)) return Placed{std::move(*a)};

@@ -67,12 +67,17 @@ std::optional<Allocation> FillFragments(int gpus, const ClusterState& s) {
 
 class TiresiasPlacement : public PlacementPolicy {
  public:
+  std::unique_ptr<PlacementPolicy> Clone() const override {
+    return std::make_unique<TiresiasPlacement>(*this);
+  }
   TiresiasPlacement(std::shared_ptr<const ModelCatalog> catalog, double packlimit,
-                    std::optional<PackLimitLearner> learner, int64_t explore_every)
+                    std::optional<PackLimitLearner> learner, int64_t explore_every,
+                    std::string note)
       : catalog_(std::move(catalog)),
         packlimit_(packlimit),
         learner_(std::move(learner)),
-        explore_every_(explore_every) {}
+        explore_every_(explore_every),
+        note_(std::move(note)) {}
   static constexpr double kExploreBelow = 0.9;
   std::string_view name() const override { return "tiresias"; }
   bool Sensitive(const ModelProfile* p) const { return !learner_ && p && p->skew > packlimit_; }
@@ -102,6 +107,7 @@ class TiresiasPlacement : public PlacementPolicy {
     learner_->Observe(p->skew, SpreadOf(job.alloc, topo), job.rate);
   }
   std::string Note() const override {
+    if (!note_.empty()) return note_;
     if (!learner_) return "";
     auto limit = learner_->PackLimit();
     const auto& w = learner_->weights();
@@ -159,6 +165,7 @@ class TiresiasPlacement : public PlacementPolicy {
   double packlimit_;
   std::optional<PackLimitLearner> learner_;
   int64_t explore_every_;
+  std::string note_;            // why every model is insensitive (no profiles), if so
   mutable int64_t unsure_ = 0;  // unsure "slow" predictions so far (Place only)
 };
 
@@ -198,7 +205,18 @@ PlacementInfo TiresiasPlacementInfo() {
           [](const OptionValues& v,
              const DataSource& data) -> StatusOr<std::unique_ptr<PlacementPolicy>> {
             auto catalog = data.ModelProfiles(v.Str("profiles"));
-            if (!catalog.ok()) return catalog.status();
+            std::string note;
+            if (!catalog.ok()) {
+              // The default profiles (../shared) may be absent: tiresias is the simulator's
+              // default placement, so it then places every model as insensitive and says so.
+              // A profiles file the user names must load.
+              if (v.given("profiles") || catalog.status().code() != StatusCode::kIoError) {
+                return catalog.status();
+              }
+              note = fmt::format("no model profiles ({}): every job placed as insensitive",
+                                 catalog.status().message());
+              catalog = std::make_shared<const ModelCatalog>();
+            }
             std::string text = v.Str("packlimit");
             std::optional<PackLimitLearner> learner;
             double limit = 0;
@@ -220,8 +238,8 @@ PlacementInfo TiresiasPlacementInfo() {
             if (v.Int("explore_every") < 0) {
               return InvalidArgument("placement tiresias: explore_every must be >= 0");
             }
-            return std::unique_ptr<PlacementPolicy>(
-                new TiresiasPlacement(*catalog, limit, std::move(learner), v.Int("explore_every")));
+            return std::unique_ptr<PlacementPolicy>(new TiresiasPlacement(
+                *catalog, limit, std::move(learner), v.Int("explore_every"), std::move(note)));
           }};
 }
 

@@ -42,6 +42,8 @@ std::vector<Case> AllCases() {
   // tiresias: fallback placements, victims released one by one, backfill behind unplaced jobs.
   out.push_back({"dlas", {"thresholds=30"}, "tiresias"});
   out.push_back({"las", {}, "tiresias"});
+  // Thresholds that follow the history and move as jobs complete.
+  out.push_back({"dlas", {"threshold_quantiles=0.4,0.8", "online=true", "history_batch=4"}});
   return out;
 }
 
@@ -56,9 +58,8 @@ std::vector<JobSpec> Workload() {
                       .seed = 7,
                       .load = 1.5,
                       .cluster_gpus = 16,
-                      .median_seconds = 300,
-                      .sigma = 1.2,
-                      .max_gpus = 16};
+                      .max_gpus = 16,
+                      .duration_scale = 0.25};  // 1-GPU median 1117 s -> 279 s
   auto jobs = SyntheticPhillyLike(cfg);
   jobs.push_back({.id = JobId(1000),
                   .gpus = 32,
@@ -72,9 +73,11 @@ const Topology kTopo = *Topology::Create(1, 2, 8);
 class PolicyContract : public testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    if (GetParam().policy == "gittins") {
+    bool reads_history = GetParam().policy == "gittins";
+    for (const auto& o : GetParam().opts) reads_history |= o.rfind("threshold_quantiles=", 0) == 0;
+    if (reads_history) {
       auto info = std::find_if(OrderingPolicies().begin(), OrderingPolicies().end(),
-                               [](const PolicyInfo& i) { return i.name == "gittins"; });
+                               [&](const PolicyInfo& i) { return i.name == GetParam().policy; });
       auto opt = std::find_if(info->options.begin(), info->options.end(),
                               [](const OptionSpec& o) { return o.name == "history"; });
       if (!std::filesystem::exists(opt->default_value)) {

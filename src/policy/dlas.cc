@@ -1,6 +1,12 @@
 // dlas: Discretized 2D-LAS (Tiresias-L). Queues by attained GPU-time, higher queues first;
-// within a queue FIFO by submit time, or running jobs first (queue_order=running-first, the
-// public simulator's rule). Demotion and PROMOTEKNOB promotion fire as timers.
+// within a queue running jobs first, then submit time (queue_order=running-first, the public
+// simulator's rule and our default), or FIFO by submit time (queue_order=fifo, the paper's).
+// Demotion and PROMOTEKNOB promotion fire as timers. With threshold_quantiles the thresholds are
+// quantiles of a GPU-time history (and, online, of the jobs that completed), re-derived at every
+// merge.
+#include <fmt/format.h>
+
+#include "policy/gittins_index.h"
 #include "policy/queue_discipline.h"
 #include "policy/registry.h"
 
@@ -9,7 +15,14 @@ namespace {
 
 class Dlas : public OrderingPolicy {
  public:
-  Dlas(QueueDiscipline q, bool running_first) : q_(std::move(q)), running_first_(running_first) {}
+  std::unique_ptr<OrderingPolicy> Clone() const override { return std::make_unique<Dlas>(*this); }
+  Dlas(QueueDiscipline q, bool running_first, std::optional<GittinsIndex> history, bool online)
+      : q_(std::move(q)),
+        running_first_(running_first),
+        history_(std::move(history)),
+        online_(online) {
+    if (history_) q_.FollowHistory(*history_);
+  }
   std::string_view name() const override { return "dlas"; }
   bool preemptive() const override { return true; }
   // The key changes only at transitions (or start/stop for running-first), never in between.
@@ -26,30 +39,53 @@ class Dlas : public OrderingPolicy {
     return q_.NextTransition(j, now);
   }
   bool ApplyTransition(Job& j, Time now) const override { return q_.Apply(j, now); }
+  // Thresholds that follow the history move when a batch of completed jobs is merged.
+  bool OnFinish(const Job& j) override {
+    if (!online_ || !history_ || !history_->Add(j.AttainedAt(j.end))) return false;
+    q_.FollowHistory(*history_);
+    return true;
+  }
+  bool Relearned(Job& j, Time now) const override { return q_.adaptive() && q_.Rebucket(j, now); }
   std::string Describe(const Job& j, Time now) const override { return q_.Describe(j, now); }
 
  private:
   QueueDiscipline q_;
   bool running_first_;
+  std::optional<GittinsIndex> history_;  // threshold_quantiles only
+  bool online_;
 };
 
 }  // namespace
 
 PolicyInfo DlasInfo() {
-  auto opts = QueueDiscipline::Options();
+  auto opts = QueueDiscipline::Options(kDlasDefaultThresholds, kDlasDefaultKnob);
   opts.push_back({"queue_order",
                   OptionSpec::Type::kChoice,
-                  "fifo",
-                  "order inside a queue: fifo (submit time) or running-first",
-                  {"fifo", "running-first"}});
-  return {
-      "dlas", "Discretized 2D-LAS (Tiresias-L): multi-level queues by attained GPU-time", opts,
-      [](const OptionValues& v, const DataSource&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
-        auto q = QueueDiscipline::FromOptions("policy dlas", v);
-        if (!q.ok()) return q.status();
-        return std::unique_ptr<OrderingPolicy>(
-            new Dlas(std::move(*q), v.Str("queue_order") == "running-first"));
-      }};
+                  "running-first",
+                  "order inside a queue: running-first (running jobs ahead of waiting ones, then "
+                  "submit time: fewer preemptions) or fifo (submit time: the paper's rule)",
+                  {"running-first", "fifo"}});
+  for (auto& o : QueueDiscipline::HistoryOptions()) {
+    o.help = "threshold_quantiles: " + o.help;
+    opts.push_back(std::move(o));
+  }
+  return {"dlas", "Discretized 2D-LAS (Tiresias-L): multi-level queues by attained GPU-time", opts,
+          [](const OptionValues& v,
+             const DataSource& data) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
+            auto q = QueueDiscipline::FromOptions("policy dlas", v, kDlasDefaultThresholds);
+            if (!q.ok()) return q.status();
+            std::optional<GittinsIndex> history;
+            if (q->adaptive()) {  // the history is read only when thresholds follow it
+              auto samples = data.GpuTimeHistory(v.Str("history"));
+              if (!samples.ok()) return samples.status();
+              int64_t batch = v.Int("history_batch");
+              if (batch < 1) return InvalidArgument("policy dlas: history_batch must be >= 1");
+              history.emplace(**samples, static_cast<size_t>(batch));
+            }
+            return std::unique_ptr<OrderingPolicy>(
+                new Dlas(std::move(*q), v.Str("queue_order") == "running-first", std::move(history),
+                         v.Str("online") == "true"));
+          }};
 }
 
 }  // namespace tiresias

@@ -9,6 +9,7 @@ namespace {
 
 class Fifo : public OrderingPolicy {
  public:
+  std::unique_ptr<OrderingPolicy> Clone() const override { return std::make_unique<Fifo>(*this); }
   explicit Fifo(bool backfill) : backfill_(backfill) {}
   std::string_view name() const override { return backfill_ ? "fifo-backfill" : "fifo"; }
   bool preemptive() const override { return false; }

@@ -1,7 +1,8 @@
 // gittins: Discretized 2D-Gittins (Tiresias-G). The queues, demotion and promotion of dlas;
 // inside a queue, the highest Gittins index first, with quantum D = the queue's upper
 // threshold minus the job's service in its climb (the last queue uses `quantum`). The index
-// comes from a GPU-time history and may learn from completed jobs (online=true).
+// comes from a GPU-time history and may learn from completed jobs (online=true); with
+// threshold_quantiles the queue thresholds are quantiles of the same history and move with it.
 #include <fmt/format.h>
 
 #include "core/topology.h"
@@ -14,8 +15,13 @@ namespace {
 
 class Gittins : public OrderingPolicy {
  public:
+  std::unique_ptr<OrderingPolicy> Clone() const override {
+    return std::make_unique<Gittins>(*this);
+  }
   Gittins(QueueDiscipline q, GittinsIndex index, Service last_quantum, bool online)
-      : q_(std::move(q)), index_(std::move(index)), last_quantum_(last_quantum), online_(online) {}
+      : q_(std::move(q)), index_(std::move(index)), last_quantum_(last_quantum), online_(online) {
+    if (q_.adaptive()) q_.FollowHistory(index_);
+  }
   std::string_view name() const override { return "gittins"; }
   bool preemptive() const override { return true; }
   bool key_changes_while_running() const override { return true; }
@@ -35,8 +41,13 @@ class Gittins : public OrderingPolicy {
     return q_.NextTransition(j, now);
   }
   bool ApplyTransition(Job& j, Time now) const override { return q_.Apply(j, now); }
-  // A merge into the history changes every job's index.
-  bool OnFinish(const Job& j) override { return online_ && index_.Add(j.AttainedAt(j.end)); }
+  // A merge into the history changes every job's index (and adaptive thresholds).
+  bool OnFinish(const Job& j) override {
+    if (!online_ || !index_.Add(j.AttainedAt(j.end))) return false;
+    if (q_.adaptive()) q_.FollowHistory(index_);
+    return true;
+  }
+  bool Relearned(Job& j, Time now) const override { return q_.adaptive() && q_.Rebucket(j, now); }
   std::string Describe(const Job& j, Time now) const override {
     return fmt::format("{}, Gittins index {:.6f}", q_.Describe(j, now), IndexOf(j, now));
   }
@@ -51,36 +62,20 @@ class Gittins : public OrderingPolicy {
 }  // namespace
 
 PolicyInfo GittinsInfo() {
-  auto opts = QueueDiscipline::Options();
-  opts.push_back({"history",
-                  OptionSpec::Type::kPath,
-                  std::string(TIRESIAS_SHARED_DIR) + "/traces/tiresias/yarn-gput1000.csv",
-                  "CSV of past job GPU-times (column duration, GPU-seconds)",
-                  {}});
+  auto opts = QueueDiscipline::Options(kGittinsDefaultThresholds, kGittinsDefaultKnob);
   opts.push_back({"quantum",
                   OptionSpec::Type::kDouble,
-                  "3600",
+                  "36000",
                   "quantum D of the last queue, GPU-seconds",
                   {},
                   0.001,
                   kMaxGpuSeconds});
-  opts.push_back({"online",
-                  OptionSpec::Type::kChoice,
-                  "false",
-                  "add each completed job's GPU-time to the history",
-                  {"true", "false"}});
-  opts.push_back({"history_batch",
-                  OptionSpec::Type::kInt,
-                  "100",
-                  "online: merge new samples into the index every N completions",
-                  {},
-                  1,
-                  1e9});
+  for (auto& o : QueueDiscipline::HistoryOptions()) opts.push_back(std::move(o));
   return {"gittins",
           "Discretized 2D-Gittins (Tiresias-G): dlas queues, Gittins index inside a queue", opts,
           [](const OptionValues& v,
              const DataSource& data) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
-            auto q = QueueDiscipline::FromOptions("policy gittins", v);
+            auto q = QueueDiscipline::FromOptions("policy gittins", v, kGittinsDefaultThresholds);
             if (!q.ok()) return q.status();
             auto samples = data.GpuTimeHistory(v.Str("history"));
             if (!samples.ok()) return samples.status();

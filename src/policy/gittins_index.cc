@@ -2,6 +2,7 @@
 #include "policy/gittins_index.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace tiresias {
 
@@ -25,6 +26,14 @@ bool GittinsIndex::Add(Service sample) {
   if (pending_.size() < batch_) return false;
   Rebuild();
   return true;
+}
+
+Service GittinsIndex::Quantile(double q) const {
+  if (sorted_.empty()) return 0;
+  const double n = static_cast<double>(sorted_.size());
+  size_t rank = static_cast<size_t>(std::ceil(std::clamp(q, 0.0, 1.0) * n));  // 1-based
+  rank = std::clamp<size_t>(rank, 1, sorted_.size());
+  return sorted_[rank - 1];
 }
 
 double GittinsIndex::Index(Service a, Service quantum) const {

@@ -3,7 +3,8 @@
 // computed on the samples: among samples greater than a, the fraction ending within D,
 // divided by the mean of min(s - a, D). No sample above a gives index 0 (lowest).
 // Samples are kept sorted with prefix sums, so an index costs two binary searches.
-// Online updates are buffered and merged every `batch` samples. Not thread-safe.
+// Online updates are buffered and merged every `batch` samples. The same samples give
+// queue thresholds as quantiles (QueueDiscipline's threshold_quantiles). Not thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +22,9 @@ class GittinsIndex {
   // True when the sample was merged (every `batch` samples), changing the index.
   bool Add(Service sample);
   size_t size() const { return sorted_.size(); }
+  // The q-quantile (0 <= q <= 1) of the merged samples: the smallest sample with at least a
+  // fraction q of the samples at or below it (nearest rank); 0 without samples.
+  Service Quantile(double q) const;
 
  private:
   void Rebuild();

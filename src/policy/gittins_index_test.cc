@@ -21,6 +21,19 @@ GittinsIndex Five(size_t batch = 100) {
   return GittinsIndex({Seconds(10), Seconds(1), Seconds(4), Seconds(2), Seconds(3)}, batch);
 }
 
+TEST(GittinsIndex, QuantileIsTheNearestRank) {
+  // Sorted {1, 2, 3, 4, 10} s. Rank ceil(q x 5): q = 0.5 -> 3rd (3 s); 0.2 -> 1st (1 s);
+  // 0.21 -> 2nd (2 s); 0.99 and 1 -> 5th (10 s); 0 -> clamped to the 1st.
+  const GittinsIndex g = Five();
+  EXPECT_EQ(g.Quantile(0.5), Seconds(3));
+  EXPECT_EQ(g.Quantile(0.2), Seconds(1));
+  EXPECT_EQ(g.Quantile(0.21), Seconds(2));
+  EXPECT_EQ(g.Quantile(0.99), Seconds(10));
+  EXPECT_EQ(g.Quantile(1), Seconds(10));
+  EXPECT_EQ(g.Quantile(0), Seconds(1));
+  EXPECT_EQ(GittinsIndex({}).Quantile(0.5), 0);
+}
+
 TEST(GittinsIndex, FromZeroWithQuantumThree) {
   // a = 0, D = 3 s: all 5 samples exceed 0; 3 of them (1, 2, 3) end within 3: P = 3/5.
   // E[min(S, 3)] = (1 + 2 + 3 + 3 + 3) / 5 = 12/5. G = (3/5) / (12/5) = 1/4 per GPU-s.

@@ -9,6 +9,7 @@ namespace {
 
 class Las : public OrderingPolicy {
  public:
+  std::unique_ptr<OrderingPolicy> Clone() const override { return std::make_unique<Las>(*this); }
   explicit Las(bool two_d) : two_d_(two_d) {}
   std::string_view name() const override { return two_d_ ? "las2d" : "las"; }
   bool preemptive() const override { return true; }

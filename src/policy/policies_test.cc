@@ -58,7 +58,7 @@ TEST(DlasScenario, SetProgressStartMovesServiceAndDemotion) {
   // The daemon starts job 1 at 0, but a preempted process may hold the GPUs until its kill
   // deadline at 3000: progress is held until then. 10 GPU-s on 4 GPUs = 2500 ms of
   // progress, so demotion moves from 2500 to 3000 + 2500 = 5500.
-  auto s = Make("dlas", {"thresholds=10"});
+  auto s = Make("dlas", {"thresholds=10", "queue_order=fifo", "promote_knob=0"});
   Submit(*s, J(1, 4, 0), 0);
   EXPECT_EQ(Str(s->Schedule(0)), "start 1");
   EXPECT_EQ(s->NextWakeup(), 2500);
@@ -80,7 +80,7 @@ TEST(DlasScenario, InterruptedKeepsServiceUntilLastAliveAndNotTheDownTime) {
   // daemon is down; the daemon last knew it alive at 56 s and comes back at 100 s. The 56 GPU-s
   // it attained stay (it is 4 s from demotion, not 60), the 44 s it was down are overhead, and
   // progress counts again from 100 s: demotion at 104 s.
-  auto s = Make("dlas", {"thresholds=60"});
+  auto s = Make("dlas", {"thresholds=60", "queue_order=fifo", "promote_knob=0"});
   Submit(*s, J(1, 1, 0), 0);
   EXPECT_EQ(Str(s->Schedule(0)), "start 1");
   EXPECT_EQ(s->NextWakeup(), 60'000);
@@ -115,7 +115,8 @@ TEST(DlasScenario, InterruptedKeepsServiceUntilLastAliveAndNotTheDownTime) {
 }
 
 TEST(DlasScenario, DemotedExactlyAtThresholdThenPreemptedByQ1Job) {
-  auto s = Make("dlas", {"thresholds=10"});  // Q1: [0, 10 GPU-s), Q2: beyond
+  auto s = Make("dlas", {"thresholds=10", "queue_order=fifo",
+                         "promote_knob=0"});  // Q1: [0, 10 GPU-s), Q2: beyond
   Submit(*s, J(1, 4, 0), 0);
   EXPECT_EQ(Str(s->Schedule(0)), "start 1");
   // 10 GPU-s = 10000 GPU-ms on 4 GPUs: 10000 / 4 = 2500 ms.
@@ -136,7 +137,7 @@ TEST(DlasScenario, DemotedExactlyAtThresholdThenPreemptedByQ1Job) {
 }
 
 TEST(DlasScenario, IsolatedFourGpuJobDemotedOnTimeUnlikeReference) {
-  auto s = Make("dlas", {"thresholds=3250"});
+  auto s = Make("dlas", {"thresholds=3250", "queue_order=fifo", "promote_knob=0"});
   Submit(*s, J(1, 4, 0), 0);
   EXPECT_EQ(Str(s->Schedule(0)), "start 1");
   // Ours: 3250 GPU-s = 3,250,000 GPU-ms on 4 GPUs -> 812,500 ms = 812.5 s, exactly.
@@ -152,7 +153,8 @@ TEST(DlasScenario, IsolatedFourGpuJobDemotedOnTimeUnlikeReference) {
 }
 
 TEST(DlasScenario, FifoBySubmitTimeInsideAQueue) {
-  auto s = Make("dlas", {});  // default: 2 queues, 3600 GPU-s
+  auto s = Make("dlas",
+                {"thresholds=3600", "queue_order=fifo", "promote_knob=0"});  // the paper's 2 queues
   Submit(*s, J(9, 4, 0), 0);
   s->Schedule(0);
   // Ids are not in submit order: submit time decides, id breaks ties of equal submit.
@@ -169,7 +171,7 @@ TEST(DlasScenario, FifoBySubmitTimeInsideAQueue) {
 // submit 1000) arrives in Q1 and preempts it; job 2 is demoted at 1000 + 250 = 1250. Both
 // are now in Q2: job 1 waiting (submitted first), job 2 running.
 std::string AtSecondDemotion(const std::string& queue_order) {
-  auto s = Make("dlas", {"thresholds=1", "queue_order=" + queue_order});
+  auto s = Make("dlas", {"thresholds=1", "promote_knob=0", "queue_order=" + queue_order});
   Submit(*s, J(1, 4, 0), 0);
   s->Schedule(0);
   EXPECT_EQ(s->NextWakeup(), 250);
@@ -191,7 +193,7 @@ TEST(DlasScenario, RunningFirstKeepsRunningJobAheadOfEarlierWaitingJob) {
 }
 
 TEST(DlasScenario, PromoteKnobPromotesExactlyAtWaitEqualsKnobTimesService) {
-  auto s = Make("dlas", {"queues=2", "thresholds=1", "promote_knob=2"});
+  auto s = Make("dlas", {"queues=2", "thresholds=1", "promote_knob=2", "queue_order=fifo"});
   Submit(*s, J(1, 4, 0), 0);  // job 1 first by id
   Submit(*s, J(2, 4, 0), 0);
   EXPECT_EQ(Str(s->Schedule(0)), "start 1");
@@ -223,6 +225,205 @@ TEST(DlasScenario, PromoteKnobPromotesExactlyAtWaitEqualsKnobTimesService) {
   EXPECT_EQ(s->Explain(JobId(1), 2600).next_transition, std::optional<Time>(20500));
   EXPECT_EQ(Str(s->Schedule(2750)), "preempt 2, start 1");
   EXPECT_EQ(s->Find(JobId(1))->promotions, 0);
+}
+
+// A GPU-time history from memory, for thresholds that follow it.
+class MemoryHistory : public DataSource {
+ public:
+  explicit MemoryHistory(std::vector<Service> s)
+      : s_(std::make_shared<const std::vector<Service>>(std::move(s))) {}
+  StatusOr<std::shared_ptr<const std::vector<Service>>> GpuTimeHistory(
+      const std::string&) const override {
+    return s_;
+  }
+  StatusOr<std::shared_ptr<const ModelCatalog>> ModelProfiles(const std::string&) const override {
+    return NotFound("no profiles");
+  }
+
+ private:
+  std::shared_ptr<const std::vector<Service>> s_;
+};
+
+// Two GPUs; dlas with T1 = the median of a GPU-time history {10, 20} GPU-s (nearest rank:
+// the 1st of 2, 10 GPU-s), learning from every completion (history_batch=1) or not.
+// X (50 s) and B (1000 s) start at 0 and drop to Q2 at 10 s. C and D (1000 s each) arrive at
+// 12 s in Q1 and preempt both (X and B have 12 GPU-s each); C and D drop to Q2 at 22 s with
+// 10 GPU-s, where X and B (submitted first) resume. X ends at 22 + 38 = 60 s with 50 GPU-s.
+std::string AtXsEnd(bool online) {
+  MemoryHistory history({Seconds(10), Seconds(20)});
+  auto p = MakeOrderingPolicy(
+      "dlas",
+      {"threshold_quantiles=0.5", "history=mem", "history_batch=1", "queue_order=fifo",
+       "promote_knob=0", std::string("online=") + (online ? "true" : "false")},
+      history);
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  auto pl = MakePlacementPolicy("count", {}, TestFiles());
+  Scheduler s(*Topology::Create(1, 1, 2), std::move(*p), std::move(*pl));
+  Submit(s, J(1, 1, 0, Seconds(50)), 0);  // X
+  Submit(s, J(2, 1, 0), 0);               // B
+  EXPECT_EQ(Str(s.Schedule(0)), "start 1, start 2");
+  EXPECT_EQ(s.NextWakeup(), Seconds(10));
+  EXPECT_EQ(Str(s.Schedule(Seconds(10))), "");   // both demoted, nobody waits
+  Submit(s, J(3, 1, Seconds(12)), Seconds(12));  // C
+  Submit(s, J(4, 1, Seconds(12)), Seconds(12));  // D
+  EXPECT_EQ(Str(s.Schedule(Seconds(12))), "preempt 1, preempt 2, start 3, start 4");
+  EXPECT_EQ(Str(s.Schedule(Seconds(22))), "preempt 3, preempt 4, start 1, start 2");
+  EXPECT_EQ(s.Find(JobId(3))->queue, 1);
+  EXPECT_TRUE(s.Finish(JobId(1), Seconds(60)).ok());
+  return Str(s.Schedule(Seconds(60)));
+}
+
+TEST(DlasScenario, FixedQuantileThresholdsGiveXsGpuToTheNextInQ2) {
+  // online=false: T1 stays 10 GPU-s. In Q2, B runs and C (submitted before D) is next.
+  EXPECT_EQ(AtXsEnd(false), "start 3");
+}
+
+TEST(DlasScenario, ThresholdsThatLearnMoveWaitingJobsBackUp) {
+  // online=true: X's 50 GPU-s joins the history {10, 20, 50}; its median (2nd of 3) is 20,
+  // so T1 becomes 20 GPU-s. C and D (10 GPU-s each, waiting) are below it and return to Q1;
+  // B (50 GPU-s) stays in Q2. Q1 goes first: B is preempted, C and D start.
+  EXPECT_EQ(AtXsEnd(true), "preempt 2, start 3, start 4");
+}
+
+TEST(DlasScenario, ARunningJobsDemotionMovesWithTheThresholds) {
+  // T1 = the 0.6-quantile of {10, 20} GPU-s: nearest rank ceil(0.6 x 2) = 2, 20 GPU-s.
+  MemoryHistory history({Seconds(10), Seconds(20)});
+  auto p = MakeOrderingPolicy("dlas",
+                              {"threshold_quantiles=0.6", "history=mem", "history_batch=1",
+                               "online=true", "queue_order=fifo", "promote_knob=0"},
+                              history);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  auto pl = MakePlacementPolicy("count", {}, TestFiles());
+  Scheduler s(*Topology::Create(1, 1, 2), std::move(*p), std::move(*pl));
+  // X (4 s) and R (1000 s) start at 0; R would leave Q1 at 20 s.
+  Submit(s, J(1, 1, 0, Seconds(4)), 0);
+  Submit(s, J(2, 1, 0), 0);
+  EXPECT_EQ(Str(s.Schedule(0)), "start 1, start 2");
+  EXPECT_EQ(s.NextWakeup(), Seconds(20));
+  // X ends at 4 s with 4 GPU-s: history {4, 10, 20}, rank ceil(0.6 x 3) = 2: T1 = 10 GPU-s.
+  // R (4 GPU-s, running) stays in Q1 and now leaves it at 4 + (10 - 4) = 10 s.
+  ASSERT_TRUE(s.Finish(JobId(1), Seconds(4)).ok());
+  EXPECT_EQ(Str(s.Schedule(Seconds(4))), "");
+  EXPECT_EQ(s.NextWakeup(), Seconds(10));
+  EXPECT_EQ(s.Find(JobId(2))->queue, 0);
+  EXPECT_EQ(Str(s.Schedule(Seconds(10))), "");
+  EXPECT_EQ(s.Find(JobId(2))->queue, 1);
+}
+
+TEST(DlasOptions, ThresholdQuantilesAreCheckedAndExclusiveWithThresholds) {
+  MemoryHistory history({Seconds(10)});
+  auto both = MakeOrderingPolicy("dlas", {"thresholds=10", "threshold_quantiles=0.5"}, history);
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("not both"), std::string::npos);
+  auto bad = MakeOrderingPolicy("dlas", {"threshold_quantiles=0.9,0.5"}, history);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("strictly increasing"), std::string::npos);
+  auto count = MakeOrderingPolicy("dlas", {"queues=3", "threshold_quantiles=0.5"}, history);
+  ASSERT_FALSE(count.ok());
+  EXPECT_NE(count.status().message().find("queues=3 needs 2 threshold_quantiles"),
+            std::string::npos);
+}
+
+TEST(DlasDefaults, SixQueuesFrom1000To2000000GpuSecondsRunningFirstKnob8) {
+  // The shipped dlas (README, "How the defaults were chosen"): thresholds 1000, 6687, 44721,
+  // 299070 and 2000000 GPU-s (geometric, ratio 6.69), running jobs ahead of waiting ones in a
+  // queue, PROMOTEKNOB 8. A 4-GPU job alone on 4 GPUs crosses them at 250 s, 1671.75 s,
+  // 11180.25 s, 74767.5 s and 500000 s.
+  auto s = Make("dlas", {});
+  Submit(*s, J(1, 4, 0), 0);
+  EXPECT_EQ(Str(s->Schedule(0)), "start 1");
+  for (Time at : {250'000, 1'671'750, 11'180'250, 74'767'500, 500'000'000}) {
+    EXPECT_EQ(s->NextWakeup(), at);
+    s->Schedule(at);
+  }
+  EXPECT_EQ(s->Find(JobId(1))->queue, 5);
+  EXPECT_EQ(s->NextWakeup(), kNever);
+  // t0 = 500000 s. Job 2 (4 GPUs) arrives in Q1 and preempts job 1 (Q6: 2,000,000 GPU-s of
+  // service, so its promotion is due 8 x 2,000,000 s later). Job 3 arrives at t0 + 100 s and
+  // waits behind job 2 (running, and submitted first). Job 2 drops to Q2 at t0 + 250 s and
+  // job 3 (Q1) preempts it; job 3 drops to Q2 at t0 + 500 s. In Q2 job 2 waits (submitted
+  // first) and job 3 runs: running-first keeps job 3 where the paper's FIFO would preempt it
+  // for job 2 (DlasScenario.FifoOrderPreemptsForEarlierSubmittedJobInSameQueue).
+  const Time t0 = 500'000'000;
+  Submit(*s, J(2, 4, t0), t0);
+  EXPECT_EQ(Str(s->Schedule(t0)), "preempt 1, start 2");
+  EXPECT_EQ(s->Explain(JobId(1), t0).next_transition,
+            std::optional<Time>(t0 + Time{8} * 2'000'000'000));
+  Submit(*s, J(3, 4, t0 + 100'000), t0 + 100'000);
+  EXPECT_EQ(Str(s->Schedule(t0 + 100'000)), "");
+  EXPECT_EQ(Str(s->Schedule(t0 + 250'000)), "preempt 2, start 3");
+  EXPECT_EQ(s->NextWakeup(), t0 + 500'000);
+  EXPECT_EQ(Str(s->Schedule(t0 + 500'000)), "");
+  EXPECT_EQ(s->Find(JobId(3))->queue, 1);
+  EXPECT_TRUE(s->Find(JobId(3))->running());
+}
+
+TEST(GittinsDefaults, TwoQueuesAt7200GpuSecondsEvenWithQueues2Given) {
+  // gittins' default is one threshold at 7200 GPU-s: a 4-GPU job alone crosses it at
+  // 7,200,000 / 4 = 1,800,000 ms, with or without queues=2 (its own count). dlas given
+  // queues=2 alone keeps the paper's 3600 GPU-s: 900,000 ms on 4 GPUs.
+  MemoryHistory history({Seconds(10), Seconds(20)});
+  for (const std::vector<std::string>& opts :
+       {std::vector<std::string>{"history=mem"},
+        std::vector<std::string>{"history=mem", "queues=2"}}) {
+    auto p = MakeOrderingPolicy("gittins", opts, history);
+    ASSERT_TRUE(p.ok()) << p.status().message();
+    auto pl = MakePlacementPolicy("count", {}, TestFiles());
+    Scheduler s(*Topology::Create(1, 1, 4), std::move(*p), std::move(*pl));
+    ASSERT_TRUE(s.Submit(J(1, 4, 0), 0).ok());
+    EXPECT_EQ(Str(s.Schedule(0)), "start 1");
+    EXPECT_EQ(s.NextWakeup(), 1'800'000);
+  }
+  auto d = Make("dlas", {"queues=2"});
+  Submit(*d, J(1, 4, 0), 0);
+  d->Schedule(0);
+  EXPECT_EQ(d->NextWakeup(), 900'000);
+}
+
+TEST(PolicyDefaults, OldDefaultsArePinnedForStateWrittenUnderThem) {
+  // Version 1 (before the sweep): 2 queues at 3600 GPU-s, no promotion, dlas FIFO inside a
+  // queue, gittins quantum 3600. Options given explicitly stay as given.
+  EXPECT_EQ(PinDefaults("dlas", {}, 1),
+            (std::vector<std::string>{"thresholds=3600", "queue_order=fifo", "promote_knob=0"}));
+  EXPECT_EQ(PinDefaults("dlas", {"queues=2", "queue_order=running-first"}, 1),
+            (std::vector<std::string>{"queues=2", "queue_order=running-first", "thresholds=3600",
+                                      "promote_knob=0"}));
+  EXPECT_EQ(PinDefaults("dlas", {"queues=1", "promote_knob=2"}, 1),
+            (std::vector<std::string>{"queues=1", "promote_knob=2", "queue_order=fifo"}));
+  EXPECT_EQ(PinDefaults("gittins", {"thresholds=100"}, 1),
+            (std::vector<std::string>{"thresholds=100", "quantum=3600"}));
+  EXPECT_EQ(PinDefaults("dlas", {}, 2), std::vector<std::string>{});
+  EXPECT_EQ(PinDefaults("srtf", {"ties=stable"}, 1), std::vector<std::string>{"ties=stable"});
+  // And they decide as version 1 did: one threshold at 3600 GPU-s (900 s on 4 GPUs).
+  auto s = Make("dlas", PinDefaults("dlas", {}, 1));
+  Submit(*s, J(1, 4, 0), 0);
+  s->Schedule(0);
+  EXPECT_EQ(s->NextWakeup(), 900'000);
+}
+
+TEST(Requeue, AFailedAttemptWaitsAgainKeepingItsServiceAndPaysTheRestore) {
+  // One GPU, las (least attained service first), 5 s restore. A starts at 0; B arrives at
+  // 10 s and, having attained nothing, preempts A (10 s attained). At 40 s B's attempt fails
+  // (30 s attained): it waits again with its 30 s, so A (10 s) is ahead and resumes, paying
+  // the restore: progress from 45 s. A failed attempt is a restart, not a preemption.
+  auto s = Make("las", {}, 1, SchedulerOptions{.restore_overhead = 5000});
+  Submit(*s, J(1, 1, 0), 0);
+  EXPECT_EQ(Str(s->Schedule(0)), "start 1");
+  Submit(*s, J(2, 1, 10'000), 10'000);
+  EXPECT_EQ(Str(s->Schedule(10'000)), "preempt 1, start 2");
+  ASSERT_TRUE(s->Requeue(JobId(2), 40'000).ok());
+  EXPECT_EQ(Str(s->Schedule(40'000)), "start 1");
+  const Job* a = s->Find(JobId(1));
+  EXPECT_EQ(a->progress_start, 45'000);
+  EXPECT_EQ(a->overhead, 5'000);
+  const Job* b = s->Find(JobId(2));
+  EXPECT_EQ(b->state, JobState::kPending);
+  EXPECT_EQ(b->AttainedAt(40'000), 30'000);
+  EXPECT_EQ(b->restarts, 1);
+  EXPECT_EQ(b->preemptions, 0);
+  // Only a running job can fail an attempt.
+  EXPECT_EQ(s->Requeue(JobId(2), 40'000).code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s->Requeue(JobId(9), 40'000).code(), StatusCode::kNotFound);
 }
 
 TEST(FifoScenario, StrictFifoHeadOfLineBlocksBackfillDoesNot) {
@@ -336,7 +537,8 @@ TEST(Rejection, TooLargeJobRejectedWithReasonAndSchedulerKeepsWorking) {
 
 TEST(RestoreOverhead, ResumedJobProgressesOnlyAfterRestore) {
   // 3 queues: [0, 1), [1, 10), [10, inf) GPU-s. Restore costs 5000 ms.
-  auto s = Make("dlas", {"thresholds=1,10"}, 4, SchedulerOptions{.restore_overhead = 5000});
+  auto s = Make("dlas", {"thresholds=1,10", "queue_order=fifo", "promote_knob=0"}, 4,
+                SchedulerOptions{.restore_overhead = 5000});
   Submit(*s, J(1, 4, 0), 0);
   auto a = s->Schedule(0);
   ASSERT_EQ(a.size(), 1u);
@@ -371,7 +573,7 @@ TEST(RestoreOverhead, ResumedJobProgressesOnlyAfterRestore) {
 }
 
 TEST(Preemption, GpusOfAPreemptedJobAreNotHandedOutTwice) {
-  auto s = Make("dlas", {"thresholds=1"});
+  auto s = Make("dlas", {"thresholds=1", "queue_order=fifo", "promote_knob=0"});
   Submit(*s, J(1, 4, 0), 0);
   EXPECT_EQ(Str(s->Schedule(0)), "start 1");  // n0:0-3; in Q2 from 1000 / 4 = 250 on
   s->Schedule(250);

@@ -6,44 +6,134 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/strings.h"
 #include "core/topology.h"
 
 namespace tiresias {
 
-std::vector<OptionSpec> QueueDiscipline::Options() {
+std::vector<OptionSpec> QueueDiscipline::Options(std::span<const double> defaults, double knob) {
   using T = OptionSpec::Type;
+  std::vector<std::string> d;
+  for (double t : defaults) d.push_back(fmt::format("{}", t));
   return {
-      {"queues", T::kInt, "", "number of queues K (default 2, or thresholds + 1)", {}, 1, 100},
+      {"queues",
+       T::kInt,
+       "",
+       fmt::format("number of queues K (default {}, or thresholds + 1)", defaults.size() + 1),
+       {},
+       1,
+       100},
       {"thresholds",
        T::kDoubleList,
        "",
-       "K-1 increasing queue thresholds in GPU-seconds "
-       "(default 3600)",
+       fmt::format("K-1 increasing queue thresholds in GPU-seconds (default {}{})", Join(d, ","),
+                   defaults.size() == 1
+                       ? std::string()
+                       : fmt::format("; queues=2 alone: {}", kPaperTwoQueueThreshold)),
        {},
        0.001,
        kMaxGpuSeconds},
       {"promote_knob",
        T::kDouble,
-       "0",
+       fmt::format("{}", knob),
        "PROMOTEKNOB: promote to Q1 when waiting >= knob x "
        "service since entering Q1; 0 disables",
        {},
        0,
        1e6},
+      {"threshold_quantiles",
+       T::kDoubleList,
+       "",
+       "instead of thresholds: K-1 increasing quantiles in (0, 1) of the GPU-time history "
+       "(history=; with online=true it learns from completed jobs and the thresholds move)",
+       {},
+       0,
+       1},
   };
 }
 
+std::vector<OptionSpec> QueueDiscipline::HistoryOptions() {
+  using T = OptionSpec::Type;
+  return {
+      {"history",
+       T::kPath,
+       std::string(TIRESIAS_SHARED_DIR) + "/traces/tiresias/yarn-gput1000.csv",
+       "CSV of past job GPU-times (column duration, GPU-seconds)",
+       {}},
+      {"online",
+       T::kChoice,
+       "false",
+       "add each completed job's GPU-time to the history",
+       {"true", "false"}},
+      {"history_batch",
+       T::kInt,
+       "100",
+       "online: merge new samples into the history every N completions",
+       {},
+       1,
+       1e9},
+  };
+}
+
+void QueueDiscipline::FollowHistory(const GittinsIndex& history) {
+  std::vector<Service> t;
+  for (double q : quantiles_) {
+    Service v = std::max<Service>(history.Quantile(q), 1);
+    if (!t.empty()) v = std::max(v, t.back() + 1);
+    t.push_back(v);
+  }
+  thresholds_ = std::move(t);
+}
+
+bool QueueDiscipline::Rebucket(Job& j, Time now) const {
+  const Service s = j.QueueServiceAt(now);
+  const int q = static_cast<int>(std::upper_bound(thresholds_.begin(), thresholds_.end(), s) -
+                                 thresholds_.begin());
+  if (q == j.queue) return false;
+  j.queue = q;
+  return true;
+}
+
 StatusOr<QueueDiscipline> QueueDiscipline::FromOptions(const std::string& owner,
-                                                       const OptionValues& v) {
+                                                       const OptionValues& v,
+                                                       std::span<const double> defaults) {
+  if (v.has("threshold_quantiles")) {
+    if (v.has("thresholds")) {
+      return InvalidArgument(
+          fmt::format("{}: give thresholds or threshold_quantiles, not both", owner));
+    }
+    std::vector<double> q = v.DoubleList("threshold_quantiles");
+    for (size_t i = 0; i < q.size(); ++i) {
+      if (!(q[i] > 0 && q[i] < 1) || (i > 0 && q[i] <= q[i - 1])) {
+        return InvalidArgument(
+            fmt::format("{}: threshold_quantiles must be strictly increasing and in (0, 1), got {}",
+                        owner, v.Str("threshold_quantiles")));
+      }
+    }
+    if (q.empty()) return InvalidArgument(fmt::format("{}: threshold_quantiles is empty", owner));
+    if (v.has("queues") && v.Int("queues") != static_cast<int64_t>(q.size()) + 1) {
+      return InvalidArgument(fmt::format("{}: queues={} needs {} threshold_quantiles, got {}",
+                                         owner, v.Int("queues"), v.Int("queues") - 1, q.size()));
+    }
+    double knob = v.Double("promote_knob");
+    if (knob < 0) return InvalidArgument(fmt::format("{}: promote_knob must be >= 0", owner));
+    std::vector<Service> placeholder;
+    for (size_t i = 0; i < q.size(); ++i) placeholder.push_back(static_cast<Service>(i) + 1);
+    QueueDiscipline d(std::move(placeholder), knob);
+    d.quantiles_ = std::move(q);
+    return d;
+  }
   std::vector<double> th = v.has("thresholds") ? v.DoubleList("thresholds") : std::vector<double>{};
   if (!v.has("thresholds")) {
-    int64_t k = v.has("queues") ? v.Int("queues") : 2;
+    const int64_t k = v.has("queues") ? v.Int("queues") : static_cast<int64_t>(defaults.size()) + 1;
     if (k < 1)
       return InvalidArgument(fmt::format("{}: queues must be at least 1, got {}", owner, k));
     if (k == 1) {
       th = {};
+    } else if (k == static_cast<int64_t>(defaults.size()) + 1) {
+      th.assign(defaults.begin(), defaults.end());
     } else if (k == 2) {
-      th = {3600};
+      th = {kPaperTwoQueueThreshold};
     } else {
       return InvalidArgument(
           fmt::format("{}: queues={} needs thresholds=T1,...,T{} (GPU-seconds)", owner, k, k - 1));

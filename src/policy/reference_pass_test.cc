@@ -79,14 +79,16 @@ std::vector<JobSpec> Bursty(uint64_t seed, int n, int max_gpus) {
   return jobs;
 }
 
-std::vector<JobSpec> PhillyLike(uint64_t seed, int n, int gpus) {
+// Philly's size mix up to one switch's GPUs (so that consolidate can place every job; the mix
+// has 12- and 24-GPU jobs), durations a fifth of Philly's.
+std::vector<JobSpec> PhillyLike(uint64_t seed, int n, const Topology& topo) {
+  const int gpus = topo.total_gpus();
   return SyntheticPhillyLike({.jobs = n,
                               .seed = seed,
                               .load = 1.6,
                               .cluster_gpus = gpus,
-                              .median_seconds = 240,
-                              .sigma = 1.3,
-                              .max_gpus = gpus});
+                              .max_gpus = topo.gpus_per_switch(),
+                              .duration_scale = 0.2});  // 1-GPU median 1117 s -> 223 s
 }
 
 // Four cluster shapes x {Philly-like, bursty} x eight seeds; restore overhead 30 s on odd
@@ -103,7 +105,7 @@ const std::vector<Workload>& Synthetic() {
         const uint64_t k = static_cast<uint64_t>(gpus) * 10 + seed;
         const Duration restore = seed % 2 ? Seconds(30) : 0;
         out->push_back({fmt::format("philly_{}_seed{}", topo.str(), k), topo, restore,
-                        PhillyLike(k, n, gpus)});
+                        PhillyLike(k, n, topo)});
         out->push_back({fmt::format("bursty_{}_seed{}", topo.str(), k), topo, Seconds(30) - restore,
                         Bursty(k, n, std::min(gpus, 16))});
       }
@@ -242,6 +244,17 @@ std::vector<Case> AllCases() {
   out.push_back({"gittins", {"thresholds=10", "quantum=60"}});
   out.push_back({"gittins", {"queues=3", "thresholds=5,100"}, "consolidate"});
   out.push_back({"gittins", {"thresholds=20", "promote_knob=8"}});
+  // Thresholds that follow the history (threshold_quantiles): merges re-bucket every job and
+  // re-arm every timer.
+  out.push_back({"dlas", {"threshold_quantiles=0.5,0.9", "online=true", "history_batch=5"}});
+  out.push_back({"dlas",
+                 {"threshold_quantiles=0.3", "online=true", "history_batch=3",
+                  "queue_order=running-first", "promote_knob=2"},
+                 "tiresias",
+                 {},
+                 true});
+  out.push_back({"dlas", {"queues=3", "threshold_quantiles=0.2,0.6"}, "consolidate"});
+  out.push_back({"gittins", {"threshold_quantiles=0.5,0.9", "online=true", "history_batch=5"}});
   out.push_back({"srtf", {"ties=stable"}});
   out.push_back({"srsf", {"ties=stable"}, "consolidate"});
   out.push_back({"las", {}, "tiresias", {}, true});
@@ -274,6 +287,11 @@ bool NeedsAbsentFile(const Case& c, std::string* why) {
   };
   std::vector<std::string> need;
   if (c.policy == "gittins") need.push_back(path_of(OrderingPolicies(), "gittins", "history"));
+  for (const auto& o : c.opts) {
+    if (o.rfind("threshold_quantiles=", 0) == 0) {
+      need.push_back(path_of(OrderingPolicies(), c.policy, "history"));
+    }
+  }
   if (c.placement == "tiresias") {
     need.push_back(path_of(PlacementPolicies(), "tiresias", "profiles"));
   }

@@ -23,6 +23,19 @@ StatusOr<std::unique_ptr<OrderingPolicy>> MakeOrderingPolicy(const std::string& 
                                                              const std::vector<std::string>& opts,
                                                              const DataSource& data);
 
+// Versions of the options' defaults. State written by an older build (serve's journal) names
+// only the options that were given, so it replays under PinDefaults(..., its version).
+//   1: dlas and gittins with 2 queues at 3600 GPU-s, promote_knob 0, dlas queue_order=fifo,
+//      gittins quantum=3600
+//   2: (now) dlas 6 queues at 1000,6687,44721,299070,2000000 GPU-s, running-first,
+//      promote_knob 8; gittins 2 queues at 7200 GPU-s, quantum 36000 (README, "How the
+//      defaults were chosen")
+inline constexpr int kPolicyDefaultsVersion = 2;
+// `opts` with every option whose default changed since `version` given explicitly at the
+// value it had then, so the policy decides as it did under that version.
+std::vector<std::string> PinDefaults(const std::string& policy, std::vector<std::string> opts,
+                                     int version);
+
 // One factory per policy file.
 PolicyInfo FifoInfo();
 PolicyInfo FifoBackfillInfo();

@@ -8,6 +8,7 @@ namespace {
 
 class Sjf : public OrderingPolicy {
  public:
+  std::unique_ptr<OrderingPolicy> Clone() const override { return std::make_unique<Sjf>(*this); }
   std::string_view name() const override { return "sjf"; }
   bool preemptive() const override { return false; }
   bool key_changes_while_running() const override { return false; }

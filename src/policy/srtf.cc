@@ -9,6 +9,7 @@ namespace {
 
 class Srtf : public OrderingPolicy {
  public:
+  std::unique_ptr<OrderingPolicy> Clone() const override { return std::make_unique<Srtf>(*this); }
   Srtf(bool by_gpu_time, bool stable) : by_gpu_time_(by_gpu_time), stable_(stable) {}
   std::string_view name() const override { return by_gpu_time_ ? "srsf" : "srtf"; }
   bool preemptive() const override { return true; }

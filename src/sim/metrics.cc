@@ -1,12 +1,12 @@
-// Metrics of a run: JCT, queueing delay, makespan, utilisation, preemptions.
+// Metrics of a run: JCT, queueing delay, makespan, utilisation, preemptions, fairness.
 #include "sim/metrics.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace tiresias {
-namespace {
 
 double Quantile(const std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
@@ -16,20 +16,106 @@ double Quantile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
 }
 
-}  // namespace
+std::optional<double> JainIndex(const std::vector<double>& v) {
+  if (v.empty()) return std::nullopt;
+  double sum = 0, sq = 0;
+  for (double x : v) {
+    sum += x;
+    sq += x * x;
+  }
+  if (sq <= 0) return 1.0;
+  return sum * sum / (static_cast<double>(v.size()) * sq);
+}
+
+std::vector<double> FinishTimeFairness(const SimResult& r) {
+  // n(t), the jobs in the system: +1 at submit, -1 when a job leaves (finished or cancelled).
+  // One sweep over the submits (jobs come in submission order) merged with the sorted ends
+  // reads the area under n(t) at every job's submit and end: area(end) - area(submit) over
+  // the JCT is the time-average N over the job's stay.
+  const size_t n_jobs = r.jobs.size();
+  std::vector<uint32_t> by_submit;
+  std::vector<std::pair<Time, uint32_t>> ends;
+  by_submit.reserve(n_jobs);
+  ends.reserve(n_jobs);
+  for (uint32_t i = 0; i < n_jobs; ++i) {
+    const auto& j = r.jobs[i];
+    if (j.state == JobState::kRejected) continue;
+    by_submit.push_back(i);
+    if (j.end >= 0) ends.emplace_back(j.end, i);
+  }
+  auto submit_of = [&](uint32_t i) { return r.jobs[i].submit; };
+  if (!std::is_sorted(by_submit.begin(), by_submit.end(),
+                      [&](uint32_t a, uint32_t b) { return submit_of(a) < submit_of(b); })) {
+    std::stable_sort(by_submit.begin(), by_submit.end(),
+                     [&](uint32_t a, uint32_t b) { return submit_of(a) < submit_of(b); });
+  }
+  std::sort(ends.begin(), ends.end());
+  std::vector<int64_t> area_submit(n_jobs, 0), area_end(n_jobs, 0);  // job-ms
+  int64_t n = 0, area = 0;
+  Time last = 0;
+  bool started = false;
+  size_t si = 0, ei = 0;
+  while (si < by_submit.size() || ei < ends.size()) {
+    const Time t =
+        ei == ends.size() || (si < by_submit.size() && submit_of(by_submit[si]) < ends[ei].first)
+            ? submit_of(by_submit[si])
+            : ends[ei].first;
+    if (started) area += n * (t - last);
+    started = true;
+    last = t;
+    for (; si < by_submit.size() && submit_of(by_submit[si]) == t; ++si) {
+      area_submit[by_submit[si]] = area;
+      ++n;
+    }
+    for (; ei < ends.size() && ends[ei].first == t; ++ei) {
+      area_end[ends[ei].second] = area;
+      --n;
+    }
+  }
+  std::vector<double> rho(r.jobs.size(), 0.0);
+  const double gpus = std::max(1, r.total_gpus);
+  for (size_t i = 0; i < r.jobs.size(); ++i) {
+    const auto& j = r.jobs[i];
+    if (j.state != JobState::kFinished || j.work <= 0) continue;
+    const Time jct = j.end - j.submit;
+    const double jobs_in_system =
+        jct > 0 ? std::max(1.0, static_cast<double>(area_end[i] - area_submit[i]) /
+                                    static_cast<double>(jct))
+                : 1.0;
+    const double fair = static_cast<double>(j.work) * std::max(1.0, j.gpus * jobs_in_system / gpus);
+    rho[i] = static_cast<double>(jct) / fair;
+  }
+  return rho;
+}
 
 Stats Summarize(std::vector<double> v) {
   Stats s;
   s.n = v.size();
   if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
   double sum = 0;
   for (double x : v) sum += x;
   s.mean = sum / static_cast<double>(v.size());
-  s.median = Quantile(v, 0.5);
-  s.p95 = Quantile(v, 0.95);
-  s.p99 = Quantile(v, 0.99);
-  s.max = v.back();
+  s.max = *std::max_element(v.begin(), v.end());
+  // The quantiles as Quantile() reads them from the sorted values, without sorting: each
+  // needs the order statistics lo and lo + 1, found in increasing order by nth_element on
+  // what is left to the right of the last one (linear on average).
+  size_t from = 0;
+  auto at = [&](double q) {
+    const double pos = q * static_cast<double>(v.size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(pos));
+    std::nth_element(v.begin() + static_cast<ptrdiff_t>(from),
+                     v.begin() + static_cast<ptrdiff_t>(lo), v.end());
+    const double a = v[lo];
+    const double b = lo + 1 < v.size()
+                         ? *std::min_element(v.begin() + static_cast<ptrdiff_t>(lo) + 1, v.end())
+                         : a;
+    from = lo + 1 < v.size() ? lo + 1 : lo;
+    return a + (b - a) * (pos - static_cast<double>(lo));
+  };
+  s.median = at(0.5);
+  s.p95 = at(0.95);
+  s.p99 = at(0.99);
+  s.p999 = at(0.999);
   return s;
 }
 
@@ -42,6 +128,12 @@ Metrics ComputeMetrics(const SimResult& r) {
   std::vector<double> jct, queue, slowdown;
   double nodes = 0, switches = 0, multi = 0;
   std::array<std::vector<double>, 4> jct_b, queue_b;
+  struct Group {
+    std::vector<double> queueing;
+    double slowdown_sum = 0;
+    size_t n = 0;
+  };
+  std::map<std::string, Group> users, vcs;
   Time first_submit = std::numeric_limits<Time>::max(), last_end = 0;
   double held_gpu_ms = 0, overhead_gpu_ms = 0;
   for (const auto& j : r.jobs) {
@@ -49,6 +141,7 @@ Metrics ComputeMetrics(const SimResult& r) {
     overhead_gpu_ms += static_cast<double>(j.overhead) * j.gpus;
     m.preemptions += j.preemptions;
     m.promotions += j.promotions;
+    m.restarts += j.restarts;
     m.evictions += j.evictions;
     if (!j.model_known) ++m.unknown_models;
     if (j.state == JobState::kRejected) {
@@ -66,6 +159,18 @@ Metrics ComputeMetrics(const SimResult& r) {
     jct.push_back(c);
     queue.push_back(q);
     slowdown.push_back(j.slowdown());
+    const double jct_slowdown = j.work > 0 ? static_cast<double>(j.end - j.submit) / j.work : 1.0;
+    if (!j.user.empty()) {
+      Group& g = users[j.user];
+      g.slowdown_sum += jct_slowdown;
+      ++g.n;
+    }
+    if (!j.vc.empty()) {
+      Group& g = vcs[j.vc];
+      g.queueing.push_back(q);
+      g.slowdown_sum += jct_slowdown;
+      ++g.n;
+    }
     if (j.gpus > 1) {
       nodes += j.nodes;
       switches += j.switches;
@@ -97,15 +202,51 @@ Metrics ComputeMetrics(const SimResult& r) {
     }
   }
   m.overhead_gpu_seconds = overhead_gpu_ms / kMsPerSecond;
+
+  std::vector<double> rho;
+  rho.reserve(m.finished);
+  const std::vector<double> all_rho = FinishTimeFairness(r);
+  size_t unfair = 0;
+  for (size_t i = 0; i < r.jobs.size(); ++i) {
+    if (r.jobs[i].state != JobState::kFinished) continue;
+    rho.push_back(all_rho[i]);
+    if (all_rho[i] > kRhoUnfair) ++unfair;
+  }
+  m.fairness.rho = Summarize(std::move(rho));
+  if (m.finished > 0) m.fairness.frac_unfair = static_cast<double>(unfair) / m.finished;
+  auto jain = [](const std::map<std::string, Group>& groups) {
+    std::vector<double> mean;
+    for (const auto& [name, g] : groups) mean.push_back(g.slowdown_sum / g.n);
+    return JainIndex(mean);
+  };
+  m.fairness.users = users.size();
+  m.fairness.vcs = vcs.size();
+  m.fairness.jain_user = jain(users);
+  m.fairness.jain_vc = jain(vcs);
+  for (auto& [name, g] : vcs) {
+    m.by_vc.push_back({.vc = name,
+                       .finished = g.n,
+                       .queueing = Summarize(std::move(g.queueing)),
+                       .mean_slowdown = g.slowdown_sum / g.n});
+  }
   return m;
 }
 
 nlohmann::json ToJson(const Stats& s) {
-  return {{"n", s.n},     {"mean", s.mean}, {"median", s.median},
-          {"p95", s.p95}, {"p99", s.p99},   {"max", s.max}};
+  return {{"n", s.n},     {"mean", s.mean}, {"median", s.median}, {"p95", s.p95},
+          {"p99", s.p99}, {"p999", s.p999}, {"max", s.max}};
 }
 
 nlohmann::json ToJson(const Metrics& m) {
+  auto opt = [](const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json();
+  };
+  nlohmann::json by_vc = nlohmann::json::object();
+  for (const auto& v : m.by_vc) {
+    by_vc[v.vc] = {{"finished", v.finished},
+                   {"queueing_delay_seconds", ToJson(v.queueing)},
+                   {"mean_jct_slowdown", v.mean_slowdown}};
+  }
   nlohmann::json by_size = nlohmann::json::object();
   for (size_t b = 0; b < kSizeBuckets.size(); ++b) {
     by_size[kSizeBuckets[b].name] = {{"jct_seconds", ToJson(m.jct_by_size[b])},
@@ -123,6 +264,7 @@ nlohmann::json ToJson(const Metrics& m) {
           {"gpu_utilisation", m.utilisation},
           {"preemptions", m.preemptions},
           {"promotions", m.promotions},
+          {"restarts", m.restarts},
           {"evictions", m.evictions},
           {"overhead_gpu_seconds", m.overhead_gpu_seconds},
           {"scheduling_passes", m.passes},
@@ -131,7 +273,16 @@ nlohmann::json ToJson(const Metrics& m) {
           {"mean_nodes_multi_gpu", m.mean_nodes},
           {"mean_switches_multi_gpu", m.mean_switches},
           {"unknown_model_jobs", m.unknown_models},
-          {"placement_note", m.placement_note}};
+          {"placement_note", m.placement_note},
+          {"fairness",
+           {{"finish_time_fairness_rho", ToJson(m.fairness.rho)},
+            {"worst_rho", m.fairness.rho.max},
+            {"fraction_rho_above_1_05", m.fairness.frac_unfair},
+            {"jain_user_slowdown", opt(m.fairness.jain_user)},
+            {"jain_vc_slowdown", opt(m.fairness.jain_vc)},
+            {"users", m.fairness.users},
+            {"vcs", m.fairness.vcs}}},
+          {"by_vc", by_vc}};
 }
 
 }  // namespace tiresias

@@ -1,7 +1,10 @@
 // Metrics of a run, as algorithms.md defines them: JCT = end - submit, queueing delay =
 // first start - submit, makespan = last end - first submit, GPU utilisation = GPU-time held /
 // (GPUs x makespan), preemptions, promotions, GPU-time lost to restore overhead. Mean, median,
-// p95, p99 (linear interpolation between order statistics), overall and by job size.
+// p95, p99, p99.9 (linear interpolation between order statistics), overall and by job size.
+// Fairness, as researchers report it today: finish-time fairness (Themis: rho = JCT / the JCT
+// with a 1/N share of the cluster, N = jobs in the system), Jain's index over per-user and
+// per-VC mean JCT slowdown (JCT / packed duration), queueing delay per VC.
 // Placement: slowdown (achieved vs packed speed) per finished job, GPUs idle because of
 // fragmentation (time-averaged over the makespan), nodes and switches spanned by
 // multi-GPU jobs, and how many jobs the speed model did not know (run at packed speed).
@@ -9,6 +12,7 @@
 
 #include <array>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,9 +22,37 @@ namespace tiresias {
 
 struct Stats {
   size_t n = 0;
-  double mean = 0, median = 0, p95 = 0, p99 = 0, max = 0;
+  double mean = 0, median = 0, p95 = 0, p99 = 0, p999 = 0, max = 0;
 };
 Stats Summarize(std::vector<double> values);
+// The q-quantile of sorted values (linear interpolation between order statistics).
+double Quantile(const std::vector<double>& sorted, double q);
+
+// Jain's fairness index (sum x)^2 / (n sum x^2) of positive values: 1 when all are equal,
+// 1/n when one has everything. nullopt for no values.
+std::optional<double> JainIndex(const std::vector<double>& values);
+
+inline constexpr double kRhoUnfair = 1.05;  // Themis' reading of "worse than a fair share"
+
+struct Fairness {
+  // Finish-time fairness per finished job: rho = JCT / T_fair, T_fair = packed duration x
+  // max(1, G x N / C) where N is the time-average number of jobs in the system (submitted,
+  // not finished, itself included) over the job's stay and C the cluster's GPUs: the JCT it
+  // would have with C/N GPUs (no faster than with its G). rho <= 1: no worse than a 1/N share.
+  Stats rho;
+  double frac_unfair = 0;  // share of finished jobs with rho > kRhoUnfair
+  // Jain's index over groups' mean JCT slowdown (JCT / packed duration); nullopt when no job
+  // names a user (VC).
+  std::optional<double> jain_user, jain_vc;
+  size_t users = 0, vcs = 0;
+};
+
+struct VcStats {
+  std::string vc;
+  size_t finished = 0;
+  Stats queueing;            // seconds
+  double mean_slowdown = 0;  // JCT / packed duration
+};
 
 struct SizeBucket {
   const char* name;
@@ -37,6 +69,7 @@ struct Metrics {
   double makespan = 0;     // seconds
   double utilisation = 0;  // 0..1
   int64_t preemptions = 0, promotions = 0;
+  int64_t restarts = 0;   // attempts that ended without finishing their job (replayed attempts)
   int64_t evictions = 0;  // runs stopped by capacity changes (sim --capacity)
   double overhead_gpu_seconds = 0;
   uint64_t passes = 0;
@@ -45,9 +78,13 @@ struct Metrics {
   double mean_nodes = 0, mean_switches = 0;  // finished multi-GPU jobs, last run
   size_t unknown_models = 0;                 // jobs the speed model did not know
   std::string placement_note;
+  Fairness fairness;
+  std::vector<VcStats> by_vc;  // finished jobs with a VC, by VC name
 };
 
 Metrics ComputeMetrics(const SimResult& r);
+// rho of every finished job, in the order of r.jobs (0 for jobs that did not finish).
+std::vector<double> FinishTimeFairness(const SimResult& r);
 nlohmann::json ToJson(const Metrics& m);
 nlohmann::json ToJson(const Stats& s);
 

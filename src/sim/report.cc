@@ -5,9 +5,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 
 namespace tiresias {
 namespace {
@@ -30,6 +33,7 @@ const std::vector<Row>& Rows() {
       {"median JCT (s)", [](const Metrics& m) { return m.jct.median; }, "{:.2f}"},
       {"p95 JCT (s)", [](const Metrics& m) { return m.jct.p95; }, "{:.2f}"},
       {"p99 JCT (s)", [](const Metrics& m) { return m.jct.p99; }, "{:.2f}"},
+      {"p99.9 JCT (s)", [](const Metrics& m) { return m.jct.p999; }, "{:.2f}"},
       {"mean queueing (s)", [](const Metrics& m) { return m.queueing.mean; }, "{:.2f}"},
       {"p95 queueing (s)", [](const Metrics& m) { return m.queueing.p95; }, "{:.2f}"},
       {"mean JCT 1 GPU (s)", [](const Metrics& m) { return m.jct_by_size[0].mean; }, "{:.2f}"},
@@ -47,6 +51,12 @@ const std::vector<Row>& Rows() {
       {"nodes/job (>1 GPU)", [](const Metrics& m) { return m.mean_nodes; }, "{:.2f}"},
       {"switches/job (>1 GPU)", [](const Metrics& m) { return m.mean_switches; }, "{:.2f}"},
       {"unknown-model jobs", [](const Metrics& m) { return double(m.unknown_models); }, "{:.0f}"},
+      {"worst rho (FTF)", [](const Metrics& m) { return m.fairness.rho.max; }, "{:.2f}"},
+      {"jobs rho > 1.05", [](const Metrics& m) { return m.fairness.frac_unfair; }, "{:.3f}"},
+      {"Jain user slowdown", [](const Metrics& m) { return m.fairness.jain_user.value_or(NAN); },
+       "{:.3f}"},
+      {"Jain VC slowdown", [](const Metrics& m) { return m.fairness.jain_vc.value_or(NAN); },
+       "{:.3f}"},
   };
   return kRows;
 }
@@ -55,11 +65,12 @@ const std::vector<Row>& Rows() {
 
 std::string SummaryTable(const Metrics& m) {
   std::string out = fmt::format("{}: {} jobs\n", m.label, m.jobs);
-  out += fmt::format("  {:<20} {:>12} {:>12} {:>12} {:>12}\n", "", "mean", "median", "p95", "p99");
+  out += fmt::format("  {:<20} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "", "mean", "median", "p95",
+                     "p99", "p99.9");
   auto line = [&](const std::string& name, const Stats& s) {
     if (s.n == 0) return;
-    out += fmt::format("  {:<20} {:>12.2f} {:>12.2f} {:>12.2f} {:>12.2f}\n", name, s.mean, s.median,
-                       s.p95, s.p99);
+    out += fmt::format("  {:<20} {:>12.2f} {:>12.2f} {:>12.2f} {:>12.2f} {:>12.2f}\n", name, s.mean,
+                       s.median, s.p95, s.p99, s.p999);
   };
   line("JCT (s)", m.jct);
   line("queueing delay (s)", m.queueing);
@@ -73,12 +84,32 @@ std::string SummaryTable(const Metrics& m) {
   }
   out += fmt::format(
       "  makespan {:.0f} s  GPU utilisation {:.3f}  preemptions {}  promotions {}"
-      "  overhead {:.0f} GPU-s\n",
-      m.makespan, m.utilisation, m.preemptions, m.promotions, m.overhead_gpu_seconds);
+      "  overhead {:.0f} GPU-s{}\n",
+      m.makespan, m.utilisation, m.preemptions, m.promotions, m.overhead_gpu_seconds,
+      m.restarts ? fmt::format("  restarts (replayed attempts) {}", m.restarts) : "");
   out += fmt::format(
       "  slowdown mean {:.3f} p95 {:.3f}  fragmentation-idle GPUs {:.1f}  nodes/job {:.2f}"
       "  switches/job {:.2f} (jobs > 1 GPU)\n",
       m.slowdown.mean, m.slowdown.p95, m.frag_idle_gpus, m.mean_nodes, m.mean_switches);
+  auto jain = [](const std::optional<double>& v, size_t n) {
+    return v ? fmt::format("{:.3f} over {}", *v, n) : std::string("- (none named)");
+  };
+  out += fmt::format(
+      "  finish-time fairness rho mean {:.2f} worst {:.2f}, {:.1f}% of jobs above {:.2f}; Jain "
+      "index of mean slowdown per user {}, per VC {}\n",
+      m.fairness.rho.mean, m.fairness.rho.max, 100 * m.fairness.frac_unfair, kRhoUnfair,
+      jain(m.fairness.jain_user, m.fairness.users), jain(m.fairness.jain_vc, m.fairness.vcs));
+  if (!m.by_vc.empty()) {
+    std::vector<const VcStats*> vcs;
+    for (const auto& v : m.by_vc) vcs.push_back(&v);
+    std::sort(vcs.begin(), vcs.end(), [](auto* a, auto* b) { return a->finished > b->finished; });
+    out += "  queueing delay by VC (largest first; all in summary.json):";
+    for (size_t i = 0; i < vcs.size() && i < 6; ++i) {
+      out += fmt::format(" {} {:.0f} s ({} jobs){}", vcs[i]->vc, vcs[i]->queueing.mean,
+                         vcs[i]->finished, i + 1 < std::min<size_t>(vcs.size(), 6) ? "," : "");
+    }
+    out += "\n";
+  }
   if (m.unknown_models > 0) {
     out +=
         fmt::format("  {} jobs had no model profile and ran at packed speed\n", m.unknown_models);
@@ -102,8 +133,11 @@ std::string CompareTable(const std::vector<Metrics>& runs) {
     double base = row.get(runs[0]);
     for (size_t i = 0; i < runs.size(); ++i) {
       double v = row.get(runs[i]);
-      out += fmt::format(" {:>{}}", fmt::format(fmt::runtime(row.fmt), v), w);
-      if (i) out += base != 0 ? fmt::format(" {:>7.3f}", v / base) : fmt::format(" {:>7}", "-");
+      out += fmt::format(" {:>{}}", std::isnan(v) ? "-" : fmt::format(fmt::runtime(row.fmt), v), w);
+      if (i) {
+        out += base != 0 && !std::isnan(v) && !std::isnan(base) ? fmt::format(" {:>7.3f}", v / base)
+                                                                : fmt::format(" {:>7}", "-");
+      }
     }
     out += '\n';
   }
@@ -113,18 +147,33 @@ std::string CompareTable(const std::vector<Metrics>& runs) {
   return out;
 }
 
+std::string JctCdfCsv(const SimResult& r) {
+  std::vector<double> jct;
+  for (const auto& j : r.jobs) {
+    if (j.state == JobState::kFinished) jct.push_back(ToSeconds(j.end - j.submit));
+  }
+  std::sort(jct.begin(), jct.end());
+  std::string out = "fraction,jct_seconds\n";
+  if (jct.empty()) return out;
+  for (int p = 0; p <= 1000; ++p) {
+    out += fmt::format("{:.3f},{:.3f}\n", p / 1000.0, Quantile(jct, p / 1000.0));
+  }
+  return out;
+}
+
 std::string JobsCsv(const SimResult& r) {
   std::string out =
       "id,gpus,model,state,submit,first_start,end,jct,queueing_delay,preemptions,promotions,"
-      "final_queue,overhead,slowdown,nodes,switches\n";
+      "final_queue,overhead,slowdown,nodes,switches,restarts\n";
   for (const auto& j : r.jobs) {
     bool done = j.state == JobState::kFinished;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id.value(), j.gpus,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id.value(), j.gpus,
                        j.model, ToString(j.state), Secs(j.submit), Secs(j.first_start), Secs(j.end),
                        done ? Secs(j.end - j.submit) : "",
                        j.first_start >= 0 ? Secs(j.first_start - j.submit) : "", j.preemptions,
                        j.promotions, j.final_queue + 1, Secs(j.overhead),
-                       done ? fmt::format("{:.4f}", j.slowdown()) : "", j.nodes, j.switches);
+                       done ? fmt::format("{:.4f}", j.slowdown()) : "", j.nodes, j.switches,
+                       j.restarts);
   }
   return out;
 }
@@ -154,12 +203,43 @@ Status WriteText(const std::string& path, const std::string& text, const char* w
 
 }  // namespace
 
+std::string SeriesCsv(const SimResult& r) {
+  fmt::memory_buffer out;
+  const size_t k = r.series.empty() ? 0 : r.series.front().waiting.size();
+  fmt::format_to(std::back_inserter(out),
+                 "time_s,busy_gpus,free_gpus,unusable_gpus,running_jobs,waiting_jobs");
+  for (size_t q = 1; q <= k; ++q) fmt::format_to(std::back_inserter(out), ",running_q{}", q);
+  for (size_t q = 1; q <= k; ++q) fmt::format_to(std::back_inserter(out), ",waiting_q{}", q);
+  fmt::format_to(std::back_inserter(out), ",preemptions\n");
+  uint64_t before = 0;
+  for (const SeriesPoint& p : r.series) {
+    int running = 0, waiting = 0;
+    for (int n : p.running) running += n;
+    for (int n : p.waiting) waiting += n;
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{}", ToSeconds(p.t), p.busy_gpus,
+                   p.free_gpus, p.unusable_gpus, running, waiting);
+    for (int n : p.running) fmt::format_to(std::back_inserter(out), ",{}", n);
+    for (int n : p.waiting) fmt::format_to(std::back_inserter(out), ",{}", n);
+    fmt::format_to(std::back_inserter(out), ",{}\n", p.preemptions - before);
+    before = p.preemptions;
+  }
+  return fmt::to_string(out);
+}
+
 Status WriteRunDir(const std::string& dir, const SimResult& r, const Metrics& m,
                    const nlohmann::json& config) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return IoError(fmt::format("{}: cannot create: {}", dir, ec.message()));
   if (Status st = WriteText(dir + "/jobs.csv", JobsCsv(r), "the jobs table"); !st.ok()) return st;
+  if (Status st = WriteText(dir + "/jct_cdf.csv", JctCdfCsv(r), "the JCT CDF"); !st.ok()) {
+    return st;
+  }
+  if (!r.series.empty()) {
+    if (Status st = WriteText(dir + "/timeseries.csv", SeriesCsv(r), "the time series"); !st.ok()) {
+      return st;
+    }
+  }
   nlohmann::json summary = ToJson(m);
   summary["config"] = config;
   return WriteText(dir + "/summary.json", summary.dump(2) + "\n", "the summary");

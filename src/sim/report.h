@@ -1,5 +1,6 @@
 // Reports of simulation runs: a summary table, a side-by-side comparison with ratios to the
-// first run, and the files written by --out (jobs.csv, summary.json) and --events.
+// first run, and the files written by --out (jobs.csv, jct_cdf.csv, summary.json,
+// timeseries.csv) and --events.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,7 +16,14 @@ namespace tiresias {
 std::string SummaryTable(const Metrics& m);
 std::string CompareTable(const std::vector<Metrics>& runs);
 std::string JobsCsv(const SimResult& r);
-// Writes DIR/jobs.csv and DIR/summary.json (creating DIR).
+// The JCT CDF of finished jobs: "fraction,jct_seconds", fractions 0.000 to 1.000 by 0.001.
+std::string JctCdfCsv(const SimResult& r);
+// The cluster over time (SimResult::series): time_s, busy/free/unusable GPUs, running and
+// waiting jobs in all and per queue (running_q1.., waiting_q1..), and preemptions since the
+// previous row.
+std::string SeriesCsv(const SimResult& r);
+// Writes DIR/jobs.csv, DIR/jct_cdf.csv, DIR/summary.json and, with a series,
+// DIR/timeseries.csv (creating DIR).
 Status WriteRunDir(const std::string& dir, const SimResult& r, const Metrics& m,
                    const nlohmann::json& config);
 // Writes an event log as JSON Lines (core/event_log.h), one event per line.

@@ -10,6 +10,7 @@
 #include "core/scheduler.h"
 #include "engine/core_builder.h"
 #include "engine/file_data_source.h"
+#include "engine/forecast.h"
 
 namespace tiresias {
 namespace {
@@ -18,16 +19,50 @@ struct Completion {
   Time at;
   uint64_t seq;
   JobId job;
-  int start_no;  // the job's start count when this completion was computed
+  int start_no;               // the job's start count when this completion was computed
+  bool attempt_ends = false;  // an attempt ends without finishing the job (replay_attempts)
   bool operator>(const Completion& o) const { return at != o.at ? at > o.at : seq > o.seq; }
 };
 
-// When a job started by `a` completes: its remaining packed work at its placement's rate.
-Time CompletionTime(const Job& j) {
-  Duration remaining = std::max<Duration>(0, *j.spec.duration - j.work_done);
-  if (j.rate == 1.0) return j.progress_start + remaining;
-  return j.progress_start +
-         static_cast<Duration>(std::ceil(static_cast<double>(remaining) / j.rate));
+// Forecasts of the start of the jobs submitted at `t` (jobs[from, to)) that are sampled and
+// still waiting, made on the core as it stands after this event's decisions; and the naive
+// estimate: the jobs ahead of it in the order, times the mean duration of the jobs finished
+// so far, divided by how many jobs of the mean size the cluster runs at once.
+Status CheckForecasts(const Scheduler& core, const std::vector<JobSpec>& jobs, size_t from,
+                      size_t to, Time t, const SimConfig& cfg, SimResult& result) {
+  for (size_t i = from; i < to; ++i) {
+    if (i % cfg.forecast_every != 0) continue;
+    const Job* j = core.Find(jobs[i].id);
+    if (!j || j->state != JobState::kPending) continue;
+    auto f = ForecastJobs(core, t,
+                          {.samples = cfg.forecast_samples,
+                           .seed = static_cast<uint64_t>(i) + 1,
+                           .target = jobs[i].id,
+                           .until_target_starts = true,
+                           .use_given_durations = false});
+    if (!f.ok()) return f.status();
+    const JobForecast& jf = f->jobs.at(jobs[i].id);
+    double done = 0, sum_duration = 0, sum_gpus = 0;
+    for (const Job& o : core.jobs()) {
+      if (o.state != JobState::kFinished) continue;
+      ++done;
+      sum_duration += static_cast<double>(o.ExecutedAt(o.end));
+      sum_gpus += o.gpus();
+    }
+    const std::vector<JobId> order = core.WaitingInOrder();
+    const double ahead =
+        static_cast<double>(std::find(order.begin(), order.end(), jobs[i].id) - order.begin());
+    const double at_once =
+        done > 0 ? std::max(1.0, core.cluster().total_usable() / (sum_gpus / done)) : 1.0;
+    const double mean = done > 0 ? sum_duration / done : 0;
+    result.forecasts.push_back({.job = jobs[i].id,
+                                .at = t,
+                                .p10 = jf.start[0],
+                                .p50 = jf.start[1],
+                                .p90 = jf.start[2],
+                                .naive = t + static_cast<Time>(ahead * mean / at_once)});
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -82,8 +117,34 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   }
   // Placement shape of each job's last run, by submission index (= the core's job slot).
   std::vector<std::pair<int, int>> shape(jobs.size(), {0, 0});
+  // With replay_attempts: the attempt each job is in, by submission index.
+  std::vector<uint32_t> attempt(cfg.replay_attempts ? jobs.size() : 0, 0);
   Time last_t = 0;
-  int frag_now = 0;  // GPUs idle because of fragmentation since last_t
+  size_t ended = 0;          // jobs finished so far (for progress)
+  size_t forecast_from = 0;  // jobs[forecast_from, next) were submitted at this event
+  int frag_now = 0;          // GPUs idle because of fragmentation since last_t
+  // Time series: the state after the last event holds until the next one; each grid point
+  // before the next event gets it (counted per queue once per event, not per point).
+  Time next_sample = cfg.series_step > 0 && !jobs.empty()
+                         ? jobs.front().submit / cfg.series_step * cfg.series_step
+                         : kNever;
+  SeriesPoint now_state;
+  bool state_stale = true;
+  auto sample_until = [&](Time until) {
+    for (; next_sample < until; next_sample += cfg.series_step) {
+      if (state_stale) {
+        const ClusterState& cl = core.cluster();
+        now_state.free_gpus = cl.total_free();
+        now_state.unusable_gpus = result.total_gpus - cl.total_usable();
+        now_state.busy_gpus = cl.total_usable() - cl.total_free();
+        core.CountByQueue(now_state.waiting, now_state.running);
+        state_stale = false;
+      }
+      now_state.preemptions = result.preemptions;
+      now_state.t = next_sample;
+      result.series.push_back(now_state);
+    }
+  };
   while (true) {
     Time t = kNever;
     if (next < jobs.size()) t = jobs[next].submit;
@@ -96,8 +157,13 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     }
     if (!done.empty()) t = std::min(t, done.top().at);
     t = std::min(t, core.NextWakeup());
+    if (next_sample != kNever) {
+      sample_until(t == kNever ? last_t + 1 : t);  // the end: one point after the last event
+      state_stale = true;
+    }
     if (t == kNever) break;
     ++result.events;
+    if (cfg.progress && (result.events & 4095) == 0) cfg.progress(t, ended, jobs.size());
     result.frag_idle_gpu_ms += static_cast<double>(frag_now) * static_cast<double>(t - last_t);
     last_t = t;
 
@@ -106,7 +172,21 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       done.pop();
       const Job* j = core.Find(c.job);
       if (j->running() && j->starts == c.start_no) {
+        if (c.attempt_ends) {  // the attempt failed; the job waits to be restarted
+          const uint32_t ended = ++attempt[static_cast<size_t>(j - core.jobs().data())];
+          if (cfg.record_events) {  // the live journal's requeue, by the trace
+            result.event_log.push_back(
+                {.t = t,
+                 .kind = EventKind::kRequeue,
+                 .job = c.job,
+                 .detail = {{"by", fmt::format("the trace (attempt {} of {} ended)", ended,
+                                               j->spec.attempts.size())}}});
+          }
+          if (Status st = core.Requeue(c.job, t); !st.ok()) return st;
+          continue;
+        }
         if (Status st = core.Finish(c.job, t); !st.ok()) return st;  // a core defect: stop
+        ++ended;
         if (cfg.record_events) {
           result.event_log.push_back({.t = t, .kind = EventKind::kFinish, .job = c.job});
         }
@@ -161,15 +241,30 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     }
     for (const Action& a : actions) {
       if (cfg.record_events) result.event_log.push_back(EventOf(a, t));
+      if (a.kind == Action::Kind::kPreempt) ++result.preemptions;
       if (a.kind != Action::Kind::kStart) continue;
       const Job* j = core.Find(a.job);
-      done.push(Completion{CompletionTime(*j), seq++, a.job, j->starts});
+      const size_t slot = static_cast<size_t>(j - core.jobs().data());
+      Duration target = *j->spec.duration;  // the whole job
+      bool attempt_ends = false;
+      if (cfg.replay_attempts && attempt[slot] + 1 < j->spec.attempts.size()) {
+        target = 0;  // the work done by the end of the current attempt
+        for (size_t k = 0; k <= attempt[slot]; ++k) target += j->spec.attempts[k];
+        attempt_ends = true;
+      }
+      done.push(Completion{*j->ProjectedTimeOfWork(target), seq++, a.job, j->starts, attempt_ends});
       int sw = 0, last = -1;
       for (const auto& sl : a.alloc.slices) {
         if (cfg.topo.switch_of(sl.node) != last) ++sw;
         last = cfg.topo.switch_of(sl.node);
       }
-      shape[static_cast<size_t>(j - core.jobs().data())] = {a.alloc.node_count(), sw};
+      shape[slot] = {a.alloc.node_count(), sw};
+    }
+    if (cfg.forecast_every > 0) {
+      if (Status st = CheckForecasts(core, jobs, forecast_from, next, t, cfg, result); !st.ok()) {
+        return st;
+      }
+      forecast_from = next;
     }
     // Fragmentation: the first waiting job would fit the free GPUs in count, yet waits.
     const Job* head = core.FirstWaiting();
@@ -177,6 +272,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     frag_now = head && free > 0 && head->gpus() <= free ? free : 0;
   }
 
+  if (cfg.progress) cfg.progress(last_t, jobs.size(), jobs.size());
   result.passes = core.passes();
   result.placement_note = core.placement().Note();
   result.jobs.reserve(jobs.size());
@@ -186,6 +282,8 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     r.id = j->spec.id;
     r.gpus = j->gpus();
     r.model = j->spec.model;
+    r.user = j->spec.user;
+    r.vc = j->spec.vc;
     r.state = j->state;
     r.submit = j->spec.submit;
     r.first_start = j->first_start;
@@ -193,6 +291,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     r.preemptions = j->preemptions;
     r.evictions = j->evictions;
     r.promotions = j->promotions;
+    r.restarts = j->restarts;
     r.final_queue = j->queue;
     r.held = j->held;
     r.overhead = j->overhead;

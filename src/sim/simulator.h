@@ -3,7 +3,9 @@
 // scheduling logic lives here: every decision is the core's.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,15 +27,31 @@ struct SimConfig {
   Topology topo = *Topology::Create(1, 1, 1);
   std::string policy = "dlas";
   std::vector<std::string> policy_opts;
-  std::string placement = "count";
+  // Profile-based placement (the paper's): chosen by the sweep in README ("How the defaults
+  // were chosen"); count scatters gangs, which the speed model then slows.
+  std::string placement = "tiresias";
   std::vector<std::string> placement_opts;
   Duration preempt_overhead = kDefaultPreemptOverhead;
   std::shared_ptr<const SpeedModel> speed;  // null: every placement runs at packed speed
   std::string label;                        // for reports; default "policy+placement"
   bool record_events = false;               // fill SimResult::event_log
+  // Replay the attempts a trace records (JobSpec::attempts): each attempt but the last ends,
+  // once its run time of work is done, without finishing the job, which waits to be
+  // restarted (Scheduler::Requeue). Off: a job runs its whole duration as one attempt.
+  bool replay_attempts = false;
   // Nodes losing and regaining GPUs, in time order (Scheduler::SetNodeAvailability with the
   // core's UsableMaskFor: free GPUs go first, then running jobs are evicted).
   std::vector<CapacityChange> capacity;
+  // Called every few thousand events with the simulated time reached and the jobs ended so
+  // far (of jobs.size()), for a progress display; the driver decides whether to show it.
+  std::function<void(Time now, size_t ended, size_t total)> progress;
+  // Every forecast_every-th job (by submission), a start forecast made at its submit
+  // (engine/forecast.h, forecast_samples copies) is kept in SimResult::forecasts, with a naive
+  // one, to measure them against what happened; 0 = none.
+  size_t forecast_every = 0;
+  int forecast_samples = 8;
+  // The cluster over time (SimResult::series) every series_step of simulated time; 0 = none.
+  Duration series_step = 0;
   // Reads the files policy options name; null: a FileDataSource of this run's own. Share
   // one across runs (compare) to read each file once.
   std::shared_ptr<const DataSource> data;
@@ -42,10 +60,10 @@ struct SimConfig {
 struct JobResult {
   JobId id;
   int gpus = 0;
-  std::string model;
+  std::string model, user, vc;
   JobState state = JobState::kPending;
   Time submit = 0, first_start = -1, end = -1;
-  int preemptions = 0, promotions = 0, final_queue = 0;
+  int preemptions = 0, promotions = 0, final_queue = 0, restarts = 0;
   int evictions = 0;  // runs stopped because their GPUs became unavailable
   Duration held = 0, overhead = 0, executed = 0;
   Duration work = 0;            // packed-placement duration from the trace
@@ -54,6 +72,22 @@ struct JobResult {
   std::string reject_reason;
   // Achieved vs packed speed: progress-time / packed duration (1 = packed speed).
   double slowdown() const { return work > 0 ? static_cast<double>(executed) / work : 1.0; }
+};
+
+// The cluster at one instant of a run (the state between two events), for time series.
+struct SeriesPoint {
+  Time t = 0;
+  int busy_gpus = 0, free_gpus = 0, unusable_gpus = 0;
+  std::vector<int> waiting, running;  // jobs per queue (Q1 first)
+  uint64_t preemptions = 0;           // so far (cumulative)
+};
+
+// A start forecast made when a job was submitted (SimConfig::forecast_every).
+struct ForecastCheck {
+  JobId job;
+  Time at = 0;                        // its submit
+  std::optional<Time> p10, p50, p90;  // unset: beyond the horizon
+  Time naive = 0;  // now + jobs ahead x mean duration / (GPUs / mean GPUs per job)
 };
 
 struct SimResult {
@@ -69,7 +103,10 @@ struct SimResult {
   // GPU-ms free while the first waiting job (policy order) had enough free GPUs in count but
   // no slot: GPUs idle because of fragmentation. Divided by the makespan in the metrics.
   double frag_idle_gpu_ms = 0;
-  std::string placement_note;  // what the placement policy learned, if anything
+  std::string placement_note;       // what the placement policy learned, if anything
+  std::vector<SeriesPoint> series;  // with series_step: one point per step, from the first submit
+  uint64_t preemptions = 0;         // preempt actions of the whole run
+  std::vector<ForecastCheck> forecasts;
 };
 
 // Validates the configuration (unknown policy or option -> InvalidArgument) and runs.

@@ -49,6 +49,8 @@ nlohmann::json RequestToJson(const JobRecord& r) {
   }
   if (!r.output.empty()) j["output"] = r.output;
   if (!r.error.empty()) j["error"] = r.error;
+  if (r.tasks_per_gpu > 0) j["tasks_per_gpu"] = r.tasks_per_gpu;
+  if (r.keep_checkpoints) j["keep_checkpoints"] = true;
   return j;
 }
 
@@ -85,6 +87,8 @@ void RequestFromJson(const nlohmann::json& j, JobRecord& r) {
   }
   r.output = j.value("output", "");
   r.error = j.value("error", "");
+  r.tasks_per_gpu = j.value("tasks_per_gpu", 0);
+  r.keep_checkpoints = j.value("keep_checkpoints", false);
 }
 
 nlohmann::json EngineToJson(const JobRecord& r) {

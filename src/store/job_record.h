@@ -64,6 +64,8 @@ struct JobRecord {
   // Where stdout / stderr go, sbatch patterns (%j %a %A %u %x %%) resolved at launch;
   // "" = the job's log (stderr: with stdout).
   std::string output, error;
+  int tasks_per_gpu = 0;          // 1: one process per GPU (SubmitRequest::tasks_per_gpu)
+  bool keep_checkpoints = false;  // its checkpoint directory stays after it finished
 
   // What happened.
   LiveState state = LiveState::kPending;

@@ -27,8 +27,9 @@ std::string SecondsRange(const char* low) {
   return fmt::format("in {}, {}] (ten years)", low, kMaxInputSeconds);
 }
 
-// "YYYY-MM-DD HH:MM:SS" -> seconds since the Unix epoch.
-std::optional<int64_t> ParseTimestamp(std::string_view s) {
+}  // namespace
+
+std::optional<int64_t> ParseDateTime(std::string_view s) {
   s = Trim(s);
   if (s.size() != 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' ||
       s[16] != ':') {
@@ -48,6 +49,8 @@ std::optional<int64_t> ParseTimestamp(std::string_view s) {
   int64_t days = std::chrono::sys_days(ymd).time_since_epoch().count();
   return days * 86400 + *h * 3600 + *mi * 60 + *se;
 }
+
+namespace {
 
 struct Columns {
   std::vector<size_t> idx;
@@ -73,6 +76,8 @@ StatusOr<Trace> ReadTiresias(CsvFile& f) {
   if (Status st = c.Require(f, {"job_id", "num_gpu", "submit_time", "duration"}); !st.ok())
     return st;
   auto model_col = f.Column("model_name");
+  auto user_col = f.Column("user"), vc_col = f.Column("vc"), name_col = f.Column("name"),
+       attempts_col = f.Column("attempts");
   Trace t{"tiresias", {}};
   t.jobs.reserve(f.RecordsLeft());
   std::set<int64_t> seen;
@@ -107,6 +112,27 @@ StatusOr<Trace> ReadTiresias(CsvFile& f) {
     j.submit = *submit;
     j.duration = *dur;
     if (model_col) j.model = std::string(Trim(row[*model_col]));
+    if (user_col) j.user = std::string(Trim(row[*user_col]));
+    if (vc_col) j.vc = std::string(Trim(row[*vc_col]));
+    if (name_col) j.name = std::string(Trim(row[*name_col]));
+    if (attempts_col && !Trim(row[*attempts_col]).empty()) {
+      Duration sum = 0;
+      for (auto part : Split(Trim(row[*attempts_col]), ';')) {
+        auto a = ParseSecondsMs(part);
+        if (!a || *a <= 0) {
+          return RowError(f, fmt::format("attempts '{}': '{}' is not a positive number of seconds",
+                                         row[*attempts_col], part));
+        }
+        j.attempts.push_back(*a);
+        sum += *a;
+      }
+      // Each attempt is rounded to the ms on its own: allow that much per attempt.
+      if (std::llabs(sum - *dur) > static_cast<Duration>(j.attempts.size())) {
+        return RowError(f, fmt::format("attempts '{}' sum to {} s, not the duration {} s",
+                                       row[*attempts_col], ToSeconds(sum), ToSeconds(*dur)));
+      }
+      j.attempts.back() += *dur - sum;  // exact: the attempts sum to the duration
+    }
     t.jobs.push_back(std::move(j));
   }
   return t;
@@ -116,6 +142,7 @@ StatusOr<Trace> ReadPhilly(CsvFile& f) {
   Columns c;
   if (Status st = c.Require(f, {"timestamp", "duration", "num_gpus"}); !st.ok()) return st;
   auto cluster_col = f.Column("cluster");
+  auto user_col = f.Column("user");
   Trace t{"philly", {}};
   t.jobs.reserve(f.RecordsLeft());
   std::vector<int64_t> stamps;
@@ -128,7 +155,7 @@ StatusOr<Trace> ReadPhilly(CsvFile& f) {
       return RowError(f,
                       fmt::format("{} fields, the header has {}", row.size(), f.header().size()));
     }
-    auto ts = ParseTimestamp(row[c.idx[0]]);
+    auto ts = ParseDateTime(row[c.idx[0]]);
     if (!ts)
       return RowError(f, fmt::format("timestamp '{}' is not YYYY-MM-DD HH:MM:SS", row[c.idx[0]]));
     auto dur = ParseSecondsMs(row[c.idx[1]]);
@@ -145,7 +172,8 @@ StatusOr<Trace> ReadPhilly(CsvFile& f) {
     j.id = JobId(next_id++);
     j.gpus = static_cast<int>(*gpus);
     j.duration = *dur;
-    if (cluster_col) j.user = std::string(Trim(row[*cluster_col]));
+    if (cluster_col) j.vc = std::string(Trim(row[*cluster_col]));
+    if (user_col) j.user = std::string(Trim(row[*user_col]));
     stamps.push_back(*ts);
     lines.push_back(f.line());
     t.jobs.push_back(std::move(j));

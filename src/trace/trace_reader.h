@@ -1,12 +1,16 @@
 // Trace readers. The format is chosen by the header:
-//  - Tiresias: job_id,num_gpu,submit_time,...,duration[,model_name] (seconds)
-//  - Philly-derived: timestamp,duration,num_gpus,gpu_time,cluster; submit times become
-//    seconds after the earliest timestamp, ids the data row number (from 0).
+//  - Tiresias: job_id,num_gpu,submit_time,...,duration (seconds), optional model_name, user,
+//    vc and name columns (what `tiresias trace convert` writes);
+//  - Philly-derived: timestamp,duration,num_gpus,gpu_time,cluster[,user]; submit times become
+//    seconds after the earliest timestamp, ids the data row number (from 0); `cluster` (the
+//    hashed virtual cluster) is the job's vc.
 // A malformed row stops the read with "file:line: what is wrong". Jobs come back sorted by
 // (submit, id), the order a driver submits them in.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -21,6 +25,8 @@ struct Trace {
 };
 
 StatusOr<Trace> ReadTrace(const std::string& path);
+// "YYYY-MM-DD HH:MM:SS" -> seconds since the Unix epoch (the clock the string was written in).
+std::optional<int64_t> ParseDateTime(std::string_view s);
 void SortForSubmission(std::vector<JobSpec>& jobs);
 // The jobs submitted in [from, to), with submit times shifted so the window starts at 0.
 std::vector<JobSpec> Window(std::vector<JobSpec> jobs, Time from, Time to);

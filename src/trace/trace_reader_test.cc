@@ -69,6 +69,23 @@ TEST(TiresiasTrace, ParsesAndSortsBySubmitThenId) {
   EXPECT_EQ(t->jobs[0].model, "resnet50");
 }
 
+TEST(TiresiasTrace, UserVcAndNameColumnsAreKept) {
+  // What `tiresias trace convert` writes: the Tiresias columns plus user, vc and name.
+  TempCsv f(
+      "job_id,num_gpu,submit_time,duration,model_name,user,vc,name\n"
+      "0,2,0,60,resnet50,alice,vc1,application_17\n"
+      "1,1,5,30,,bob,,\n");
+  auto t = ReadTrace(f.path());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->jobs.size(), 2u);
+  EXPECT_EQ(t->jobs[0].user, "alice");
+  EXPECT_EQ(t->jobs[0].vc, "vc1");
+  EXPECT_EQ(t->jobs[0].name, "application_17");
+  EXPECT_EQ(t->jobs[1].user, "bob");
+  EXPECT_EQ(t->jobs[1].vc, "");
+  EXPECT_EQ(t->jobs[1].model, "");
+}
+
 TEST(PhillyTrace, SubmitIsSecondsAfterEarliestAndIdIsRowNumber) {
   TempCsv f(std::string(kPhillyHeader) +
             "2017-10-09 07:01:55,66.0,1,66.0,11cb48\n"
@@ -84,7 +101,8 @@ TEST(PhillyTrace, SubmitIsSecondsAfterEarliestAndIdIsRowNumber) {
   EXPECT_EQ(t->jobs[0].submit, 0);
   EXPECT_EQ(t->jobs[0].gpus, 2);
   EXPECT_EQ(t->jobs[0].duration, 2951000);
-  EXPECT_EQ(t->jobs[0].user, "6214e9");
+  EXPECT_EQ(t->jobs[0].vc, "6214e9");
+  EXPECT_EQ(t->jobs[0].user, "");
   EXPECT_EQ(t->jobs[1].id, JobId(2));
   EXPECT_EQ(t->jobs[1].submit, 0);
   EXPECT_EQ(t->jobs[2].id, JobId(0));

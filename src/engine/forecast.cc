@@ -1,0 +1,282 @@
+// Forecasts by forward simulation of a core (see forecast.h).
+#include "engine/forecast.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <queue>
+
+namespace tiresias {
+namespace {
+
+// splitmix64: a small, seeded, portable generator (the same draws on every standard library).
+struct Rng {
+  uint64_t s;
+  uint64_t Next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }  // [0, 1)
+  size_t Below(size_t n) { return static_cast<size_t>(Uniform() * static_cast<double>(n)); }
+};
+
+// The distribution of a job's total service (GPU-ms), estimated by Kaplan-Meier from the
+// finished jobs (their service) and the jobs still in the system (at least what they have
+// attained: censored), so that long jobs that have not finished yet are not forgotten (a
+// history of finished jobs alone is biased towards short ones).
+class ServiceModel {
+ public:
+  ServiceModel(std::vector<Service> finished, std::vector<Service> censored) {
+    std::sort(finished.begin(), finished.end());
+    std::sort(censored.begin(), censored.end());
+    finished_ = finished.size();
+    size_t at_risk = finished.size() + censored.size();
+    double surv = 1.0;
+    size_t c = 0;
+    for (size_t i = 0; i < finished.size();) {
+      size_t k = i;
+      while (k < finished.size() && finished[k] == finished[i]) ++k;
+      // Censored below this value left the risk set before it.
+      while (c < censored.size() && censored[c] < finished[i]) {
+        ++c;
+        --at_risk;
+      }
+      surv *= 1.0 - static_cast<double>(k - i) / static_cast<double>(at_risk);
+      points_.push_back({finished[i], surv});
+      at_risk -= k - i;
+      i = k;
+    }
+  }
+  size_t finished() const { return finished_; }
+
+  // A total service for a job that has attained `attained`: S > attained drawn from the
+  // conditional distribution; past the last finished value (mass the history cannot place),
+  // twice the larger of what it has and that value. A prior before kMinHistory finished.
+  Service Draw(Service attained, int gpus, Rng& rng) const {
+    if (finished_ < kMinHistory) {
+      for (int tries = 0; tries < 16; ++tries) {  // log-uniform running time, 1 min .. 1 day
+        const double seconds = 60.0 * std::exp(rng.Uniform() * std::log(1440.0));
+        const Service s = static_cast<Service>(seconds * kMsPerSecond) * gpus;
+        if (s > attained) return s;
+      }
+      return std::max<Service>(2 * attained, attained + 1);
+    }
+    // S(attained): the survival just after the last point <= attained.
+    auto first_above = std::upper_bound(points_.begin(), points_.end(), attained,
+                                        [](Service v, const Point& p) { return v < p.value; });
+    const double s_a = first_above == points_.begin() ? 1.0 : std::prev(first_above)->surv;
+    const double target = s_a * rng.Uniform();  // find the first value whose survival <= it
+    auto hit = std::partition_point(first_above, points_.end(),
+                                    [&](const Point& p) { return p.surv > target; });
+    if (hit != points_.end()) return hit->value;
+    const Service last = points_.empty() ? 0 : points_.back().value;
+    return std::max<Service>(2 * std::max(attained, last), attained + 1);
+  }
+
+ private:
+  struct Point {
+    Service value;
+    double surv;  // P(S > value)
+  };
+  std::vector<Point> points_;
+  size_t finished_ = 0;
+};
+
+// Ids of jobs that a forecast makes up (future arrivals): far above any real id.
+constexpr int64_t kPhantomIds = int64_t{1} << 60;
+
+struct Completion {
+  Time at;
+  uint64_t seq;
+  JobId job;
+  int start_no;
+  bool operator>(const Completion& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+};
+
+struct Sample {
+  std::unordered_map<JobId, Time> start, end;
+  std::map<JobId, double> held_before_target;  // GPU-ms others held before the target started
+};
+
+// Jobs that arrive after `now` in a copy: the submissions of the last arrival_window, repeated
+// window after window (each with a fresh id and a drawn duration).
+struct Arrivals {
+  std::vector<JobSpec> recent;  // submitted in [now - window, now), by submit
+  Duration window = 0;
+};
+
+StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ServiceModel& model,
+                           const Arrivals& arrivals, const ForecastOptions& o, Rng rng) {
+  auto made = active.Clone();
+  if (!made.ok()) return made.status();
+  Scheduler& sim = **made;
+  Sample out;
+  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> done;
+  uint64_t seq = 0;
+  const bool draw_all = !o.use_given_durations && !sim.policy().needs_durations();
+  for (const Job& j : sim.jobs()) {
+    if (!j.spec.duration || draw_all) {
+      const Service total = model.Draw(j.AttainedAt(now), j.gpus(), rng);
+      const Duration remaining = (total - j.AttainedAt(now) + j.gpus() - 1) / j.gpus();
+      if (Status s = sim.AssumeDuration(j.spec.id, j.WorkDoneAt(now) + remaining); !s.ok()) {
+        return s;
+      }
+    }
+  }
+  size_t open = 0;  // real jobs that may still end in this copy (a held one never starts)
+  for (const Job& j : sim.jobs()) {
+    if (j.state == JobState::kPending || j.running()) ++open;
+    if (!j.running()) continue;
+    out.start[j.spec.id] = j.run_start;
+    done.push({*j.ProjectedEnd(), seq++, j.spec.id, j.starts});
+  }
+  const Time until = now + o.horizon;
+  // The next phantom arrival: recent[k] shifted by (round + 1) windows.
+  size_t k = 0;
+  int64_t round = 0;
+  uint64_t phantom = 0;
+  auto next_arrival = [&]() -> Time {
+    if (arrivals.recent.empty() || arrivals.window <= 0) return kNever;
+    return arrivals.recent[k].submit + (round + 1) * arrivals.window;
+  };
+  Time t = now, last = now;
+  bool target_started = o.target && out.start.contains(*o.target);
+  if (target_started && o.until_target_starts) return out;
+  for (;;) {
+    if (o.target && !target_started && t > last) {  // who held GPUs while the target waited
+      for (const Job& j : sim.jobs()) {
+        if (j.running()) out.held_before_target[j.spec.id] += j.gpus() * double(t - last);
+      }
+    }
+    last = t;
+    while (!done.empty() && done.top().at == t) {
+      const Completion c = done.top();
+      done.pop();
+      const Job* j = sim.Find(c.job);
+      if (!j->running() || j->starts != c.start_no) continue;  // preempted since
+      if (Status s = sim.Finish(c.job, t); !s.ok()) return s;
+      if (c.job.value() < kPhantomIds) {
+        out.end[c.job] = t;
+        --open;
+      }
+    }
+    if (open == 0) break;  // only made-up jobs are left
+    if (o.target && out.end.contains(*o.target)) break;
+    for (; next_arrival() == t; ++phantom) {
+      JobSpec spec = arrivals.recent[k];
+      spec.id = JobId(kPhantomIds + static_cast<int64_t>(phantom));
+      spec.submit = t;
+      if (!spec.duration || draw_all) {
+        spec.duration = (model.Draw(0, spec.gpus, rng) + spec.gpus - 1) / spec.gpus;
+      }
+      (void)sim.Submit(spec, t);  // one that could never fit is rejected, as it was
+      if (++k == arrivals.recent.size()) {
+        k = 0;
+        ++round;
+      }
+    }
+    for (const Action& a : sim.Schedule(t)) {
+      if (a.kind != Action::Kind::kStart) continue;
+      const Job* j = sim.Find(a.job);
+      if (a.job.value() < kPhantomIds) out.start.try_emplace(a.job, t);
+      if (o.target && a.job == *o.target) target_started = true;
+      if (target_started && o.until_target_starts) return out;
+      done.push({*j->ProjectedEnd(), seq++, a.job, j->starts});
+    }
+    while (!done.empty()) {  // drop completions of runs that were preempted
+      const Job* j = sim.Find(done.top().job);
+      if (j->running() && j->starts == done.top().start_no) break;
+      done.pop();
+    }
+    Time next = done.empty() ? kNever : done.top().at;
+    next = std::min({next, sim.NextWakeup(), next_arrival()});
+    if (next == kNever || next > until) break;
+    t = next;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<Time> Percentile(const std::vector<Time>& sorted, size_t samples, double p) {
+  const size_t rank = std::max<size_t>(1, static_cast<size_t>(std::ceil(p * samples)));
+  if (rank > sorted.size()) return std::nullopt;
+  return sorted[rank - 1];
+}
+
+StatusOr<ForecastInput> PrepareForecast(const Scheduler& core, Time now, const ForecastOptions& o) {
+  ForecastInput in;
+  auto active = core.Clone(/*active_only=*/true);
+  if (!active.ok()) return active.status();
+  in.active = std::move(*active);
+  for (const Job& j : core.jobs()) {
+    if (j.state == JobState::kFinished) in.finished.push_back(j.AttainedAt(j.end));
+    if (j.state == JobState::kPending || j.state == JobState::kRunning ||
+        j.state == JobState::kHeld) {
+      in.censored.push_back(j.AttainedAt(now));
+    }
+    if (o.arrival_window > 0 && j.spec.submit >= now - o.arrival_window && j.spec.submit < now &&
+        j.state != JobState::kRejected) {
+      in.recent.push_back(j.spec);
+    }
+  }
+  std::sort(in.recent.begin(), in.recent.end(), [](const JobSpec& a, const JobSpec& b) {
+    return a.submit != b.submit ? a.submit < b.submit : a.id < b.id;
+  });
+  return in;
+}
+
+StatusOr<Forecast> ForecastJobs(const Scheduler& core, Time now, const ForecastOptions& o) {
+  auto in = PrepareForecast(core, now, o);
+  if (!in.ok()) return in.status();
+  return RunForecast(*in, now, o);
+}
+
+StatusOr<Forecast> RunForecast(const ForecastInput& in, Time now, const ForecastOptions& o) {
+  Forecast f{.now = now, .samples = std::max(1, o.samples)};
+  const ServiceModel model(in.finished, in.censored);
+  const Arrivals arrivals{.recent = in.recent, .window = o.arrival_window};
+  f.history = model.finished() >= kMinHistory ? model.finished() : 0;
+  std::unordered_map<JobId, std::vector<Time>> starts, ends;
+  std::map<JobId, double> held;
+  double held_total = 0;
+  for (int s = 0; s < f.samples; ++s) {
+    auto sample = RunSample(*in.active, now, model, arrivals, o,
+                            Rng{o.seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(s)});
+    if (!sample.ok()) return sample.status();
+    for (const auto& [id, t] : sample->start) starts[id].push_back(t);
+    for (const auto& [id, t] : sample->end) ends[id].push_back(t);
+    for (const auto& [id, v] : sample->held_before_target) {
+      if (o.target && id == *o.target) continue;
+      held[id] += v;
+      held_total += v;
+    }
+  }
+  for (const Job& j : in.active->jobs()) {
+    JobForecast jf;
+    auto& st = starts[j.spec.id];
+    auto& en = ends[j.spec.id];
+    std::sort(st.begin(), st.end());
+    std::sort(en.begin(), en.end());
+    jf.started_fraction = static_cast<double>(st.size()) / f.samples;
+    // Samples in which it did not start (end) count as "later than the horizon".
+    const double ps[3] = {0.1, 0.5, 0.9};
+    for (int k = 0; k < 3; ++k) {
+      jf.start[k] = Percentile(st, static_cast<size_t>(f.samples), ps[k]);
+      jf.end[k] = Percentile(en, static_cast<size_t>(f.samples), ps[k]);
+    }
+    f.jobs.emplace(j.spec.id, jf);
+  }
+  if (o.target && held_total > 0) {
+    for (const auto& [id, v] : held) f.in_the_way.push_back({id, v / held_total});
+    std::sort(f.in_the_way.begin(), f.in_the_way.end(), [](const auto& a, const auto& b) {
+      return a.share != b.share ? a.share > b.share : a.job < b.job;
+    });
+    if (f.in_the_way.size() > 5) f.in_the_way.resize(5);
+  }
+  return f;
+}
+
+}  // namespace tiresias

@@ -1,0 +1,84 @@
+// When will a job start and end? Forecasts by forward simulation of a core (the live daemon's,
+// or the simulator's at a submit): copies of the core, with only the jobs still in the
+// system, are run forward on a simulated clock with no new arrivals; each job whose duration
+// is unknown gets one drawn per copy from the service of jobs that already finished,
+// conditioned on the service it has attained (the 2D-Gittins view: a job that has run for a
+// has a remaining service distributed as S - a given S > a; the distribution of S is the
+// Kaplan-Meier estimate over finished jobs and, censored, the ones still running), and jobs
+// keep arriving as they did in the last hours. Several copies give a range:
+// p10, p50 and p90 of each job's start and end. Held jobs (by their user, a dependency, an
+// array's limit) do not start in a forecast. Before kMinHistory jobs have finished, durations
+// are drawn from a wide prior (log-uniform, 1 minute to 1 day of running time).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+#include "core/scheduler.h"
+
+namespace tiresias {
+
+inline constexpr size_t kMinHistory = 20;
+
+struct ForecastOptions {
+  int samples = 16;
+  uint64_t seed = 1;
+  Duration horizon = Seconds(365LL * 86400);  // stop simulating this far ahead
+  // With a target: the jobs that held GPUs before it started, for "in the way".
+  std::optional<JobId> target;
+  bool until_target_starts = false;  // stop each copy there (only the start is wanted)
+  // Use the durations jobs were submitted with (the daemon's `--duration`); false: draw them
+  // too (the simulator, whose jobs all carry their true duration, tests forecasts that way),
+  // except where the policy orders by them (srtf, srsf, sjf: they are the premise).
+  bool use_given_durations = true;
+  // Jobs keep arriving in a forecast as they did lately: the submissions of the last
+  // arrival_window repeat, window after window (a policy like LAS lets newcomers go first, so
+  // a forecast without them is too early). 0: no arrivals.
+  Duration arrival_window = Seconds(6 * 3600);
+};
+
+struct JobForecast {
+  // Core times; unset when the job did not start (end) within the horizon in that many
+  // samples (a held job never does). A running job's start is its real one.
+  std::array<std::optional<Time>, 3> start, end;  // p10, p50, p90
+  double started_fraction = 0;                    // samples in which it started
+};
+
+struct InTheWay {
+  JobId job;
+  double share = 0;  // of the GPU-time others held between now and the target's start
+};
+
+struct Forecast {
+  Time now = 0;
+  int samples = 0;
+  size_t history = 0;  // finished jobs whose service the durations were drawn from
+  std::unordered_map<JobId, JobForecast> jobs;
+  std::vector<InTheWay> in_the_way;  // with a target: the largest first, at most 5
+};
+
+// What a forecast needs from a core, taken at once (the daemon holds its lock only for this):
+// a copy with the active jobs, the service of finished and active jobs, recent submissions.
+struct ForecastInput {
+  std::unique_ptr<Scheduler> active;
+  std::vector<Service> finished, censored;
+  std::vector<JobSpec> recent;  // submitted in the arrival window, by submit
+};
+StatusOr<ForecastInput> PrepareForecast(const Scheduler& core, Time now,
+                                        const ForecastOptions& options);
+// Runs `options.samples` copies of the prepared core forward from `now`.
+StatusOr<Forecast> RunForecast(const ForecastInput& in, Time now, const ForecastOptions& options);
+// Both. FailedPrecondition when the core's policies cannot be copied.
+StatusOr<Forecast> ForecastJobs(const Scheduler& core, Time now, const ForecastOptions& options);
+
+// The p-quantile (nearest rank) of `samples` values of which `sorted` are the known ones and
+// the rest lie beyond them (did not happen within the horizon): nullopt when it is one of those.
+std::optional<Time> Percentile(const std::vector<Time>& sorted, size_t samples, double p);
+
+}  // namespace tiresias

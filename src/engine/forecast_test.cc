@@ -1,0 +1,168 @@
+// Forecasts by forward simulation (engine/forecast.h), pinned on cases worked out by hand and
+// against the simulator itself.
+#include "engine/forecast.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "engine/core_builder.h"
+#include "engine/file_data_source.h"
+#include "sim/simulator.h"
+
+namespace tiresias {
+namespace {
+
+std::unique_ptr<Scheduler> Core(const std::string& policy, std::vector<std::string> opts, int gpus,
+                                Duration overhead = 0) {
+  FileDataSource files;
+  auto core = BuildCore(CoreConfig{.topo = *Topology::Create(1, 1, gpus),
+                                   .policy = policy,
+                                   .policy_opts = std::move(opts),
+                                   .placement = "count",
+                                   .options = {.restore_overhead = overhead}},
+                        files);
+  EXPECT_TRUE(core.ok()) << core.status().message();
+  return std::move(*core);
+}
+
+JobSpec Spec(int64_t id, int gpus, Time submit, std::optional<Duration> d) {
+  return {.id = JobId(id), .gpus = gpus, .submit = submit, .duration = d};
+}
+
+TEST(Forecast, KnownDurationsOnFifoAndWhoIsInTheWay) {
+  // 1 GPU, fifo. A (100 s) runs from 0; B (50 s, submitted at 10) and C (30 s, at 20) wait.
+  // At 20: B starts when A ends (100) and ends at 150; C runs 150..180. Every sample agrees
+  // (no duration is drawn). In C's way: A held the GPU 20..100 (80 s), B 100..150 (50 s):
+  // shares 80/130 and 50/130.
+  auto core = Core("fifo", {}, 1);
+  ASSERT_TRUE(core->Submit(Spec(1, 1, 0, Seconds(100)), 0).ok());
+  (void)core->Schedule(0);
+  ASSERT_TRUE(core->Submit(Spec(2, 1, Seconds(10), Seconds(50)), Seconds(10)).ok());
+  (void)core->Schedule(Seconds(10));
+  ASSERT_TRUE(core->Submit(Spec(3, 1, Seconds(20), Seconds(30)), Seconds(20)).ok());
+  (void)core->Schedule(Seconds(20));
+  auto f = ForecastJobs(*core, Seconds(20), {.samples = 4, .target = JobId(3)});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  const auto& a = f->jobs.at(JobId(1));
+  const auto& b = f->jobs.at(JobId(2));
+  const auto& c = f->jobs.at(JobId(3));
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(a.start[k], Time{0});
+    EXPECT_EQ(a.end[k], Seconds(100));
+    EXPECT_EQ(b.start[k], Seconds(100));
+    EXPECT_EQ(b.end[k], Seconds(150));
+    EXPECT_EQ(c.start[k], Seconds(150));
+    EXPECT_EQ(c.end[k], Seconds(180));
+  }
+  ASSERT_EQ(f->in_the_way.size(), 2u);
+  EXPECT_EQ(f->in_the_way[0].job, JobId(1));
+  EXPECT_DOUBLE_EQ(f->in_the_way[0].share, 80.0 / 130);
+  EXPECT_EQ(f->in_the_way[1].job, JobId(2));
+  EXPECT_DOUBLE_EQ(f->in_the_way[1].share, 50.0 / 130);
+  // The forecast ran on copies: the core itself is where it was.
+  EXPECT_TRUE(core->Find(JobId(1))->running());
+  EXPECT_EQ(core->Find(JobId(2))->state, JobState::kPending);
+}
+
+TEST(Forecast, UnknownDurationsAreDrawnFromFinishedJobsAboveWhatTheJobAttained) {
+  // 1 GPU, dlas (one queue: nothing is preempted). 20 jobs of 100 s finish one after the other
+  // (0..2000 s): the history is 20 x 100 GPU-s. Then R starts at 2000 and W waits. At 2050 R has
+  // attained 50 GPU-s, so its total is drawn from the history above 50: 100 (every draw), and
+  // it ends at 2100; W (attained 0) draws 100 s too and runs 2100..2200.
+  auto core = Core("dlas", {"queues=1"}, 1);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(core->Submit(Spec(i, 1, 0, std::nullopt), 0).ok());
+  }
+  (void)core->Schedule(0);
+  for (int i = 0; i < 20; ++i) {
+    const Time end = Seconds(100) * (i + 1);
+    ASSERT_TRUE(core->Finish(JobId(i), end).ok());
+    (void)core->Schedule(end);
+  }
+  ASSERT_TRUE(core->Submit(Spec(100, 1, Seconds(2000), std::nullopt), Seconds(2000)).ok());
+  ASSERT_TRUE(core->Submit(Spec(101, 1, Seconds(2000), std::nullopt), Seconds(2000)).ok());
+  (void)core->Schedule(Seconds(2000));
+  ASSERT_TRUE(core->Find(JobId(100))->running());
+  auto f = ForecastJobs(*core, Seconds(2050), {.samples = 8});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->history, 20u);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(f->jobs.at(JobId(100)).end[k], Seconds(2100));
+    EXPECT_EQ(f->jobs.at(JobId(101)).start[k], Seconds(2100));
+    EXPECT_EQ(f->jobs.at(JobId(101)).end[k], Seconds(2200));
+  }
+}
+
+TEST(Forecast, WithoutHistoryTheRangeIsWideButOrdered) {
+  auto core = Core("dlas", {}, 2);
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(core->Submit(Spec(i, 1, 0, std::nullopt), 0).ok());
+  (void)core->Schedule(0);
+  auto f = ForecastJobs(*core, 0, {.samples = 32});
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->history, 0u);
+  const auto& last = f->jobs.at(JobId(5));
+  ASSERT_TRUE(last.start[0] && last.start[2]);
+  EXPECT_LE(*last.start[0], *last.start[1]);
+  EXPECT_LT(*last.start[1], *last.start[2]);  // a range, not a point
+  // Same seed, same forecast.
+  auto again = ForecastJobs(*core, 0, {.samples = 32});
+  EXPECT_EQ(again->jobs.at(JobId(5)).start, last.start);
+}
+
+// With every duration known and no more arrivals, the forecast is the simulator's replay:
+// the same starts and ends for every job, through demotions and preemptions (dlas with a
+// small first queue) and restore overhead. The copies are made with only the active jobs.
+// A forecast made at 0 with every duration known replays the simulator's run exactly.
+void ExpectForecastEqualsSimulation(const std::string& policy,
+                                    const std::vector<std::string>& opts) {
+  std::vector<JobSpec> jobs;
+  for (int i = 0; i < 40; ++i) {
+    jobs.push_back(Spec(i, 1 + (i * 7) % 4, 0, Seconds(30 + (i * 37) % 400)));
+  }
+  SimConfig cfg;
+  cfg.topo = *Topology::Create(1, 2, 4);
+  cfg.policy = policy;
+  cfg.policy_opts = opts;
+  cfg.placement = "count";
+  cfg.preempt_overhead = Seconds(5);
+  auto sim = RunSimulation(cfg, jobs);
+  ASSERT_TRUE(sim.ok()) << sim.status().message();
+  ASSERT_GT(sim->preemptions, 0u);
+
+  FileDataSource files;
+  auto core = BuildCore(CoreConfig{.topo = cfg.topo,
+                                   .policy = cfg.policy,
+                                   .policy_opts = cfg.policy_opts,
+                                   .placement = cfg.placement,
+                                   .options = {.restore_overhead = cfg.preempt_overhead}},
+                        files);
+  ASSERT_TRUE(core.ok());
+  for (const JobSpec& j : jobs) ASSERT_TRUE((*core)->Submit(j, 0).ok());
+  (void)(*core)->Schedule(0);
+  auto f = ForecastJobs(**core, 0, {.samples = 2});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  for (const JobResult& r : sim->jobs) {
+    const auto& jf = f->jobs.at(r.id);
+    EXPECT_EQ(jf.start[1], r.first_start) << r.id.value();
+    EXPECT_EQ(jf.end[1], r.end) << r.id.value();
+  }
+}
+
+TEST(Forecast, EqualsTheSimulatorWhenDurationsAreKnown) {
+  ExpectForecastEqualsSimulation("dlas", {"queues=2", "thresholds=200"});
+}
+
+// Policies with learned state (thresholds that follow the GPU-time history, learning online
+// from every completion; the Gittins index): the copies a forecast runs learn as the core does.
+TEST(Forecast, EqualsTheSimulatorWithThresholdsThatLearn) {
+  const std::string history =
+      std::string(TIRESIAS_SHARED_DIR) + "/traces/tiresias/yarn-gput1000.csv";
+  if (!std::filesystem::exists(history)) GTEST_SKIP() << history << " is absent (../shared)";
+  ExpectForecastEqualsSimulation("dlas",
+                                 {"threshold_quantiles=0.2,0.5", "online=true", "history_batch=1"});
+  ExpectForecastEqualsSimulation("gittins", {"online=true", "history_batch=1"});
+}
+
+}  // namespace
+}  // namespace tiresias

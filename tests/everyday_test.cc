@@ -1,0 +1,211 @@
+// Issue "What users of a cluster scheduler expect every day", end to end through the CLI as a
+// Slurm user would drive it: a real `serve` (4 emulated GPUs, --grace 1), then an array with a
+// concurrency limit, a dependency chain, a held job and a job that runs past its time limit.
+// Each check says what Slurm (squeue/scontrol/sacct) would say for the same story.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "serve_process.h"
+#include "test_util.h"
+
+namespace tiresias {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CmdResult;
+using testing::RunTiresias;
+
+class EverydayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::ScratchDir("everyday");
+    serve_ = std::make_unique<testing::ServeProcess>(
+        dir_, std::vector<std::string>{"--gpus", "4", "--grace", "1"});
+    serve_->Start();
+  }
+  // As a user whose shell has TIRESIAS_STATE_DIR set (flags after `--` are the job's).
+  CmdResult Cli(const std::string& args) {
+    return testing::RunCommandLine("TIRESIAS_STATE_DIR=" + sd() + " " + TIRESIAS_BINARY + " " +
+                                   args);
+  }
+  nlohmann::json Json(const std::string& args) {
+    CmdResult r = Cli(args + " -o json");
+    EXPECT_EQ(r.rc, 0) << args << "\n" << r.out;
+    auto j = nlohmann::json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << args << " -o json does not parse:\n" << r.out;
+    return j;
+  }
+  std::string Submit(const std::string& args) {
+    CmdResult r = Cli("submit --parsable " + args);
+    EXPECT_EQ(r.rc, 0) << r.out;
+    std::string id = r.out.substr(0, r.out.find_last_not_of("\n ") + 1);
+    EXPECT_EQ(id.find_first_not_of("0123456789"), std::string::npos) << "--parsable: " << r.out;
+    return id;
+  }
+  std::string sd() const { return dir_.string(); }
+
+  fs::path dir_;
+  std::unique_ptr<testing::ServeProcess> serve_;
+};
+
+TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
+  // 1. An array of 4 one-GPU tasks, at most 2 at once (sbatch --array 0-3%2). sbatch
+  // --parsable prints the array's id; each task sees its index and the array's id.
+  const std::string a = Submit(
+      "--array 0-3%2 --gpus 1 -J arr -- sh -c 'echo task $TIRESIAS_ARRAY_TASK_ID of "
+      "$TIRESIAS_ARRAY_JOB_ID; sleep 2'");
+  // 2. A chain: b fails (exit 3); c after b ok (never: cancelled, as Slurm with
+  // kill_invalid_depend); d after b failed (runs); e after d ok (runs after d).
+  const std::string b = Submit("--gpus 1 -J b -- sh -c 'sleep 1; exit 3'");
+  const std::string c = Submit("--gpus 1 -J c --dependency afterok:" + b + " -- true");
+  const std::string d = Submit("--gpus 1 -J d -d afternotok:" + b + " -- sh -c 'sleep 1'");
+  const std::string e = Submit("--gpus 1 -J e -d afterok:" + d + " -- true");
+  // 3. Held at submit (sbatch -H): waits with reason Held until released.
+  const std::string h = Submit("--gpus 1 -J h -H -- true");
+  // 4. Two seconds of running time, then the checkpoint signal, the grace, state timeout.
+  const std::string t = Submit("--gpus 1 -J t --time 0:02 -- sleep 60");
+
+  // squeue right away: the array's last two tasks wait for the array's limit, c, d and e for
+  // their dependencies, h is held. Slurm's words: JobArrayTaskLimit, Dependency, JobHeldUser.
+  {
+    CmdResult ls = Cli("ls");
+    ASSERT_EQ(ls.rc, 0) << ls.out;
+    EXPECT_NE(ls.out.find("NODELIST(REASON)"), std::string::npos) << ls.out;
+    auto line = [&](const std::string& ref) {  // the row whose first column is ref
+      std::istringstream rows(ls.out);
+      for (std::string row, first; std::getline(rows, row);) {
+        std::istringstream(row) >> first;
+        if (first == ref) return row;
+      }
+      return std::string();
+    };
+    EXPECT_NE(line(a + "_3").find("(JobArrayTaskLimit)"), std::string::npos) << ls.out;
+    EXPECT_NE(line(c).find("(Dependency)"), std::string::npos) << ls.out;
+    EXPECT_NE(line(e).find("(Dependency)"), std::string::npos) << ls.out;
+    EXPECT_NE(line(h).find("(Held)"), std::string::npos) << ls.out;
+    const auto held = Json("show " + h);
+    EXPECT_EQ(held["reason"], "Held");
+    EXPECT_TRUE(held["held"].get<bool>());
+  }
+  ASSERT_EQ(Cli("release " + h).rc, 0);
+
+  // wait: the worst status of the jobs (0 all finished; b's exit code 3).
+  EXPECT_EQ(Cli("wait " + a + " --timeout 60").rc, 0);  // an array id waits for every task
+  EXPECT_EQ(Cli("wait " + b + " " + d + " " + e + " " + h + " --timeout 60").rc, 3);
+  EXPECT_EQ(Cli("wait " + c + " --timeout 60").rc, 125);  // cancelled
+  EXPECT_EQ(Cli("wait " + t + " --timeout 60").rc, 124);  // timeout
+
+  // The array: never more than 2 tasks at once; each printed its own index.
+  const auto tasks = Json("ls -a");
+  std::vector<std::pair<int64_t, int>> edges;  // (+1 at start, -1 at end) of each task
+  int seen = 0;
+  for (const auto& j : tasks) {
+    if (!j.contains("ref") || !j["ref"].get<std::string>().starts_with(a + "_")) continue;
+    ++seen;
+    EXPECT_EQ(j["state"], "finished") << j.dump();
+    edges.push_back({j["first_start_ms"].get<int64_t>(), +1});
+    edges.push_back({j["end_ms"].get<int64_t>(), -1});
+    const std::string ref = j["ref"];
+    CmdResult log = Cli("logs " + ref);
+    EXPECT_NE(log.out.find("task " + ref.substr(ref.find('_') + 1) + " of " + a), std::string::npos)
+        << ref << ": " << log.out;
+  }
+  EXPECT_EQ(seen, 4);
+  std::sort(edges.begin(), edges.end());  // an end before a start at the same ms
+  int running = 0, most = 0;
+  for (auto [at, delta] : edges) most = std::max(most, running += delta);
+  EXPECT_EQ(most, 2);
+
+  // scontrol show job: states, reasons, the limit; a killed-at-grace preemption is said so.
+  const auto cj = Json("show " + c);
+  EXPECT_EQ(cj["state"], "cancelled");
+  EXPECT_NE(cj["message"].get<std::string>().find("can never be met"), std::string::npos)
+      << cj.dump();
+  EXPECT_TRUE(cj["first_start_ms"].is_null());  // it never ran
+  const auto tj = Json("show " + t);
+  EXPECT_EQ(tj["state"], "timeout");
+  EXPECT_EQ(tj["time_limit"], "00:00:02");
+  CmdResult show_t = Cli("show " + t);
+  EXPECT_NE(show_t.out.find("State=timeout"), std::string::npos) << show_t.out;
+  EXPECT_NE(show_t.out.find("TimeLimit=00:00:02"), std::string::npos) << show_t.out;
+  EXPECT_NE(show_t.out.find("Timeline:"), std::string::npos) << show_t.out;
+  // Ran ~2 s (its limit counts running time only), plus the grace.
+  EXPECT_GE(tj["time_s"].get<double>(), 2.0);
+  EXPECT_LT(tj["time_s"].get<double>(), 10.0);
+  // d ran only after b ended; e only after d.
+  const auto bj = Json("show " + b), dj = Json("show " + d), ej = Json("show " + e);
+  EXPECT_EQ(bj["state"], "failed");
+  EXPECT_EQ(bj["exit_code"], 3);
+  EXPECT_GE(dj["first_start_ms"].get<int64_t>(), bj["end_ms"].get<int64_t>());
+  EXPECT_GE(ej["first_start_ms"].get<int64_t>(), dj["end_ms"].get<int64_t>());
+
+  // sacct: every ended job with its end state and ExitCode as code:signal; filtered on the
+  // server by state.
+  CmdResult hist = Cli("history");
+  ASSERT_EQ(hist.rc, 0) << hist.out;
+  for (const char* col : {"SUBMIT", "START", "END", "ELAPSED", "GPU-HOURS", "EXITCODE"}) {
+    EXPECT_NE(hist.out.find(col), std::string::npos) << col << "\n" << hist.out;
+  }
+  EXPECT_NE(hist.out.find(" 3:0"), std::string::npos) << hist.out;
+  const auto failed = Json("history --state failed");
+  ASSERT_EQ(failed.size(), 1u) << failed.dump();
+  EXPECT_EQ(failed[0]["id"].get<int64_t>(), std::stoll(b));
+  const auto timeouts = Json("history -s timeout,cancelled");
+  EXPECT_EQ(timeouts.size(), 2u) << timeouts.dump();
+  EXPECT_EQ(Json("history").size(), 10u);  // 4 tasks + b c d e h t
+
+  // Cancelling one task of an array, and the rest by the array's id (scancel 42_7, 42).
+  const std::string a2 = Submit("--array 0-2 --gpus 4 -- sleep 30");
+  CmdResult one = Cli("cancel " + a2 + "_2");
+  EXPECT_EQ(one.rc, 0) << one.out;
+  EXPECT_EQ(Json("show " + a2 + "_2")["state"], "cancelled");
+  EXPECT_NE(Json("show " + a2 + "_1")["state"], "cancelled");
+  EXPECT_EQ(Cli("cancel " + a2).rc, 0);
+  EXPECT_EQ(Cli("wait " + a2 + " --timeout 30").rc, 125);
+  for (const char* i : {"_0", "_1", "_2"}) EXPECT_EQ(Json("show " + a2 + i)["state"], "cancelled");
+
+  // Errors: a job that does not exist is a runtime error (1), a bad flag a usage error (2).
+  EXPECT_EQ(Cli("show 999").rc, 1);
+  EXPECT_EQ(Cli("ls --stat running").rc, 2);
+
+  // Every command's -o json parses (the ones above too).
+  for (const std::string& cmd :
+       std::vector<std::string>{"ls", "ls -a", "history", "nodes", "events", "whoami", "version",
+                                "explain " + t, "wait " + e, "show " + a + "_0"}) {
+    (void)Json(cmd);
+  }
+  const auto ver = Json("version");
+  EXPECT_EQ(ver["client"], ver["server"]) << ver.dump();
+}
+
+// The generated man page and completions come from the binary (`make` builds them) and know
+// every subcommand and the policy names.
+TEST(EverydayDocs, CompletionKnowsCommandsFlagsAndPolicies) {
+  CmdResult bash = RunTiresias("completion bash");
+  ASSERT_EQ(bash.rc, 0);
+  const fs::path script = testing::ScratchDir("completion") / "tiresias.bash";
+  std::ofstream(script) << bash.out;
+  auto complete = [&](const std::string& words, int cword) {
+    return testing::RunCommandLine("bash -c 'source " + script.string() + "; COMP_WORDS=(" + words +
+                                   "); COMP_CWORD=" + std::to_string(cword) +
+                                   "; _tiresias; echo \"${COMPREPLY[*]}\"'")
+        .out;
+  };
+  EXPECT_EQ(complete("tiresias subm", 1), "submit\n");
+  EXPECT_EQ(complete("tiresias sim --pol", 2), "--policy\n");
+  EXPECT_NE(complete("tiresias sim --policy \"\"", 3).find("dlas gittins"), std::string::npos);
+  EXPECT_NE(complete("tiresias submit --dep", 2).find("--dependency"), std::string::npos);
+  CmdResult zsh = RunTiresias("completion zsh");
+  EXPECT_EQ(zsh.out.rfind("#compdef tiresias", 0), 0u) << zsh.out.substr(0, 80);
+}
+
+}  // namespace
+}  // namespace tiresias
