@@ -105,8 +105,12 @@ std::vector<std::pair<int, int>> ParsePlacement(std::string_view s) {
 
 }  // namespace
 
-StatusOr<CommandResult> SlurmExecutor::Slurm(const std::vector<std::string>& argv) const {
-  auto r = RunCommand(argv, opts_.command_timeout, opts_.env.empty() ? nullptr : &opts_.env);
+StatusOr<CommandResult> SlurmExecutor::Slurm(const std::vector<std::string>& argv,
+                                             size_t items) const {
+  // A command over many jobs makes one request per job (scancel): ~10 ms each, 50-100 ms when
+  // slurmctld is busy. Its deadline grows with them: killed halfway, it would be repeated whole.
+  const auto timeout = opts_.command_timeout + std::chrono::milliseconds(100) * items;
+  auto r = RunCommand(argv, timeout, opts_.env.empty() ? nullptr : &opts_.env);
   if (!r.ok()) {
     if (r.status().code() == StatusCode::kUnavailable) return r.status();
     return IoError(fmt::format("{}: {}", argv[0], r.status().message()));
@@ -622,7 +626,8 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
         Enqueue({.kind = OpKind::kHold, .job = id});  // Slurm must not start it on its own
         j.hold_sent_seq = op_seq_;
       } else if (SlurmActive(s->state) && s->state != "COMPLETING") {
-        Enqueue({.kind = OpKind::kKill, .job = id});  // started without tiresias: stop it
+        // Started without tiresias: stop whatever runs.
+        Enqueue({.kind = OpKind::kKill, .job = id, .attempt = -1});
         j.hold_sent_seq = op_seq_;
       }
       continue;
@@ -747,7 +752,16 @@ void SlurmExecutor::PollerLoop() {
       if (stop_) return;
       seq = ++op_seq_;
     }
+    const auto began = std::chrono::steady_clock::now();
     auto jobs = Squeue();
+    static const bool trace = std::getenv("TIRESIAS_SLURM_TRACE") != nullptr;
+    if (trace) {
+      std::cerr << fmt::format("tiresias slurm poll: squeue {} jobs in {} ms\n",
+                               jobs.ok() ? jobs->size() : 0,
+                               std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::steady_clock::now() - began)
+                                   .count());
+    }
     std::optional<StatusOr<std::vector<SlurmNode>>> nodes;
     if (jobs.ok() && std::chrono::steady_clock::now() >= next_sinfo) {
       nodes = Sinfo();
@@ -785,12 +799,15 @@ void SlurmExecutor::WorkerLoop() {
         cv_.wait_until(lk, retry_at, [&] { return stop_; });
         if (stop_) return;
       }
-      // Everything queued, but at most kSubmitsPerBatch submissions: a burst of new jobs
-      // must not hold up the launches queued behind it.
-      constexpr int kSubmitsPerBatch = 32;
-      int submits = 0;
+      // Everything queued, but at most kSubmitsPerBatch submissions and kLaunchesPerBatch
+      // launches (one `scontrol update` each, ~10 ms, seconds when slurmctld is busy): a burst
+      // of new jobs must not hold up the launches queued behind it, nor a burst of launches
+      // the checkpoint signals and kills (preemptions) queued behind them.
+      constexpr int kSubmitsPerBatch = 32, kLaunchesPerBatch = 32;
+      int submits = 0, launches = 0;
       for (auto it = ops_.begin(); it != ops_.end();) {
-        if (it->kind == OpKind::kSubmit && ++submits > kSubmitsPerBatch) {
+        if ((it->kind == OpKind::kSubmit && ++submits > kSubmitsPerBatch) ||
+            (it->kind == OpKind::kLaunch && ++launches > kLaunchesPerBatch)) {
           ++it;
           continue;
         }
@@ -818,8 +835,9 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
   std::vector<Op> retry;
   Status contact = Status::Ok();
   // Runs `argv`; false (and the ops go back to the queue) when slurmctld is unreachable.
-  auto run = [&](const std::vector<std::string>& argv, StatusOr<CommandResult>* result = nullptr) {
-    auto r = Slurm(argv);
+  auto run = [&](const std::vector<std::string>& argv, StatusOr<CommandResult>* result = nullptr,
+                 size_t items = 1) {
+    auto r = Slurm(argv, items);
     if (result) *result = r;
     if (!r.ok() && r.status().code() == StatusCode::kUnavailable) {
       contact = r.status();
@@ -856,7 +874,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
       for (int64_t id : ids) argv.push_back(std::to_string(id));
     }
     StatusOr<CommandResult> r = IoError("");
-    if (!run(argv, &r)) {
+    if (!run(argv, &r, ids.size())) {
       retry.insert(retry.end(), those.begin(), those.end());
       return;
     }
@@ -868,6 +886,18 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
         retry.push_back(those[k]);
       }
     }
+  };
+
+  // A signal or kill queued for an attempt that has ended or been superseded since (a retry
+  // after slurmctld was unreachable) must not reach the job's next state: a KILL to a job
+  // that is pending again cancels it in Slurm. attempt -1: whatever Slurm started on its own.
+  auto current = [&](const Op& o) {
+    std::lock_guard lk(mu_);
+    const Job* j = Find(o.job);
+    if (!j || j->retired) return false;
+    if (o.attempt < 0) return j->phase == Phase::kNone;
+    return j->attempt == o.attempt &&
+           (j->phase == Phase::kLaunching || j->phase == Phase::kReleased);
   };
 
   // With TIRESIAS_SLURM_TRACE set, each batch's parts and their times go to stderr.
@@ -901,6 +931,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
       }
     }
     each({"scontrol", "requeuehold"}, ids, true, those);
+    lap("holds", by_kind(OpKind::kHold).size() + ids.size());
   }
   // 2. Signals: to the whole batch step of a one-node job (the command and its children), to
   // the srun tasks of a multi-node one (not to srun itself, which would forward it again); a
@@ -911,7 +942,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     std::vector<Op> hold_ops;
     for (const Op& o : by_kind(OpKind::kSignal)) {
       const int64_t sid = slurm_id(o.job);
-      if (!sid) continue;
+      if (!sid || !current(o)) continue;
       if (state_of(sid).first == "PENDING") {
         hold.push_back(sid);
         hold_ops.push_back(o);
@@ -929,13 +960,15 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     }
     for (const auto& [key, v] : by_sig) {
       const char* abbrev = sigabbrev_np(key.first);
+      // --state=RUNNING: Slurm itself skips a job that is not running (any more) by now.
       std::vector<std::string> head = {
-          "scancel", "--quiet",
+          "scancel", "--quiet", "--state=RUNNING",
           "--signal=" + (abbrev ? std::string(abbrev) : std::to_string(key.first))};
       if (key.second) head.push_back("--full");
       each(head, v.first, false, v.second);
     }
     each({"scontrol", "uhold"}, hold, true, hold_ops);
+    lap("signals", by_kind(OpKind::kSignal).size());
   }
   // 3. Kills: the grace period is over. Everything of the job is killed, then the job goes
   // back to pending, held (or, if it never started, is simply held).
@@ -944,7 +977,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     std::vector<Op> active_ops, pending_ops;
     for (const Op& o : by_kind(OpKind::kKill)) {
       const int64_t sid = slurm_id(o.job);
-      if (!sid) continue;
+      if (!sid || !current(o)) continue;
       const auto [state, held] = state_of(sid);
       if (state == "PENDING") {
         if (!held) {
@@ -956,9 +989,12 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
         active_ops.push_back(o);
       }
     }
-    each({"scancel", "--quiet", "--signal=KILL", "--full"}, active, false, active_ops);
+    // --state=RUNNING: a KILL to a job that is pending (our snapshot is older) cancels it.
+    each({"scancel", "--quiet", "--state=RUNNING", "--signal=KILL", "--full"}, active, false,
+         active_ops);
     each({"scontrol", "requeuehold"}, active, true, active_ops);
     each({"scontrol", "uhold"}, pending, true, pending_ops);
+    lap("kills", active.size() + pending.size());
   }
   // 4. Launches: pin each (one update per job, a few at a time), then release them all at once.
   {
@@ -969,29 +1005,47 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
       Status status = IoError("not run");  // of running the command
       CommandResult out;
     };
-    std::vector<Pin> pins;
-    for (const Op& o : by_kind(OpKind::kLaunch)) {
+    struct Todo {
+      Op op;
+      int64_t sid;
       std::vector<std::pair<int, int>> placement;
-      int64_t sid = 0;
+    };
+    std::vector<Todo> todo;
+    std::vector<int64_t> ended;
+    std::vector<Op> ended_ops;
+    for (const Op& o : by_kind(OpKind::kLaunch)) {
+      Todo t{.op = o};
       {
         std::lock_guard lk(mu_);
         Job* j = Find(o.job);
         if (!j || j->retired || j->phase != Phase::kLaunching || j->attempt != o.attempt) continue;
-        placement = j->placement;
-        sid = j->slurm_id;
+        t.placement = j->placement;
+        t.sid = j->slurm_id;
       }
-      const auto [state, held] = state_of(sid);
+      const auto [state, held] = state_of(t.sid);
       if (SlurmActive(state)) {  // still being stopped (e.g. started outside tiresias): later
         retry.push_back(o);
         continue;
       }
-      if (SlurmEnded(state)) {
-        // The previous attempt ended in a final Slurm state: back to pending, held.
-        if (!run({"scontrol", "requeuehold", std::to_string(sid)})) {
-          retry.push_back(o);
-          continue;
-        }
+      if (SlurmEnded(state)) {  // the previous attempt ended in a final Slurm state
+        ended.push_back(t.sid);
+        ended_ops.push_back(o);
       }
+      todo.push_back(std::move(t));
+    }
+    // Those go back to pending, held: one command for all (a preempted job that checkpointed
+    // and exited is COMPLETED; after a burst of preemptions there are many).
+    const size_t retried = retry.size();
+    each({"scontrol", "requeuehold"}, ended, true, ended_ops);
+    std::set<JobId> unreachable;  // their requeue-hold waits for slurmctld: so does the pin
+    for (size_t k = retried; k < retry.size(); ++k) unreachable.insert(retry[k].job);
+    lap("requeue-holds", ended.size());
+    std::vector<Pin> pins;
+    for (const Todo& t : todo) {
+      if (unreachable.contains(t.op.job)) continue;
+      const Op& o = t.op;
+      const int64_t sid = t.sid;
+      const auto& placement = t.placement;
       int most = 0;
       std::vector<std::string> names;
       for (const auto& [n, g] : placement) {

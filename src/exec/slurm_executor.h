@@ -146,8 +146,8 @@ class SlurmExecutor : public Executor {
   };
 
   explicit SlurmExecutor(SlurmOptions opts) : opts_(std::move(opts)) {}
-  // A Slurm client command; Unavailable when slurmctld cannot be reached.
-  StatusOr<CommandResult> Slurm(const std::vector<std::string>& argv) const;
+  // A Slurm client command over `items` jobs; Unavailable when slurmctld cannot be reached.
+  StatusOr<CommandResult> Slurm(const std::vector<std::string>& argv, size_t items = 1) const;
   StatusOr<std::vector<SlurmJob>> Squeue() const;
   StatusOr<std::vector<SlurmNode>> Sinfo() const;
   void PollerLoop();

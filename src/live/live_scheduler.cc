@@ -670,8 +670,16 @@ void LiveScheduler::LaunchReady(Time now) {
         // Preempted processes still hold its GPUs (or its own previous attempt is still
         // checkpointing): no progress, no service and no demotion until they are gone, at
         // the latest by their kill deadline (pinned, so a lingering process adds no events).
-        const Time release = ExpectedRelease(gpus, id, now);
-        if (release > sched_->Find(id)->progress_start) {
+        Time release = ExpectedRelease(gpus, id, now);
+        const Time pinned = sched_->Find(id)->progress_start;
+        if (release <= now) {
+          // Overdue: a killed process outlived its second (a cluster engine can take longer
+          // to report a stop). Expect it within another second, and pin again only when that
+          // has passed: not a drain event on every round while it lingers.
+          if (now < pinned) continue;
+          release = now + kOverdueMs;
+        }
+        if (release > pinned) {
           Journal(
               {.t = now, .kind = EventKind::kDrain, .job = id, .detail = {{"until_ms", release}}});
           MustOk(sched_->SetProgressStart(id, release, now));

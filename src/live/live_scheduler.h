@@ -207,6 +207,8 @@ class LiveScheduler {
   bool HeldBack(const std::vector<GpuId>& gpus, JobId id) const;
   // When those holders are expected gone: their kill deadlines, or a second after SIGKILL.
   Time ExpectedRelease(const std::vector<GpuId>& gpus, JobId id, Time now) const;
+  // How much longer a holder that is overdue (killed, past its second) is expected to take.
+  static constexpr Duration kOverdueMs = 1000;
   // JobRecord::start_ticks while a launch is in flight (committed before the fork).
   static constexpr int64_t kLaunchInFlight = -1;
   void StopProcess(JobId id, Time now, int sig);

@@ -40,6 +40,7 @@ struct FakeWorld {
   int next_pid = 100;
   std::vector<std::string> launches;  // "job@ms:devices"
   bool ignore_term = false;           // processes that ignore SIGTERM (only SIGKILL stops them)
+  Duration linger = 0;  // a killed process is reported gone this long after SIGKILL (an engine)
   // Processes that, told to stop, finish their work instead (within the grace) and exit 0,
   // leaving their done file when `done_files`.
   bool finish_on_term = false, done_files = false;
@@ -96,7 +97,10 @@ class FakeRunner : public Executor {
     }
     w_.done[p.job] += w_.now - p.launched;  // checkpoint what it did
     p.exit_at = w_.now;
-    if (sig == SIGKILL) p.sig = 9;
+    if (sig == SIGKILL) {
+      p.sig = 9;
+      p.exit_at += w_.linger;
+    }
     return Status::Ok();
   }
   bool Adopt(JobId, int, const ProcessRef& r, const std::string&) override {
@@ -359,6 +363,41 @@ TEST_F(LiveSchedulerTest, ProcessesIgnoringSigtermAreKilledAfterTheGraceAndNever
     SetUp();
     world_ = FakeWorld{.ignore_term = true};
   }
+}
+
+TEST_F(LiveSchedulerTest, AKilledProcessSlowToGoAddsADrainEventPerSecondNotPerRound) {
+  // A 4-GPU job ignores SIGTERM and, once killed, is reported gone only 10 s later (Slurm under
+  // load). The job that preempted it waits for its GPUs with its progress start pinned: to the
+  // kill deadline, to a second after the kill, then a second at a time while the process
+  // lingers. The loop steps every 20 ms as serve's does; a drain event on every round would
+  // be ~450 journal rows. Nothing shares a GPU, and both jobs finish.
+  world_.ignore_term = true;
+  world_.linger = Seconds(10);
+  grace_ = Seconds(1);
+  auto d = Start();
+  const int64_t t0 = world_.now;
+  auto big = d->Submit({.name = "big", .gpus = 4, .argv = {"train"}});  // demoted after 5 s
+  ASSERT_TRUE(big.ok());
+  world_.work[*big] = 8'000;
+  std::optional<JobId> small;
+  for (int round = 0; round < 5'000; ++round) {
+    if (!small && world_.now >= t0 + 6'000) {
+      auto s = d->Submit({.name = "small", .gpus = 1, .argv = {"train"}});
+      ASSERT_TRUE(s.ok());
+      small = *s;
+      world_.work[*small] = 1'000;
+    }
+    d->Step();
+    world_.now += 20;
+  }
+  for (const auto& j : d->List()) EXPECT_EQ(j["state"], "finished") << j.dump();
+  EXPECT_TRUE(world_.overlaps.empty()) << fmt::format("{}", fmt::join(world_.overlaps, "\n"));
+  auto events = d->Events(0, 100'000, std::nullopt, false);
+  ASSERT_TRUE(events.ok());
+  int drains = 0;
+  for (const auto& e : *events) drains += e["kind"] == "drain";
+  EXPECT_GE(drains, 3);   // the kill deadline, the second after the kill, then overdue
+  EXPECT_LE(drains, 14);  // about one per second of the 10 it lingered
 }
 
 TEST_F(LiveSchedulerTest, VanishedJobKeepsTheServiceItAttainedBeforeTheCrash) {
