@@ -169,6 +169,8 @@ class LiveScheduler {
   // on, so a lost write would make replay diverge. Crash-only: abort, and the next serve
   // replays what was committed.
   void MustOk(const Status& s);
+  // Feeds the core the checkpoints running jobs reported since the last step (journaled).
+  void PollCheckpoints(Time now);
   // Note() from the loop: aborts on failure (see MustOk).
   void Journal(const Event& e);
   // Replays one journal input into the core.
@@ -247,8 +249,8 @@ class LiveScheduler {
   std::map<GpuId, JobId> gpu_owner_;               // the live process on each busy GPU
   std::vector<NodeReport> node_reports_;           // the executor's latest, for the views
   Time last_now_ = 0;
-  Time last_replayed_ = 0;         // the journal's last time, after Open's replay
-  bool dirty_ = false;             // core inputs applied since the last Schedule
+  Time last_replayed_ = 0;            // the journal's last time, after Open's replay
+  bool dirty_ = false;                // core inputs applied since the last Schedule
   std::optional<Time> estimates_at_;  // when StartEstimates last ran (core time)
   std::map<JobId, int64_t> estimates_;
   bool eligibility_dirty_ = true;  // holds, dependencies or array slots may have changed

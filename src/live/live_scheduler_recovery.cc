@@ -157,6 +157,14 @@ Status LiveScheduler::Replay(const EventRow& row) {
       s = sched_->Interrupted(e.job, alive->get<Time>(), e.t);
       break;
     }
+    case EventKind::kCheckpoint: {
+      auto at = e.detail.find("at_ms");
+      if (at == e.detail.end() || !at->is_number_integer()) {
+        return IoError(fmt::format("journal event {} (checkpoint): no at_ms", row.seq));
+      }
+      s = sched_->Checkpointed(e.job, at->get<Time>(), e.t);
+      break;
+    }
     case EventKind::kEligible:
       s = sched_->SetEligible(e.job, BoolField(e.detail, "eligible"), e.t);
       break;
