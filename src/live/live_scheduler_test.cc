@@ -696,6 +696,10 @@ TEST_F(LiveSchedulerTest, ACheckpointMarkerIsJournaledAndFedToTheCoreOnce) {
   d->Step();
   auto journal = Journal(dir_ / "tiresias.db");
   ASSERT_EQ(Count(journal, EventKind::kCheckpoint), 1);
+  // show: the last checkpoint, and 6 - 3 = 3 s x 1 GPU at risk at 6 s.
+  auto ja = *d->Get(a);
+  EXPECT_EQ(ja["last_checkpoint_ms"], t0 + 3'000) << ja.dump();
+  EXPECT_DOUBLE_EQ(ja["at_risk_gpu_s"].get<double>(), 3.0);
   for (const Event& e : journal) {
     if (e.kind != EventKind::kCheckpoint) continue;
     EXPECT_EQ(e.job, a);
