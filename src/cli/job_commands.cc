@@ -194,6 +194,14 @@ int Show(const Common& o, const std::string& ref) {
                            Human(j.value("time_s", 0.0)), Human(j.value("wait_s", 0.0)),
                            j.contains("time_limit") ? Str(j, "time_limit") : "UNLIMITED",
                            j.value("attained_gpu_s", 0.0) / 3600);
+  std::cout << fmt::format("   LastCheckpoint={}{}\n",
+                           j.value("last_checkpoint_ms", nlohmann::json()).is_null()
+                               ? std::string("never reported (work lost if stopped: unknown)")
+                               : IsoTime(j["last_checkpoint_ms"]),
+                           j.contains("at_risk_gpu_s")
+                               ? fmt::format(" AtRisk={:.3f} GPU-h (since it, if stopped now)",
+                                             j.value("at_risk_gpu_s", 0.0) / 3600)
+                               : "");
   std::cout << fmt::format("   GPUs={} TasksPerGpu={} Nodes={} Devices={} Model={}\n",
                            Str(j, "gpus"), j.value("tasks_per_gpu", 0),
                            Join(j.value("nodes", std::vector<std::string>{}), ","),

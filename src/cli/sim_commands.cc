@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -52,8 +53,40 @@ struct WorkloadArgs {
   std::string capacity;
   double series_step = 600;  // seconds between points of timeseries.csv (--out)
   int64_t forecast_every = 0;
+  std::string ckpt_interval;  // seconds, or uniform:LO:HI
+  bool ckpt_aware = false;
+
+  // --checkpoint-interval into [min, max] ms; prints the error and returns false.
+  bool CheckpointInterval(Duration& lo, Duration& hi) const {
+    lo = hi = 0;
+    if (ckpt_interval.empty()) return true;
+    double a = 0, b = 0;
+    char tail = 0;
+    if (std::sscanf(ckpt_interval.c_str(), "uniform:%lf:%lf%c", &a, &b, &tail) == 2) {
+    } else if (std::sscanf(ckpt_interval.c_str(), "%lf%c", &a, &tail) == 1) {
+      b = a;
+    } else {
+      a = -1;
+    }
+    if (!(a > 0 && b >= a && b <= kMaxDays * 86400)) {
+      std::cerr << "error: --checkpoint-interval " << ckpt_interval
+                << ": want SECONDS or uniform:LO:HI with 0 < LO <= HI\n";
+      return false;
+    }
+    lo = std::llround(a * kMsPerSecond);
+    hi = std::llround(b * kMsPerSecond);
+    return true;
+  }
 
   void Add(CLI::App* c) {
+    c->add_option("--checkpoint-interval", ckpt_interval,
+                  "checkpoint model: every job checkpoints every SECONDS of progress (or an "
+                  "interval drawn per job from uniform:LO:HI, seeded by --seed and its id); a "
+                  "preempted job loses the work since its last checkpoint (lost GPU-hours)");
+    c->add_flag(
+        "--checkpoint-aware", ckpt_aware,
+        "victims of the same priority class (queue) that would lose the least work since their "
+        "last checkpoint are preempted first (needs --checkpoint-interval to matter)");
     c->add_option("--attempts", attempts,
                   "jobs with several attempts (converted Philly job logs): merge (one run of "
                   "their total) or replay (each attempt but the last ends unfinished and the "
@@ -296,10 +329,17 @@ Status CheckOptionsReachARun(const std::vector<RunSpec>& runs,
 }
 
 nlohmann::json ConfigJson(const SimConfig& c, const std::string& source) {
-  return {{"policy", c.policy},       {"policy_options", c.policy_opts},
-          {"placement", c.placement}, {"placement_options", c.placement_opts},
-          {"cluster", c.topo.str()},  {"preempt_overhead_seconds", ToSeconds(c.preempt_overhead)},
-          {"workload", source}};
+  return {{"policy", c.policy},
+          {"policy_options", c.policy_opts},
+          {"placement", c.placement},
+          {"placement_options", c.placement_opts},
+          {"cluster", c.topo.str()},
+          {"preempt_overhead_seconds", ToSeconds(c.preempt_overhead)},
+          {"workload", source},
+          {"checkpoint_interval_seconds",
+           c.ckpt_max > 0 ? nlohmann::json::array({ToSeconds(c.ckpt_min), ToSeconds(c.ckpt_max)})
+                          : nlohmann::json(nullptr)},
+          {"checkpoint_aware", c.checkpoint_aware}};
 }
 
 int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
@@ -328,6 +368,9 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.speed = speed;
     c.record_events = !events_path.empty();
     c.replay_attempts = w.attempts == "replay";
+    if (!w.CheckpointInterval(c.ckpt_min, c.ckpt_max)) return 2;
+    c.ckpt_seed = w.seed;
+    c.checkpoint_aware = w.ckpt_aware;
     if (!out_dir.empty()) c.series_step = std::llround(w.series_step * kMsPerSecond);
     if (!report_path.empty() && c.series_step == 0) c.series_step = ReportSeriesStep(jobs);
     c.forecast_every = static_cast<size_t>(w.forecast_every);
@@ -387,9 +430,14 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
       }
     }
   }
-  const std::string header = fmt::format(
+  std::string header = fmt::format(
       "workload: {}\ncluster: {} ({} GPUs), preemption overhead {} s\nspeed model: {}\n", source,
       topo.str(), topo.total_gpus(), w.overhead, speed_what);
+  if (!w.ckpt_interval.empty()) {
+    header += fmt::format(
+        "checkpoints: every {} s of progress; victims {}\n", w.ckpt_interval,
+        w.ckpt_aware ? "checkpoint-aware (least lost work first in a queue)" : "in policy order");
+  }
   const std::string tables = runs.size() == 1 ? SummaryTable(metrics[0]) : CompareTable(metrics);
   std::cout << header << tables;
   if (!report_path.empty()) {

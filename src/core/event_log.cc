@@ -19,7 +19,7 @@ const std::vector<EventKindInfo>& EventKinds() {
       {EventKind::kInterrupt, "interrupt", true}, {EventKind::kDemote, "demote", false},
       {EventKind::kPromote, "promote", false},    {EventKind::kEligible, "eligible", true},
       {EventKind::kRequeue, "requeue", true},     {EventKind::kCapacity, "capacity", true},
-      {EventKind::kEvict, "evict", false},
+      {EventKind::kEvict, "evict", false},        {EventKind::kCheckpoint, "checkpoint", true},
   };
   return kAll;
 }
@@ -253,6 +253,8 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
       return fmt::format("GPUs {}: {}",
                          Allocation::Of(GpusFromJson(d.value("gpus", nlohmann::json()))).str(),
                          Str(d, "reason"));
+    case EventKind::kCheckpoint:
+      return fmt::format("checkpoint complete at {}", when("at_ms"));
     case EventKind::kInterrupt:
       return fmt::format("{}; service kept up to {}", Str(d, "reason"), when("last_alive_ms"));
     case EventKind::kDemote:

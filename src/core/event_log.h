@@ -67,6 +67,7 @@ enum class EventKind {
   kRequeue,
   kCapacity,
   kEvict,
+  kCheckpoint,  // a running job reported a checkpoint (at_ms: when it was complete)
 };
 
 struct EventKindInfo {

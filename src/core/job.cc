@@ -36,6 +36,11 @@ Duration Job::WorkDoneAt(Time now) const {
   return work_done + static_cast<Duration>(std::floor(static_cast<double>(ran) * rate));
 }
 
+Service Job::LossAt(Time now) const {
+  if (state != JobState::kRunning) return 0;
+  return std::max<Duration>(0, now - std::max(ckpt_at, progress_start)) * spec.gpus;
+}
+
 std::optional<Time> Job::ProjectedEnd() const {
   if (!spec.duration) return std::nullopt;
   return ProjectedTimeOfWork(*spec.duration);

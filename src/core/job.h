@@ -85,7 +85,12 @@ struct Job {
   int promotions = 0;
   Service q_base = 0;
   Duration overhead = 0;  // total restore time charged, ms
-  Duration held = 0;      // total time holding GPUs (runs incl. restore), ms
+  // Checkpoints (Scheduler::Checkpointed): when the last one reported was complete, -1 =
+  // none reported. A run resumes from a checkpoint, so the work a running job would lose if
+  // stopped now is the progress since max(ckpt_at, progress_start) (LossAt).
+  Time ckpt_at = -1;
+  Service lost = 0;   // GPU-ms of progress lost to preemptions (SchedulerOptions::lose_work)
+  Duration held = 0;  // total time holding GPUs (runs incl. restore), ms
 
   // Scheduler bookkeeping.
   SortKey key;
@@ -105,6 +110,10 @@ struct Job {
   // When a running job will have done `work` ms of packed work (the end of a replayed
   // attempt: the simulator's --attempts replay), at its current rate; nullopt when not running.
   std::optional<Time> ProjectedTimeOfWork(Duration work) const;
+  // GPU-ms of progress a running job would lose if stopped at `now`: the time since its last
+  // checkpoint (or since its run's progress start, whichever is later) x its GPUs; 0 when not
+  // running.
+  Service LossAt(Time now) const;
   // Oracle remaining packed time; nullopt without a known duration.
   std::optional<Duration> RemainingAt(Time now) const;
 };

@@ -368,6 +368,18 @@ Status Scheduler::SetProgressStart(JobId id, Time t, Time now) {
   return Status::Ok();
 }
 
+Status Scheduler::Checkpointed(JobId id, Time at, Time now) {
+  auto it = slot_of_.find(id);
+  if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
+  Job& j = jobs_[it->second];
+  if (!j.running()) {
+    return FailedPrecondition(fmt::format("job {} is not running", id.value()));
+  }
+  at = std::min(at, now);
+  if (at >= j.progress_start && at > j.ckpt_at) j.ckpt_at = at;
+  return Status::Ok();
+}
+
 Status Scheduler::Interrupted(JobId id, Time last_alive, Time now) {
   auto it = slot_of_.find(id);
   if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
@@ -499,12 +511,12 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   int budget = cluster_.total_usable();
   auto r = running_.begin();
   auto w = waiting_.begin();
-  if (walk_from_) {
+  if (walk_from_ && !opts_.checkpoint_aware) {  // checkpoint-aware: kept jobs may swap
     for (; r != running_.end() && r->first < *walk_from_; ++r) budget -= jobs_[r->second].gpus();
     w = waiting_.lower_bound(*walk_from_);
   }
   const int min_wait = opts_.reference_pass ? 0 : MinWaitingGpus();  // reference: no cut-off
-  std::vector<uint32_t> victims, candidates;
+  std::vector<uint32_t> victims, candidates, kept;
   while (r != running_.end() || w != waiting_.end()) {
     if (budget < min_wait) w = waiting_.end();  // no waiting job can fit any more
     if (r == running_.end() && w == waiting_.end()) break;
@@ -513,13 +525,14 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
     Job& j = jobs_[slot];
     if (j.gpus() <= budget) {
       budget -= j.gpus();
-      if (!take_running) candidates.push_back(slot);
+      (take_running ? kept : candidates).push_back(slot);
     } else if (take_running) {
       victims.push_back(slot);
     } else {
       NoteWait(j, WaitKind::kNoGpus);
     }
   }
+  if (opts_.checkpoint_aware && !victims.empty()) SwapVictims(now, victims, kept);
   // Place selected jobs on free GPUs first; only those that do not fit take victims' GPUs.
   // A fallback placement (the policy would rather have a packed slot) waits for the victims'
   // GPUs too, keeping its allocation on free GPUs in case they free no better slot.
@@ -599,12 +612,45 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
     out.push_back(Action{Action::Kind::kPreempt, j.spec.id, j.alloc, 0,
                          "a higher-priority job needs its GPUs"});
     ++j.preemptions;
+    const Service loss = opts_.lose_work ? j.LossAt(now) : 0;
+    const Duration rollback = j.WorkDoneAt(std::max(j.ckpt_at, j.progress_start));
     Stop(victims[k], now, /*release=*/false);  // its GPUs were given back above
+    if (loss > 0) {                            // back to its last checkpoint
+      j.lost += loss;
+      j.work_done = rollback;
+    }
   }
   // Preemptions first, then starts, so a driver frees GPUs before reusing them.
   out.insert(out.end(), std::make_move_iterator(starts.begin()),
              std::make_move_iterator(starts.end()));
   if (unplaced) Backfill(now, out);
+}
+
+void Scheduler::SwapVictims(Time now, std::vector<uint32_t>& victims, std::vector<uint32_t>& kept) {
+  // Each victim in walk order: the kept job of its class and size that would lose the least
+  // work (the lowest-priority one among equals) takes its place when it loses strictly less.
+  for (uint32_t& v : victims) {
+    const Job& jv = jobs_[v];
+    uint32_t* best = nullptr;
+    Service best_loss = jv.LossAt(now);
+    for (uint32_t& k : kept) {
+      const Job& jk = jobs_[k];
+      if (jk.key.k0 != jv.key.k0 || jk.gpus() != jv.gpus()) continue;
+      const Service l = jk.LossAt(now);
+      if (l < best_loss || (best && l == best_loss)) {
+        best = &k;
+        best_loss = l;
+      }
+    }
+    if (best) std::swap(v, *best);
+  }
+  // Victims give GPUs back from the end: lowest class first, within a class least loss first.
+  std::stable_sort(victims.begin(), victims.end(), [&](uint32_t a, uint32_t b) {
+    const Job& ja = jobs_[a];
+    const Job& jb = jobs_[b];
+    if (ja.key.k0 != jb.key.k0) return ja.key.k0 < jb.key.k0;
+    return ja.LossAt(now) > jb.LossAt(now);
+  });
 }
 
 void Scheduler::Backfill(Time now, std::vector<Action>& out) {

@@ -45,6 +45,17 @@ struct SchedulerOptions {
   // Keep each queue change (demotion, promotion) for TakeTransitions: drivers that show a
   // job's timeline turn on. Off, nothing is kept (the simulator's long replays).
   bool record_transitions = false;
+  // Checkpoint-aware victim choice. Running jobs of the same priority class (equal SortKey.k0:
+  // the same queue for dlas and gittins; for las/las2d/srtf/srsf k0 is the service or time
+  // itself, so classes are singletons and nothing changes) are interchangeable as victims:
+  // after the walk, a victim swaps places with a kept running job of its class and gang size
+  // that would lose less work (Job::LossAt), and victims of a class give their GPUs back
+  // least loss first. Off: every decision is the same as without checkpoints.
+  bool checkpoint_aware = false;
+  // The simulator's model of checkpoints: a preempted job loses the progress since its last
+  // checkpoint (Job::LossAt; its packed work rolls back to what it had then), counted in
+  // Job::lost. Its service (GPU-time used) is kept. Off: preemption loses no work.
+  bool lose_work = false;
 };
 
 // A job moved between queues by itself (a demotion while running, a promotion while
@@ -105,6 +116,12 @@ class Scheduler {
   // held until the holder's kill deadline, then set to the real launch time. Service and
   // queue timers count from `t`; the gap since the start is overhead.
   Status SetProgressStart(JobId id, Time t, Time now);
+  // A running job completed a checkpoint at `at` (<= now): stopped now, it would lose only
+  // the progress since then (Job::LossAt). A checkpoint from before its current run's progress
+  // start is ignored (the run resumed from one). FailedPrecondition when it is not running.
+  // Changes no order and triggers no pass: read at the next pass (checkpoint_aware) and at a
+  // preemption (lose_work).
+  Status Checkpointed(JobId id, Time at, Time now);
   // A running job's process stopped making progress at `last_alive` without the core deciding
   // it (it vanished while the daemon was down), and the driver relaunches it on the GPUs it
   // holds. The service attained up to `last_alive` (clamped to its progress start and `now`)
@@ -204,6 +221,8 @@ class Scheduler {
   bool TryStart(uint32_t slot, Time now, std::vector<Action>& out);
   void NoteUnplaced(Job& j, const PlacementResult& r);
   void Backfill(Time now, std::vector<Action>& out);
+  // checkpoint_aware: victims swap with kept running jobs of their class that lose less.
+  void SwapVictims(Time now, std::vector<uint32_t>& victims, std::vector<uint32_t>& kept);
   void Start(uint32_t slot, Allocation alloc, Time now, std::vector<Action>& out);
   // Folds lazy accounting and moves the job back to waiting; gives its GPUs back unless the
   // caller already did.

@@ -56,6 +56,16 @@ bool DoneFileExists(const std::string& job_dir) {
   return lstat(DoneFilePath(job_dir).c_str(), &st) == 0;
 }
 
+std::string CheckpointMarkerPath(const std::string& job_dir) {
+  return job_dir + "/checkpoint/.tiresias-checkpoint";
+}
+
+std::optional<int64_t> CheckpointMarkerTime(const std::string& job_dir) {
+  struct stat st {};
+  if (lstat(CheckpointMarkerPath(job_dir).c_str(), &st) != 0) return std::nullopt;
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1'000'000;
+}
+
 Status RemoveDoneFile(const std::string& job_dir) {
   const std::string path = DoneFilePath(job_dir);
   if (unlink(path.c_str()) == 0 || errno == ENOENT) return Status::Ok();

@@ -43,4 +43,11 @@ bool DoneFileExists(const std::string& job_dir);
 // failed, or was killed) does not speak for the next one. Ok when there was none.
 Status RemoveDoneFile(const std::string& job_dir);
 
+// `<job_dir>/checkpoint/.tiresias-checkpoint`: TIRESIAS_CHECKPOINT_FILE. The job touches it
+// (any content) each time a checkpoint is complete; its modification time says when. serve
+// polls it and tells the core (Scheduler::Checkpointed, journaled as a checkpoint event).
+std::string CheckpointMarkerPath(const std::string& job_dir);
+// The marker's modification time in Unix ms; empty when there is none (not followed if a link).
+std::optional<int64_t> CheckpointMarkerTime(const std::string& job_dir);
+
 }  // namespace tiresias

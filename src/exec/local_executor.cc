@@ -302,6 +302,7 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
       {"TIRESIAS_ATTEMPT", std::to_string(spec.attempt)},
       {"TIRESIAS_CHECKPOINT_DIR", (dir / "checkpoint").string()},
       {"TIRESIAS_DONE_FILE", DoneFilePath(dir.string())},
+      {"TIRESIAS_CHECKPOINT_FILE", CheckpointMarkerPath(dir.string())},
   };
   // Stale distributed variables in the daemon's environment never reach a job; then what
   // this run is: one process for all GPUs (torchrun's PET_ variables, so that a plain

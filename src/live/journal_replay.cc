@@ -77,6 +77,14 @@ Status ReplayInput(Scheduler& core, const EventRow& row,
     case EventKind::kRequeue:
       s = core.Requeue(e.job, e.t);
       break;
+    case EventKind::kCheckpoint: {
+      auto at = e.detail.find("at_ms");
+      if (at == e.detail.end() || !at->is_number_integer()) {
+        return IoError(fmt::format("journal event {} (checkpoint): no at_ms", row.seq));
+      }
+      s = core.Checkpointed(e.job, at->get<Time>(), e.t);
+      break;
+    }
     default:
       return IoError(fmt::format("journal event {}: {} is not an input to the core", row.seq,
                                  ToString(e.kind)));

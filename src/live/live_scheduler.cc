@@ -15,6 +15,7 @@
 
 #include "common/remove_tree.h"
 #include "common/strings.h"
+#include "exec/exit_file.h"
 #include "live/journal_replay.h"
 
 namespace tiresias {
@@ -469,6 +470,22 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   if (ok) DropCheckpoints(rec);
 }
 
+void LiveScheduler::PollCheckpoints(Time now) {
+  // A job reports a checkpoint by touching its marker (TIRESIAS_CHECKPOINT_FILE); a marker
+  // older than the run's progress start is from an earlier attempt (the run resumed from it).
+  for (const auto& [id, p] : procs_) {
+    if (p.stopping) continue;
+    const Job* cj = sched_->Find(id);
+    if (!cj || !cj->running()) continue;
+    const auto mtime = CheckpointMarkerTime(JobDir(id));
+    if (!mtime) continue;
+    const Time at = std::min(*mtime - store_->epoch_ms(), now);
+    if (at < cj->progress_start || at <= cj->ckpt_at) continue;
+    Journal({.t = now, .kind = EventKind::kCheckpoint, .job = id, .detail = {{"at_ms", at}}});
+    MustOk(sched_->Checkpointed(id, at, now));
+  }
+}
+
 void LiveScheduler::DropCheckpoints(JobRecord& rec) {
   if (rec.keep_checkpoints) return;
   const std::string dir = (std::filesystem::path(JobDir(rec.id)) / "checkpoint").string();
@@ -765,6 +782,7 @@ int64_t LiveScheduler::Step() {
     // Capacity before exits: a run lost with its node is then already an eviction.
     if (auto nodes = executor_->PollNodes()) ApplyNodes(*nodes, now, changed, stop);
     for (const ExitInfo& e : executor_->Poll()) HandleExit(e, now, changed);
+    PollCheckpoints(now);
     if (!procs_.empty() && now - alive_stamped_ >= kAliveStampMs) {
       MustOk(store_->SetMeta(kAliveKey, std::to_string(now)));  // all tracked ones alive now
       alive_stamped_ = now;

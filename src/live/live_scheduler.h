@@ -172,6 +172,8 @@ class LiveScheduler {
   // on, so a lost write would make replay diverge. Crash-only: abort, and the next serve
   // replays what was committed.
   void MustOk(const Status& s);
+  // Feeds the core the checkpoints running jobs reported since the last step (journaled).
+  void PollCheckpoints(Time now);
   // Note() from the loop: aborts on failure (see MustOk).
   void Journal(const Event& e);
   // Replays one journal input into the core.

@@ -3,13 +3,16 @@
 // (dropping the LiveScheduler, keeping the database and the processes) loses nothing.
 #include "live/live_scheduler.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <set>
 
@@ -701,6 +704,53 @@ TEST_F(LiveSchedulerTest, AJobThatCompletesDuringItsGraceAndSaysSoIsFinishedNotR
     TearDown();
     SetUp();
   }
+}
+
+TEST_F(LiveSchedulerTest, ACheckpointMarkerIsJournaledAndFedToTheCoreOnce) {
+  // Job a (1 GPU, 60 s of work) starts at t0 (core time 0: the store's epoch is t0). At 5 s
+  // the loop finds its marker, TIRESIAS_CHECKPOINT_FILE, touched at t0 + 3 s: one checkpoint
+  // event, at_ms = 3000, and the core's job has ckpt_at 3000. Later steps with the same
+  // marker journal nothing more, also after a restart that replays the journal; a marker
+  // from before the run's start (an earlier attempt's) is ignored.
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
+  world_.work[a] = 60'000;
+  d->Step();
+  const auto marker = dir_ / "tiresias-jobs" / a.str() / "checkpoint" / ".tiresias-checkpoint";
+  std::filesystem::create_directories(marker.parent_path());
+  auto touch = [&](int64_t wall_ms) {
+    { std::ofstream(marker.string()) << "step\n"; }
+    const timespec ts{.tv_sec = wall_ms / 1000, .tv_nsec = (wall_ms % 1000) * 1'000'000};
+    const timespec both[2] = {ts, ts};
+    ASSERT_EQ(utimensat(AT_FDCWD, marker.c_str(), both, 0), 0);
+  };
+  touch(t0 - 1'000);  // before the run: ignored
+  world_.now = t0 + 2'000;
+  d->Step();
+  EXPECT_EQ(Count(Journal(dir_ / "tiresias.db"), EventKind::kCheckpoint), 0);
+  touch(t0 + 3'000);
+  world_.now = t0 + 5'000;
+  d->Step();
+  world_.now = t0 + 6'000;
+  d->Step();
+  auto journal = Journal(dir_ / "tiresias.db");
+  ASSERT_EQ(Count(journal, EventKind::kCheckpoint), 1);
+  // show: the last checkpoint, and 6 - 3 = 3 s x 1 GPU at risk at 6 s.
+  auto ja = *d->Get(a);
+  EXPECT_EQ(ja["last_checkpoint_ms"], t0 + 3'000) << ja.dump();
+  EXPECT_DOUBLE_EQ(ja["at_risk_gpu_s"].get<double>(), 3.0);
+  for (const Event& e : journal) {
+    if (e.kind != EventKind::kCheckpoint) continue;
+    EXPECT_EQ(e.job, a);
+    EXPECT_EQ(e.t, 5'000);
+    EXPECT_EQ(e.detail["at_ms"], 3'000);
+  }
+  d.reset();
+  d = Start();  // replays the checkpoint into the core
+  world_.now = t0 + 7'000;
+  d->Step();
+  EXPECT_EQ(Count(Journal(dir_ / "tiresias.db"), EventKind::kCheckpoint), 1);
 }
 
 TEST_F(LiveSchedulerTest, OneProcessPerGpuIsRefusedUnderSlurm) {

@@ -58,6 +58,10 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
     j["attained_gpu_s"] = ToSeconds(cj->AttainedAt(at));
     j["queue"] = QueueName(cj->queue);
     j["reason"] = ReasonWord(r, *cj, now);
+    // Checkpoints it reported (TIRESIAS_CHECKPOINT_FILE): the last, and while it runs the
+    // GPU-time it would lose if stopped now; unknown (absent) when it never reported one.
+    j["last_checkpoint_ms"] = wall(cj->ckpt_at);
+    if (cj->running() && cj->ckpt_at >= 0) j["at_risk_gpu_s"] = ToSeconds(cj->LossAt(now));
     if (cj->running()) {
       j["allocation"] = cj->alloc.str();  // the core's GPUs, e.g. "n0:0-3"
       if (r.nodes.empty()) {              // locally: the names of the nodes it holds GPUs on

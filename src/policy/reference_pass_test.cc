@@ -159,9 +159,13 @@ const std::vector<Workload>& WithCapacityChanges() {
 std::vector<std::string> Drive(std::unique_ptr<OrderingPolicy> policy,
                                std::unique_ptr<PlacementPolicy> placement,
                                std::shared_ptr<const SpeedModel> speed, const Workload& w,
-                               bool reference, size_t* finished) {
+                               bool reference, size_t* finished, bool checkpoints = false) {
   Scheduler s(w.topo, std::move(policy), std::move(placement),
-              {.restore_overhead = w.restore, .reference_pass = reference}, std::move(speed));
+              {.restore_overhead = w.restore,
+               .reference_pass = reference,
+               .checkpoint_aware = checkpoints,
+               .lose_work = checkpoints},
+              std::move(speed));
   using Done = std::tuple<Time, int64_t, int>;  // at, job, its start number
   std::priority_queue<Done, std::vector<Done>, std::greater<>> done;
   std::vector<std::string> log;
@@ -192,6 +196,15 @@ std::vector<std::string> Drive(std::unique_ptr<OrderingPolicy> policy,
     }
     for (; next < w.jobs.size() && w.jobs[next].submit == t; ++next)
       (void)s.Submit(w.jobs[next], t);
+    // With checkpoints, as the simulator's model: job i checkpoints every 20 + 10 x (i mod 7)
+    // s of progress; the core learns the last one before it decides.
+    for (const Job& j : s.jobs()) {
+      if (!checkpoints || !j.running()) continue;
+      const Duration iv = Seconds(20 + 10 * (j.spec.id.value() % 7));
+      if (t < j.progress_start + iv) continue;
+      EXPECT_TRUE(
+          s.Checkpointed(j.spec.id, j.progress_start + (t - j.progress_start) / iv * iv, t).ok());
+    }
     for (const Action& a : s.Schedule(t)) {
       log.push_back(fmt::format("{} {} {} {} {}", t, ToString(a.kind), a.job.value(), a.alloc.str(),
                                 a.progress_start));
@@ -223,6 +236,8 @@ struct Case {
   std::string placement = "count";
   std::vector<std::string> placement_opts = {};
   bool speed = false;  // the link speed model (rates < 1 for spread gangs)
+  // Checkpoint-aware victims and lost work (SchedulerOptions::checkpoint_aware, lose_work).
+  bool checkpoints = false;
 };
 
 std::vector<Case> AllCases() {
@@ -261,12 +276,26 @@ std::vector<Case> AllCases() {
   out.push_back({"las2d", {}, "consolidate"});
   out.push_back({"fifo", {}, "consolidate"});
   out.push_back({"sjf", {}, "tiresias", {}, true});
+  // Checkpoint-aware victims (they walk every running job) and lost work. Not promote_knob=2:
+  // promotions then preempt jobs faster than they checkpoint here, and some never finish (so
+  // do gittins' index changes within a queue with these 20-80 s intervals).
+  out.push_back({"dlas", {"thresholds=60"}, "count", {}, false, true});
+  out.push_back({"dlas",
+                 {"queues=3", "thresholds=60,600", "queue_order=running-first"},
+                 "consolidate",
+                 {},
+                 false,
+                 true});
+  out.push_back({"dlas", {"thresholds=60", "promote_knob=8"}, "tiresias", {}, true, true});
+  out.push_back({"gittins", {"queues=1", "quantum=300"}, "count", {}, false, true});
+  out.push_back({"las2d", {}, "count", {}, false, true});
   return out;
 }
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << fmt::format("{} {} + {} {}{}", c.policy, fmt::join(c.opts, ","), c.placement,
-                     fmt::join(c.placement_opts, ","), c.speed ? " (speed model)" : "");
+  *os << fmt::format("{} {} + {} {}{}{}", c.policy, fmt::join(c.opts, ","), c.placement,
+                     fmt::join(c.placement_opts, ","), c.speed ? " (speed model)" : "",
+                     c.checkpoints ? " (checkpoint-aware)" : "");
 }
 
 std::string CaseName(const testing::TestParamInfo<Case>& info) {
@@ -325,7 +354,7 @@ class ReferencePass : public testing::TestWithParam<Case> {
     auto pl = MakePlacementPolicy(c.placement, c.placement_opts, TestFiles());
     EXPECT_TRUE(pl.ok()) << pl.status().message();
     if (!p.ok() || !pl.ok()) return {};
-    return Drive(std::move(*p), std::move(*pl), speed_, w, reference, finished);
+    return Drive(std::move(*p), std::move(*pl), speed_, w, reference, finished, c.checkpoints);
   }
 
   // Returns the incremental run's log.

@@ -139,6 +139,7 @@ Metrics ComputeMetrics(const SimResult& r) {
   for (const auto& j : r.jobs) {
     held_gpu_ms += static_cast<double>(j.held) * j.gpus;
     overhead_gpu_ms += static_cast<double>(j.overhead) * j.gpus;
+    m.lost_gpu_hours += static_cast<double>(j.lost) / (3600.0 * kMsPerSecond);
     m.preemptions += j.preemptions;
     m.promotions += j.promotions;
     m.restarts += j.restarts;
@@ -267,6 +268,7 @@ nlohmann::json ToJson(const Metrics& m) {
           {"restarts", m.restarts},
           {"evictions", m.evictions},
           {"overhead_gpu_seconds", m.overhead_gpu_seconds},
+          {"lost_gpu_hours", m.lost_gpu_hours},
           {"scheduling_passes", m.passes},
           {"slowdown", ToJson(m.slowdown)},
           {"fragmentation_idle_gpus", m.frag_idle_gpus},

@@ -1,6 +1,7 @@
 // Metrics of a run, as algorithms.md defines them: JCT = end - submit, queueing delay =
 // first start - submit, makespan = last end - first submit, GPU utilisation = GPU-time held /
-// (GPUs x makespan), preemptions, promotions, GPU-time lost to restore overhead. Mean, median,
+// (GPUs x makespan), preemptions, promotions, GPU-time lost to restore overhead
+// and to work since the last checkpoint (the checkpoint model). Mean, median,
 // p95, p99, p99.9 (linear interpolation between order statistics), overall and by job size.
 // Fairness, as researchers report it today: finish-time fairness (Themis: rho = JCT / the JCT
 // with a 1/N share of the cluster, N = jobs in the system), Jain's index over per-user and
@@ -72,6 +73,7 @@ struct Metrics {
   int64_t restarts = 0;   // attempts that ended without finishing their job (replayed attempts)
   int64_t evictions = 0;  // runs stopped by capacity changes (sim --capacity)
   double overhead_gpu_seconds = 0;
+  double lost_gpu_hours = 0;  // progress lost to preemptions (the checkpoint model)
   uint64_t passes = 0;
   Stats slowdown;                            // finished jobs; 1 = packed speed
   double frag_idle_gpus = 0;                 // mean GPUs idle because of fragmentation

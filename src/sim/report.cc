@@ -45,6 +45,7 @@ const std::vector<Row>& Rows() {
       {"preemptions", [](const Metrics& m) { return double(m.preemptions); }, "{:.0f}"},
       {"promotions", [](const Metrics& m) { return double(m.promotions); }, "{:.0f}"},
       {"overhead (GPU-s)", [](const Metrics& m) { return m.overhead_gpu_seconds; }, "{:.0f}"},
+      {"lost work (GPU-h)", [](const Metrics& m) { return m.lost_gpu_hours; }, "{:.1f}"},
       {"mean slowdown", [](const Metrics& m) { return m.slowdown.mean; }, "{:.3f}"},
       {"p95 slowdown", [](const Metrics& m) { return m.slowdown.p95; }, "{:.3f}"},
       {"frag-idle GPUs (avg)", [](const Metrics& m) { return m.frag_idle_gpus; }, "{:.1f}"},
@@ -87,6 +88,11 @@ std::string SummaryTable(const Metrics& m) {
       "  overhead {:.0f} GPU-s{}\n",
       m.makespan, m.utilisation, m.preemptions, m.promotions, m.overhead_gpu_seconds,
       m.restarts ? fmt::format("  restarts (replayed attempts) {}", m.restarts) : "");
+  if (m.lost_gpu_hours > 0) {
+    out +=
+        fmt::format("  work lost to preemption {:.1f} GPU-h (progress since the last checkpoint)\n",
+                    m.lost_gpu_hours);
+  }
   out += fmt::format(
       "  slowdown mean {:.3f} p95 {:.3f}  fragmentation-idle GPUs {:.1f}  nodes/job {:.2f}"
       "  switches/job {:.2f} (jobs > 1 GPU)\n",
@@ -164,16 +170,16 @@ std::string JctCdfCsv(const SimResult& r) {
 std::string JobsCsv(const SimResult& r) {
   std::string out =
       "id,gpus,model,state,submit,first_start,end,jct,queueing_delay,preemptions,promotions,"
-      "final_queue,overhead,slowdown,nodes,switches,restarts\n";
+      "final_queue,overhead,slowdown,nodes,switches,restarts,lost_gpu_hours\n";
   for (const auto& j : r.jobs) {
     bool done = j.state == JobState::kFinished;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id.value(), j.gpus,
-                       j.model, ToString(j.state), Secs(j.submit), Secs(j.first_start), Secs(j.end),
-                       done ? Secs(j.end - j.submit) : "",
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.4f}\n", j.id.value(),
+                       j.gpus, j.model, ToString(j.state), Secs(j.submit), Secs(j.first_start),
+                       Secs(j.end), done ? Secs(j.end - j.submit) : "",
                        j.first_start >= 0 ? Secs(j.first_start - j.submit) : "", j.preemptions,
                        j.promotions, j.final_queue + 1, Secs(j.overhead),
                        done ? fmt::format("{:.4f}", j.slowdown()) : "", j.nodes, j.switches,
-                       j.restarts);
+                       j.restarts, static_cast<double>(j.lost) / (3600.0 * kMsPerSecond));
   }
   return out;
 }

@@ -67,8 +67,24 @@ Status CheckForecasts(const Scheduler& core, const std::vector<JobSpec>& jobs, s
 
 }  // namespace
 
+Duration CheckpointIntervalOf(const SimConfig& cfg, JobId id) {
+  if (cfg.ckpt_max <= 0) return 0;
+  if (cfg.ckpt_max == cfg.ckpt_min) return cfg.ckpt_min;
+  // splitmix64 of (seed, id): the same job gets the same interval in every run.
+  uint64_t z = cfg.ckpt_seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(id.value());
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  const uint64_t span = static_cast<uint64_t>(cfg.ckpt_max - cfg.ckpt_min) + 1;
+  return cfg.ckpt_min + static_cast<Duration>(z % span);
+}
+
 StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpec>& jobs) {
   if (cfg.preempt_overhead < 0) return InvalidArgument("preempt overhead must be >= 0");
+  if (cfg.ckpt_min < 0 || cfg.ckpt_max < cfg.ckpt_min || (cfg.ckpt_max > 0 && cfg.ckpt_min <= 0)) {
+    return InvalidArgument("checkpoint interval: need 0 < min <= max (or none)");
+  }
+  const bool ckpt = cfg.ckpt_max > 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
     if (!jobs[i].duration) {
       return InvalidArgument(
@@ -87,7 +103,9 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
                                     .placement = cfg.placement,
                                     .placement_opts = cfg.placement_opts,
                                     .options = {.restore_overhead = cfg.preempt_overhead,
-                                                .record_transitions = cfg.record_events},
+                                                .record_transitions = cfg.record_events,
+                                                .checkpoint_aware = cfg.checkpoint_aware,
+                                                .lose_work = ckpt},
                                     .speed = cfg.speed},
                          cfg.data ? *cfg.data : own_files);
   if (!built.ok()) return built.status();
@@ -119,6 +137,10 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   std::vector<std::pair<int, int>> shape(jobs.size(), {0, 0});
   // With replay_attempts: the attempt each job is in, by submission index.
   std::vector<uint32_t> attempt(cfg.replay_attempts ? jobs.size() : 0, 0);
+  // With the checkpoint model: each job's interval, and the jobs started (maybe running).
+  std::vector<Duration> interval(ckpt ? jobs.size() : 0, 0);
+  for (size_t i = 0; i < interval.size(); ++i) interval[i] = CheckpointIntervalOf(cfg, jobs[i].id);
+  std::vector<uint32_t> started;
   Time last_t = 0;
   size_t ended = 0;          // jobs finished so far (for progress)
   size_t forecast_from = 0;  // jobs[forecast_from, next) were submitted at this event
@@ -235,6 +257,20 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
         }
       }
     }
+    if (ckpt) {  // the core learns each running job's last checkpoint before it decides
+      size_t keep = 0;
+      for (uint32_t slot : started) {
+        const Job& j = core.jobs()[slot];
+        if (!j.running()) continue;
+        started[keep++] = slot;
+        const Duration iv = interval[slot];
+        if (t < j.progress_start + iv) continue;
+        const Time last = j.progress_start + (t - j.progress_start) / iv * iv;
+        if (last <= j.ckpt_at) continue;
+        if (Status st = core.Checkpointed(j.spec.id, last, t); !st.ok()) return st;
+      }
+      started.resize(keep);
+    }
     const std::vector<Action> actions = core.Schedule(t);
     for (const Transition& tr : core.TakeTransitions()) {
       result.event_log.push_back(EventOf(tr.job, tr.at, tr.from_queue, tr.to_queue));
@@ -245,6 +281,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       if (a.kind != Action::Kind::kStart) continue;
       const Job* j = core.Find(a.job);
       const size_t slot = static_cast<size_t>(j - core.jobs().data());
+      if (ckpt) started.push_back(static_cast<uint32_t>(slot));
       Duration target = *j->spec.duration;  // the whole job
       bool attempt_ends = false;
       if (cfg.replay_attempts && attempt[slot] + 1 < j->spec.attempts.size()) {
@@ -296,6 +333,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     r.held = j->held;
     r.overhead = j->overhead;
     r.executed = j->executed;
+    r.lost = j->lost;
     r.reject_reason = rejects[i];
     r.work = *j->spec.duration;
     r.nodes = shape[i].first;

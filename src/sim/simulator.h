@@ -52,6 +52,14 @@ struct SimConfig {
   int forecast_samples = 8;
   // The cluster over time (SimResult::series) every series_step of simulated time; 0 = none.
   Duration series_step = 0;
+  // Checkpoints: each job checkpoints every I of its progress-time (from each run's progress
+  // start), I drawn per job uniformly in [ckpt_min, ckpt_max] (seeded by ckpt_seed and its
+  // id); a preempted job loses the progress since its last checkpoint (SchedulerOptions::
+  // lose_work). 0 = no checkpoint model: preemption loses nothing (as before).
+  Duration ckpt_min = 0, ckpt_max = 0;
+  uint64_t ckpt_seed = 1;
+  // Checkpoint-aware victim choice (SchedulerOptions::checkpoint_aware).
+  bool checkpoint_aware = false;
   // Reads the files policy options name; null: a FileDataSource of this run's own. Share
   // one across runs (compare) to read each file once.
   std::shared_ptr<const DataSource> data;
@@ -66,6 +74,7 @@ struct JobResult {
   int preemptions = 0, promotions = 0, final_queue = 0, restarts = 0;
   int evictions = 0;  // runs stopped because their GPUs became unavailable
   Duration held = 0, overhead = 0, executed = 0;
+  Service lost = 0;             // GPU-ms of progress lost to preemptions (the checkpoint model)
   Duration work = 0;            // packed-placement duration from the trace
   int nodes = 0, switches = 0;  // spanned by its last run (0 = never ran)
   bool model_known = true;      // false: the speed model ran it at packed speed, not knowing it
@@ -108,6 +117,9 @@ struct SimResult {
   uint64_t preemptions = 0;         // preempt actions of the whole run
   std::vector<ForecastCheck> forecasts;
 };
+
+// The checkpoint interval of a job under `cfg` (0 = none): deterministic in (seed, id).
+Duration CheckpointIntervalOf(const SimConfig& cfg, JobId id);
 
 // Validates the configuration (unknown policy or option -> InvalidArgument) and runs.
 // `jobs` must be sorted by (submit, id) (ReadTrace does this).
