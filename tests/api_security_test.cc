@@ -57,7 +57,7 @@ class ApiSecurityTest : public ::testing::Test {
   }
   void TearDown() override {
     serve_.reset();
-    if (!HasFailure()) fs::remove_all(dir_);
+    if (!HasFailure()) testing::RemoveServeDir(dir_);
   }
   void Serve(std::vector<std::string> args) {
     serve_ = std::make_unique<testing::ServeProcess>(dir_, std::move(args));

@@ -56,7 +56,7 @@ class PyTorchTest : public ::testing::Test {
   }
   void TearDown() override {
     serve_.reset();
-    if (!HasFailure() && !dir_.empty()) fs::remove_all(dir_);
+    if (!HasFailure() && !dir_.empty()) testing::RemoveServeDir(dir_);
   }
   // The training every test runs: 60 steps, logged every 5.
   std::vector<std::string> TrainArgs() const {

@@ -50,7 +50,7 @@ class ServeTest : public ::testing::Test {
     // Leave no job processes behind, whatever happened.
     serve_.reset();
     for (int pid : pids_) kill(-pid, SIGKILL);
-    if (!HasFailure()) fs::remove_all(dir_);  // kept for a look when something failed
+    if (!HasFailure()) testing::RemoveServeDir(dir_);  // kept for a look when something failed
   }
   void Serve(std::vector<std::string> args) {
     serve_ = std::make_unique<ServeProcess>(dir_, std::move(args));

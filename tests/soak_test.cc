@@ -258,7 +258,7 @@ TEST(SoakTest, ThousandsOfJobsAndRepeatedKill9LoseNothingAndRunNothingTwice) {
       "replay agrees\n",
       jobs, acked_n.load(), lost_replies.load(), killed, cancels, preemptions, finished, cancelled,
       failed, submit_s, total_s);
-  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+  if (!::testing::Test::HasFailure()) testing::RemoveServeDir(dir);
 }
 
 }  // namespace

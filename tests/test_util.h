@@ -40,6 +40,18 @@ inline CmdResult RunTiresias(const std::string& args) {
   return RunCommandLine(std::string(TIRESIAS_BINARY) + " " + args);
 }
 
+// Removes a test's directory after a real serve: jobs keep running when serve stops (by
+// design), so their supervisors may still create and rename files in it (an exit record)
+// while it is being removed. Retries a few times; never throws.
+inline void RemoveServeDir(const std::filesystem::path& dir) {
+  for (int tries = 0; tries < 20; ++tries) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    if (!ec && !std::filesystem::exists(dir, ec)) return;
+    usleep(50'000);
+  }
+}
+
 // A fresh, empty directory under the system temp dir.
 inline std::filesystem::path FreshDir(const std::string& name) {
   auto d = std::filesystem::temp_directory_path() / ("tiresias_test_" + name);

@@ -27,7 +27,8 @@ const philly = new URL("../../../shared/traces/philly.csv", import.meta.url).pat
 const workload = existsSync(philly) ? ["--trace", philly, "--cluster", "2x32x8"]
                                     : ["--synthetic", "3000", "--cluster", "1x4x8"];
 if (!existsSync(philly)) console.log(`note: ${philly} is absent (../shared): a synthetic workload instead`);
-const policies = ["fifo", "dlas", "gittins"];
+// gittins reads its default history from ../shared too: srtf stands in without it.
+const policies = existsSync(philly) ? ["fifo", "dlas", "gittins"] : ["fifo", "dlas", "srtf"];
 const labels = policies.map((p) => p + "+tiresias");  // the default placement
 const run = spawnSync(BIN, ["compare", ...workload, "--policies", policies.join(","), "--report", report],
                       { encoding: "utf8" });
