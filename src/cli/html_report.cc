@@ -5,6 +5,7 @@
 
 #include "api/dashboard.h"
 #include "common/atomic_file.h"
+#include "sim/svg_plot.h"
 
 namespace tiresias {
 namespace {
@@ -14,27 +15,6 @@ std::string_view Asset(std::string_view path) {
     if (a.path == path) return a.body;
   }
   return {};
-}
-
-// Text for an HTML element's content.
-std::string EscapeHtml(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -47,7 +27,7 @@ std::string HtmlReport(const nlohmann::json& data, const std::string& text_table
   safe.reserve(json.size());
   for (char c : json) safe += c == '<' ? std::string("\\u003c") : std::string(1, c);
   const std::string_view script = Asset("/report.js"), style = Asset("/report.css");
-  const std::string title = EscapeHtml(data.value("title", std::string("tiresias report")));
+  const std::string title = XmlEscape(data.value("title", std::string("tiresias report")));
   std::string page = fmt::format(
       "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -63,7 +43,7 @@ std::string HtmlReport(const nlohmann::json& data, const std::string& text_table
         "<p class=\"note\">This tiresias was built without npm, so the report has no charts; "
         "the tables follow, and all the data is in the JSON block of this file.</p>\n<pre>{}"
         "</pre>\n",
-        EscapeHtml(text_tables));
+        XmlEscape(text_tables));
   }
   page += "<script id=\"report-data\" type=\"application/json\">" + safe + "</script>\n";
   if (!script.empty()) page += "<script>" + std::string(script) + "</script>\n";
