@@ -887,6 +887,19 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
       }
     }
   };
+  // The ops of `kind` on jobs Slurm knows, as one command over their ids; how many.
+  auto each_known = [&](OpKind kind, std::vector<std::string> head, bool comma) {
+    std::vector<int64_t> ids;
+    std::vector<Op> those;
+    for (const Op& o : by_kind(kind)) {
+      if (int64_t sid = slurm_id(o.job)) {
+        ids.push_back(sid);
+        those.push_back(o);
+      }
+    }
+    each(std::move(head), ids, comma, those);
+    return ids.size();
+  };
 
   // A signal or kill queued for an attempt that has ended or been superseded since (a retry
   // after slurmctld was unreachable) must not reach the job's next state: a KILL to a job
@@ -913,25 +926,9 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
   };
   // 1. Holds (pending jobs Slurm must not start on its own) and requeue-holds.
   {
-    std::vector<int64_t> ids;
-    std::vector<Op> those;
-    for (const Op& o : by_kind(OpKind::kHold)) {
-      if (int64_t sid = slurm_id(o.job)) {
-        ids.push_back(sid);
-        those.push_back(o);
-      }
-    }
-    each({"scontrol", "uhold"}, ids, true, those);
-    ids.clear();
-    those.clear();
-    for (const Op& o : by_kind(OpKind::kRequeueHold)) {
-      if (int64_t sid = slurm_id(o.job)) {
-        ids.push_back(sid);
-        those.push_back(o);
-      }
-    }
-    each({"scontrol", "requeuehold"}, ids, true, those);
-    lap("holds", by_kind(OpKind::kHold).size() + ids.size());
+    (void)each_known(OpKind::kHold, {"scontrol", "uhold"}, true);
+    const size_t requeued = each_known(OpKind::kRequeueHold, {"scontrol", "requeuehold"}, true);
+    lap("holds", by_kind(OpKind::kHold).size() + requeued);
   }
   // 2. Signals: to the whole batch step of a one-node job (the command and its children), to
   // the srun tasks of a multi-node one (not to srun itself, which would forward it again); a
@@ -1148,17 +1145,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     lap("sbatch", submits.size());
   }
   // 6. Cancels of retired jobs.
-  {
-    std::vector<int64_t> ids;
-    std::vector<Op> those;
-    for (const Op& o : by_kind(OpKind::kCancel)) {
-      if (int64_t sid = slurm_id(o.job)) {
-        ids.push_back(sid);
-        those.push_back(o);
-      }
-    }
-    each({"scancel", "--quiet"}, ids, false, those);
-  }
+  (void)each_known(OpKind::kCancel, {"scancel", "--quiet"}, false);
   if (trace && !timing.empty()) std::cerr << "tiresias slurm batch:" << timing << "\n";
   std::lock_guard lk(mu_);
   NoteContact(contact);
