@@ -33,16 +33,9 @@ int64_t WallMs() {
       .count();
 }
 
-// What the client tools print when slurmctld cannot be reached (retry, do not fail the job).
-bool NoContact(const CommandResult& r) {
-  for (const char* m :
-       {"Unable to contact slurm controller", "Socket timed out", "Connection refused",
-        "Zero Bytes were transmitted", "Communication connection failure", "Transport endpoint",
-        "backup controller in standby", "Connection timed out", "Insane message length",
-        "Unable to establish"}) {
-    if (r.err.find(m) != std::string::npos || r.out.find(m) != std::string::npos) return true;
-  }
-  return false;
+// slurmctld did not answer now (retry with backoff, do not fail the job).
+bool Transient(const CommandResult& r) {
+  return SlurmTransientFailure(r.err) || SlurmTransientFailure(r.out);
 }
 
 std::string ShellQuote(std::string_view s) {
@@ -115,7 +108,7 @@ StatusOr<CommandResult> SlurmExecutor::Slurm(const std::vector<std::string>& arg
     if (r.status().code() == StatusCode::kUnavailable) return r.status();
     return IoError(fmt::format("{}: {}", argv[0], r.status().message()));
   }
-  if (!r->ok() && NoContact(*r)) {
+  if (!r->ok() && Transient(*r)) {
     return Unavailable(fmt::format("{}: slurmctld unreachable: {}", argv[0], r->Summary()));
   }
   return r;
@@ -377,7 +370,7 @@ Status SlurmExecutor::SubmitNow(JobId id) {
   auto r = RunCommand(argv, opts_.command_timeout, &env);
   if (!r.ok()) return r.status();
   if (!r->ok()) {
-    if (NoContact(*r)) return Unavailable(where(r->Summary()));
+    if (Transient(*r)) return Unavailable(where(r->Summary()));
     return IoError(where(r->Summary()));
   }
   auto sid = ParseInt(std::string_view(r->out).substr(0, r->out.find_first_of(";\n")));

@@ -154,6 +154,20 @@ bool SlurmEnded(std::string_view s) {
          s == "OUT_OF_MEMORY" || s == "SPECIAL_EXIT" || s == "REVOKED";
 }
 
+bool SlurmTransientFailure(std::string_view output) {
+  // Slurm's own words (slurm_errno.c in 22.05) for the controller not answering the request.
+  for (std::string_view m :
+       {"Unable to contact slurm controller", "Socket timed out", "Connection refused",
+        "Zero Bytes were transmitted", "Communication connection failure",
+        "Communication shutdown failure", "Transport endpoint", "standby mode",
+        "Connection timed out", "Insane message length", "Unable to establish",
+        "Unexpected message received", "Message send failure", "Message receive failure",
+        "Failed to send entire message", "try again"}) {
+    if (output.find(m) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 StatusOr<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
   auto top = ParseTop(text, "squeue", "jobs");
   if (!top.ok()) return top.status();

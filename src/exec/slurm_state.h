@@ -54,6 +54,12 @@ int GpusInGres(std::string_view gres);
 bool SlurmActive(std::string_view state);
 bool SlurmEnded(std::string_view state);
 
+// Whether a client tool's failure (its stderr/stdout) says slurmctld could not answer now
+// rather than refused the request: not reachable, shutting down or restarting ("Unexpected
+// message received" while it stops), in standby, or busy ("try again"). Such a command is
+// retried with backoff; any other failure is the request's own.
+bool SlurmTransientFailure(std::string_view output);
+
 // `scontrol show config` as key -> value.
 std::map<std::string, std::string> ParseSlurmConfig(std::string_view text);
 // What in a site's configuration fights an external scheduler, one sentence each (README

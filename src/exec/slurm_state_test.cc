@@ -71,6 +71,33 @@ TEST(SlurmState, BadJsonIsAnErrorNotAnEmptyCluster) {
   EXPECT_NE(e.status().message().find("boom"), std::string::npos);
 }
 
+TEST(SlurmState, TransientFailuresAreTheControllerNotAnsweringNotARefusal) {
+  // Captured from 22.05's client tools while slurmctld was stopped, stopping (a CI run saw
+  // the pin of a launch fail with "Unexpected message received" and failed two jobs) or busy.
+  for (const char* said : {
+           "scontrol: error: Unable to contact slurm controller (connect failure)",
+           "scontrol update: exit 1: Unexpected message received for job 1",
+           "squeue: error: Socket timed out on send/recv operation",
+           "sbatch: error: Batch job submission failed: Unable to create job record, try again",
+           "scontrol: error: Job can not be altered now, try again later",
+           "sinfo: error: Controller is in standby mode, try a different controller",
+           "scancel: error: Message receive failure",
+       }) {
+    EXPECT_TRUE(SlurmTransientFailure(said)) << said;
+  }
+  // The request's own faults are not retried: they would fail the same way forever.
+  for (const char* said : {
+           "scontrol: error: Invalid job id specified",
+           "sbatch: error: Batch job submission failed: Requested node configuration is not "
+           "available",
+           "scontrol: error: Invalid node name specified",
+           "scancel: error: Kill job error on job id 7: Job/step already completing or completed",
+           "",
+       }) {
+    EXPECT_FALSE(SlurmTransientFailure(said)) << said;
+  }
+}
+
 TEST(SlurmState, Hostlists) {
   auto x = ExpandHostlist("node[1-3,5],gpu07");
   ASSERT_TRUE(x.ok());
