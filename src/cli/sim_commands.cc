@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <thread>
 
 #include "cli/commands.h"
@@ -14,6 +15,7 @@
 #include "cli/progress.h"
 #include "common/strings.h"
 #include "engine/file_data_source.h"
+#include "engine/tenant_config.h"
 #include "placement/registry.h"
 #include "policy/registry.h"
 #include "sim/forecast_check.h"
@@ -55,6 +57,78 @@ struct WorkloadArgs {
   int64_t forecast_every = 0;
   std::string ckpt_interval;  // seconds, or uniform:LO:HI
   bool ckpt_aware = false;
+  std::string tenants;  // a tenants file, or "trace": quotas from the trace's GPU-time per VC
+  bool no_borrow = false;
+  double half_life_h = -1;  // overrides the file's half_life_hours when >= 0
+
+  // The tenants of this run (off when --tenants is not given); jobs whose VC the file does
+  // not name go to its users' VC or default_vc. Prints the error and returns false.
+  bool LoadTenants(std::vector<JobSpec>& jobs, const Topology& topo, TenantConfig& out,
+                   std::string& what) const {
+    out = {};
+    if (tenants.empty()) return true;
+    if (tenants == "trace") {
+      const bool any_vc =
+          std::any_of(jobs.begin(), jobs.end(), [](const JobSpec& j) { return !j.vc.empty(); });
+      std::map<std::string, double> gpu_time;
+      for (JobSpec& j : jobs) {
+        if (!any_vc) j.vc = j.user;  // a trace with users and no VCs: each user a tenant
+        if (j.vc.empty()) j.vc = "-";
+        gpu_time[j.vc] += j.gpus * ToSeconds(j.duration.value_or(0));
+      }
+      std::vector<std::pair<std::string, double>> by_use(gpu_time.begin(), gpu_time.end());
+      std::stable_sort(by_use.begin(), by_use.end(),
+                       [](const auto& a, const auto& b) { return a.second > b.second; });
+      std::vector<std::string> names;
+      std::vector<double> shares;
+      for (const auto& [n, t] : by_use) {
+        names.push_back(n);
+        shares.push_back(t);
+      }
+      out = TenantsFromUsage(names, shares, topo.total_gpus());
+      what = fmt::format("{} {} from the trace, quotas by share of GPU-time", names.size(),
+                         any_vc ? "VCs" : "users");
+    } else {
+      auto cfg = ReadTenantConfig(tenants);
+      if (!cfg.ok()) {
+        std::cerr << "error: " << cfg.status().message() << "\n";
+        return false;
+      }
+      out = std::move(*cfg);
+      std::map<std::string, size_t> unknown;
+      for (JobSpec& j : jobs) {
+        if (j.vc.empty() || !out.IndexOf(j.vc)) {
+          auto vc = out.VcFor(j.user, "");
+          if (j.vc.empty() && vc.ok()) {
+            j.vc = *vc;
+          } else if (!out.default_vc.empty()) {
+            j.vc = out.default_vc;
+          } else {
+            ++unknown[j.vc.empty() ? "(none)" : j.vc];
+          }
+        }
+      }
+      if (!unknown.empty()) {
+        std::cerr << fmt::format(
+            "error: {}: the trace has jobs of VC `{}` ({} jobs{}), which the file does not "
+            "declare; add it to `vcs` or set `default_vc`\n",
+            tenants, unknown.begin()->first, unknown.begin()->second,
+            unknown.size() > 1 ? fmt::format(", and {} more VCs", unknown.size() - 1) : "");
+        return false;
+      }
+      what = fmt::format("{} VCs from {}", out.vcs.size(), tenants);
+    }
+    if (no_borrow) out.borrow = false;
+    if (half_life_h >= 0) out.half_life = static_cast<Duration>(std::llround(half_life_h * 3.6e6));
+    if (auto q = ResolveQuotas(out, topo.total_gpus()); !q.ok()) {
+      std::cerr << "error: " << tenants << ": " << q.status().message() << "\n";
+      return false;
+    }
+    what += out.borrow ? ", unused quota lent" : ", fixed quotas (no borrowing)";
+    if (out.half_life > 0)
+      what += fmt::format(", fair share half-life {} h", ToSeconds(out.half_life) / 3600);
+    return true;
+  }
 
   // --checkpoint-interval into [min, max] ms; prints the error and returns false.
   bool CheckpointInterval(Duration& lo, Duration& hi) const {
@@ -79,6 +153,15 @@ struct WorkloadArgs {
   }
 
   void Add(CLI::App* c) {
+    c->add_option("--tenants", tenants,
+                  "VCs with GPU quotas: a tenants file (JSON, README \"Many teams\"), or `trace`: "
+                  "the trace's VCs (or users) with quotas by their share of its GPU-time");
+    c->add_flag("--no-borrow", no_borrow,
+                "with --tenants: every VC is capped at its quota (fixed partitions, YARN-CS)");
+    c->add_option("--half-life", half_life_h,
+                  "with --tenants: fair share over usage decayed with this half-life (hours); "
+                  "0 = borrowers in policy order")
+        ->check(CLI::Range(0.0, 87600.0));
     c->add_option("--checkpoint-interval", ckpt_interval,
                   "checkpoint model: every job checkpoints every SECONDS of progress (or an "
                   "interval drawn per job from uniform:LO:HI, seeded by --seed and its id); a "
@@ -243,6 +326,7 @@ struct WorkloadArgs {
 
 struct RunSpec {
   std::string policy, placement;
+  std::string tenancy;  // "" (as --tenants says), "shared" (no tenants), "borrow", "fixed"
 };
 
 // "fifo,dlas" with a default placement, or "fifo+consolidate,dlas+count".
@@ -251,11 +335,17 @@ std::vector<RunSpec> ParseRuns(const std::string& list, const std::string& place
   for (auto item : Split(list, ',')) {
     item = Trim(item);
     if (item.empty()) continue;
+    std::string tenancy;
+    if (auto colon = item.find(':'); colon != std::string_view::npos) {
+      tenancy = std::string(item.substr(colon + 1));
+      item = item.substr(0, colon);
+    }
     auto plus = item.find('+');
     if (plus == std::string_view::npos) {
-      out.push_back({std::string(item), placement});
+      out.push_back({std::string(item), placement, tenancy});
     } else {
-      out.push_back({std::string(item.substr(0, plus)), std::string(item.substr(plus + 1))});
+      out.push_back(
+          {std::string(item.substr(0, plus)), std::string(item.substr(plus + 1)), tenancy});
     }
   }
   return out;
@@ -339,7 +429,12 @@ nlohmann::json ConfigJson(const SimConfig& c, const std::string& source) {
           {"checkpoint_interval_seconds",
            c.ckpt_max > 0 ? nlohmann::json::array({ToSeconds(c.ckpt_min), ToSeconds(c.ckpt_max)})
                           : nlohmann::json(nullptr)},
-          {"checkpoint_aware", c.checkpoint_aware}};
+          {"checkpoint_aware", c.checkpoint_aware},
+          {"tenants", c.tenants.on() ? nlohmann::json{{"vcs", c.tenants.vcs.size()},
+                                                      {"borrow", c.tenants.borrow},
+                                                      {"half_life_hours",
+                                                       ToSeconds(c.tenants.half_life) / 3600}}
+                                     : nlohmann::json()}};
 }
 
 int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
@@ -353,6 +448,9 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
   if (!w.Load(jobs, topo, source, capacity)) return 2;
   std::shared_ptr<const SpeedModel> speed;
   if (!w.LoadSpeed(speed, speed_what)) return 2;
+  TenantConfig tenants;
+  std::string tenants_what;
+  if (!w.LoadTenants(jobs, topo, tenants, tenants_what)) return 2;
   std::vector<SimConfig> configs;
   auto files = std::make_shared<const FileDataSource>();
   for (const auto& r : runs) {
@@ -364,7 +462,18 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.placement = r.placement;
     c.placement_opts = popts;
     c.preempt_overhead = static_cast<Duration>(std::llround(w.overhead * kMsPerSecond));
-    c.label = r.policy + "+" + r.placement;
+    c.label = r.policy + "+" + r.placement + (r.tenancy.empty() ? "" : ":" + r.tenancy);
+    if (r.tenancy != "" && r.tenancy != "shared" && r.tenancy != "borrow" && r.tenancy != "fixed") {
+      std::cerr << "error: run " << c.label << ": after `:` give shared, borrow or fixed\n";
+      return 2;
+    }
+    if ((r.tenancy == "borrow" || r.tenancy == "fixed") && !tenants.on()) {
+      std::cerr << "error: run " << c.label << " needs --tenants (with two VCs or more)\n";
+      return 2;
+    }
+    if (r.tenancy != "shared") c.tenants = tenants;
+    if (r.tenancy == "borrow") c.tenants.borrow = true;
+    if (r.tenancy == "fixed") c.tenants.borrow = false;
     c.speed = speed;
     c.record_events = !events_path.empty();
     c.replay_attempts = w.attempts == "replay";
@@ -433,12 +542,14 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
   std::string header = fmt::format(
       "workload: {}\ncluster: {} ({} GPUs), preemption overhead {} s\nspeed model: {}\n", source,
       topo.str(), topo.total_gpus(), w.overhead, speed_what);
+  if (!tenants_what.empty()) header += "tenants: " + tenants_what + "\n";
   if (!w.ckpt_interval.empty()) {
     header += fmt::format(
         "checkpoints: every {} s of progress; victims {}\n", w.ckpt_interval,
         w.ckpt_aware ? "checkpoint-aware (least lost work first in a queue)" : "in policy order");
   }
-  const std::string tables = runs.size() == 1 ? SummaryTable(metrics[0]) : CompareTable(metrics);
+  const std::string tables =
+      (runs.size() == 1 ? SummaryTable(metrics[0]) : CompareTable(metrics)) + VcTable(metrics);
   std::cout << header << tables;
   if (!report_path.empty()) {
     std::vector<SimResult> done;

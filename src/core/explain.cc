@@ -42,6 +42,7 @@ Explanation Scheduler::Explain(JobId id, Time now) const {
   }
   if (j->running()) {
     e.reasons.push_back(fmt::format("running on {}", j->alloc.str()));
+    if (auto t = TenantReason(*j, now); !t.empty()) e.reasons.push_back(std::move(t));
     return e;
   }
   int gpus_ahead = 0;
@@ -79,6 +80,8 @@ Explanation Scheduler::Explain(JobId id, Time now) const {
                           (NeverFitsReasonOf(*j).empty() ? placement_->WhyNoSlot(j->spec, cluster_)
                                                          : NeverFitsReasonOf(*j)));
       break;
+    case WaitKind::kOverQuota:
+      break;  // the tenant level's reason, below
     case WaitKind::kBlockedByHead:
     case WaitKind::kNotConsidered:
       e.reasons.push_back(policy_->stops_at_first_misfit() && e.waiting_ahead > 0
@@ -87,6 +90,7 @@ Explanation Scheduler::Explain(JobId id, Time now) const {
                               : "the cluster was full before its turn in the last pass");
       break;
   }
+  if (auto t = TenantReason(*j, now); !t.empty()) e.reasons.push_back(std::move(t));
   if (!policy_->preemptive()) {
     e.reasons.push_back("this policy never preempts: it starts when running jobs finish");
   }

@@ -51,6 +51,7 @@ enum class WaitKind {
   kNoGpus,         // fewer GPUs left than it needs after higher-priority jobs
   kBlockedByHead,  // strict FIFO: a job ahead of it does not fit
   kNoSlot,         // enough GPUs in count, but the placement policy found no slot
+  kOverQuota,      // its VC has used its quota and no GPUs were left to lend (tenants)
 };
 
 struct Job {
@@ -60,6 +61,7 @@ struct Job {
   // repeated replays (make bench) do not take a fresh mmap, and its page faults, every time.
   JobState state = JobState::kPending;
   WaitKind wait = WaitKind::kNotConsidered;  // as of the last pass that reached it
+  int32_t tenant = -1;                       // index of its VC (SchedulerOptions::tenants)
 
   // Accounting up to the start of the current run (or the last stop when not running).
   Duration executed = 0;   // ms of real progress-time (restore excluded); service = x gpus

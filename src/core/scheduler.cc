@@ -26,13 +26,24 @@ const char* ToString(Action::Kind k) {
 
 Scheduler::Scheduler(const Topology& topo, std::unique_ptr<OrderingPolicy> policy,
                      std::unique_ptr<PlacementPolicy> placement, SchedulerOptions opts,
-                     std::shared_ptr<const SpeedModel> speed)
+                     std::shared_ptr<const SpeedModel> speed, TenantConfig tenants)
     : topo_(topo),
       cluster_(topo),
       policy_(std::move(policy)),
       placement_(std::move(placement)),
       opts_(opts),
-      speed_(std::move(speed)) {}
+      speed_(std::move(speed)),
+      tenants_(std::move(tenants)) {
+  if (tenants_.on()) {
+    auto quotas = ResolveQuotas(tenants_, topo_.total_gpus());
+    assert(quotas.ok());  // BuildCore validates; a bad config leaves the tenant level off
+    if (quotas.ok()) {
+      vc_quota_ = *quotas;
+      vc_running_.assign(vc_quota_.size(), 0);
+      vc_usage_.assign(vc_quota_.size(), 0.0);
+    }
+  }
+}
 
 const Job* Scheduler::Find(JobId id) const {
   auto it = slot_of_.find(id);
@@ -58,6 +69,11 @@ Status Scheduler::Submit(const JobSpec& spec, Time now) {
     j.state = JobState::kRejected;
     j.end = now;
     return InvalidArgument(fmt::format("job {}: never fits: {}", spec.id.value(), *why));
+  }
+  if (auto why = TenantAdmit(j)) {
+    j.state = JobState::kRejected;
+    j.end = now;
+    return InvalidArgument(fmt::format("job {}: {}", spec.id.value(), *why));
   }
   policy_->OnSubmit(j);
   j.tie_rank = tie_counter_++;
@@ -219,7 +235,7 @@ void Scheduler::FireTimers(Time now) {
 
 void Scheduler::RefreshRunningKeys(Time now) {
   size_t from = 0;
-  if (policy_->k0_changes_only_at_transitions() && !waiting_.empty()) {
+  if (policy_->k0_changes_only_at_transitions() && !waiting_.empty() && !tenant_on()) {
     // Running jobs in a better k0 class than every waiting job are all kept whatever their
     // order among themselves; their stale keys still sort before everything re-keyed.
     const int64_t first_waiting = waiting_.begin()->first.k0;
@@ -331,6 +347,7 @@ void Scheduler::Start(uint32_t slot, Allocation alloc, Time now, std::vector<Act
   Job& j = jobs_[slot];
   Erase(slot);
   cluster_.Take(alloc);
+  CountTenant(j, +1, now);
   Duration restore = j.starts > 0 ? opts_.restore_overhead : 0;
   j.state = JobState::kRunning;
   j.run_start = now;
@@ -463,6 +480,7 @@ void Scheduler::Stop(uint32_t slot, Time now, bool release) {
   j.held += now - j.run_start;
   if (now < j.progress_start) j.overhead -= j.progress_start - now;  // restore cut short
   if (release) cluster_.Give(j.alloc);
+  CountTenant(j, -1, now);
   j.alloc = {};
   j.state = JobState::kPending;
   j.last_stop = now;
@@ -489,6 +507,7 @@ void Scheduler::NoteUnplaced(Job& j, const PlacementResult& r) {
 }
 
 void Scheduler::NonPreemptivePass(Time now, std::vector<Action>& out) {
+  if (tenant_on()) return TenantNonPreemptivePass(now, out);
   const bool strict = policy_->stops_at_first_misfit();
   auto it = waiting_.begin();
   while (it != waiting_.end()) {
@@ -517,7 +536,8 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   }
   const int min_wait = opts_.reference_pass ? 0 : MinWaitingGpus();  // reference: no cut-off
   std::vector<uint32_t> victims, candidates, kept;
-  while (r != running_.end() || w != waiting_.end()) {
+  if (tenant_on()) TenantWalk(now, victims, candidates, kept);  // the two levels
+  while (!tenant_on() && (r != running_.end() || w != waiting_.end())) {
     if (budget < min_wait) w = waiting_.end();  // no waiting job can fit any more
     if (r == running_.end() && w == waiting_.end()) break;
     bool take_running = w == waiting_.end() || (r != running_.end() && r->first < w->first);
@@ -661,7 +681,7 @@ void Scheduler::Backfill(Time now, std::vector<Action>& out) {
     if (NoneFits(free)) break;
     uint32_t slot = it->second;
     ++it;  // Start() moves the job out of waiting_
-    if (jobs_[slot].gpus() > free) continue;
+    if (jobs_[slot].gpus() > free || !TenantMayTake(jobs_[slot])) continue;
     if (TryStart(slot, now, out)) Revisit(jobs_[slot].key);
   }
 }
@@ -697,7 +717,12 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
       pass_(o.pass_),
       tie_counter_(o.tie_counter_),
       dirty_(o.dirty_),
-      transitions_(o.transitions_) {
+      transitions_(o.transitions_),
+      tenants_(o.tenants_),
+      vc_quota_(o.vc_quota_),
+      vc_running_(o.vc_running_),
+      vc_usage_(o.vc_usage_),
+      usage_at_(o.usage_at_) {
   if (!active_only) {
     jobs_ = o.jobs_;
     never_fits_ = o.never_fits_;

@@ -29,6 +29,7 @@
 #include "core/ordering_policy.h"
 #include "core/placement_policy.h"
 #include "core/speed_model.h"
+#include "core/tenants.h"
 
 namespace tiresias {
 
@@ -56,6 +57,16 @@ struct SchedulerOptions {
   // checkpoint (Job::LossAt; its packed work rolls back to what it had then), counted in
   // Job::lost. Its service (GPU-time used) is kept. Off: preemption loses no work.
   bool lose_work = false;
+};
+
+// A VC's standing, for views (vcs, ls, /metrics, explain).
+struct VcUsage {
+  std::string name;
+  int quota = 0;
+  int running_gpus = 0, running_jobs = 0;
+  int waiting_gpus = 0, waiting_jobs = 0;
+  double decayed_gpu_hours = 0;  // fair share's memory (TenantConfig::half_life), else 0
+  int borrowed() const { return running_gpus > quota ? running_gpus - quota : 0; }
 };
 
 // A job moved between queues by itself (a demotion while running, a promotion while
@@ -89,7 +100,7 @@ class Scheduler {
  public:
   Scheduler(const Topology& topo, std::unique_ptr<OrderingPolicy> policy,
             std::unique_ptr<PlacementPolicy> placement, SchedulerOptions opts = {},
-            std::shared_ptr<const SpeedModel> speed = nullptr);
+            std::shared_ptr<const SpeedModel> speed = nullptr, TenantConfig tenants = {});
 
   // Accepts the job, or rejects it (recorded, state kRejected) when it can never fit;
   // InvalidArgument then carries the reason. A duplicate id is InvalidArgument too.
@@ -183,6 +194,9 @@ class Scheduler {
   // running). For time series (the simulator's --out, the daemon's views).
   void CountByQueue(std::vector<int>& waiting, std::vector<int>& running) const;
   Explanation Explain(JobId id, Time now) const;
+  // Each VC's quota, usage and waiting work, in config order; empty with the tenant level off.
+  // O(running + waiting).
+  std::vector<VcUsage> VcUsages(Time now) const;
   // Why the placement policy said the job can never be placed, or "".
   const std::string& NeverFitsReasonOf(const Job& j) const;
 
@@ -216,6 +230,20 @@ class Scheduler {
   void RebuildOrders(Time now);
   void RecordTieRanks(Time now);
   void NonPreemptivePass(Time now, std::vector<Action>& out);
+  // The tenant level (tenant_pass.cc): the two-phase walks that replace the plain ones.
+  void TenantWalk(Time now, std::vector<uint32_t>& victims, std::vector<uint32_t>& candidates,
+                  std::vector<uint32_t>& kept);
+  void TenantNonPreemptivePass(Time now, std::vector<Action>& out);
+  // Whether a backfill start keeps the job's VC within its quota (always, when borrowing).
+  bool TenantMayTake(const Job& j) const;
+  // Fair share's memory: folds the decayed usage of every VC up to `now`.
+  void AccrueUsage(Time now);
+  // Per-VC running GPUs, kept by Start and Stop.
+  void CountTenant(const Job& j, int sign, Time now);
+  bool tenant_on() const { return !vc_quota_.empty(); }
+  std::string TenantReason(const Job& j, Time now) const;
+  // Sets the job's VC; why it is rejected (an unknown VC, a gang over a fixed quota), if so.
+  std::optional<std::string> TenantAdmit(Job& j) const;
   void PreemptivePass(Time now, std::vector<Action>& out);
   // Places `slot` on free GPUs; true when started.
   bool TryStart(uint32_t slot, Time now, std::vector<Action>& out);
@@ -259,6 +287,14 @@ class Scheduler {
   int64_t tie_counter_ = 0;
   bool dirty_ = false;
   std::vector<Transition> transitions_;
+  // Tenant level (empty when off): quota, running GPUs, decayed usage (GPU-ms) per VC.
+  // Tenants (VCs with quotas): with two VCs or more the pass has two levels (tenant_pass.cc):
+  // jobs within their VC's quota first, then, with borrowing, the rest on what is left, so an
+  // owner reclaims lent GPUs by preemption. Validated by ResolveQuotas (engine/BuildCore).
+  TenantConfig tenants_;
+  std::vector<int> vc_quota_, vc_running_;
+  std::vector<double> vc_usage_;
+  Time usage_at_ = 0;
 };
 
 }  // namespace tiresias

@@ -19,8 +19,13 @@ StatusOr<std::unique_ptr<Scheduler>> BuildCore(const CoreConfig& cfg, const Data
   if (!policy.ok()) return policy.status();
   auto placement = MakePlacementPolicy(cfg.placement, cfg.placement_opts, data);
   if (!placement.ok()) return placement.status();
+  if (cfg.tenants.on()) {
+    auto quotas = ResolveQuotas(cfg.tenants, cfg.topo.total_gpus());
+    if (!quotas.ok())
+      return Status(quotas.status().code(), "tenants: " + quotas.status().message());
+  }
   return std::make_unique<Scheduler>(cfg.topo, std::move(*policy), std::move(*placement),
-                                     cfg.options, cfg.speed);
+                                     cfg.options, cfg.speed, cfg.tenants);
 }
 
 Status ValidatePolicies(const std::string& policy, const std::vector<std::string>& policy_opts,

@@ -27,6 +27,7 @@ struct CoreConfig {
   // The version of the options' defaults that `policy_opts` was written against (0 = the
   // current one): state kept by an older build replays as it was decided (policy/registry.h).
   int defaults_version = 0;
+  TenantConfig tenants;  // VCs with quotas (core/tenants.h); off with fewer than two
 };
 
 // The current version of the policy options' defaults.

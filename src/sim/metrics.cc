@@ -129,8 +129,9 @@ Metrics ComputeMetrics(const SimResult& r) {
   double nodes = 0, switches = 0, multi = 0;
   std::array<std::vector<double>, 4> jct_b, queue_b;
   struct Group {
-    std::vector<double> queueing;
+    std::vector<double> queueing, jct, rho;
     double slowdown_sum = 0;
+    double held_gpu_ms = 0;  // every job of the group, finished or not
     size_t n = 0;
   };
   std::map<std::string, Group> users, vcs;
@@ -138,6 +139,7 @@ Metrics ComputeMetrics(const SimResult& r) {
   double held_gpu_ms = 0, overhead_gpu_ms = 0;
   for (const auto& j : r.jobs) {
     held_gpu_ms += static_cast<double>(j.held) * j.gpus;
+    if (!j.vc.empty()) vcs[j.vc].held_gpu_ms += static_cast<double>(j.held) * j.gpus;
     overhead_gpu_ms += static_cast<double>(j.overhead) * j.gpus;
     m.lost_gpu_hours += static_cast<double>(j.lost) / (3600.0 * kMsPerSecond);
     m.preemptions += j.preemptions;
@@ -169,6 +171,7 @@ Metrics ComputeMetrics(const SimResult& r) {
     if (!j.vc.empty()) {
       Group& g = vcs[j.vc];
       g.queueing.push_back(q);
+      g.jct.push_back(c);
       g.slowdown_sum += jct_slowdown;
       ++g.n;
     }
@@ -211,6 +214,7 @@ Metrics ComputeMetrics(const SimResult& r) {
   for (size_t i = 0; i < r.jobs.size(); ++i) {
     if (r.jobs[i].state != JobState::kFinished) continue;
     rho.push_back(all_rho[i]);
+    if (!r.jobs[i].vc.empty()) vcs[r.jobs[i].vc].rho.push_back(all_rho[i]);
     if (all_rho[i] > kRhoUnfair) ++unfair;
   }
   m.fairness.rho = Summarize(std::move(rho));
@@ -221,15 +225,33 @@ Metrics ComputeMetrics(const SimResult& r) {
     return JainIndex(mean);
   };
   m.fairness.users = users.size();
-  m.fairness.vcs = vcs.size();
   m.fairness.jain_user = jain(users);
-  m.fairness.jain_vc = jain(vcs);
+  std::map<std::string, int> quota(r.vc_quotas.begin(), r.vc_quotas.end());
+  std::vector<double> share;  // received / entitled, VCs with a quota
   for (auto& [name, g] : vcs) {
-    m.by_vc.push_back({.vc = name,
-                       .finished = g.n,
-                       .queueing = Summarize(std::move(g.queueing)),
-                       .mean_slowdown = g.slowdown_sum / g.n});
+    if (g.n > 0) {
+      VcStats v{.vc = name,
+                .finished = g.n,
+                .jct = Summarize(g.jct),
+                .queueing = Summarize(std::move(g.queueing)),
+                .mean_slowdown = g.slowdown_sum / g.n,
+                .gpu_hours = g.held_gpu_ms / (3600.0 * kMsPerSecond)};
+      size_t unfair = 0;
+      for (double x : g.rho) unfair += x > kRhoUnfair;
+      v.mean_rho = Summarize(g.rho).mean;
+      v.frac_unfair = g.rho.empty() ? 0 : static_cast<double>(unfair) / g.rho.size();
+      if (auto it = quota.find(name); it != quota.end()) {
+        v.quota = it->second;
+        v.entitled_gpu_hours = it->second * m.makespan / 3600.0;
+        if (v.entitled_gpu_hours > 0) share.push_back(v.gpu_hours / v.entitled_gpu_hours);
+      }
+      m.by_vc.push_back(std::move(v));
+    }
   }
+  std::erase_if(vcs, [](const auto& kv) { return kv.second.n == 0; });
+  m.fairness.vcs = vcs.size();
+  m.fairness.jain_vc = jain(vcs);
+  m.fairness.jain_vc_share = JainIndex(share);
   return m;
 }
 
@@ -244,9 +266,16 @@ nlohmann::json ToJson(const Metrics& m) {
   };
   nlohmann::json by_vc = nlohmann::json::object();
   for (const auto& v : m.by_vc) {
-    by_vc[v.vc] = {{"finished", v.finished},
-                   {"queueing_delay_seconds", ToJson(v.queueing)},
-                   {"mean_jct_slowdown", v.mean_slowdown}};
+    by_vc[v.vc] = {
+        {"finished", v.finished},
+        {"jct_seconds", ToJson(v.jct)},
+        {"queueing_delay_seconds", ToJson(v.queueing)},
+        {"mean_jct_slowdown", v.mean_slowdown},
+        {"finish_time_fairness", {{"mean_rho", v.mean_rho}, {"frac_unfair", v.frac_unfair}}},
+        {"gpu_hours_received", v.gpu_hours},
+        {"quota_gpus", v.quota >= 0 ? nlohmann::json(v.quota) : nlohmann::json()},
+        {"gpu_hours_entitled",
+         v.entitled_gpu_hours >= 0 ? nlohmann::json(v.entitled_gpu_hours) : nlohmann::json()}};
   }
   nlohmann::json by_size = nlohmann::json::object();
   for (size_t b = 0; b < kSizeBuckets.size(); ++b) {
@@ -282,6 +311,7 @@ nlohmann::json ToJson(const Metrics& m) {
             {"fraction_rho_above_1_05", m.fairness.frac_unfair},
             {"jain_user_slowdown", opt(m.fairness.jain_user)},
             {"jain_vc_slowdown", opt(m.fairness.jain_vc)},
+            {"jain_vc_gpu_time_share", opt(m.fairness.jain_vc_share)},
             {"users", m.fairness.users},
             {"vcs", m.fairness.vcs}}},
           {"by_vc", by_vc}};

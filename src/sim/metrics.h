@@ -45,14 +45,24 @@ struct Fairness {
   // Jain's index over groups' mean JCT slowdown (JCT / packed duration); nullopt when no job
   // names a user (VC).
   std::optional<double> jain_user, jain_vc;
+  // Jain's index over each VC's GPU-time received / entitled (with tenants).
+  std::optional<double> jain_vc_share;
   size_t users = 0, vcs = 0;
 };
 
 struct VcStats {
   std::string vc;
   size_t finished = 0;
+  Stats jct;                 // seconds
   Stats queueing;            // seconds
   double mean_slowdown = 0;  // JCT / packed duration
+  // Finish-time fairness of its finished jobs: mean rho, share with rho > kRhoUnfair.
+  double mean_rho = 0, frac_unfair = 0;
+  // GPU-hours its jobs held (every job, finished or not), and with tenants its quota and the
+  // GPU-hours it was entitled to (quota x makespan); -1 without tenants.
+  double gpu_hours = 0;
+  int quota = -1;
+  double entitled_gpu_hours = -1;
 };
 
 struct SizeBucket {

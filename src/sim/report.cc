@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <map>
 
 namespace tiresias {
 namespace {
@@ -124,6 +125,58 @@ std::string SummaryTable(const Metrics& m) {
   return out;
 }
 
+std::string VcTable(const std::vector<Metrics>& runs) {
+  std::map<std::string, int> quota;  // VC -> quota (from the first run that has one)
+  for (const auto& r : runs) {
+    for (const auto& v : r.by_vc) {
+      if (v.quota >= 0 && !quota.contains(v.vc)) quota[v.vc] = v.quota;
+    }
+  }
+  if (quota.empty()) return "";
+  std::vector<std::string> names;
+  for (const auto& r : runs) {
+    for (const auto& v : r.by_vc) {
+      if (std::find(names.begin(), names.end(), v.vc) == names.end()) names.push_back(v.vc);
+    }
+  }
+  std::stable_sort(names.begin(), names.end(), [&](const auto& a, const auto& b) {
+    return (quota.contains(a) ? quota[a] : -1) > (quota.contains(b) ? quota[b] : -1);
+  });
+  size_t w = 14;
+  for (const auto& r : runs) w = std::max(w, r.label.size() + 2);
+  std::string out = "per VC: mean JCT (s) / GPU-time received over entitled (quota x makespan)\n";
+  out += fmt::format("{:<10} {:>6}", "VC", "quota");
+  for (const auto& r : runs) out += fmt::format(" {:>{}}", r.label, w + 7);
+  out += '\n';
+  for (const auto& name : names) {
+    out += fmt::format("{:<10} {:>6}", name,
+                       quota.contains(name) ? std::to_string(quota[name]) : std::string("-"));
+    for (const auto& r : runs) {
+      const VcStats* v = nullptr;
+      for (const auto& x : r.by_vc) {
+        if (x.vc == name) v = &x;
+      }
+      std::string cell = "-";
+      if (v) {
+        cell = fmt::format("{:.0f}", v->jct.mean);
+        cell += v->entitled_gpu_hours > 0
+                    ? fmt::format(" / {:.2f}", v->gpu_hours / v->entitled_gpu_hours)
+                    : std::string(" /    -");
+      }
+      out += fmt::format(" {:>{}}", cell, w + 7);
+    }
+    out += '\n';
+  }
+  auto opt = [](const std::optional<double>& x) {
+    return x ? fmt::format("{:.3f}", *x) : std::string("-");
+  };
+  out += fmt::format("{:<17}", "Jain (slowdown)");
+  for (const auto& r : runs) out += fmt::format(" {:>{}}", opt(r.fairness.jain_vc), w + 7);
+  out += fmt::format("\n{:<17}", "Jain (recv/ent)");
+  for (const auto& r : runs) out += fmt::format(" {:>{}}", opt(r.fairness.jain_vc_share), w + 7);
+  return out + '\n';
+}
+
 std::string CompareTable(const std::vector<Metrics>& runs) {
   if (runs.empty()) return "";
   size_t w = 18;
@@ -170,16 +223,16 @@ std::string JctCdfCsv(const SimResult& r) {
 std::string JobsCsv(const SimResult& r) {
   std::string out =
       "id,gpus,model,state,submit,first_start,end,jct,queueing_delay,preemptions,promotions,"
-      "final_queue,overhead,slowdown,nodes,switches,restarts,lost_gpu_hours\n";
+      "final_queue,overhead,slowdown,nodes,switches,restarts,lost_gpu_hours,vc\n";
   for (const auto& j : r.jobs) {
     bool done = j.state == JobState::kFinished;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.4f}\n", j.id.value(),
-                       j.gpus, j.model, ToString(j.state), Secs(j.submit), Secs(j.first_start),
-                       Secs(j.end), done ? Secs(j.end - j.submit) : "",
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.4f},{}\n",
+                       j.id.value(), j.gpus, j.model, ToString(j.state), Secs(j.submit),
+                       Secs(j.first_start), Secs(j.end), done ? Secs(j.end - j.submit) : "",
                        j.first_start >= 0 ? Secs(j.first_start - j.submit) : "", j.preemptions,
                        j.promotions, j.final_queue + 1, Secs(j.overhead),
                        done ? fmt::format("{:.4f}", j.slowdown()) : "", j.nodes, j.switches,
-                       j.restarts, static_cast<double>(j.lost) / (3600.0 * kMsPerSecond));
+                       j.restarts, static_cast<double>(j.lost) / (3600.0 * kMsPerSecond), j.vc);
   }
   return out;
 }

@@ -15,6 +15,9 @@ namespace tiresias {
 
 std::string SummaryTable(const Metrics& m);
 std::string CompareTable(const std::vector<Metrics>& runs);
+// Per VC, for runs with tenants: quota, then each run's mean JCT and GPU-time received over
+// entitled; Jain's index across VCs below. "" when no run has quotas.
+std::string VcTable(const std::vector<Metrics>& runs);
 std::string JobsCsv(const SimResult& r);
 // The JCT CDF of finished jobs: "fraction,jct_seconds", fractions 0.000 to 1.000 by 0.001.
 std::string JctCdfCsv(const SimResult& r);

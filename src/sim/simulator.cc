@@ -106,7 +106,8 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
                                                 .record_transitions = cfg.record_events,
                                                 .checkpoint_aware = cfg.checkpoint_aware,
                                                 .lose_work = ckpt},
-                                    .speed = cfg.speed},
+                                    .speed = cfg.speed,
+                                    .tenants = cfg.tenants},
                          cfg.data ? *cfg.data : own_files);
   if (!built.ok()) return built.status();
   Scheduler& core = **built;
@@ -115,6 +116,12 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   result.label = cfg.label.empty() ? cfg.policy + "+" + cfg.placement : cfg.label;
   result.topology = cfg.topo.str();
   result.total_gpus = cfg.topo.total_gpus();
+  if (cfg.tenants.on()) {
+    auto quotas = ResolveQuotas(cfg.tenants, cfg.topo.total_gpus());  // BuildCore checked them
+    for (size_t v = 0; v < cfg.tenants.vcs.size(); ++v) {
+      result.vc_quotas.emplace_back(cfg.tenants.vcs[v].name, (*quotas)[v]);
+    }
+  }
   std::vector<std::string> rejects(jobs.size());
 
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> done;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -14,6 +15,7 @@
 #include "core/event_log.h"
 #include "core/job.h"
 #include "core/speed_model.h"
+#include "core/tenants.h"
 #include "core/topology.h"
 #include "trace/capacity_reader.h"
 
@@ -60,6 +62,8 @@ struct SimConfig {
   uint64_t ckpt_seed = 1;
   // Checkpoint-aware victim choice (SchedulerOptions::checkpoint_aware).
   bool checkpoint_aware = false;
+  // Tenants (VCs with quotas, SchedulerOptions::tenants); jobs belong to JobSpec::vc.
+  TenantConfig tenants;
   // Reads the files policy options name; null: a FileDataSource of this run's own. Share
   // one across runs (compare) to read each file once.
   std::shared_ptr<const DataSource> data;
@@ -116,6 +120,8 @@ struct SimResult {
   std::vector<SeriesPoint> series;  // with series_step: one point per step, from the first submit
   uint64_t preemptions = 0;         // preempt actions of the whole run
   std::vector<ForecastCheck> forecasts;
+  // With tenants: each VC's quota in GPUs, in config order (for GPU-time entitled).
+  std::vector<std::pair<std::string, int>> vc_quotas;
 };
 
 // The checkpoint interval of a job under `cfg` (0 = none): deterministic in (seed, id).

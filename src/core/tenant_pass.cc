@@ -1,0 +1,236 @@
+// The tenant level of the core (the Scheduler's TenantConfig, two VCs or more): the upper of the
+// two scheduling levels. Inside a VC the ordering policy decides as always; between VCs:
+//
+//   phase 1  walk every job in policy order; a job is selected when its gang fits what is left
+//            of the cluster and of its VC's quota (its entitlement);
+//   phase 2  (borrowing) the jobs phase 1 set aside because their VC had used its quota, in
+//            policy order (or, with a half-life, VCs with the least decayed usage per weight
+//            first), take what is left of the cluster.
+//
+// Running jobs selected by neither are victims, borrowers last in the walk, so they give their
+// GPUs back first: an owner returning to its quota reclaims lent GPUs by preemption (the
+// ordinary checkpoint protocol). Without borrowing, phase 2 selects nothing and every VC is a
+// fixed partition of its quota's size. The selected jobs are then placed by the plain pass's
+// code (PreemptivePass), so placement, deferral and victims' release are unchanged.
+//
+// With one VC holding a quota of the whole cluster, phase 1 is exactly the plain walk and
+// phase 2 sees only jobs that did not fit the (only shrinking) budget, so every decision is
+// the plain core's (src/sim/tenants_sim_test.cc checks it for every policy).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+#include "core/scheduler.h"
+
+namespace tiresias {
+
+void Scheduler::CountTenant(const Job& j, int sign, Time now) {
+  if (!tenant_on() || j.tenant < 0) return;
+  AccrueUsage(now);
+  vc_running_[static_cast<size_t>(j.tenant)] += sign * j.gpus();
+}
+
+void Scheduler::AccrueUsage(Time now) {
+  const Duration h = tenants_.half_life;
+  if (h <= 0 || now <= usage_at_) return;
+  // U(t) = U(t0) d + r h / ln 2 (1 - d), d = 2^-((t - t0) / h): r GPUs held over [t0, t],
+  // each GPU-ms weighted 2^-(age / h).
+  const double d = std::exp2(-static_cast<double>(now - usage_at_) / static_cast<double>(h));
+  const double per_gpu = static_cast<double>(h) / std::log(2.0) * (1 - d);
+  for (size_t v = 0; v < vc_usage_.size(); ++v) {
+    vc_usage_[v] = vc_usage_[v] * d + vc_running_[v] * per_gpu;
+  }
+  usage_at_ = now;
+}
+
+bool Scheduler::TenantMayTake(const Job& j) const {
+  if (!tenant_on() || tenants_.borrow || j.tenant < 0) return true;
+  const size_t v = static_cast<size_t>(j.tenant);
+  return vc_running_[v] + j.gpus() <= vc_quota_[v];
+}
+
+void Scheduler::TenantWalk(Time now, std::vector<uint32_t>& victims,
+                           std::vector<uint32_t>& candidates, std::vector<uint32_t>& kept) {
+  AccrueUsage(now);
+  std::vector<int> used(vc_quota_.size(), 0);
+  int budget = cluster_.total_usable();
+  const int min_wait = opts_.reference_pass ? 0 : MinWaitingGpus();
+  struct Aside {
+    uint32_t slot;
+    bool running;
+  };
+  std::vector<Aside> aside;  // over their VC's quota, in walk order
+  auto r = running_.begin();
+  auto w = waiting_.begin();
+  while (r != running_.end() || w != waiting_.end()) {
+    if (budget < min_wait) w = waiting_.end();  // no waiting job can fit any more
+    if (r == running_.end() && w == waiting_.end()) break;
+    const bool take_running = w == waiting_.end() || (r != running_.end() && r->first < w->first);
+    const uint32_t slot = take_running ? (r++)->second : (w++)->second;
+    Job& j = jobs_[slot];
+    if (j.gpus() > budget) {
+      if (take_running) {
+        victims.push_back(slot);
+      } else {
+        NoteWait(j, WaitKind::kNoGpus);
+      }
+      continue;
+    }
+    int& u = used[static_cast<size_t>(j.tenant)];
+    if (u + j.gpus() > vc_quota_[static_cast<size_t>(j.tenant)]) {
+      aside.push_back({slot, take_running});
+      continue;
+    }
+    u += j.gpus();
+    budget -= j.gpus();
+    (take_running ? kept : candidates).push_back(slot);
+  }
+  if (tenants_.half_life > 0) {
+    // Fair share that remembers: the VC that used least of its weight borrows first.
+    std::stable_sort(aside.begin(), aside.end(), [&](const Aside& a, const Aside& b) {
+      const auto va = static_cast<size_t>(jobs_[a.slot].tenant);
+      const auto vb = static_cast<size_t>(jobs_[b.slot].tenant);
+      return vc_usage_[va] / tenants_.vcs[va].weight < vc_usage_[vb] / tenants_.vcs[vb].weight;
+    });
+  }
+  for (const Aside& a : aside) {
+    Job& j = jobs_[a.slot];
+    if (tenants_.borrow && j.gpus() <= budget) {
+      budget -= j.gpus();
+      (a.running ? kept : candidates).push_back(a.slot);
+    } else if (a.running) {
+      NoteWait(j, WaitKind::kOverQuota);  // if it is stopped, this is why
+      victims.push_back(a.slot);
+    } else {
+      NoteWait(j, WaitKind::kOverQuota);
+    }
+  }
+}
+
+void Scheduler::TenantNonPreemptivePass(Time now, std::vector<Action>& out) {
+  const bool strict = policy_->stops_at_first_misfit();
+  std::vector<char> blocked(vc_quota_.size(), 0);  // strict FIFO: per VC, as YARN-CS queues
+  std::vector<uint32_t> aside;
+  auto over = [&](const Job& j) {
+    const auto v = static_cast<size_t>(j.tenant);
+    return vc_running_[v] + j.gpus() > vc_quota_[v];
+  };
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    const int free = cluster_.total_free();
+    if (NoneFits(free)) break;
+    const uint32_t slot = it->second;
+    ++it;  // Start() moves the job out of waiting_
+    Job& j = jobs_[slot];
+    const auto v = static_cast<size_t>(j.tenant);
+    if (blocked[v]) {
+      NoteWait(j, WaitKind::kBlockedByHead);
+      continue;
+    }
+    if (j.gpus() > free) {
+      NoteWait(j, over(j) ? WaitKind::kOverQuota : WaitKind::kNoGpus);
+      if (strict) blocked[v] = 1;
+      continue;
+    }
+    if (over(j)) {
+      NoteWait(j, WaitKind::kOverQuota);
+      aside.push_back(slot);
+      if (strict) blocked[v] = 1;
+      continue;
+    }
+    if (!TryStart(slot, now, out) && strict) blocked[v] = 1;
+  }
+  if (!tenants_.borrow) return;
+  std::fill(blocked.begin(), blocked.end(), 0);
+  for (uint32_t slot : aside) {
+    Job& j = jobs_[slot];
+    const auto v = static_cast<size_t>(j.tenant);
+    if (blocked[v]) continue;
+    if (j.gpus() > cluster_.total_free() || !TryStart(slot, now, out)) {
+      if (strict) blocked[v] = 1;
+    }
+  }
+}
+
+std::vector<VcUsage> Scheduler::VcUsages(Time now) const {
+  std::vector<VcUsage> out;
+  if (!tenant_on()) return out;
+  const Duration h = tenants_.half_life;
+  const double d = h > 0 && now > usage_at_
+                       ? std::exp2(-static_cast<double>(now - usage_at_) / static_cast<double>(h))
+                       : 1.0;
+  for (size_t v = 0; v < vc_quota_.size(); ++v) {
+    double u = vc_usage_[v] * d;
+    if (h > 0) u += vc_running_[v] * static_cast<double>(h) / std::log(2.0) * (1 - d);
+    out.push_back({.name = tenants_.vcs[v].name,
+                   .quota = vc_quota_[v],
+                   .running_gpus = vc_running_[v],
+                   .decayed_gpu_hours = u / 3.6e6});
+  }
+  for (const auto& [key, slot] : running_)
+    ++out[static_cast<size_t>(jobs_[slot].tenant)].running_jobs;
+  for (const auto& [key, slot] : waiting_) {
+    VcUsage& u = out[static_cast<size_t>(jobs_[slot].tenant)];
+    ++u.waiting_jobs;
+    u.waiting_gpus += jobs_[slot].gpus();
+  }
+  return out;
+}
+
+std::string Scheduler::TenantReason(const Job& j, Time /*now*/) const {
+  if (!tenant_on() || j.tenant < 0) return "";
+  const auto v = static_cast<size_t>(j.tenant);
+  const std::string& name = tenants_.vcs[v].name;
+  const int q = vc_quota_[v], used = vc_running_[v];
+  if (j.running()) {
+    if (used <= q) return "";
+    return fmt::format(
+        "VC `{}` is above its share: {} of {} GPUs, {} borrowed; its jobs that are last in its "
+        "order give borrowed GPUs back first when their owners need them",
+        name, used, q, used - q);
+  }
+  if (j.wait == WaitKind::kOverQuota) {
+    if (!tenants_.borrow) {
+      return fmt::format("VC `{}` has used its quota: {} of {} GPUs, and borrowing is off", name,
+                         used, q);
+    }
+    if (used > q) {
+      return fmt::format(
+          "VC `{}` is above its share: {} of {} GPUs, {} borrowed; it borrows more only when "
+          "other VCs leave GPUs unused",
+          name, used, q, used - q);
+    }
+    return fmt::format(
+        "VC `{}` has used its share: {} of {} GPUs; it borrows only GPUs other VCs leave "
+        "unused, and none were left",
+        name, used, q);
+  }
+  int lent = 0;
+  for (size_t o = 0; o < vc_quota_.size(); ++o) {
+    if (vc_running_[o] > vc_quota_[o]) lent += vc_running_[o] - vc_quota_[o];
+  }
+  if (used < q && lent > 0) {
+    return fmt::format(
+        "VC `{}` is below its share: {} of {} GPUs; {} GPUs are lent to other VCs and are taken "
+        "back by preemption as its jobs need them",
+        name, used, q, lent);
+  }
+  return "";
+}
+
+std::optional<std::string> Scheduler::TenantAdmit(Job& j) const {
+  if (!tenant_on()) return std::nullopt;
+  auto v = tenants_.IndexOf(j.spec.vc);
+  if (!v && !tenants_.default_vc.empty()) v = tenants_.IndexOf(tenants_.default_vc);
+  if (!v) return fmt::format("VC `{}` is not one of the tenants", j.spec.vc);
+  j.tenant = *v;
+  const int q = vc_quota_[static_cast<size_t>(*v)];
+  if (!tenants_.borrow && j.gpus() > q) {
+    return fmt::format("needs {} GPUs, more than VC `{}`'s quota of {}, and borrowing is off",
+                       j.gpus(), tenants_.vcs[static_cast<size_t>(*v)].name, q);
+  }
+  return std::nullopt;
+}
+
+}  // namespace tiresias

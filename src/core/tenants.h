@@ -1,0 +1,55 @@
+// Tenants: the virtual clusters (VCs) that share the cluster, each entitled to a GPU quota,
+// and the rules between them (the core's upper scheduling level; see Scheduler and
+// docs/design.md "Many teams"). Plain values: the drivers read them from a config file
+// (engine/tenant_config) or derive them from a trace, the core only reads them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+
+namespace tiresias {
+
+struct Tenant {
+  std::string name;
+  int quota = -1;                  // GPUs it is entitled to; -1: its weight's share of the cluster
+  double weight = 1.0;             // share of the cluster when no quota is given; fair-share weight
+  std::vector<std::string> users;  // who submits to it (the first VC listing a user is default)
+};
+
+struct TenantConfig {
+  std::vector<Tenant> vcs;
+  // GPUs a VC leaves unused are lent to the others and reclaimed by preemption when their
+  // owner needs them. Off: every VC is capped at its quota (fixed partitions, YARN-CS style).
+  bool borrow = true;
+  // > 0: fair share that remembers. Borrowed GPUs go first to the VCs whose attained GPU
+  // service, decayed with this half-life and divided by their weight, is smallest (and are
+  // taken back first from the largest). 0: borrowers in the ordering policy's order.
+  Duration half_life = 0;
+  // The VC of a job that names none, or an unknown one; "" = such jobs are rejected.
+  std::string default_vc;
+
+  // The tenant level is on with two VCs or more; with none or one, every decision is the
+  // plain core's.
+  bool on() const { return vcs.size() >= 2; }
+  std::optional<int> IndexOf(std::string_view name) const;
+  // The VC a user's job goes to: `requested` when given (it must exist, and list the user
+  // when it lists any), else the first VC listing the user, else default_vc, else an error.
+  StatusOr<std::string> VcFor(std::string_view user, std::string_view requested) const;
+};
+
+// Quotas in GPUs per VC (same order), weights turned into shares of `total_gpus` (largest
+// remainder, ties by order) for VCs without a quota. InvalidArgument when they do not fit:
+// quotas over the cluster, duplicate names, an unknown default_vc.
+StatusOr<std::vector<int>> ResolveQuotas(const TenantConfig& cfg, int total_gpus);
+
+// Quotas proportional to each VC's share of `gpu_time` (same order as `names`), summing to
+// `total_gpus` (largest remainder): what a trace replay uses when no config names quotas.
+TenantConfig TenantsFromUsage(const std::vector<std::string>& names,
+                              const std::vector<double>& gpu_time, int total_gpus);
+
+}  // namespace tiresias

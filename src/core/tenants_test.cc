@@ -1,0 +1,158 @@
+// The tenant level of the core, narrated on one 8-GPU node (count placement): quotas,
+// borrowing of unused quota, reclaim by preemption, fixed quotas without borrowing, and fair
+// share with a half-life deciding who borrows. Inside a VC, dlas with one queue boundary far
+// away (100,000 GPU-s), FIFO inside it and no promotion: the policy order is submit order.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+
+#include "core/scheduler.h"
+#include "placement/registry.h"
+#include "policy/registry.h"
+#include "test_files.h"
+
+namespace tiresias {
+namespace {
+
+std::unique_ptr<Scheduler> Make(TenantConfig tenants) {
+  auto p = MakeOrderingPolicy(
+      "dlas", {"queues=2", "thresholds=100000", "promote_knob=0", "queue_order=fifo"}, TestFiles());
+  auto pl = MakePlacementPolicy("count", {}, TestFiles());
+  return std::make_unique<Scheduler>(*Topology::Create(1, 1, 8), std::move(*p), std::move(*pl),
+                                     SchedulerOptions{}, nullptr, std::move(tenants));
+}
+
+std::string Acts(const std::vector<Action>& acts) {
+  std::string s;
+  for (const auto& a : acts) {
+    if (!s.empty()) s += ", ";
+    s += std::string(ToString(a.kind)) + " " + std::to_string(a.job.value());
+  }
+  return s;
+}
+
+void Submit(Scheduler& s, int id, int gpus, const std::string& vc, Time at) {
+  ASSERT_TRUE(
+      s.Submit({.id = JobId(id), .gpus = gpus, .submit = at, .vc = vc, .duration = Seconds(100000)},
+               at)
+          .ok());
+}
+
+bool Says(const Explanation& e, const std::string& text) {
+  for (const auto& r : e.reasons) {
+    if (r.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TenantConfig TwoVcs(bool borrow) {
+  return {.vcs = {{.name = "A", .quota = 4}, {.name = "B", .quota = 4}}, .borrow = borrow};
+}
+
+// A (quota 4) submits four 2-GPU jobs at 0: jobs 1 and 2 use its quota, 3 and 4 borrow B's
+// idle 4 GPUs. At 100 s B submits jobs 5 and 6 (2 GPUs each). Phase 1 walks 1..6 in submit
+// order: 1, 2 (A 4 of 4), 3 and 4 set aside (A is at its quota), 5, 6 (B 4 of 4): the budget
+// of 8 is spent, so 3 and 4, the borrowers, are the victims: B gets its quota back at once.
+// When 5 finishes at 200 s, 2 GPUs are free again and 3, first of A's set-aside jobs, borrows.
+TEST(TenantsTest, UnusedQuotaIsLentAndReclaimedByPreemption) {
+  auto s = Make(TwoVcs(true));
+  for (int id = 1; id <= 4; ++id) Submit(*s, id, 2, "A", 0);
+  EXPECT_EQ(Acts(s->Schedule(0)), "start 1, start 2, start 3, start 4");
+  EXPECT_TRUE(Says(s->Explain(JobId(1), Seconds(50)),
+                   "VC `A` is above its share: 8 of 4 GPUs, 4 borrowed"));
+  Submit(*s, 5, 2, "B", Seconds(100));
+  Submit(*s, 6, 2, "B", Seconds(100));
+  EXPECT_EQ(Acts(s->Schedule(Seconds(100))), "preempt 3, preempt 4, start 5, start 6");
+  const Explanation e = s->Explain(JobId(3), Seconds(100));
+  EXPECT_TRUE(Says(e, "VC `A` has used its share: 4 of 4 GPUs")) << e.reasons.back();
+  const auto use = s->VcUsages(Seconds(100));
+  ASSERT_EQ(use.size(), 2u);
+  EXPECT_EQ(use[0].running_gpus, 4);
+  EXPECT_EQ(use[0].waiting_jobs, 2);
+  EXPECT_EQ(use[0].waiting_gpus, 4);
+  EXPECT_EQ(use[1].running_gpus, 4);
+  EXPECT_EQ(use[1].borrowed(), 0);
+  ASSERT_TRUE(s->Finish(JobId(5), Seconds(200)).ok());
+  EXPECT_EQ(Acts(s->Schedule(Seconds(200))), "start 3");
+  EXPECT_EQ(s->VcUsages(Seconds(200))[0].borrowed(), 2);  // A: 6 of 4
+}
+
+// Without borrowing each VC is a fixed partition: A's jobs 3 and 4 wait although B's 4 GPUs
+// are idle, and a 6-GPU job of A can never run, so it is rejected at submit.
+TEST(TenantsTest, FixedQuotasWithoutBorrowing) {
+  auto s = Make(TwoVcs(false));
+  for (int id = 1; id <= 4; ++id) Submit(*s, id, 2, "A", 0);
+  EXPECT_EQ(Acts(s->Schedule(0)), "start 1, start 2");
+  EXPECT_TRUE(Says(s->Explain(JobId(3), 0),
+                   "VC `A` has used its quota: 4 of 4 GPUs, and borrowing is off"));
+  const Status big = s->Submit({.id = JobId(9), .gpus = 6, .vc = "A", .duration = Seconds(1)}, 0);
+  EXPECT_FALSE(big.ok());
+  EXPECT_NE(big.message().find("more than VC `A`'s quota of 4, and borrowing is off"),
+            std::string::npos)
+      << big.message();
+  const Status unknown =
+      s->Submit({.id = JobId(10), .gpus = 1, .vc = "C", .duration = Seconds(1)}, 0);
+  EXPECT_NE(unknown.message().find("VC `C` is not one of the tenants"), std::string::npos);
+}
+
+// A (quota 2) runs jobs 1-4 (2 GPUs each) on all 8 GPUs from 0; C (quota 4) is idle. At 1 h
+// B (quota 2) submits jobs 5-7. Phase 1: 1 (A 2 of 2), 5 (B 2 of 2); budget 8 - 4 = 4 for the
+// set-aside jobs 2, 3, 4, 6, 7.
+//   Without memory (half-life 0) they borrow in policy (submit) order: 2 and 3 keep running,
+//   4 is the victim, 6 and 7 wait: A ends with 6 GPUs, B with 2.
+//   With a 1 h half-life, A's decayed usage after 1 h at 8 GPUs is
+//   8 x (1 h / ln 2) x (1 - 2^-1) = 5.771 GPU-h and B's is 0, so B borrows first: 6 and 7
+//   take the 4 GPUs, and 2, 3, 4 are the victims: A 2, B 6.
+TEST(TenantsTest, FairShareWithHalfLifeLendsFirstToWhoUsedLeast) {
+  auto run = [](Duration half_life) {
+    auto s = Make(
+        {.vcs = {{.name = "A", .quota = 2}, {.name = "B", .quota = 2}, {.name = "C", .quota = 4}},
+         .half_life = half_life});
+    for (int id = 1; id <= 4; ++id) Submit(*s, id, 2, "A", 0);
+    EXPECT_EQ(Acts(s->Schedule(0)), "start 1, start 2, start 3, start 4");
+    for (int id = 5; id <= 7; ++id) Submit(*s, id, 2, "B", Seconds(3600));
+    const std::string acts = Acts(s->Schedule(Seconds(3600)));
+    return std::make_pair(acts, s->VcUsages(Seconds(3600)));
+  };
+  auto [plain, plain_use] = run(0);
+  EXPECT_EQ(plain, "preempt 4, start 5");
+  EXPECT_EQ(plain_use[0].running_gpus, 6);
+  EXPECT_EQ(plain_use[0].decayed_gpu_hours, 0);  // no memory kept
+  auto [fair, fair_use] = run(Seconds(3600));
+  EXPECT_EQ(fair, "preempt 2, preempt 3, preempt 4, start 5, start 6, start 7");
+  EXPECT_NEAR(fair_use[0].decayed_gpu_hours, 8 * 0.5 / std::log(2.0), 1e-6);  // 5.771
+  EXPECT_EQ(fair_use[1].running_gpus, 6);
+}
+
+// Weights share the GPUs that no quota claims (largest remainder): 8 GPUs, A has a quota of
+// 2, B weight 1 and C weight 2 split the other 6 as 2 and 4. Quotas over the cluster fail.
+TEST(TenantsTest, QuotasFromWeights) {
+  TenantConfig cfg{
+      .vcs = {{.name = "A", .quota = 2}, {.name = "B", .weight = 1}, {.name = "C", .weight = 2}}};
+  auto q = ResolveQuotas(cfg, 8);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(*q, (std::vector<int>{2, 2, 4}));
+  cfg.vcs[0].quota = 9;
+  EXPECT_EQ(ResolveQuotas(cfg, 8).status().message(),
+            "the VCs' quotas sum to 9 GPUs; the cluster has 8");
+  // From a trace's usage: 10, 30, 60 GPU-h over 7 GPUs = 0.7, 2.1, 4.2 -> 1, 2, 4.
+  const TenantConfig t = TenantsFromUsage({"x", "y", "z"}, {10, 30, 60}, 7);
+  EXPECT_EQ(*ResolveQuotas(t, 7), (std::vector<int>{1, 2, 4}));
+}
+
+TEST(TenantsTest, VcOfAUser) {
+  TenantConfig cfg{.vcs = {{.name = "vision", .users = {"alice", "bob"}},
+                           {.name = "nlp", .users = {"bob"}},
+                           {.name = "shared"}},
+                   .default_vc = "shared"};
+  EXPECT_EQ(*cfg.VcFor("alice", ""), "vision");
+  EXPECT_EQ(*cfg.VcFor("bob", "nlp"), "nlp");
+  EXPECT_EQ(*cfg.VcFor("carol", ""), "shared");
+  EXPECT_EQ(cfg.VcFor("alice", "nlp").status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(cfg.VcFor("alice", "gpu").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(*cfg.VcFor("alice", "shared"), "shared");  // lists nobody: open to all
+}
+
+}  // namespace
+}  // namespace tiresias

@@ -1,0 +1,224 @@
+// Reads the tenants file with nlohmann-json; a parser callback over a position-counting
+// iterator records the line of every key and element, so a bad value is reported at its line.
+#include "engine/tenant_config.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace tiresias {
+namespace {
+
+using json = nlohmann::json;
+
+// A `const char*` that publishes how far the parser has read.
+struct CountingIt {
+  using iterator_category = std::input_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char*;
+  using reference = const char&;
+  const char* p = nullptr;
+  const char** cursor = nullptr;
+  reference operator*() const { return *p; }
+  CountingIt& operator++() {
+    *cursor = ++p;
+    return *this;
+  }
+  CountingIt operator++(int) {
+    CountingIt old = *this;
+    ++*this;
+    return old;
+  }
+  bool operator==(const CountingIt& o) const { return p == o.p; }
+  bool operator!=(const CountingIt& o) const { return p != o.p; }
+};
+
+class Lines {
+ public:
+  explicit Lines(const std::string& text) : text_(text) {}
+  // The line of the last token read before `pos` (the lexer may have looked one byte ahead).
+  int At(size_t pos) const {
+    pos = std::min(pos, text_.size());
+    while (pos > 0 && std::isspace(static_cast<unsigned char>(text_[pos - 1]))) --pos;
+    if (pos > 0) --pos;
+    int line = 1;
+    for (size_t i = 0; i < pos; ++i) line += text_[i] == '\n';
+    return line;
+  }
+
+ private:
+  const std::string& text_;
+};
+
+struct Frame {
+  bool array = false;
+  int next = 0;
+  std::string key;
+};
+
+class Checker {
+ public:
+  Checker(const std::string& path, const std::map<std::string, int>& lines)
+      : path_(path), lines_(lines) {}
+  Status Error(const std::string& at, const std::string& what) const {
+    auto it = lines_.find(at);
+    return InvalidArgument(
+        fmt::format("{}:{}: {}", path_, it == lines_.end() ? 1 : it->second, what));
+  }
+
+ private:
+  const std::string& path_;
+  const std::map<std::string, int>& lines_;
+};
+
+}  // namespace
+
+StatusOr<TenantConfig> ParseTenantConfig(const std::string& text, const std::string& path) {
+  const Lines lines_of(text);
+  const char* cursor = text.data();
+  std::vector<Frame> frames;
+  std::map<std::string, int> lines;  // "/vcs/0/quota" -> line
+  auto prefix = [&] {
+    std::string out;
+    for (const Frame& f : frames) out += "/" + (f.array ? std::to_string(f.next - 1) : f.key);
+    return out;
+  };
+  auto element = [&]() -> std::string {  // the path of a new element of the innermost container
+    if (frames.empty()) return "";
+    Frame& f = frames.back();
+    if (f.array) ++f.next;
+    return prefix();
+  };
+  auto here = [&] { return lines_of.At(static_cast<size_t>(cursor - text.data())); };
+  json::parser_callback_t cb = [&](int, json::parse_event_t ev, json& parsed) {
+    switch (ev) {
+      case json::parse_event_t::key:
+        frames.back().key = parsed.get<std::string>();
+        lines[prefix()] = here();
+        break;
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start: {
+        const std::string at = element();
+        if (!frames.empty() && frames.back().array) lines[at] = here();
+        frames.push_back({.array = ev == json::parse_event_t::array_start});
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames.pop_back();
+        break;
+      case json::parse_event_t::value:
+        if (!frames.empty() && frames.back().array) lines[element()] = here();
+        break;
+    }
+    return true;
+  };
+  json doc;
+  try {
+    const char* begin = text.data();
+    doc = json::parse(CountingIt{begin, &cursor}, CountingIt{begin + text.size(), &cursor}, cb,
+                      /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    const std::string what = e.what();
+    const auto colon = what.find("syntax error");
+    return InvalidArgument(fmt::format("{}:{}: not valid JSON: {}", path,
+                                       lines_of.At(e.byte > 0 ? e.byte : 1),
+                                       colon == std::string::npos ? what : what.substr(colon)));
+  }
+  const Checker check(path, lines);
+  if (!doc.is_object()) return check.Error("", "the tenants file must be a JSON object");
+  TenantConfig cfg;
+  for (const auto& [key, v] : doc.items()) {
+    const std::string at = "/" + key;
+    if (key == "borrow") {
+      if (!v.is_boolean()) return check.Error(at, "`borrow` must be true or false");
+      cfg.borrow = v.get<bool>();
+    } else if (key == "half_life_hours") {
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
+          v.get<double>() > 24.0 * 365 * 10) {
+        return check.Error(at, "`half_life_hours` must be a number of hours in [0, 87600]");
+      }
+      cfg.half_life = static_cast<Duration>(std::llround(v.get<double>() * 3.6e6));
+    } else if (key == "default_vc") {
+      if (!v.is_string()) return check.Error(at, "`default_vc` must be a VC's name");
+      cfg.default_vc = v.get<std::string>();
+    } else if (key == "vcs") {
+      if (!v.is_array() || v.empty()) return check.Error(at, "`vcs` must be a list of VCs");
+    } else {
+      return check.Error(at, fmt::format("unknown key `{}` (expected vcs, borrow, "
+                                         "half_life_hours, default_vc)",
+                                         key));
+    }
+  }
+  if (!doc.contains("vcs")) return check.Error("", "no `vcs`: the file must list the VCs");
+  std::set<std::string> names;
+  const json& vcs = doc["vcs"];
+  for (size_t i = 0; i < vcs.size(); ++i) {
+    const std::string at = "/vcs/" + std::to_string(i);
+    const json& o = vcs[i];
+    if (!o.is_object()) return check.Error(at, "each VC must be an object with a `name`");
+    if (!o.contains("name") || !o["name"].is_string() || o["name"].get<std::string>().empty()) {
+      return check.Error(at, "a VC needs a `name` (a non-empty string)");
+    }
+    Tenant t{.name = o["name"].get<std::string>()};
+    const std::string who = fmt::format("VC `{}`", t.name);
+    if (!names.insert(t.name).second) return check.Error(at + "/name", who + " is declared twice");
+    for (const auto& [key, v] : o.items()) {
+      const std::string k = at + "/" + key;
+      if (key == "name") continue;
+      if (key == "quota") {
+        if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1000000) {
+          return check.Error(k, who +
+                                    ": `quota` must be a whole number of GPUs in [0, 1000000] "
+                                    "(got " +
+                                    v.dump() + ")");
+        }
+        t.quota = static_cast<int>(v.get<int64_t>());
+      } else if (key == "weight") {
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0 ||
+            v.get<double>() > 1e6) {
+          return check.Error(
+              k, who + ": `weight` must be a number in (0, 1000000] (got " + v.dump() + ")");
+        }
+        t.weight = v.get<double>();
+      } else if (key == "users") {
+        if (!v.is_array()) return check.Error(k, who + ": `users` must be a list of user names");
+        for (size_t u = 0; u < v.size(); ++u) {
+          if (!v[u].is_string() || v[u].get<std::string>().empty()) {
+            return check.Error(k + "/" + std::to_string(u),
+                               who + ": each user must be a non-empty string");
+          }
+          t.users.push_back(v[u].get<std::string>());
+        }
+      } else {
+        return check.Error(k, fmt::format("{}: unknown key `{}` (expected name, quota, weight, "
+                                          "users)",
+                                          who, key));
+      }
+    }
+    cfg.vcs.push_back(std::move(t));
+  }
+  if (!cfg.default_vc.empty() && !cfg.IndexOf(cfg.default_vc)) {
+    return check.Error("/default_vc",
+                       fmt::format("default_vc `{}` is not one of the VCs", cfg.default_vc));
+  }
+  return cfg;
+}
+
+StatusOr<TenantConfig> ReadTenantConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return IoError(fmt::format("{}: cannot read the tenants file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseTenantConfig(ss.str(), path);
+}
+
+}  // namespace tiresias

@@ -1,0 +1,66 @@
+// The tenants file: what it declares, and errors that name the file, the line and the problem.
+#include "engine/tenant_config.h"
+
+#include <gtest/gtest.h>
+
+namespace tiresias {
+namespace {
+
+TEST(TenantConfigTest, ReadsVcsQuotasWeightsUsersAndRules) {
+  auto cfg = ParseTenantConfig(R"({
+  // comments are allowed
+  "borrow": true,
+  "half_life_hours": 24,
+  "default_vc": "shared",
+  "vcs": [
+    {"name": "vision", "quota": 32, "users": ["alice", "bob"]},
+    {"name": "nlp", "weight": 2, "users": ["carol"]},
+    {"name": "shared"}
+  ]
+})",
+                               "t.json");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  ASSERT_EQ(cfg->vcs.size(), 3u);
+  EXPECT_EQ(cfg->vcs[0].name, "vision");
+  EXPECT_EQ(cfg->vcs[0].quota, 32);
+  EXPECT_EQ(cfg->vcs[0].users, (std::vector<std::string>{"alice", "bob"}));
+  EXPECT_EQ(cfg->vcs[1].quota, -1);  // from its weight
+  EXPECT_EQ(cfg->vcs[1].weight, 2);
+  EXPECT_EQ(cfg->half_life, Seconds(24 * 3600));
+  EXPECT_EQ(cfg->default_vc, "shared");
+  EXPECT_TRUE(cfg->borrow);
+}
+
+std::string ErrorOf(const std::string& text) {
+  auto cfg = ParseTenantConfig(text, "t.json");
+  return cfg.ok() ? "(ok)" : cfg.status().message();
+}
+
+TEST(TenantConfigTest, ErrorsNameTheLine) {
+  EXPECT_EQ(ErrorOf("{\n  \"vcs\": [\n    {\"name\": \"a\", \"quota\": 4},\n"
+                    "    {\"name\": \"b\",\n     \"quota\": -3}\n  ]\n}"),
+            "t.json:5: VC `b`: `quota` must be a whole number of GPUs in [0, 1000000] (got -3)");
+  EXPECT_EQ(ErrorOf("{\n  \"vcs\": [\n    {\"name\": \"a\", \"quota\": 4, \"qouta\": 2}\n  ]\n}"),
+            "t.json:3: VC `a`: unknown key `qouta` (expected name, quota, weight, users)");
+  EXPECT_EQ(ErrorOf("{\n  \"vcs\": [\n    {\"name\": \"a\"},\n    {\"name\": \"a\"}\n  ]\n}"),
+            "t.json:4: VC `a` is declared twice");
+  EXPECT_EQ(ErrorOf("{\n  \"vcs\": [{\"name\": \"a\"}],\n  \"default_vc\": \"z\"\n}"),
+            "t.json:3: default_vc `z` is not one of the VCs");
+  EXPECT_EQ(ErrorOf("{\n  \"vcs\": [\n    {\"name\": \"a\", \"weight\": 0}\n  ]\n}"),
+            "t.json:3: VC `a`: `weight` must be a number in (0, 1000000] (got 0)");
+  EXPECT_EQ(ErrorOf("{\n  \"vcs\": [\n    {\"name\": \"a\", \"users\": [\"x\", 3]}\n  ]\n}"),
+            "t.json:3: VC `a`: each user must be a non-empty string");
+  EXPECT_EQ(ErrorOf("{\n  \"borrow\": \"yes\",\n  \"vcs\": [{\"name\": \"a\"}]\n}"),
+            "t.json:2: `borrow` must be true or false");
+  EXPECT_EQ(ErrorOf("{\n  \"borrow\": true\n}"), "t.json:1: no `vcs`: the file must list the VCs");
+  const std::string bad = ErrorOf("{\n  \"vcs\": [\n    {\"name\": \"a\",}\n  ]\n}");
+  EXPECT_EQ(bad.rfind("t.json:3: not valid JSON: syntax error", 0), 0u) << bad;
+}
+
+TEST(TenantConfigTest, AMissingFileIsAnError) {
+  auto cfg = ReadTenantConfig("/nonexistent/tenants.json");
+  EXPECT_EQ(cfg.status().message(), "/nonexistent/tenants.json: cannot read the tenants file");
+}
+
+}  // namespace
+}  // namespace tiresias
