@@ -61,7 +61,7 @@ struct Job {
   // repeated replays (make bench) do not take a fresh mmap, and its page faults, every time.
   JobState state = JobState::kPending;
   WaitKind wait = WaitKind::kNotConsidered;  // as of the last pass that reached it
-  int32_t tenant = -1;                       // index of its VC (SchedulerOptions::tenants)
+  int32_t tenant = -1;                       // index of its VC (CoreConfig::tenants)
 
   // Accounting up to the start of the current run (or the last stop when not running).
   Duration executed = 0;   // ms of real progress-time (restore excluded); service = x gpus

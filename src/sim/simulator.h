@@ -62,7 +62,7 @@ struct SimConfig {
   uint64_t ckpt_seed = 1;
   // Checkpoint-aware victim choice (SchedulerOptions::checkpoint_aware).
   bool checkpoint_aware = false;
-  // Tenants (VCs with quotas, SchedulerOptions::tenants); jobs belong to JobSpec::vc.
+  // Tenants (VCs with quotas, CoreConfig::tenants); jobs belong to JobSpec::vc.
   TenantConfig tenants;
   // Reads the files policy options name; null: a FileDataSource of this run's own. Share
   // one across runs (compare) to read each file once.
