@@ -7,7 +7,8 @@ its quota's size (dlas, no borrowing: "a cluster of its own quota's size") and Y
 same fixed quotas (fifo+consolidate, no borrowing). Per VC, mean JCT is compared over the jobs
 that finished in every run (a gang larger than its VC's quota cannot run on the partition).
 
-usage: scripts/tenants_table.py BUILD/tiresias TRACE [OUT_DIR]
+usage: scripts/tenants_table.py BUILD/tiresias TRACE [OUT_DIR [COMPARE_FLAGS...]]
+(e.g. --quota-lead -1: strict quotas, every in-quota job before any borrower)
 """
 import csv
 import os
@@ -33,7 +34,7 @@ def main():
         d = f"{out}/d{day}"
         subprocess.run([binary, "compare", "--trace", trace, "--cluster", "2x16x8",
                         "--from-day", str(day), "--days", "7", "--tenants", "trace",
-                        "--runs", ",".join(RUNS), "--out", d],
+                        "--runs", ",".join(RUNS), "--out", d] + sys.argv[4:],
                        check=True, stdout=subprocess.DEVNULL)
         label = {r: r.replace(":", "+tiresias:", 1) if "+" not in r.split(":")[0] else r
                  for r in RUNS}

@@ -60,6 +60,7 @@ struct WorkloadArgs {
   std::string tenants;  // a tenants file, or "trace": quotas from the trace's GPU-time per VC
   bool no_borrow = false;
   double half_life_h = -1;  // overrides the file's half_life_hours when >= 0
+  int quota_lead = -2;      // overrides the file's quota_lead when >= -1
 
   // The tenants of this run (off when --tenants is not given); jobs whose VC the file does
   // not name go to its users' VC or default_vc. Prints the error and returns false.
@@ -120,6 +121,7 @@ struct WorkloadArgs {
     }
     if (no_borrow) out.borrow = false;
     if (half_life_h >= 0) out.half_life = static_cast<Duration>(std::llround(half_life_h * 3.6e6));
+    if (quota_lead >= -1) out.quota_lead = quota_lead;
     if (auto q = ResolveQuotas(out, topo.total_gpus()); !q.ok()) {
       std::cerr << "error: " << tenants << ": " << q.status().message() << "\n";
       return false;
@@ -162,6 +164,11 @@ struct WorkloadArgs {
                   "with --tenants: fair share over usage decayed with this half-life (hours); "
                   "0 = borrowers in policy order")
         ->check(CLI::Range(0.0, 87600.0));
+    c->add_option("--quota-lead", quota_lead,
+                  "with --tenants: jobs within their VC's quota go before borrowers of this many "
+                  "of the policy's queues earlier (0: queue first, then quota; -1: strict, "
+                  "every job within its quota before any borrower)")
+        ->check(CLI::Range(-1, 1000));
     c->add_option("--checkpoint-interval", ckpt_interval,
                   "checkpoint model: every job checkpoints every SECONDS of progress (or an "
                   "interval drawn per job from uniform:LO:HI, seeded by --seed and its id); a "
@@ -433,7 +440,8 @@ nlohmann::json ConfigJson(const SimConfig& c, const std::string& source) {
           {"tenants", c.tenants.on() ? nlohmann::json{{"vcs", c.tenants.vcs.size()},
                                                       {"borrow", c.tenants.borrow},
                                                       {"half_life_hours",
-                                                       ToSeconds(c.tenants.half_life) / 3600}}
+                                                       ToSeconds(c.tenants.half_life) / 3600},
+                                                      {"quota_lead", c.tenants.quota_lead}}
                                      : nlohmann::json()}};
 }
 

@@ -1,26 +1,33 @@
 // The tenant level of the core (the Scheduler's TenantConfig, two VCs or more): the upper of the
-// two scheduling levels. Inside a VC the ordering policy decides as always; between VCs:
+// two scheduling levels. Inside a VC the ordering policy decides as always; between VCs the
+// walk goes through the policy's priority classes (its queues, k0, for dlas and gittins; one
+// class for the other policies, or with TenantConfig::quota_first), and in each class:
 //
-//   phase 1  walk every job in policy order; a job is selected when its gang fits what is left
-//            of the cluster and of its VC's quota (its entitlement);
+//   phase 1  walk the class's jobs in policy order; a job is selected when its gang fits what
+//            is left of the cluster and of its VC's quota (its entitlement);
 //   phase 2  (borrowing) the jobs phase 1 set aside because their VC had used its quota, in
 //            policy order (or, with a half-life, VCs with the least decayed usage per weight
 //            first), take what is left of the cluster.
 //
-// Running jobs selected by neither are victims, borrowers last in the walk, so they give their
-// GPUs back first: an owner returning to its quota reclaims lent GPUs by preemption (the
-// ordinary checkpoint protocol). Without borrowing, phase 2 selects nothing and every VC is a
+// So a short job of any VC (an earlier queue) still goes before long jobs of every VC, which
+// is where Tiresias gets its mean JCT, and within a class a VC's jobs within its quota go
+// before other VCs' borrowers. Running jobs selected by neither are victims, a class's
+// borrowers after its owners, so they give their GPUs back first: an owner returning to its
+// quota reclaims lent GPUs by preemption (the ordinary checkpoint protocol) from borrowers in
+// its job's class or a later one. Without borrowing, phase 2 selects nothing and every VC is a
 // fixed partition of its quota's size. The selected jobs are then placed by the plain pass's
 // code (PreemptivePass), so placement, deferral and victims' release are unchanged.
 //
 // With one VC holding a quota of the whole cluster, phase 1 is exactly the plain walk and
-// phase 2 sees only jobs that did not fit the (only shrinking) budget, so every decision is
-// the plain core's (src/sim/tenants_sim_test.cc checks it for every policy).
+// phase 2 sees nothing (a job over the quota is over the budget), so every decision is the
+// plain core's (src/sim/tenants_sim_test.cc checks it for every policy).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <deque>
+#include <limits>
 
 #include "core/scheduler.h"
 
@@ -60,14 +67,54 @@ void Scheduler::TenantWalk(Time now, std::vector<uint32_t>& victims,
   struct Aside {
     uint32_t slot;
     bool running;
+    int64_t k0;
   };
-  std::vector<Aside> aside;  // over their VC's quota, in walk order
+  std::deque<Aside> aside;  // over their VC's quota, in walk order
+  // Phase 2 up to class `upto`: the borrowers set aside so far with k0 <= upto, a prefix of
+  // `aside`, take what is left of the cluster.
+  auto lend = [&](int64_t upto) {
+    auto end = aside.begin();
+    while (end != aside.end() && end->k0 <= upto) ++end;
+    if (tenants_.half_life > 0) {
+      // Fair share that remembers: the VC that used least of its weight borrows first.
+      std::stable_sort(aside.begin(), end, [&](const Aside& a, const Aside& b) {
+        const auto va = static_cast<size_t>(jobs_[a.slot].tenant);
+        const auto vb = static_cast<size_t>(jobs_[b.slot].tenant);
+        return vc_usage_[va] / tenants_.vcs[va].weight < vc_usage_[vb] / tenants_.vcs[vb].weight;
+      });
+    }
+    for (auto it = aside.begin(); it != end; ++it) {
+      Job& j = jobs_[it->slot];
+      if (tenants_.borrow && j.gpus() <= budget) {
+        budget -= j.gpus();
+        used[static_cast<size_t>(j.tenant)] += j.gpus();
+        (it->running ? kept : candidates).push_back(it->slot);
+      } else if (it->running) {
+        NoteWait(j, WaitKind::kOverQuota);  // if it is stopped, this is why
+        victims.push_back(it->slot);
+      } else {
+        NoteWait(j, WaitKind::kOverQuota);
+      }
+    }
+    aside.erase(aside.begin(), end);
+  };
+  // Jobs within their VC's quota in class k0 rank with the borrowers of class k0 - lead (and
+  // before them); strict quotas or a policy without classes: every in-quota job goes first.
+  constexpr int64_t kNever = std::numeric_limits<int64_t>::max() / 4;
+  const int64_t lead =
+      tenants_.quota_lead < 0 || policy_->num_queues() <= 1 ? kNever : tenants_.quota_lead;
+  int64_t cls = -kNever;  // the borrowers with k0 <= cls are lent
   auto r = running_.begin();
   auto w = waiting_.begin();
   while (r != running_.end() || w != waiting_.end()) {
     if (budget < min_wait) w = waiting_.end();  // no waiting job can fit any more
     if (r == running_.end() && w == waiting_.end()) break;
     const bool take_running = w == waiting_.end() || (r != running_.end() && r->first < w->first);
+    const int64_t k0 = take_running ? r->first.k0 : w->first.k0;
+    if (lead != kNever && k0 - lead - 1 > cls) {
+      cls = k0 - lead - 1;  // borrowers of earlier classes go before this job's owners
+      lend(cls);
+    }
     const uint32_t slot = take_running ? (r++)->second : (w++)->second;
     Job& j = jobs_[slot];
     if (j.gpus() > budget) {
@@ -80,33 +127,14 @@ void Scheduler::TenantWalk(Time now, std::vector<uint32_t>& victims,
     }
     int& u = used[static_cast<size_t>(j.tenant)];
     if (u + j.gpus() > vc_quota_[static_cast<size_t>(j.tenant)]) {
-      aside.push_back({slot, take_running});
+      aside.push_back({slot, take_running, k0});
       continue;
     }
     u += j.gpus();
     budget -= j.gpus();
     (take_running ? kept : candidates).push_back(slot);
   }
-  if (tenants_.half_life > 0) {
-    // Fair share that remembers: the VC that used least of its weight borrows first.
-    std::stable_sort(aside.begin(), aside.end(), [&](const Aside& a, const Aside& b) {
-      const auto va = static_cast<size_t>(jobs_[a.slot].tenant);
-      const auto vb = static_cast<size_t>(jobs_[b.slot].tenant);
-      return vc_usage_[va] / tenants_.vcs[va].weight < vc_usage_[vb] / tenants_.vcs[vb].weight;
-    });
-  }
-  for (const Aside& a : aside) {
-    Job& j = jobs_[a.slot];
-    if (tenants_.borrow && j.gpus() <= budget) {
-      budget -= j.gpus();
-      (a.running ? kept : candidates).push_back(a.slot);
-    } else if (a.running) {
-      NoteWait(j, WaitKind::kOverQuota);  // if it is stopped, this is why
-      victims.push_back(a.slot);
-    } else {
-      NoteWait(j, WaitKind::kOverQuota);
-    }
-  }
+  lend(kNever);
 }
 
 void Scheduler::TenantNonPreemptivePass(Time now, std::vector<Action>& out) {

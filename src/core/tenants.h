@@ -30,6 +30,13 @@ struct TenantConfig {
   // service, decayed with this half-life and divided by their weight, is smallest (and are
   // taken back first from the largest). 0: borrowers in the ordering policy's order.
   Duration half_life = 0;
+  // How quotas rank against the ordering policy's priority classes (k0: the queues of dlas
+  // and gittins). A job within its VC's quota in queue q goes before borrowers of queues
+  // q - quota_lead and later. 0 (default): queue first, then quota: a short job of any VC
+  // goes before long jobs of every VC (Tiresias' mean JCT), and in a queue jobs within their
+  // VC's quota go before borrowers. -1: strict, every job within its VC's quota before any
+  // borrower (also what policies without queues get).
+  int quota_lead = 0;
   // The VC of a job that names none, or an unknown one; "" = such jobs are rejected.
   std::string default_vc;
 

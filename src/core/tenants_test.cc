@@ -125,6 +125,38 @@ TEST(TenantsTest, FairShareWithHalfLifeLendsFirstToWhoUsedLeast) {
   EXPECT_EQ(fair_use[1].running_gpus, 6);
 }
 
+// Quotas rank inside the policy's queues (TenantConfig::quota_lead). dlas with a 100 GPU-s
+// boundary: A (quota 4) runs jobs 1, 2 and B (quota 4) jobs 3, 4, 2 GPUs each, from 0; at
+// 100 s they have 200 GPU-s each, in queue 1, and B submits the short jobs 5, 6, 7 (queue 0).
+//   lead 0 (default), queue first: queue 0 walks 5, 6 (B 4 of 4) and sets 7 aside; its
+//   borrowers are lent before queue 1: 7 takes 2 of the 4 GPUs left. Queue 1: 1 (A 2 of 4)
+//   takes the last 2, 2 does not fit, 3 and 4 are over B's quota: victims 2, 3, 4. A short
+//   job of B preempts a long job of A within A's quota, as plain Tiresias would.
+//   lead 1: A's queue-1 jobs within its quota rank with queue-0 borrowers and before them:
+//   1, 2 keep A's 4 GPUs, 7 waits; victims 3, 4 (B's long jobs give way to its short ones).
+//   lead -1 (strict): the same here, every job within its quota before any borrower.
+TEST(TenantsTest, ShortJobsOfAnyVcGoFirstAndQuotasRankInsideAQueue) {
+  auto run = [](int lead) {
+    auto p = MakeOrderingPolicy(
+        "dlas", {"queues=2", "thresholds=100", "promote_knob=0", "queue_order=fifo"}, TestFiles());
+    auto pl = MakePlacementPolicy("count", {}, TestFiles());
+    TenantConfig t = TwoVcs(true);
+    t.quota_lead = lead;
+    Scheduler s(*Topology::Create(1, 1, 8), std::move(*p), std::move(*pl), SchedulerOptions{},
+                nullptr, std::move(t));
+    Submit(s, 1, 2, "A", 0);
+    Submit(s, 2, 2, "A", 0);
+    Submit(s, 3, 2, "B", 0);
+    Submit(s, 4, 2, "B", 0);
+    EXPECT_EQ(Acts(s.Schedule(0)), "start 1, start 2, start 3, start 4");
+    for (int id = 5; id <= 7; ++id) Submit(s, id, 2, "B", Seconds(100));
+    return Acts(s.Schedule(Seconds(100)));
+  };
+  EXPECT_EQ(run(0), "preempt 2, preempt 3, preempt 4, start 5, start 6, start 7");
+  EXPECT_EQ(run(1), "preempt 3, preempt 4, start 5, start 6");
+  EXPECT_EQ(run(-1), "preempt 3, preempt 4, start 5, start 6");
+}
+
 // Weights share the GPUs that no quota claims (largest remainder): 8 GPUs, A has a quota of
 // 2, B weight 1 and C weight 2 split the other 6 as 2 and 4. Quotas over the cluster fail.
 TEST(TenantsTest, QuotasFromWeights) {

@@ -147,6 +147,11 @@ StatusOr<TenantConfig> ParseTenantConfig(const std::string& text, const std::str
         return check.Error(at, "`half_life_hours` must be a number of hours in [0, 87600]");
       }
       cfg.half_life = static_cast<Duration>(std::llround(v.get<double>() * 3.6e6));
+    } else if (key == "quota_lead") {
+      if (!v.is_number_integer() || v.get<int64_t>() < -1 || v.get<int64_t>() > 1000) {
+        return check.Error(at, "`quota_lead` must be a number of queues, or -1 for strict quotas");
+      }
+      cfg.quota_lead = static_cast<int>(v.get<int64_t>());
     } else if (key == "default_vc") {
       if (!v.is_string()) return check.Error(at, "`default_vc` must be a VC's name");
       cfg.default_vc = v.get<std::string>();
@@ -154,7 +159,7 @@ StatusOr<TenantConfig> ParseTenantConfig(const std::string& text, const std::str
       if (!v.is_array() || v.empty()) return check.Error(at, "`vcs` must be a list of VCs");
     } else {
       return check.Error(at, fmt::format("unknown key `{}` (expected vcs, borrow, "
-                                         "half_life_hours, default_vc)",
+                                         "half_life_hours, quota_lead, default_vc)",
                                          key));
     }
   }

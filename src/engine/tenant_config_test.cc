@@ -11,6 +11,7 @@ TEST(TenantConfigTest, ReadsVcsQuotasWeightsUsersAndRules) {
   // comments are allowed
   "borrow": true,
   "half_life_hours": 24,
+  "quota_lead": 1,
   "default_vc": "shared",
   "vcs": [
     {"name": "vision", "quota": 32, "users": ["alice", "bob"]},
@@ -29,6 +30,8 @@ TEST(TenantConfigTest, ReadsVcsQuotasWeightsUsersAndRules) {
   EXPECT_EQ(cfg->half_life, Seconds(24 * 3600));
   EXPECT_EQ(cfg->default_vc, "shared");
   EXPECT_TRUE(cfg->borrow);
+  EXPECT_EQ(cfg->quota_lead, 1);
+  EXPECT_EQ(ParseTenantConfig(R"({"vcs": [{"name": "a"}]})", "t.json")->quota_lead, 0);
 }
 
 std::string ErrorOf(const std::string& text) {
@@ -52,6 +55,8 @@ TEST(TenantConfigTest, ErrorsNameTheLine) {
             "t.json:3: VC `a`: each user must be a non-empty string");
   EXPECT_EQ(ErrorOf("{\n  \"borrow\": \"yes\",\n  \"vcs\": [{\"name\": \"a\"}]\n}"),
             "t.json:2: `borrow` must be true or false");
+  EXPECT_EQ(ErrorOf("{\n  \"quota_lead\": 0.5,\n  \"vcs\": [{\"name\": \"a\"}]\n}"),
+            "t.json:2: `quota_lead` must be a number of queues, or -1 for strict quotas");
   EXPECT_EQ(ErrorOf("{\n  \"borrow\": true\n}"), "t.json:1: no `vcs`: the file must list the VCs");
   const std::string bad = ErrorOf("{\n  \"vcs\": [\n    {\"name\": \"a\",}\n  ]\n}");
   EXPECT_EQ(bad.rfind("t.json:3: not valid JSON: syntax error", 0), 0u) << bad;

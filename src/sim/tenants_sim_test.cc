@@ -50,11 +50,14 @@ TEST(TenantsSimTest, OneVcOrFeatureOffDecidesExactlyAsThePlainCore) {
         one.tenants = {.vcs = {{.name = "a", .quota = 5}}};
         EXPECT_EQ(Log(one, jobs), want);
         // Two VCs, every job in `a` whose quota is the cluster: the two-phase walk runs and
-        // must select exactly what the plain walk does.
-        SimConfig two = plain;
-        two.tenants = {
-            .vcs = {{.name = "a", .quota = topo.total_gpus()}, {.name = "b", .quota = 0}}};
-        EXPECT_EQ(Log(two, jobs), want);
+        // must select exactly what the plain walk does, however quotas rank in the queues.
+        for (int lead : {0, 1, -1}) {
+          SimConfig two = plain;
+          two.tenants = {
+              .vcs = {{.name = "a", .quota = topo.total_gpus()}, {.name = "b", .quota = 0}},
+              .quota_lead = lead};
+          EXPECT_EQ(Log(two, jobs), want) << "quota_lead " << lead;
+        }
         ++compared;
       }
     }
