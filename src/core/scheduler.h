@@ -289,8 +289,9 @@ class Scheduler {
   std::vector<Transition> transitions_;
   // Tenant level (empty when off): quota, running GPUs, decayed usage (GPU-ms) per VC.
   // Tenants (VCs with quotas): with two VCs or more the pass has two levels (tenant_pass.cc):
-  // jobs within their VC's quota first, then, with borrowing, the rest on what is left, so an
-  // owner reclaims lent GPUs by preemption. Validated by ResolveQuotas (engine/BuildCore).
+  // in each of the policy's queues (TenantConfig::quota_lead), jobs within their VC's quota
+  // first, then, with borrowing, the rest on what is left, so an owner reclaims lent GPUs by
+  // preemption. Validated by ResolveQuotas (engine/BuildCore).
   TenantConfig tenants_;
   std::vector<int> vc_quota_, vc_running_;
   std::vector<double> vc_usage_;

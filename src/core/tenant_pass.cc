@@ -1,7 +1,7 @@
 // The tenant level of the core (the Scheduler's TenantConfig, two VCs or more): the upper of the
 // two scheduling levels. Inside a VC the ordering policy decides as always; between VCs the
 // walk goes through the policy's priority classes (its queues, k0, for dlas and gittins; one
-// class for the other policies, or with TenantConfig::quota_first), and in each class:
+// class for the other policies, or with TenantConfig::quota_lead -1), and in each class:
 //
 //   phase 1  walk the class's jobs in policy order; a job is selected when its gang fits what
 //            is left of the cluster and of its VC's quota (its entitlement);
@@ -9,8 +9,9 @@
 //            policy order (or, with a half-life, VCs with the least decayed usage per weight
 //            first), take what is left of the cluster.
 //
-// So a short job of any VC (an earlier queue) still goes before long jobs of every VC, which
-// is where Tiresias gets its mean JCT, and within a class a VC's jobs within its quota go
+// (quota_lead N > 0: in-quota jobs of queue q go before the borrowers of queues q - N and
+// later.) So a short job of any VC (an earlier queue) still goes before long jobs of every VC,
+// which is where Tiresias gets its mean JCT, and within a class a VC's jobs within its quota go
 // before other VCs' borrowers. Running jobs selected by neither are victims, a class's
 // borrowers after its owners, so they give their GPUs back first: an owner returning to its
 // quota reclaims lent GPUs by preemption (the ordinary checkpoint protocol) from borrowers in
