@@ -114,6 +114,9 @@ struct Job {
   // checkpoint (or since its run's progress start, whichever is later) x its GPUs; 0 when not
   // running.
   Service LossAt(Time now) const;
+  // The same for the job's current or last run whatever its state (a driver asks just after
+  // the core stopped it).
+  Service RunLossAt(Time now) const;
   // Oracle remaining packed time; nullopt without a known duration.
   std::optional<Duration> RemainingAt(Time now) const;
 };

@@ -627,15 +627,21 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
 }
 
 void Scheduler::SwapVictims(Time now, std::vector<uint32_t>& victims, std::vector<uint32_t>& kept) {
+  // The work a job would lose is known in the simulator's model (lose_work: without a
+  // checkpoint a run loses everything since its start) and, live, for jobs that report
+  // checkpoints. A live job that never reported one keeps the signal-and-grace protocol (it
+  // may well checkpoint on the signal): it is neither swapped nor reordered.
+  const auto known = [&](const Job& j) { return opts_.lose_work || j.ckpt_at >= 0; };
   // Each victim in walk order: the kept job of its class and size that would lose the least
   // work (the lowest-priority one among equals) takes its place when it loses strictly less.
   for (uint32_t& v : victims) {
     const Job& jv = jobs_[v];
+    if (!known(jv)) continue;
     uint32_t* best = nullptr;
     Service best_loss = jv.LossAt(now);
     for (uint32_t& k : kept) {
       const Job& jk = jobs_[k];
-      if (jk.key.k0 != jv.key.k0 || jk.gpus() != jv.gpus()) continue;
+      if (jk.key.k0 != jv.key.k0 || jk.gpus() != jv.gpus() || !known(jk)) continue;
       const Service l = jk.LossAt(now);
       if (l < best_loss || (best && l == best_loss)) {
         best = &k;
@@ -644,13 +650,27 @@ void Scheduler::SwapVictims(Time now, std::vector<uint32_t>& victims, std::vecto
     }
     if (best) std::swap(v, *best);
   }
-  // Victims give GPUs back from the end: lowest class first, within a class least loss first.
-  std::stable_sort(victims.begin(), victims.end(), [&](uint32_t a, uint32_t b) {
-    const Job& ja = jobs_[a];
-    const Job& jb = jobs_[b];
-    if (ja.key.k0 != jb.key.k0) return ja.key.k0 < jb.key.k0;
-    return ja.LossAt(now) > jb.LossAt(now);
-  });
+  // Victims give GPUs back from the end: lowest class last in walk order, and within a class
+  // (a run of equal k0: the walk is in policy order) least loss last; the jobs whose loss is
+  // unknown keep their places.
+  for (size_t first = 0; first < victims.size();) {
+    size_t last = first;
+    while (last < victims.size() && jobs_[victims[last]].key.k0 == jobs_[victims[first]].key.k0) {
+      ++last;
+    }
+    std::vector<size_t> places;
+    std::vector<uint32_t> movable;
+    for (size_t i = first; i < last; ++i) {
+      if (!known(jobs_[victims[i]])) continue;
+      places.push_back(i);
+      movable.push_back(victims[i]);
+    }
+    std::stable_sort(movable.begin(), movable.end(), [&](uint32_t a, uint32_t b) {
+      return jobs_[a].LossAt(now) > jobs_[b].LossAt(now);
+    });
+    for (size_t i = 0; i < places.size(); ++i) victims[places[i]] = movable[i];
+    first = last;
+  }
 }
 
 void Scheduler::Backfill(Time now, std::vector<Action>& out) {

@@ -255,7 +255,8 @@ std::string SlurmExecutor::WriteBatchScript(const LaunchSpec& spec) const {
       "set -a\n"
       ". {env}\n"
       "set +a\n"
-      "export TIRESIAS_JOB_ID={job} TIRESIAS_CHECKPOINT_DIR={ckpt} TIRESIAS_DONE_FILE={done}\n"
+      "export TIRESIAS_JOB_ID={job} TIRESIAS_CHECKPOINT_DIR={ckpt} TIRESIAS_DONE_FILE={done} "
+      "TIRESIAS_CHECKPOINT_FILE={marker}\n"
       "printf '==== tiresias: job %s attempt %s started %s on %s (Slurm job %s): %s ====\\n' "
       "{job} \"$TIRESIAS_ATTEMPT\" \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\" \"$SLURM_JOB_NODELIST\" "
       "\"$SLURM_JOB_ID\" {text}\n"
@@ -271,6 +272,7 @@ std::string SlurmExecutor::WriteBatchScript(const LaunchSpec& spec) const {
       fmt::arg("job", spec.job.value()), fmt::arg("env", ShellQuote(AttemptFile(spec.job_dir))),
       fmt::arg("ckpt", ShellQuote((dir / "checkpoint").string())),
       fmt::arg("done", ShellQuote(DoneFilePath(dir.string()))),
+      fmt::arg("marker", ShellQuote(CheckpointMarkerPath(dir.string()))),
       fmt::arg("text", ShellQuote(argv_text)), fmt::arg("cpus", opts_.cpus_per_task),
       fmt::arg("argv", argv_quoted));
   return script;
