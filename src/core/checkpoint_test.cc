@@ -28,15 +28,6 @@ std::unique_ptr<Scheduler> Make(int gpus, bool aware, bool lose_work = true) {
       SchedulerOptions{.checkpoint_aware = aware, .lose_work = lose_work});
 }
 
-std::string Acts(const std::vector<Action>& acts) {
-  std::string s;
-  for (const auto& a : acts) {
-    if (!s.empty()) s += ", ";
-    s += std::string(ToString(a.kind)) + " " + std::to_string(a.job.value());
-  }
-  return s;
-}
-
 // Jobs 1 and 2 (1 GPU each, submitted at 0) run on 2 GPUs and are demoted to Q2 at 60 s.
 // Job 1 checkpoints at 150 s, job 2 at 100 s. At 200 s job 3 (1 GPU) arrives in Q1 and needs
 // one of their GPUs. Both are in Q2: the same class. In policy order (submit, id) job 1 is
@@ -50,7 +41,7 @@ void Scenario(bool aware, JobId want_victim, Service want_lost, Duration want_wo
       s->Submit({.id = JobId(1), .gpus = 1, .submit = 0, .duration = Seconds(1000)}, 0).ok());
   ASSERT_TRUE(
       s->Submit({.id = JobId(2), .gpus = 1, .submit = 0, .duration = Seconds(1000)}, 0).ok());
-  EXPECT_EQ(Acts(s->Schedule(0)), "start 1, start 2");
+  EXPECT_EQ(Brief(s->Schedule(0)), "start 1, start 2");
   ASSERT_TRUE(s->Checkpointed(JobId(2), Seconds(100), Seconds(100)).ok());
   ASSERT_TRUE(s->Checkpointed(JobId(1), Seconds(150), Seconds(150)).ok());
   EXPECT_EQ(s->Find(JobId(1))->LossAt(Seconds(200)), 50'000);
@@ -59,7 +50,7 @@ void Scenario(bool aware, JobId want_victim, Service want_lost, Duration want_wo
       s->Submit({.id = JobId(3), .gpus = 1, .submit = Seconds(200), .duration = Seconds(10)},
                 Seconds(200))
           .ok());
-  EXPECT_EQ(Acts(s->Schedule(Seconds(200))),
+  EXPECT_EQ(Brief(s->Schedule(Seconds(200))),
             "preempt " + std::to_string(want_victim.value()) + ", start 3");
   const Job* v = s->Find(want_victim);
   EXPECT_EQ(v->state, JobState::kPending);
@@ -96,7 +87,7 @@ TEST(CheckpointVictims, LiveAJobThatNeverReportedACheckpointIsNeitherSwappedNorR
       ASSERT_TRUE(
           s->Submit({.id = JobId(id), .gpus = 1, .submit = 0, .duration = Seconds(1000)}, 0).ok());
     }
-    EXPECT_EQ(Acts(s->Schedule(0)), "start 1, start 2, start 3");
+    EXPECT_EQ(Brief(s->Schedule(0)), "start 1, start 2, start 3");
     ASSERT_TRUE(s->Checkpointed(JobId(3), Seconds(100), Seconds(100)).ok());
     ASSERT_TRUE(s->Checkpointed(JobId(1), Seconds(190), Seconds(190)).ok());
     if (two_reports) {
@@ -108,9 +99,9 @@ TEST(CheckpointVictims, LiveAJobThatNeverReportedACheckpointIsNeitherSwappedNorR
                     Seconds(200))
               .ok());
     }
-    EXPECT_EQ(Acts(s->Schedule(Seconds(200))), two_reports
-                                                   ? "preempt 1, preempt 2, start 4, start 5"
-                                                   : "preempt 2, preempt 1, start 4, start 5");
+    EXPECT_EQ(Brief(s->Schedule(Seconds(200))), two_reports
+                                                    ? "preempt 1, preempt 2, start 4, start 5"
+                                                    : "preempt 2, preempt 1, start 4, start 5");
     EXPECT_TRUE(s->Find(JobId(3))->running());
     EXPECT_EQ(s->Find(JobId(1))->lost, 0);  // live: the core counts no loss (serve does)
   }
@@ -132,7 +123,7 @@ TEST(CheckpointVictims, LiveOneUnknownVictimIsNotReplacedByAKnownKeptJob) {
       s->Submit({.id = JobId(3), .gpus = 1, .submit = Seconds(200), .duration = Seconds(10)},
                 Seconds(200))
           .ok());
-  EXPECT_EQ(Acts(s->Schedule(Seconds(200))), "preempt 2, start 3");
+  EXPECT_EQ(Brief(s->Schedule(Seconds(200))), "preempt 2, start 3");
 }
 
 TEST(CheckpointVictims, AJobOfAHigherClassIsNeverSwappedIn) {
@@ -143,17 +134,17 @@ TEST(CheckpointVictims, AJobOfAHigherClassIsNeverSwappedIn) {
   auto s = Make(2, /*aware=*/true);
   ASSERT_TRUE(
       s->Submit({.id = JobId(1), .gpus = 1, .submit = 0, .duration = Seconds(1000)}, 0).ok());
-  EXPECT_EQ(Acts(s->Schedule(0)), "start 1");
+  EXPECT_EQ(Brief(s->Schedule(0)), "start 1");
   ASSERT_TRUE(
       s->Submit({.id = JobId(2), .gpus = 1, .submit = Seconds(100), .duration = Seconds(1000)},
                 Seconds(100))
           .ok());
-  EXPECT_EQ(Acts(s->Schedule(Seconds(100))), "start 2");
+  EXPECT_EQ(Brief(s->Schedule(Seconds(100))), "start 2");
   ASSERT_TRUE(
       s->Submit({.id = JobId(3), .gpus = 1, .submit = Seconds(120), .duration = Seconds(10)},
                 Seconds(120))
           .ok());
-  EXPECT_EQ(Acts(s->Schedule(Seconds(120))), "preempt 1, start 3");
+  EXPECT_EQ(Brief(s->Schedule(Seconds(120))), "preempt 1, start 3");
   EXPECT_EQ(s->Find(JobId(1))->lost, 120'000);  // no checkpoint: the whole run is lost
 }
 

@@ -20,10 +20,6 @@
 
 namespace tiresias {
 
-const char* ToString(Action::Kind k) {
-  return k == Action::Kind::kStart ? "start" : "preempt";
-}
-
 Scheduler::Scheduler(const Topology& topo, std::unique_ptr<OrderingPolicy> policy,
                      std::unique_ptr<PlacementPolicy> placement, SchedulerOptions opts,
                      std::shared_ptr<const SpeedModel> speed)

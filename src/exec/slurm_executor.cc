@@ -70,6 +70,13 @@ std::map<std::string, std::string> ReadAttemptFile(const std::string& job_dir) {
 }
 
 // "0:4,1:4" <-> [(0, 4), (1, 4)]: the core's nodes and GPU counts of an attempt.
+// The attempt slurm-attempt.env was written for; nullopt when it names none.
+std::optional<int64_t> RecordedAttempt(const std::map<std::string, std::string>& vars) {
+  auto it = vars.find("TIRESIAS_ATTEMPT");
+  if (it == vars.end()) return std::nullopt;
+  return ParseInt(it->second);
+}
+
 std::string PlacementString(const std::vector<std::pair<int, int>>& p) {
   std::string out;
   for (const auto& [n, g] : p) out += fmt::format("{}{}:{}", out.empty() ? "" : ",", n, g);
@@ -188,6 +195,13 @@ StatusOr<std::vector<std::string>> SlurmExecutor::CheckConfig() {
 std::string SlurmExecutor::Containment() const {
   return fmt::format("Slurm partition {} ({} nodes): Slurm starts, tracks and stops job processes",
                      opts_.partition, nodes_.size());
+}
+
+SlurmExecutor::Job& SlurmExecutor::Track(JobId id, const std::string& job_dir) {
+  Job& j = jobs_[id];
+  j.id = id;
+  j.job_dir = job_dir;
+  return j;
 }
 
 SlurmExecutor::Job* SlurmExecutor::Find(JobId id) {
@@ -494,9 +508,7 @@ void SlurmExecutor::Retire(JobId job) {
 
 bool SlurmExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std::string& job_dir) {
   std::lock_guard lk(mu_);
-  Job& j = jobs_[job];
-  j.id = job;
-  j.job_dir = job_dir;
+  Job& j = Track(job, job_dir);
   j.spec.job = job;
   j.spec.job_dir = job_dir;
   const SlurmJob* s = Seen(p.pid);
@@ -506,8 +518,7 @@ bool SlurmExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std
   const bool released = SlurmActive(s->state) || (s->state == "PENDING" && !s->held);
   if (!released) return false;
   const auto vars = ReadAttemptFile(job_dir);
-  if (auto it = vars.find("TIRESIAS_ATTEMPT");
-      it == vars.end() || ParseInt(it->second) != attempt) {
+  if (RecordedAttempt(vars) != attempt) {
     return false;  // Slurm runs another attempt than the one recorded: not this one
   }
   j.attempt = attempt;
@@ -524,16 +535,11 @@ bool SlurmExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std
 std::optional<ExitInfo> SlurmExecutor::ReadExit(JobId job, int attempt,
                                                 const std::string& job_dir) {
   std::lock_guard lk(mu_);
-  Job& j = jobs_[job];
-  j.id = job;
-  j.job_dir = job_dir;
+  Job& j = Track(job, job_dir);
   const SlurmJob* s = Seen(j.slurm_id);
   if (!s || !SlurmEnded(s->state)) return std::nullopt;  // held or forgotten: vanished
   const auto vars = ReadAttemptFile(job_dir);
-  if (auto it = vars.find("TIRESIAS_ATTEMPT");
-      it != vars.end() && ParseInt(it->second) != attempt) {
-    return std::nullopt;
-  }
+  if (vars.contains("TIRESIAS_ATTEMPT") && RecordedAttempt(vars) != attempt) return std::nullopt;
   Job probe = j;
   probe.attempt = attempt;
   return ExitOf(probe, s);
@@ -542,14 +548,9 @@ std::optional<ExitInfo> SlurmExecutor::ReadExit(JobId job, int attempt,
 std::optional<ProcessRef> SlurmExecutor::FindLaunched(JobId job, int attempt,
                                                       const std::string& job_dir) {
   std::lock_guard lk(mu_);
-  Job& j = jobs_[job];
-  j.id = job;
-  j.job_dir = job_dir;
+  Job& j = Track(job, job_dir);
   const SlurmJob* s = Seen(j.slurm_id);
-  if (!s) return std::nullopt;
-  const auto vars = ReadAttemptFile(job_dir);
-  auto it = vars.find("TIRESIAS_ATTEMPT");
-  if (it == vars.end() || ParseInt(it->second) != attempt) return std::nullopt;
+  if (!s || RecordedAttempt(ReadAttemptFile(job_dir)) != attempt) return std::nullopt;
   // Released (running, or about to): that attempt is Slurm's now. Ended: it ran and ended.
   if (SlurmActive(s->state) || SlurmEnded(s->state) || (s->state == "PENDING" && !s->held)) {
     return ProcessRef{.pid = static_cast<int>(s->id), .start_ticks = attempt};

@@ -154,8 +154,10 @@ class SlurmExecutor : public Executor {
   void WorkerLoop();
   // Runs one batch of ops; the ops that must be retried are returned.
   std::vector<Op> RunBatch(std::vector<Op> ops);
-  Status SubmitNow(JobId id);                    // sbatch; mu_ not held
-  void Enqueue(Op op);                           // mu_ held
+  Status SubmitNow(JobId id);  // sbatch; mu_ not held
+  void Enqueue(Op op);         // mu_ held
+  // The job's entry, created if new (recovery asks about jobs before it adopts them).
+  Job& Track(JobId id, const std::string& job_dir);
   Job* Find(JobId id);                           // mu_ held
   const SlurmJob* Seen(int64_t slurm_id) const;  // mu_ held; in the latest snapshot
   std::string Tag(JobId id) const;
