@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
+#include <unordered_map>
 
 namespace tiresias {
 namespace {
@@ -232,6 +233,23 @@ std::string SeriesCsv(const SimResult& r) {
   return fmt::to_string(out);
 }
 
+std::string ForecastsCsv(const SimResult& r) {
+  std::unordered_map<JobId, Time> started;
+  for (const JobResult& j : r.jobs) started.emplace(j.id, j.first_start);
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "job_id,at_s,p10_s,p50_s,p90_s,naive_s,start_s\n");
+  const auto t = [](std::optional<Time> v) {
+    return v && *v >= 0 ? fmt::format("{}", ToSeconds(*v)) : std::string();
+  };
+  for (const ForecastCheck& c : r.forecasts) {
+    auto it = started.find(c.job);
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{}\n", c.job.value(),
+                   ToSeconds(c.at), t(c.p10), t(c.p50), t(c.p90), ToSeconds(c.naive),
+                   t(it == started.end() ? std::nullopt : std::optional<Time>(it->second)));
+  }
+  return fmt::to_string(out);
+}
+
 Status WriteRunDir(const std::string& dir, const SimResult& r, const Metrics& m,
                    const nlohmann::json& config) {
   std::error_code ec;
@@ -243,6 +261,12 @@ Status WriteRunDir(const std::string& dir, const SimResult& r, const Metrics& m,
   }
   if (!r.series.empty()) {
     if (Status st = WriteText(dir + "/timeseries.csv", SeriesCsv(r), "the time series"); !st.ok()) {
+      return st;
+    }
+  }
+  if (!r.forecasts.empty()) {
+    if (Status st = WriteText(dir + "/forecasts.csv", ForecastsCsv(r), "the start forecasts");
+        !st.ok()) {
       return st;
     }
   }
