@@ -154,12 +154,6 @@ const std::string& Scheduler::NeverFitsReasonOf(const Job& j) const {
   return it == never_fits_.end() ? kNone : it->second;
 }
 
-void Scheduler::CountWaiting(int gpus, int delta) {
-  auto& n = waiting_gpus_[gpus];
-  n += delta;
-  if (n == 0) waiting_gpus_.erase(gpus);
-}
-
 void Scheduler::Insert(uint32_t slot, Time now) {
   Job& j = jobs_[slot];
   j.key = policy_->Key(j, now);
@@ -167,8 +161,7 @@ void Scheduler::Insert(uint32_t slot, Time now) {
   if (j.running()) {
     running_.emplace(j.key, slot);
   } else {
-    waiting_.emplace(j.key, slot);
-    CountWaiting(j.gpus(), +1);
+    waiting_.emplace(j.key, slot, j.gpus());
   }
 }
 
@@ -179,7 +172,6 @@ void Scheduler::Erase(uint32_t slot) {
     running_.erase(j.key);
   } else {
     waiting_.erase(j.key);
-    CountWaiting(j.gpus(), -1);
   }
 }
 
@@ -256,7 +248,7 @@ void Scheduler::RekeyAll(Time now) {
   };
   running_.Rekey(key_of);
   WaitOrder rekeyed;
-  for (const auto& [key, slot] : waiting_) rekeyed.emplace(key_of(slot), slot);
+  for (const auto& [key, slot] : waiting_) rekeyed.emplace(key_of(slot), slot, jobs_[slot].gpus());
   waiting_.swap(rekeyed);
   // What was learned may move demotion and promotion times (thresholds), so every timer is
   // re-armed, in slot order so that equal times keep a deterministic order.
@@ -275,7 +267,7 @@ void Scheduler::RebuildOrders(Time now) {
     if (j.running()) {
       running_.emplace(j.key, slot);
     } else {
-      waiting_.emplace(j.key, slot);
+      waiting_.emplace(j.key, slot, j.gpus());
     }
   }
   walk_from_.reset();  // the walk starts at the first job
@@ -494,6 +486,9 @@ void Scheduler::NonPreemptivePass(Time now, std::vector<Action>& out) {
   while (it != waiting_.end()) {
     int free = cluster_.total_free();
     if (NoneFits(free)) break;
+    if (!strict && !opts_.reference_pass) {  // jobs that do not fit are passed over unseen
+      if ((it = waiting_.NextFitting(it, free)) == waiting_.end()) break;
+    }
     uint32_t slot = it->second;
     ++it;  // Start() moves the job out of waiting_; `it` stays valid
     Job& j = jobs_[slot];
@@ -518,7 +513,13 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   const int min_wait = opts_.reference_pass ? 0 : MinWaitingGpus();  // reference: no cut-off
   std::vector<uint32_t> victims, candidates, kept;
   while (r != running_.end() || w != waiting_.end()) {
-    if (budget < min_wait) w = waiting_.end();  // no waiting job can fit any more
+    if (budget < min_wait) {
+      w = waiting_.end();  // no waiting job can fit any more
+    } else if (!opts_.reference_pass) {
+      // Waiting jobs that do not fit are passed over unseen: the budget only shrinks, so
+      // they would not fit at their turn either (a burst of large gangs costs nothing).
+      w = waiting_.NextFitting(w, budget);
+    }
     if (r == running_.end() && w == waiting_.end()) break;
     bool take_running = w == waiting_.end() || (r != running_.end() && r->first < w->first);
     uint32_t slot = take_running ? (r++)->second : (w++)->second;
@@ -659,6 +660,7 @@ void Scheduler::Backfill(Time now, std::vector<Action>& out) {
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     const int free = cluster_.total_free();
     if (NoneFits(free)) break;
+    if (!opts_.reference_pass && (it = waiting_.NextFitting(it, free)) == waiting_.end()) break;
     uint32_t slot = it->second;
     ++it;  // Start() moves the job out of waiting_
     if (jobs_[slot].gpus() > free) continue;
@@ -692,7 +694,6 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
       speed_(o.speed_),
       walk_from_(o.walk_from_),
       revisit_(o.revisit_),
-      waiting_gpus_(o.waiting_gpus_),
       timer_seq_(o.timer_seq_),
       pass_(o.pass_),
       tie_counter_(o.tie_counter_),
@@ -723,7 +724,9 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
     if (remap[slot] != kGone) never_fits_.emplace(remap[slot], reason);
   }
   for (const auto& [key, slot] : o.running_) running_.emplace(key, remap[slot]);
-  for (const auto& [key, slot] : o.waiting_) waiting_.emplace(key, remap[slot]);
+  for (const auto& [key, slot] : o.waiting_) {
+    waiting_.emplace(key, remap[slot], jobs_[remap[slot]].gpus());
+  }
   auto timers = o.timers_;
   for (; !timers.empty(); timers.pop()) {
     Timer t = timers.top();
