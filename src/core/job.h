@@ -47,10 +47,10 @@ struct SortKey {
 
 // Why a waiting job did not start in the last pass.
 enum class WaitKind {
-  kNotConsidered,  // the pass stopped before reaching it (cluster full ahead of it)
-  kNoGpus,         // fewer GPUs left than it needs after higher-priority jobs
-  kBlockedByHead,  // strict FIFO: a job ahead of it does not fit
-  kNoSlot,         // enough GPUs in count, but the placement policy found no slot
+  // Fewer GPUs were left than it needs after the jobs ahead of it (the pass stopped before
+  // it or passed over it; it does not visit jobs that cannot fit).
+  kNotConsidered,
+  kNoSlot,  // enough GPUs in count, but the placement policy found no slot
 };
 
 struct Job {

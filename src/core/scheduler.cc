@@ -493,7 +493,6 @@ void Scheduler::NonPreemptivePass(Time now, std::vector<Action>& out) {
     ++it;  // Start() moves the job out of waiting_; `it` stays valid
     Job& j = jobs_[slot];
     if (j.gpus() > free) {
-      NoteWait(j, WaitKind::kNoGpus);
       if (strict) break;
       continue;
     }
@@ -529,8 +528,6 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
       (take_running ? kept : candidates).push_back(slot);
     } else if (take_running) {
       victims.push_back(slot);
-    } else {
-      NoteWait(j, WaitKind::kNoGpus);
     }
   }
   if (opts_.checkpoint_aware && !victims.empty()) SwapVictims(now, victims, kept);
