@@ -1,4 +1,4 @@
-// GangOrder: a treap with subtree gang minima and GPU sums (see the header).
+// GangOrder: a treap with subtree gang minima (see the header).
 #include "core/gang_order.h"
 
 #include <algorithm>
@@ -9,7 +9,6 @@ namespace tiresias {
 void GangOrder::Pull(uint32_t n) {
   Node& x = nodes_[n];
   x.min_gpus = std::min({x.gpus, MinOf(x.left), MinOf(x.right)});
-  x.sum_gpus = x.gpus + SumOf(x.left) + SumOf(x.right);
 }
 
 void GangOrder::RotateUp(uint32_t n) {
@@ -51,8 +50,9 @@ void GangOrder::emplace(const SortKey& k, uint32_t slot, int gpus) {
     n = free_.back();
     free_.pop_back();
   }
-  nodes_[n] = Node{.kv = {k, slot}, .gpus = gpus, .prio = rng_, .min_gpus = gpus, .sum_gpus = gpus};
+  nodes_[n] = Node{.kv = {k, slot}, .gpus = gpus, .prio = rng_, .min_gpus = gpus};
   ++size_;
+  if (first_ == kNil || k < nodes_[first_].kv.first) first_ = n;
   if (root_ == kNil) {
     root_ = n;
     return;
@@ -67,7 +67,11 @@ void GangOrder::emplace(const SortKey& k, uint32_t slot, int gpus) {
     p = child;
   }
   nodes_[n].parent = p;
-  for (uint32_t a = p; a != kNil; a = nodes_[a].parent) Pull(a);
+  // Ancestors' minima, up to the first that already has one as small (rotations below keep
+  // every subtree above them the same set).
+  for (uint32_t a = p; a != kNil && nodes_[a].min_gpus > gpus; a = nodes_[a].parent) {
+    nodes_[a].min_gpus = gpus;
+  }
   while (nodes_[n].parent != kNil && nodes_[nodes_[n].parent].prio < nodes_[n].prio) RotateUp(n);
 }
 
@@ -82,6 +86,7 @@ uint32_t GangOrder::Find(const SortKey& k) const {
 void GangOrder::erase(const SortKey& k) {
   const uint32_t n = Find(k);
   if (n == kNil) return;
+  if (n == first_) first_ = Next(n);
   // Rotate it down (the child of higher priority up) until it is a leaf, then unlink it.
   while (nodes_[n].left != kNil || nodes_[n].right != kNil) {
     const uint32_t l = nodes_[n].left, r = nodes_[n].right;
@@ -92,7 +97,11 @@ void GangOrder::erase(const SortKey& k) {
     root_ = kNil;
   } else {
     (nodes_[p].left == n ? nodes_[p].left : nodes_[p].right) = kNil;
-    for (uint32_t a = p; a != kNil; a = nodes_[a].parent) Pull(a);
+    for (uint32_t a = p; a != kNil; a = nodes_[a].parent) {  // until a minimum stays
+      const int32_t before = nodes_[a].min_gpus;
+      Pull(a);
+      if (nodes_[a].min_gpus == before) break;
+    }
   }
   free_.push_back(n);
   --size_;
@@ -102,6 +111,7 @@ void GangOrder::clear() {
   nodes_.clear();
   free_.clear();
   root_ = kNil;
+  first_ = kNil;
   size_ = 0;
 }
 
@@ -109,6 +119,7 @@ void GangOrder::swap(GangOrder& o) noexcept {
   nodes_.swap(o.nodes_);
   free_.swap(o.free_);
   std::swap(root_, o.root_);
+  std::swap(first_, o.first_);
   std::swap(size_, o.size_);
   std::swap(rng_, o.rng_);
 }
@@ -150,32 +161,20 @@ uint32_t GangOrder::FirstFitting(uint32_t n, int budget) const {
   }
 }
 
-GangOrder::const_iterator GangOrder::NextFitting(const_iterator from, int budget) const {
-  uint32_t n = from.n_;
-  if (n == kNil || nodes_[n].gpus <= budget) return from;
+uint32_t GangOrder::FindFitting(uint32_t n, int budget) const {
+  for (int step = 0; step < 8; ++step) {
+    n = Next(n);
+    if (n == kNil || nodes_[n].gpus <= budget) return n;
+  }
   // Within the right subtree first, then up: each ancestor reached from its left child comes
   // next in order, followed by its own right subtree.
-  if (uint32_t f = FirstFitting(nodes_[n].right, budget); f != kNil) return {this, f};
+  if (uint32_t f = FirstFitting(nodes_[n].right, budget); f != kNil) return f;
   for (uint32_t p = nodes_[n].parent; p != kNil; n = p, p = nodes_[p].parent) {
     if (nodes_[p].left != n) continue;
-    if (nodes_[p].gpus <= budget) return {this, p};
-    if (uint32_t f = FirstFitting(nodes_[p].right, budget); f != kNil) return {this, f};
+    if (nodes_[p].gpus <= budget) return p;
+    if (uint32_t f = FirstFitting(nodes_[p].right, budget); f != kNil) return f;
   }
-  return end();
-}
-
-int64_t GangOrder::GpusBefore(const SortKey& k) const {
-  int64_t sum = 0;
-  uint32_t n = root_;
-  while (n != kNil) {
-    if (nodes_[n].kv.first < k) {
-      sum += SumOf(nodes_[n].left) + nodes_[n].gpus;
-      n = nodes_[n].right;
-    } else {
-      n = nodes_[n].left;
-    }
-  }
-  return sum;
+  return kNil;
 }
 
 }  // namespace tiresias
