@@ -159,7 +159,7 @@ void Scheduler::Insert(uint32_t slot, Time now) {
   j.key = policy_->Key(j, now);
   Touch(j.key);
   if (j.running()) {
-    running_.emplace(j.key, slot);
+    running_.emplace(j.key, slot, j.gpus());
   } else {
     waiting_.emplace(j.key, slot, j.gpus());
   }
@@ -265,7 +265,7 @@ void Scheduler::RebuildOrders(Time now) {
     if (j.state != JobState::kRunning && j.state != JobState::kPending) continue;
     j.key = policy_->Key(j, now);
     if (j.running()) {
-      running_.emplace(j.key, slot);
+      running_.emplace(j.key, slot, j.gpus());
     } else {
       waiting_.emplace(j.key, slot, j.gpus());
     }
@@ -506,7 +506,9 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   auto r = running_.begin();
   auto w = waiting_.begin();
   if (walk_from_ && !opts_.checkpoint_aware) {  // checkpoint-aware: kept jobs may swap
-    for (; r != running_.end() && r->first < *walk_from_; ++r) budget -= jobs_[r->second].gpus();
+    const auto from = std::as_const(running_).lower_bound(*walk_from_);
+    budget -= static_cast<int>(running_.GpusBetween(r, from));
+    r = from;
     w = waiting_.lower_bound(*walk_from_);
   }
   const int min_wait = opts_.reference_pass ? 0 : MinWaitingGpus();  // reference: no cut-off
@@ -519,13 +521,42 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
       // they would not fit at their turn either (a burst of large gangs costs nothing).
       w = waiting_.NextFitting(w, budget);
     }
+    if (w == waiting_.end() && !opts_.checkpoint_aware) {
+      // Only running jobs are left: each keeps its GPUs if it fits what is left, from the
+      // gang sizes alone (no job is looked up for the ones that stay).
+      for (; r != running_.end(); ++r) {
+        const int g = running_.gpus(r);
+        if (g <= budget) {
+          budget -= g;
+        } else {
+          victims.push_back(r->second);
+        }
+      }
+      break;
+    }
     if (r == running_.end() && w == waiting_.end()) break;
+    if (!opts_.checkpoint_aware && w != waiting_.end() && r != running_.end() &&
+        r->first < w->first) {
+      // The running jobs before the next waiting job that fits all keep their GPUs if their
+      // sum fits: one binary search and a sum instead of a step each.
+      const auto to = std::as_const(running_).lower_bound(w->first);
+      const int64_t sum = running_.GpusBetween(r, to);
+      if (sum <= budget) {
+        budget -= static_cast<int>(sum);
+        r = to;
+        continue;
+      }
+    }
     bool take_running = w == waiting_.end() || (r != running_.end() && r->first < w->first);
+    const int gpus = take_running ? running_.gpus(r) : w.gpus();
     uint32_t slot = take_running ? (r++)->second : (w++)->second;
-    Job& j = jobs_[slot];
-    if (j.gpus() <= budget) {
-      budget -= j.gpus();
-      (take_running ? kept : candidates).push_back(slot);
+    if (gpus <= budget) {
+      budget -= gpus;
+      if (!take_running) {
+        candidates.push_back(slot);
+      } else if (opts_.checkpoint_aware) {
+        kept.push_back(slot);  // only SwapVictims reads them
+      }
     } else if (take_running) {
       victims.push_back(slot);
     }
@@ -720,7 +751,9 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
   for (const auto& [slot, reason] : o.never_fits_) {
     if (remap[slot] != kGone) never_fits_.emplace(remap[slot], reason);
   }
-  for (const auto& [key, slot] : o.running_) running_.emplace(key, remap[slot]);
+  for (const auto& [key, slot] : o.running_) {
+    running_.emplace(key, remap[slot], jobs_[remap[slot]].gpus());
+  }
   for (const auto& [key, slot] : o.waiting_) {
     waiting_.emplace(key, remap[slot], jobs_[remap[slot]].gpus());
   }
