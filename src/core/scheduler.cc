@@ -513,6 +513,7 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   }
   const int min_wait = opts_.reference_pass ? 0 : MinWaitingGpus();  // reference: no cut-off
   std::vector<uint32_t> victims, candidates, kept;
+  auto bulk_failed = waiting_.end();
   while (r != running_.end() || w != waiting_.end()) {
     if (budget < min_wait) {
       w = waiting_.end();  // no waiting job can fit any more
@@ -535,10 +536,11 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
       break;
     }
     if (r == running_.end() && w == waiting_.end()) break;
-    if (!opts_.checkpoint_aware && w != waiting_.end() && r != running_.end() &&
+    if (!opts_.checkpoint_aware && w != waiting_.end() && w != bulk_failed && r != running_.end() &&
         r->first < w->first) {
       // The running jobs before the next waiting job that fits all keep their GPUs if their
-      // sum fits: one binary search and a sum instead of a step each.
+      // sum fits: one binary search and a sum instead of a step each. Tried once per waiting
+      // job: when it does not fit, they are stepped through as before.
       const auto to = std::as_const(running_).lower_bound(w->first);
       const int64_t sum = running_.GpusBetween(r, to);
       if (sum <= budget) {
@@ -546,6 +548,7 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
         r = to;
         continue;
       }
+      bulk_failed = w;
     }
     bool take_running = w == waiting_.end() || (r != running_.end() && r->first < w->first);
     const int gpus = take_running ? running_.gpus(r) : w.gpus();
