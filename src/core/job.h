@@ -47,17 +47,15 @@ struct SortKey {
 
 // Why a waiting job did not start in the last pass.
 enum class WaitKind {
-  kNotConsidered,  // the pass stopped before reaching it (cluster full ahead of it)
-  kNoGpus,         // fewer GPUs left than it needs after higher-priority jobs
-  kBlockedByHead,  // strict FIFO: a job ahead of it does not fit
-  kNoSlot,         // enough GPUs in count, but the placement policy found no slot
+  // Fewer GPUs were left than it needs after the jobs ahead of it (the pass stopped before
+  // it or passed over it; it does not visit jobs that cannot fit).
+  kNotConsidered,
+  kNoSlot,  // enough GPUs in count, but the placement policy found no slot
 };
 
 struct Job {
   JobSpec spec;
-  // The 4-byte fields sit together (no padding): a Job stays under 408 bytes, so the core's
-  // table for the 82,247 Philly jobs stays under 32 MiB, glibc's largest heap allocation, and
-  // repeated replays (make bench) do not take a fresh mmap, and its page faults, every time.
+  // The 4-byte fields sit together (no padding).
   JobState state = JobState::kPending;
   WaitKind wait = WaitKind::kNotConsidered;  // as of the last pass that reached it
 
@@ -96,6 +94,9 @@ struct Job {
   SortKey key;
   int64_t tie_rank = 0;  // position in the previous pass's order (stable-tie policies)
   uint64_t timer_gen = 0;
+  // A policy's memo for Key() (gittins: where the job's service last fell in its history), so
+  // that re-keying running jobs at every pass is cheap. Any value gives the same key.
+  mutable uint64_t key_hint = 0;
 
   int gpus() const { return spec.gpus; }
   bool running() const { return state == JobState::kRunning; }
