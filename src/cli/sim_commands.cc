@@ -56,7 +56,7 @@ struct WorkloadArgs {
   std::vector<double> forecast_margin = {kForecastMargin[0], kForecastMargin[1]};
   // The trace before --from-day (LoadJobs fills it in).
   mutable std::shared_ptr<const std::vector<Service>> history;
-  std::string ckpt_interval;                            // seconds, or uniform:LO:HI
+  std::string ckpt_interval;  // seconds, or uniform:LO:HI
   bool ckpt_aware = false;
 
   // --checkpoint-interval into [min, max] ms; prints the error and returns false.
