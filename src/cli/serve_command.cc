@@ -333,11 +333,14 @@ void AddServeCommand(CLI::App& app, int& rc) {
   s->add_option("--grace", f.grace_s, "seconds a preempted job has to checkpoint and exit")
       ->capture_default_str()
       ->check(NumberIn(0, kMaxGraceS));
-  s->add_flag_function(
-      "--checkpoint-aware{true},--no-checkpoint-aware{false}",
-      [](int64_t n) { f.checkpoint_aware = n > 0; },
+  auto* aware = s->add_flag_function(
+      "--checkpoint-aware", [](int64_t) { f.checkpoint_aware = true; },
       "among running jobs of one priority, preempt those that lose the least work since their "
-      "last reported checkpoint (default: on for a new state; recorded with it)");
+      "last reported checkpoint (the default for a new state; recorded with it)");
+  s->add_flag_function(
+       "--no-checkpoint-aware", [](int64_t) { f.checkpoint_aware = false; },
+       "preempt in policy order whatever the jobs' checkpoints")
+      ->excludes(aware);
   s->add_option("--preempt-signal", f.preempt_signal, "signal sent to preempt (then SIGKILL)")
       ->capture_default_str();
   s->add_flag("--accept-journal-loss", f.accept_journal_loss,
