@@ -33,11 +33,6 @@ int64_t WallMs() {
       .count();
 }
 
-// slurmctld did not answer now (retry with backoff, do not fail the job).
-bool Transient(const CommandResult& r) {
-  return SlurmTransientFailure(r.err) || SlurmTransientFailure(r.out);
-}
-
 std::string ShellQuote(std::string_view s) {
   std::string out = "'";
   for (char c : s) {
@@ -106,10 +101,18 @@ StatusOr<CommandResult> SlurmExecutor::Slurm(const std::vector<std::string>& arg
     if (r.status().code() == StatusCode::kUnavailable) return r.status();
     return IoError(fmt::format("{}: {}", argv[0], r.status().message()));
   }
-  if (!r->ok() && Transient(*r)) {
+  if (!r->ok() && Retryable(*r)) {
     return Unavailable(fmt::format("{}: slurmctld unreachable: {}", argv[0], r->Summary()));
   }
   return r;
+}
+
+bool SlurmExecutor::Retryable(const CommandResult& r) const {
+  if (SlurmTransientFailure(r.err) || SlurmTransientFailure(r.out)) return true;
+  // Words we do not know: a refusal only if a controller answers now.
+  auto ping = RunCommand({"scontrol", "ping"}, opts_.command_timeout,
+                         opts_.env.empty() ? nullptr : &opts_.env);
+  return !ping.ok() || !SlurmPingSaysUp(ping->out);
 }
 
 StatusOr<std::vector<SlurmJob>> SlurmExecutor::Squeue() const {
@@ -377,7 +380,7 @@ Status SlurmExecutor::SubmitNow(JobId id) {
   auto r = RunCommand(argv, opts_.command_timeout, &env);
   if (!r.ok()) return r.status();
   if (!r->ok()) {
-    if (Transient(*r)) return Unavailable(where(r->Summary()));
+    if (Retryable(*r)) return Unavailable(where(r->Summary()));
     return IoError(where(r->Summary()));
   }
   auto sid = ParseInt(std::string_view(r->out).substr(0, r->out.find_first_of(";\n")));

@@ -148,6 +148,9 @@ class SlurmExecutor : public Executor {
   explicit SlurmExecutor(SlurmOptions opts) : opts_(std::move(opts)) {}
   // A Slurm client command over `items` jobs; Unavailable when slurmctld cannot be reached.
   StatusOr<CommandResult> Slurm(const std::vector<std::string>& argv, size_t items = 1) const;
+  // A failed command is retried (not the request's fault) when its words say slurmctld did
+  // not answer, or when `scontrol ping` finds no controller up.
+  bool Retryable(const CommandResult& r) const;
   StatusOr<std::vector<SlurmJob>> Squeue() const;
   StatusOr<std::vector<SlurmNode>> Sinfo() const;
   void PollerLoop();
