@@ -26,6 +26,7 @@
 #include "engine/core_builder.h"
 #include "engine/file_data_source.h"
 #include "policy/registry.h"
+#include "replay.h"
 #include "sim/metrics.h"
 #include "sim/simulator.h"
 #include "trace/synthetic.h"
@@ -36,7 +37,7 @@ extern char** environ;
 namespace tiresias {
 namespace {
 
-const std::string kPhilly = std::string(TIRESIAS_SHARED_DIR) + "/traces/philly.csv";
+using bench::kPhilly;
 
 double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
@@ -61,17 +62,7 @@ void BM_Burst(benchmark::State& state, const std::string& policy) {
   SimConfig cfg;
   cfg.topo = topo;
   cfg.policy = policy;
-  Metrics m;
-  for (auto _ : state) {
-    auto r = RunSimulation(cfg, jobs);
-    if (!r.ok()) {
-      state.SkipWithError(r.status().message().c_str());
-      return;
-    }
-    m = ComputeMetrics(*r);
-  }
-  state.counters["passes"] = static_cast<double>(m.passes);
-  state.counters["preemptions"] = static_cast<double>(m.preemptions);
+  bench::Replay(state, cfg, jobs);
 }
 
 // The core alone: 100,000 jobs wait on 10,000 GPUs; each event one running job finishes (the

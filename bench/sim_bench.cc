@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "policy/registry.h"
+#include "replay.h"
 #include "sim/link_speed_model.h"
 #include "sim/metrics.h"
 #include "sim/report.h"
@@ -23,15 +24,9 @@
 namespace tiresias {
 namespace {
 
-const std::string kPhilly = std::string(TIRESIAS_SHARED_DIR) + "/traces/philly.csv";
-
-const std::vector<JobSpec>* PhillyJobs() {
-  static std::vector<JobSpec>* jobs = [] {
-    auto t = ReadTrace(kPhilly);
-    return t.ok() ? new std::vector<JobSpec>(std::move(t->jobs)) : nullptr;
-  }();
-  return jobs;
-}
+using bench::kPhilly;
+using bench::PhillyJobs;
+using bench::Replay;
 
 void BM_ReadPhilly(benchmark::State& state) {
   if (!std::filesystem::exists(kPhilly)) {
@@ -42,23 +37,6 @@ void BM_ReadPhilly(benchmark::State& state) {
     auto t = ReadTrace(kPhilly);
     benchmark::DoNotOptimize(t);
   }
-}
-
-// Replays `jobs` under `cfg` for each iteration and reports the last run's figures.
-void Replay(benchmark::State& state, const SimConfig& cfg, const std::vector<JobSpec>& jobs) {
-  Metrics m;
-  for (auto _ : state) {
-    auto r = RunSimulation(cfg, jobs);
-    if (!r.ok()) {
-      state.SkipWithError(r.status().message().c_str());
-      return;
-    }
-    m = ComputeMetrics(*r);
-  }
-  state.counters["jobs"] = static_cast<double>(m.finished);
-  state.counters["mean_jct_s"] = m.jct.mean;
-  state.counters["passes"] = static_cast<double>(m.passes);
-  state.counters["preemptions"] = static_cast<double>(m.preemptions);
 }
 
 void BM_Replay(benchmark::State& state, const std::string& policy, const std::string& cluster) {
