@@ -54,8 +54,10 @@ fuzz: fuzz-build
 demo: build
 	./$(BUILD)/tiresias demo
 
+# BENCH_FILTER: a regex of the benchmarks to run (Google Benchmark's --benchmark_filter), e.g.
+# `make bench BENCH_FILTER=-Slurm` leaves out the ones that bring up a local Slurm cluster.
 bench: build
-	./$(BUILD)/tiresias_bench
+	./$(BUILD)/tiresias_bench $(if $(BENCH_FILTER),--benchmark_filter='$(BENCH_FILTER)')
 
 # The binaries, the man page, bash and zsh completions and the docs under $(PREFIX)
 # (DESTDIR honoured, as for packaging).

@@ -151,7 +151,8 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
   // server by state.
   CmdResult hist = Cli("history");
   ASSERT_EQ(hist.rc, 0) << hist.out;
-  for (const char* col : {"SUBMIT", "START", "END", "ELAPSED", "GPU-HOURS", "EXITCODE"}) {
+  for (const char* col :
+       {"SUBMIT", "START", "END", "ELAPSED", "GPU-HOURS", "LOST-GPUH", "EXITCODE", "lost to"}) {
     EXPECT_NE(hist.out.find(col), std::string::npos) << col << "\n" << hist.out;
   }
   EXPECT_NE(hist.out.find(" 3:0"), std::string::npos) << hist.out;

@@ -132,8 +132,12 @@ TEST_F(PyTorchTest, DdpPerGpuRequeuedResumesBitIdentically) {
   std::thread ref([&] { Reference(dir_ / "ref.txt"); });
   std::vector<std::string> argv = {python_};
   for (const auto& a : TrainArgs()) argv.push_back(a);
-  argv.insert(argv.end(), {"--step-ms", "100", "--result", (dir_ / "live.txt").string()});
+  // Periodic checkpoints too (every 5 steps), each reported through TIRESIAS_CHECKPOINT_FILE.
+  argv.insert(argv.end(), {"--step-ms", "100", "--checkpoint-every", "5", "--result",
+                           (dir_ / "live.txt").string()});
   const int64_t id = Submit({{"gpus", 2}, {"tasks_per_gpu", 1}, {"name", "ddp"}, {"argv", argv}});
+  EXPECT_TRUE(WaitFor([&] { return !Job(id)["last_checkpoint_ms"].is_null(); }, 60s))
+      << Log(id) << Job(id).dump();
   RequeueMidwayAndFinish(id);
   ref.join();
 

@@ -220,8 +220,10 @@ TEST_F(ServeTest, SchedulesLikeTheSimulatorWithRealProcesses) {
     EXPECT_EQ(j["state"], "finished");
     EXPECT_EQ(j["preemptions"].get<int>(), sim->jobs[i].preemptions);
     // Real processes run a little slower than their nominal work (start-up, checkpoint,
-    // sleep overshoot per 10 ms step): ends agree within a quarter.
-    EXPECT_NEAR(j["end_ms"].get<int64_t>() - submit0, sim->jobs[i].end, 100 + sim->jobs[i].end / 4);
+    // sleep overshoot per 10 ms step, and a loaded machine's scheduling): ends agree within a
+    // quarter and a second (the decisions above are what must be exact).
+    EXPECT_NEAR(j["end_ms"].get<int64_t>() - submit0, sim->jobs[i].end,
+                1000 + sim->jobs[i].end / 4);
   }
 }
 

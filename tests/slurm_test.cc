@@ -197,8 +197,12 @@ TEST_F(SlurmTest, EightGpusAcrossTwoNodesBothRanksSeeTheirVariables) {
         {"sh", "-c",
          "echo \"rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE master=$MASTER_ADDR:$MASTER_PORT "
          "node=$SLURMD_NODENAME cvd=$CUDA_VISIBLE_DEVICES attempt=$TIRESIAS_ATTEMPT "
-         "job=$TIRESIAS_JOB_ID ckpt=${TIRESIAS_CHECKPOINT_DIR:+set}\"; sleep 2"}}});
+         "job=$TIRESIAS_JOB_ID ckpt=${TIRESIAS_CHECKPOINT_DIR:+set}\"; "
+         "touch \"$TIRESIAS_CHECKPOINT_FILE\"; sleep 3"}}});
   ASSERT_TRUE(WaitFor([&] { return State(id) == "running"; }, 30s)) << Job(id).dump();
+  // The checkpoint marker works through Slurm too (shared job directory): serve sees it.
+  EXPECT_TRUE(WaitFor([&] { return !Job(id)["last_checkpoint_ms"].is_null(); }, 10s))
+      << Job(id).dump();
   // `ls` and `show` say where it runs in Slurm.
   const auto ls = testing::RunTiresias("ls --state-dir " + state_.string());
   const auto j = Job(id);

@@ -159,6 +159,10 @@ def main():
             os.makedirs(ckpt_dir, exist_ok=True)
             write_atomically(ckpt, lambda f: torch.save(state, f))
             say(rank, f"checkpoint written at step {step} ({why})")
+            marker = os.environ.get("TIRESIAS_CHECKPOINT_FILE", "")
+            if marker:  # tells serve the work up to now is safe (checkpoint-aware preemption)
+                with open(marker, "a"):
+                    os.utime(marker)
         dist.barrier()  # nobody leaves before the checkpoint is whole
 
     loss = torch.tensor(0.0)

@@ -165,9 +165,13 @@ StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
         if (!x.is_string()) return bad("an object of strings");
         r.env.emplace_back(k, x.get<std::string>());
       }
-    } else if (key == "duration_s") {
+    } else if (key == "duration_s" || key == "stop_at_checkpoint_s") {
       if (!v.is_number()) return bad("a number of seconds");
-      r.duration_s = v.get<double>();
+      if (key == "duration_s") {
+        r.duration_s = v.get<double>();
+      } else {
+        r.stop_at_checkpoint_s = v.get<double>();
+      }
     } else if (key == "time" || key == "dependency" || key == "array" || key == "output" ||
                key == "error") {
       if (!v.is_string()) return bad("a string");
@@ -187,7 +191,7 @@ StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
       return InvalidArgument(
           fmt::format("unknown field {} (known: name, user, model, gpus, argv, cwd, env, "
                       "duration_s, time, dependency, array, output, error, hold, tasks_per_gpu, "
-                      "keep_checkpoints)",
+                      "keep_checkpoints, stop_at_checkpoint_s)",
                       Echo(nlohmann::json(key))));
     }
   }

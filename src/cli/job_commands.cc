@@ -29,7 +29,7 @@ namespace {
 struct SubmitFlags {
   int gpus = 1, tasks_per_gpu = 0;
   std::string name, model, time, dependency, array, output, error;
-  double duration_s = 0;
+  double duration_s = 0, stop_at_checkpoint_s = 0;
   std::vector<std::string> env, argv;
   bool export_env = true, hold = false, parsable = false, keep_checkpoints = false;
 };
@@ -51,6 +51,7 @@ int Submit(const Common& o, const SubmitFlags& f) {
   if (f.tasks_per_gpu > 0) body["tasks_per_gpu"] = f.tasks_per_gpu;
   if (f.keep_checkpoints) body["keep_checkpoints"] = true;
   if (f.duration_s > 0) body["duration_s"] = f.duration_s;
+  if (f.stop_at_checkpoint_s > 0) body["stop_at_checkpoint_s"] = f.stop_at_checkpoint_s;
   nlohmann::json envj = nlohmann::json::object();
   // Like sbatch's default --export=ALL: the job sees the submitter's environment (its PATH,
   // virtualenv, ...), except what the scheduler sets per run. Only its owner and admins can
@@ -185,8 +186,13 @@ int Show(const Common& o, const std::string& ref) {
   std::cout << fmt::format("   State={} Reason={} Queue={} Held={} Attempt={}\n", Str(j, "state"),
                            Str(j, "reason") == "" ? "None" : Str(j, "reason"), Str(j, "queue"),
                            j.value("held", false) ? "yes" : "no", Str(j, "attempt"));
-  std::cout << fmt::format("   Preemptions={} (checkpointed {}, killed at the grace deadline {})\n",
-                           preemptions, preemptions - kills, kills);
+  std::cout << fmt::format(
+      "   Preemptions={} (checkpointed {}, killed at the grace deadline {}) Lost={:.3f} GPU-h{}\n",
+      preemptions, preemptions - kills, kills, j.value("lost_gpu_s", 0.0) / 3600,
+      j.contains("stop_at_checkpoint_ms")
+          ? fmt::format(" StopAtCheckpoint={}",
+                        Human(j["stop_at_checkpoint_ms"].get<double>() / 1000))
+          : "");
   std::cout << fmt::format("   SubmitTime={} StartTime={} LastStart={} EndTime={}\n",
                            IsoTime(j["submitted_at_ms"]), IsoTime(j["first_start_ms"]),
                            IsoTime(j["last_start_ms"]), IsoTime(j["end_ms"]));
@@ -371,21 +377,30 @@ int History(const Common& o, const HistoryFlags& f) {
                  rc);
   if (!r) return rc;
   std::cout << fmt::format(
-      "{:>9} {:<16} {:<10} {:<10} {:<20} {:<20} {:<20} {:>9} {:>9} {:>7} {:>8}\n", "ID", "NAME",
-      "USER", "STATE", "SUBMIT", "START", "END", "ELAPSED", "GPU-HOURS", "PREEMPT", "EXITCODE");
+      "{:>9} {:<16} {:<10} {:<10} {:<20} {:<20} {:<20} {:>9} {:>9} {:>7} {:>9} {:>8}\n", "ID",
+      "NAME", "USER", "STATE", "SUBMIT", "START", "END", "ELAPSED", "GPU-HOURS", "PREEMPT",
+      "LOST-GPUH", "EXITCODE");
+  double used = 0, lost = 0;
   for (const auto& j : *r) {
+    used += j.value("attained_gpu_s", 0.0) / 3600;
+    lost += j.value("lost_gpu_s", 0.0) / 3600;
     // As sacct's Elapsed: from the (first) start to the end; never started: 0.
     const double elapsed =
         j["end_ms"].is_number() && j["first_start_ms"].is_number()
             ? (j["end_ms"].get<int64_t>() - j["first_start_ms"].get<int64_t>()) / 1000.0
             : 0;
     std::cout << fmt::format(
-        "{:>9} {:<16} {:<10} {:<10} {:<20} {:<20} {:<20} {:>9} {:>9.3f} {:>7} {:>8}\n", Ref(j),
-        Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), Str(j, "state"),
+        "{:>9} {:<16} {:<10} {:<10} {:<20} {:<20} {:<20} {:>9} {:>9.3f} {:>7} {:>9.3f} {:>8}\n",
+        Ref(j), Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), Str(j, "state"),
         IsoTime(j["submitted_at_ms"]), IsoTime(j["first_start_ms"]), IsoTime(j["end_ms"]),
         Human(elapsed), j.value("attained_gpu_s", 0.0) / 3600, j.value("preemptions", 0),
+        j.value("lost_gpu_s", 0.0) / 3600,
         j.contains("exit_code") ? fmt::format("{}:{}", Str(j, "exit_code"), Str(j, "signal"))
                                 : "-");
+  }
+  if (!r->empty()) {
+    std::cout << fmt::format("{} jobs: {:.3f} GPU-hours used, {:.3f} lost to preemptions\n",
+                             r->size(), used, lost);
   }
   return 0;
 }
@@ -449,6 +464,12 @@ void AddJobCommands(CLI::App& app, int& rc) {
       ->check(IntegerIn(0, 1));
   submit->add_flag("--keep-checkpoints", sf.keep_checkpoints,
                    "keep $TIRESIAS_CHECKPOINT_DIR after the job finished (default: removed)");
+  submit
+      ->add_option("--stop-at-checkpoint", sf.stop_at_checkpoint_s,
+                   "SECONDS: when preempted within this long of a checkpoint it reported "
+                   "($TIRESIAS_CHECKPOINT_FILE), stop it at once (SIGKILL, no signal or grace); "
+                   "0 (default): always the signal and the grace")
+      ->check(NumberIn(0, kMaxStopAtCheckpointS));
   submit->add_option("--name,-J", sf.name, "job name (default: the command)");
   submit->add_option("--model", sf.model, "model name, for placement (e.g. resnet50, vgg16)");
   submit

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -49,6 +50,7 @@ struct ServeFlags {
   std::string placement = "consolidate";
   std::vector<std::string> popts;
   double grace_s = 30;
+  std::optional<bool> checkpoint_aware;
   std::string preempt_signal = "TERM";
   bool fsync = false;
   bool accept_journal_loss = false;
@@ -170,6 +172,7 @@ int Serve(const ServeFlags& f) {
                   .emulated = !slurm && gpus.front().emulated,
                   .preempt_signal = *sig,
                   .grace = static_cast<Duration>(f.grace_s * kMsPerSecond),
+                  .checkpoint_aware = f.checkpoint_aware,
                   .log_events = true};
   cfg.executor = f.executor;
   for (const auto& g : gpus) {
@@ -330,6 +333,14 @@ void AddServeCommand(CLI::App& app, int& rc) {
   s->add_option("--grace", f.grace_s, "seconds a preempted job has to checkpoint and exit")
       ->capture_default_str()
       ->check(NumberIn(0, kMaxGraceS));
+  auto* aware = s->add_flag_function(
+      "--checkpoint-aware", [](int64_t) { f.checkpoint_aware = true; },
+      "among running jobs of one priority, preempt those that lose the least work since their "
+      "last reported checkpoint (the default for a new state; recorded with it)");
+  s->add_flag_function(
+       "--no-checkpoint-aware", [](int64_t) { f.checkpoint_aware = false; },
+       "preempt in policy order whatever the jobs' checkpoints")
+      ->excludes(aware);
   s->add_option("--preempt-signal", f.preempt_signal, "signal sent to preempt (then SIGKILL)")
       ->capture_default_str();
   s->add_flag("--accept-journal-loss", f.accept_journal_loss,

@@ -55,6 +55,9 @@ struct WorkloadArgs {
   std::string capacity;
   double series_step = 600;  // seconds between points of timeseries.csv (--out)
   int64_t forecast_every = 0;
+  std::vector<double> forecast_margin = {kForecastMargin[0], kForecastMargin[1]};
+  // The trace before --from-day (LoadJobs fills it in).
+  mutable std::shared_ptr<const std::vector<Service>> history;
   std::string ckpt_interval;  // seconds, or uniform:LO:HI
   bool ckpt_aware = false;
   std::string tenants;  // a tenants file, or "trace": quotas from the trace's GPU-time per VC
@@ -188,6 +191,13 @@ struct WorkloadArgs {
                   "core, as serve's explain does) and report the error against the real start, "
                   "and a naive estimate's")
         ->check(IntegerIn(0, 1000000000));
+    c->add_option("--forecast-margin", forecast_margin,
+                  "LOW,HIGH: how far p10 is moved down and p90 up on the ln(seconds from now + "
+                  "60) scale (0,0: the raw spread of the samples, to fit margins)")
+        ->delimiter(',')
+        ->expected(2)
+        ->capture_default_str()
+        ->check(NumberIn(0, 20));
     c->add_option("--series-step", series_step,
                   "seconds of simulated time between rows of timeseries.csv (with --out)")
         ->check(NumberIn(1, 86400));
@@ -318,6 +328,14 @@ struct WorkloadArgs {
       return false;
     }
     jobs = std::move(tr->jobs);
+    if (from_day > 0 && forecast_every > 0) {  // what a daemon running since day 0 has seen
+      auto h = std::make_shared<std::vector<Service>>();
+      const Time from = static_cast<Time>(from_day * 86400 * kMsPerSecond);
+      for (const JobSpec& j : jobs) {
+        if (j.submit < from && j.duration) h->push_back(*j.duration * j.gpus);
+      }
+      history = std::move(h);
+    }
     if (from_day > 0 || days > 0) {  // both in [0, kMaxDays]: checked by the flags
       jobs =
           Window(std::move(jobs), static_cast<Time>(from_day * 86400 * kMsPerSecond),
@@ -491,6 +509,8 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     if (!out_dir.empty()) c.series_step = std::llround(w.series_step * kMsPerSecond);
     if (!report_path.empty() && c.series_step == 0) c.series_step = ReportSeriesStep(jobs);
     c.forecast_every = static_cast<size_t>(w.forecast_every);
+    c.forecast_margin = {w.forecast_margin[0], w.forecast_margin[1]};
+    c.forecast_history = w.history;
     c.capacity = capacity;
     // Validate every run before any starts, so a typo fails at once.
     c.data = files;
@@ -580,10 +600,11 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     std::cout << fmt::format(
         "{}: start forecasts at submit for {} jobs that waited (every {}th job): median error "
         "{:.2f} h (naive {:.2f} h), mean {:.2f} h (naive {:.2f} h), real start within p10-p90 "
-        "{:.0f}% (before {:.0f}%, after {:.0f}%)\n",
+        "{:.0f}% (before {:.0f}%, after {:.0f}%); further margins {:.3f},{:.3f} would leave "
+        "10% on each side\n",
         configs[i].label, q.checked, w.forecast_every, q.median_error_s / 3600,
         q.naive_median_error_s / 3600, q.mean_error_s / 3600, q.naive_mean_error_s / 3600,
-        100 * q.coverage, 100 * q.early, 100 * q.late);
+        100 * q.coverage, 100 * q.early, 100 * q.late, q.margin_for_80[0], q.margin_for_80[1]);
   }
   if (!out_dir.empty()) std::cout << "wrote " << out_dir << "\n";
   if (!report_path.empty()) std::cout << "wrote " << report_path << "\n";

@@ -88,13 +88,15 @@ StatusOr<WhatIfRun> ReplayJournal(const std::string& path, const WhatIfConfig& f
   if (!live_topo.ok()) return live_topo.status();
   const auto strings = [&](const char* key) { return conf.value(key, std::vector<std::string>{}); };
   FileDataSource files;
-  auto core = BuildCore(CoreConfig{.topo = *live_topo,
-                                   .policy = conf.value("policy", std::string("dlas")),
-                                   .policy_opts = strings("policy_options"),
-                                   .placement = conf.value("placement", std::string("consolidate")),
-                                   .placement_opts = strings("placement_options"),
-                                   .defaults_version = conf.value("defaults", 1)},
-                        files);
+  auto core =
+      BuildCore(CoreConfig{.topo = *live_topo,
+                           .policy = conf.value("policy", std::string("dlas")),
+                           .policy_opts = strings("policy_options"),
+                           .placement = conf.value("placement", std::string("consolidate")),
+                           .placement_opts = strings("placement_options"),
+                           .options = {.checkpoint_aware = conf.value("checkpoint_aware", false)},
+                           .defaults_version = conf.value("defaults", 1)},
+                files);
   if (!core.ok()) return core.status();
   auto rows = (*store)->LoadJobs();
   if (!rows.ok()) return rows.status();

@@ -20,5 +20,7 @@ struct Action {
 };
 
 const char* ToString(Action::Kind k);
+// "start 3, preempt 1": the kinds and jobs, in order (tests and logs).
+std::string Brief(const std::vector<Action>& actions);
 
 }  // namespace tiresias

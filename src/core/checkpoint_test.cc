@@ -18,21 +18,14 @@ namespace tiresias {
 namespace {
 
 // dlas with two queues split at 60 GPU-s, no promotion, on one node of `gpus` GPUs.
-std::unique_ptr<Scheduler> Make(int gpus, bool aware) {
+// lose_work: the simulator's model; off, the live daemon's (a job's loss is known only once it
+// reports checkpoints).
+std::unique_ptr<Scheduler> Make(int gpus, bool aware, bool lose_work = true) {
   auto p = MakeOrderingPolicy("dlas", {"queues=2", "thresholds=60", "promote_knob=0"}, TestFiles());
   auto pl = MakePlacementPolicy("count", {}, TestFiles());
   return std::make_unique<Scheduler>(
       *Topology::Create(1, 1, gpus), std::move(*p), std::move(*pl),
-      SchedulerOptions{.checkpoint_aware = aware, .lose_work = true});
-}
-
-std::string Acts(const std::vector<Action>& acts) {
-  std::string s;
-  for (const auto& a : acts) {
-    if (!s.empty()) s += ", ";
-    s += std::string(ToString(a.kind)) + " " + std::to_string(a.job.value());
-  }
-  return s;
+      SchedulerOptions{.checkpoint_aware = aware, .lose_work = lose_work});
 }
 
 // Jobs 1 and 2 (1 GPU each, submitted at 0) run on 2 GPUs and are demoted to Q2 at 60 s.
@@ -48,7 +41,7 @@ void Scenario(bool aware, JobId want_victim, Service want_lost, Duration want_wo
       s->Submit({.id = JobId(1), .gpus = 1, .submit = 0, .duration = Seconds(1000)}, 0).ok());
   ASSERT_TRUE(
       s->Submit({.id = JobId(2), .gpus = 1, .submit = 0, .duration = Seconds(1000)}, 0).ok());
-  EXPECT_EQ(Acts(s->Schedule(0)), "start 1, start 2");
+  EXPECT_EQ(Brief(s->Schedule(0)), "start 1, start 2");
   ASSERT_TRUE(s->Checkpointed(JobId(2), Seconds(100), Seconds(100)).ok());
   ASSERT_TRUE(s->Checkpointed(JobId(1), Seconds(150), Seconds(150)).ok());
   EXPECT_EQ(s->Find(JobId(1))->LossAt(Seconds(200)), 50'000);
@@ -57,7 +50,7 @@ void Scenario(bool aware, JobId want_victim, Service want_lost, Duration want_wo
       s->Submit({.id = JobId(3), .gpus = 1, .submit = Seconds(200), .duration = Seconds(10)},
                 Seconds(200))
           .ok());
-  EXPECT_EQ(Acts(s->Schedule(Seconds(200))),
+  EXPECT_EQ(Brief(s->Schedule(Seconds(200))),
             "preempt " + std::to_string(want_victim.value()) + ", start 3");
   const Job* v = s->Find(want_victim);
   EXPECT_EQ(v->state, JobState::kPending);
@@ -77,6 +70,62 @@ TEST(CheckpointVictims, CheckpointAwareStopsTheJobThatLosesLeast) {
   Scenario(/*aware=*/true, JobId(1), 50'000, Seconds(150));
 }
 
+TEST(CheckpointVictims, LiveAJobThatNeverReportedACheckpointIsNeitherSwappedNorReordered) {
+  // Live (no lose_work): jobs 1, 2, 3 (1 GPU each, submitted at 0) run on 3 GPUs and are all
+  // in Q2 from 60 s; policy order 1, 2, 3. Job 1 checkpoints at 190 s (loss at 200 s: 10 s),
+  // job 3 at 100 s (100 s); job 2 never reports one (unknown: it keeps the signal-and-grace
+  // protocol). At 200 s jobs 4 and 5 (1 GPU each, Q1) need two GPUs: in policy order the
+  // victims are 2 and 3. Job 3 (known, 100 s) swaps with job 1 (known, 10 s): victims 2, 1.
+  // Job 2 is not swapped out for anything and keeps its place: victims 2, 1, in that order.
+  // With job 2 reporting too (at 195 s: 5 s) the swap is the same (job 1's 10 s is not less
+  // than job 2's 5 s; it is less than job 3's 100 s), and the victims are ordered by loss,
+  // most first: 1, 2. Job 3 runs on either way.
+  for (bool two_reports : {false, true}) {
+    SCOPED_TRACE(two_reports);
+    auto s = Make(3, /*aware=*/true, /*lose_work=*/false);
+    for (int id : {1, 2, 3}) {
+      ASSERT_TRUE(
+          s->Submit({.id = JobId(id), .gpus = 1, .submit = 0, .duration = Seconds(1000)}, 0).ok());
+    }
+    EXPECT_EQ(Brief(s->Schedule(0)), "start 1, start 2, start 3");
+    ASSERT_TRUE(s->Checkpointed(JobId(3), Seconds(100), Seconds(100)).ok());
+    ASSERT_TRUE(s->Checkpointed(JobId(1), Seconds(190), Seconds(190)).ok());
+    if (two_reports) {
+      ASSERT_TRUE(s->Checkpointed(JobId(2), Seconds(195), Seconds(195)).ok());
+    }
+    for (int id : {4, 5}) {
+      ASSERT_TRUE(
+          s->Submit({.id = JobId(id), .gpus = 1, .submit = Seconds(200), .duration = Seconds(10)},
+                    Seconds(200))
+              .ok());
+    }
+    EXPECT_EQ(Brief(s->Schedule(Seconds(200))), two_reports
+                                                    ? "preempt 1, preempt 2, start 4, start 5"
+                                                    : "preempt 2, preempt 1, start 4, start 5");
+    EXPECT_TRUE(s->Find(JobId(3))->running());
+    EXPECT_EQ(s->Find(JobId(1))->lost, 0);  // live: the core counts no loss (serve does)
+  }
+}
+
+TEST(CheckpointVictims, LiveOneUnknownVictimIsNotReplacedByAKnownKeptJob) {
+  // Live: jobs 1 and 2 (1 GPU, Q2 from 60 s) on 2 GPUs; job 1 checkpointed at 199 s (1 s
+  // to lose), job 2 never reported. Job 3 (Q1) at 200 s takes one GPU: in policy order the
+  // victim is job 2. Its loss is unknown (it may checkpoint on the signal), so it is not
+  // swapped for job 1 although job 1 would lose only 1 s: victim 2, as without the option.
+  auto s = Make(2, /*aware=*/true, /*lose_work=*/false);
+  for (int id : {1, 2}) {
+    ASSERT_TRUE(
+        s->Submit({.id = JobId(id), .gpus = 1, .submit = 0, .duration = Seconds(1000)}, 0).ok());
+  }
+  s->Schedule(0);
+  ASSERT_TRUE(s->Checkpointed(JobId(1), Seconds(199), Seconds(199)).ok());
+  ASSERT_TRUE(
+      s->Submit({.id = JobId(3), .gpus = 1, .submit = Seconds(200), .duration = Seconds(10)},
+                Seconds(200))
+          .ok());
+  EXPECT_EQ(Brief(s->Schedule(Seconds(200))), "preempt 2, start 3");
+}
+
 TEST(CheckpointVictims, AJobOfAHigherClassIsNeverSwappedIn) {
   // Job 1 (1 GPU) runs from 0 and is in Q2 by 60 s; job 2 (1 GPU) starts at 100 s in Q1 and
   // is still there at 120 s (20 GPU-s < 60). Neither has checkpointed; job 2 would lose 20 s,
@@ -85,17 +134,17 @@ TEST(CheckpointVictims, AJobOfAHigherClassIsNeverSwappedIn) {
   auto s = Make(2, /*aware=*/true);
   ASSERT_TRUE(
       s->Submit({.id = JobId(1), .gpus = 1, .submit = 0, .duration = Seconds(1000)}, 0).ok());
-  EXPECT_EQ(Acts(s->Schedule(0)), "start 1");
+  EXPECT_EQ(Brief(s->Schedule(0)), "start 1");
   ASSERT_TRUE(
       s->Submit({.id = JobId(2), .gpus = 1, .submit = Seconds(100), .duration = Seconds(1000)},
                 Seconds(100))
           .ok());
-  EXPECT_EQ(Acts(s->Schedule(Seconds(100))), "start 2");
+  EXPECT_EQ(Brief(s->Schedule(Seconds(100))), "start 2");
   ASSERT_TRUE(
       s->Submit({.id = JobId(3), .gpus = 1, .submit = Seconds(120), .duration = Seconds(10)},
                 Seconds(120))
           .ok());
-  EXPECT_EQ(Acts(s->Schedule(Seconds(120))), "preempt 1, start 3");
+  EXPECT_EQ(Brief(s->Schedule(Seconds(120))), "preempt 1, start 3");
   EXPECT_EQ(s->Find(JobId(1))->lost, 120'000);  // no checkpoint: the whole run is lost
 }
 

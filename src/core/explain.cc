@@ -70,25 +70,19 @@ Explanation Scheduler::Explain(JobId id, Time now) const {
                           j->gpus(), cluster_.total_usable())
             : ""));
   }
-  switch (j->wait) {
-    case WaitKind::kNoGpus:
-      e.reasons.push_back(
-          fmt::format("it needs {} GPUs; after the jobs ahead of it fewer were left", j->gpus()));
-      break;
-    case WaitKind::kNoSlot:
-      e.reasons.push_back("enough GPUs in count, but no placement: " +
-                          (NeverFitsReasonOf(*j).empty() ? placement_->WhyNoSlot(j->spec, cluster_)
-                                                         : NeverFitsReasonOf(*j)));
-      break;
-    case WaitKind::kOverQuota:
-      break;  // the tenant level's reason, below
-    case WaitKind::kBlockedByHead:
-    case WaitKind::kNotConsidered:
-      e.reasons.push_back(policy_->stops_at_first_misfit() && e.waiting_ahead > 0
-                              ? "strict FIFO: a job ahead of it does not fit yet, and no job "
-                                "may pass it"
-                              : "the cluster was full before its turn in the last pass");
-      break;
+  // A placement failure is stale once the job no longer fits the free GPUs in count.
+  if (j->wait == WaitKind::kNoSlot && j->gpus() <= e.gpus_free) {
+    e.reasons.push_back("enough GPUs in count, but no placement: " +
+                        (NeverFitsReasonOf(*j).empty() ? placement_->WhyNoSlot(j->spec, cluster_)
+                                                       : NeverFitsReasonOf(*j)));
+  } else if (j->wait == WaitKind::kOverQuota) {
+    // the tenant level's reason, below
+  } else if (policy_->stops_at_first_misfit() && e.waiting_ahead > 0) {
+    e.reasons.push_back("strict FIFO: a job ahead of it does not fit yet, and no job may pass it");
+  } else {
+    e.reasons.push_back(
+        fmt::format("it needs {} GPUs; after the jobs ahead of it in the last pass fewer were left",
+                    j->gpus()));
   }
   if (auto t = TenantReason(*j, now); !t.empty()) e.reasons.push_back(std::move(t));
   if (!policy_->preemptive()) {

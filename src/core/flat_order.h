@@ -1,10 +1,12 @@
-// A sorted vector of (SortKey, slot) pairs: the running jobs in policy order. Running jobs
-// number at most the GPUs, so inserts are cheap memmoves, and the scheduling pass walks it
-// as a contiguous array instead of chasing tree pointers.
+// A sorted vector of (SortKey, slot) pairs: the running jobs in policy order, with each job's
+// gang size alongside (gpus(it)), so that a pass sums and compares GPUs without touching the
+// job table. Running jobs number at most the GPUs, so inserts are cheap memmoves, and the
+// scheduling pass walks it as a contiguous array instead of chasing tree pointers.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -14,13 +16,31 @@ namespace tiresias {
 
 class FlatOrder {
  public:
-  using Entry = std::pair<SortKey, uint32_t>;
+  // Not a std::pair: its assignment is user-provided, so inserts and erases moved entries one
+  // by one; this aggregate is trivially copyable and they become memmoves.
+  struct Entry {
+    SortKey first;
+    uint32_t second;
+  };
   using const_iterator = std::vector<Entry>::const_iterator;
 
-  void emplace(const SortKey& k, uint32_t slot) { v_.insert(lower_bound(k), Entry{k, slot}); }
+  void emplace(const SortKey& k, uint32_t slot, int gpus) {
+    auto it = lower_bound(k);
+    gpus_.insert(gpus_.begin() + (it - v_.begin()), gpus);
+    v_.insert(it, Entry{k, slot});
+  }
   void erase(const SortKey& k) {
     auto it = lower_bound(k);
-    if (it != v_.end() && it->first == k) v_.erase(it);
+    if (it == v_.end() || it->first != k) return;
+    gpus_.erase(gpus_.begin() + (it - v_.begin()));
+    v_.erase(it);
+  }
+  // The gang size of the entry at `it`.
+  int gpus(const_iterator it) const { return gpus_[static_cast<size_t>(it - v_.begin())]; }
+  // The GPUs of the entries in [from, to): a sum over a contiguous array of ints.
+  int64_t GpusBetween(const_iterator from, const_iterator to) const {
+    return std::accumulate(gpus_.begin() + (from - v_.begin()), gpus_.begin() + (to - v_.begin()),
+                           int64_t{0});
   }
   const_iterator lower_bound(const SortKey& k) const {
     return std::lower_bound(v_.begin(), v_.end(), k,
@@ -30,7 +50,10 @@ class FlatOrder {
   const_iterator end() const { return v_.end(); }
   size_t size() const { return v_.size(); }
   bool empty() const { return v_.empty(); }
-  void clear() { v_.clear(); }
+  void clear() {
+    v_.clear();
+    gpus_.clear();
+  }
   // Gives every entry a new key (slot unchanged), then restores the order in O(n log n).
   // Entries before `from` keep their keys.
   template <typename KeyOf>
@@ -40,9 +63,14 @@ class FlatOrder {
     for (size_t i = from + 1; i < v_.size(); ++i) {
       if (!(v_[i].first < v_[i - 1].first)) continue;
       Entry e = std::move(v_[i]);
+      const int32_t g = gpus_[i];
       size_t k = i;
-      for (; k > from && e.first < v_[k - 1].first; --k) v_[k] = std::move(v_[k - 1]);
+      for (; k > from && e.first < v_[k - 1].first; --k) {
+        v_[k] = std::move(v_[k - 1]);
+        gpus_[k] = gpus_[k - 1];
+      }
       v_[k] = std::move(e);
+      gpus_[k] = g;
     }
   }
 
@@ -52,6 +80,7 @@ class FlatOrder {
                             [](const Entry& e, const SortKey& key) { return e.first < key; });
   }
   std::vector<Entry> v_;
+  std::vector<int32_t> gpus_;  // parallel to v_
 };
 
 }  // namespace tiresias

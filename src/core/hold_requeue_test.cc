@@ -22,15 +22,6 @@ std::unique_ptr<Scheduler> Make(const std::string& policy, const std::vector<std
   return std::make_unique<Scheduler>(*Topology::Create(1, 1, gpus), std::move(*p), std::move(*pl));
 }
 
-std::string Acts(const std::vector<Action>& acts) {
-  std::string s;
-  for (const auto& a : acts) {
-    if (!s.empty()) s += ", ";
-    s += std::string(ToString(a.kind)) + " " + std::to_string(a.job.value());
-  }
-  return s;
-}
-
 TEST(Eligibility, AHeldJobIsSkippedAndWaitsItsTurnAgainWhenReleased) {
   // fifo on 1 GPU: jobs 1, 2, 3 submitted at 0, 1, 2 ms. Job 1 runs; job 2 is held at 5 ms,
   // so when job 1 ends at 10 ms job 3 starts, although it came later. Released at 12 ms, job 2
@@ -39,17 +30,17 @@ TEST(Eligibility, AHeldJobIsSkippedAndWaitsItsTurnAgainWhenReleased) {
   ASSERT_TRUE(s->Submit({.id = JobId(1), .gpus = 1, .submit = 0}, 0).ok());
   ASSERT_TRUE(s->Submit({.id = JobId(2), .gpus = 1, .submit = 1}, 1).ok());
   ASSERT_TRUE(s->Submit({.id = JobId(3), .gpus = 1, .submit = 2}, 2).ok());
-  EXPECT_EQ(Acts(s->Schedule(2)), "start 1");
+  EXPECT_EQ(Brief(s->Schedule(2)), "start 1");
   ASSERT_TRUE(s->SetEligible(JobId(2), false, 5).ok());
   EXPECT_EQ(s->Find(JobId(2))->state, JobState::kHeld);
   EXPECT_EQ(s->num_waiting(), 1u);  // job 3 only
   EXPECT_EQ(s->Explain(JobId(2), 5).reasons.front(), "not eligible to run until released (held)");
   ASSERT_TRUE(s->Finish(JobId(1), 10).ok());
-  EXPECT_EQ(Acts(s->Schedule(10)), "start 3");
+  EXPECT_EQ(Brief(s->Schedule(10)), "start 3");
   ASSERT_TRUE(s->SetEligible(JobId(2), true, 12).ok());
-  EXPECT_EQ(Acts(s->Schedule(12)), "");  // the GPU is taken; fifo does not preempt
+  EXPECT_EQ(Brief(s->Schedule(12)), "");  // the GPU is taken; fifo does not preempt
   ASSERT_TRUE(s->Finish(JobId(3), 20).ok());
-  EXPECT_EQ(Acts(s->Schedule(20)), "start 2");
+  EXPECT_EQ(Brief(s->Schedule(20)), "start 2");
 }
 
 TEST(Eligibility, HeldJobsKeepTheirServiceAndCanBeCancelled) {
@@ -58,13 +49,13 @@ TEST(Eligibility, HeldJobsKeepTheirServiceAndCanBeCancelled) {
   // job 2 has run 100..300 ms (200 GPU-ms): job 1, with less service, preempts job 2.
   auto s = Make("las", {}, 1);
   ASSERT_TRUE(s->Submit({.id = JobId(1), .gpus = 1, .submit = 0}, 0).ok());
-  EXPECT_EQ(Acts(s->Schedule(0)), "start 1");
+  EXPECT_EQ(Brief(s->Schedule(0)), "start 1");
   ASSERT_TRUE(s->Submit({.id = JobId(2), .gpus = 1, .submit = 100}, 100).ok());
-  EXPECT_EQ(Acts(s->Schedule(100)), "preempt 1, start 2");
+  EXPECT_EQ(Brief(s->Schedule(100)), "preempt 1, start 2");
   ASSERT_TRUE(s->SetEligible(JobId(1), false, 150).ok());
   ASSERT_TRUE(s->SetEligible(JobId(1), true, 300).ok());
   EXPECT_EQ(s->Find(JobId(1))->AttainedAt(300), 100);
-  EXPECT_EQ(Acts(s->Schedule(300)), "preempt 2, start 1");
+  EXPECT_EQ(Brief(s->Schedule(300)), "preempt 2, start 1");
   // A held job is cancelled like a waiting one; a running one cannot be held.
   EXPECT_EQ(s->SetEligible(JobId(1), false, 310).code(), StatusCode::kFailedPrecondition);
   ASSERT_TRUE(s->SetEligible(JobId(2), false, 310).ok());
@@ -81,12 +72,12 @@ TEST(Requeue, ARequeuedJobStopsAndTheNextPassDecidesAgain) {
   auto s = Make("fifo", {}, 1);
   ASSERT_TRUE(s->Submit({.id = JobId(1), .gpus = 1, .submit = 0}, 0).ok());
   ASSERT_TRUE(s->Submit({.id = JobId(2), .gpus = 1, .submit = 1}, 1).ok());
-  EXPECT_EQ(Acts(s->Schedule(1)), "start 1");
+  EXPECT_EQ(Brief(s->Schedule(1)), "start 1");
   ASSERT_TRUE(s->Requeue(JobId(1), 50).ok());
   EXPECT_EQ(s->Find(JobId(1))->state, JobState::kPending);
   EXPECT_EQ(s->Find(JobId(1))->preemptions, 0);
   EXPECT_EQ(s->Find(JobId(1))->restarts, 1);
-  EXPECT_EQ(Acts(s->Schedule(50)), "start 1");
+  EXPECT_EQ(Brief(s->Schedule(50)), "start 1");
   EXPECT_EQ(s->Find(JobId(1))->starts, 2);
   EXPECT_EQ(s->Requeue(JobId(2), 60).code(), StatusCode::kFailedPrecondition);
 }
@@ -98,9 +89,9 @@ TEST(FinishWhileWaiting, AJobStoppedAfterItsWorkWasDoneFinishesWithTheServiceItH
   // A held job finishes the same way; a finished one cannot finish twice.
   auto s = Make("las", {}, 1);
   ASSERT_TRUE(s->Submit({.id = JobId(1), .gpus = 1, .submit = 0}, 0).ok());
-  EXPECT_EQ(Acts(s->Schedule(0)), "start 1");
+  EXPECT_EQ(Brief(s->Schedule(0)), "start 1");
   ASSERT_TRUE(s->Submit({.id = JobId(2), .gpus = 1, .submit = 100}, 100).ok());
-  EXPECT_EQ(Acts(s->Schedule(100)), "preempt 1, start 2");
+  EXPECT_EQ(Brief(s->Schedule(100)), "preempt 1, start 2");
   ASSERT_TRUE(s->Finish(JobId(1), 105).ok());
   const Job* j1 = s->Find(JobId(1));
   EXPECT_EQ(j1->state, JobState::kFinished);
@@ -112,7 +103,7 @@ TEST(FinishWhileWaiting, AJobStoppedAfterItsWorkWasDoneFinishesWithTheServiceItH
   ASSERT_TRUE(s->Finish(JobId(3), 130).ok());
   EXPECT_EQ(s->Find(JobId(3))->state, JobState::kFinished);
   ASSERT_TRUE(s->Finish(JobId(2), 200).ok());
-  EXPECT_EQ(Acts(s->Schedule(200)), "");
+  EXPECT_EQ(Brief(s->Schedule(200)), "");
   EXPECT_EQ(s->num_running(), 0u);
   EXPECT_EQ(s->Finish(JobId(1), 210).code(), StatusCode::kFailedPrecondition);
 }

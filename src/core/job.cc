@@ -37,7 +37,10 @@ Duration Job::WorkDoneAt(Time now) const {
 }
 
 Service Job::LossAt(Time now) const {
-  if (state != JobState::kRunning) return 0;
+  return state == JobState::kRunning ? RunLossAt(now) : 0;
+}
+
+Service Job::RunLossAt(Time now) const {
   return std::max<Duration>(0, now - std::max(ckpt_at, progress_start)) * spec.gpus;
 }
 

@@ -47,18 +47,16 @@ struct SortKey {
 
 // Why a waiting job did not start in the last pass.
 enum class WaitKind {
-  kNotConsidered,  // the pass stopped before reaching it (cluster full ahead of it)
-  kNoGpus,         // fewer GPUs left than it needs after higher-priority jobs
-  kBlockedByHead,  // strict FIFO: a job ahead of it does not fit
-  kNoSlot,         // enough GPUs in count, but the placement policy found no slot
-  kOverQuota,      // its VC has used its quota and no GPUs were left to lend (tenants)
+  // Fewer GPUs were left than it needs after the jobs ahead of it (the pass stopped before
+  // it or passed over it; it does not visit jobs that cannot fit).
+  kNotConsidered,
+  kNoSlot,     // enough GPUs in count, but the placement policy found no slot
+  kOverQuota,  // its VC has used its quota and no GPUs were left to lend (tenants)
 };
 
 struct Job {
   JobSpec spec;
-  // The 4-byte fields sit together (no padding): a Job stays under 408 bytes, so the core's
-  // table for the 82,247 Philly jobs stays under 32 MiB, glibc's largest heap allocation, and
-  // repeated replays (make bench) do not take a fresh mmap, and its page faults, every time.
+  // The 4-byte fields sit together (no padding).
   JobState state = JobState::kPending;
   WaitKind wait = WaitKind::kNotConsidered;  // as of the last pass that reached it
   int32_t tenant = -1;                       // index of its VC (CoreConfig::tenants)
@@ -98,6 +96,9 @@ struct Job {
   SortKey key;
   int64_t tie_rank = 0;  // position in the previous pass's order (stable-tie policies)
   uint64_t timer_gen = 0;
+  // A policy's memo for Key() (gittins: where the job's service last fell in its history), so
+  // that re-keying running jobs at every pass is cheap. Any value gives the same key.
+  mutable uint64_t key_hint = 0;
 
   int gpus() const { return spec.gpus; }
   bool running() const { return state == JobState::kRunning; }
@@ -116,6 +117,9 @@ struct Job {
   // checkpoint (or since its run's progress start, whichever is later) x its GPUs; 0 when not
   // running.
   Service LossAt(Time now) const;
+  // The same for the job's current or last run whatever its state (a driver asks just after
+  // the core stopped it).
+  Service RunLossAt(Time now) const;
   // Oracle remaining packed time; nullopt without a known duration.
   std::optional<Duration> RemainingAt(Time now) const;
 };

@@ -20,10 +20,6 @@
 
 namespace tiresias {
 
-const char* ToString(Action::Kind k) {
-  return k == Action::Kind::kStart ? "start" : "preempt";
-}
-
 Scheduler::Scheduler(const Topology& topo, std::unique_ptr<OrderingPolicy> policy,
                      std::unique_ptr<PlacementPolicy> placement, SchedulerOptions opts,
                      std::shared_ptr<const SpeedModel> speed, TenantConfig tenants)
@@ -170,21 +166,14 @@ const std::string& Scheduler::NeverFitsReasonOf(const Job& j) const {
   return it == never_fits_.end() ? kNone : it->second;
 }
 
-void Scheduler::CountWaiting(int gpus, int delta) {
-  auto& n = waiting_gpus_[gpus];
-  n += delta;
-  if (n == 0) waiting_gpus_.erase(gpus);
-}
-
 void Scheduler::Insert(uint32_t slot, Time now) {
   Job& j = jobs_[slot];
   j.key = policy_->Key(j, now);
   Touch(j.key);
   if (j.running()) {
-    running_.emplace(j.key, slot);
+    running_.emplace(j.key, slot, j.gpus());
   } else {
-    waiting_.emplace(j.key, slot);
-    CountWaiting(j.gpus(), +1);
+    waiting_.emplace(j.key, slot, j.gpus());
   }
 }
 
@@ -195,7 +184,6 @@ void Scheduler::Erase(uint32_t slot) {
     running_.erase(j.key);
   } else {
     waiting_.erase(j.key);
-    CountWaiting(j.gpus(), -1);
   }
 }
 
@@ -272,7 +260,7 @@ void Scheduler::RekeyAll(Time now) {
   };
   running_.Rekey(key_of);
   WaitOrder rekeyed;
-  for (const auto& [key, slot] : waiting_) rekeyed.emplace(key_of(slot), slot);
+  for (const auto& [key, slot] : waiting_) rekeyed.emplace(key_of(slot), slot, jobs_[slot].gpus());
   waiting_.swap(rekeyed);
   // What was learned may move demotion and promotion times (thresholds), so every timer is
   // re-armed, in slot order so that equal times keep a deterministic order.
@@ -289,9 +277,9 @@ void Scheduler::RebuildOrders(Time now) {
     if (j.state != JobState::kRunning && j.state != JobState::kPending) continue;
     j.key = policy_->Key(j, now);
     if (j.running()) {
-      running_.emplace(j.key, slot);
+      running_.emplace(j.key, slot, j.gpus());
     } else {
-      waiting_.emplace(j.key, slot);
+      waiting_.emplace(j.key, slot, j.gpus());
     }
   }
   walk_from_.reset();  // the walk starts at the first job
@@ -513,11 +501,13 @@ void Scheduler::NonPreemptivePass(Time now, std::vector<Action>& out) {
   while (it != waiting_.end()) {
     int free = cluster_.total_free();
     if (NoneFits(free)) break;
+    if (!strict && !opts_.reference_pass) {  // jobs that do not fit are passed over unseen
+      if ((it = waiting_.NextFitting(it, free)) == waiting_.end()) break;
+    }
     uint32_t slot = it->second;
     ++it;  // Start() moves the job out of waiting_; `it` stays valid
     Job& j = jobs_[slot];
     if (j.gpus() > free) {
-      NoteWait(j, WaitKind::kNoGpus);
       if (strict) break;
       continue;
     }
@@ -531,25 +521,63 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   auto r = running_.begin();
   auto w = waiting_.begin();
   if (walk_from_ && !opts_.checkpoint_aware) {  // checkpoint-aware: kept jobs may swap
-    for (; r != running_.end() && r->first < *walk_from_; ++r) budget -= jobs_[r->second].gpus();
+    const auto from = std::as_const(running_).lower_bound(*walk_from_);
+    budget -= static_cast<int>(running_.GpusBetween(r, from));
+    r = from;
     w = waiting_.lower_bound(*walk_from_);
   }
   const int min_wait = opts_.reference_pass ? 0 : MinWaitingGpus();  // reference: no cut-off
   std::vector<uint32_t> victims, candidates, kept;
+  auto bulk_failed = waiting_.end();
   if (tenant_on()) TenantWalk(now, victims, candidates, kept);  // the two levels
   while (!tenant_on() && (r != running_.end() || w != waiting_.end())) {
-    if (budget < min_wait) w = waiting_.end();  // no waiting job can fit any more
+    if (budget < min_wait) {
+      w = waiting_.end();  // no waiting job can fit any more
+    } else if (!opts_.reference_pass) {
+      // Waiting jobs that do not fit are passed over unseen: the budget only shrinks, so
+      // they would not fit at their turn either (a burst of large gangs costs nothing).
+      w = waiting_.NextFitting(w, budget);
+    }
+    if (w == waiting_.end() && !opts_.checkpoint_aware) {
+      // Only running jobs are left: each keeps its GPUs if it fits what is left, from the
+      // gang sizes alone (no job is looked up for the ones that stay).
+      for (; r != running_.end(); ++r) {
+        const int g = running_.gpus(r);
+        if (g <= budget) {
+          budget -= g;
+        } else {
+          victims.push_back(r->second);
+        }
+      }
+      break;
+    }
     if (r == running_.end() && w == waiting_.end()) break;
+    if (!opts_.checkpoint_aware && w != waiting_.end() && w != bulk_failed && r != running_.end() &&
+        r->first < w->first) {
+      // The running jobs before the next waiting job that fits all keep their GPUs if their
+      // sum fits: one binary search and a sum instead of a step each. Tried once per waiting
+      // job: when it does not fit, they are stepped through as before.
+      const auto to = std::as_const(running_).lower_bound(w->first);
+      const int64_t sum = running_.GpusBetween(r, to);
+      if (sum <= budget) {
+        budget -= static_cast<int>(sum);
+        r = to;
+        continue;
+      }
+      bulk_failed = w;
+    }
     bool take_running = w == waiting_.end() || (r != running_.end() && r->first < w->first);
+    const int gpus = take_running ? running_.gpus(r) : w.gpus();
     uint32_t slot = take_running ? (r++)->second : (w++)->second;
-    Job& j = jobs_[slot];
-    if (j.gpus() <= budget) {
-      budget -= j.gpus();
-      (take_running ? kept : candidates).push_back(slot);
+    if (gpus <= budget) {
+      budget -= gpus;
+      if (!take_running) {
+        candidates.push_back(slot);
+      } else if (opts_.checkpoint_aware) {
+        kept.push_back(slot);  // only SwapVictims reads them
+      }
     } else if (take_running) {
       victims.push_back(slot);
-    } else {
-      NoteWait(j, WaitKind::kNoGpus);
     }
   }
   if (opts_.checkpoint_aware && !victims.empty()) SwapVictims(now, victims, kept);
@@ -647,15 +675,21 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
 }
 
 void Scheduler::SwapVictims(Time now, std::vector<uint32_t>& victims, std::vector<uint32_t>& kept) {
+  // The work a job would lose is known in the simulator's model (lose_work: without a
+  // checkpoint a run loses everything since its start) and, live, for jobs that report
+  // checkpoints. A live job that never reported one keeps the signal-and-grace protocol (it
+  // may well checkpoint on the signal): it is neither swapped nor reordered.
+  const auto known = [&](const Job& j) { return opts_.lose_work || j.ckpt_at >= 0; };
   // Each victim in walk order: the kept job of its class and size that would lose the least
   // work (the lowest-priority one among equals) takes its place when it loses strictly less.
   for (uint32_t& v : victims) {
     const Job& jv = jobs_[v];
+    if (!known(jv)) continue;
     uint32_t* best = nullptr;
     Service best_loss = jv.LossAt(now);
     for (uint32_t& k : kept) {
       const Job& jk = jobs_[k];
-      if (jk.key.k0 != jv.key.k0 || jk.gpus() != jv.gpus()) continue;
+      if (jk.key.k0 != jv.key.k0 || jk.gpus() != jv.gpus() || !known(jk)) continue;
       const Service l = jk.LossAt(now);
       if (l < best_loss || (best && l == best_loss)) {
         best = &k;
@@ -664,13 +698,27 @@ void Scheduler::SwapVictims(Time now, std::vector<uint32_t>& victims, std::vecto
     }
     if (best) std::swap(v, *best);
   }
-  // Victims give GPUs back from the end: lowest class first, within a class least loss first.
-  std::stable_sort(victims.begin(), victims.end(), [&](uint32_t a, uint32_t b) {
-    const Job& ja = jobs_[a];
-    const Job& jb = jobs_[b];
-    if (ja.key.k0 != jb.key.k0) return ja.key.k0 < jb.key.k0;
-    return ja.LossAt(now) > jb.LossAt(now);
-  });
+  // Victims give GPUs back from the end: lowest class last in walk order, and within a class
+  // (a run of equal k0: the walk is in policy order) least loss last; the jobs whose loss is
+  // unknown keep their places.
+  for (size_t first = 0; first < victims.size();) {
+    size_t last = first;
+    while (last < victims.size() && jobs_[victims[last]].key.k0 == jobs_[victims[first]].key.k0) {
+      ++last;
+    }
+    std::vector<size_t> places;
+    std::vector<uint32_t> movable;
+    for (size_t i = first; i < last; ++i) {
+      if (!known(jobs_[victims[i]])) continue;
+      places.push_back(i);
+      movable.push_back(victims[i]);
+    }
+    std::stable_sort(movable.begin(), movable.end(), [&](uint32_t a, uint32_t b) {
+      return jobs_[a].LossAt(now) > jobs_[b].LossAt(now);
+    });
+    for (size_t i = 0; i < places.size(); ++i) victims[places[i]] = movable[i];
+    first = last;
+  }
 }
 
 void Scheduler::Backfill(Time now, std::vector<Action>& out) {
@@ -679,6 +727,7 @@ void Scheduler::Backfill(Time now, std::vector<Action>& out) {
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     const int free = cluster_.total_free();
     if (NoneFits(free)) break;
+    if (!opts_.reference_pass && (it = waiting_.NextFitting(it, free)) == waiting_.end()) break;
     uint32_t slot = it->second;
     ++it;  // Start() moves the job out of waiting_
     if (jobs_[slot].gpus() > free || !TenantMayTake(jobs_[slot])) continue;
@@ -712,7 +761,6 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
       speed_(o.speed_),
       walk_from_(o.walk_from_),
       revisit_(o.revisit_),
-      waiting_gpus_(o.waiting_gpus_),
       timer_seq_(o.timer_seq_),
       pass_(o.pass_),
       tie_counter_(o.tie_counter_),
@@ -747,8 +795,12 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
   for (const auto& [slot, reason] : o.never_fits_) {
     if (remap[slot] != kGone) never_fits_.emplace(remap[slot], reason);
   }
-  for (const auto& [key, slot] : o.running_) running_.emplace(key, remap[slot]);
-  for (const auto& [key, slot] : o.waiting_) waiting_.emplace(key, remap[slot]);
+  for (const auto& [key, slot] : o.running_) {
+    running_.emplace(key, remap[slot], jobs_[remap[slot]].gpus());
+  }
+  for (const auto& [key, slot] : o.waiting_) {
+    waiting_.emplace(key, remap[slot], jobs_[remap[slot]].gpus());
+  }
   auto timers = o.timers_;
   for (; !timers.empty(); timers.pop()) {
     Timer t = timers.top();

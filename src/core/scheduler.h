@@ -12,7 +12,6 @@
 // daemon serialises calls.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <optional>
 #include <queue>
@@ -25,6 +24,7 @@
 #include "core/action.h"
 #include "core/cluster_state.h"
 #include "core/flat_order.h"
+#include "core/gang_order.h"
 #include "core/job.h"
 #include "core/ordering_policy.h"
 #include "core/placement_policy.h"
@@ -203,7 +203,7 @@ class Scheduler {
  private:
   Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
             std::unique_ptr<PlacementPolicy> placement, bool active_only);
-  using WaitOrder = std::map<SortKey, uint32_t>;  // key -> slot in jobs_
+  using WaitOrder = GangOrder;  // key -> slot in jobs_, with gang sizes
   struct Timer {
     Time at;
     uint64_t seq;
@@ -256,12 +256,11 @@ class Scheduler {
   // caller already did.
   void Stop(uint32_t slot, Time now, bool release = true);
   void NoteWait(Job& j, WaitKind kind);
-  int MinWaitingGpus() const { return waiting_gpus_.empty() ? 0 : waiting_gpus_.begin()->first; }
+  int MinWaitingGpus() const { return waiting_.MinGpus(); }
   // With `free` GPUs no waiting job fits, so a walk may stop (never in the reference pass).
   bool NoneFits(int free) const {
     return !opts_.reference_pass && (free == 0 || free < MinWaitingGpus());
   }
-  void CountWaiting(int gpus, int delta);
 
   Topology topo_;
   ClusterState cluster_;
@@ -279,8 +278,7 @@ class Scheduler {
   // The smallest key that changed since the last pass. Decisions before it repeat the last
   // pass's (running jobs kept, waiting jobs not selected), so the pass starts there.
   std::optional<SortKey> walk_from_;
-  std::optional<SortKey> revisit_;   // collected during a pass, becomes walk_from_ after it
-  std::map<int, int> waiting_gpus_;  // GPU count -> number of waiting jobs of that size
+  std::optional<SortKey> revisit_;  // collected during a pass, becomes walk_from_ after it
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   uint64_t timer_seq_ = 0;
   uint64_t pass_ = 0;

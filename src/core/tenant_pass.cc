@@ -122,7 +122,7 @@ void Scheduler::TenantWalk(Time now, std::vector<uint32_t>& victims,
       if (take_running) {
         victims.push_back(slot);
       } else {
-        NoteWait(j, WaitKind::kNoGpus);
+        NoteWait(j, WaitKind::kNotConsidered);
       }
       continue;
     }
@@ -154,11 +154,11 @@ void Scheduler::TenantNonPreemptivePass(Time now, std::vector<Action>& out) {
     Job& j = jobs_[slot];
     const auto v = static_cast<size_t>(j.tenant);
     if (blocked[v]) {
-      NoteWait(j, WaitKind::kBlockedByHead);
+      NoteWait(j, WaitKind::kNotConsidered);
       continue;
     }
     if (j.gpus() > free) {
-      NoteWait(j, over(j) ? WaitKind::kOverQuota : WaitKind::kNoGpus);
+      NoteWait(j, over(j) ? WaitKind::kOverQuota : WaitKind::kNotConsidered);
       if (strict) blocked[v] = 1;
       continue;
     }

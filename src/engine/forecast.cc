@@ -200,6 +200,17 @@ StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ServiceModel
 
 }  // namespace
 
+void WidenRange(std::array<std::optional<Time>, 3>& q, Time now, std::array<double, 2> margin) {
+  // t -> ln((t - now) / 1 s + 60): an error of minutes on a wait of minutes weighs like one of
+  // hours on a wait of hours.
+  const auto moved = [&](Time t, double by) {
+    const double s = std::exp(std::log(ToSeconds(std::max<Time>(0, t - now)) + 60) + by) - 60;
+    return now + static_cast<Time>(std::llround(std::max(0.0, s) * kMsPerSecond));
+  };
+  if (q[0] && margin[0] > 0) q[0] = std::min(*q[0], moved(*q[0], -margin[0]));
+  if (q[2] && margin[1] > 0) q[2] = std::max(*q[2], moved(*q[2], margin[1]));
+}
+
 std::optional<Time> Percentile(const std::vector<Time>& sorted, size_t samples, double p) {
   const size_t rank = std::max<size_t>(1, static_cast<size_t>(std::ceil(p * samples)));
   if (rank > sorted.size()) return std::nullopt;
@@ -211,6 +222,7 @@ StatusOr<ForecastInput> PrepareForecast(const Scheduler& core, Time now, const F
   auto active = core.Clone(/*active_only=*/true);
   if (!active.ok()) return active.status();
   in.active = std::move(*active);
+  if (o.history) in.finished = *o.history;
   for (const Job& j : core.jobs()) {
     if (j.state == JobState::kFinished) in.finished.push_back(j.AttainedAt(j.end));
     if (j.state == JobState::kPending || j.state == JobState::kRunning ||
@@ -267,6 +279,8 @@ StatusOr<Forecast> RunForecast(const ForecastInput& in, Time now, const Forecast
       jf.start[k] = Percentile(st, static_cast<size_t>(f.samples), ps[k]);
       jf.end[k] = Percentile(en, static_cast<size_t>(f.samples), ps[k]);
     }
+    WidenRange(jf.start, now, o.margin);
+    WidenRange(jf.end, now, o.margin);
     f.jobs.emplace(j.spec.id, jf);
   }
   if (o.target && held_total > 0) {

@@ -25,6 +25,16 @@
 namespace tiresias {
 
 inline constexpr size_t kMinHistory = 20;
+// How much the p10 and the p90 are moved out, on the scale ln(seconds from now + 60): for
+// each side the 90% quantile of how far real starts fell outside it (conformalised quantile
+// regression, one side at a time) in start forecasts made at submit with no margin, fitted on
+// Philly training weeks (`sim --forecast-margin 0,0 --forecast-every 10 --out DIR`, then
+// scripts/fit_forecast_margin.py; README "When will my job run"); held-out weeks are reported
+// with these.
+inline constexpr std::array<double, 2> kForecastMargin = {0, 0.782};
+// Moves p10 down by margin[0] and p90 up by margin[1] on that scale (p50 and unset bounds
+// stay as they are).
+void WidenRange(std::array<std::optional<Time>, 3>& q, Time now, std::array<double, 2> margin);
 
 struct ForecastOptions {
   int samples = 16;
@@ -41,6 +51,12 @@ struct ForecastOptions {
   // arrival_window repeat, window after window (a policy like LAS lets newcomers go first, so
   // a forecast without them is too early). 0: no arrivals.
   Duration arrival_window = Seconds(6 * 3600);
+  // Widening of the p10-p90 ranges of starts and ends (kForecastMargin).
+  std::array<double, 2> margin = kForecastMargin;
+  // The service (GPU-ms) of jobs that finished before the core's own: the trace before a
+  // simulated window, so a replay that starts from an empty cluster forecasts from the
+  // history a daemon that had been running would have. Added to the core's finished jobs.
+  std::shared_ptr<const std::vector<Service>> history;
 };
 
 struct JobForecast {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "engine/core_builder.h"
@@ -42,7 +43,7 @@ TEST(Forecast, KnownDurationsOnFifoAndWhoIsInTheWay) {
   (void)core->Schedule(Seconds(10));
   ASSERT_TRUE(core->Submit(Spec(3, 1, Seconds(20), Seconds(30)), Seconds(20)).ok());
   (void)core->Schedule(Seconds(20));
-  auto f = ForecastJobs(*core, Seconds(20), {.samples = 4, .target = JobId(3)});
+  auto f = ForecastJobs(*core, Seconds(20), {.samples = 4, .target = JobId(3), .margin = {0, 0}});
   ASSERT_TRUE(f.ok()) << f.status().message();
   const auto& a = f->jobs.at(JobId(1));
   const auto& b = f->jobs.at(JobId(2));
@@ -69,7 +70,8 @@ TEST(Forecast, UnknownDurationsAreDrawnFromFinishedJobsAboveWhatTheJobAttained) 
   // 1 GPU, dlas (one queue: nothing is preempted). 20 jobs of 100 s finish one after the other
   // (0..2000 s): the history is 20 x 100 GPU-s. Then R starts at 2000 and W waits. At 2050 R has
   // attained 50 GPU-s, so its total is drawn from the history above 50: 100 (every draw), and
-  // it ends at 2100; W (attained 0) draws 100 s too and runs 2100..2200.
+  // it ends at 2100; W (attained 0) draws 100 s too and runs 2100..2200. (Every sample agrees:
+  // the samples' spread, without the shipped margins, is a point.)
   auto core = Core("dlas", {"queues=1"}, 1);
   for (int i = 0; i < 20; ++i) {
     ASSERT_TRUE(core->Submit(Spec(i, 1, 0, std::nullopt), 0).ok());
@@ -84,7 +86,7 @@ TEST(Forecast, UnknownDurationsAreDrawnFromFinishedJobsAboveWhatTheJobAttained) 
   ASSERT_TRUE(core->Submit(Spec(101, 1, Seconds(2000), std::nullopt), Seconds(2000)).ok());
   (void)core->Schedule(Seconds(2000));
   ASSERT_TRUE(core->Find(JobId(100))->running());
-  auto f = ForecastJobs(*core, Seconds(2050), {.samples = 8});
+  auto f = ForecastJobs(*core, Seconds(2050), {.samples = 8, .margin = {0, 0}});
   ASSERT_TRUE(f.ok()) << f.status().message();
   EXPECT_EQ(f->history, 20u);
   for (int k = 0; k < 3; ++k) {
@@ -92,6 +94,52 @@ TEST(Forecast, UnknownDurationsAreDrawnFromFinishedJobsAboveWhatTheJobAttained) 
     EXPECT_EQ(f->jobs.at(JobId(101)).start[k], Seconds(2100));
     EXPECT_EQ(f->jobs.at(JobId(101)).end[k], Seconds(2200));
   }
+}
+
+TEST(Forecast, TheMarginsWidenTheRangeOnALogScaleOfTheWaitPlusAMinute) {
+  // now = 1000 s, margins ln 2 below and ln 3 above. p10 = now + 240 s: ln(240 + 60) - ln 2 =
+  // ln 150, so 150 - 60 = 90 s from now. p90 = now + 540 s: ln(600) + ln 3 = ln 1800: 1740 s
+  // from now. p50 stays. A p10 of now + 30 s would go below now: ln(90 / 2) = ln 45 < ln 60,
+  // so it is now. An unset p90 (later than the horizon) stays unset.
+  const Time now = Seconds(1000);
+  const std::array<double, 2> margin = {std::log(2.0), std::log(3.0)};
+  std::array<std::optional<Time>, 3> q = {now + Seconds(240), now + Seconds(400),
+                                          now + Seconds(540)};
+  WidenRange(q, now, margin);
+  EXPECT_EQ(q[0], now + Seconds(90));
+  EXPECT_EQ(q[1], now + Seconds(400));
+  EXPECT_EQ(q[2], now + Seconds(1740));
+  q = {now + Seconds(30), now + Seconds(60), std::nullopt};
+  WidenRange(q, now, margin);
+  EXPECT_EQ(q[0], now);
+  EXPECT_FALSE(q[2]);
+  q = {now + Seconds(30), now + Seconds(60), now + Seconds(90)};
+  WidenRange(q, now, {0, 0});  // no margin: as it was
+  EXPECT_EQ(q[0], now + Seconds(30));
+  EXPECT_EQ(q[2], now + Seconds(90));
+}
+
+TEST(Forecast, AnEarlierHistoryIsAddedToTheFinishedJobs) {
+  // 1 GPU, fifo, nothing finished yet: A (unknown duration) runs from 0, B waits. Without a
+  // history the durations come from the wide prior (kMinHistory); with 20 earlier jobs of
+  // exactly 100 GPU-s, A's remaining service is drawn from them: it ends at 100 s in every
+  // sample, and B starts then.
+  auto core = Core("fifo", {}, 1);
+  ASSERT_TRUE(core->Submit(Spec(1, 1, 0, std::nullopt), 0).ok());
+  ASSERT_TRUE(core->Submit(Spec(2, 1, 0, std::nullopt), 0).ok());
+  (void)core->Schedule(0);
+  auto f = ForecastJobs(*core, 0, {.samples = 8, .use_given_durations = false});
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->history, 0u);
+  auto with = ForecastJobs(
+      *core, 0,
+      {.samples = 8,
+       .use_given_durations = false,
+       .margin = {0, 0},
+       .history = std::make_shared<const std::vector<Service>>(std::vector<Service>(20, 100'000))});
+  ASSERT_TRUE(with.ok());
+  EXPECT_EQ(with->history, 20u);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(with->jobs.at(JobId(2)).start[k], Seconds(100));
 }
 
 TEST(Forecast, WithoutHistoryTheRangeIsWideButOrdered) {

@@ -33,11 +33,6 @@ int64_t WallMs() {
       .count();
 }
 
-// slurmctld did not answer now (retry with backoff, do not fail the job).
-bool Transient(const CommandResult& r) {
-  return SlurmTransientFailure(r.err) || SlurmTransientFailure(r.out);
-}
-
 std::string ShellQuote(std::string_view s) {
   std::string out = "'";
   for (char c : s) {
@@ -48,15 +43,6 @@ std::string ShellQuote(std::string_view s) {
     }
   }
   return out + "'";
-}
-
-std::string JoinIds(const std::vector<int64_t>& ids, char sep) {
-  std::string out;
-  for (int64_t id : ids) {
-    if (!out.empty()) out += sep;
-    out += std::to_string(id);
-  }
-  return out;
 }
 
 std::string AttemptFile(const std::string& job_dir) {
@@ -79,6 +65,13 @@ std::map<std::string, std::string> ReadAttemptFile(const std::string& job_dir) {
 }
 
 // "0:4,1:4" <-> [(0, 4), (1, 4)]: the core's nodes and GPU counts of an attempt.
+// The attempt slurm-attempt.env was written for; nullopt when it names none.
+std::optional<int64_t> RecordedAttempt(const std::map<std::string, std::string>& vars) {
+  auto it = vars.find("TIRESIAS_ATTEMPT");
+  if (it == vars.end()) return std::nullopt;
+  return ParseInt(it->second);
+}
+
 std::string PlacementString(const std::vector<std::pair<int, int>>& p) {
   std::string out;
   for (const auto& [n, g] : p) out += fmt::format("{}{}:{}", out.empty() ? "" : ",", n, g);
@@ -108,10 +101,18 @@ StatusOr<CommandResult> SlurmExecutor::Slurm(const std::vector<std::string>& arg
     if (r.status().code() == StatusCode::kUnavailable) return r.status();
     return IoError(fmt::format("{}: {}", argv[0], r.status().message()));
   }
-  if (!r->ok() && Transient(*r)) {
+  if (!r->ok() && Retryable(*r)) {
     return Unavailable(fmt::format("{}: slurmctld unreachable: {}", argv[0], r->Summary()));
   }
   return r;
+}
+
+bool SlurmExecutor::Retryable(const CommandResult& r) const {
+  if (SlurmTransientFailure(r.err) || SlurmTransientFailure(r.out)) return true;
+  // Words we do not know: a refusal only if a controller answers now.
+  auto ping = RunCommand({"scontrol", "ping"}, opts_.command_timeout,
+                         opts_.env.empty() ? nullptr : &opts_.env);
+  return !ping.ok() || !SlurmPingSaysUp(ping->out);
 }
 
 StatusOr<std::vector<SlurmJob>> SlurmExecutor::Squeue() const {
@@ -199,6 +200,13 @@ std::string SlurmExecutor::Containment() const {
                      opts_.partition, nodes_.size());
 }
 
+SlurmExecutor::Job& SlurmExecutor::Track(JobId id, const std::string& job_dir) {
+  Job& j = jobs_[id];
+  j.id = id;
+  j.job_dir = job_dir;
+  return j;
+}
+
 SlurmExecutor::Job* SlurmExecutor::Find(JobId id) {
   auto it = jobs_.find(id);
   return it == jobs_.end() ? nullptr : &it->second;
@@ -255,7 +263,8 @@ std::string SlurmExecutor::WriteBatchScript(const LaunchSpec& spec) const {
       "set -a\n"
       ". {env}\n"
       "set +a\n"
-      "export TIRESIAS_JOB_ID={job} TIRESIAS_CHECKPOINT_DIR={ckpt} TIRESIAS_DONE_FILE={done}\n"
+      "export TIRESIAS_JOB_ID={job} TIRESIAS_CHECKPOINT_DIR={ckpt} TIRESIAS_DONE_FILE={done} "
+      "TIRESIAS_CHECKPOINT_FILE={marker}\n"
       "printf '==== tiresias: job %s attempt %s started %s on %s (Slurm job %s): %s ====\\n' "
       "{job} \"$TIRESIAS_ATTEMPT\" \"$(date -u +%Y-%m-%dT%H:%M:%SZ)\" \"$SLURM_JOB_NODELIST\" "
       "\"$SLURM_JOB_ID\" {text}\n"
@@ -271,6 +280,7 @@ std::string SlurmExecutor::WriteBatchScript(const LaunchSpec& spec) const {
       fmt::arg("job", spec.job.value()), fmt::arg("env", ShellQuote(AttemptFile(spec.job_dir))),
       fmt::arg("ckpt", ShellQuote((dir / "checkpoint").string())),
       fmt::arg("done", ShellQuote(DoneFilePath(dir.string()))),
+      fmt::arg("marker", ShellQuote(CheckpointMarkerPath(dir.string()))),
       fmt::arg("text", ShellQuote(argv_text)), fmt::arg("cpus", opts_.cpus_per_task),
       fmt::arg("argv", argv_quoted));
   return script;
@@ -370,7 +380,7 @@ Status SlurmExecutor::SubmitNow(JobId id) {
   auto r = RunCommand(argv, opts_.command_timeout, &env);
   if (!r.ok()) return r.status();
   if (!r->ok()) {
-    if (Transient(*r)) return Unavailable(where(r->Summary()));
+    if (Retryable(*r)) return Unavailable(where(r->Summary()));
     return IoError(where(r->Summary()));
   }
   auto sid = ParseInt(std::string_view(r->out).substr(0, r->out.find_first_of(";\n")));
@@ -501,9 +511,7 @@ void SlurmExecutor::Retire(JobId job) {
 
 bool SlurmExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std::string& job_dir) {
   std::lock_guard lk(mu_);
-  Job& j = jobs_[job];
-  j.id = job;
-  j.job_dir = job_dir;
+  Job& j = Track(job, job_dir);
   j.spec.job = job;
   j.spec.job_dir = job_dir;
   const SlurmJob* s = Seen(p.pid);
@@ -513,8 +521,7 @@ bool SlurmExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std
   const bool released = SlurmActive(s->state) || (s->state == "PENDING" && !s->held);
   if (!released) return false;
   const auto vars = ReadAttemptFile(job_dir);
-  if (auto it = vars.find("TIRESIAS_ATTEMPT");
-      it == vars.end() || ParseInt(it->second) != attempt) {
+  if (RecordedAttempt(vars) != attempt) {
     return false;  // Slurm runs another attempt than the one recorded: not this one
   }
   j.attempt = attempt;
@@ -531,16 +538,11 @@ bool SlurmExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std
 std::optional<ExitInfo> SlurmExecutor::ReadExit(JobId job, int attempt,
                                                 const std::string& job_dir) {
   std::lock_guard lk(mu_);
-  Job& j = jobs_[job];
-  j.id = job;
-  j.job_dir = job_dir;
+  Job& j = Track(job, job_dir);
   const SlurmJob* s = Seen(j.slurm_id);
   if (!s || !SlurmEnded(s->state)) return std::nullopt;  // held or forgotten: vanished
   const auto vars = ReadAttemptFile(job_dir);
-  if (auto it = vars.find("TIRESIAS_ATTEMPT");
-      it != vars.end() && ParseInt(it->second) != attempt) {
-    return std::nullopt;
-  }
+  if (vars.contains("TIRESIAS_ATTEMPT") && RecordedAttempt(vars) != attempt) return std::nullopt;
   Job probe = j;
   probe.attempt = attempt;
   return ExitOf(probe, s);
@@ -549,14 +551,9 @@ std::optional<ExitInfo> SlurmExecutor::ReadExit(JobId job, int attempt,
 std::optional<ProcessRef> SlurmExecutor::FindLaunched(JobId job, int attempt,
                                                       const std::string& job_dir) {
   std::lock_guard lk(mu_);
-  Job& j = jobs_[job];
-  j.id = job;
-  j.job_dir = job_dir;
+  Job& j = Track(job, job_dir);
   const SlurmJob* s = Seen(j.slurm_id);
-  if (!s) return std::nullopt;
-  const auto vars = ReadAttemptFile(job_dir);
-  auto it = vars.find("TIRESIAS_ATTEMPT");
-  if (it == vars.end() || ParseInt(it->second) != attempt) return std::nullopt;
+  if (!s || RecordedAttempt(ReadAttemptFile(job_dir)) != attempt) return std::nullopt;
   // Released (running, or about to): that attempt is Slurm's now. Ended: it ran and ended.
   if (SlurmActive(s->state) || SlurmEnded(s->state) || (s->state == "PENDING" && !s->held)) {
     return ProcessRef{.pid = static_cast<int>(s->id), .start_ticks = attempt};
@@ -589,561 +586,6 @@ ExitInfo SlurmExecutor::ExitOf(const Job& j, const SlurmJob* s) const {
                            s->reason.empty() || s->reason == "None" ? "" : " (" + s->reason + ")");
   }
   return e;
-}
-
-std::vector<ExitInfo> SlurmExecutor::Poll() {
-  std::lock_guard lk(mu_);
-  std::vector<ExitInfo> out;
-  for (auto& [id, j] : jobs_) {
-    if (j.retired) continue;
-    if (j.phase == Phase::kEnded) {
-      if (j.ended) out.push_back(*j.ended);
-      j.ended.reset();
-      j.phase = Phase::kNone;
-      continue;
-    }
-    if (j.slurm_id == 0) continue;
-    const SlurmJob* s = Seen(j.slurm_id);
-    if (j.phase == Phase::kNone) {
-      // Held between attempts. What happened to it outside tiresias?
-      // Only snapshots that can show our last hold, or the job at all.
-      if (seen_seq_ <= std::max(j.hold_sent_seq, j.known_seq)) continue;
-      if (!s) {
-        j.slurm_id = 0;  // forgotten by Slurm (e.g. slurmctld -c): submitted again at launch
-      } else if (s->state == "CANCELLED" && !j.cancel_reported) {
-        j.cancel_reported = true;
-        ExitInfo e = ExitOf(j, s);
-        e.cancelled = true;
-        out.push_back(e);
-      } else if (s->state == "PENDING" && !s->held) {
-        Enqueue({.kind = OpKind::kHold, .job = id});  // Slurm must not start it on its own
-        j.hold_sent_seq = op_seq_;
-      } else if (SlurmActive(s->state) && s->state != "COMPLETING") {
-        // Started without tiresias: stop whatever runs.
-        Enqueue({.kind = OpKind::kKill, .job = id, .attempt = -1});
-        j.hold_sent_seq = op_seq_;
-      }
-      continue;
-    }
-    if (j.phase != Phase::kReleased || seen_seq_ <= j.released_seq) continue;
-    std::optional<ExitInfo> ended;
-    if (!s) {
-      ended = ExitOf(j, nullptr);
-      j.slurm_id = 0;
-    } else {
-      if (!j.restart_base) j.restart_base = s->restarts;
-      if (s->restarts > *j.restart_base) {
-        // Requeued since the release: by tiresias (the kill), or by Slurm (node failure).
-        ended = ExitInfo{.job = id, .attempt = j.attempt, .exit_code = -1, .signal = 0};
-        if (j.kill_requested) {
-          ended->signal = SIGKILL;
-        } else if (!j.stop_requested) {
-          ended->lost = true;
-          ended->reason = fmt::format("Slurm requeued job {} ({})", s->id, s->reason);
-        }
-        if (!s->held) {
-          Enqueue({.kind = OpKind::kHold, .job = id});
-          j.hold_sent_seq = op_seq_;
-        }
-      } else if (SlurmActive(s->state)) {
-        j.seen_active = true;
-      } else if (SlurmEnded(s->state)) {
-        ended = ExitOf(j, s);
-        // Keep the Slurm job for the next attempt: back to pending, held.
-        if (j.stop_requested || j.kill_requested || ended->lost) {
-          Enqueue({.kind = OpKind::kRequeueHold, .job = id});
-          j.hold_sent_seq = op_seq_;
-        }
-      } else if (s->held && (j.stop_requested || j.kill_requested)) {
-        ended = ExitInfo{.job = id,
-                         .attempt = j.attempt,
-                         .exit_code = -1,
-                         .signal = j.kill_requested ? SIGKILL : 0,
-                         .reason = "stopped before Slurm started it"};
-      }
-    }
-    if (ended) {
-      j.phase = Phase::kNone;
-      out.push_back(*ended);
-    }
-  }
-  return out;
-}
-
-std::optional<std::vector<NodeReport>> SlurmExecutor::PollNodes() {
-  std::lock_guard lk(mu_);
-  if (seen_seq_ <= reported_nodes_seq_) return std::nullopt;
-  reported_nodes_seq_ = seen_seq_;
-  std::map<std::string, const SlurmNode*> state;
-  for (const SlurmNode& n : node_state_) state[n.name] = &n;
-  std::vector<NodeReport> out;
-  for (const SlurmNode& n : nodes_) {
-    NodeReport r{.name = n.name, .gpus = n.gpus};
-    if (auto it = state.find(n.name); it != state.end()) {
-      r.state = it->second->state;
-      for (const auto& f : it->second->flags) r.state += "+" + f;
-      r.usable = it->second->Usable();
-      r.reason = it->second->reason;
-    } else {
-      r.state = "missing";
-      r.usable = false;
-      r.reason = "not in sinfo";
-    }
-    out.push_back(std::move(r));
-  }
-  // Who holds GPUs: jobs outside tiresias, and what Slurm holds for ours beyond the core's
-  // allocation (a job asks every node for its largest per-node count).
-  std::map<int64_t, const Job*> ours;
-  for (const auto& [id, j] : jobs_) {
-    if (j.slurm_id != 0 && (j.phase == Phase::kReleased || j.phase == Phase::kLaunching)) {
-      ours[j.slurm_id] = &j;
-    }
-  }
-  const std::string prefix = fmt::format("tiresias:{}:", opts_.tag);
-  for (const auto& [sid, s] : seen_) {
-    if (!SlurmActive(s.state)) continue;
-    auto mine = ours.find(sid);
-    for (size_t k = 0; k < s.nodes.size() && k < s.node_gpus.size(); ++k) {
-      auto idx = node_index_.find(s.nodes[k]);
-      if (idx == node_index_.end()) continue;
-      int extra = s.node_gpus[k];
-      if (mine != ours.end()) {
-        for (const auto& [n, g] : mine->second->placement) {
-          if (n == idx->second) extra -= g;
-        }
-      }
-      if (extra <= 0) continue;
-      NodeReport& r = out[static_cast<size_t>(idx->second)];
-      r.gpus_outside += extra;
-      r.outside_jobs.push_back(
-          fmt::format("slurm {} ({}, {} GPU{}{})", sid, s.user, extra, extra == 1 ? "" : "s",
-                      s.comment.starts_with(prefix) ? ", tiresias's beyond its allocation" : ""));
-    }
-  }
-  return out;
-}
-
-std::string SlurmExecutor::EngineState(JobId job) const {
-  std::lock_guard lk(mu_);
-  auto it = jobs_.find(job);
-  if (it == jobs_.end() || it->second.slurm_id == 0) return "";
-  const SlurmJob* s = Seen(it->second.slurm_id);
-  if (!s) return fmt::format("Slurm job {}", it->second.slurm_id);
-  std::string out = fmt::format("Slurm job {} {}", s->id, s->state);
-  if (s->state == "PENDING" && !s->reason.empty()) out += " (" + s->reason + ")";
-  if (!s->nodes.empty()) out += " on " + Join(s->nodes, ",");
-  return out;
-}
-
-void SlurmExecutor::PollerLoop() {
-  auto next_sinfo = std::chrono::steady_clock::now();
-  auto backoff = opts_.poll_interval;
-  while (true) {
-    uint64_t seq;
-    {
-      std::lock_guard lk(mu_);
-      if (stop_) return;
-      seq = ++op_seq_;
-    }
-    const auto began = std::chrono::steady_clock::now();
-    auto jobs = Squeue();
-    static const bool trace = std::getenv("TIRESIAS_SLURM_TRACE") != nullptr;
-    if (trace) {
-      std::cerr << fmt::format("tiresias slurm poll: squeue {} jobs in {} ms\n",
-                               jobs.ok() ? jobs->size() : 0,
-                               std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::steady_clock::now() - began)
-                                   .count());
-    }
-    std::optional<StatusOr<std::vector<SlurmNode>>> nodes;
-    if (jobs.ok() && std::chrono::steady_clock::now() >= next_sinfo) {
-      nodes = Sinfo();
-      next_sinfo = std::chrono::steady_clock::now() + opts_.node_poll_interval;
-    }
-    std::unique_lock lk(mu_);
-    if (jobs.ok()) {
-      std::map<int64_t, SlurmJob> seen;
-      for (SlurmJob& s : *jobs) seen[s.id] = std::move(s);
-      seen_.swap(seen);
-      seen_seq_ = seq;
-      if (nodes && nodes->ok()) node_state_ = std::move(**nodes);
-      backoff = opts_.poll_interval;
-    } else {
-      backoff = std::min(opts_.max_backoff, backoff * 2);
-    }
-    NoteContact(jobs.status());
-    cv_.notify_all();
-    cv_.wait_for(lk, jobs.ok() ? opts_.poll_interval : backoff,
-                 [&] { return stop_ || poke_poller_; });
-    poke_poller_ = false;
-  }
-}
-
-void SlurmExecutor::WorkerLoop() {
-  auto backoff = std::chrono::milliseconds(100);
-  auto retry_at = std::chrono::steady_clock::now();
-  while (true) {
-    std::vector<Op> batch;
-    {
-      std::unique_lock lk(mu_);
-      cv_.wait(lk, [&] { return stop_ || !ops_.empty(); });
-      if (stop_) return;
-      if (std::chrono::steady_clock::now() < retry_at) {
-        cv_.wait_until(lk, retry_at, [&] { return stop_; });
-        if (stop_) return;
-      }
-      // Everything queued, but at most kSubmitsPerBatch submissions and kLaunchesPerBatch
-      // launches (one `scontrol update` each, ~10 ms, seconds when slurmctld is busy): a burst
-      // of new jobs must not hold up the launches queued behind it, nor a burst of launches
-      // the checkpoint signals and kills (preemptions) queued behind them.
-      constexpr int kSubmitsPerBatch = 32, kLaunchesPerBatch = 32;
-      int submits = 0, launches = 0;
-      for (auto it = ops_.begin(); it != ops_.end();) {
-        if ((it->kind == OpKind::kSubmit && ++submits > kSubmitsPerBatch) ||
-            (it->kind == OpKind::kLaunch && ++launches > kLaunchesPerBatch)) {
-          ++it;
-          continue;
-        }
-        batch.push_back(*it);
-        it = ops_.erase(it);
-      }
-      running_ops_ = static_cast<int>(batch.size());
-    }
-    std::vector<Op> retry = RunBatch(std::move(batch));
-    std::lock_guard lk(mu_);
-    running_ops_ = 0;
-    if (!retry.empty()) {
-      ops_.insert(ops_.begin(), retry.begin(), retry.end());
-      retry_at = std::chrono::steady_clock::now() + backoff;
-      backoff = std::min(opts_.max_backoff, backoff * 2);
-    } else {
-      backoff = std::chrono::milliseconds(100);
-    }
-    poke_poller_ = true;
-    cv_.notify_all();
-  }
-}
-
-std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
-  std::vector<Op> retry;
-  Status contact = Status::Ok();
-  // Runs `argv`; false (and the ops go back to the queue) when slurmctld is unreachable.
-  auto run = [&](const std::vector<std::string>& argv, StatusOr<CommandResult>* result = nullptr,
-                 size_t items = 1) {
-    auto r = Slurm(argv, items);
-    if (result) *result = r;
-    if (!r.ok() && r.status().code() == StatusCode::kUnavailable) {
-      contact = r.status();
-      return false;
-    }
-    return true;
-  };
-  auto by_kind = [&](OpKind k) {
-    std::vector<Op> out;
-    for (const Op& o : ops) {
-      if (o.kind == k) out.push_back(o);
-    }
-    return out;
-  };
-  auto slurm_id = [&](JobId id) {
-    std::lock_guard lk(mu_);
-    const Job* j = jobs_.count(id) ? &jobs_.at(id) : nullptr;
-    return j ? j->slurm_id : 0;
-  };
-  auto state_of = [&](int64_t sid) {
-    std::lock_guard lk(mu_);
-    const SlurmJob* s = Seen(sid);
-    return s ? std::make_pair(s->state, s->held) : std::make_pair(std::string(), false);
-  };
-  // A command over several jobs: on a failure other than contact, each job alone (errors
-  // such as "already completed" are the poller's to see).
-  auto each = [&](std::vector<std::string> head, const std::vector<int64_t>& ids, bool comma,
-                  const std::vector<Op>& those) {
-    if (ids.empty()) return;
-    std::vector<std::string> argv = head;
-    if (comma) {
-      argv.push_back(JoinIds(ids, ','));
-    } else {
-      for (int64_t id : ids) argv.push_back(std::to_string(id));
-    }
-    StatusOr<CommandResult> r = IoError("");
-    if (!run(argv, &r, ids.size())) {
-      retry.insert(retry.end(), those.begin(), those.end());
-      return;
-    }
-    if (r.ok() && r->ok()) return;
-    for (size_t k = 0; k < ids.size() && ids.size() > 1; ++k) {
-      std::vector<std::string> one = head;
-      one.push_back(std::to_string(ids[k]));
-      if (!run(one)) {
-        retry.push_back(those[k]);
-      }
-    }
-  };
-  // The ops of `kind` on jobs Slurm knows, as one command over their ids; how many.
-  auto each_known = [&](OpKind kind, std::vector<std::string> head, bool comma) {
-    std::vector<int64_t> ids;
-    std::vector<Op> those;
-    for (const Op& o : by_kind(kind)) {
-      if (int64_t sid = slurm_id(o.job)) {
-        ids.push_back(sid);
-        those.push_back(o);
-      }
-    }
-    each(std::move(head), ids, comma, those);
-    return ids.size();
-  };
-
-  // A signal or kill queued for an attempt that has ended or been superseded since (a retry
-  // after slurmctld was unreachable) must not reach the job's next state: a KILL to a job
-  // that is pending again cancels it in Slurm. attempt -1: whatever Slurm started on its own.
-  auto current = [&](const Op& o) {
-    std::lock_guard lk(mu_);
-    const Job* j = Find(o.job);
-    if (!j || j->retired) return false;
-    if (o.attempt < 0) return j->phase == Phase::kNone;
-    return j->attempt == o.attempt &&
-           (j->phase == Phase::kLaunching || j->phase == Phase::kReleased);
-  };
-
-  // With TIRESIAS_SLURM_TRACE set, each batch's parts and their times go to stderr.
-  static const bool trace = std::getenv("TIRESIAS_SLURM_TRACE") != nullptr;
-  auto t0 = std::chrono::steady_clock::now();
-  std::string timing;
-  auto lap = [&](const char* what, size_t n) {
-    if (!trace || n == 0) return;
-    const auto t = std::chrono::steady_clock::now();
-    timing += fmt::format(" {} {} in {} ms;", n, what,
-                          std::chrono::duration_cast<std::chrono::milliseconds>(t - t0).count());
-    t0 = t;
-  };
-  // 1. Holds (pending jobs Slurm must not start on its own) and requeue-holds.
-  {
-    (void)each_known(OpKind::kHold, {"scontrol", "uhold"}, true);
-    const size_t requeued = each_known(OpKind::kRequeueHold, {"scontrol", "requeuehold"}, true);
-    lap("holds", by_kind(OpKind::kHold).size() + requeued);
-  }
-  // 2. Signals: to the whole batch step of a one-node job (the command and its children), to
-  // the srun tasks of a multi-node one (not to srun itself, which would forward it again); a
-  // job that has not started yet is held instead.
-  {
-    std::map<std::pair<int, bool>, std::pair<std::vector<int64_t>, std::vector<Op>>> by_sig;
-    std::vector<int64_t> hold;
-    std::vector<Op> hold_ops;
-    for (const Op& o : by_kind(OpKind::kSignal)) {
-      const int64_t sid = slurm_id(o.job);
-      if (!sid || !current(o)) continue;
-      if (state_of(sid).first == "PENDING") {
-        hold.push_back(sid);
-        hold_ops.push_back(o);
-        continue;
-      }
-      bool one_node;
-      {
-        std::lock_guard lk(mu_);
-        const Job* j = Find(o.job);
-        one_node = !j || j->placement.size() <= 1;
-      }
-      auto& v = by_sig[{o.sig, one_node}];
-      v.first.push_back(sid);
-      v.second.push_back(o);
-    }
-    for (const auto& [key, v] : by_sig) {
-      const char* abbrev = sigabbrev_np(key.first);
-      // --state=RUNNING: Slurm itself skips a job that is not running (any more) by now.
-      std::vector<std::string> head = {
-          "scancel", "--quiet", "--state=RUNNING",
-          "--signal=" + (abbrev ? std::string(abbrev) : std::to_string(key.first))};
-      if (key.second) head.push_back("--full");
-      each(head, v.first, false, v.second);
-    }
-    each({"scontrol", "uhold"}, hold, true, hold_ops);
-    lap("signals", by_kind(OpKind::kSignal).size());
-  }
-  // 3. Kills: the grace period is over. Everything of the job is killed, then the job goes
-  // back to pending, held (or, if it never started, is simply held).
-  {
-    std::vector<int64_t> active, pending;
-    std::vector<Op> active_ops, pending_ops;
-    for (const Op& o : by_kind(OpKind::kKill)) {
-      const int64_t sid = slurm_id(o.job);
-      if (!sid || !current(o)) continue;
-      const auto [state, held] = state_of(sid);
-      if (state == "PENDING") {
-        if (!held) {
-          pending.push_back(sid);
-          pending_ops.push_back(o);
-        }
-      } else {
-        active.push_back(sid);
-        active_ops.push_back(o);
-      }
-    }
-    // --state=RUNNING: a KILL to a job that is pending (our snapshot is older) cancels it.
-    each({"scancel", "--quiet", "--state=RUNNING", "--signal=KILL", "--full"}, active, false,
-         active_ops);
-    each({"scontrol", "requeuehold"}, active, true, active_ops);
-    each({"scontrol", "uhold"}, pending, true, pending_ops);
-    lap("kills", active.size() + pending.size());
-  }
-  // 4. Launches: pin each (one update per job, a few at a time), then release them all at once.
-  {
-    struct Pin {
-      Op op;
-      int64_t sid;
-      std::vector<std::string> argv;
-      Status status = IoError("not run");  // of running the command
-      CommandResult out;
-    };
-    struct Todo {
-      Op op;
-      int64_t sid;
-      std::vector<std::pair<int, int>> placement;
-    };
-    std::vector<Todo> todo;
-    std::vector<int64_t> ended;
-    std::vector<Op> ended_ops;
-    for (const Op& o : by_kind(OpKind::kLaunch)) {
-      Todo t{.op = o};
-      {
-        std::lock_guard lk(mu_);
-        Job* j = Find(o.job);
-        if (!j || j->retired || j->phase != Phase::kLaunching || j->attempt != o.attempt) continue;
-        t.placement = j->placement;
-        t.sid = j->slurm_id;
-      }
-      const auto [state, held] = state_of(t.sid);
-      if (SlurmActive(state)) {  // still being stopped (e.g. started outside tiresias): later
-        retry.push_back(o);
-        continue;
-      }
-      if (SlurmEnded(state)) {  // the previous attempt ended in a final Slurm state
-        ended.push_back(t.sid);
-        ended_ops.push_back(o);
-      }
-      todo.push_back(std::move(t));
-    }
-    // Those go back to pending, held: one command for all (a preempted job that checkpointed
-    // and exited is COMPLETED; after a burst of preemptions there are many).
-    const size_t retried = retry.size();
-    each({"scontrol", "requeuehold"}, ended, true, ended_ops);
-    std::set<JobId> unreachable;  // their requeue-hold waits for slurmctld: so does the pin
-    for (size_t k = retried; k < retry.size(); ++k) unreachable.insert(retry[k].job);
-    lap("requeue-holds", ended.size());
-    std::vector<Pin> pins;
-    for (const Todo& t : todo) {
-      if (unreachable.contains(t.op.job)) continue;
-      const Op& o = t.op;
-      const int64_t sid = t.sid;
-      const auto& placement = t.placement;
-      int most = 0;
-      std::vector<std::string> names;
-      for (const auto& [n, g] : placement) {
-        most = std::max(most, g);
-        names.push_back(nodes_[static_cast<size_t>(n)].name);
-      }
-      const int n = static_cast<int>(placement.size());
-      pins.push_back(
-          {o,
-           sid,
-           {"scontrol", "update", fmt::format("JobId={}", sid), fmt::format("NumNodes={}-{}", n, n),
-            fmt::format("NumTasks={}", n), fmt::format("NumCPUs={}", n * opts_.cpus_per_task),
-            fmt::format("TresPerNode=gres:gpu:{}", most), "ReqNodeList=" + Join(names, ","),
-            "StartTime=now"}});
-    }
-    constexpr size_t kParallel = 4;
-    for (size_t first = 0; first < pins.size(); first += kParallel) {
-      std::vector<std::thread> threads;
-      for (size_t k = first; k < std::min(pins.size(), first + kParallel); ++k) {
-        threads.emplace_back([&, k] {
-          auto r = Slurm(pins[k].argv);
-          pins[k].status = r.status();
-          if (r.ok()) pins[k].out = *r;
-        });
-      }
-      for (auto& t : threads) t.join();
-    }
-    lap("pins", pins.size());
-    std::vector<int64_t> release;
-    std::vector<Op> release_ops;
-    for (Pin& p : pins) {
-      if (p.status.code() == StatusCode::kUnavailable) {
-        contact = p.status;
-        retry.push_back(p.op);
-        continue;
-      }
-      if (!p.status.ok() || !p.out.ok()) {
-        // Slurm refused the placement: the attempt fails, and says why.
-        std::lock_guard lk(mu_);
-        if (Job* j = Find(p.op.job); j && j->attempt == p.op.attempt) {
-          j->phase = Phase::kEnded;
-          j->ended = ExitInfo{.job = p.op.job,
-                              .attempt = p.op.attempt,
-                              .exit_code = -1,
-                              .signal = 0,
-                              .reason = "launch failed: scontrol update: " +
-                                        (p.status.ok() ? p.out.Summary() : p.status.message())};
-        }
-        continue;
-      }
-      release.push_back(p.sid);
-      release_ops.push_back(p.op);
-    }
-    if (!release.empty()) {
-      StatusOr<CommandResult> r = IoError("");
-      if (!run({"scontrol", "release", JoinIds(release, ',')}, &r)) {
-        // The pins are done; the release is repeated (an update again is harmless).
-        retry.insert(retry.end(), release_ops.begin(), release_ops.end());
-      } else {
-        if (!r.ok() || !r->ok()) {
-          for (int64_t sid : release) (void)run({"scontrol", "release", std::to_string(sid)});
-        }
-        lap("released", release.size());
-        std::lock_guard lk(mu_);
-        const uint64_t seq = ++op_seq_;
-        for (const Op& o : release_ops) {
-          if (Job* j = Find(o.job); j && j->phase == Phase::kLaunching && j->attempt == o.attempt) {
-            j->phase = Phase::kReleased;
-            j->released_seq = seq;
-          }
-        }
-      }
-    }
-  }
-  // 5. Submissions, a few at a time (sbatch takes ~15 ms, mostly waiting for slurmctld),
-  // after the pins and releases: a launch waits for no unrelated submission.
-  {
-    const std::vector<Op> submits = by_kind(OpKind::kSubmit);
-    std::vector<Status> result(submits.size());
-    constexpr size_t kParallel = 4;
-    for (size_t first = 0; first < submits.size(); first += kParallel) {
-      std::vector<std::thread> threads;
-      for (size_t k = first; k < std::min(submits.size(), first + kParallel); ++k) {
-        threads.emplace_back([&, k] { result[k] = SubmitNow(submits[k].job); });
-      }
-      for (auto& t : threads) t.join();
-    }
-    std::lock_guard lk(mu_);
-    for (size_t k = 0; k < submits.size(); ++k) {
-      Job* j = Find(submits[k].job);
-      if (result[k].code() == StatusCode::kUnavailable) {
-        contact = result[k];
-        retry.push_back(submits[k]);
-      } else if (j) {
-        j->submit_queued = false;
-        if (!result[k].ok()) j->submit_error = result[k].message();
-      }
-    }
-    cv_.notify_all();  // Launch may wait for a submission
-    lap("sbatch", submits.size());
-  }
-  // 6. Cancels of retired jobs.
-  (void)each_known(OpKind::kCancel, {"scancel", "--quiet"}, false);
-  if (trace && !timing.empty()) std::cerr << "tiresias slurm batch:" << timing << "\n";
-  std::lock_guard lk(mu_);
-  NoteContact(contact);
-  ++op_seq_;
-  return retry;
 }
 
 }  // namespace tiresias

@@ -148,14 +148,19 @@ class SlurmExecutor : public Executor {
   explicit SlurmExecutor(SlurmOptions opts) : opts_(std::move(opts)) {}
   // A Slurm client command over `items` jobs; Unavailable when slurmctld cannot be reached.
   StatusOr<CommandResult> Slurm(const std::vector<std::string>& argv, size_t items = 1) const;
+  // A failed command is retried (not the request's fault) when its words say slurmctld did
+  // not answer, or when `scontrol ping` finds no controller up.
+  bool Retryable(const CommandResult& r) const;
   StatusOr<std::vector<SlurmJob>> Squeue() const;
   StatusOr<std::vector<SlurmNode>> Sinfo() const;
   void PollerLoop();
   void WorkerLoop();
   // Runs one batch of ops; the ops that must be retried are returned.
   std::vector<Op> RunBatch(std::vector<Op> ops);
-  Status SubmitNow(JobId id);                    // sbatch; mu_ not held
-  void Enqueue(Op op);                           // mu_ held
+  Status SubmitNow(JobId id);  // sbatch; mu_ not held
+  void Enqueue(Op op);         // mu_ held
+  // The job's entry, created if new (recovery asks about jobs before it adopts them).
+  Job& Track(JobId id, const std::string& job_dir);
   Job* Find(JobId id);                           // mu_ held
   const SlurmJob* Seen(int64_t slurm_id) const;  // mu_ held; in the latest snapshot
   std::string Tag(JobId id) const;

@@ -156,16 +156,34 @@ bool SlurmEnded(std::string_view s) {
 
 bool SlurmTransientFailure(std::string_view output) {
   // Slurm's own words (slurm_errno.c in 22.05) for the controller not answering the request.
-  for (std::string_view m :
-       {"Unable to contact slurm controller", "Socket timed out", "Connection refused",
-        "Zero Bytes were transmitted", "Communication connection failure",
-        "Communication shutdown failure", "Transport endpoint", "standby mode",
-        "Connection timed out", "Insane message length", "Unable to establish",
-        "Unexpected message received", "Message send failure", "Message receive failure",
-        "Failed to send entire message", "try again"}) {
+  for (std::string_view m : {"Unable to contact slurm controller",
+                             "Socket timed out",
+                             "Connection refused",
+                             "Zero Bytes were transmitted",
+                             "Communication connection failure",
+                             "Communication shutdown failure",
+                             "Transport endpoint",
+                             "standby mode",
+                             "Connection timed out",
+                             "Insane message length",
+                             "Unable to establish",
+                             "Unexpected message received",
+                             "Message send failure",
+                             "Message receive failure",
+                             "Failed to send entire message",
+                             "try again",
+                             "Connection reset by peer",
+                             "Broken pipe",
+                             "Network is unreachable",
+                             "No route to host"}) {
     if (output.find(m) != std::string_view::npos) return true;
   }
   return false;
+}
+
+bool SlurmPingSaysUp(std::string_view output) {
+  // "Slurmctld(primary) at head is UP" (a backup's line may follow, UP or DOWN).
+  return output.find(" is UP") != std::string_view::npos;
 }
 
 StatusOr<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {

@@ -82,6 +82,7 @@ TEST(SlurmState, TransientFailuresAreTheControllerNotAnsweringNotARefusal) {
            "scontrol: error: Job can not be altered now, try again later",
            "sinfo: error: Controller is in standby mode, try a different controller",
            "scancel: error: Message receive failure",
+           "sbatch: error: Batch job submission failed: Connection reset by peer",
        }) {
     EXPECT_TRUE(SlurmTransientFailure(said)) << said;
   }
@@ -96,6 +97,13 @@ TEST(SlurmState, TransientFailuresAreTheControllerNotAnsweringNotARefusal) {
        }) {
     EXPECT_FALSE(SlurmTransientFailure(said)) << said;
   }
+}
+
+TEST(SlurmState, PingSaysWhetherAControllerAnswers) {
+  EXPECT_TRUE(SlurmPingSaysUp("Slurmctld(primary) at head is UP\n"));
+  EXPECT_TRUE(SlurmPingSaysUp("Slurmctld(primary) at a is UP\nSlurmctld(backup) at b is DOWN\n"));
+  EXPECT_FALSE(SlurmPingSaysUp("Slurmctld(primary) at head is DOWN\n"));
+  EXPECT_FALSE(SlurmPingSaysUp(""));
 }
 
 TEST(SlurmState, Hostlists) {

@@ -36,6 +36,13 @@ LiveMetrics::LiveMetrics(Duration sample_every, size_t keep)
                        .Help("Jobs told to stop so that others could run")
                        .Register(*registry_)
                        .Add({})),
+      lost_gpu_seconds_(BuildCounter()
+                            .Name("tiresias_preemption_lost_gpu_seconds_total")
+                            .Help("GPU-seconds of work lost to preemptions: progress since the "
+                                  "last reported checkpoint of runs killed at the grace deadline "
+                                  "or stopped at a checkpoint")
+                            .Register(*registry_)
+                            .Add({})),
       promotions_(BuildCounter()
                       .Name("tiresias_promotions_total")
                       .Help("Waiting jobs promoted back to Q1 (starvation)")

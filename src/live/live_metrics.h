@@ -43,6 +43,11 @@ class LiveMetrics {
   void ObservePass(double seconds) { pass_seconds_.Observe(seconds); }
   void ObserveCommit(double seconds) { commit_seconds_.Observe(seconds); }
   void CountPreemption() { preemptions_.Increment(); }
+  // GPU-seconds of work lost by preempted jobs (killed at the grace deadline, or stopped at a
+  // reported checkpoint: the progress since it).
+  void CountLost(double gpu_seconds) {
+    if (gpu_seconds > 0) lost_gpu_seconds_.Increment(gpu_seconds);
+  }
   void CountTransition(bool promotion) { (promotion ? promotions_ : demotions_).Increment(); }
   // A job ended: finished or failed (its JCT and queueing delay), or cancelled.
   void JobEnded(const std::string& state, double jct_s, double queueing_s);
@@ -70,6 +75,7 @@ class LiveMetrics {
   prometheus::Family<prometheus::Gauge>& waiting_;
   prometheus::Family<prometheus::Gauge>& gpus_;
   prometheus::Counter& preemptions_;
+  prometheus::Counter& lost_gpu_seconds_;
   prometheus::Counter& promotions_;
   prometheus::Counter& demotions_;
   prometheus::Family<prometheus::Counter>& ended_;

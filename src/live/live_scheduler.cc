@@ -133,6 +133,7 @@ StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req, std::vector<JobI
   base.held = req.hold;
   base.tasks_per_gpu = static_cast<int>(req.tasks_per_gpu);
   base.keep_checkpoints = req.keep_checkpoints;
+  base.stop_at_checkpoint = static_cast<Duration>(req.stop_at_checkpoint_s * kMsPerSecond);
   if (base.tasks_per_gpu > 0 && cfg_.executor == "slurm") {
     return InvalidArgument(
         "field 'tasks_per_gpu': not supported with --executor slurm yet (its batch script "
@@ -428,14 +429,18 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
       EndAsTimeout(rec, now, what);
       return;
     }
-    // Checkpointed: it exited by itself after the signal; killed when its grace ran out (or
-    // its run was lost meanwhile, e.g. its node failed).
-    Journal({.t = now,
-             .kind = EventKind::kExit,
-             .job = e.job,
-             .detail = {
-                 {"how", what}, {"after", "preemption"}, {"checkpointed", !p.killed && !e.lost}}});
-    if (p.killed) ++rec.kills;
+    // Checkpointed: it exited by itself after the signal, or was stopped at once at a fresh
+    // checkpoint (it opted in); killed when its grace ran out (or its run was lost meanwhile,
+    // e.g. its node failed): then its work since its last reported checkpoint is lost.
+    const bool checkpointed = (p.at_checkpoint || !p.killed) && !e.lost;
+    const Service lost = checkpointed && !p.at_checkpoint ? 0 : p.loss;
+    nlohmann::json detail = {
+        {"how", what}, {"after", "preemption"}, {"checkpointed", checkpointed}};
+    if (lost > 0) detail["lost_gpu_ms"] = lost;
+    Journal({.t = now, .kind = EventKind::kExit, .job = e.job, .detail = detail});
+    if (p.killed && !p.at_checkpoint) ++rec.kills;
+    rec.lost += lost;
+    metrics_.CountLost(ToSeconds(lost));
     rec.state = to_launch_.contains(e.job) ? LiveState::kStarting : LiveState::kPending;
     return;
   }
@@ -639,7 +644,27 @@ void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
   if (p.stopping) return;
   p.stopping = true;
   p.kill_at = now + cfg_.grace;
+  if (const Job* cj = sched_->Find(id)) p.loss = cj->RunLossAt(now);
   (void)executor_->Signal(p.ref, sig);  // NotFound: already gone, Poll reports it
+}
+
+void LiveScheduler::PreemptProcess(JobId id, Time now) {
+  auto it = procs_.find(id);
+  const Job* cj = sched_->Find(id);
+  const auto rec = records_.find(id);
+  if (it == procs_.end() || it->second.stopping || !cj || rec == records_.end() ||
+      rec->second.stop_at_checkpoint <= 0 || cj->ckpt_at < cj->progress_start ||
+      now - cj->ckpt_at > rec->second.stop_at_checkpoint) {
+    StopProcess(id, now, cfg_.preempt_signal);
+    return;
+  }
+  // It opted in and checkpointed moments ago: its GPUs are free as soon as it is gone.
+  Proc& p = it->second;
+  p.stopping = p.killed = p.at_checkpoint = true;
+  p.kill_at = kNever;
+  p.gone_by = now + Seconds(1);
+  p.loss = cj->RunLossAt(now);
+  (void)executor_->Signal(p.ref, SIGKILL);
 }
 
 bool LiveScheduler::HeldBack(const std::vector<GpuId>& gpus, JobId id) const {
@@ -812,7 +837,7 @@ int64_t LiveScheduler::Step() {
     MustOk(txn.Commit());
     metrics_.ObserveCommit(SecondsSince(commit_start));
   }
-  for (JobId id : stop) StopProcess(id, now, cfg_.preempt_signal);
+  for (JobId id : stop) PreemptProcess(id, now);
   RetireEnded(changed);
   // Kill what overstayed its grace before deciding what can launch.
   for (auto& [id, p] : procs_) {

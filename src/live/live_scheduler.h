@@ -73,6 +73,10 @@ struct ServeConfig {
   bool emulated = true;
   int preempt_signal = 15;  // SIGTERM
   Duration grace = Seconds(30);
+  // Among running jobs of one priority class, stop those that would lose the least work
+  // (SchedulerOptions::checkpoint_aware; only jobs that report checkpoints are moved).
+  // nullopt: what the state recorded, on for a new one. Recorded with the journal.
+  std::optional<bool> checkpoint_aware;
   bool log_events = false;  // print each journal event (not ticks) to stdout
   // After a crash, how long to wait for the pid file of a launch that was in flight.
   int launch_probe_ms = 1000;
@@ -167,11 +171,18 @@ class LiveScheduler {
     Time kill_at = kNever;  // when SIGKILL is due (kNever: not stopping, or already sent)
     bool killed = false;    // SIGKILL sent
     Time gone_by = kNever;  // killed: when we expect it gone (pinned, see ExpectedRelease)
+    // What its run would lose, as of when it was told to stop (GPU-ms since its last reported
+    // checkpoint or its start): counted as lost unless it exits by itself after the signal.
+    Service loss = 0;
+    bool at_checkpoint = false;  // stopped at once at a fresh checkpoint (stop_at_checkpoint)
   };
   // Journal and state writes in the loop must not fail silently: the core has already moved
   // on, so a lost write would make replay diverge. Crash-only: abort, and the next serve
   // replays what was committed.
   void MustOk(const Status& s);
+  // Stops a preempted (or evicted) job's process: at once when it opted in and its last
+  // reported checkpoint is recent enough (JobRecord::stop_at_checkpoint), else StopProcess.
+  void PreemptProcess(JobId id, Time now);
   // Feeds the core the checkpoints running jobs reported since the last step (journaled).
   void PollCheckpoints(Time now);
   // Note() from the loop: aborts on failure (see MustOk).

@@ -39,6 +39,9 @@ Status LiveScheduler::Open() {
     conf["nodes"] = names;
   }
   int defaults_version = PolicyDefaultsVersion();
+  // Checkpoint-aware victims: on for a new state unless --checkpoint-aware=false; state from
+  // before the option was recorded replays without it (its journal has no checkpoints).
+  bool ckpt_aware = cfg_.checkpoint_aware.value_or(true);
   const auto old = store_->GetMeta("config");
   if (old) {
     auto recorded = nlohmann::json::parse(*old, nullptr, /*allow_exceptions=*/false);
@@ -47,6 +50,14 @@ Status LiveScheduler::Open() {
                              ? recorded["defaults"].get<int>()
                              : 1;
       recorded.erase("defaults");
+      ckpt_aware = recorded.value("checkpoint_aware", false);
+      recorded.erase("checkpoint_aware");
+      if (cfg_.checkpoint_aware && *cfg_.checkpoint_aware != ckpt_aware) {
+        return FailedPrecondition(fmt::format(
+            "{}: this state was written with --checkpoint-aware={}; start without the option "
+            "or with the same value, or use another --state-dir",
+            cfg_.state_dir, ckpt_aware));
+      }
     }
     if (recorded != conf) {
       return FailedPrecondition(fmt::format(
@@ -56,17 +67,19 @@ Status LiveScheduler::Open() {
           cfg_.state_dir, *old, conf.dump()));
     }
   }
-  auto core = BuildCore(CoreConfig{.topo = *topo,
-                                   .policy = cfg_.policy,
-                                   .policy_opts = cfg_.policy_opts,
-                                   .placement = cfg_.placement,
-                                   .placement_opts = cfg_.placement_opts,
-                                   .options = {.record_transitions = true},
-                                   .defaults_version = defaults_version},
-                        FileDataSource());
+  auto core =
+      BuildCore(CoreConfig{.topo = *topo,
+                           .policy = cfg_.policy,
+                           .policy_opts = cfg_.policy_opts,
+                           .placement = cfg_.placement,
+                           .placement_opts = cfg_.placement_opts,
+                           .options = {.record_transitions = true, .checkpoint_aware = ckpt_aware},
+                           .defaults_version = defaults_version},
+                FileDataSource());
   if (!core.ok()) return core.status();  // a bad configuration is not recorded
   if (!old) {
     conf["defaults"] = defaults_version;
+    conf["checkpoint_aware"] = ckpt_aware;
     if (Status s = store_->SetMeta("config", conf.dump()); !s.ok()) return s;
   }
   sched_ = std::move(*core);

@@ -176,7 +176,18 @@ class LiveSchedulerTest : public ::testing::Test {
     }
     c.launch_probe_ms = 0;
     c.grace = grace_;
+    c.checkpoint_aware = checkpoint_aware_;
     return c;
+  }
+
+  // Touches job `id`'s checkpoint marker (TIRESIAS_CHECKPOINT_FILE) with mtime `wall_ms`.
+  void TouchMarker(JobId id, int64_t wall_ms) {
+    const auto marker = dir_ / "tiresias-jobs" / id.str() / "checkpoint" / ".tiresias-checkpoint";
+    std::filesystem::create_directories(marker.parent_path());
+    { std::ofstream(marker.string()) << "step\n"; }
+    const timespec ts{.tv_sec = wall_ms / 1000, .tv_nsec = (wall_ms % 1000) * 1'000'000};
+    const timespec both[2] = {ts, ts};
+    ASSERT_EQ(utimensat(AT_FDCWD, marker.c_str(), both, 0), 0);
   }
 
   std::unique_ptr<LiveScheduler> Start() {
@@ -227,6 +238,7 @@ class LiveSchedulerTest : public ::testing::Test {
   nlohmann::json final_;
   int crashes_ = 0;
   Duration grace_ = Seconds(30);
+  std::optional<bool> checkpoint_aware_;
   std::string executor_;  // the cluster executor's name when cluster_ is set ("fake")
   std::vector<std::string> policy_opts_ = {"thresholds=20"};  // demote after 20 s on 1 GPU
   std::vector<NodeSpec> cluster_;                             // empty: one local node with 4 GPUs
@@ -717,14 +729,7 @@ TEST_F(LiveSchedulerTest, ACheckpointMarkerIsJournaledAndFedToTheCoreOnce) {
   const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
   world_.work[a] = 60'000;
   d->Step();
-  const auto marker = dir_ / "tiresias-jobs" / a.str() / "checkpoint" / ".tiresias-checkpoint";
-  std::filesystem::create_directories(marker.parent_path());
-  auto touch = [&](int64_t wall_ms) {
-    { std::ofstream(marker.string()) << "step\n"; }
-    const timespec ts{.tv_sec = wall_ms / 1000, .tv_nsec = (wall_ms % 1000) * 1'000'000};
-    const timespec both[2] = {ts, ts};
-    ASSERT_EQ(utimensat(AT_FDCWD, marker.c_str(), both, 0), 0);
-  };
+  auto touch = [&](int64_t wall_ms) { TouchMarker(a, wall_ms); };
   touch(t0 - 1'000);  // before the run: ignored
   world_.now = t0 + 2'000;
   d->Step();
@@ -751,6 +756,82 @@ TEST_F(LiveSchedulerTest, ACheckpointMarkerIsJournaledAndFedToTheCoreOnce) {
   world_.now = t0 + 7'000;
   d->Step();
   EXPECT_EQ(Count(Journal(dir_ / "tiresias.db"), EventKind::kCheckpoint), 1);
+}
+
+TEST_F(LiveSchedulerTest, CheckpointAwareVictimsStopAtACheckpointAndCountTheWorkLost) {
+  // 4 GPUs, dlas demoting after 20 GPU-s; processes ignore SIGTERM (only SIGKILL stops them),
+  // grace 30 s. Jobs a and b (2 GPUs each, submitted in that order) start at t0 and are in Q2
+  // from t0 + 10 s. b reports a checkpoint at t0 + 20 s, a at t0 + 40 s; a opted in to being
+  // stopped at once within 30 s of a checkpoint. At t0 + 50 s job c (2 GPUs, Q1) arrives.
+  // In policy order the victim is b (Q2's last). Checkpoint-aware (serve's default), b would
+  // lose (50 - 20) s x 2 GPUs = 60 GPU-s and a only (50 - 40) x 2 = 20: a is the victim, and
+  // as its checkpoint is 10 s old (<= 30) it is killed at once, so c starts at t0 + 50 s, not
+  // after a 30 s grace. Lost: 20 GPU-s for a, not a kill at the deadline.
+  // Not checkpoint-aware: b is the victim, ignores the signal, is killed at t0 + 80 s; c starts
+  // then. Lost: 60 GPU-s (its work since its checkpoint when it was told to stop), one kill.
+  world_.ignore_term = true;
+  for (const bool aware : {true, false}) {
+    SCOPED_TRACE(aware);
+    if (!aware) checkpoint_aware_ = false;
+    const int64_t t0 = world_.now;
+    auto d = Start();
+    const JobId a =
+        *d->Submit({.name = "a", .gpus = 2, .argv = {"train"}, .stop_at_checkpoint_s = 30});
+    const JobId b = *d->Submit({.name = "b", .gpus = 2, .argv = {"train"}});
+    world_.work[a] = world_.work[b] = 1'000'000;
+    d->Step();
+    d->Step();
+    ASSERT_EQ(world_.launches.size(), 2u);
+    world_.now = t0 + 21'000;
+    TouchMarker(b, t0 + 20'000);
+    d->Step();
+    world_.now = t0 + 41'000;
+    TouchMarker(a, t0 + 40'000);
+    d->Step();
+    world_.now = t0 + 50'000;
+    const JobId c = *d->Submit({.name = "c", .gpus = 2, .argv = {"train"}});
+    world_.work[c] = 5'000;
+    d->Step();
+    d->Step();
+    const JobId victim = aware ? a : b, other = aware ? b : a;
+    if (!aware) {
+      EXPECT_EQ(world_.launches.size(), 2u);  // c waits for b's grace
+      world_.now = t0 + 80'000;
+      d->Step();
+      d->Step();
+    }
+    ASSERT_EQ(world_.launches.size(), 3u);
+    EXPECT_EQ(world_.launches.back().substr(0, world_.launches.back().find(':')),
+              fmt::format("{}@{}", c.value(), aware ? t0 + 50'000 : t0 + 80'000));
+    auto jv = *d->Get(victim);
+    EXPECT_EQ(jv["preemptions"], 1) << jv.dump();
+    EXPECT_EQ(jv["kills"], aware ? 0 : 1) << jv.dump();
+    EXPECT_DOUBLE_EQ(jv["lost_gpu_s"].get<double>(), aware ? 20.0 : 60.0) << jv.dump();
+    EXPECT_EQ((*d->Get(other))["state"], "running");
+    EXPECT_DOUBLE_EQ((*d->Get(other))["lost_gpu_s"].get<double>(), 0.0);
+    int exits = 0;
+    for (const Event& e : Journal(dir_ / "tiresias.db")) {
+      if (e.kind != EventKind::kExit) continue;
+      ++exits;
+      EXPECT_EQ(e.detail["checkpointed"], aware) << e.detail.dump();
+      EXPECT_EQ(e.detail["lost_gpu_ms"], aware ? 20'000 : 60'000) << e.detail.dump();
+    }
+    EXPECT_EQ(exits, 1);
+    // The option is recorded with the state; a restart asking otherwise is refused.
+    d.reset();
+    auto store = Store::Open((dir_ / "tiresias.db").string(), world_.now);
+    ASSERT_TRUE(store.ok());
+    EXPECT_EQ(nlohmann::json::parse(*(*store)->GetMeta("config"))["checkpoint_aware"], aware);
+    ServeConfig c2 = Config();
+    c2.checkpoint_aware = !aware;
+    LiveScheduler again(c2, std::move(*store), std::make_unique<FakeRunner>(world_),
+                        [this] { return world_.now; });
+    const Status s = again.Open();
+    EXPECT_NE(s.message().find("--checkpoint-aware"), std::string::npos) << s.message();
+    TearDown();
+    SetUp();
+    world_ = FakeWorld{.ignore_term = true};
+  }
 }
 
 TEST_F(LiveSchedulerTest, OneProcessPerGpuIsRefusedUnderSlurm) {

@@ -46,6 +46,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
     j["signal"] = r.signal;
   }
   j["kills"] = r.kills;
+  j["lost_gpu_s"] = ToSeconds(r.lost);  // work lost to its preemptions
   j["held"] = r.held;
   if (r.array_id != JobId()) j["ref"] = fmt::format("{}_{}", r.array_id.value(), r.array_index);
   const Time until = r.end >= 0 ? std::min(r.end, now) : now;

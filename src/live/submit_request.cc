@@ -228,6 +228,11 @@ StatusOr<SubmitPlan> Plan(const SubmitRequest& r) {
         "field 'duration_s': expected a positive number of seconds (at most ten years), got {}",
         *r.duration_s));
   }
+  if (!(r.stop_at_checkpoint_s >= 0 && r.stop_at_checkpoint_s <= kMaxStopAtCheckpointS)) {
+    return InvalidArgument(
+        fmt::format("field 'stop_at_checkpoint_s': expected 0..{} seconds, got {}",
+                    kMaxStopAtCheckpointS, r.stop_at_checkpoint_s));
+  }
   for (const auto& [k, v] : r.env) {
     if (k.empty() || k.find('=') != std::string::npos || k.find('\0') != std::string::npos) {
       return InvalidArgument(fmt::format("field 'env': '{}' is not a variable name", k));

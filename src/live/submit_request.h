@@ -42,6 +42,9 @@ struct SubmitRequest {
   int64_t tasks_per_gpu = 0;
   // Keep the checkpoint directory after the job finished (it is removed by default).
   bool keep_checkpoints = false;
+  // Preempted within this many seconds of a reported checkpoint: stopped at once, without
+  // the signal and grace (JobRecord::stop_at_checkpoint). 0: never.
+  double stop_at_checkpoint_s = 0;
 };
 
 // What a valid request asks for, parsed.
@@ -57,6 +60,8 @@ struct SubmitPlan {
 inline constexpr double kMaxRequestDurationS = 315'360'000;
 // The most GPUs a request may ask for before the cluster is consulted.
 inline constexpr int kMaxRequestGpus = 1 << 20;
+// The longest --stop-at-checkpoint window: a day (a checkpoint older than that is stale).
+inline constexpr double kMaxStopAtCheckpointS = 86'400;
 
 // Variables the scheduler sets for each run (CUDA_VISIBLE_DEVICES, TIRESIAS_*, WORLD_SIZE,
 // MASTER_ADDR, MASTER_PORT, RANK, LOCAL_RANK, LOCAL_WORLD_SIZE, NODE_RANK and torchrun's

@@ -30,7 +30,7 @@ class Gittins : public OrderingPolicy {
     const Service a = j.AttainedAt(now);
     auto up = q_.upper(j.queue);
     Service quantum = up ? *up - (a - j.q_base) : last_quantum_;
-    return index_.Index(a, quantum);
+    return index_.Index(a, quantum, &j.key_hint);
   }
   SortKey Key(const Job& j, Time now) const override {
     return {.k0 = j.queue, .k1 = -IndexOf(j, now), .submit = j.spec.submit, .id = j.spec.id};

@@ -36,18 +36,39 @@ Service GittinsIndex::Quantile(double q) const {
   return sorted_[rank - 1];
 }
 
-double GittinsIndex::Index(Service a, Service quantum) const {
+size_t GittinsIndex::UpperBound(Service x, size_t guess) const {
   const size_t n = sorted_.size();
-  const size_t i = std::upper_bound(sorted_.begin(), sorted_.end(), a) - sorted_.begin();
+  // guess is upper_bound(x) when every sample before it is <= x and the one at it is > x.
+  for (size_t g = guess; g <= n && g <= guess + 1; ++g) {
+    if ((g == 0 || sorted_[g - 1] <= x) && (g == n || x < sorted_[g])) return g;
+  }
+  return std::upper_bound(sorted_.begin(), sorted_.end(), x) - sorted_.begin();
+}
+
+double GittinsIndex::IndexAt(Service a, Service quantum, size_t i, size_t j) const {
+  const size_t n = sorted_.size();
   if (i == n) return 0.0;
-  const size_t j =
-      std::upper_bound(sorted_.begin() + i, sorted_.end(), a + quantum) - sorted_.begin();
   const double done = static_cast<double>(j - i);
   // sum over samples in (a, a+D] of (s - a), plus D for each sample beyond a+D.
   const double within = (prefix_[j] - prefix_[i]) - static_cast<double>(a) * done;
   const double expected = within + static_cast<double>(n - j) * static_cast<double>(quantum);
   if (expected <= 0) return 0.0;
   return done / expected * kMsPerSecond;
+}
+
+double GittinsIndex::Index(Service a, Service quantum) const {
+  const size_t i = std::upper_bound(sorted_.begin(), sorted_.end(), a) - sorted_.begin();
+  const size_t j =
+      std::upper_bound(sorted_.begin() + i, sorted_.end(), a + quantum) - sorted_.begin();
+  return IndexAt(a, quantum, i, j);
+}
+
+double GittinsIndex::Index(Service a, Service quantum, uint64_t* hint) const {
+  const size_t i = UpperBound(a, static_cast<uint32_t>(*hint));
+  // As the search over [i, end) above: never before i (a quantum <= 0 ends nothing).
+  const size_t j = std::max(i, UpperBound(a + quantum, static_cast<uint32_t>(*hint >> 32)));
+  *hint = (static_cast<uint64_t>(j) << 32) | static_cast<uint32_t>(i);
+  return IndexAt(a, quantum, i, j);
 }
 
 }  // namespace tiresias

@@ -2,12 +2,15 @@
 //   G(a, D) = P(S - a <= D | S > a) / E[min(S - a, D) | S > a]
 // computed on the samples: among samples greater than a, the fraction ending within D,
 // divided by the mean of min(s - a, D). No sample above a gives index 0 (lowest).
-// Samples are kept sorted with prefix sums, so an index costs two binary searches.
+// Samples are kept sorted with prefix sums, so an index costs two binary searches, or, with a
+// hint (where the last index of the same job fell), two comparisons: a running job is re-keyed
+// at every pass and its service moves past few samples between two passes.
 // Online updates are buffered and merged every `batch` samples. The same samples give
 // queue thresholds as quantiles (QueueDiscipline's threshold_quantiles). Not thread-safe.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "common/time.h"
@@ -19,6 +22,9 @@ class GittinsIndex {
   explicit GittinsIndex(std::vector<Service> samples, size_t batch = 100);
   // Index per GPU-second of quantum (scale is irrelevant to ordering).
   double Index(Service attained, Service quantum) const;
+  // The same value, bit for bit, starting the two searches at `*hint` (any value is fine; the
+  // searches' results are stored back for the next call).
+  double Index(Service attained, Service quantum, uint64_t* hint) const;
   // True when the sample was merged (every `batch` samples), changing the index.
   bool Add(Service sample);
   size_t size() const { return sorted_.size(); }
@@ -28,6 +34,9 @@ class GittinsIndex {
 
  private:
   void Rebuild();
+  // upper_bound(x) over sorted_, trying `guess` and the position after it first.
+  size_t UpperBound(Service x, size_t guess) const;
+  double IndexAt(Service a, Service quantum, size_t i, size_t j) const;
   std::vector<Service> sorted_;
   // prefix_[i] = sum of sorted_[0..i), in double: exact below 2^53 GPU-ms, and a long history
   // of large samples cannot overflow it.

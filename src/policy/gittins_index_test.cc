@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "core/scheduler.h"
 #include "placement/registry.h"
@@ -143,6 +145,32 @@ TEST(GittinsIndex, HugeSamplesDoNotOverflowTheSums) {
   GittinsIndex g(std::vector<Service>(40, big));
   // From 0 with a quantum covering every sample: 40 ending / (40 x big) GPU-ms, per GPU-s.
   EXPECT_DOUBLE_EQ(g.Index(0, big), 40.0 / (40.0 * static_cast<double>(big)) * 1000);
+}
+
+// The hinted index (a running job re-keyed at every pass) is the plain one bit for bit,
+// whatever the hint: service climbing slowly, jumping, quanta <= 0, and the history growing
+// under a hint (online merges).
+TEST(GittinsIndex, HintedIndexIsExactlyThePlainOne) {
+  std::mt19937_64 rng(7);
+  std::vector<Service> samples;
+  std::uniform_int_distribution<Service> sample(1, 500000);
+  for (int i = 0; i < 300; ++i) samples.push_back(sample(rng));
+  samples.push_back(samples[5]);  // equal samples
+  GittinsIndex g(samples, 7);
+  std::uniform_int_distribution<Service> step(0, 4000), jump(0, 600000), quantum(-1000, 200000);
+  std::uniform_int_distribution<int> coin(0, 19);
+  uint64_t hint = 0;
+  Service a = 0;
+  for (int k = 0; k < 20000; ++k) {
+    a = coin(rng) == 0 ? jump(rng) : a + step(rng);
+    if (coin(rng) == 0) hint = rng();  // any hint, even nonsense
+    if (coin(rng) == 0) g.Add(sample(rng));
+    const Service q = quantum(rng);
+    const double plain = g.Index(a, q);
+    const double hinted = g.Index(a, q, &hint);
+    ASSERT_EQ(std::bit_cast<uint64_t>(plain), std::bit_cast<uint64_t>(hinted))
+        << "a " << a << " quantum " << q;
+  }
 }
 
 }  // namespace

@@ -227,23 +227,6 @@ TEST(DlasScenario, PromoteKnobPromotesExactlyAtWaitEqualsKnobTimesService) {
   EXPECT_EQ(s->Find(JobId(1))->promotions, 0);
 }
 
-// A GPU-time history from memory, for thresholds that follow it.
-class MemoryHistory : public DataSource {
- public:
-  explicit MemoryHistory(std::vector<Service> s)
-      : s_(std::make_shared<const std::vector<Service>>(std::move(s))) {}
-  StatusOr<std::shared_ptr<const std::vector<Service>>> GpuTimeHistory(
-      const std::string&) const override {
-    return s_;
-  }
-  StatusOr<std::shared_ptr<const ModelCatalog>> ModelProfiles(const std::string&) const override {
-    return NotFound("no profiles");
-  }
-
- private:
-  std::shared_ptr<const std::vector<Service>> s_;
-};
-
 // Two GPUs; dlas with T1 = the median of a GPU-time history {10, 20} GPU-s (nearest rank:
 // the 1st of 2, 10 GPU-s), learning from every completion (history_batch=1) or not.
 // X (50 s) and B (1000 s) start at 0 and drop to Q2 at 10 s. C and D (1000 s each) arrive at

@@ -475,29 +475,13 @@ TEST(ReferencePassRegression, RekeyedRunningJobThatFellBehindAWaitingJobIsRecons
 // the reference pass (gittins online=true history_batch=5, 60_job on 1x2x4: at 800 s the stale
 // order kept job 21 running where job 16 was ahead). OnFinish now says when it learned, and
 // the core re-keys every job.
-class History : public DataSource {
- public:
-  explicit History(std::vector<Service> s)
-      : s_(std::make_shared<const std::vector<Service>>(std::move(s))) {}
-  StatusOr<std::shared_ptr<const std::vector<Service>>> GpuTimeHistory(
-      const std::string&) const override {
-    return s_;
-  }
-  StatusOr<std::shared_ptr<const ModelCatalog>> ModelProfiles(const std::string&) const override {
-    return NotFound("no profiles");
-  }
-
- private:
-  std::shared_ptr<const std::vector<Service>> s_;
-};
-
 TEST(ReferencePassRegression, OnlineGittinsReordersWaitingJobsWhenItLearns) {
   // One queue, quantum D = 100 GPU-s, history {10, 1000} GPU-s, learning at each completion.
   // G(a) = P(S - a <= D | S > a) / E[min(S - a, D) | S > a]; scale aside:
   //   before: G(0) = 1/(10 + 100) = 1/110, G(a) = 0 for 10 <= a < 900.
   //   after 120 is added: G(0) = 1/(10 + 100 + 100) = 1/210 (only 10 ends within D),
   //   G(50) = 1/((120 - 50) + 100) = 1/170 > 1/210.
-  History history({Seconds(10), Seconds(1000)});
+  MemoryHistory history({Seconds(10), Seconds(1000)});
   for (bool reference : {false, true}) {
     SCOPED_TRACE(reference ? "reference" : "incremental");
     auto p = MakeOrderingPolicy(

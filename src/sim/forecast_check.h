@@ -2,6 +2,8 @@
 // (SimConfig::forecast_every) compare with what happened: `sim --forecast-every N`.
 #pragma once
 
+#include <array>
+
 #include "sim/simulator.h"
 
 namespace tiresias {
@@ -15,6 +17,11 @@ struct ForecastQuality {
   double naive_median_error_s = 0, naive_mean_error_s = 0;
   double coverage = 0;         // 0..1
   double early = 0, late = 0;  // started before p10, after p90
+  // The further margins (ForecastOptions::margin, added to the ones the forecasts were made
+  // with) under which at most 10% of the real starts fall before p10, and 10% after p90: on
+  // each side the 90% conformal quantile of how far outside they fell. Fitted with margins 0
+  // on training weeks.
+  std::array<double, 2> margin_for_80 = {0, 0};
 };
 ForecastQuality AssessForecasts(const SimResult& r);
 

@@ -2,6 +2,7 @@
 #include "sim/report.h"
 
 #include <fcntl.h>
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -12,13 +13,10 @@
 #include <filesystem>
 #include <iterator>
 #include <map>
+#include <unordered_map>
 
 namespace tiresias {
 namespace {
-
-std::string Secs(Time ms) {
-  return ms < 0 ? "" : fmt::format("{:.3f}", ToSeconds(ms));
-}
 
 struct Row {
   std::string name;
@@ -206,35 +204,89 @@ std::string CompareTable(const std::vector<Metrics>& runs) {
   return out;
 }
 
+namespace {
+
+// Appends ms as seconds with 3 decimals, or nothing for a time that did not happen (< 0).
+// Integer arithmetic: the text "{:.3f}" gives for ms / 1000.0, without formatting a double.
+void AppendSecs(fmt::memory_buffer& out, Time ms) {
+  if (ms >= 0) fmt::format_to(fmt::appender(out), FMT_COMPILE("{}.{:03}"), ms / 1000, ms % 1000);
+}
+
+// Appends x as "{:.3f}" (digits 3) or "{:.4f}" (digits 4) does. fmt formats a double at a
+// fixed precision digit by digit (Dragon4), the bulk of a jobs.csv; x x 10^digits rounded to
+// an integer is the same text unless it lies within 10^-6 of a tie (the product's rounding
+// error is below 10^-7 under 10^9), which goes to fmt, as do negative and huge values.
+void AppendFixed(fmt::memory_buffer& out, double x, int digits) {
+  const int64_t scale = digits == 3 ? 1000 : 10000;
+  const double v = x * static_cast<double>(scale);
+  const double r = std::nearbyint(v);
+  if (x >= 0 && v < 1e9 && std::abs(std::abs(v - r) - 0.5) > 1e-6) {
+    const auto n = static_cast<int64_t>(r);
+    if (digits == 3) {
+      fmt::format_to(fmt::appender(out), FMT_COMPILE("{}.{:03}"), n / scale, n % scale);
+    } else {
+      fmt::format_to(fmt::appender(out), FMT_COMPILE("{}.{:04}"), n / scale, n % scale);
+    }
+  } else if (digits == 3) {
+    fmt::format_to(fmt::appender(out), "{:.3f}", x);
+  } else {
+    fmt::format_to(fmt::appender(out), "{:.4f}", x);
+  }
+}
+
+}  // namespace
+
 std::string JctCdfCsv(const SimResult& r) {
   std::vector<double> jct;
   for (const auto& j : r.jobs) {
     if (j.state == JobState::kFinished) jct.push_back(ToSeconds(j.end - j.submit));
   }
   std::sort(jct.begin(), jct.end());
-  std::string out = "fraction,jct_seconds\n";
-  if (jct.empty()) return out;
-  for (int p = 0; p <= 1000; ++p) {
-    out += fmt::format("{:.3f},{:.3f}\n", p / 1000.0, Quantile(jct, p / 1000.0));
+  fmt::memory_buffer out;
+  fmt::format_to(fmt::appender(out), "fraction,jct_seconds\n");
+  for (int p = 0; !jct.empty() && p <= 1000; ++p) {
+    AppendFixed(out, p / 1000.0, 3);
+    out.push_back(',');
+    AppendFixed(out, Quantile(jct, p / 1000.0), 3);
+    out.push_back('\n');
   }
-  return out;
+  return fmt::to_string(out);
 }
 
+// One buffer, formatted in place: no string per field or row, no double formatted digit by
+// digit.
 std::string JobsCsv(const SimResult& r) {
-  std::string out =
+  fmt::memory_buffer out;
+  out.reserve(r.jobs.size() * 110 + 256);
+  const auto put = fmt::appender(out);
+  fmt::format_to(
+      put,
       "id,gpus,model,state,submit,first_start,end,jct,queueing_delay,preemptions,promotions,"
-      "final_queue,overhead,slowdown,nodes,switches,restarts,lost_gpu_hours,vc\n";
+      "final_queue,overhead,slowdown,nodes,switches,restarts,lost_gpu_hours,vc\n");
   for (const auto& j : r.jobs) {
-    bool done = j.state == JobState::kFinished;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.4f},{}\n",
-                       j.id.value(), j.gpus, j.model, ToString(j.state), Secs(j.submit),
-                       Secs(j.first_start), Secs(j.end), done ? Secs(j.end - j.submit) : "",
-                       j.first_start >= 0 ? Secs(j.first_start - j.submit) : "", j.preemptions,
-                       j.promotions, j.final_queue + 1, Secs(j.overhead),
-                       done ? fmt::format("{:.4f}", j.slowdown()) : "", j.nodes, j.switches,
-                       j.restarts, static_cast<double>(j.lost) / (3600.0 * kMsPerSecond), j.vc);
+    const bool done = j.state == JobState::kFinished;
+    fmt::format_to(put, FMT_COMPILE("{},{},{},{},"), j.id.value(), j.gpus, j.model,
+                   ToString(j.state));
+    AppendSecs(out, j.submit);
+    out.push_back(',');
+    AppendSecs(out, j.first_start);
+    out.push_back(',');
+    AppendSecs(out, j.end);
+    out.push_back(',');
+    if (done) AppendSecs(out, j.end - j.submit);
+    out.push_back(',');
+    if (j.first_start >= 0) AppendSecs(out, j.first_start - j.submit);
+    fmt::format_to(put, FMT_COMPILE(",{},{},{},"), j.preemptions, j.promotions, j.final_queue + 1);
+    AppendSecs(out, j.overhead);
+    out.push_back(',');
+    if (done) AppendFixed(out, j.slowdown(), 4);
+    fmt::format_to(put, FMT_COMPILE(",{},{},{},"), j.nodes, j.switches, j.restarts);
+    AppendFixed(out, static_cast<double>(j.lost) / (3600.0 * kMsPerSecond), 4);
+    out.push_back(',');
+    out.append(j.vc);
+    out.push_back('\n');
   }
-  return out;
+  return fmt::to_string(out);
 }
 
 namespace {
@@ -265,22 +317,39 @@ Status WriteText(const std::string& path, const std::string& text, const char* w
 std::string SeriesCsv(const SimResult& r) {
   fmt::memory_buffer out;
   const size_t k = r.series.empty() ? 0 : r.series.front().waiting.size();
-  fmt::format_to(std::back_inserter(out),
+  fmt::format_to(fmt::appender(out),
                  "time_s,busy_gpus,free_gpus,unusable_gpus,running_jobs,waiting_jobs");
-  for (size_t q = 1; q <= k; ++q) fmt::format_to(std::back_inserter(out), ",running_q{}", q);
-  for (size_t q = 1; q <= k; ++q) fmt::format_to(std::back_inserter(out), ",waiting_q{}", q);
-  fmt::format_to(std::back_inserter(out), ",preemptions\n");
+  for (size_t q = 1; q <= k; ++q) fmt::format_to(fmt::appender(out), ",running_q{}", q);
+  for (size_t q = 1; q <= k; ++q) fmt::format_to(fmt::appender(out), ",waiting_q{}", q);
+  fmt::format_to(fmt::appender(out), ",preemptions\n");
   uint64_t before = 0;
   for (const SeriesPoint& p : r.series) {
     int running = 0, waiting = 0;
     for (int n : p.running) running += n;
     for (int n : p.waiting) waiting += n;
-    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{}", ToSeconds(p.t), p.busy_gpus,
+    fmt::format_to(fmt::appender(out), "{},{},{},{},{},{}", ToSeconds(p.t), p.busy_gpus,
                    p.free_gpus, p.unusable_gpus, running, waiting);
-    for (int n : p.running) fmt::format_to(std::back_inserter(out), ",{}", n);
-    for (int n : p.waiting) fmt::format_to(std::back_inserter(out), ",{}", n);
-    fmt::format_to(std::back_inserter(out), ",{}\n", p.preemptions - before);
+    for (int n : p.running) fmt::format_to(fmt::appender(out), ",{}", n);
+    for (int n : p.waiting) fmt::format_to(fmt::appender(out), ",{}", n);
+    fmt::format_to(fmt::appender(out), ",{}\n", p.preemptions - before);
     before = p.preemptions;
+  }
+  return fmt::to_string(out);
+}
+
+std::string ForecastsCsv(const SimResult& r) {
+  std::unordered_map<JobId, Time> started;
+  for (const JobResult& j : r.jobs) started.emplace(j.id, j.first_start);
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "job_id,at_s,p10_s,p50_s,p90_s,naive_s,start_s\n");
+  const auto t = [](std::optional<Time> v) {
+    return v && *v >= 0 ? fmt::format("{}", ToSeconds(*v)) : std::string();
+  };
+  for (const ForecastCheck& c : r.forecasts) {
+    auto it = started.find(c.job);
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{}\n", c.job.value(),
+                   ToSeconds(c.at), t(c.p10), t(c.p50), t(c.p90), ToSeconds(c.naive),
+                   t(it == started.end() ? std::nullopt : std::optional<Time>(it->second)));
   }
   return fmt::to_string(out);
 }
@@ -296,6 +365,12 @@ Status WriteRunDir(const std::string& dir, const SimResult& r, const Metrics& m,
   }
   if (!r.series.empty()) {
     if (Status st = WriteText(dir + "/timeseries.csv", SeriesCsv(r), "the time series"); !st.ok()) {
+      return st;
+    }
+  }
+  if (!r.forecasts.empty()) {
+    if (Status st = WriteText(dir + "/forecasts.csv", ForecastsCsv(r), "the start forecasts");
+        !st.ok()) {
       return st;
     }
   }

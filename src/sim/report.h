@@ -25,8 +25,11 @@ std::string JctCdfCsv(const SimResult& r);
 // waiting jobs in all and per queue (running_q1.., waiting_q1..), and preemptions since the
 // previous row.
 std::string SeriesCsv(const SimResult& r);
+// The start forecasts made at submit (SimConfig::forecast_every) with the real starts, in
+// seconds: job_id,at_s,p10_s,p50_s,p90_s,naive_s,start_s (empty: unset / never started).
+std::string ForecastsCsv(const SimResult& r);
 // Writes DIR/jobs.csv, DIR/jct_cdf.csv, DIR/summary.json and, with a series,
-// DIR/timeseries.csv (creating DIR).
+// DIR/timeseries.csv, with forecasts DIR/forecasts.csv (creating DIR).
 Status WriteRunDir(const std::string& dir, const SimResult& r, const Metrics& m,
                    const nlohmann::json& config);
 // Writes an event log as JSON Lines (core/event_log.h), one event per line.

@@ -39,7 +39,9 @@ Status CheckForecasts(const Scheduler& core, const std::vector<JobSpec>& jobs, s
                            .seed = static_cast<uint64_t>(i) + 1,
                            .target = jobs[i].id,
                            .until_target_starts = true,
-                           .use_given_durations = false});
+                           .use_given_durations = false,
+                           .margin = cfg.forecast_margin,
+                           .history = cfg.forecast_history});
     if (!f.ok()) return f.status();
     const JobForecast& jf = f->jobs.at(jobs[i].id);
     double done = 0, sum_duration = 0, sum_gpus = 0;

@@ -17,6 +17,7 @@
 #include "core/speed_model.h"
 #include "core/tenants.h"
 #include "core/topology.h"
+#include "engine/forecast.h"
 #include "trace/capacity_reader.h"
 
 namespace tiresias {
@@ -52,6 +53,9 @@ struct SimConfig {
   // one, to measure them against what happened; 0 = none.
   size_t forecast_every = 0;
   int forecast_samples = 8;
+  std::array<double, 2> forecast_margin = kForecastMargin;  // ForecastOptions::margin
+  // ForecastOptions::history: the service of the trace's jobs before the replayed window.
+  std::shared_ptr<const std::vector<Service>> forecast_history;
   // The cluster over time (SimResult::series) every series_step of simulated time; 0 = none.
   Duration series_step = 0;
   // Checkpoints: each job checkpoints every I of its progress-time (from each run's progress

@@ -51,6 +51,7 @@ nlohmann::json RequestToJson(const JobRecord& r) {
   if (!r.error.empty()) j["error"] = r.error;
   if (r.tasks_per_gpu > 0) j["tasks_per_gpu"] = r.tasks_per_gpu;
   if (r.keep_checkpoints) j["keep_checkpoints"] = true;
+  if (r.stop_at_checkpoint > 0) j["stop_at_checkpoint_ms"] = r.stop_at_checkpoint;
   return j;
 }
 
@@ -89,6 +90,7 @@ void RequestFromJson(const nlohmann::json& j, JobRecord& r) {
   r.error = j.value("error", "");
   r.tasks_per_gpu = j.value("tasks_per_gpu", 0);
   r.keep_checkpoints = j.value("keep_checkpoints", false);
+  r.stop_at_checkpoint = j.value("stop_at_checkpoint_ms", Duration{0});
 }
 
 nlohmann::json EngineToJson(const JobRecord& r) {

@@ -66,6 +66,9 @@ struct JobRecord {
   std::string output, error;
   int tasks_per_gpu = 0;          // 1: one process per GPU (SubmitRequest::tasks_per_gpu)
   bool keep_checkpoints = false;  // its checkpoint directory stays after it finished
+  // Preempted within this long of a checkpoint it reported, it is stopped at once (SIGKILL,
+  // no signal and grace): it opted in to losing at most this much work. 0: never.
+  Duration stop_at_checkpoint = 0;
 
   // What happened.
   LiveState state = LiveState::kPending;
@@ -84,7 +87,10 @@ struct JobRecord {
   Time last_start = -1;
   Time end = -1;
   int preemptions = 0;
-  int kills = 0;            // preemptions that ended at the grace deadline (not checkpointed)
+  int kills = 0;  // preemptions that ended at the grace deadline (not checkpointed)
+  // GPU-ms of work lost to preemptions: a run killed at the grace deadline or stopped at a
+  // reported checkpoint loses its progress since its last reported checkpoint (or its start).
+  Service lost = 0;
   bool held = false;        // held by its user (or an admin) until released
   bool timing_out = false;  // stopping because it ran out of time (not stored: recomputed)
   std::string message;      // the last reason (start, preemption, failure)

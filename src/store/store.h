@@ -42,9 +42,9 @@ struct EventRow {
 class Store {
  public:
   // The layout this build reads and writes; a database of another version is refused, except
-  // version 2, which is upgraded in place (3 added the jobs' engine column: the Slurm job id
-  // and nodes).
-  static constexpr int kSchemaVersion = 3;
+  // versions 2 and 3, which are upgraded in place (3 added the jobs' engine column: the Slurm
+  // job id and nodes; 4 the GPU-time lost to preemptions).
+  static constexpr int kSchemaVersion = 4;
 
   struct Options {
     // Survive power loss too (synchronous=FULL, head file fsynced), at ~10x the cost per

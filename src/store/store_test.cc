@@ -87,17 +87,29 @@ TEST(Store, SchemaTwoIsUpgradedAndKeepsItsJobsAndTheEngineColumnRoundTrips) {
     EXPECT_EQ((*jobs)[0].engine_job, "17");
     EXPECT_EQ((*jobs)[0].nodes, (std::vector<std::string>{"node3", "node4"}));
   }
-  // What schema 2 looked like: no engine, kills or held columns (all three come back with
+  // What schema 2 looked like: no engine, kills, held or lost columns (all come back with
   // their defaults).
   Sql(db,
       "ALTER TABLE jobs DROP COLUMN engine; ALTER TABLE jobs DROP COLUMN kills; ALTER TABLE jobs "
-      "DROP COLUMN held; UPDATE meta SET value = '2' WHERE key = 'schema';");
+      "DROP COLUMN held; ALTER TABLE jobs DROP COLUMN lost; UPDATE meta SET value = '2' WHERE "
+      "key = 'schema';");
   auto s = Store::Open(db.string(), 2000);
   ASSERT_TRUE(s.ok()) << s.status().message();
-  EXPECT_EQ((*s)->GetMeta("schema"), "3");
+  EXPECT_EQ((*s)->GetMeta("schema"), "4");
   auto jobs = (*s)->LoadJobs();
   ASSERT_TRUE(jobs.ok()) << jobs.status().message();
   ASSERT_EQ(jobs->size(), 1u);
+  EXPECT_EQ((*jobs)[0].lost, 0);
+  // Schema 3 (this build's but the lost column): upgraded too, and lost round-trips.
+  s->reset();
+  Sql(db, "ALTER TABLE jobs DROP COLUMN lost; UPDATE meta SET value = '3' WHERE key = 'schema';");
+  s = Store::Open(db.string(), 2000);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ((*s)->GetMeta("schema"), "4");
+  JobRecord r = (*(*s)->LoadJobs())[0];
+  r.lost = 7'200'000;
+  ASSERT_TRUE((*s)->UpdateJob(r).ok());
+  EXPECT_EQ((*(*s)->LoadJobs())[0].lost, 7'200'000);
   EXPECT_EQ((*jobs)[0].name, "a");
   EXPECT_EQ((*jobs)[0].engine_job, "");
   EXPECT_TRUE((*jobs)[0].nodes.empty());

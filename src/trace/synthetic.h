@@ -2,8 +2,8 @@
 // distribution of each size class (1 GPU, 2-4, 5-8, more than 8) and the virtual-cluster mix
 // are figures fitted to a trace (by default ../shared/traces/philly.csv: counts and quantile
 // tables, not rows), arrivals are Poisson, stretched so that the span from the first to the
-// last offers the target load to a cluster exactly, and each job gets a CNN model. Durations are drawn by inverting the class's quantile table
-// (linear between the tabulated quantiles).
+// last offers the target load to a cluster exactly, and each job gets a CNN model. Durations are
+// drawn by inverting the class's quantile table (linear between the tabulated quantiles).
 //
 // Portable: the same seed gives the same jobs with any C++ standard library and compiler. The
 // generator is xoshiro256** seeded by splitmix64, integers are drawn by rejection, logarithms

@@ -1,0 +1,389 @@
+// SlurmExecutor, what is done to Slurm: the worker thread and RunBatch, which run the queued
+// operations (submissions, pins and releases, signals, requeue-holds, cancels) a kind at a
+// time as few commands as possible, and retry with backoff while slurmctld does not answer
+// (see slurm_executor.h).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include "common/strings.h"
+#include "exec/exit_file.h"
+#include "exec/slurm_executor.h"
+#include "exec/subprocess.h"
+
+namespace tiresias {
+
+void SlurmExecutor::WorkerLoop() {
+  auto backoff = std::chrono::milliseconds(100);
+  auto retry_at = std::chrono::steady_clock::now();
+  while (true) {
+    std::vector<Op> batch;
+    {
+      std::unique_lock lk(mu_);
+      cv_.wait(lk, [&] { return stop_ || !ops_.empty(); });
+      if (stop_) return;
+      if (std::chrono::steady_clock::now() < retry_at) {
+        cv_.wait_until(lk, retry_at, [&] { return stop_; });
+        if (stop_) return;
+      }
+      // Everything queued, but at most kSubmitsPerBatch submissions and kLaunchesPerBatch
+      // launches (one `scontrol update` each, ~10 ms, seconds when slurmctld is busy): a burst
+      // of new jobs must not hold up the launches queued behind it, nor a burst of launches
+      // the checkpoint signals and kills (preemptions) queued behind them.
+      constexpr int kSubmitsPerBatch = 32, kLaunchesPerBatch = 32;
+      int submits = 0, launches = 0;
+      for (auto it = ops_.begin(); it != ops_.end();) {
+        if ((it->kind == OpKind::kSubmit && ++submits > kSubmitsPerBatch) ||
+            (it->kind == OpKind::kLaunch && ++launches > kLaunchesPerBatch)) {
+          ++it;
+          continue;
+        }
+        batch.push_back(*it);
+        it = ops_.erase(it);
+      }
+      running_ops_ = static_cast<int>(batch.size());
+    }
+    std::vector<Op> retry = RunBatch(std::move(batch));
+    std::lock_guard lk(mu_);
+    running_ops_ = 0;
+    if (!retry.empty()) {
+      ops_.insert(ops_.begin(), retry.begin(), retry.end());
+      retry_at = std::chrono::steady_clock::now() + backoff;
+      backoff = std::min(opts_.max_backoff, backoff * 2);
+    } else {
+      backoff = std::chrono::milliseconds(100);
+    }
+    poke_poller_ = true;
+    cv_.notify_all();
+  }
+}
+
+std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
+  std::vector<Op> retry;
+  Status contact = Status::Ok();
+  // Runs `argv`; false (and the ops go back to the queue) when slurmctld is unreachable.
+  auto run = [&](const std::vector<std::string>& argv, StatusOr<CommandResult>* result = nullptr,
+                 size_t items = 1) {
+    auto r = Slurm(argv, items);
+    if (result) *result = r;
+    if (!r.ok() && r.status().code() == StatusCode::kUnavailable) {
+      contact = r.status();
+      return false;
+    }
+    return true;
+  };
+  auto by_kind = [&](OpKind k) {
+    std::vector<Op> out;
+    for (const Op& o : ops) {
+      if (o.kind == k) out.push_back(o);
+    }
+    return out;
+  };
+  auto slurm_id = [&](JobId id) {
+    std::lock_guard lk(mu_);
+    const Job* j = jobs_.count(id) ? &jobs_.at(id) : nullptr;
+    return j ? j->slurm_id : 0;
+  };
+  auto state_of = [&](int64_t sid) {
+    std::lock_guard lk(mu_);
+    const SlurmJob* s = Seen(sid);
+    return s ? std::make_pair(s->state, s->held) : std::make_pair(std::string(), false);
+  };
+  // A command over several jobs: on a failure other than contact, each job alone (errors
+  // such as "already completed" are the poller's to see).
+  auto each = [&](std::vector<std::string> head, const std::vector<int64_t>& ids, bool comma,
+                  const std::vector<Op>& those) {
+    if (ids.empty()) return;
+    std::vector<std::string> argv = head;
+    if (comma) {
+      argv.push_back(fmt::format("{}", fmt::join(ids, ",")));
+    } else {
+      for (int64_t id : ids) argv.push_back(std::to_string(id));
+    }
+    StatusOr<CommandResult> r = IoError("");
+    if (!run(argv, &r, ids.size())) {
+      retry.insert(retry.end(), those.begin(), those.end());
+      return;
+    }
+    if (r.ok() && r->ok()) return;
+    for (size_t k = 0; k < ids.size() && ids.size() > 1; ++k) {
+      std::vector<std::string> one = head;
+      one.push_back(std::to_string(ids[k]));
+      if (!run(one)) {
+        retry.push_back(those[k]);
+      }
+    }
+  };
+  // The ops of `kind` on jobs Slurm knows, as one command over their ids; how many.
+  auto each_known = [&](OpKind kind, std::vector<std::string> head, bool comma) {
+    std::vector<int64_t> ids;
+    std::vector<Op> those;
+    for (const Op& o : by_kind(kind)) {
+      if (int64_t sid = slurm_id(o.job)) {
+        ids.push_back(sid);
+        those.push_back(o);
+      }
+    }
+    each(std::move(head), ids, comma, those);
+    return ids.size();
+  };
+
+  // A signal or kill queued for an attempt that has ended or been superseded since (a retry
+  // after slurmctld was unreachable) must not reach the job's next state: a KILL to a job
+  // that is pending again cancels it in Slurm. attempt -1: whatever Slurm started on its own.
+  auto current = [&](const Op& o) {
+    std::lock_guard lk(mu_);
+    const Job* j = Find(o.job);
+    if (!j || j->retired) return false;
+    if (o.attempt < 0) return j->phase == Phase::kNone;
+    return j->attempt == o.attempt &&
+           (j->phase == Phase::kLaunching || j->phase == Phase::kReleased);
+  };
+
+  // With TIRESIAS_SLURM_TRACE set, each batch's parts and their times go to stderr.
+  static const bool trace = std::getenv("TIRESIAS_SLURM_TRACE") != nullptr;
+  auto t0 = std::chrono::steady_clock::now();
+  std::string timing;
+  auto lap = [&](const char* what, size_t n) {
+    if (!trace || n == 0) return;
+    const auto t = std::chrono::steady_clock::now();
+    timing += fmt::format(" {} {} in {} ms;", n, what,
+                          std::chrono::duration_cast<std::chrono::milliseconds>(t - t0).count());
+    t0 = t;
+  };
+  // 1. Holds (pending jobs Slurm must not start on its own) and requeue-holds.
+  {
+    (void)each_known(OpKind::kHold, {"scontrol", "uhold"}, true);
+    const size_t requeued = each_known(OpKind::kRequeueHold, {"scontrol", "requeuehold"}, true);
+    lap("holds", by_kind(OpKind::kHold).size() + requeued);
+  }
+  // 2. Signals: to the whole batch step of a one-node job (the command and its children), to
+  // the srun tasks of a multi-node one (not to srun itself, which would forward it again); a
+  // job that has not started yet is held instead.
+  {
+    std::map<std::pair<int, bool>, std::pair<std::vector<int64_t>, std::vector<Op>>> by_sig;
+    std::vector<int64_t> hold;
+    std::vector<Op> hold_ops;
+    for (const Op& o : by_kind(OpKind::kSignal)) {
+      const int64_t sid = slurm_id(o.job);
+      if (!sid || !current(o)) continue;
+      if (state_of(sid).first == "PENDING") {
+        hold.push_back(sid);
+        hold_ops.push_back(o);
+        continue;
+      }
+      bool one_node;
+      {
+        std::lock_guard lk(mu_);
+        const Job* j = Find(o.job);
+        one_node = !j || j->placement.size() <= 1;
+      }
+      auto& v = by_sig[{o.sig, one_node}];
+      v.first.push_back(sid);
+      v.second.push_back(o);
+    }
+    for (const auto& [key, v] : by_sig) {
+      const char* abbrev = sigabbrev_np(key.first);
+      // --state=RUNNING: Slurm itself skips a job that is not running (any more) by now.
+      std::vector<std::string> head = {
+          "scancel", "--quiet", "--state=RUNNING",
+          "--signal=" + (abbrev ? std::string(abbrev) : std::to_string(key.first))};
+      if (key.second) head.push_back("--full");
+      each(head, v.first, false, v.second);
+    }
+    each({"scontrol", "uhold"}, hold, true, hold_ops);
+    lap("signals", by_kind(OpKind::kSignal).size());
+  }
+  // 3. Kills: the grace period is over. Everything of the job is killed, then the job goes
+  // back to pending, held (or, if it never started, is simply held).
+  {
+    std::vector<int64_t> active, pending;
+    std::vector<Op> active_ops, pending_ops;
+    for (const Op& o : by_kind(OpKind::kKill)) {
+      const int64_t sid = slurm_id(o.job);
+      if (!sid || !current(o)) continue;
+      const auto [state, held] = state_of(sid);
+      if (state == "PENDING") {
+        if (!held) {
+          pending.push_back(sid);
+          pending_ops.push_back(o);
+        }
+      } else {
+        active.push_back(sid);
+        active_ops.push_back(o);
+      }
+    }
+    // --state=RUNNING: a KILL to a job that is pending (our snapshot is older) cancels it.
+    each({"scancel", "--quiet", "--state=RUNNING", "--signal=KILL", "--full"}, active, false,
+         active_ops);
+    each({"scontrol", "requeuehold"}, active, true, active_ops);
+    each({"scontrol", "uhold"}, pending, true, pending_ops);
+    lap("kills", active.size() + pending.size());
+  }
+  // 4. Launches: pin each (one update per job, a few at a time), then release them all at once.
+  {
+    struct Pin {
+      Op op;
+      int64_t sid;
+      std::vector<std::string> argv;
+      Status status = IoError("not run");  // of running the command
+      CommandResult out;
+    };
+    struct Todo {
+      Op op;
+      int64_t sid;
+      std::vector<std::pair<int, int>> placement;
+    };
+    std::vector<Todo> todo;
+    std::vector<int64_t> ended;
+    std::vector<Op> ended_ops;
+    for (const Op& o : by_kind(OpKind::kLaunch)) {
+      Todo t{.op = o};
+      {
+        std::lock_guard lk(mu_);
+        Job* j = Find(o.job);
+        if (!j || j->retired || j->phase != Phase::kLaunching || j->attempt != o.attempt) continue;
+        t.placement = j->placement;
+        t.sid = j->slurm_id;
+      }
+      const auto [state, held] = state_of(t.sid);
+      if (SlurmActive(state)) {  // still being stopped (e.g. started outside tiresias): later
+        retry.push_back(o);
+        continue;
+      }
+      if (SlurmEnded(state)) {  // the previous attempt ended in a final Slurm state
+        ended.push_back(t.sid);
+        ended_ops.push_back(o);
+      }
+      todo.push_back(std::move(t));
+    }
+    // Those go back to pending, held: one command for all (a preempted job that checkpointed
+    // and exited is COMPLETED; after a burst of preemptions there are many).
+    const size_t retried = retry.size();
+    each({"scontrol", "requeuehold"}, ended, true, ended_ops);
+    std::set<JobId> unreachable;  // their requeue-hold waits for slurmctld: so does the pin
+    for (size_t k = retried; k < retry.size(); ++k) unreachable.insert(retry[k].job);
+    lap("requeue-holds", ended.size());
+    std::vector<Pin> pins;
+    for (const Todo& t : todo) {
+      if (unreachable.contains(t.op.job)) continue;
+      const Op& o = t.op;
+      const int64_t sid = t.sid;
+      const auto& placement = t.placement;
+      int most = 0;
+      std::vector<std::string> names;
+      for (const auto& [n, g] : placement) {
+        most = std::max(most, g);
+        names.push_back(nodes_[static_cast<size_t>(n)].name);
+      }
+      const int n = static_cast<int>(placement.size());
+      pins.push_back(
+          {o,
+           sid,
+           {"scontrol", "update", fmt::format("JobId={}", sid), fmt::format("NumNodes={}-{}", n, n),
+            fmt::format("NumTasks={}", n), fmt::format("NumCPUs={}", n * opts_.cpus_per_task),
+            fmt::format("TresPerNode=gres:gpu:{}", most), "ReqNodeList=" + Join(names, ","),
+            "StartTime=now"}});
+    }
+    constexpr size_t kParallel = 4;
+    for (size_t first = 0; first < pins.size(); first += kParallel) {
+      std::vector<std::thread> threads;
+      for (size_t k = first; k < std::min(pins.size(), first + kParallel); ++k) {
+        threads.emplace_back([&, k] {
+          auto r = Slurm(pins[k].argv);
+          pins[k].status = r.status();
+          if (r.ok()) pins[k].out = *r;
+        });
+      }
+      for (auto& t : threads) t.join();
+    }
+    lap("pins", pins.size());
+    std::vector<int64_t> release;
+    std::vector<Op> release_ops;
+    for (Pin& p : pins) {
+      if (p.status.code() == StatusCode::kUnavailable) {
+        contact = p.status;
+        retry.push_back(p.op);
+        continue;
+      }
+      if (!p.status.ok() || !p.out.ok()) {
+        // Slurm refused the placement: the attempt fails, and says why.
+        std::lock_guard lk(mu_);
+        if (Job* j = Find(p.op.job); j && j->attempt == p.op.attempt) {
+          j->phase = Phase::kEnded;
+          j->ended = ExitInfo{.job = p.op.job,
+                              .attempt = p.op.attempt,
+                              .exit_code = -1,
+                              .signal = 0,
+                              .reason = "launch failed: scontrol update: " +
+                                        (p.status.ok() ? p.out.Summary() : p.status.message())};
+        }
+        continue;
+      }
+      release.push_back(p.sid);
+      release_ops.push_back(p.op);
+    }
+    if (!release.empty()) {
+      StatusOr<CommandResult> r = IoError("");
+      if (!run({"scontrol", "release", fmt::format("{}", fmt::join(release, ","))}, &r)) {
+        // The pins are done; the release is repeated (an update again is harmless).
+        retry.insert(retry.end(), release_ops.begin(), release_ops.end());
+      } else {
+        if (!r.ok() || !r->ok()) {
+          for (int64_t sid : release) (void)run({"scontrol", "release", std::to_string(sid)});
+        }
+        lap("released", release.size());
+        std::lock_guard lk(mu_);
+        const uint64_t seq = ++op_seq_;
+        for (const Op& o : release_ops) {
+          if (Job* j = Find(o.job); j && j->phase == Phase::kLaunching && j->attempt == o.attempt) {
+            j->phase = Phase::kReleased;
+            j->released_seq = seq;
+          }
+        }
+      }
+    }
+  }
+  // 5. Submissions, a few at a time (sbatch takes ~15 ms, mostly waiting for slurmctld),
+  // after the pins and releases: a launch waits for no unrelated submission.
+  {
+    const std::vector<Op> submits = by_kind(OpKind::kSubmit);
+    std::vector<Status> result(submits.size());
+    constexpr size_t kParallel = 4;
+    for (size_t first = 0; first < submits.size(); first += kParallel) {
+      std::vector<std::thread> threads;
+      for (size_t k = first; k < std::min(submits.size(), first + kParallel); ++k) {
+        threads.emplace_back([&, k] { result[k] = SubmitNow(submits[k].job); });
+      }
+      for (auto& t : threads) t.join();
+    }
+    std::lock_guard lk(mu_);
+    for (size_t k = 0; k < submits.size(); ++k) {
+      Job* j = Find(submits[k].job);
+      if (result[k].code() == StatusCode::kUnavailable) {
+        contact = result[k];
+        retry.push_back(submits[k]);
+      } else if (j) {
+        j->submit_queued = false;
+        if (!result[k].ok()) j->submit_error = result[k].message();
+      }
+    }
+    cv_.notify_all();  // Launch may wait for a submission
+    lap("sbatch", submits.size());
+  }
+  // 6. Cancels of retired jobs.
+  (void)each_known(OpKind::kCancel, {"scancel", "--quiet"}, false);
+  if (trace && !timing.empty()) std::cerr << "tiresias slurm batch:" << timing << "\n";
+  std::lock_guard lk(mu_);
+  NoteContact(contact);
+  ++op_seq_;
+  return retry;
+}
+
+}  // namespace tiresias
