@@ -31,13 +31,10 @@ Scheduler::Scheduler(const Topology& topo, std::unique_ptr<OrderingPolicy> polic
       speed_(std::move(speed)),
       tenants_(std::move(tenants)) {
   if (tenants_.on()) {
-    auto quotas = ResolveQuotas(tenants_, topo_.total_gpus());
-    assert(quotas.ok());  // BuildCore validates; a bad config leaves the tenant level off
-    if (quotas.ok()) {
-      vc_quota_ = *quotas;
-      vc_running_.assign(vc_quota_.size(), 0);
-      vc_usage_.assign(vc_quota_.size(), 0.0);
-    }
+    TenantConfig cfg = std::move(tenants_);
+    tenants_ = {};
+    [[maybe_unused]] Status s = SetTenants(std::move(cfg), 0);
+    assert(s.ok());  // BuildCore validates; a bad config leaves the tenant level off
   }
 }
 

@@ -197,6 +197,13 @@ class Scheduler {
   // Each VC's quota, usage and waiting work, in config order; empty with the tenant level off.
   // O(running + waiting).
   std::vector<VcUsage> VcUsages(Time now) const;
+  const TenantConfig& tenants() const { return tenants_; }
+  // Replaces the tenants (a live daemon started with another tenants file): quotas are
+  // resolved again, every job not ended is assigned its VC in the new config (its own VC, else
+  // its user's, else default_vc) and decayed usage carries over by VC name. InvalidArgument
+  // for quotas that do not fit; FailedPrecondition naming a job that no VC of `cfg` takes (then
+  // nothing changes). The next pass walks every job.
+  Status SetTenants(TenantConfig cfg, Time now);
   // Why the placement policy said the job can never be placed, or "".
   const std::string& NeverFitsReasonOf(const Job& j) const;
 

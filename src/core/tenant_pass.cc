@@ -248,10 +248,20 @@ std::string Scheduler::TenantReason(const Job& j, Time /*now*/) const {
   return "";
 }
 
+namespace {
+
+// The VC of `cfg` a job belongs to: the one it names, else its user's (or default_vc).
+std::optional<int> VcIndexOf(const TenantConfig& cfg, const JobSpec& spec) {
+  if (auto v = cfg.IndexOf(spec.vc)) return v;
+  auto name = cfg.VcFor(spec.user, "");
+  return name.ok() ? cfg.IndexOf(*name) : std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> Scheduler::TenantAdmit(Job& j) const {
   if (!tenant_on()) return std::nullopt;
-  auto v = tenants_.IndexOf(j.spec.vc);
-  if (!v && !tenants_.default_vc.empty()) v = tenants_.IndexOf(tenants_.default_vc);
+  auto v = VcIndexOf(tenants_, j.spec);
   if (!v) return fmt::format("VC `{}` is not one of the tenants", j.spec.vc);
   j.tenant = *v;
   const int q = vc_quota_[static_cast<size_t>(*v)];
@@ -260,6 +270,58 @@ std::optional<std::string> Scheduler::TenantAdmit(Job& j) const {
                        j.gpus(), tenants_.vcs[static_cast<size_t>(*v)].name, q);
   }
   return std::nullopt;
+}
+
+Status Scheduler::SetTenants(TenantConfig cfg, Time now) {
+  std::vector<int> quotas;
+  if (cfg.on()) {
+    auto q = ResolveQuotas(cfg, topo_.total_gpus());
+    if (!q.ok()) return q.status();
+    quotas = std::move(*q);
+  }
+  auto ended = [](const Job& j) {
+    return j.state == JobState::kFinished || j.state == JobState::kCancelled ||
+           j.state == JobState::kRejected;
+  };
+  std::vector<int32_t> vc(jobs_.size(), -1);
+  for (size_t slot = 0; cfg.on() && slot < jobs_.size(); ++slot) {
+    const Job& j = jobs_[slot];
+    if (ended(j)) continue;
+    auto v = VcIndexOf(cfg, j.spec);
+    if (!v) {
+      return FailedPrecondition(fmt::format(
+          "job {} (user {}{}) belongs to no VC of the new tenants: keep its VC, list its user "
+          "in a VC or name a default_vc",
+          j.spec.id.value(), j.spec.user, j.spec.vc.empty() ? "" : ", VC " + j.spec.vc));
+    }
+    if (!cfg.borrow && j.gpus() > quotas[static_cast<size_t>(*v)]) {
+      return FailedPrecondition(fmt::format(
+          "job {} needs {} GPUs, more than VC `{}`'s new quota of {}, and borrowing is off",
+          j.spec.id.value(), j.gpus(), cfg.vcs[static_cast<size_t>(*v)].name,
+          quotas[static_cast<size_t>(*v)]));
+    }
+    vc[slot] = *v;
+  }
+  AccrueUsage(now);
+  std::vector<double> usage(quotas.size(), 0.0);
+  for (size_t v = 0; v < quotas.size(); ++v) {
+    if (auto old = tenants_.IndexOf(cfg.vcs[v].name); old && tenant_on()) {
+      usage[v] = vc_usage_[static_cast<size_t>(*old)];
+    }
+  }
+  tenants_ = std::move(cfg);
+  vc_quota_ = std::move(quotas);
+  vc_usage_ = std::move(usage);
+  vc_running_.assign(vc_quota_.size(), 0);
+  usage_at_ = now;
+  for (size_t slot = 0; slot < jobs_.size(); ++slot) {
+    Job& j = jobs_[slot];
+    j.tenant = vc[slot];
+    if (j.running() && j.tenant >= 0) vc_running_[static_cast<size_t>(j.tenant)] += j.gpus();
+  }
+  walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};  // the next pass walks all
+  dirty_ = true;
+  return Status::Ok();
 }
 
 }  // namespace tiresias

@@ -186,5 +186,50 @@ TEST(TenantsTest, VcOfAUser) {
   EXPECT_EQ(*cfg.VcFor("alice", "shared"), "shared");  // lists nobody: open to all
 }
 
+// Tenants replaced while jobs run (a daemon restarted with another tenants file). With no
+// tenants, A's jobs 1-4 (2 GPUs each, users alice and bob) fill the 8 GPUs. At 100 s the
+// tenants become A (quota 4, alice) and B (quota 4, bob): jobs 1 and 2 (alice, no VC named) go
+// to A by their user, 3 and 4 to B; each VC holds exactly its quota, so nothing changes.
+// Job 5 (bob, VC A named) waits: A is at its quota and nothing is unused to lend. Then B's
+// quota shrinks to 2 (A 6): B's job 4, last of B in submit order, is over B's quota and A's
+// job 5 is within A's, so 4 is preempted and 5 starts. A config that leaves a job without a
+// VC is refused and changes nothing.
+TEST(TenantsTest, ReplacedTenantsReassignEveryJobAndTakeEffectAtTheNextPass) {
+  auto s = Make({});
+  for (int id = 1; id <= 4; ++id) {
+    ASSERT_TRUE(s->Submit({.id = JobId(id),
+                           .gpus = 2,
+                           .user = id <= 2 ? "alice" : "bob",
+                           .duration = Seconds(100000)},
+                          0)
+                    .ok());
+  }
+  EXPECT_EQ(Acts(s->Schedule(0)), "start 1, start 2, start 3, start 4");
+  TenantConfig two = {.vcs = {{.name = "A", .quota = 4, .users = {"alice"}},
+                              {.name = "B", .quota = 4, .users = {"bob"}}}};
+  TenantConfig no_bob = two;
+  no_bob.vcs[1].users = {"carol"};
+  const Status refused = s->SetTenants(no_bob, Seconds(50));
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("job 3 (user bob) belongs to no VC"), std::string::npos)
+      << refused.message();
+  EXPECT_TRUE(s->VcUsages(Seconds(50)).empty());  // still off
+  ASSERT_TRUE(s->SetTenants(two, Seconds(100)).ok());
+  EXPECT_EQ(Acts(s->Schedule(Seconds(100))), "");
+  auto use = s->VcUsages(Seconds(100));
+  ASSERT_EQ(use.size(), 2u);
+  EXPECT_EQ(use[0].running_gpus, 4);
+  EXPECT_EQ(use[1].running_gpus, 4);
+  Submit(*s, 5, 2, "A", Seconds(100));
+  EXPECT_EQ(Acts(s->Schedule(Seconds(100))), "");
+  two.vcs[0].quota = 6;
+  two.vcs[1].quota = 2;
+  ASSERT_TRUE(s->SetTenants(two, Seconds(200)).ok());
+  EXPECT_EQ(Acts(s->Schedule(Seconds(200))), "preempt 4, start 5");
+  // Back to no tenants: the plain core's decisions (nothing to change here).
+  ASSERT_TRUE(s->SetTenants({}, Seconds(300)).ok());
+  EXPECT_TRUE(s->VcUsages(Seconds(300)).empty());
+}
+
 }  // namespace
 }  // namespace tiresias
