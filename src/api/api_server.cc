@@ -142,11 +142,12 @@ StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
     auto bad = [&](const char* want) {
       return InvalidArgument(fmt::format("field '{}': expected {}, got {}", key, want, Echo(v)));
     };
-    if (key == "name" || key == "user" || key == "model" || key == "cwd") {
+    if (key == "name" || key == "user" || key == "model" || key == "cwd" || key == "vc") {
       if (!v.is_string()) return bad("a string");
       (key == "name"    ? r.name
        : key == "user"  ? r.user
        : key == "model" ? r.model
+       : key == "vc"    ? r.vc
                         : r.cwd) = v.get<std::string>();
     } else if (key == "gpus") {
       if (!v.is_number_integer()) return bad("an integer");
@@ -191,7 +192,7 @@ StatusOr<SubmitRequest> ParseSubmit(const std::string& body) {
       return InvalidArgument(
           fmt::format("unknown field {} (known: name, user, model, gpus, argv, cwd, env, "
                       "duration_s, time, dependency, array, output, error, hold, tasks_per_gpu, "
-                      "keep_checkpoints, stop_at_checkpoint_s)",
+                      "keep_checkpoints, stop_at_checkpoint_s, vc)",
                       Echo(nlohmann::json(key))));
     }
   }
@@ -256,7 +257,7 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
   const std::string& m = req.method;
   auto no_such = [&] {
     return Fail(404, fmt::format("no such endpoint: {} {} (see /v1/jobs, /v1/nodes, /v1/events, "
-                                 "/v1/whoami, /v1/tokens)",
+                                 "/v1/vcs, /v1/whoami, /v1/tokens)",
                                  m, Echo(nlohmann::json(req.path))));
   };
   if (p.size() < 2 || p[0] != "v1") return no_such();
@@ -268,6 +269,7 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
   }
   if (what == "nodes" && p.size() == 2 && m == "GET") return Reply(200, sched_.Nodes());
   if (what == "queues" && p.size() == 2 && m == "GET") return Reply(200, sched_.Queues());
+  if (what == "vcs" && p.size() == 2 && m == "GET") return Reply(200, sched_.Vcs());
   if (what == "stats" && p.size() == 2 && m == "GET") {
     auto after = QueryInt(req, "after_ms", 0);
     if (!after.ok()) return Fail(after.status());
@@ -429,6 +431,7 @@ HttpResponse ApiServer::List(const HttpRequest& req, const Caller& caller, bool 
     f.active_only = a->second == "1" || a->second == "true";
   }
   if (auto u = req.query.find("user"); u != req.query.end()) f.user = u->second;
+  if (auto v = req.query.find("vc"); v != req.query.end()) f.vc = v->second;
   if (req.query.contains("array")) {
     auto a = QueryInt(req, "array", 0);
     if (!a.ok()) return Fail(a.status());

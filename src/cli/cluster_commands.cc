@@ -57,6 +57,39 @@ int Nodes(const Common& o) {
   return 0;
 }
 
+// The tenants: each VC's quota, what its jobs hold and borrow, what they wait for.
+int Vcs(const Common& o) {
+  int rc = 0;
+  auto r = Fetch(o, "/v1/vcs", rc);
+  if (!r) return rc;
+  if ((*r)["vcs"].empty()) {
+    std::cout << "no tenants: one cluster, no quotas (serve --tenants FILE declares them)\n";
+    return 0;
+  }
+  const double half_life = r->value("half_life_hours", 0.0);
+  std::cout << fmt::format("{} GPUs; unused quota {}; {}\n", r->value("gpus", 0),
+                           r->value("borrow", true) ? "is lent, and reclaimed by preemption"
+                                                    : "is not lent (fixed quotas)",
+                           half_life > 0 ? fmt::format("borrowers by usage decayed with a "
+                                                       "half-life of {:g} h",
+                                                       half_life)
+                                         : "borrowers in policy order");
+  std::cout << fmt::format("{:<16} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10}  {}\n", "VC", "QUOTA",
+                           "RUNNING", "BORROWED", "JOBS", "WAITING", "WAIT-GPU", "USAGE-GPUH",
+                           "USERS");
+  for (const auto& v : (*r)["vcs"]) {
+    std::string users = Join(v.value("users", std::vector<std::string>{}), ",");
+    if (Str(v, "name") == Str(*r, "default_vc"))
+      users += users.empty() ? "(default)" : " (default)";
+    std::cout << fmt::format("{:<16} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10.2f}  {}\n",
+                             Clip(Str(v, "name"), 16), v.value("quota", 0),
+                             v.value("running_gpus", 0), v.value("borrowed_gpus", 0),
+                             v.value("running_jobs", 0), v.value("waiting_jobs", 0),
+                             v.value("waiting_gpus", 0), v.value("usage_gpu_hours", 0.0), users);
+  }
+  return 0;
+}
+
 void PrintEvent(const nlohmann::json& e, bool jsonl) {
   if (jsonl) {  // the simulator's --events format, for side-by-side comparison
     Event ev{.t = e.value("t_ms", Time{0}),
@@ -181,6 +214,12 @@ void AddClusterCommands(CLI::App& app, int& rc) {
   AddConnFlags(nodes, o);
   AddOutputFlag(nodes, o);
   nodes->callback([&rc] { rc = Nodes(o); });
+
+  auto* vcs = app.add_subcommand(
+      "vcs", "virtual clusters: each one's quota, GPUs running and borrowed, jobs waiting");
+  AddConnFlags(vcs, o);
+  AddOutputFlag(vcs, o);
+  vcs->callback([&rc] { rc = Vcs(o); });
 
   auto* events = app.add_subcommand(
       "events", "the scheduler's journal: submits, starts, preemptions, queue changes, exits");

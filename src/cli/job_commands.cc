@@ -7,6 +7,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -28,7 +29,7 @@ namespace {
 
 struct SubmitFlags {
   int gpus = 1, tasks_per_gpu = 0;
-  std::string name, model, time, dependency, array, output, error;
+  std::string name, model, time, dependency, array, output, error, vc;
   double duration_s = 0, stop_at_checkpoint_s = 0;
   std::vector<std::string> env, argv;
   bool export_env = true, hold = false, parsable = false, keep_checkpoints = false;
@@ -44,7 +45,7 @@ int Submit(const Common& o, const SubmitFlags& f) {
   for (const auto& [key, value] :
        {std::pair{"name", &f.name}, std::pair{"model", &f.model}, std::pair{"time", &f.time},
         std::pair{"dependency", &f.dependency}, std::pair{"array", &f.array},
-        std::pair{"output", &f.output}, std::pair{"error", &f.error}}) {
+        std::pair{"output", &f.output}, std::pair{"error", &f.error}, std::pair{"vc", &f.vc}}) {
     if (!value->empty()) body[key] = *value;
   }
   if (f.hold) body["hold"] = true;
@@ -87,7 +88,7 @@ int Submit(const Common& o, const SubmitFlags& f) {
 
 struct ListFlags {
   bool all = false, me = false;
-  std::string state, user;
+  std::string state, user, vc;
   int64_t limit = 0, offset = 0;
 };
 
@@ -128,6 +129,7 @@ int List(const Common& o, const ListFlags& f) {
   auto r = Fetch(o,
                  "/v1/jobs" + Query({{"state", f.state},
                                      {"user", user},
+                                     {"vc", f.vc},
                                      {"active", f.all || !f.state.empty() ? "" : "1"},
                                      {"limit", f.limit > 0 ? std::to_string(f.limit) : ""},
                                      {"offset", f.offset > 0 ? std::to_string(f.offset) : ""},
@@ -135,8 +137,12 @@ int List(const Common& o, const ListFlags& f) {
                  rc);
   if (!r) return rc;
   const bool wide = o.out == OutputFormat::kWide;
+  // The VC column when the cluster has tenants (a job has a VC).
+  const bool vcs = std::any_of(r->begin(), r->end(),
+                               [](const nlohmann::json& j) { return !Str(j, "vc").empty(); });
   std::cout << fmt::format("{:>9} {:<16} {:<10} {:>4} {:<10} {:>9} {:>9} {:>5}", "ID", "NAME",
                            "USER", "GPUS", "STATE", "TIME", "ATTAINED", "QUEUE");
+  if (vcs) std::cout << fmt::format(" {:<12}", "VC");
   if (wide)
     std::cout << fmt::format(" {:>9} {:>10} {:>7} {:<20} {:>10}", "WAIT", "TIME_LIMIT", "PREEMPT",
                              "SUBMITTED", "START_EST");
@@ -151,6 +157,7 @@ int List(const Common& o, const ListFlags& f) {
                              Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), j.value("gpus", 0),
                              st, Human(j.value("time_s", 0.0)),
                              j.value("attained_gpu_s", 0.0) / 3600, Str(j, "queue"));
+    if (vcs) std::cout << fmt::format(" {:<12}", Clip(Str(j, "vc"), 12));
     if (wide) {
       // START_EST: for a job that has not started, the likely (p50) start from now.
       std::string est = "-";
@@ -180,9 +187,9 @@ int Show(const Common& o, const std::string& ref) {
   std::vector<std::string> argv = j.value("argv", std::vector<std::string>{});
   for (auto& a : argv) a = EscapeControl(a);
   const int kills = j.value("kills", 0), preemptions = j.value("preemptions", 0);
-  std::cout << fmt::format("JobId={}{} Name={} User={}\n", Str(j, "id"),
+  std::cout << fmt::format("JobId={}{} Name={} User={}{}\n", Str(j, "id"),
                            j.contains("ref") ? " ArrayTask=" + Str(j, "ref") : "", Str(j, "name"),
-                           Str(j, "user"));
+                           Str(j, "user"), Str(j, "vc").empty() ? "" : " VC=" + Str(j, "vc"));
   std::cout << fmt::format("   State={} Reason={} Queue={} Held={} Attempt={}\n", Str(j, "state"),
                            Str(j, "reason") == "" ? "None" : Str(j, "reason"), Str(j, "queue"),
                            j.value("held", false) ? "yes" : "no", Str(j, "attempt"));
@@ -354,7 +361,7 @@ StatusOr<int64_t> ParseWhen(const std::string& s) {
 }
 
 struct HistoryFlags {
-  std::string user, state, since, until;
+  std::string user, state, since, until, vc;
   bool me = false;
   int64_t limit = 0;
 };
@@ -370,6 +377,7 @@ int History(const Common& o, const HistoryFlags& f) {
   int rc = 0;
   auto r = Fetch(o,
                  "/v1/history" + Query({{"user", f.me ? Me() : f.user},
+                                        {"vc", f.vc},
                                         {"state", f.state},
                                         {"since_ms", since},
                                         {"until_ms", until},
@@ -471,6 +479,8 @@ void AddJobCommands(CLI::App& app, int& rc) {
                    "0 (default): always the signal and the grace")
       ->check(NumberIn(0, kMaxStopAtCheckpointS));
   submit->add_option("--name,-J", sf.name, "job name (default: the command)");
+  submit->add_option("--vc,--account,-A", sf.vc,
+                     "virtual cluster to charge (default: your VC; see `tiresias vcs`)");
   submit->add_option("--model", sf.model, "model name, for placement (e.g. resnet50, vgg16)");
   submit
       ->add_option("--duration", sf.duration_s,
@@ -501,6 +511,7 @@ void AddJobCommands(CLI::App& app, int& rc) {
   ls->add_flag("-a,--all", lf.all, "include jobs that have ended");
   ls->add_option("--state,-t", lf.state, "only these states, comma-separated");
   ls->add_option("--user,-u", lf.user, "only this user's jobs");
+  ls->add_option("--vc,--account,-A", lf.vc, "only this virtual cluster's jobs");
   ls->add_flag("--me", lf.me, "only my jobs");
   ls->add_option("--limit", lf.limit, "at most this many")->check(IntegerIn(0, 1000000));
   ls->add_option("--offset", lf.offset, "skip this many (paging)")->check(IntegerIn(0, INT64_MAX));
@@ -547,6 +558,7 @@ void AddJobCommands(CLI::App& app, int& rc) {
   AddConnFlags(hist, o);
   AddOutputFlag(hist, o);
   hist->add_option("--user,-u", hf.user, "only this user's jobs");
+  hist->add_option("--vc,--account,-A", hf.vc, "only this virtual cluster's jobs");
   hist->add_flag("--me", hf.me, "only my jobs");
   hist->add_option("--state,-s", hf.state,
                    "only these end states (finished, failed, cancelled, timeout)");

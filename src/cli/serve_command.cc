@@ -26,6 +26,7 @@
 #include "cli/flags.h"
 #include "common/atomic_file.h"
 #include "common/strings.h"
+#include "engine/tenant_config.h"
 #include "exec/gpus.h"
 #include "exec/local_executor.h"
 #include "exec/slurm_executor.h"
@@ -51,6 +52,7 @@ struct ServeFlags {
   std::vector<std::string> popts;
   double grace_s = 30;
   std::optional<bool> checkpoint_aware;
+  std::string tenants;  // a tenants file; "none": turn them off
   std::string preempt_signal = "TERM";
   bool fsync = false;
   bool accept_journal_loss = false;
@@ -175,6 +177,14 @@ int Serve(const ServeFlags& f) {
                   .checkpoint_aware = f.checkpoint_aware,
                   .log_events = true};
   cfg.executor = f.executor;
+  if (f.tenants == "none") {
+    cfg.tenants = TenantConfig{};
+  } else if (!f.tenants.empty()) {
+    auto tenants = ReadTenantConfig(f.tenants);
+    if (!tenants.ok()) return fail(tenants.status());
+    cfg.tenants = std::move(*tenants);
+    cfg.tenants_file = fs::absolute(f.tenants).string();
+  }
   for (const auto& g : gpus) {
     cfg.gpu_devices.push_back(std::to_string(g.index));
     cfg.gpu_names.push_back(g.name);
@@ -341,6 +351,10 @@ void AddServeCommand(CLI::App& app, int& rc) {
        "--no-checkpoint-aware", [](int64_t) { f.checkpoint_aware = false; },
        "preempt in policy order whatever the jobs' checkpoints")
       ->excludes(aware);
+  s->add_option("--tenants", f.tenants,
+                "virtual clusters with GPU quotas and their users (a JSON file: the README's "
+                "'Many teams'); takes effect for jobs already submitted too, and is kept "
+                "with the state: later starts without it keep it, `none` turns it off");
   s->add_option("--preempt-signal", f.preempt_signal, "signal sent to preempt (then SIGKILL)")
       ->capture_default_str();
   s->add_flag("--accept-journal-loss", f.accept_journal_loss,

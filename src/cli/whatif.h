@@ -17,6 +17,9 @@ struct WhatIfConfig {
   std::string policy, placement, cluster;
   std::vector<std::string> opts, popts;
   double overhead = 0;  // restore seconds per resume (the live times already hold it)
+  // A tenants file for the replay; "" = the live tenants (the last the journal set), "none" =
+  // no tenants.
+  std::string tenants;
 };
 
 struct WhatIfRun {

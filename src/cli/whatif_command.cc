@@ -22,6 +22,7 @@
 #include "common/strings.h"
 #include "engine/core_builder.h"
 #include "engine/file_data_source.h"
+#include "engine/tenant_config.h"
 #include "live/journal_replay.h"
 #include "live/submit_request.h"
 #include "sim/metrics.h"
@@ -143,6 +144,14 @@ StatusOr<WhatIfRun> ReplayJournal(const std::string& path, const WhatIfConfig& f
   cfg.placement_opts =
       f.placement.empty() && f.popts.empty() ? strings("placement_options") : f.popts;
   cfg.preempt_overhead = static_cast<Duration>(f.overhead * kMsPerSecond);
+  cfg.tenants = (*core)->tenants();  // the live ones, as the journal last set them
+  if (f.tenants == "none") {
+    cfg.tenants = {};
+  } else if (!f.tenants.empty()) {
+    auto t = ReadTenantConfig(f.tenants);
+    if (!t.ok()) return t.status();
+    cfg.tenants = std::move(*t);
+  }
   cfg.label = "whatif " + cfg.policy + "+" + cfg.placement;
   auto whatif = RunSimulation(cfg, stream);
   if (!whatif.ok()) return whatif.status();
@@ -175,25 +184,30 @@ int FromJournal(const WhatIfFlags& f) {
     int n = 0;
     double live = 0, whatif = 0;
   };
-  std::map<std::string, User> users;
+  std::map<std::string, User> users, vcs;
   std::vector<std::pair<double, JobId>> delta;  // whatif JCT - live JCT, seconds
   for (const JobResult& j : live.jobs) {
     const JobResult* w = after.at(j.id);
     if (w->state != JobState::kFinished) continue;
     const double a = ToSeconds(j.end - j.submit), b = ToSeconds(w->end - w->submit);
-    User& u = users[records.at(j.id).user];
-    ++u.n;
-    u.live += a;
-    u.whatif += b;
+    for (User* u : {&users[records.at(j.id).user], &vcs[records.at(j.id).vc]}) {
+      ++u->n;
+      u->live += a;
+      u->whatif += b;
+    }
     delta.push_back({b - a, j.id});
   }
-  std::cout << fmt::format("\n{:<16} {:>6} {:>14} {:>14} {:>7}\n", "user", "jobs", "mean JCT live",
-                           "mean JCT whatif", "ratio");
-  for (const auto& [name, u] : users) {
-    std::cout << fmt::format("{:<16} {:>6} {:>14} {:>14} {:>7.3f}\n", Clip(name, 16), u.n,
-                             Human(u.live / u.n), Human(u.whatif / u.n),
-                             u.live > 0 ? u.whatif / u.live : 1.0);
-  }
+  auto table = [](const char* who, const std::map<std::string, User>& rows) {
+    std::cout << fmt::format("\n{:<16} {:>6} {:>14} {:>14} {:>7}\n", who, "jobs", "mean JCT live",
+                             "mean JCT whatif", "ratio");
+    for (const auto& [name, u] : rows) {
+      std::cout << fmt::format("{:<16} {:>6} {:>14} {:>14} {:>7.3f}\n", Clip(name, 16), u.n,
+                               Human(u.live / u.n), Human(u.whatif / u.n),
+                               u.live > 0 ? u.whatif / u.live : 1.0);
+    }
+  };
+  table("user", users);
+  if (vcs.size() > 1 || (vcs.size() == 1 && !vcs.begin()->first.empty())) table("VC", vcs);
   std::sort(delta.begin(), delta.end());
   auto show = [&](const char* what, auto begin, auto end) {
     std::vector<std::string> out;
@@ -247,6 +261,8 @@ void AddWhatIfCommand(CLI::App& app, int& rc) {
   w->add_option("--preempt-overhead", f.overhead,
                 "seconds a resumed job restores (default 0: the live times already hold it)")
       ->check(NumberIn(0, 86400));
+  w->add_option("--tenants", f.tenants,
+                "tenants file for the replay (default: the live tenants; `none`: no tenants)");
   w->add_flag("--submit", f.submit, "when would a new job start and end (asks the server)");
   w->add_option("--gpus", f.gpus, "with --submit: GPUs")->check(IntegerIn(1, kMaxRequestGpus));
   w->add_option("-t,--time", f.time, "with --submit: its time limit (Slurm formats)");

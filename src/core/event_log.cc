@@ -20,6 +20,7 @@ const std::vector<EventKindInfo>& EventKinds() {
       {EventKind::kPromote, "promote", false},    {EventKind::kEligible, "eligible", true},
       {EventKind::kRequeue, "requeue", true},     {EventKind::kCapacity, "capacity", true},
       {EventKind::kEvict, "evict", false},        {EventKind::kCheckpoint, "checkpoint", true},
+      {EventKind::kTenants, "tenants", true},
   };
   return kAll;
 }
@@ -255,6 +256,17 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
                          Str(d, "reason"));
     case EventKind::kCheckpoint:
       return fmt::format("checkpoint complete at {}", when("at_ms"));
+    case EventKind::kTenants: {
+      const auto c = d.value("config", nlohmann::json());
+      if (!c.is_object()) return "no tenants: one cluster, no quotas";
+      std::string vcs;
+      for (const auto& v : c.value("vcs", nlohmann::json::array())) {
+        vcs += fmt::format("{}{}", vcs.empty() ? "" : ", ", v.value("name", "?"));
+        if (v.contains("quota")) vcs += fmt::format(" ({} GPUs)", v["quota"].dump());
+      }
+      return fmt::format("tenants{}: {}", Str(d, "file").empty() ? "" : " from " + Str(d, "file"),
+                         vcs);
+    }
     case EventKind::kInterrupt:
       return fmt::format("{}; service kept up to {}", Str(d, "reason"), when("last_alive_ms"));
     case EventKind::kDemote:

@@ -31,6 +31,8 @@
 //                   of core node `node` may be used (Scheduler::SetNodeAvailability); no job
 //   evict    no     {"gpus", "reason"}: the core stopped the job because its GPUs became
 //                   unavailable (follows the capacity event that did it)
+//   tenants  yes    {"config": the tenants file's content as JSON, or null (none), "file"}:
+//                   from now on these VCs and quotas (Scheduler::SetTenants); no job
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -68,6 +70,7 @@ enum class EventKind {
   kCapacity,
   kEvict,
   kCheckpoint,  // a running job reported a checkpoint (at_ms: when it was complete)
+  kTenants,     // the tenants changed (Scheduler::SetTenants); no job
 };
 
 struct EventKindInfo {

@@ -333,6 +333,7 @@ void Scheduler::Start(uint32_t slot, Allocation alloc, Time now, std::vector<Act
   Erase(slot);
   cluster_.Take(alloc);
   CountTenant(j, +1, now);
+  j.wait = WaitKind::kNotConsidered;  // why it waited no longer holds
   Duration restore = j.starts > 0 ? opts_.restore_overhead : 0;
   j.state = JobState::kRunning;
   j.run_start = now;
@@ -646,6 +647,7 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   }
   std::vector<Action> starts;
   starts.swap(out);
+  const std::vector<int> vc_held = vc_running_;  // as the pass decided (borrowers' reasons)
   for (size_t k = 0; k < victims.size(); ++k) {
     Job& j = jobs_[victims[k]];
     const bool given = k >= victims.size() - released;
@@ -655,7 +657,9 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
       continue;
     }
     out.push_back(Action{Action::Kind::kPreempt, j.spec.id, j.alloc, 0,
-                         "a higher-priority job needs its GPUs"});
+                         tenant_on() && j.wait == WaitKind::kOverQuota
+                             ? BorrowerReason(j, vc_held[static_cast<size_t>(j.tenant)])
+                             : "a higher-priority job needs its GPUs"});
     ++j.preemptions;
     const Service loss = opts_.lose_work ? j.LossAt(now) : 0;
     const Duration rollback = j.WorkDoneAt(std::max(j.ckpt_at, j.progress_start));

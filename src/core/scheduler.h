@@ -249,6 +249,9 @@ class Scheduler {
   void CountTenant(const Job& j, int sign, Time now);
   bool tenant_on() const { return !vc_quota_.empty(); }
   std::string TenantReason(const Job& j, Time now) const;
+  // Why a borrower is preempted: its VC, holding `held` GPUs, is over its quota and owners
+  // need the GPUs.
+  std::string BorrowerReason(const Job& j, int held) const;
   // Sets the job's VC; why it is rejected (an unknown VC, a gang over a fixed quota), if so.
   std::optional<std::string> TenantAdmit(Job& j) const;
   void PreemptivePass(Time now, std::vector<Action>& out);

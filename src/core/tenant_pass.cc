@@ -119,11 +119,8 @@ void Scheduler::TenantWalk(Time now, std::vector<uint32_t>& victims,
     const uint32_t slot = take_running ? (r++)->second : (w++)->second;
     Job& j = jobs_[slot];
     if (j.gpus() > budget) {
-      if (take_running) {
-        victims.push_back(slot);
-      } else {
-        NoteWait(j, WaitKind::kNotConsidered);
-      }
+      NoteWait(j, WaitKind::kNotConsidered);  // a running one: priority, not its quota
+      if (take_running) victims.push_back(slot);
       continue;
     }
     int& u = used[static_cast<size_t>(j.tenant)];
@@ -205,6 +202,14 @@ std::vector<VcUsage> Scheduler::VcUsages(Time now) const {
     u.waiting_gpus += jobs_[slot].gpus();
   }
   return out;
+}
+
+std::string Scheduler::BorrowerReason(const Job& j, int held) const {
+  const auto v = static_cast<size_t>(j.tenant);
+  return fmt::format(
+      "its VC `{}` holds {} GPUs, over its quota of {}: GPUs it borrowed go back to VCs that "
+      "need their quota",
+      tenants_.vcs[v].name, held, vc_quota_[v]);
 }
 
 std::string Scheduler::TenantReason(const Job& j, Time /*now*/) const {

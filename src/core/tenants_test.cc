@@ -63,7 +63,12 @@ TEST(TenantsTest, UnusedQuotaIsLentAndReclaimedByPreemption) {
                    "VC `A` is above its share: 8 of 4 GPUs, 4 borrowed"));
   Submit(*s, 5, 2, "B", Seconds(100));
   Submit(*s, 6, 2, "B", Seconds(100));
-  EXPECT_EQ(Acts(s->Schedule(Seconds(100))), "preempt 3, preempt 4, start 5, start 6");
+  const auto reclaim = s->Schedule(Seconds(100));
+  EXPECT_EQ(Acts(reclaim), "preempt 3, preempt 4, start 5, start 6");
+  // The borrowers are told why: A holds 8 of its 4 when the pass decides.
+  EXPECT_EQ(reclaim[0].reason,
+            "its VC `A` holds 8 GPUs, over its quota of 4: GPUs it borrowed go back to VCs that "
+            "need their quota");
   const Explanation e = s->Explain(JobId(3), Seconds(100));
   EXPECT_TRUE(Says(e, "VC `A` has used its share: 4 of 4 GPUs")) << e.reasons.back();
   const auto use = s->VcUsages(Seconds(100));

@@ -226,4 +226,20 @@ StatusOr<TenantConfig> ReadTenantConfig(const std::string& path) {
   return ParseTenantConfig(ss.str(), path);
 }
 
+json TenantConfigToJson(const TenantConfig& cfg) {
+  if (cfg.vcs.empty()) return nullptr;
+  json vcs = json::array();
+  for (const Tenant& t : cfg.vcs) {
+    json v = {{"name", t.name}, {"weight", t.weight}, {"users", t.users}};
+    if (t.quota >= 0) v["quota"] = t.quota;
+    vcs.push_back(std::move(v));
+  }
+  json out = {{"vcs", std::move(vcs)},
+              {"borrow", cfg.borrow},
+              {"half_life_hours", static_cast<double>(cfg.half_life) / 3.6e6},
+              {"quota_lead", cfg.quota_lead}};
+  if (!cfg.default_vc.empty()) out["default_vc"] = cfg.default_vc;
+  return out;
+}
+
 }  // namespace tiresias

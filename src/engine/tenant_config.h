@@ -15,6 +15,7 @@
 // names the file, the line and the problem.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/status.h"
@@ -25,5 +26,8 @@ namespace tiresias {
 // `text` as the contents of `path` (named in errors).
 StatusOr<TenantConfig> ParseTenantConfig(const std::string& text, const std::string& path);
 StatusOr<TenantConfig> ReadTenantConfig(const std::string& path);
+// The file's form of `cfg` (what ParseTenantConfig reads back as `cfg`), with every key; null
+// for a config without VCs (no tenants).
+nlohmann::json TenantConfigToJson(const TenantConfig& cfg);
 
 }  // namespace tiresias

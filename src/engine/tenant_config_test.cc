@@ -67,5 +67,29 @@ TEST(TenantConfigTest, AMissingFileIsAnError) {
   EXPECT_EQ(cfg.status().message(), "/nonexistent/tenants.json: cannot read the tenants file");
 }
 
+// The journal keeps a tenants config as JSON: written and read back, it is the same config
+// (every field, a quota or a weight, a half-life of 36 h = 129,600,000 ms).
+TEST(TenantConfigTest, JsonRoundTrips) {
+  auto cfg = ParseTenantConfig(
+      R"({"borrow": false, "half_life_hours": 36, "quota_lead": -1, "default_vc": "b",
+          "vcs": [{"name": "a", "quota": 3, "users": ["x", "y"]}, {"name": "b", "weight": 2.5}]})",
+      "t.json");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  const auto j = TenantConfigToJson(*cfg);
+  auto back = ParseTenantConfig(j.dump(), "journal");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(TenantConfigToJson(*back), j);
+  EXPECT_FALSE(back->borrow);
+  EXPECT_EQ(back->half_life, 129'600'000);
+  EXPECT_EQ(back->quota_lead, -1);
+  EXPECT_EQ(back->default_vc, "b");
+  ASSERT_EQ(back->vcs.size(), 2u);
+  EXPECT_EQ(back->vcs[0].quota, 3);
+  EXPECT_EQ(back->vcs[0].users, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(back->vcs[1].quota, -1);
+  EXPECT_DOUBLE_EQ(back->vcs[1].weight, 2.5);
+  EXPECT_TRUE(TenantConfigToJson(TenantConfig{}).is_null());
+}
+
 }  // namespace
 }  // namespace tiresias

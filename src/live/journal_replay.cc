@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/event_log.h"
+#include "engine/tenant_config.h"
 
 namespace tiresias {
 
@@ -13,6 +14,7 @@ JobSpec SpecOfRecord(const JobRecord& r) {
                  .submit = r.submit,
                  .name = r.name,
                  .user = r.user,
+                 .vc = r.vc,
                  .model = r.model,
                  .duration = r.duration};
 }
@@ -34,6 +36,19 @@ Status ReplayInput(Scheduler& core, const EventRow& row,
     if (!stopped.ok()) {
       return IoError(
           fmt::format("journal event {} (capacity): {}", row.seq, stopped.status().message()));
+    }
+    return Status::Ok();
+  }
+  if (e.kind == EventKind::kTenants) {  // the VCs and quotas from now on; no job
+    const auto config = e.detail.value("config", nlohmann::json());
+    TenantConfig tenants;
+    if (!config.is_null()) {
+      auto parsed = ParseTenantConfig(config.dump(), fmt::format("journal event {}", row.seq));
+      if (!parsed.ok()) return IoError(parsed.status().message());
+      tenants = std::move(*parsed);
+    }
+    if (Status s = core.SetTenants(std::move(tenants), e.t); !s.ok()) {
+      return IoError(fmt::format("journal event {} (tenants): {}", row.seq, s.message()));
     }
     return Status::Ok();
   }

@@ -3,6 +3,8 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
+
 namespace tiresias {
 namespace {
 
@@ -31,6 +33,20 @@ LiveMetrics::LiveMetrics(Duration sample_every, size_t keep)
                 .Help("GPUs by state: busy, free, fragmented (free while the first waiting job "
                       "fits them in count but has no slot), unavailable")
                 .Register(*registry_)),
+      vc_gpus_(BuildGauge()
+                   .Name("tiresias_vc_gpus")
+                   .Help("GPUs per virtual cluster: its quota, running (its jobs hold), borrowed "
+                         "(running beyond its quota) and waiting (its waiting jobs ask for)")
+                   .Register(*registry_)),
+      vc_jobs_(BuildGauge()
+                   .Name("tiresias_vc_jobs")
+                   .Help("Jobs per virtual cluster, running or waiting")
+                   .Register(*registry_)),
+      vc_usage_(BuildGauge()
+                    .Name("tiresias_vc_usage_gpu_hours")
+                    .Help("GPU-hours a virtual cluster used, decayed with the fair-share "
+                          "half-life (0 without one)")
+                    .Register(*registry_)),
       preemptions_(BuildCounter()
                        .Name("tiresias_preemptions_total")
                        .Help("Jobs told to stop so that others could run")
@@ -118,6 +134,31 @@ void LiveMetrics::SetGpus(int busy, int free, int fragmented, int unavailable) {
   gpus_.Add({{"state", "free"}}).Set(free);
   gpus_.Add({{"state", "fragmented"}}).Set(fragmented);
   gpus_.Add({{"state", "unavailable"}}).Set(unavailable);
+}
+
+void LiveMetrics::SetVcs(const std::vector<VcUsage>& vcs) {
+  std::vector<std::string> names;
+  for (const VcUsage& v : vcs) {
+    names.push_back(v.name);
+    vc_gpus_.Add({{"vc", v.name}, {"state", "quota"}}).Set(v.quota);
+    vc_gpus_.Add({{"vc", v.name}, {"state", "running"}}).Set(v.running_gpus);
+    vc_gpus_.Add({{"vc", v.name}, {"state", "borrowed"}}).Set(v.borrowed());
+    vc_gpus_.Add({{"vc", v.name}, {"state", "waiting"}}).Set(v.waiting_gpus);
+    vc_jobs_.Add({{"vc", v.name}, {"state", "running"}}).Set(v.running_jobs);
+    vc_jobs_.Add({{"vc", v.name}, {"state", "waiting"}}).Set(v.waiting_jobs);
+    vc_usage_.Add({{"vc", v.name}}).Set(v.decayed_gpu_hours);
+  }
+  for (const std::string& old : vc_names_) {
+    if (std::find(names.begin(), names.end(), old) != names.end()) continue;
+    for (const char* st : {"quota", "running", "borrowed", "waiting"}) {
+      vc_gpus_.Remove(&vc_gpus_.Add({{"vc", old}, {"state", st}}));
+    }
+    for (const char* st : {"running", "waiting"}) {
+      vc_jobs_.Remove(&vc_jobs_.Add({{"vc", old}, {"state", st}}));
+    }
+    vc_usage_.Remove(&vc_usage_.Add({{"vc", old}}));
+  }
+  vc_names_ = std::move(names);
 }
 
 void LiveMetrics::Sample(ClusterSample s, bool force) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/time.h"
+#include "core/scheduler.h"
 
 namespace tiresias {
 
@@ -58,6 +59,9 @@ class LiveMetrics {
   void SetJobs(const std::map<std::string, int>& by_state,
                const std::map<std::string, int>& waiting_by_queue);
   void SetGpus(int busy, int free, int fragmented, int unavailable);
+  // Per VC (serve --tenants): GPUs by state (quota, running, borrowed, waiting), jobs running
+  // and waiting, decayed usage. VCs no longer configured are dropped.
+  void SetVcs(const std::vector<VcUsage>& vcs);
 
   // Whether a sample taken at `wall_ms` would be kept (cheap; the caller then builds it).
   bool SampleDue(int64_t wall_ms) const {
@@ -74,6 +78,10 @@ class LiveMetrics {
   prometheus::Family<prometheus::Gauge>& jobs_;
   prometheus::Family<prometheus::Gauge>& waiting_;
   prometheus::Family<prometheus::Gauge>& gpus_;
+  prometheus::Family<prometheus::Gauge>& vc_gpus_;
+  prometheus::Family<prometheus::Gauge>& vc_jobs_;
+  prometheus::Family<prometheus::Gauge>& vc_usage_;
+  std::vector<std::string> vc_names_;  // the VCs the gauges were last set for
   prometheus::Counter& preemptions_;
   prometheus::Counter& lost_gpu_seconds_;
   prometheus::Counter& promotions_;

@@ -80,6 +80,34 @@ void LiveScheduler::RetireEnded(const std::vector<JobId>& ids) {
   }
 }
 
+Status LiveScheduler::ResolveVc(const std::string& requested, JobRecord& rec) const {
+  const TenantConfig& tenants = sched_->tenants();
+  if (tenants.vcs.empty()) {
+    if (requested.empty()) return Status::Ok();
+    return InvalidArgument(
+        fmt::format("field 'vc': this cluster has no tenants, so no VC `{}` (serve --tenants "
+                    "FILE declares them)",
+                    requested));
+  }
+  auto vc = tenants.VcFor(rec.user, requested);
+  if (!vc.ok()) {
+    std::string known;
+    for (const Tenant& t : tenants.vcs) known += (known.empty() ? "" : ", ") + t.name;
+    return Status(vc.status().code(),
+                  fmt::format("field 'vc': {} (VCs: {})", vc.status().message(), known));
+  }
+  rec.vc = *vc;
+  const auto v = static_cast<size_t>(*tenants.IndexOf(rec.vc));
+  const auto usage = sched_->VcUsages(0);
+  if (!tenants.borrow && v < usage.size() && rec.gpus > usage[v].quota) {
+    return InvalidArgument(
+        fmt::format("submit: needs {} GPUs, more than VC `{}`'s quota of {}, and borrowing is "
+                    "off: it could never run",
+                    rec.gpus, rec.vc, usage[v].quota));
+  }
+  return Status::Ok();
+}
+
 JobSpec LiveScheduler::SpecOf(const JobRecord& r) const {
   return SpecOfRecord(r);
 }
@@ -88,9 +116,10 @@ Status LiveScheduler::Note(const Event& e) {
   if (cfg_.log_events && e.kind != EventKind::kTick) {
     const auto wall =
         std::chrono::system_clock::time_point(std::chrono::milliseconds(e.t + store_->epoch_ms()));
-    std::cout << fmt::format("{:%FT%T}Z {:<8} job {:<5} {}\n",
+    std::cout << fmt::format("{:%FT%T}Z {:<8} {:<9} {}\n",
                              std::chrono::floor<std::chrono::milliseconds>(wall), ToString(e.kind),
-                             e.job.value(), Describe(e, store_->epoch_ms()))
+                             e.job == JobId() ? "" : fmt::format("job {}", e.job.value()),
+                             Describe(e, store_->epoch_ms()))
               << std::flush;
   }
   auto r = store_->AppendEvent(e);
@@ -139,6 +168,7 @@ StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req, std::vector<JobI
         "field 'tasks_per_gpu': not supported with --executor slurm yet (its batch script "
         "starts one task per node); start one process per GPU from the job, e.g. with torchrun");
   }
+  if (Status s = ResolveVc(req.vc, base); !s.ok()) return s;
   if (sched_->policy().needs_durations() && !base.duration) {
     return InvalidArgument(fmt::format(
         "submit: policy {} orders jobs by their run time; give --duration", cfg_.policy));

@@ -77,7 +77,12 @@ struct ServeConfig {
   // (SchedulerOptions::checkpoint_aware; only jobs that report checkpoints are moved).
   // nullopt: what the state recorded, on for a new one. Recorded with the journal.
   std::optional<bool> checkpoint_aware;
-  bool log_events = false;  // print each journal event (not ticks) to stdout
+  // The tenants (VCs with quotas, core/tenants.h): nullopt keeps what the state has (none for
+  // a new one); a config without VCs turns them off. A change is journalled (a `tenants`
+  // event) and takes effect at once, for jobs already submitted too.
+  std::optional<TenantConfig> tenants;
+  std::string tenants_file;  // where they were read from (for the journal and messages)
+  bool log_events = false;   // print each journal event (not ticks) to stdout
   // After a crash, how long to wait for the pid file of a launch that was in flight.
   int launch_probe_ms = 1000;
 };
@@ -87,6 +92,7 @@ struct ListFilter {
   std::set<LiveState> states;  // any of these (empty: any)
   bool active_only = false;    // without states: only jobs that have not ended
   std::string user;            // "" = anyone's
+  std::string vc;              // "" = any VC's
   JobId array;                 // only the tasks of this array (JobId() = no filter)
   int64_t ended_after = -1;    // wall ms; -1 = no bound (history)
   int64_t ended_before = -1;
@@ -136,6 +142,9 @@ class LiveScheduler {
   // Each queue (Q1..QK) with its jobs: running ones first, then the waiting ones in the order
   // they would get GPUs; attained GPU-time, time spent waiting, why it waits, next transition.
   nlohmann::json Queues();
+  // The tenants: each VC with its quota (or weight), users, GPUs running and borrowed, waiting
+  // work and decayed usage; borrowing and the half-life. {"vcs": []} without tenants.
+  nlohmann::json Vcs();
   // Journal rows after `after`, oldest first, at most `limit`; with `latest`, the last
   // `limit` ones.
   StatusOr<nlohmann::json> Events(int64_t after, int limit, std::optional<JobId> job = std::nullopt,
@@ -192,6 +201,11 @@ class LiveScheduler {
 
   Time Now();
   JobSpec SpecOf(const JobRecord& r) const;
+  // Sets rec.vc from the request's VC (or the user's, or the default) under the core's
+  // tenants; InvalidArgument / PermissionDenied naming field 'vc' otherwise.
+  // Open: the configured tenants, when they differ from the journal's, from `now` on.
+  Status ApplyTenants(Time now);
+  Status ResolveVc(const std::string& requested, JobRecord& rec) const;
   // Appends `e` to the journal (in the caller's transaction) and, with log_events, prints it.
   Status Note(const Event& e);
   void HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed);

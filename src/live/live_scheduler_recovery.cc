@@ -9,6 +9,7 @@
 #include "common/strings.h"
 #include "engine/core_builder.h"
 #include "engine/file_data_source.h"
+#include "engine/tenant_config.h"
 #include "live/journal_replay.h"
 #include "live/live_scheduler.h"
 
@@ -115,7 +116,22 @@ Status LiveScheduler::Open() {
   if (auto stamp = store_->GetMeta(kAliveKey)) {
     if (auto v = ParseInt(*stamp)) last_alive_ = std::max(last_alive_, *v);
   }
+  // (Now() advances the core's time: only after last_alive_ was read.)
+  if (Status s = ApplyTenants(Now()); !s.ok()) return s;
   return Reconcile(Now());
+}
+
+Status LiveScheduler::ApplyTenants(Time now) {
+  if (!cfg_.tenants) return Status::Ok();
+  const nlohmann::json want = TenantConfigToJson(*cfg_.tenants);
+  const TenantConfig& had = sched_->tenants();
+  if (want == TenantConfigToJson(had)) return Status::Ok();
+  if (Status s = sched_->SetTenants(*cfg_.tenants, now); !s.ok()) {
+    return Status(s.code(), fmt::format("--tenants {}: {}", cfg_.tenants_file, s.message()));
+  }
+  return Note({.t = now,
+               .kind = EventKind::kTenants,
+               .detail = {{"config", want}, {"file", cfg_.tenants_file}}});
 }
 
 Status LiveScheduler::Replay(const EventRow& row) {

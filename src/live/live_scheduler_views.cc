@@ -99,6 +99,8 @@ std::string LiveScheduler::ReasonWord(const JobRecord& r, const Job& cj, Time no
   if (cj.state == JobState::kHeld) return "JobArrayTaskLimit";
   // Jobs ahead of it in the policy's order hold or want the GPUs: priority. Nothing ahead,
   // yet it waits: the GPUs (or a slot of them) are not there.
+  // Its VC used its quota and nothing unused was left to borrow (the tenant level).
+  if (cj.wait == WaitKind::kOverQuota) return "VcQuota";
   const Explanation e = sched_->Explain(r.id, now);
   return e.waiting_ahead > 0 || e.running_ahead > 0 ? "Priority" : "Resources";
 }
@@ -112,6 +114,7 @@ nlohmann::json LiveScheduler::List(const ListFilter& f, size_t* total) {
     if (!f.states.empty() && !f.states.contains(r.state)) continue;
     if (f.states.empty() && f.active_only && IsTerminal(r.state)) continue;
     if (!f.user.empty() && r.user != f.user) continue;
+    if (!f.vc.empty() && r.vc != f.vc) continue;
     if (f.array != JobId() && r.array_id != f.array) continue;
     if (f.ended_after >= 0 && (r.end < 0 || r.end + store_->epoch_ms() < f.ended_after)) continue;
     if (f.ended_before >= 0 && (r.end < 0 || r.end + store_->epoch_ms() >= f.ended_before))
@@ -217,6 +220,35 @@ std::string LiveScheduler::OutputPath(const JobRecord& r, bool stderr_stream) co
       r.array_index, r.user, r.name);
   if (p.is_relative()) p = std::filesystem::path(r.cwd.empty() ? cfg_.state_dir : r.cwd) / p;
   return p.lexically_normal().string();
+}
+
+nlohmann::json LiveScheduler::Vcs() {
+  std::lock_guard lk(mu_);
+  const TenantConfig& t = sched_->tenants();
+  nlohmann::json vcs = nlohmann::json::array();
+  const auto usage = sched_->VcUsages(Now());
+  for (size_t v = 0; v < t.vcs.size(); ++v) {
+    nlohmann::json j = {
+        {"name", t.vcs[v].name}, {"weight", t.vcs[v].weight}, {"users", t.vcs[v].users}};
+    if (v < usage.size()) {  // the tenant level is on (two VCs or more)
+      const VcUsage& u = usage[v];
+      j.update({{"quota", u.quota},
+                {"running_gpus", u.running_gpus},
+                {"running_jobs", u.running_jobs},
+                {"borrowed_gpus", u.borrowed()},
+                {"waiting_gpus", u.waiting_gpus},
+                {"waiting_jobs", u.waiting_jobs},
+                {"usage_gpu_hours", u.decayed_gpu_hours}});
+    } else {
+      j["quota"] = sched_->topology().total_gpus();
+    }
+    vcs.push_back(std::move(j));
+  }
+  return {{"vcs", std::move(vcs)},
+          {"borrow", t.borrow},
+          {"half_life_hours", static_cast<double>(t.half_life) / 3.6e6},
+          {"default_vc", t.default_vc},
+          {"gpus", sched_->topology().total_gpus()}};
 }
 
 nlohmann::json LiveScheduler::Queues() {
@@ -388,6 +420,7 @@ std::string LiveScheduler::MetricsText() {
     metrics_.SetJobs(by_state, waiting);
     const int total = sched_->topology().total_gpus(), free = sched_->cluster().total_free();
     metrics_.SetGpus(total - free, free, FragmentedGpus(), 0);
+    metrics_.SetVcs(sched_->VcUsages(Now()));
   }
   return metrics_.Text();
 }

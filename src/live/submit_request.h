@@ -21,6 +21,9 @@ namespace tiresias {
 // Numbers are kept as received (wide types), so Validate sees and names the real value.
 struct SubmitRequest {
   std::string name, user, model, cwd;
+  // Its virtual cluster (serve --tenants); "" = the user's (the first VC listing them) or the
+  // default VC.
+  std::string vc;
   int64_t gpus = 1;
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;

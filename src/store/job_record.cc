@@ -52,6 +52,7 @@ nlohmann::json RequestToJson(const JobRecord& r) {
   if (r.tasks_per_gpu > 0) j["tasks_per_gpu"] = r.tasks_per_gpu;
   if (r.keep_checkpoints) j["keep_checkpoints"] = true;
   if (r.stop_at_checkpoint > 0) j["stop_at_checkpoint_ms"] = r.stop_at_checkpoint;
+  if (!r.vc.empty()) j["vc"] = r.vc;
   return j;
 }
 
@@ -91,6 +92,7 @@ void RequestFromJson(const nlohmann::json& j, JobRecord& r) {
   r.tasks_per_gpu = j.value("tasks_per_gpu", 0);
   r.keep_checkpoints = j.value("keep_checkpoints", false);
   r.stop_at_checkpoint = j.value("stop_at_checkpoint_ms", Duration{0});
+  r.vc = j.value("vc", "");
 }
 
 nlohmann::json EngineToJson(const JobRecord& r) {

@@ -46,6 +46,7 @@ struct JobRecord {
   JobId id;
   std::string name;
   std::string user;
+  std::string vc;  // its virtual cluster (serve --tenants), resolved at submit; "" = none
   int64_t uid = -1, gid = -1;  // the submitter's account (-1: unknown); see SubmitRequest
   std::string model;
   int gpus = 1;

@@ -1,0 +1,296 @@
+// Test fixture for LiveScheduler: a virtual clock with scripted processes (FakeWorld,
+// FakeRunner), a state directory per test, Drive() to feed submissions and step until all
+// ended, and the simulator run of the same workload to compare with. Used by
+// src/live/live_*_test.cc
+//
+#pragma once
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include "common/strings.h"
+#include "live/live_scheduler.h"
+#include "sim/simulator.h"
+
+namespace tiresias {
+
+// Processes that do `work` ms of progress, checkpoint instantly on SIGTERM and resume where
+// they stopped. Shared across LiveScheduler instances so they "survive" a daemon crash.
+struct FakeWorld {
+  int64_t now = 1'000'000;  // wall ms
+  std::map<JobId, Duration> work;
+  std::map<JobId, Duration> done;
+  struct P {
+    JobId job;
+    int attempt;
+    int64_t launched;
+    int64_t exit_at;  // wall ms
+    int code = 0, sig = 0;
+    bool reported = false;
+    bool lost = false, cancelled = false;  // how a cluster engine may end it
+    bool done_file = false;                // it left its done file (TIRESIAS_DONE_FILE)
+  };
+  std::map<int, P> procs;  // pid -> process
+  int next_pid = 100;
+  std::vector<std::string> launches;  // "job@ms:devices"
+  bool ignore_term = false;           // processes that ignore SIGTERM (only SIGKILL stops them)
+  Duration linger = 0;  // a killed process is reported gone this long after SIGKILL (an engine)
+  // Processes that, told to stop, finish their work instead (within the grace) and exit 0,
+  // leaving their done file when `done_files`.
+  bool finish_on_term = false, done_files = false;
+  std::vector<std::string> overlaps;                // launches onto a GPU a live process still held
+  std::map<int, std::vector<std::string>> devices;  // pid -> its GPUs
+  std::optional<std::vector<NodeReport>> node_report;  // the next PollNodes answer
+
+  bool Alive(const P& p) const { return !p.reported && p.exit_at > now; }
+
+  int64_t NextExit() const {
+    int64_t t = kNever;
+    for (const auto& [pid, p] : procs) {
+      if (!p.reported) t = std::min(t, p.exit_at);
+    }
+    return t;
+  }
+};
+
+class FakeRunner : public Executor {
+ public:
+  explicit FakeRunner(FakeWorld& w) : w_(w) {}
+  StatusOr<Launched> Launch(const LaunchSpec& s) override {
+    const int pid = w_.next_pid++;
+    std::vector<std::string> devs;
+    for (const GpuId& g : s.gpus) {
+      devs.push_back(g.node == 0 ? std::to_string(g.index) : fmt::format("{}:{}", g.node, g.index));
+    }
+    for (const auto& [other, p] : w_.procs) {
+      if (!w_.Alive(p) && !(p.exit_at == w_.now && !p.reported)) continue;
+      for (const auto& d : w_.devices[other]) {
+        if (std::find(devs.begin(), devs.end(), d) != devs.end()) {
+          w_.overlaps.push_back(fmt::format("job {} on GPU {} at {} while job {} ran there",
+                                            s.job.value(), d, w_.now, p.job.value()));
+        }
+      }
+    }
+    w_.devices[pid] = devs;
+    const Duration left = w_.work.at(s.job) - w_.done[s.job];
+    w_.procs[pid] = {
+        .job = s.job, .attempt = s.attempt, .launched = w_.now, .exit_at = w_.now + left};
+    w_.launches.push_back(fmt::format("{}@{}:{}", s.job.value(), w_.now, Join(devs, ",")));
+    mine_.insert(pid);
+    return Launched{.ref = {.pid = pid, .start_ticks = pid * 7},
+                    .visible_devices = Join(devs, ",")};
+  }
+  Status Signal(const ProcessRef& r, int sig) override {
+    auto& p = w_.procs.at(r.pid);
+    if (p.reported || p.exit_at <= w_.now) return NotFound("gone");
+    if (sig != SIGKILL && w_.ignore_term) return Status::Ok();
+    if (sig != SIGKILL && w_.finish_on_term) {
+      w_.done[p.job] += p.exit_at - p.launched;
+      p.done_file = w_.done_files;
+      return Status::Ok();
+    }
+    w_.done[p.job] += w_.now - p.launched;  // checkpoint what it did
+    p.exit_at = w_.now;
+    if (sig == SIGKILL) {
+      p.sig = 9;
+      p.exit_at += w_.linger;
+    }
+    return Status::Ok();
+  }
+  bool Adopt(JobId, int, const ProcessRef& r, const std::string&) override {
+    auto it = w_.procs.find(r.pid);
+    if (it == w_.procs.end() || it->second.reported || r.start_ticks != r.pid * 7) return false;
+    mine_.insert(r.pid);
+    return true;
+  }
+  std::optional<ExitInfo> ReadExit(JobId, int, const std::string&) override { return std::nullopt; }
+  std::optional<ProcessRef> FindLaunched(JobId, int, const std::string&) override {
+    return std::nullopt;
+  }
+  std::vector<ExitInfo> Poll() override {
+    std::vector<ExitInfo> out;
+    for (int pid : mine_) {
+      auto& p = w_.procs.at(pid);
+      if (p.reported || p.exit_at > w_.now) continue;
+      p.reported = true;
+      out.push_back({.job = p.job,
+                     .attempt = p.attempt,
+                     .exit_code = p.sig || p.lost || p.cancelled ? -1 : p.code,
+                     .signal = p.sig,
+                     .cancelled = p.cancelled,
+                     .lost = p.lost,
+                     .reason = p.lost        ? "NODE_FAIL on n1"
+                               : p.cancelled ? "scancel by bob"
+                                             : "",
+                     .completed = p.done_file});
+    }
+    return out;
+  }
+  std::optional<std::vector<NodeReport>> PollNodes() override {
+    auto r = w_.node_report;
+    w_.node_report.reset();
+    return r;
+  }
+
+ private:
+  FakeWorld& w_;
+  std::set<int> mine_;
+};
+
+struct Submission {
+  Time at;  // ms after the start
+  int gpus;
+  Duration work;
+};
+
+class LiveSchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           fmt::format("tiresias-live-{}-{}", getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  ServeConfig Config() {
+    ServeConfig c;
+    c.state_dir = dir_.string();
+    c.policy = "dlas";
+    c.policy_opts = policy_opts_;
+    c.gpu_devices = {"0", "1", "2", "3"};
+    if (!cluster_.empty()) {
+      c.gpu_devices.clear();
+      c.nodes = cluster_;
+      c.executor = executor_.empty() ? "fake" : executor_;
+    }
+    c.launch_probe_ms = 0;
+    c.grace = grace_;
+    c.checkpoint_aware = checkpoint_aware_;
+    c.tenants = tenants_;
+    c.tenants_file = "tenants.json";
+    return c;
+  }
+
+  // Touches job `id`'s checkpoint marker (TIRESIAS_CHECKPOINT_FILE) with mtime `wall_ms`.
+  void TouchMarker(JobId id, int64_t wall_ms) {
+    const auto marker = dir_ / "tiresias-jobs" / id.str() / "checkpoint" / ".tiresias-checkpoint";
+    std::filesystem::create_directories(marker.parent_path());
+    { std::ofstream(marker.string()) << "step\n"; }
+    const timespec ts{.tv_sec = wall_ms / 1000, .tv_nsec = (wall_ms % 1000) * 1'000'000};
+    const timespec both[2] = {ts, ts};
+    ASSERT_EQ(utimensat(AT_FDCWD, marker.c_str(), both, 0), 0);
+  }
+
+  std::unique_ptr<LiveScheduler> Start() {
+    auto store = Store::Open((dir_ / "tiresias.db").string(), world_.now);
+    EXPECT_TRUE(store.ok()) << store.status().message();
+    auto d = std::make_unique<LiveScheduler>(Config(), std::move(*store),
+                                             std::make_unique<FakeRunner>(world_),
+                                             [this] { return world_.now; });
+    Status s = d->Open();
+    EXPECT_TRUE(s.ok()) << s.message();
+    return d;
+  }
+
+  // Feeds the submissions at their times and steps until everything ended. With
+  // `crash_odds` > 0, drops the scheduler at random steps and starts a new one on the same
+  // database (the processes keep running meanwhile).
+  void Drive(const std::vector<Submission>& subs, double crash_odds = 0, unsigned seed = 1) {
+    const int64_t t0 = world_.now;
+    auto d = Start();
+    std::mt19937 rng(seed);
+    size_t next_sub = 0;
+    for (int guard = 0; guard < 100000; ++guard) {
+      while (next_sub < subs.size() && t0 + subs[next_sub].at <= world_.now) {
+        SubmitRequest r{
+            .name = fmt::format("j{}", next_sub), .gpus = subs[next_sub].gpus, .argv = {"train"}};
+        auto id = d->Submit(r);
+        ASSERT_TRUE(id.ok()) << id.status().message();
+        world_.work[*id] = subs[next_sub].work;
+        ++next_sub;
+      }
+      const int64_t due = d->Step();
+      if (crash_odds > 0 && std::uniform_real_distribution<>(0, 1)(rng) < crash_odds) {
+        d.reset();  // kill -9: nothing is flushed beyond what was committed
+        d = Start();
+        ++crashes_;
+        continue;
+      }
+      int64_t next = std::min(due, world_.NextExit());
+      if (next_sub < subs.size()) next = std::min(next, t0 + subs[next_sub].at);
+      if (next == kNever) break;
+      world_.now = std::max(world_.now, next);
+    }
+    final_ = d->List();
+  }
+
+  std::filesystem::path dir_;
+  FakeWorld world_;
+  nlohmann::json final_;
+  int crashes_ = 0;
+  Duration grace_ = Seconds(30);
+  std::optional<bool> checkpoint_aware_;
+  std::optional<TenantConfig> tenants_;  // ServeConfig::tenants
+  std::string executor_;  // the cluster executor's name when cluster_ is set ("fake")
+  std::vector<std::string> policy_opts_ = {"thresholds=20"};  // demote after 20 s on 1 GPU
+  std::vector<NodeSpec> cluster_;                             // empty: one local node with 4 GPUs
+};
+
+inline std::vector<Submission> Workload() {
+  // A long 4-GPU job first, then short jobs that preempt it under dlas (20 GPU-s threshold:
+  // the 4-GPU job is demoted after 5 s), a 2-GPU job and a job arriving while others wait.
+  return {{0, 4, 60'000},      {2'000, 1, 3'000},  {2'000, 2, 8'000},   {9'000, 1, 4'000},
+          {9'500, 3, 12'000},  {10'000, 1, 1'000}, {30'000, 2, 25'000}, {31'000, 1, 2'000},
+          {31'000, 4, 10'000}, {45'000, 1, 30'000}};
+}
+
+inline SimResult Simulate(const std::vector<Submission>& subs, Time t0) {
+  SimConfig c;
+  c.record_events = true;
+  c.topo = *Topology::Create(1, 1, 4);
+  c.policy = "dlas";
+  c.policy_opts = {"thresholds=20"};
+  c.placement = "consolidate";
+  c.preempt_overhead = 0;  // the fake processes checkpoint and resume instantly
+  std::vector<JobSpec> jobs;
+  for (size_t i = 0; i < subs.size(); ++i) {
+    jobs.push_back(JobSpec{.id = JobId(static_cast<int64_t>(i) + 1),
+                           .gpus = subs[i].gpus,
+                           .submit = t0 + subs[i].at,
+                           .duration = subs[i].work});
+  }
+  auto r = RunSimulation(c, jobs);
+  EXPECT_TRUE(r.ok());
+  return *r;
+}
+
+inline void ExpectMatchesSimulator(const nlohmann::json& live, const SimResult& sim,
+                                   int64_t epoch) {
+  ASSERT_EQ(live.size(), sim.jobs.size());
+  int preemptions = 0;
+  for (size_t i = 0; i < sim.jobs.size(); ++i) {
+    const auto& s = sim.jobs[i];
+    const auto& l = live[i];
+    SCOPED_TRACE(fmt::format("job {}", s.id.value()));
+    EXPECT_EQ(l["state"], "finished");
+    EXPECT_EQ(l["first_start_ms"].get<int64_t>() - epoch, s.first_start);
+    EXPECT_EQ(l["end_ms"].get<int64_t>() - epoch, s.end);
+    EXPECT_EQ(l["preemptions"].get<int>(), s.preemptions);
+    preemptions += s.preemptions;
+  }
+  EXPECT_GE(preemptions, 2) << "the workload must exercise preemption";
+}
+
+}  // namespace tiresias
