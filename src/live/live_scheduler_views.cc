@@ -265,6 +265,7 @@ nlohmann::json LiveScheduler::Queues() {
     nlohmann::json j = {{"id", r.id.value()},
                         {"name", r.name},
                         {"user", r.user},
+                        {"vc", r.vc},
                         {"gpus", r.gpus},
                         {"state", ToString(r.state)},
                         {"attained_gpu_s", ToSeconds(cj->AttainedAt(std::max(now, cj->last_stop)))},

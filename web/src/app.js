@@ -1,6 +1,7 @@
 // The dashboard of tiresias serve: a single page that polls the API every two seconds and
 // shows the cluster (nodes x GPUs coloured by job), the queues (each job's attained service,
-// wait and why it waits), a job's page (timeline, explain, live log) and charts (JCT and
+// wait and why it waits), the virtual clusters (quota, GPUs held and borrowed, waiting work),
+// a job's page (timeline, explain, live log) and charts (JCT and
 // queueing CDFs, GPU use, queue lengths, preemptions per hour). It signs in with a session or
 // API token kept in sessionStorage (from `#token=` in the URL, or the sign-in form).
 import uPlot from "uplot";
@@ -93,13 +94,46 @@ async function renderQueues() {
         ? (waiting ? "promotion in " : "demotion in ") + human(j.next_transition_in_s) : "";
       col.append(el("div", { class: "job" + (waiting ? " waiting" : ""), "data-job": j.id,
                             onclick: () => goJob(j.id) },
-        el("div", {}, el("strong", {}, `#${j.id} ${j.name}`), ` ${j.user}, ${j.gpus} GPU, ${j.state}`),
+        el("div", {}, el("strong", {}, `#${j.id} ${j.name}`), ` ${j.user}${j.vc ? " (" + j.vc + ")" : ""}, ${j.gpus} GPU, ${j.state}`),
         el("div", {}, `attained ${gpuHours(j.attained_gpu_s)} GPU-h, waited ${human(j.wait_s)}${next ? ", " + next : ""}`),
         el("div", { class: "reason", "data-reason": "" }, j.reason)));
     }
     cols.append(col);
   }
   root.replaceChildren(el("h2", {}, `Queues (${q.policy})`), cols);
+}
+
+async function renderVcs() {
+  const t = await json("/v1/vcs");
+  const root = $("view-vcs");
+  if (!t.vcs.length) {
+    root.replaceChildren(el("h2", {}, "Virtual clusters"),
+      el("p", {}, "No tenants: one cluster, no quotas (serve --tenants FILE declares them)."));
+    return;
+  }
+  const how = (t.borrow ? "unused quota is lent and reclaimed by preemption" : "fixed quotas, nothing lent") +
+    (t.half_life_hours > 0 ? `; borrowers by usage with a ${t.half_life_hours} h half-life` : "");
+  // A bar per VC on the cluster's scale: its quota outlined, what it holds filled, the part
+  // beyond its quota (borrowed) hatched.
+  const scale = Math.max(t.gpus, ...t.vcs.map((v) => (v.running_gpus ?? 0) + (v.waiting_gpus ?? 0)), 1);
+  const pct = (n) => `${(100 * n / scale).toFixed(2)}%`;
+  const rows = t.vcs.map((v) => {
+    const held = v.running_gpus ?? 0, borrowed = v.borrowed_gpus ?? 0;
+    const bar = el("div", { class: "vcbar", title: `${held} of ${v.quota} GPUs, ${borrowed} borrowed` },
+      el("div", { class: "quota", style: `width:${pct(v.quota)}` }),
+      el("div", { class: "held", style: `width:${pct(held - borrowed)}` }),
+      el("div", { class: "borrowed", style: `left:${pct(held - borrowed)};width:${pct(borrowed)}` }));
+    return el("tr", { "data-vc": v.name },
+      el("th", {}, v.name + (v.name === t.default_vc ? " (default)" : "")),
+      el("td", { "data-field": "quota" }, v.quota), el("td", { "data-field": "running" }, held),
+      el("td", { "data-field": "borrowed" }, borrowed),
+      el("td", { "data-field": "waiting" }, `${v.waiting_jobs ?? 0} jobs, ${v.waiting_gpus ?? 0} GPUs`),
+      el("td", {}, (v.usage_gpu_hours ?? 0).toFixed(2)), el("td", {}, bar),
+      el("td", {}, (v.users || []).join(", ")));
+  });
+  root.replaceChildren(el("h2", {}, `Virtual clusters (${t.gpus} GPUs; ${how})`),
+    el("table", { class: "vcs" }, el("tr", {}, ...["VC", "quota", "running", "borrowed", "waiting",
+      "usage GPU-h", "GPUs held against quota", "users"].map((h) => el("th", {}, h))), ...rows));
 }
 
 async function renderEvents() {
@@ -128,7 +162,7 @@ async function renderJob(id) {
     json(`/v1/jobs/${id}`), json(`/v1/jobs/${id}/explain`), json(`/v1/events?limit=1000&job=${id}`),
   ]);
   $("job-info").replaceChildren(el("table", {}, ...[
-    ["name", job.name], ["user", job.user], ["state", job.state], ["GPUs", job.gpus],
+    ["name", job.name], ["user", job.user], ["VC", job.vc || "-"], ["state", job.state], ["GPUs", job.gpus],
     ["queue", job.queue ?? "-"], ["attained", gpuHours(job.attained_gpu_s ?? 0) + " GPU-h"],
     ["preemptions", job.preemptions], ["attempt", job.attempt], ["message", job.message],
   ].map(([k, v]) => el("tr", {}, el("th", {}, k), el("td", {}, v ?? "-")))));
@@ -209,6 +243,7 @@ async function refresh() {
     }
     if (state.view === "cluster") await renderCluster();
     else if (state.view === "queues") await renderQueues();
+    else if (state.view === "vcs") await renderVcs();
     else if (state.view === "charts") await renderCharts();
     else if (state.view === "events") await renderEvents();
     else if (state.view === "job") await renderJob(Number(state.jobArg));
