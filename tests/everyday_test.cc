@@ -26,9 +26,13 @@ using testing::RunTiresias;
 class EverydayTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::ScratchDir("everyday");
-    serve_ = std::make_unique<testing::ServeProcess>(
-        dir_, std::vector<std::string>{"--gpus", "4", "--grace", "1"});
+    dir_ = testing::ScratchDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::vector<std::string> args{"--gpus", "4", "--grace", "1"};
+    if (!tenants_.empty()) {
+      std::ofstream(dir_ / "tenants.json") << tenants_;
+      args.insert(args.end(), {"--tenants", (dir_ / "tenants.json").string()});
+    }
+    serve_ = std::make_unique<testing::ServeProcess>(dir_, args);
     serve_->Start();
   }
   // As a user whose shell has TIRESIAS_STATE_DIR set (flags after `--` are the job's).
@@ -54,6 +58,7 @@ class EverydayTest : public ::testing::Test {
 
   fs::path dir_;
   std::unique_ptr<testing::ServeProcess> serve_;
+  std::string tenants_;  // a tenants file's text: serve --tenants
 };
 
 TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
@@ -185,6 +190,70 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
   }
   const auto ver = Json("version");
   EXPECT_EQ(ver["client"], ver["server"]) << ver.dump();
+}
+
+// Two teams share the 4 GPUs, 2 each (issue "Many teams"): vision (the default VC) runs three
+// jobs, one on a GPU nlp lent it; nlp runs one. Then nlp claims its quota: vision's borrower,
+// which ignores SIGTERM, is killed at the end of its 1 s grace and nlp's job starts then,
+// within one grace period (plus the loop's latency). The CLI shows it all by VC.
+class TenantsCliTest : public EverydayTest {
+ protected:
+  void SetUp() override {
+    tenants_ = R"({"default_vc": "vision",
+                   "vcs": [{"name": "vision", "quota": 2}, {"name": "nlp", "quota": 2}]})";
+    EverydayTest::SetUp();
+  }
+};
+
+TEST_F(TenantsCliTest, AVcClaimingItsQuotaGetsItWithinOneGracePeriodAndTheCliShowsItByVc) {
+  const std::string stubborn = "-- sh -c 'trap \"\" TERM; sleep 60'";
+  std::vector<std::string> vision;
+  for (int i = 0; i < 3; ++i) vision.push_back(Submit("--gpus 1 -J v " + stubborn));
+  const std::string n1 = Submit("--gpus 1 -A nlp -J n1 " + stubborn);
+  ASSERT_TRUE(testing::WaitFor([&] { return Json("ls -t running").size() == 4; },
+                               std::chrono::seconds(20)));
+  const auto vcs = Json("vcs");
+  EXPECT_EQ(vcs["vcs"][0]["name"], "vision");
+  EXPECT_EQ(vcs["vcs"][0]["running_gpus"], 3);
+  EXPECT_EQ(vcs["vcs"][0]["borrowed_gpus"], 1);
+  CmdResult table = Cli("vcs");
+  EXPECT_NE(table.out.find("is lent, and reclaimed by preemption"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("BORROWED"), std::string::npos) << table.out;
+
+  const std::string n2 = Submit("--gpus 1 --vc nlp -J n2 -- sleep 60");
+  ASSERT_TRUE(testing::WaitFor([&] { return Json("show " + n2)["state"] == "running"; },
+                               std::chrono::seconds(20)));
+  const auto job = Json("show " + n2);
+  const int64_t waited =
+      job["first_start_ms"].get<int64_t>() - job["submitted_at_ms"].get<int64_t>();
+  EXPECT_GE(waited, 1000) << "the borrower ignores SIGTERM: only SIGKILL at its grace frees it";
+  EXPECT_LE(waited, 1000 + 2000) << "one grace period, plus the loop's latency";
+  EXPECT_EQ(Json("ls --vc nlp").size(), 2u);
+  const auto mine = Json("ls -A vision");
+  ASSERT_EQ(mine.size(), 3u);
+  const auto& back = mine[2];  // vision's last job gave the GPU back
+  EXPECT_EQ(back["id"].get<int64_t>(), std::stoll(vision[2]));
+  EXPECT_EQ(back["state"], "pending");
+  CmdResult ls = Cli("ls");
+  EXPECT_NE(ls.out.find("VC"), std::string::npos) << ls.out;
+  EXPECT_NE(ls.out.find("(VcQuota)"), std::string::npos) << ls.out;
+  CmdResult why = Cli("explain " + vision[2]);
+  EXPECT_NE(why.out.find("VC `vision` has used its share: 2 of 2 GPUs"), std::string::npos)
+      << why.out;
+  CmdResult show = Cli("show " + vision[2]);
+  EXPECT_NE(show.out.find("VC=vision"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("over its quota of 2"), std::string::npos) << show.out;
+  // A VC that does not exist, and the metrics by VC.
+  CmdResult bad = Cli("submit -A speech -- true");
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_NE(bad.out.find("VC `speech` is not one of the tenants (VCs: vision, nlp)"),
+            std::string::npos)
+      << bad.out;
+  const std::string metrics = serve_->Client().Get("/metrics")->body;
+  EXPECT_NE(metrics.find(R"(tiresias_vc_gpus{state="borrowed",vc="vision"} 0)"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find(R"(tiresias_vc_jobs{state="waiting",vc="vision"} 1)"), std::string::npos);
+  for (const std::string& id : {vision[0], vision[1], vision[2], n1, n2}) Cli("cancel " + id);
 }
 
 // The generated man page and completions come from the binary (`make` builds them) and know

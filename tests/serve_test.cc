@@ -282,6 +282,12 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
   r = post("{\"argv\": [\"true\"], \"env\": {\"CUDA_VISIBLE_DEVICES\": \"0\"}}");
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body.find("set by the scheduler"), std::string::npos) << r.body;
+  r = post("{\"argv\": [\"true\"], \"vc\": 7}");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("field 'vc': expected a string"), std::string::npos) << r.body;
+  r = post("{\"argv\": [\"true\"], \"vc\": \"vision\"}");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("this cluster has no tenants"), std::string::npos) << r.body;
   r = post("{\"argv\": [\"true\"], \"gpus\": 3}");
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body.find("can never run"), std::string::npos) << r.body;
