@@ -1,0 +1,228 @@
+// LiveScheduler: what happens when a job's process ends or must end (see live_scheduler.h):
+// exits (finished, failed, preempted and checkpointed, killed at the grace deadline, lost with
+// its node), jobs cancelled outside, completion markers, checkpoint markers and time limits.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/remove_tree.h"
+#include "common/strings.h"
+#include "exec/exit_file.h"
+#include "live/live_scheduler.h"
+
+namespace tiresias {
+
+void LiveScheduler::CancelledOutside(JobId id, const std::string& why, Time now,
+                                     std::vector<JobId>& changed) {
+  auto it = records_.find(id);
+  if (it == records_.end() || IsTerminal(it->second.state)) return;
+  JobRecord& rec = it->second;
+  Journal({.t = now, .kind = EventKind::kCancel, .job = id, .detail = {{"how", why}}});
+  if (const Job* cj = sched_->Find(id); cj && (cj->running() || cj->state == JobState::kPending)) {
+    MustOk(sched_->Cancel(id, now));
+  }
+  to_launch_.erase(id);
+  rec.state = LiveState::kCancelled;
+  rec.end = now;
+  rec.message = "cancelled outside tiresias: " + why;
+  changed.push_back(id);
+  dirty_ = true;
+}
+
+void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed) {
+  auto pit = procs_.find(e.job);
+  if (pit == procs_.end() || pit->second.attempt != e.attempt) {
+    if (e.cancelled) {  // a job waiting between attempts, cancelled in the engine
+      CancelledOutside(e.job, e.reason, now, changed);
+      return;
+    }
+    Warn(fmt::format("exit of job {} attempt {} that is not tracked", e.job.value(), e.attempt));
+    return;
+  }
+  const Proc p = pit->second;
+  procs_.erase(pit);
+  // Nothing to clean up: the executor reports an attempt once none of its processes is left.
+  for (const GpuId& g : p.gpus) {
+    if (auto it = gpu_owner_.find(g); it != gpu_owner_.end() && it->second == e.job) {
+      gpu_owner_.erase(it);
+    }
+  }
+  JobRecord& rec = records_.at(e.job);
+  rec.exit_code = e.exit_code;
+  rec.signal = e.signal;
+  rec.pid = 0;
+  changed.push_back(e.job);
+  const std::string what = e.Describe();
+  const Job* cj = sched_->Find(e.job);
+  if (e.cancelled) {
+    Journal({.t = now,
+             .kind = EventKind::kExit,
+             .job = e.job,
+             .detail = {{"how", what}, {"after", "cancel"}}});
+    CancelledOutside(e.job, e.reason, now, changed);
+    return;
+  }
+  // An exit after the core stopped the job is not its end, also before it was signalled (an
+  // eviction and the exit of the run it evicted can arrive in the same round).
+  const bool stopped = p.stopping || IsTerminal(rec.state) || rec.state == LiveState::kPreempting;
+  if (stopped) {
+    if (IsTerminal(rec.state)) {
+      Journal({.t = now,
+               .kind = EventKind::kExit,
+               .job = e.job,
+               .detail = {{"how", what}, {"after", "cancel"}}});
+      return;
+    }
+    if (e.completed && e.exit_code == 0 && e.signal == 0 && !e.lost) {
+      // It completed its work during the grace period and said so (its done file): the
+      // job's end, not a checkpoint; it is not run again.
+      FinishCompleted(rec, what, now);
+      return;
+    }
+    if (rec.timing_out) {  // it ran out of time: it ends, whatever the core thought of it
+      EndAsTimeout(rec, now, what);
+      return;
+    }
+    // Checkpointed: it exited by itself after the signal, or was stopped at once at a fresh
+    // checkpoint (it opted in); killed when its grace ran out (or its run was lost meanwhile,
+    // e.g. its node failed): then its work since its last reported checkpoint is lost.
+    const bool checkpointed = (p.at_checkpoint || !p.killed) && !e.lost;
+    const Service lost = checkpointed && !p.at_checkpoint ? 0 : p.loss;
+    nlohmann::json detail = {
+        {"how", what}, {"after", "preemption"}, {"checkpointed", checkpointed}};
+    if (lost > 0) detail["lost_gpu_ms"] = lost;
+    Journal({.t = now, .kind = EventKind::kExit, .job = e.job, .detail = detail});
+    if (p.killed && !p.at_checkpoint) ++rec.kills;
+    rec.lost += lost;
+    metrics_.CountLost(ToSeconds(lost));
+    rec.state = to_launch_.contains(e.job) ? LiveState::kStarting : LiveState::kPending;
+    return;
+  }
+  if (!cj || !cj->running()) {
+    Warn(fmt::format("job {}: process exited ({}) while not running", e.job.value(), what));
+    return;
+  }
+  if (e.lost) {
+    // Not the job's end: the engine lost the run (its node failed). It keeps the service it
+    // attained and is relaunched from its checkpoint, where the core runs it (a capacity
+    // change moves it if the node is gone).
+    Journal({.t = now, .kind = EventKind::kRelaunch, .job = e.job, .detail = {{"reason", what}}});
+    Journal({.t = now,
+             .kind = EventKind::kInterrupt,
+             .job = e.job,
+             .detail = {{"last_alive_ms", now}, {"reason", "run lost: " + what}}});
+    MustOk(sched_->Interrupted(e.job, now, now));
+    to_launch_[e.job] = cj->alloc.Gpus();
+    rec.state = LiveState::kStarting;
+    rec.message = "run lost (" + what + "); relaunching from its checkpoint";
+    return;
+  }
+  const bool ok = e.exit_code == 0 && e.signal == 0;
+  Journal({.t = now, .kind = EventKind::kFinish, .job = e.job, .detail = {{"how", what}}});
+  if (Status s = sched_->Finish(e.job, now); !s.ok()) Warn(s.message());
+  rec.state = ok ? LiveState::kFinished : LiveState::kFailed;
+  rec.end = now;
+  rec.message = ok ? "completed" : "failed: " + what;
+  dirty_ = true;
+  eligibility_dirty_ = true;  // jobs that depend on it
+  CountEnded(rec);
+  if (ok) DropCheckpoints(rec);
+}
+
+void LiveScheduler::PollCheckpoints(Time now) {
+  // A job reports a checkpoint by touching its marker (TIRESIAS_CHECKPOINT_FILE); a marker
+  // older than the run's progress start is from an earlier attempt (the run resumed from it).
+  for (const auto& [id, p] : procs_) {
+    if (p.stopping) continue;
+    const Job* cj = sched_->Find(id);
+    if (!cj || !cj->running()) continue;
+    const auto mtime = CheckpointMarkerTime(JobDir(id));
+    if (!mtime) continue;
+    const Time at = std::min(*mtime - store_->epoch_ms(), now);
+    if (at < cj->progress_start || at <= cj->ckpt_at) continue;
+    Journal({.t = now, .kind = EventKind::kCheckpoint, .job = id, .detail = {{"at_ms", at}}});
+    MustOk(sched_->Checkpointed(id, at, now));
+  }
+}
+
+void LiveScheduler::DropCheckpoints(JobRecord& rec) {
+  if (rec.keep_checkpoints) return;
+  const std::string dir = (std::filesystem::path(JobDir(rec.id)) / "checkpoint").string();
+  if (Status s = RemoveTree(dir); !s.ok()) {
+    Warn(fmt::format("job {}: {}", rec.id.value(), s.message()));
+    rec.message += "; its checkpoint directory could not be removed: " + s.message();
+  }
+}
+
+void LiveScheduler::FinishCompleted(JobRecord& rec, const std::string& how, Time now) {
+  const std::string after = rec.timing_out ? "time limit" : "preemption";
+  Journal({.t = now,
+           .kind = EventKind::kExit,
+           .job = rec.id,
+           .detail = {{"how", how}, {"after", after}, {"completed", true}}});
+  // The core stopped it (or already started it again): it ends wherever it is.
+  Journal({.t = now,
+           .kind = EventKind::kFinish,
+           .job = rec.id,
+           .detail = {{"how", how + ", work complete (done file) after " + after}}});
+  MustOk(sched_->Finish(rec.id, now));
+  to_launch_.erase(rec.id);
+  rec.state = LiveState::kFinished;
+  rec.end = now;
+  rec.timing_out = false;
+  rec.message = "completed: its work was done when it was stopped (done file)";
+  dirty_ = true;
+  eligibility_dirty_ = true;  // jobs that depend on it
+  CountEnded(rec);
+  DropCheckpoints(rec);
+}
+
+Time LiveScheduler::EnforceTimeLimits(Time now, std::vector<JobId>& changed) {
+  Time next = kNever;
+  for (auto& [id, rec] : records_) {
+    if (!rec.time_limit || rec.timing_out || IsTerminal(rec.state)) continue;
+    const Job* cj = sched_->Find(id);
+    if (!cj || !cj->running()) continue;
+    // Only running time counts: progress since its last (re)start plus what it ran before.
+    const Duration left = *rec.time_limit - cj->ExecutedAt(std::max(now, cj->progress_start));
+    if (left > 0) {
+      next = std::min(next, std::max(now, cj->progress_start) + left);
+      continue;
+    }
+    rec.timing_out = true;
+    rec.message = fmt::format("time limit {} reached; stopping", SlurmTime(*rec.time_limit));
+    changed.push_back(id);
+    if (procs_.contains(id)) {
+      StopProcess(id, now, cfg_.preempt_signal);  // the checkpoint signal, then the grace
+    } else {  // not launched yet (waiting for its GPUs): it simply ends
+      EndAsTimeout(rec, now, "not running");
+    }
+  }
+  return next;
+}
+
+void LiveScheduler::EndAsTimeout(JobRecord& rec, Time now, const std::string& how) {
+  const Job* cj = sched_->Find(rec.id);
+  const bool running = cj && cj->running();
+  Journal({.t = now,
+           .kind = running ? EventKind::kFinish : EventKind::kCancel,
+           .job = rec.id,
+           .detail = {{"how", "timeout (" + how + ")"}}});
+  MustOk(running ? sched_->Finish(rec.id, now) : sched_->Cancel(rec.id, now));
+  to_launch_.erase(rec.id);
+  rec.state = LiveState::kTimeout;
+  rec.end = now;
+  rec.message = fmt::format("time limit {} reached ({})", SlurmTime(*rec.time_limit), how);
+  rec.timing_out = false;
+  CountEnded(rec);
+  eligibility_dirty_ = true;
+  dirty_ = true;
+}
+
+void LiveScheduler::CountEnded(const JobRecord& rec) {
+  metrics_.JobEnded(ToString(rec.state), ToSeconds(rec.end - rec.submit),
+                    rec.first_start >= 0 ? ToSeconds(rec.first_start - rec.submit) : -1);
+}
+
+}  // namespace tiresias

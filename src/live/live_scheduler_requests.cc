@@ -1,0 +1,226 @@
+// LiveScheduler: what users ask of it (see live_scheduler.h): submit (with the job's VC),
+// cancel, hold and release, requeue. Each checks the request, journals it and wakes the loop.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "live/live_scheduler.h"
+
+namespace tiresias {
+
+Status LiveScheduler::ResolveVc(const std::string& requested, JobRecord& rec) const {
+  const TenantConfig& tenants = sched_->tenants();
+  if (tenants.vcs.empty()) {
+    if (requested.empty()) return Status::Ok();
+    return InvalidArgument(
+        fmt::format("field 'vc': this cluster has no tenants, so no VC `{}` (serve --tenants "
+                    "FILE declares them)",
+                    requested));
+  }
+  auto vc = tenants.VcFor(rec.user, requested);
+  if (!vc.ok()) {
+    std::string known;
+    for (const Tenant& t : tenants.vcs) known += (known.empty() ? "" : ", ") + t.name;
+    return Status(vc.status().code(),
+                  fmt::format("field 'vc': {} (VCs: {})", vc.status().message(), known));
+  }
+  rec.vc = *vc;
+  const auto v = static_cast<size_t>(*tenants.IndexOf(rec.vc));
+  const auto usage = sched_->VcUsages(0);
+  if (!tenants.borrow && v < usage.size() && rec.gpus > usage[v].quota) {
+    return InvalidArgument(
+        fmt::format("submit: needs {} GPUs, more than VC `{}`'s quota of {}, and borrowing is "
+                    "off: it could never run",
+                    rec.gpus, rec.vc, usage[v].quota));
+  }
+  return Status::Ok();
+}
+
+StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req, std::vector<JobId>* ids) {
+  std::unique_lock lk(mu_);
+  auto plan = Plan(req);
+  if (!plan.ok()) return plan.status();
+  for (const Dependency& d : plan->dependencies) {
+    if (!records_.contains(d.job)) {
+      return InvalidArgument(
+          fmt::format("field 'dependency': job {} does not exist", d.job.value()));
+    }
+  }
+  JobRecord base;
+  base.name = req.name.empty() ? std::filesystem::path(req.argv[0]).filename().string() : req.name;
+  base.user = req.user.empty() ? "unknown" : req.user;
+  if (req.uid) base.uid = *req.uid;
+  if (req.gid) base.gid = *req.gid;
+  base.model = req.model;
+  base.gpus = static_cast<int>(req.gpus);
+  base.argv = req.argv;
+  base.cwd = req.cwd;
+  base.env = req.env;
+  base.duration = req.duration();
+  base.time_limit = plan->time_limit;
+  base.dependencies = plan->dependencies;
+  base.array_limit = plan->array_limit;
+  base.output = req.output;
+  base.error = req.error;
+  base.held = req.hold;
+  base.tasks_per_gpu = static_cast<int>(req.tasks_per_gpu);
+  base.keep_checkpoints = req.keep_checkpoints;
+  base.stop_at_checkpoint = static_cast<Duration>(req.stop_at_checkpoint_s * kMsPerSecond);
+  if (base.tasks_per_gpu > 0 && cfg_.executor == "slurm") {
+    return InvalidArgument(
+        "field 'tasks_per_gpu': not supported with --executor slurm yet (its batch script "
+        "starts one task per node); start one process per GPU from the job, e.g. with torchrun");
+  }
+  if (Status s = ResolveVc(req.vc, base); !s.ok()) return s;
+  if (sched_->policy().needs_durations() && !base.duration) {
+    return InvalidArgument(fmt::format(
+        "submit: policy {} orders jobs by their run time; give --duration", cfg_.policy));
+  }
+  if (auto why = sched_->placement().NeverFitsReason(SpecOf(base), sched_->topology())) {
+    return InvalidArgument(fmt::format("submit: job can never run on this cluster ({} GPUs): {}",
+                                       sched_->topology().total_gpus(), *why));
+  }
+  const Time now = Now();
+  // One job, or one per array task (the array's id is its first task's).
+  std::vector<int> tasks = plan->array_indices;
+  if (tasks.empty()) tasks.push_back(-1);
+  std::vector<JobRecord> made;
+  {
+    Store::Txn txn(*store_);
+    const JobId array_id = plan->array_indices.empty() ? JobId() : JobId(store_->NextJobId());
+    for (int index : tasks) {
+      JobRecord rec = base;
+      rec.submit = now;
+      if (index >= 0) {
+        rec.array_id = array_id;
+        rec.array_index = index;
+      }
+      if (Status s = store_->InsertJob(rec); !s.ok()) return s;
+      nlohmann::json detail = {{"name", rec.name}, {"gpus", rec.gpus}};
+      if (index >= 0) detail["array"] = fmt::format("{}_{}", array_id.value(), index);
+      if (Status s = Note({.t = now, .kind = EventKind::kSubmit, .job = rec.id, .detail = detail});
+          !s.ok()) {
+        return s;
+      }
+      made.push_back(std::move(rec));
+    }
+    if (Status s = txn.Commit(); !s.ok()) return s;
+  }
+  const JobId first = made.front().id;
+  for (JobRecord& rec : made) {
+    if (Status s = sched_->Submit(SpecOf(rec), rec.submit); !s.ok()) Warn(s.message());
+    executor_->Prepare(PrepareSpec(rec));  // e.g. a held Slurm job; never blocks
+    if (ids) ids->push_back(rec.id);
+    records_.emplace(rec.id, std::move(rec));
+  }
+  eligibility_dirty_ = true;  // holds, dependencies and array limits apply before any pass
+  dirty_ = true;
+  wake_ = true;
+  lk.unlock();
+  cv_.notify_all();
+  return first;
+}
+
+Status LiveScheduler::Cancel(JobId id) {
+  return Cancel(std::vector<JobId>{id}).front();
+}
+
+std::vector<Status> LiveScheduler::Cancel(const std::vector<JobId>& ids) {
+  std::unique_lock lk(mu_);
+  std::vector<Status> out;
+  for (JobId id : ids) out.push_back(CancelLocked(id));
+  eligibility_dirty_ = true;
+  dirty_ = true;
+  wake_ = true;
+  lk.unlock();
+  cv_.notify_all();
+  return out;
+}
+
+Status LiveScheduler::CancelLocked(JobId id) {
+  auto it = records_.find(id);
+  if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
+  JobRecord& rec = it->second;
+  if (IsTerminal(rec.state)) {
+    return FailedPrecondition(fmt::format("job {}: already {}", id.value(), ToString(rec.state)));
+  }
+  const Time now = Now();
+  JobRecord ended = rec;
+  ended.state = LiveState::kCancelled;
+  ended.end = now;
+  ended.message = "cancelled by request";
+  {
+    Store::Txn txn(*store_);
+    if (Status s = Note({.t = now, .kind = EventKind::kCancel, .job = id}); !s.ok()) return s;
+    if (Status s = store_->UpdateJob(ended); !s.ok()) return s;
+    if (Status s = txn.Commit(); !s.ok()) return s;
+  }
+  rec = std::move(ended);  // only once it is on disk
+  CountEnded(rec);
+  if (Status s = sched_->Cancel(id, now); !s.ok()) Warn(s.message());
+  to_launch_.erase(id);
+  if (procs_.contains(id)) StopProcess(id, now, cfg_.preempt_signal);
+  RetireEnded({id});  // nothing running: the engine may drop it now (else after the exit)
+  return Status::Ok();
+}
+
+Status LiveScheduler::Hold(JobId id, bool hold) {
+  std::unique_lock lk(mu_);
+  auto it = records_.find(id);
+  if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
+  JobRecord& rec = it->second;
+  if (IsTerminal(rec.state)) {
+    return FailedPrecondition(fmt::format("job {}: already {}", id.value(), ToString(rec.state)));
+  }
+  if (hold && rec.state != LiveState::kPending) {
+    return FailedPrecondition(
+        fmt::format("job {}: {}; only a waiting job can be held (requeue it first)", id.value(),
+                    ToString(rec.state)));
+  }
+  if (rec.held == hold) return Status::Ok();
+  rec.held = hold;
+  if (Status s = store_->UpdateJob(rec); !s.ok()) return s;
+  eligibility_dirty_ = true;
+  dirty_ = true;
+  wake_ = true;
+  lk.unlock();
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+Status LiveScheduler::Requeue(JobId id, const std::string& by) {
+  std::unique_lock lk(mu_);
+  auto it = records_.find(id);
+  if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
+  JobRecord& rec = it->second;
+  const Job* cj = sched_->Find(id);
+  if (!cj || !cj->running() || rec.state == LiveState::kPreempting) {
+    return FailedPrecondition(fmt::format("job {}: {}; only a running job can be requeued",
+                                          id.value(), ToString(rec.state)));
+  }
+  const Time now = Now();
+  {
+    Store::Txn txn(*store_);
+    if (Status s = Note({.t = now, .kind = EventKind::kRequeue, .job = id, .detail = {{"by", by}}});
+        !s.ok()) {
+      return s;
+    }
+    if (Status s = txn.Commit(); !s.ok()) return s;
+  }
+  MustOk(sched_->Requeue(id, now));
+  rec.message = "requeued by " + by;
+  if (to_launch_.erase(id) || !procs_.contains(id)) {
+    rec.state = LiveState::kPending;  // never launched: nothing to stop
+  } else {
+    rec.state = LiveState::kPreempting;
+    StopProcess(id, now, cfg_.preempt_signal);
+  }
+  MustOk(store_->UpdateJob(rec));
+  dirty_ = true;
+  wake_ = true;
+  lk.unlock();
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+}  // namespace tiresias
