@@ -15,36 +15,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
+import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, requireTools, sleep, until } from "./util.mjs";
 
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const PROMETHEUS = process.env.PROMETHEUS || "/usr/bin/prometheus";
 const PROMTOOL = process.env.PROMTOOL || "/usr/bin/promtool";
-for (const [what, path] of [["Chromium", CHROMIUM], ["Prometheus", PROMETHEUS], ["promtool", PROMTOOL]]) {
-  if (!existsSync(path)) {
-    console.log(`SKIP: no ${what} at ${path} (make deps installs Debian's chromium and prometheus)`);
-    process.exit(77);
-  }
-}
+requireTools([["Chromium", CHROMIUM, "Debian's chromium"], ["Prometheus", PROMETHEUS, "Debian's prometheus"],
+              ["promtool", PROMTOOL, "Debian's prometheus"]]);
 const freePort = () => new Promise((resolve) => {
   const s = createServer().listen(0, "127.0.0.1", () => {
     const p = s.address().port;
     s.close(() => resolve(p));
   });
 });
-const BIN = process.env.TIRESIAS_BINARY;
-const ARTIFACTS = process.env.TIRESIAS_ARTIFACTS || join(tmpdir(), "tiresias-artifacts");
-mkdirSync(ARTIFACTS, { recursive: true });
 const dir = mkdtempSync(join(tmpdir(), "tiresias-dashboard-"));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(what, pred, ms = 10000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await pred().catch(() => false);
-    if (v) return v;
-    if (Date.now() > end) throw new Error("timed out waiting for " + what);
-    await sleep(100);
-  }
-}
 
 const serve = spawn(BIN, ["serve", "--state-dir", dir, "--port", "0", "--gpus", "4",
                           "--policy", "dlas", "--opt", "thresholds=8",
@@ -76,8 +59,7 @@ try {
 
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: CHROMIUM_ARGS,
   });
   const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   const errors = [];

@@ -10,26 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
+import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, requireTools, sleep, until } from "./util.mjs";
 
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
-if (!existsSync(CHROMIUM)) {
-  console.log(`SKIP: no Chromium at ${CHROMIUM} (make deps installs Debian's chromium)`);
-  process.exit(77);
-}
-const BIN = process.env.TIRESIAS_BINARY;
-const ARTIFACTS = process.env.TIRESIAS_ARTIFACTS || join(tmpdir(), "tiresias-artifacts");
-mkdirSync(ARTIFACTS, { recursive: true });
+requireTools([["Chromium", CHROMIUM, "Debian's chromium"]]);
 const dir = mkdtempSync(join(tmpdir(), "tiresias-dashboard-vcs-"));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(what, pred, ms = 15000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await pred().catch(() => false);
-    if (v) return v;
-    if (Date.now() > end) throw new Error("timed out waiting for " + what);
-    await sleep(100);
-  }
-}
 
 writeFileSync(join(dir, "tenants.json"), JSON.stringify({
   default_vc: "vision",
@@ -51,12 +35,11 @@ try {
 
   const v1 = await submit("v1"), v2 = await submit("v2"), v3 = await submit("v3");
   await submit("n1", "nlp");
-  await until("four running", async () => (await running()) === 4);
+  await until("four running", async () => (await running()) === 4, 15000);
 
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: CHROMIUM_ARGS,
   });
   const page = await browser.newPage({ viewport: { width: 1400, height: 700 } });
   const errors = [];
@@ -75,7 +58,7 @@ try {
   // nlp claims its quota: vision's last job gives its GPU back within the grace.
   await submit("n2", "nlp");
   await until("nlp at its quota on the page", async () =>
-    (await cell("nlp", "running")) === "2" && (await cell("vision", "borrowed")) === "0");
+    (await cell("nlp", "running")) === "2" && (await cell("vision", "borrowed")) === "0", 15000);
   assert.equal(await cell("vision", "waiting"), "1 jobs, 1 GPUs");
   const v3job = await call("GET", `/v1/jobs/${v3}`);
   assert.equal(v3job.state, "pending");

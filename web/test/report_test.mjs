@@ -11,15 +11,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
+import { ARTIFACTS, BIN, CHROMIUM, requireTools } from "./util.mjs";
 
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
-if (!existsSync(CHROMIUM)) {
-  console.log(`SKIP: no Chromium at ${CHROMIUM} (make deps installs Debian's chromium)`);
-  process.exit(77);
-}
-const BIN = process.env.TIRESIAS_BINARY;
-const ARTIFACTS = process.env.TIRESIAS_ARTIFACTS || join(tmpdir(), "tiresias-artifacts");
-mkdirSync(ARTIFACTS, { recursive: true });
+requireTools([["Chromium", CHROMIUM, "Debian's chromium"]]);
 const dir = mkdtempSync(join(tmpdir(), "tiresias-report-"));
 const report = join(dir, "report.html");
 // The Philly trace (../shared, read in place) when present, else a synthetic workload.
