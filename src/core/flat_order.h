@@ -56,9 +56,16 @@ class FlatOrder {
   }
   // Gives every entry a new key (slot unchanged), then restores the order in O(n log n).
   // Entries before `from` keep their keys.
-  template <typename KeyOf>
-  void Rekey(KeyOf key_of, size_t from = 0) {
-    for (size_t i = from; i < v_.size(); ++i) v_[i].first = key_of(v_[i].second);
+  // `ahead(slot)` is told of the entry kAhead places further on before each key is computed
+  // (to prefetch what key_of will read: the jobs are scattered in memory).
+  template <typename KeyOf, typename Ahead = void (*)(uint32_t)>
+  void Rekey(
+      KeyOf key_of, size_t from = 0, Ahead ahead = [](uint32_t) {}) {
+    constexpr size_t kAhead = 6;
+    for (size_t i = from; i < v_.size(); ++i) {
+      if (i + kAhead < v_.size()) ahead(v_[i + kAhead].second);
+      v_[i].first = key_of(v_[i].second);
+    }
     // Keys drift little between passes: insertion sort is linear on a nearly sorted array.
     for (size_t i = from + 1; i < v_.size(); ++i) {
       if (!(v_[i].first < v_[i - 1].first)) continue;
