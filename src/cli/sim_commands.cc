@@ -64,6 +64,7 @@ struct WorkloadArgs {
   bool no_borrow = false;
   double half_life_h = -1;  // overrides the file's half_life_hours when >= 0
   int quota_lead = -2;      // overrides the file's quota_lead when >= -1
+  std::string protect;      // overrides the file's protect when given
 
   // The tenants of this run (off when --tenants is not given); jobs whose VC the file does
   // not name go to its users' VC or default_vc. Prints the error and returns false.
@@ -125,6 +126,7 @@ struct WorkloadArgs {
     if (no_borrow) out.borrow = false;
     if (half_life_h >= 0) out.half_life = static_cast<Duration>(std::llround(half_life_h * 3.6e6));
     if (quota_lead >= -1) out.quota_lead = quota_lead;
+    if (!protect.empty()) out.protect = *ParseProtect(protect);
     if (auto q = ResolveQuotas(out, topo.total_gpus()); !q.ok()) {
       std::cerr << "error: " << tenants << ": " << q.status().message() << "\n";
       return false;
@@ -172,6 +174,11 @@ struct WorkloadArgs {
                   "of the policy's queues earlier (0: queue first, then quota; -1: strict, "
                   "every job within its quota before any borrower)")
         ->check(CLI::Range(-1, 1000));
+    c->add_option("--protect", protect,
+                  "with --tenants: running jobs within their VC's quota keep their GPUs against "
+                  "borrowers (`borrowers`) or every job of another VC (`other_vcs`); `none`: the "
+                  "queues' order alone decides")
+        ->check(CLI::IsMember({"none", "borrowers", "other_vcs"}));
     c->add_option("--checkpoint-interval", ckpt_interval,
                   "checkpoint model: every job checkpoints every SECONDS of progress (or an "
                   "interval drawn per job from uniform:LO:HI, seeded by --seed and its id); a "
@@ -459,7 +466,8 @@ nlohmann::json ConfigJson(const SimConfig& c, const std::string& source) {
                                                       {"borrow", c.tenants.borrow},
                                                       {"half_life_hours",
                                                        ToSeconds(c.tenants.half_life) / 3600},
-                                                      {"quota_lead", c.tenants.quota_lead}}
+                                                      {"quota_lead", c.tenants.quota_lead},
+                                                      {"protect", ToString(c.tenants.protect)}}
                                      : nlohmann::json()}};
 }
 

@@ -71,6 +71,34 @@ void Scheduler::TenantWalk(Time now, std::vector<uint32_t>& victims,
     int64_t k0;
   };
   std::deque<Aside> aside;  // over their VC's quota, in walk order
+  // Protected running jobs (TenantConfig::protect): each VC's jobs walked alone in policy
+  // order against its quota, as on a partition of its own; the running jobs that fit are
+  // protected (one flag per running job, in running_ order). reserved[v] counts the GPUs of
+  // VC v's protected jobs the walk has not reached yet, reserved_all all VCs'.
+  const auto protect = tenants_.protect;
+  std::vector<char> protected_run;
+  std::vector<int> reserved(vc_quota_.size(), 0);
+  int reserved_all = 0;
+  if (protect != TenantConfig::Protect::kNone) {
+    std::vector<int> left = vc_quota_;
+    protected_run.reserve(running_.size());
+    auto pr = running_.begin();
+    auto pw = waiting_.begin();
+    while (pr != running_.end()) {  // waiting jobs after the last running one change nothing
+      const bool run = pw == waiting_.end() || pr->first < pw->first;
+      const Job& j = jobs_[run ? (pr++)->second : (pw++)->second];
+      const auto v = static_cast<size_t>(j.tenant);
+      const bool fits = j.gpus() <= left[v];
+      if (fits) left[v] -= j.gpus();
+      if (!run) continue;
+      protected_run.push_back(fits);
+      if (fits) {
+        reserved[v] += j.gpus();
+        reserved_all += j.gpus();
+      }
+    }
+  }
+  size_t run_index = 0;
   // Phase 2 up to class `upto`: the borrowers set aside so far with k0 <= upto, a prefix of
   // `aside`, take what is left of the cluster.
   auto lend = [&](int64_t upto) {
@@ -86,7 +114,7 @@ void Scheduler::TenantWalk(Time now, std::vector<uint32_t>& victims,
     }
     for (auto it = aside.begin(); it != end; ++it) {
       Job& j = jobs_[it->slot];
-      if (tenants_.borrow && j.gpus() <= budget) {
+      if (tenants_.borrow && j.gpus() <= budget - reserved_all) {  // 0 without protect
         budget -= j.gpus();
         used[static_cast<size_t>(j.tenant)] += j.gpus();
         (it->running ? kept : candidates).push_back(it->slot);
@@ -118,13 +146,22 @@ void Scheduler::TenantWalk(Time now, std::vector<uint32_t>& victims,
     }
     const uint32_t slot = take_running ? (r++)->second : (w++)->second;
     Job& j = jobs_[slot];
-    if (j.gpus() > budget) {
+    const auto v = static_cast<size_t>(j.tenant);
+    if (take_running && !protected_run.empty() && protected_run[run_index++]) {
+      reserved[v] -= j.gpus();  // reached: it takes its GPUs from the budget below
+      reserved_all -= j.gpus();
+    }
+    // kOtherVcs: what other VCs' protected jobs further on hold is not this job's to take
+    // (borrowers are kept off all protected GPUs when they are lent).
+    const int others = protect == TenantConfig::Protect::kOtherVcs ? reserved_all - reserved[v] : 0;
+    int& u = used[v];
+    const bool over_quota = u + j.gpus() > vc_quota_[v];
+    if (j.gpus() > budget - (over_quota ? 0 : others)) {
       NoteWait(j, WaitKind::kNotConsidered);  // a running one: priority, not its quota
       if (take_running) victims.push_back(slot);
       continue;
     }
-    int& u = used[static_cast<size_t>(j.tenant)];
-    if (u + j.gpus() > vc_quota_[static_cast<size_t>(j.tenant)]) {
+    if (over_quota) {
       aside.push_back({slot, take_running, k0});
       continue;
     }

@@ -61,6 +61,26 @@ StatusOr<std::string> TenantConfig::VcFor(std::string_view user, std::string_vie
       fmt::format("user {} belongs to no VC and the tenants name no default_vc", user));
 }
 
+std::string_view ToString(TenantConfig::Protect p) {
+  switch (p) {
+    case TenantConfig::Protect::kNone:
+      return "none";
+    case TenantConfig::Protect::kBorrowers:
+      return "borrowers";
+    case TenantConfig::Protect::kOtherVcs:
+      return "other_vcs";
+  }
+  return "none";
+}
+
+std::optional<TenantConfig::Protect> ParseProtect(std::string_view s) {
+  for (auto p : {TenantConfig::Protect::kNone, TenantConfig::Protect::kBorrowers,
+                 TenantConfig::Protect::kOtherVcs}) {
+    if (s == ToString(p)) return p;
+  }
+  return std::nullopt;
+}
+
 StatusOr<std::vector<int>> ResolveQuotas(const TenantConfig& cfg, int total_gpus) {
   std::set<std::string> names;
   int fixed = 0;

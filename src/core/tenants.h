@@ -37,6 +37,14 @@ struct TenantConfig {
   // VC's quota go before borrowers. -1: strict, every job within its VC's quota before any
   // borrower (also what policies without queues get).
   int quota_lead = 0;
+  // Running jobs within their VC's quota, as the VC's own jobs would rank on a partition of
+  // its quota's size (its jobs in policy order, waiting ones included, each fitting what is
+  // left of the quota), keep their GPUs against other VCs: kBorrowers, no borrower takes
+  // them; kOtherVcs, no job of another VC does, within its quota or not (a VC's in-quota jobs
+  // are preempted only by its own, as on its own partition). They still give GPUs to their
+  // VC's jobs of higher priority. kNone: the walk's order alone decides.
+  enum class Protect { kNone, kBorrowers, kOtherVcs };
+  Protect protect = Protect::kNone;
   // The VC of a job that names none, or an unknown one; "" = such jobs are rejected.
   std::string default_vc;
 
@@ -48,6 +56,10 @@ struct TenantConfig {
   // when it lists any), else the first VC listing the user, else default_vc, else an error.
   StatusOr<std::string> VcFor(std::string_view user, std::string_view requested) const;
 };
+
+// "none", "borrowers", "other_vcs" (the tenants file's `protect`), and back.
+std::string_view ToString(TenantConfig::Protect p);
+std::optional<TenantConfig::Protect> ParseProtect(std::string_view s);
 
 // Quotas in GPUs per VC (same order), weights turned into shares of `total_gpus` (largest
 // remainder, ties by order) for VCs without a quota. InvalidArgument when they do not fit:

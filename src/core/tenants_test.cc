@@ -162,6 +162,88 @@ TEST(TenantsTest, ShortJobsOfAnyVcGoFirstAndQuotasRankInsideAQueue) {
   EXPECT_EQ(run(-1), "preempt 3, preempt 4, start 5, start 6");
 }
 
+// Running jobs within their VC's quota keep their GPUs against other VCs' borrowers
+// (TenantConfig::protect). dlas with a 100 GPU-s boundary on 8 GPUs; A and B have a quota of 4,
+// C of 0 (everything C runs is borrowed). At 0, B's job 1 (4 GPUs) and A's jobs 2, 3 (2 GPUs
+// each) start. At 30 s job 1 has 120 GPU-s (queue 1), jobs 2 and 3 have 60 (queue 0), and C
+// submits the short job 4 (4 GPUs, queue 0).
+//   none (the default): queue 0 walks 2, 3 (A 4 of 4) and sets 4 aside (C over its quota of
+//   0); queue 0's borrowers are lent before queue 1: 4 takes the 4 GPUs left. Queue 1: job 1,
+//   within B's quota, finds nothing left and is the victim: a short borrower of C preempts B's
+//   long job within B's quota.
+//   borrowers: on a partition of its own, B runs job 1 (4 of 4) and A runs 2, 3 (4 of 4), so
+//   all three are protected and reserve 8 GPUs. When 4 is lent, the budget is 4 and all of it
+//   is reserved: 4 may take 0 GPUs, so it waits and job 1 keeps its GPUs.
+TEST(TenantsTest, BorrowersDoNotPreemptRunningJobsWithinTheirQuota) {
+  auto run = [](TenantConfig::Protect protect) {
+    auto p = MakeOrderingPolicy(
+        "dlas", {"queues=2", "thresholds=100", "promote_knob=0", "queue_order=fifo"}, TestFiles());
+    auto pl = MakePlacementPolicy("count", {}, TestFiles());
+    TenantConfig t = {
+        .vcs = {{.name = "A", .quota = 4}, {.name = "B", .quota = 4}, {.name = "C", .quota = 0}},
+        .protect = protect};
+    Scheduler s(*Topology::Create(1, 1, 8), std::move(*p), std::move(*pl), SchedulerOptions{},
+                nullptr, std::move(t));
+    Submit(s, 1, 4, "B", 0);
+    Submit(s, 2, 2, "A", 0);
+    Submit(s, 3, 2, "A", 0);
+    EXPECT_EQ(Acts(s.Schedule(0)), "start 1, start 2, start 3");
+    Submit(s, 4, 4, "C", Seconds(30));
+    const std::string acts = Acts(s.Schedule(Seconds(30)));
+    if (protect != TenantConfig::Protect::kNone) {
+      EXPECT_TRUE(Says(s.Explain(JobId(4), Seconds(30)), "VC `C` has used its share: 0 of 0 GPUs"));
+    }
+    return acts;
+  };
+  EXPECT_EQ(run(TenantConfig::Protect::kNone), "preempt 1, start 4");
+  EXPECT_EQ(run(TenantConfig::Protect::kBorrowers), "");
+  EXPECT_EQ(run(TenantConfig::Protect::kOtherVcs), "");
+}
+
+// protect borrowers against other_vcs: who else may take a protected job's GPUs. The same
+// cluster and VCs as above, under the default up to 60 s: at 30 s C's job 4 preempted B's
+// job 1 (which waits in queue 1 with 120 GPU-s); 4 finishes at 60 s, when A's jobs 2, 3 have
+// 120 GPU-s each (queue 1, after job 1: FIFO by submit, then id), and C submits job 5
+// (2 GPUs, queue 0). The tenants are then set to protect, and the pass at 60 s walks
+// queue 0: 5 (C, set aside; lent before queue 1), queue 1: 1 (B, waiting, 4 within B's
+// quota), 2, 3 (A, running, 4 within A's quota: both protected, 4 GPUs reserved).
+//   none: 5 takes 2 (6 left), 1 takes 4 (2 left), 2 takes 2 (0 left), 3 is the victim.
+//   borrowers: 5 may take 8 - 4 reserved = 4, takes 2; job 1 is within B's quota and not a
+//   borrower, so it takes 4 of the 6 left; 2 takes the last 2 and 3 is the victim, as above:
+//   only borrowers are kept off the protected GPUs.
+//   other_vcs: 5 takes 2 as above; job 1 may take 6 - 4 (A's reserved) = 2 < 4 and waits;
+//   2, 3 keep their GPUs. B waits, within its quota, while C's short job borrows.
+// With A's own short job 6 (2 GPUs, queue 0) instead of C's, other_vcs lets it preempt A's
+// job 3: on A's partition 6 goes first (A 2 of 4), then 2 (4 of 4), and 3 is not protected;
+// only job 2's 2 GPUs are reserved, so B's job 1 starts too. (Starts: on free GPUs first, then
+// the job that needs the victim's.)
+TEST(TenantsTest, ProtectedJobsKeepTheirGpusAgainstOtherVcsButNotTheirOwn) {
+  auto run = [](TenantConfig::Protect protect, int id, const std::string& vc) {
+    auto p = MakeOrderingPolicy(
+        "dlas", {"queues=2", "thresholds=100", "promote_knob=0", "queue_order=fifo"}, TestFiles());
+    auto pl = MakePlacementPolicy("count", {}, TestFiles());
+    TenantConfig t = {
+        .vcs = {{.name = "A", .quota = 4}, {.name = "B", .quota = 4}, {.name = "C", .quota = 0}}};
+    Scheduler s(*Topology::Create(1, 1, 8), std::move(*p), std::move(*pl), SchedulerOptions{},
+                nullptr, t);
+    Submit(s, 1, 4, "B", 0);
+    Submit(s, 2, 2, "A", 0);
+    Submit(s, 3, 2, "A", 0);
+    EXPECT_EQ(Acts(s.Schedule(0)), "start 1, start 2, start 3");
+    Submit(s, 4, 4, "C", Seconds(30));
+    EXPECT_EQ(Acts(s.Schedule(Seconds(30))), "preempt 1, start 4");
+    EXPECT_TRUE(s.Finish(JobId(4), Seconds(60)).ok());
+    Submit(s, id, 2, vc, Seconds(60));
+    t.protect = protect;
+    EXPECT_TRUE(s.SetTenants(t, Seconds(60)).ok());
+    return Acts(s.Schedule(Seconds(60)));
+  };
+  EXPECT_EQ(run(TenantConfig::Protect::kNone, 5, "C"), "preempt 3, start 5, start 1");
+  EXPECT_EQ(run(TenantConfig::Protect::kBorrowers, 5, "C"), "preempt 3, start 5, start 1");
+  EXPECT_EQ(run(TenantConfig::Protect::kOtherVcs, 5, "C"), "start 5");
+  EXPECT_EQ(run(TenantConfig::Protect::kOtherVcs, 6, "A"), "preempt 3, start 6, start 1");
+}
+
 // Weights share the GPUs that no quota claims (largest remainder): 8 GPUs, A has a quota of
 // 2, B weight 1 and C weight 2 split the other 6 as 2 and 4. Quotas over the cluster fail.
 TEST(TenantsTest, QuotasFromWeights) {

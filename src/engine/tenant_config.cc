@@ -152,6 +152,10 @@ StatusOr<TenantConfig> ParseTenantConfig(const std::string& text, const std::str
         return check.Error(at, "`quota_lead` must be a number of queues, or -1 for strict quotas");
       }
       cfg.quota_lead = static_cast<int>(v.get<int64_t>());
+    } else if (key == "protect") {
+      const auto p = v.is_string() ? ParseProtect(v.get<std::string>()) : std::nullopt;
+      if (!p) return check.Error(at, "`protect` must be \"none\", \"borrowers\" or \"other_vcs\"");
+      cfg.protect = *p;
     } else if (key == "default_vc") {
       if (!v.is_string()) return check.Error(at, "`default_vc` must be a VC's name");
       cfg.default_vc = v.get<std::string>();
@@ -159,7 +163,7 @@ StatusOr<TenantConfig> ParseTenantConfig(const std::string& text, const std::str
       if (!v.is_array() || v.empty()) return check.Error(at, "`vcs` must be a list of VCs");
     } else {
       return check.Error(at, fmt::format("unknown key `{}` (expected vcs, borrow, "
-                                         "half_life_hours, quota_lead, default_vc)",
+                                         "half_life_hours, quota_lead, protect, default_vc)",
                                          key));
     }
   }
@@ -237,7 +241,8 @@ json TenantConfigToJson(const TenantConfig& cfg) {
   json out = {{"vcs", std::move(vcs)},
               {"borrow", cfg.borrow},
               {"half_life_hours", static_cast<double>(cfg.half_life) / 3.6e6},
-              {"quota_lead", cfg.quota_lead}};
+              {"quota_lead", cfg.quota_lead},
+              {"protect", ToString(cfg.protect)}};
   if (!cfg.default_vc.empty()) out["default_vc"] = cfg.default_vc;
   return out;
 }

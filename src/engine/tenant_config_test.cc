@@ -32,6 +32,11 @@ TEST(TenantConfigTest, ReadsVcsQuotasWeightsUsersAndRules) {
   EXPECT_TRUE(cfg->borrow);
   EXPECT_EQ(cfg->quota_lead, 1);
   EXPECT_EQ(ParseTenantConfig(R"({"vcs": [{"name": "a"}]})", "t.json")->quota_lead, 0);
+  EXPECT_EQ(ParseTenantConfig(R"({"vcs": [{"name": "a"}]})", "t.json")->protect,
+            TenantConfig::Protect::kNone);
+  EXPECT_EQ(
+      ParseTenantConfig(R"({"protect": "other_vcs", "vcs": [{"name": "a"}]})", "t.json")->protect,
+      TenantConfig::Protect::kOtherVcs);
 }
 
 std::string ErrorOf(const std::string& text) {
@@ -57,6 +62,8 @@ TEST(TenantConfigTest, ErrorsNameTheLine) {
             "t.json:2: `borrow` must be true or false");
   EXPECT_EQ(ErrorOf("{\n  \"quota_lead\": 0.5,\n  \"vcs\": [{\"name\": \"a\"}]\n}"),
             "t.json:2: `quota_lead` must be a number of queues, or -1 for strict quotas");
+  EXPECT_EQ(ErrorOf("{\n  \"protect\": \"all\",\n  \"vcs\": [{\"name\": \"a\"}]\n}"),
+            "t.json:2: `protect` must be \"none\", \"borrowers\" or \"other_vcs\"");
   EXPECT_EQ(ErrorOf("{\n  \"borrow\": true\n}"), "t.json:1: no `vcs`: the file must list the VCs");
   const std::string bad = ErrorOf("{\n  \"vcs\": [\n    {\"name\": \"a\",}\n  ]\n}");
   EXPECT_EQ(bad.rfind("t.json:3: not valid JSON: syntax error", 0), 0u) << bad;
@@ -71,7 +78,8 @@ TEST(TenantConfigTest, AMissingFileIsAnError) {
 // (every field, a quota or a weight, a half-life of 36 h = 129,600,000 ms).
 TEST(TenantConfigTest, JsonRoundTrips) {
   auto cfg = ParseTenantConfig(
-      R"({"borrow": false, "half_life_hours": 36, "quota_lead": -1, "default_vc": "b",
+      R"({"borrow": false, "half_life_hours": 36, "quota_lead": -1, "protect": "borrowers",
+          "default_vc": "b",
           "vcs": [{"name": "a", "quota": 3, "users": ["x", "y"]}, {"name": "b", "weight": 2.5}]})",
       "t.json");
   ASSERT_TRUE(cfg.ok()) << cfg.status().message();
@@ -82,6 +90,7 @@ TEST(TenantConfigTest, JsonRoundTrips) {
   EXPECT_FALSE(back->borrow);
   EXPECT_EQ(back->half_life, 129'600'000);
   EXPECT_EQ(back->quota_lead, -1);
+  EXPECT_EQ(back->protect, TenantConfig::Protect::kBorrowers);
   EXPECT_EQ(back->default_vc, "b");
   ASSERT_EQ(back->vcs.size(), 2u);
   EXPECT_EQ(back->vcs[0].quota, 3);

@@ -51,12 +51,19 @@ TEST(TenantsSimTest, OneVcOrFeatureOffDecidesExactlyAsThePlainCore) {
         EXPECT_EQ(Log(one, jobs), want);
         // Two VCs, every job in `a` whose quota is the cluster: the two-phase walk runs and
         // must select exactly what the plain walk does, however quotas rank in the queues.
-        for (int lead : {0, 1, -1}) {
-          SimConfig two = plain;
-          two.tenants = {
-              .vcs = {{.name = "a", .quota = topo.total_gpus()}, {.name = "b", .quota = 0}},
-              .quota_lead = lead};
-          EXPECT_EQ(Log(two, jobs), want) << "quota_lead " << lead;
+        // Protecting running jobs within the quota reserves only a's own GPUs from a's own
+        // jobs, which it never does: the same decisions whatever `protect` is.
+        for (auto protect : {TenantConfig::Protect::kNone, TenantConfig::Protect::kBorrowers,
+                             TenantConfig::Protect::kOtherVcs}) {
+          for (int lead : {0, 1, -1}) {
+            SimConfig two = plain;
+            two.tenants = {
+                .vcs = {{.name = "a", .quota = topo.total_gpus()}, {.name = "b", .quota = 0}},
+                .quota_lead = lead,
+                .protect = protect};
+            EXPECT_EQ(Log(two, jobs), want)
+                << "quota_lead " << lead << " protect " << ToString(protect);
+          }
         }
         ++compared;
       }
