@@ -293,4 +293,21 @@ inline void ExpectMatchesSimulator(const nlohmann::json& live, const SimResult& 
   EXPECT_GE(preemptions, 2) << "the workload must exercise preemption";
 }
 
+// Every event of the journal at `db`, oldest first.
+inline std::vector<Event> Journal(const std::filesystem::path& db) {
+  auto store = Store::Open(db.string(), 0);
+  EXPECT_TRUE(store.ok());
+  auto rows = (*store)->LoadEvents();
+  EXPECT_TRUE(rows.ok());
+  std::vector<Event> out;
+  for (const auto& r : *rows) out.push_back(r.event);
+  return out;
+}
+
+// How many of `events` are of kind `k`.
+inline int Count(const std::vector<Event>& events, EventKind k) {
+  return static_cast<int>(
+      std::count_if(events.begin(), events.end(), [&](const Event& e) { return e.kind == k; }));
+}
+
 }  // namespace tiresias

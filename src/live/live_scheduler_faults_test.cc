@@ -1,0 +1,378 @@
+// LiveScheduler under faults and in the middle of its protocols, on the virtual clock of
+// tests/live_fixture.h: nodes that go down and come back, GPUs held outside the scheduler,
+// runs lost with their node or cancelled in the engine, array limits, jobs that complete
+// during their grace period, checkpoint markers and checkpoint-aware victims.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+
+#include "live_fixture.h"
+
+namespace tiresias {
+namespace {
+
+TEST_F(LiveSchedulerTest, NodeDownEvictsItsJobsAndTheCoreTakesItBackWhenItReturns) {
+  // Two nodes x 2 GPUs (a cluster executor's), dlas + consolidate: A on n1 (node 0), B on n2
+  // (node 1). n2 goes down at 10 s: B is evicted (SIGTERM, checkpoint) and waits; nothing is
+  // placed on n2 while it is down, also after a crash and replay; when n2 returns B resumes
+  // there. A 1-GPU job C waits meanwhile: n1 is full and n2 down.
+  cluster_ = {{"n1", 2}, {"n2", 2}};
+  policy_opts_ = {"thresholds=100000"};
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 2, .argv = {"train"}});
+  const JobId b = *d->Submit({.name = "b", .gpus = 2, .argv = {"train"}});
+  world_.work[a] = world_.work[b] = 1'000'000;
+  d->Step();
+  ASSERT_EQ(world_.launches,
+            (std::vector<std::string>{fmt::format("{}@{}:0,1", a.value(), t0),
+                                      fmt::format("{}@{}:1:0,1:1", b.value(), t0)}));
+  world_.now += 10'000;
+  world_.node_report = std::vector<NodeReport>{
+      {.name = "n1", .state = "mixed", .gpus = 2},
+      {.name = "n2", .state = "down", .usable = false, .gpus = 2, .reason = "Not responding"}};
+  d->Step();  // capacity: n2 has no usable GPU; B is told to stop
+  EXPECT_EQ((*d->Get(b))["state"], "preempting");
+  d->Step();  // B's process checkpointed and exited
+  EXPECT_EQ((*d->Get(b))["state"], "pending");
+  EXPECT_NE((*d->Get(b))["message"].get<std::string>().find("evicted: node n2 is down: Not "
+                                                            "responding"),
+            std::string::npos)
+      << (*d->Get(b)).dump();
+  const JobId c = *d->Submit({.name = "c", .gpus = 1, .argv = {"train"}});
+  world_.work[c] = 1'000;
+  d->Step();
+  EXPECT_EQ((*d->Get(c))["state"], "pending");
+  auto why = d->Explain(c);
+  ASSERT_TRUE(why.ok());
+  EXPECT_NE(why->dump().find("2 of the cluster's 4 GPUs are unavailable"), std::string::npos)
+      << why->dump();
+  EXPECT_EQ(d->Nodes()["nodes"][1]["gpus_usable"], 0);
+  EXPECT_EQ(d->Nodes()["nodes"][1]["state"], "down");
+  // kill -9 and restart: the replayed core still has n2 down.
+  d.reset();
+  world_.now += 1'000;
+  d = Start();
+  d->Step();
+  EXPECT_EQ((*d->Get(b))["state"], "pending");
+  EXPECT_EQ(world_.launches.size(), 2u);
+  // n2 is back: B resumes there (ahead of C in dlas's first queue, by submit time).
+  world_.now += 5'000;
+  world_.node_report = std::vector<NodeReport>{{.name = "n1", .state = "mixed", .gpus = 2},
+                                               {.name = "n2", .state = "idle", .gpus = 2}};
+  d->Step();
+  ASSERT_EQ(world_.launches.size(), 3u);
+  EXPECT_EQ(world_.launches.back(), fmt::format("{}@{}:1:0,1:1", b.value(), t0 + 16'000));
+  EXPECT_EQ((*d->Get(b))["state"], "running");
+  EXPECT_EQ((*d->Get(c))["state"], "pending");
+  const auto journal = Journal(dir_ / "tiresias.db");
+  EXPECT_EQ(Count(journal, EventKind::kCapacity), 2);
+  EXPECT_EQ(Count(journal, EventKind::kEvict), 1);
+}
+
+TEST_F(LiveSchedulerTest, GpusHeldOutsideAreNeverBookedAndABigJobWaitsInsteadOfBeingRejected) {
+  // One node x 4 GPUs; a job outside tiresias holds 2 of them. A 4-GPU job is accepted (it fits
+  // the node) and waits; a 2-GPU job, ahead of it, runs on the 2 usable GPUs. The outside job
+  // ends: the 4-GPU job starts once the 2-GPU job is done too.
+  cluster_ = {{"n1", 4}};
+  policy_opts_ = {"thresholds=100000"};
+  auto d = Start();
+  world_.node_report = std::vector<NodeReport>{{.name = "n1",
+                                                .state = "mixed",
+                                                .gpus = 4,
+                                                .gpus_outside = 2,
+                                                .outside_jobs = {"slurm 9 (bob, 2 GPUs)"}}};
+  d->Step();
+  const JobId small = *d->Submit({.name = "small", .gpus = 2, .argv = {"train"}});
+  auto big = d->Submit({.name = "big", .gpus = 4, .argv = {"train"}});
+  ASSERT_TRUE(big.ok()) << big.status().message();
+  world_.work[*big] = 1'000;
+  world_.work[small] = 5'000;
+  d->Step();
+  EXPECT_EQ((*d->Get(*big))["state"], "pending");
+  EXPECT_EQ((*d->Get(small))["state"], "running");
+  ASSERT_EQ(world_.launches.size(), 1u);
+  EXPECT_NE(d->Explain(*big)->dump().find("it needs 4 and only 2 are usable now"),
+            std::string::npos);
+  const auto n = d->Nodes()["nodes"][0];
+  EXPECT_EQ(n["gpus_usable"], 2);
+  EXPECT_EQ(n["outside_jobs"][0], "slurm 9 (bob, 2 GPUs)");
+  world_.now += 1'000;
+  world_.node_report = std::vector<NodeReport>{{.name = "n1", .state = "mixed", .gpus = 4}};
+  d->Step();
+  EXPECT_EQ((*d->Get(*big))["state"], "pending") << "the 2-GPU job still runs";
+  world_.now += 4'000;
+  d->Step();
+  d->Step();
+  EXPECT_EQ((*d->Get(small))["state"], "finished");
+  EXPECT_EQ((*d->Get(*big))["state"], "running");
+}
+
+TEST_F(LiveSchedulerTest, ARunLostWithItsNodeResumesAndACancelInTheEngineCancels) {
+  // A cluster engine reports A's run lost (its node failed): not A's end. A keeps its service,
+  // is relaunched (attempt 1) and the journal says why. Then someone cancels A in the engine
+  // (scancel): A is cancelled with the engine's reason, and H, which waited, takes its GPUs.
+  cluster_ = {{"n1", 2}};
+  policy_opts_ = {"thresholds=100000"};
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 2, .argv = {"train"}});
+  const JobId h = *d->Submit({.name = "h", .gpus = 2, .argv = {"train"}});
+  world_.work[a] = world_.work[h] = 1'000'000;
+  d->Step();
+  ASSERT_EQ(world_.launches.size(), 1u);
+  world_.now += 3'000;
+  auto& first = world_.procs.begin()->second;
+  first.lost = true;
+  first.exit_at = world_.now;
+  d->Step();
+  EXPECT_EQ(world_.launches.size(), 2u) << "relaunched at once";
+  auto ja = *d->Get(a);
+  EXPECT_EQ(ja["state"], "running");
+  EXPECT_EQ(ja["attempt"], 1);
+  EXPECT_DOUBLE_EQ(ja["attained_gpu_s"].get<double>(), 6.0);
+  const auto journal = Journal(dir_ / "tiresias.db");
+  EXPECT_EQ(Count(journal, EventKind::kRelaunch), 1);
+  EXPECT_EQ(Count(journal, EventKind::kInterrupt), 1);
+  EXPECT_EQ(Count(journal, EventKind::kFinish), 0);
+  world_.now += 1'000;
+  auto& second = world_.procs.rbegin()->second;
+  second.cancelled = true;
+  second.exit_at = world_.now;
+  d->Step();
+  ja = *d->Get(a);
+  EXPECT_EQ(ja["state"], "cancelled");
+  EXPECT_EQ(ja["message"], "cancelled outside tiresias: scancel by bob");
+  EXPECT_EQ((*d->Get(h))["state"], "running");
+  // A replay agrees: A cancelled, H running.
+  d.reset();
+  d = Start();
+  EXPECT_EQ((*d->Get(a))["state"], "cancelled");
+  EXPECT_EQ((*d->Get(h))["state"], "running");
+}
+
+// An array 0-5%2 of 1-GPU tasks on 4 free GPUs: the limit, not the GPUs, decides. Tasks run
+// two at a time in index order (0,1 then 2,3 then 4,5) and the rest say JobArrayTaskLimit.
+// Found by the CLI scenario: tasks submitted pending in the core were never held.
+TEST_F(LiveSchedulerTest, AnArraysLimitBoundsItsRunningTasksWhateverTheFreeGpus) {
+  auto d = Start();
+  std::vector<JobId> tasks;
+  ASSERT_TRUE(d->Submit({.gpus = 1, .argv = {"x"}, .array = "0-5%2"}, &tasks).ok());
+  ASSERT_EQ(tasks.size(), 6u);
+  for (JobId t : tasks) world_.work[t] = 1000;
+  for (int round = 0; round < 3; ++round) {
+    d->Step();
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      const auto j = *d->Get(tasks[i]);
+      const bool now = i / 2 == static_cast<size_t>(round);
+      EXPECT_EQ(j["state"], now                                  ? "running"
+                            : i / 2 < static_cast<size_t>(round) ? "finished"
+                                                                 : "pending")
+          << "round " << round << " task " << i << j.dump();
+      if (i / 2 > static_cast<size_t>(round)) {
+        EXPECT_EQ(j["reason"], "JobArrayTaskLimit");
+      }
+    }
+    world_.now += 1000;  // the running two finish
+    d->Step();
+  }
+  for (JobId t : tasks) EXPECT_EQ((*d->Get(t))["state"], "finished");
+}
+
+TEST_F(LiveSchedulerTest, AJobThatCompletesDuringItsGraceAndSaysSoIsFinishedNotRelaunched) {
+  // dlas with an 8 GPU-s first queue on 4 GPUs, grace 30 s. A (4 GPUs, 10 s of work) is
+  // demoted at 2 s; B (4 GPUs, 1 s) arrives at 9.5 s in the first queue and preempts A. A does
+  // not stop at the signal: it finishes its last 0.5 s within its grace and exits 0 at 10 s.
+  // With its done file, A is finished at 10 s: never relaunched, with the 38 GPU-s it had when
+  // the core stopped it; B starts on the GPUs A left. Without the done file the same exit 0 is
+  // a checkpoint exit (the rule for jobs that exit 0 after checkpointing on the signal): A
+  // waits, is relaunched when B ends at 11 s, and ends at once (nothing left to do).
+  policy_opts_ = {"thresholds=8"};
+  for (bool done_file : {true, false}) {
+    SCOPED_TRACE(done_file ? "with the done file" : "without the done file");
+    world_ = FakeWorld{.finish_on_term = true, .done_files = done_file};
+    const int64_t t0 = world_.now;
+    auto d = Start();
+    const JobId a = *d->Submit({.name = "a", .gpus = 4, .argv = {"train"}});
+    world_.work[a] = 10'000;
+    d->Step();
+    world_.now = t0 + 2'000;
+    d->Step();
+    EXPECT_EQ((*d->Get(a))["queue"], "Q2");
+    world_.now = t0 + 9'500;
+    const JobId b = *d->Submit({.name = "b", .gpus = 4, .argv = {"train"}});
+    world_.work[b] = 1'000;
+    d->Step();
+    EXPECT_EQ((*d->Get(a))["state"], "preempting");
+    EXPECT_EQ((*d->Get(b))["state"], "starting");
+    world_.now = t0 + 10'000;
+    d->Step();
+    const std::vector<std::string> first_two = {
+        fmt::format("{}@{}:0,1,2,3", a.value(), t0),
+        fmt::format("{}@{}:0,1,2,3", b.value(), t0 + 10'000)};
+    EXPECT_EQ(world_.launches, first_two);
+    EXPECT_EQ((*d->Get(b))["state"], "running");
+    if (done_file) {
+      auto ja = *d->Get(a);
+      EXPECT_EQ(ja["state"], "finished") << ja.dump();
+      EXPECT_EQ(ja["attempt"], 0);
+      EXPECT_EQ(ja["end_ms"], t0 + 10'000);
+      EXPECT_EQ(ja["exit_code"], 0);
+      EXPECT_DOUBLE_EQ(ja["attained_gpu_s"].get<double>(), 38.0);
+      const auto journal = Journal(dir_ / "tiresias.db");
+      bool exit_completed = false;
+      for (const Event& e : journal) {
+        if (e.job == a && e.kind == EventKind::kExit)
+          exit_completed = BoolField(e.detail, "completed");
+      }
+      EXPECT_TRUE(exit_completed);
+      EXPECT_EQ(Count(journal, EventKind::kFinish), 1);
+      world_.now = t0 + 11'000;
+      d->Step();
+      d->Step();
+      EXPECT_EQ(world_.launches, first_two) << "A is never run again";
+      EXPECT_EQ((*d->Get(b))["state"], "finished");
+      // A replay of the journal agrees (the finish of a job the core had stopped).
+      d.reset();
+      d = Start();
+      EXPECT_EQ((*d->Get(a))["state"], "finished");
+      EXPECT_EQ((*d->Get(b))["state"], "finished");
+      d->Step();
+      EXPECT_EQ(world_.launches.size(), 2u);
+    } else {
+      EXPECT_EQ((*d->Get(a))["state"], "pending");
+      world_.now = t0 + 11'000;
+      d->Step();
+      d->Step();
+      ASSERT_EQ(world_.launches.size(), 3u);
+      EXPECT_EQ(world_.launches.back(), fmt::format("{}@{}:0,1,2,3", a.value(), t0 + 11'000));
+      auto ja = *d->Get(a);
+      EXPECT_EQ(ja["state"], "finished") << ja.dump();
+      EXPECT_EQ(ja["attempt"], 1);
+    }
+    d.reset();
+    TearDown();
+    SetUp();
+  }
+}
+
+TEST_F(LiveSchedulerTest, ACheckpointMarkerIsJournaledAndFedToTheCoreOnce) {
+  // Job a (1 GPU, 60 s of work) starts at t0 (core time 0: the store's epoch is t0). At 5 s
+  // the loop finds its marker, TIRESIAS_CHECKPOINT_FILE, touched at t0 + 3 s: one checkpoint
+  // event, at_ms = 3000, and the core's job has ckpt_at 3000. Later steps with the same
+  // marker journal nothing more, also after a restart that replays the journal; a marker
+  // from before the run's start (an earlier attempt's) is ignored.
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
+  world_.work[a] = 60'000;
+  d->Step();
+  auto touch = [&](int64_t wall_ms) { TouchMarker(a, wall_ms); };
+  touch(t0 - 1'000);  // before the run: ignored
+  world_.now = t0 + 2'000;
+  d->Step();
+  EXPECT_EQ(Count(Journal(dir_ / "tiresias.db"), EventKind::kCheckpoint), 0);
+  touch(t0 + 3'000);
+  world_.now = t0 + 5'000;
+  d->Step();
+  world_.now = t0 + 6'000;
+  d->Step();
+  auto journal = Journal(dir_ / "tiresias.db");
+  ASSERT_EQ(Count(journal, EventKind::kCheckpoint), 1);
+  // show: the last checkpoint, and 6 - 3 = 3 s x 1 GPU at risk at 6 s.
+  auto ja = *d->Get(a);
+  EXPECT_EQ(ja["last_checkpoint_ms"], t0 + 3'000) << ja.dump();
+  EXPECT_DOUBLE_EQ(ja["at_risk_gpu_s"].get<double>(), 3.0);
+  for (const Event& e : journal) {
+    if (e.kind != EventKind::kCheckpoint) continue;
+    EXPECT_EQ(e.job, a);
+    EXPECT_EQ(e.t, 5'000);
+    EXPECT_EQ(e.detail["at_ms"], 3'000);
+  }
+  d.reset();
+  d = Start();  // replays the checkpoint into the core
+  world_.now = t0 + 7'000;
+  d->Step();
+  EXPECT_EQ(Count(Journal(dir_ / "tiresias.db"), EventKind::kCheckpoint), 1);
+}
+
+TEST_F(LiveSchedulerTest, CheckpointAwareVictimsStopAtACheckpointAndCountTheWorkLost) {
+  // 4 GPUs, dlas demoting after 20 GPU-s; processes ignore SIGTERM (only SIGKILL stops them),
+  // grace 30 s. Jobs a and b (2 GPUs each, submitted in that order) start at t0 and are in Q2
+  // from t0 + 10 s. b reports a checkpoint at t0 + 20 s, a at t0 + 40 s; a opted in to being
+  // stopped at once within 30 s of a checkpoint. At t0 + 50 s job c (2 GPUs, Q1) arrives.
+  // In policy order the victim is b (Q2's last). Checkpoint-aware (serve's default), b would
+  // lose (50 - 20) s x 2 GPUs = 60 GPU-s and a only (50 - 40) x 2 = 20: a is the victim, and
+  // as its checkpoint is 10 s old (<= 30) it is killed at once, so c starts at t0 + 50 s, not
+  // after a 30 s grace. Lost: 20 GPU-s for a, not a kill at the deadline.
+  // Not checkpoint-aware: b is the victim, ignores the signal, is killed at t0 + 80 s; c starts
+  // then. Lost: 60 GPU-s (its work since its checkpoint when it was told to stop), one kill.
+  world_.ignore_term = true;
+  for (const bool aware : {true, false}) {
+    SCOPED_TRACE(aware);
+    if (!aware) checkpoint_aware_ = false;
+    const int64_t t0 = world_.now;
+    auto d = Start();
+    const JobId a =
+        *d->Submit({.name = "a", .gpus = 2, .argv = {"train"}, .stop_at_checkpoint_s = 30});
+    const JobId b = *d->Submit({.name = "b", .gpus = 2, .argv = {"train"}});
+    world_.work[a] = world_.work[b] = 1'000'000;
+    d->Step();
+    d->Step();
+    ASSERT_EQ(world_.launches.size(), 2u);
+    world_.now = t0 + 21'000;
+    TouchMarker(b, t0 + 20'000);
+    d->Step();
+    world_.now = t0 + 41'000;
+    TouchMarker(a, t0 + 40'000);
+    d->Step();
+    world_.now = t0 + 50'000;
+    const JobId c = *d->Submit({.name = "c", .gpus = 2, .argv = {"train"}});
+    world_.work[c] = 5'000;
+    d->Step();
+    d->Step();
+    const JobId victim = aware ? a : b, other = aware ? b : a;
+    if (!aware) {
+      EXPECT_EQ(world_.launches.size(), 2u);  // c waits for b's grace
+      world_.now = t0 + 80'000;
+      d->Step();
+      d->Step();
+    }
+    ASSERT_EQ(world_.launches.size(), 3u);
+    EXPECT_EQ(world_.launches.back().substr(0, world_.launches.back().find(':')),
+              fmt::format("{}@{}", c.value(), aware ? t0 + 50'000 : t0 + 80'000));
+    auto jv = *d->Get(victim);
+    EXPECT_EQ(jv["preemptions"], 1) << jv.dump();
+    EXPECT_EQ(jv["kills"], aware ? 0 : 1) << jv.dump();
+    EXPECT_DOUBLE_EQ(jv["lost_gpu_s"].get<double>(), aware ? 20.0 : 60.0) << jv.dump();
+    EXPECT_EQ((*d->Get(other))["state"], "running");
+    EXPECT_DOUBLE_EQ((*d->Get(other))["lost_gpu_s"].get<double>(), 0.0);
+    int exits = 0;
+    for (const Event& e : Journal(dir_ / "tiresias.db")) {
+      if (e.kind != EventKind::kExit) continue;
+      ++exits;
+      EXPECT_EQ(e.detail["checkpointed"], aware) << e.detail.dump();
+      EXPECT_EQ(e.detail["lost_gpu_ms"], aware ? 20'000 : 60'000) << e.detail.dump();
+    }
+    EXPECT_EQ(exits, 1);
+    // The option is recorded with the state; a restart asking otherwise is refused.
+    d.reset();
+    auto store = Store::Open((dir_ / "tiresias.db").string(), world_.now);
+    ASSERT_TRUE(store.ok());
+    EXPECT_EQ(nlohmann::json::parse(*(*store)->GetMeta("config"))["checkpoint_aware"], aware);
+    ServeConfig c2 = Config();
+    c2.checkpoint_aware = !aware;
+    LiveScheduler again(c2, std::move(*store), std::make_unique<FakeRunner>(world_),
+                        [this] { return world_.now; });
+    const Status s = again.Open();
+    EXPECT_NE(s.message().find("--checkpoint-aware"), std::string::npos) << s.message();
+    TearDown();
+    SetUp();
+    world_ = FakeWorld{.ignore_term = true};
+  }
+}
+
+}  // namespace
+}  // namespace tiresias
