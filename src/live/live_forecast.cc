@@ -91,18 +91,23 @@ StatusOr<nlohmann::json> LiveScheduler::ForecastFor(std::unique_lock<std::mutex>
                    {"user", r == records_.end() ? "" : r->second.user},
                    {"share", w.share}});
   }
+  const std::array<double, 2> margin = opts.margin;
   return nlohmann::json{
       {"start", Range(jf.start, epoch)},
       {"end", Range(jf.end, epoch)},
       {"samples", f->samples},
       {"history", f->history},
       {"in_the_way", way},
+      {"margins", {margin[0], margin[1]}},
+      {"margins_learned_from", margins_.resolved()},
       {"method",
        fmt::format("{} forward simulations of the scheduler from now; durations drawn from {} "
-                   "given what each job has attained; jobs keep arriving as in the last 6 h",
+                   "given what each job has attained; jobs keep arriving as in the last 6 h; "
+                   "p10 and p90 widened by margins adapted to {} outcomes of earlier forecasts",
                    f->samples,
                    f->history > 0 ? fmt::format("the service of {} finished jobs", f->history)
-                                  : std::string("a wide prior (fewer than 20 jobs finished)"))}};
+                                  : std::string("a wide prior (fewer than 20 jobs finished)"),
+                   margins_.resolved())}};
 }
 
 std::map<JobId, int64_t> LiveScheduler::StartEstimates() {
