@@ -56,6 +56,7 @@ struct WorkloadArgs {
   double series_step = 600;  // seconds between points of timeseries.csv (--out)
   int64_t forecast_every = 0;
   std::vector<double> forecast_margin = {kForecastMargin[0], kForecastMargin[1]};
+  double forecast_step = kMarginStep;
   // The trace before --from-day (LoadJobs fills it in).
   mutable std::shared_ptr<const std::vector<Service>> history;
   std::string ckpt_interval;  // seconds, or uniform:LO:HI
@@ -205,6 +206,12 @@ struct WorkloadArgs {
         ->expected(2)
         ->capture_default_str()
         ->check(NumberIn(0, 20));
+    c->add_option("--forecast-step", forecast_step,
+                  "how far each forecast whose outcome is known moves the margins (adaptive "
+                  "conformal: step x (miss - 0.1) on each side, from --forecast-margin); 0: "
+                  "fixed margins")
+        ->capture_default_str()
+        ->check(NumberIn(0, 5));
     c->add_option("--series-step", series_step,
                   "seconds of simulated time between rows of timeseries.csv (with --out)")
         ->check(NumberIn(1, 86400));
@@ -518,6 +525,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     if (!report_path.empty() && c.series_step == 0) c.series_step = ReportSeriesStep(jobs);
     c.forecast_every = static_cast<size_t>(w.forecast_every);
     c.forecast_margin = {w.forecast_margin[0], w.forecast_margin[1]};
+    c.forecast_step = w.forecast_step;
     c.forecast_history = w.history;
     c.capacity = capacity;
     // Validate every run before any starts, so a typo fails at once.

@@ -211,6 +211,54 @@ void WidenRange(std::array<std::optional<Time>, 3>& q, Time now, std::array<doub
   if (q[2] && margin[1] > 0) q[2] = std::max(*q[2], moved(*q[2], margin[1]));
 }
 
+double AdaptMargin(double margin, bool miss, double step) {
+  return std::clamp(margin + step * ((miss ? 1.0 : 0.0) - kSideMiss), 0.0, kMaxMargin);
+}
+
+void MarginTracker::Record(JobId job, std::optional<Time> p10, std::optional<Time> p90) {
+  pending_.push_back({.job = job, .p10 = p10, .p90 = p90});
+}
+
+bool MarginTracker::Pending(JobId job) const {
+  return std::any_of(pending_.begin(), pending_.end(), [&](const Open& o) { return o.job == job; });
+}
+
+void MarginTracker::Resolve(Time now, const std::function<StartSeen(JobId)>& seen) {
+  std::vector<Open> still;
+  for (Open& o : pending_) {
+    const StartSeen s = seen(o.job);
+    if (s.gone && !s.started) continue;
+    if (o.low) {  // early: it started before p10 (an unset p10: it started at all)
+      std::optional<bool> miss;
+      if (s.started) {
+        miss = !o.p10 || *s.started < *o.p10;
+      } else if (o.p10 && now >= *o.p10) {
+        miss = false;
+      }
+      if (miss.has_value()) {
+        margin_[0] = AdaptMargin(margin_[0], *miss, step_);
+        o.low = false;
+        ++resolved_;
+      }
+    }
+    if (o.high) {  // late: the clock passed p90 while it waited (an unset p90 never is)
+      std::optional<bool> miss;
+      if (s.started) {
+        miss = o.p90 && *s.started > *o.p90;
+      } else if (o.p90 && now > *o.p90) {
+        miss = true;
+      }
+      if (miss.has_value()) {
+        margin_[1] = AdaptMargin(margin_[1], *miss, step_);
+        o.high = false;
+        ++resolved_;
+      }
+    }
+    if (o.low || o.high) still.push_back(o);
+  }
+  pending_ = std::move(still);
+}
+
 std::optional<Time> Percentile(const std::vector<Time>& sorted, size_t samples, double p) {
   const size_t rank = std::max<size_t>(1, static_cast<size_t>(std::ceil(p * samples)));
   if (rank > sorted.size()) return std::nullopt;

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -35,6 +36,58 @@ inline constexpr std::array<double, 2> kForecastMargin = {0, 0.782};
 // Moves p10 down by margin[0] and p90 up by margin[1] on that scale (p50 and unset bounds
 // stay as they are).
 void WidenRange(std::array<std::optional<Time>, 3>& q, Time now, std::array<double, 2> margin);
+
+// Margins that adapt week by week (adaptive conformal inference, Gibbs and Candes 2021, as
+// quantile tracking on each side's margin): kForecastMargin is where they start; each side of
+// a start forecast is resolved once it is known whether the real start fell outside it (the
+// job started, or the clock passed that bound while it waited: a late miss is known at the
+// p90, not at the start), and each resolution moves that side's margin by
+// step x (miss - kSideMiss): up 0.9 step after a miss, down 0.1 step after a hit, so that
+// over time about 10% fall outside each side whatever the forecasts' bias. The step was
+// fitted on the training weeks (scripts/fit_forecast_margin.py --steps; README "When will my
+// job run"). Margins stay within [0, kMaxMargin].
+inline constexpr double kSideMiss = 0.1;
+inline constexpr double kMarginStep = 0.05;
+inline constexpr double kMaxMargin = 6;  // x400 on seconds + 60
+// One side's margin after one resolution: margin + step x (miss - kSideMiss), within
+// [0, kMaxMargin].
+double AdaptMargin(double margin, bool miss, double step);
+
+// What is known of a forecast job's start at a resolution: started (its first start, at or
+// before now), gone (ended without starting: its forecast is dropped), or neither (waiting).
+struct StartSeen {
+  std::optional<Time> started;
+  bool gone = false;
+};
+
+// The forecasts made and not yet resolved, and the margins they have taught (the simulator's
+// `--forecast-step`, the daemon's explain and `ls -o wide`).
+class MarginTracker {
+ public:
+  explicit MarginTracker(std::array<double, 2> initial = kForecastMargin, double step = kMarginStep)
+      : margin_(initial), step_(step) {}
+  // The margins to widen the next forecast with (ForecastOptions::margin).
+  std::array<double, 2> margin() const { return margin_; }
+  // A start forecast of `job` made with margin(): its widened p10 and p90 (unset: beyond the
+  // horizon).
+  void Record(JobId job, std::optional<Time> p10, std::optional<Time> p90);
+  // Resolves, in the order recorded, every side that `now` decides and adapts the margins.
+  void Resolve(Time now, const std::function<StartSeen(JobId)>& seen);
+  bool Pending(JobId job) const;
+  size_t pending() const { return pending_.size(); }
+  size_t resolved() const { return resolved_; }
+
+ private:
+  struct Open {
+    JobId job;
+    std::optional<Time> p10, p90;
+    bool low = true, high = true;  // sides not yet resolved
+  };
+  std::array<double, 2> margin_;
+  double step_;
+  std::vector<Open> pending_;
+  size_t resolved_ = 0;  // sides resolved so far
+};
 
 struct ForecastOptions {
   int samples = 16;

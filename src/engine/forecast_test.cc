@@ -119,6 +119,56 @@ TEST(Forecast, TheMarginsWidenTheRangeOnALogScaleOfTheWaitPlusAMinute) {
   EXPECT_EQ(q[2], now + Seconds(90));
 }
 
+TEST(Forecast, AMarginMovesUpNineTenthsOfAStepAfterAMissAndDownATenthAfterAHit) {
+  // step 0.1: a miss adds 0.1 x (1 - 0.1) = 0.09, a hit adds 0.1 x (0 - 0.1) = -0.01.
+  EXPECT_NEAR(AdaptMargin(0.5, /*miss=*/true, 0.1), 0.59, 1e-12);
+  EXPECT_NEAR(AdaptMargin(0.5, /*miss=*/false, 0.1), 0.49, 1e-12);
+  // Within [0, kMaxMargin]: 0.005 - 0.01 < 0 gives 0, 5.95 + 0.09 > 6 gives 6.
+  EXPECT_EQ(AdaptMargin(0.005, false, 0.1), 0);
+  EXPECT_EQ(AdaptMargin(5.95, true, 0.1), kMaxMargin);
+  // Nine hits for one miss leave it where it was: 0.09 - 9 x 0.01 = 0.
+  double m = 1;
+  m = AdaptMargin(m, true, 0.1);
+  for (int i = 0; i < 9; ++i) m = AdaptMargin(m, false, 0.1);
+  EXPECT_NEAR(m, 1, 1e-12);
+}
+
+TEST(Forecast, TheTrackerResolvesASideOnceItsOutcomeIsKnown) {
+  // Margins from (0, 1), step 0.1. Forecasts [p10, p90]: job 1 [100 s, 400 s], job 2
+  // [200 s, 300 s], job 3 [50 s, beyond the horizon], job 4 [100 s, 200 s].
+  MarginTracker t({0, 1}, 0.1);
+  t.Record(JobId(1), Seconds(100), Seconds(400));
+  t.Record(JobId(2), Seconds(200), Seconds(300));
+  t.Record(JobId(3), Seconds(50), std::nullopt);
+  t.Record(JobId(4), Seconds(100), Seconds(200));
+  // At 250 s: job 1 started at 150 s, inside: both sides hit, low 0 - 0.01 -> 0 (clamped),
+  // high 1 - 0.01 = 0.99. Job 2 waits: past its p10, so not early (low 0 - 0.01 -> 0); its
+  // p90 (300 s) is still ahead, so that side stays open. Job 3 started at 40 s, before p10:
+  // low 0 + 0.09 = 0.09; no p90: high 0.99 - 0.01 = 0.98. Job 4 was cancelled unstarted:
+  // dropped, teaching nothing. 5 sides resolved, job 2's high side pending.
+  auto seen_at_250 = [](JobId id) {
+    StartSeen s;
+    if (id == JobId(1)) s.started = Seconds(150);
+    if (id == JobId(3)) s.started = Seconds(40);
+    if (id == JobId(4)) s.gone = true;
+    return s;
+  };
+  t.Resolve(Seconds(250), seen_at_250);
+  EXPECT_NEAR(t.margin()[0], 0.09, 1e-12);
+  EXPECT_NEAR(t.margin()[1], 0.98, 1e-12);
+  EXPECT_EQ(t.resolved(), 5u);
+  EXPECT_EQ(t.pending(), 1u);
+  EXPECT_TRUE(t.Pending(JobId(2)));
+  // At 301 s job 2 still waits, past its p90: a late miss is known now, not at its start:
+  // high 0.98 + 0.09 = 1.07.
+  t.Resolve(Seconds(301), [](JobId) { return StartSeen{}; });
+  EXPECT_NEAR(t.margin()[0], 0.09, 1e-12);
+  EXPECT_NEAR(t.margin()[1], 1.07, 1e-12);
+  EXPECT_EQ(t.resolved(), 6u);
+  EXPECT_EQ(t.pending(), 0u);
+  EXPECT_FALSE(t.Pending(JobId(2)));
+}
+
 TEST(Forecast, AnEarlierHistoryIsAddedToTheFinishedJobs) {
   // 1 GPU, fifo, nothing finished yet: A (unknown duration) runs from 0, B waits. Without a
   // history the durations come from the wide prior (kMinHistory); with 20 earlier jobs of

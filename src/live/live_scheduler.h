@@ -40,6 +40,7 @@
 #include "core/event_log.h"
 #include "core/executor.h"
 #include "core/scheduler.h"
+#include "engine/forecast.h"
 #include "live/live_metrics.h"
 #include "live/submit_request.h"
 #include "store/job_record.h"
@@ -285,6 +286,14 @@ class LiveScheduler {
   // `lk` holds mu_ and is released while the copies run.
   StatusOr<nlohmann::json> ForecastFor(std::unique_lock<std::mutex>& lk, JobId id,
                                        std::optional<JobSpec> extra);
+  // The forecasts' margins, adapted from how the start forecasts made so far (the first of
+  // each job that had not started) turned out (engine/forecast.h MarginTracker); in memory,
+  // from kForecastMargin at each start of the daemon.
+  MarginTracker margins_;
+  // Resolves the forecasts the core now knows the outcome of; with mu_ held.
+  void ResolveForecasts(Time now);
+  // Records `range` as the first start forecast of `id` if it has not started; with mu_ held.
+  void RecordForecast(JobId id, const std::array<std::optional<Time>, 3>& range);
   std::optional<Time> estimates_at_;  // when StartEstimates last ran (core time)
   std::map<JobId, int64_t> estimates_;
   bool eligibility_dirty_ = true;  // holds, dependencies or array slots may have changed

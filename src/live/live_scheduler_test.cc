@@ -270,6 +270,43 @@ TEST_F(LiveSchedulerTest, WhatIfSubmitForecastsANewJobWithoutSubmittingIt) {
   EXPECT_FALSE(d->WhatIfSubmit(5, std::nullopt).ok());  // could never fit 4 GPUs
 }
 
+// explain's margins adapt to how the daemon's own forecasts turn out (MarginTracker). On 4
+// GPUs (dlas with one queue), A (4 GPUs, given duration 60 s) runs from 0 and W (4 GPUs) waits: its
+// forecast is A's end at 60 s in every sample, p10 = 60 s and p90 moved up by kForecastMargin[1]:
+// (60 + 60) e^0.782 - 60 = 202 s. A really runs 600 s, so at 300 s W still waits, past its p90:
+// a late miss, known now. Explaining X (another waiting job) then resolves W's two sides: not
+// early (past p10 while waiting: low margin 0 - 0.005, kept at 0), late (high 0.782 + 0.045).
+TEST_F(LiveSchedulerTest, ExplainsMarginsAdaptToHowEarlierForecastsTurnedOut) {
+  policy_opts_ = {"queues=1"};  // no demotion: W waits for A to end
+  auto d = Start();
+  auto a = d->Submit({.gpus = 4, .argv = {"x"}, .duration_s = 60});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  world_.work[*a] = 600'000;
+  d->Step();
+  auto w = d->Submit({.gpus = 4, .argv = {"x"}, .duration_s = 10});
+  ASSERT_TRUE(w.ok());
+  world_.work[*w] = 10'000;
+  d->Step();
+  const int64_t t0 = world_.now;
+  auto first = d->Estimate(*w);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ((*first)["margins"][0].get<double>(), kForecastMargin[0]);
+  EXPECT_EQ((*first)["margins"][1].get<double>(), kForecastMargin[1]);
+  EXPECT_EQ((*first)["start"]["p10_ms"].get<int64_t>(), t0 + 60'000);
+  EXPECT_NEAR((*first)["start"]["p90_ms"].get<int64_t>(), t0 + 202'000, 1'000);
+  world_.now = t0 + 300'000;
+  d->Step();
+  auto x = d->Submit({.gpus = 4, .argv = {"x"}, .duration_s = 10});
+  ASSERT_TRUE(x.ok());
+  world_.work[*x] = 10'000;
+  d->Step();
+  auto second = d->Estimate(*x);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_EQ((*second)["margins"][0].get<double>(), 0);
+  EXPECT_NEAR((*second)["margins"][1].get<double>(), kForecastMargin[1] + 0.045, 1e-9);
+  EXPECT_EQ((*second)["margins_learned_from"].get<int>(), 2);
+}
+
 TEST_F(LiveSchedulerTest, RefusesWhatCanNeverRun) {
   auto d = Start();
   auto too_big = d->Submit({.gpus = 5, .argv = {"x"}});

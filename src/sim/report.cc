@@ -341,15 +341,17 @@ std::string ForecastsCsv(const SimResult& r) {
   std::unordered_map<JobId, Time> started;
   for (const JobResult& j : r.jobs) started.emplace(j.id, j.first_start);
   fmt::memory_buffer out;
-  fmt::format_to(std::back_inserter(out), "job_id,at_s,p10_s,p50_s,p90_s,naive_s,start_s\n");
+  fmt::format_to(std::back_inserter(out),
+                 "job_id,at_s,p10_s,p50_s,p90_s,naive_s,start_s,raw_p10_s,raw_p90_s\n");
   const auto t = [](std::optional<Time> v) {
     return v && *v >= 0 ? fmt::format("{}", ToSeconds(*v)) : std::string();
   };
   for (const ForecastCheck& c : r.forecasts) {
     auto it = started.find(c.job);
-    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{}\n", c.job.value(),
+    fmt::format_to(std::back_inserter(out), "{},{},{},{},{},{},{},{},{}\n", c.job.value(),
                    ToSeconds(c.at), t(c.p10), t(c.p50), t(c.p90), ToSeconds(c.naive),
-                   t(it == started.end() ? std::nullopt : std::optional<Time>(it->second)));
+                   t(it == started.end() ? std::nullopt : std::optional<Time>(it->second)),
+                   t(c.raw_p10), t(c.raw_p90));
   }
   return fmt::to_string(out);
 }

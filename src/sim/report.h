@@ -26,7 +26,8 @@ std::string JctCdfCsv(const SimResult& r);
 // previous row.
 std::string SeriesCsv(const SimResult& r);
 // The start forecasts made at submit (SimConfig::forecast_every) with the real starts, in
-// seconds: job_id,at_s,p10_s,p50_s,p90_s,naive_s,start_s (empty: unset / never started).
+// seconds: job_id,at_s,p10_s,p50_s,p90_s,naive_s,start_s,raw_p10_s,raw_p90_s (empty: unset /
+// never started; raw_: before the margins).
 std::string ForecastsCsv(const SimResult& r);
 // Writes DIR/jobs.csv, DIR/jct_cdf.csv, DIR/summary.json and, with a series,
 // DIR/timeseries.csv, with forecasts DIR/forecasts.csv (creating DIR).

@@ -27,23 +27,35 @@ struct Completion {
 // Forecasts of the start of the jobs submitted at `t` (jobs[from, to)) that are sampled and
 // still waiting, made on the core as it stands after this event's decisions; and the naive
 // estimate: the jobs ahead of it in the order, times the mean duration of the jobs finished
-// so far, divided by how many jobs of the mean size the cluster runs at once.
+// so far, divided by how many jobs of the mean size the cluster runs at once. The ranges are
+// widened by the margins `tracker` has learned from the forecasts made before whose outcome
+// is known by now (MarginTracker).
 Status CheckForecasts(const Scheduler& core, const std::vector<JobSpec>& jobs, size_t from,
-                      size_t to, Time t, const SimConfig& cfg, SimResult& result) {
+                      size_t to, Time t, const SimConfig& cfg, MarginTracker& tracker,
+                      SimResult& result) {
   for (size_t i = from; i < to; ++i) {
     if (i % cfg.forecast_every != 0) continue;
     const Job* j = core.Find(jobs[i].id);
     if (!j || j->state != JobState::kPending) continue;
+    tracker.Resolve(t, [&](JobId id) {
+      const Job* o = core.Find(id);
+      StartSeen s;
+      if (o && o->first_start >= 0 && o->first_start <= t) s.started = o->first_start;
+      return s;
+    });
     auto f = ForecastJobs(core, t,
                           {.samples = cfg.forecast_samples,
                            .seed = static_cast<uint64_t>(i) + 1,
                            .target = jobs[i].id,
                            .until_target_starts = true,
                            .use_given_durations = false,
-                           .margin = cfg.forecast_margin,
+                           .margin = {0, 0},
                            .history = cfg.forecast_history});
     if (!f.ok()) return f.status();
-    const JobForecast& jf = f->jobs.at(jobs[i].id);
+    const std::array<std::optional<Time>, 3> raw = f->jobs.at(jobs[i].id).start;
+    std::array<std::optional<Time>, 3> range = raw;
+    WidenRange(range, t, tracker.margin());
+    tracker.Record(jobs[i].id, range[0], range[2]);
     double done = 0, sum_duration = 0, sum_gpus = 0;
     for (const Job& o : core.jobs()) {
       if (o.state != JobState::kFinished) continue;
@@ -59,9 +71,11 @@ Status CheckForecasts(const Scheduler& core, const std::vector<JobSpec>& jobs, s
     const double mean = done > 0 ? sum_duration / done : 0;
     result.forecasts.push_back({.job = jobs[i].id,
                                 .at = t,
-                                .p10 = jf.start[0],
-                                .p50 = jf.start[1],
-                                .p90 = jf.start[2],
+                                .p10 = range[0],
+                                .p50 = range[1],
+                                .p90 = range[2],
+                                .raw_p10 = raw[0],
+                                .raw_p90 = raw[2],
                                 .naive = t + static_cast<Time>(ahead * mean / at_once)});
   }
   return Status::Ok();
@@ -153,7 +167,8 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   Time last_t = 0;
   size_t ended = 0;          // jobs finished so far (for progress)
   size_t forecast_from = 0;  // jobs[forecast_from, next) were submitted at this event
-  int frag_now = 0;          // GPUs idle because of fragmentation since last_t
+  MarginTracker margins(cfg.forecast_margin, cfg.forecast_step);
+  int frag_now = 0;  // GPUs idle because of fragmentation since last_t
   // Time series: the state after the last event holds until the next one; each grid point
   // before the next event gets it (counted per queue once per event, not per point).
   Time next_sample = cfg.series_step > 0 && !jobs.empty()
@@ -307,7 +322,8 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       shape[slot] = {a.alloc.node_count(), sw};
     }
     if (cfg.forecast_every > 0) {
-      if (Status st = CheckForecasts(core, jobs, forecast_from, next, t, cfg, result); !st.ok()) {
+      if (Status st = CheckForecasts(core, jobs, forecast_from, next, t, cfg, margins, result);
+          !st.ok()) {
         return st;
       }
       forecast_from = next;

@@ -53,7 +53,10 @@ struct SimConfig {
   // one, to measure them against what happened; 0 = none.
   size_t forecast_every = 0;
   int forecast_samples = 8;
-  std::array<double, 2> forecast_margin = kForecastMargin;  // ForecastOptions::margin
+  // ForecastOptions::margin: where the margins start (MarginTracker); with forecast_step 0
+  // they stay there.
+  std::array<double, 2> forecast_margin = kForecastMargin;
+  double forecast_step = kMarginStep;  // MarginTracker's step: margins adapt during the run
   // ForecastOptions::history: the service of the trace's jobs before the replayed window.
   std::shared_ptr<const std::vector<Service>> forecast_history;
   // The cluster over time (SimResult::series) every series_step of simulated time; 0 = none.
@@ -102,8 +105,9 @@ struct SeriesPoint {
 // A start forecast made when a job was submitted (SimConfig::forecast_every).
 struct ForecastCheck {
   JobId job;
-  Time at = 0;                        // its submit
-  std::optional<Time> p10, p50, p90;  // unset: beyond the horizon
+  Time at = 0;                           // its submit
+  std::optional<Time> p10, p50, p90;     // unset: beyond the horizon
+  std::optional<Time> raw_p10, raw_p90;  // before the margins (the samples' own spread)
   Time naive = 0;  // now + jobs ahead x mean duration / (GPUs / mean GPUs per job)
 };
 
