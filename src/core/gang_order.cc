@@ -52,6 +52,7 @@ void GangOrder::emplace(const SortKey& k, uint32_t slot, int gpus) {
   }
   nodes_[n] = Node{.kv = {k, slot}, .gpus = gpus, .prio = rng_, .min_gpus = gpus};
   ++size_;
+  total_gpus_ += gpus;
   if (first_ == kNil || k < nodes_[first_].kv.first) first_ = n;
   if (root_ == kNil) {
     root_ = n;
@@ -105,6 +106,7 @@ void GangOrder::erase(const SortKey& k) {
   }
   free_.push_back(n);
   --size_;
+  total_gpus_ -= nodes_[n].gpus;
 }
 
 void GangOrder::clear() {
@@ -113,6 +115,7 @@ void GangOrder::clear() {
   root_ = kNil;
   first_ = kNil;
   size_ = 0;
+  total_gpus_ = 0;
 }
 
 void GangOrder::swap(GangOrder& o) noexcept {
@@ -121,6 +124,7 @@ void GangOrder::swap(GangOrder& o) noexcept {
   std::swap(root_, o.root_);
   std::swap(first_, o.first_);
   std::swap(size_, o.size_);
+  std::swap(total_gpus_, o.total_gpus_);
   std::swap(rng_, o.rng_);
 }
 

@@ -72,6 +72,8 @@ class GangOrder {
     if (from.n_ == kNil || nodes_[from.n_].gpus <= budget) return from;
     return {this, FindFitting(from.n_, budget)};
   }
+  // The GPUs of all entries together.
+  int64_t TotalGpus() const { return total_gpus_; }
   // The smallest gang of all entries (0 when empty).
   int MinGpus() const { return root_ == kNil ? 0 : nodes_[root_].min_gpus; }
 
@@ -99,6 +101,7 @@ class GangOrder {
   uint32_t root_ = kNil;
   uint32_t first_ = kNil;  // the leftmost node
   size_t size_ = 0;
+  int64_t total_gpus_ = 0;
   uint32_t rng_ = 0x9E3779B9u;  // xorshift32 state: fixed, so every run builds the same shape
 };
 

@@ -289,7 +289,12 @@ std::vector<Action> Scheduler::Schedule(Time now) {
   ++pass_;
   if (opts_.reference_pass) {
     RebuildOrders(now);  // reference: no shortcut, the capability flags ignored
-  } else if (policy_->key_changes_while_running()) {
+  } else if (policy_->key_changes_while_running() &&
+             (tenant_on() || policy_->stable_ties() || opts_.checkpoint_aware ||
+              waiting_.TotalGpus() > cluster_.total_free())) {
+    // (When every waiting job fits the free GPUs, every running job keeps its GPUs and the
+    // waiting ones are placed in their order: the running jobs' order decides nothing, so
+    // their keys are refreshed at the next pass that needs them.)
     RefreshRunningKeys(now);
   }
   if (policy_->preemptive()) {
