@@ -174,4 +174,16 @@ StatusOr<nlohmann::json> ApiClient::PostJson(const std::string& path,
   return JsonOf(Post(path, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
 }
 
+std::string UrlQuery(const std::vector<std::pair<std::string, std::string>>& kv) {
+  std::string q;
+  for (const auto& [k, v] : kv) {
+    if (v.empty()) continue;
+    char* escaped = curl_easy_escape(nullptr, v.data(), static_cast<int>(v.size()));
+    if (!escaped) continue;  // out of memory
+    q += (q.empty() ? "?" : "&") + k + "=" + escaped;
+    curl_free(escaped);
+  }
+  return q;
+}
+
 }  // namespace tiresias

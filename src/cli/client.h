@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -55,5 +56,9 @@ class ApiClient {
 };
 
 std::string StateDirOrDefault(const std::string& flag);
+
+// "?k=v&..." of the pairs with a non-empty value, in order, each value URL-encoded (curl's
+// escaping: a user or VC name may hold '&' or spaces); "" when none.
+std::string UrlQuery(const std::vector<std::pair<std::string, std::string>>& kv);
 
 }  // namespace tiresias

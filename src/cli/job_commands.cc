@@ -97,15 +97,6 @@ std::string Me() {
   return fmt::format("uid:{}", getuid());
 }
 
-std::string Query(const std::vector<std::pair<std::string, std::string>>& kv) {
-  std::string q;
-  for (const auto& [k, v] : kv) {
-    if (v.empty()) continue;
-    q += (q.empty() ? "?" : "&") + k + "=" + v;
-  }
-  return q;
-}
-
 // The job's name in listings: ARRAY_INDEX for an array task, else its id.
 std::string Ref(const nlohmann::json& j) {
   return j.contains("ref") ? Str(j, "ref") : Str(j, "id");
@@ -127,13 +118,13 @@ int List(const Common& o, const ListFlags& f) {
   int rc = 0;
   const std::string user = f.me ? Me() : f.user;
   auto r = Fetch(o,
-                 "/v1/jobs" + Query({{"state", f.state},
-                                     {"user", user},
-                                     {"vc", f.vc},
-                                     {"active", f.all || !f.state.empty() ? "" : "1"},
-                                     {"limit", f.limit > 0 ? std::to_string(f.limit) : ""},
-                                     {"offset", f.offset > 0 ? std::to_string(f.offset) : ""},
-                                     {"estimates", o.out == OutputFormat::kWide ? "1" : ""}}),
+                 "/v1/jobs" + UrlQuery({{"state", f.state},
+                                        {"user", user},
+                                        {"vc", f.vc},
+                                        {"active", f.all || !f.state.empty() ? "" : "1"},
+                                        {"limit", f.limit > 0 ? std::to_string(f.limit) : ""},
+                                        {"offset", f.offset > 0 ? std::to_string(f.offset) : ""},
+                                        {"estimates", o.out == OutputFormat::kWide ? "1" : ""}}),
                  rc);
   if (!r) return rc;
   const bool wide = o.out == OutputFormat::kWide;
@@ -376,12 +367,12 @@ int History(const Common& o, const HistoryFlags& f) {
   }
   int rc = 0;
   auto r = Fetch(o,
-                 "/v1/history" + Query({{"user", f.me ? Me() : f.user},
-                                        {"vc", f.vc},
-                                        {"state", f.state},
-                                        {"since_ms", since},
-                                        {"until_ms", until},
-                                        {"limit", f.limit > 0 ? std::to_string(f.limit) : ""}}),
+                 "/v1/history" + UrlQuery({{"user", f.me ? Me() : f.user},
+                                           {"vc", f.vc},
+                                           {"state", f.state},
+                                           {"since_ms", since},
+                                           {"until_ms", until},
+                                           {"limit", f.limit > 0 ? std::to_string(f.limit) : ""}}),
                  rc);
   if (!r) return rc;
   std::cout << fmt::format(
