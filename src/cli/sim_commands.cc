@@ -195,6 +195,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.forecast_margin = {w.forecast_margin[0], w.forecast_margin[1]};
     c.forecast_step = w.forecast_step;
     c.forecast_history = w.history;
+    c.forecast_history_groups = w.history_groups;
     c.capacity = capacity;
     // Validate every run before any starts, so a typo fails at once.
     c.data = files;

@@ -299,11 +299,16 @@ bool WorkloadArgs::LoadJobs(std::vector<JobSpec>& jobs, Topology& topo, std::str
   jobs = std::move(tr->jobs);
   if (from_day > 0 && forecast_every > 0) {  // what a daemon running since day 0 has seen
     auto h = std::make_shared<std::vector<Service>>();
+    auto g = std::make_shared<std::vector<std::string>>();
     const Time from = static_cast<Time>(from_day * 86400 * kMsPerSecond);
     for (const JobSpec& j : jobs) {
-      if (j.submit < from && j.duration) h->push_back(*j.duration * j.gpus);
+      if (j.submit < from && j.duration) {
+        h->push_back(*j.duration * j.gpus);
+        g->push_back(j.vc);
+      }
     }
     history = std::move(h);
+    history_groups = std::move(g);
   }
   if (from_day > 0 || days > 0) {  // both in [0, kMaxDays]: checked by the flags
     jobs = Window(std::move(jobs), static_cast<Time>(from_day * 86400 * kMsPerSecond),

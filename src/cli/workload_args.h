@@ -48,6 +48,7 @@ struct WorkloadArgs {
   double forecast_step = kMarginStep;
   // The trace before --from-day (LoadJobs fills it in).
   mutable std::shared_ptr<const std::vector<Service>> history;
+  mutable std::shared_ptr<const std::vector<std::string>> history_groups;  // same order
   std::string ckpt_interval;  // seconds, or uniform:LO:HI
   bool ckpt_aware = false;
   std::string tenants;  // a tenants file, or "trace": quotas from the trace's GPU-time per VC

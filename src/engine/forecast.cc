@@ -84,6 +84,27 @@ class ServiceModel {
   size_t finished_ = 0;
 };
 
+// A job's service is drawn from its VC's own history when the VC has kMinGroupHistory
+// finished jobs, else from everyone's.
+class ModelSet {
+ public:
+  explicit ModelSet(const ForecastInput& in) : all_(in.finished, in.censored) {
+    for (const auto& [group, fc] : in.by_group) {
+      if (fc.first.size() >= kMinGroupHistory)
+        groups_.emplace(group, ServiceModel(fc.first, fc.second));
+    }
+  }
+  const ServiceModel& For(const JobSpec& j) const {
+    auto it = groups_.find(j.vc);
+    return it == groups_.end() ? all_ : it->second;
+  }
+  const ServiceModel& all() const { return all_; }
+
+ private:
+  ServiceModel all_;
+  std::unordered_map<std::string, ServiceModel> groups_;
+};
+
 // Ids of jobs that a forecast makes up (future arrivals): far above any real id.
 constexpr int64_t kPhantomIds = int64_t{1} << 60;
 
@@ -107,7 +128,7 @@ struct Arrivals {
   Duration window = 0;
 };
 
-StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ServiceModel& model,
+StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ModelSet& model,
                            const Arrivals& arrivals, const ForecastOptions& o, Rng rng) {
   auto made = active.Clone();
   if (!made.ok()) return made.status();
@@ -118,7 +139,7 @@ StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ServiceModel
   const bool draw_all = !o.use_given_durations && !sim.policy().needs_durations();
   for (const Job& j : sim.jobs()) {
     if (!j.spec.duration || draw_all) {
-      const Service total = model.Draw(j.AttainedAt(now), j.gpus(), rng);
+      const Service total = model.For(j.spec).Draw(j.AttainedAt(now), j.gpus(), rng);
       const Duration remaining = (total - j.AttainedAt(now) + j.gpus() - 1) / j.gpus();
       if (Status s = sim.AssumeDuration(j.spec.id, j.WorkDoneAt(now) + remaining); !s.ok()) {
         return s;
@@ -169,7 +190,7 @@ StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ServiceModel
       spec.id = JobId(kPhantomIds + static_cast<int64_t>(phantom));
       spec.submit = t;
       if (!spec.duration || draw_all) {
-        spec.duration = (model.Draw(0, spec.gpus, rng) + spec.gpus - 1) / spec.gpus;
+        spec.duration = (model.For(spec).Draw(0, spec.gpus, rng) + spec.gpus - 1) / spec.gpus;
       }
       (void)sim.Submit(spec, t);  // one that could never fit is rejected, as it was
       if (++k == arrivals.recent.size()) {
@@ -271,11 +292,20 @@ StatusOr<ForecastInput> PrepareForecast(const Scheduler& core, Time now, const F
   if (!active.ok()) return active.status();
   in.active = std::move(*active);
   if (o.history) in.finished = *o.history;
+  if (o.history && o.history_groups && o.history_groups->size() == o.history->size()) {
+    for (size_t i = 0; i < o.history->size(); ++i) {
+      in.by_group[(*o.history_groups)[i]].first.push_back((*o.history)[i]);
+    }
+  }
   for (const Job& j : core.jobs()) {
-    if (j.state == JobState::kFinished) in.finished.push_back(j.AttainedAt(j.end));
+    if (j.state == JobState::kFinished) {
+      in.finished.push_back(j.AttainedAt(j.end));
+      in.by_group[j.spec.vc].first.push_back(j.AttainedAt(j.end));
+    }
     if (j.state == JobState::kPending || j.state == JobState::kRunning ||
         j.state == JobState::kHeld) {
       in.censored.push_back(j.AttainedAt(now));
+      in.by_group[j.spec.vc].second.push_back(j.AttainedAt(now));
     }
     if (o.arrival_window > 0 && j.spec.submit >= now - o.arrival_window && j.spec.submit < now &&
         j.state != JobState::kRejected) {
@@ -296,9 +326,9 @@ StatusOr<Forecast> ForecastJobs(const Scheduler& core, Time now, const ForecastO
 
 StatusOr<Forecast> RunForecast(const ForecastInput& in, Time now, const ForecastOptions& o) {
   Forecast f{.now = now, .samples = std::max(1, o.samples)};
-  const ServiceModel model(in.finished, in.censored);
+  const ModelSet model(in);
   const Arrivals arrivals{.recent = in.recent, .window = o.arrival_window};
-  f.history = model.finished() >= kMinHistory ? model.finished() : 0;
+  f.history = model.all().finished() >= kMinHistory ? model.all().finished() : 0;
   std::unordered_map<JobId, std::vector<Time>> starts, ends;
   std::map<JobId, double> held;
   double held_total = 0;

@@ -26,6 +26,8 @@
 namespace tiresias {
 
 inline constexpr size_t kMinHistory = 20;
+// Finished jobs a VC needs before its own durations are drawn from (else everyone's).
+inline constexpr size_t kMinGroupHistory = 50;
 // How much the p10 and the p90 are moved out, on the scale ln(seconds from now + 60): for
 // each side the 90% quantile of how far real starts fell outside it (conformalised quantile
 // regression, one side at a time) in start forecasts made at submit with no margin, fitted on
@@ -110,6 +112,8 @@ struct ForecastOptions {
   // simulated window, so a replay that starts from an empty cluster forecasts from the
   // history a daemon that had been running would have. Added to the core's finished jobs.
   std::shared_ptr<const std::vector<Service>> history;
+  // Their VCs, in the same order (when known): each VC's durations come from its own.
+  std::shared_ptr<const std::vector<std::string>> history_groups;
 };
 
 struct JobForecast {
@@ -137,6 +141,8 @@ struct Forecast {
 struct ForecastInput {
   std::unique_ptr<Scheduler> active;
   std::vector<Service> finished, censored;
+  // Per VC: its finished jobs' service and its jobs' attained service still in the system.
+  std::unordered_map<std::string, std::pair<std::vector<Service>, std::vector<Service>>> by_group;
   std::vector<JobSpec> recent;  // submitted in the arrival window, by submit
 };
 StatusOr<ForecastInput> PrepareForecast(const Scheduler& core, Time now,

@@ -96,6 +96,36 @@ TEST(Forecast, UnknownDurationsAreDrawnFromFinishedJobsAboveWhatTheJobAttained) 
   }
 }
 
+// Each VC's durations come from its own history once it has kMinGroupHistory (50) finished
+// jobs. The history: 50 jobs of VC a of 100 GPU-s and 50 of VC b of 400 GPU-s. On 1 GPU (dlas,
+// one queue), R (VC a) starts at 0 and W (VC b) waits: R's total is drawn from a's history
+// only, 100 s in every sample, so W starts at 100; W draws from b's, 400 s, and ends at 500.
+// (From everyone's history, half the draws would be the other VC's.)
+TEST(Forecast, AVcsDurationsAreDrawnFromItsOwnHistory) {
+  auto core = Core("dlas", {"queues=1"}, 1);
+  JobSpec r = Spec(1, 1, 0, std::nullopt), w = Spec(2, 1, 0, std::nullopt);
+  r.vc = "a";
+  w.vc = "b";
+  ASSERT_TRUE(core->Submit(r, 0).ok());
+  ASSERT_TRUE(core->Submit(w, 0).ok());
+  (void)core->Schedule(0);
+  ASSERT_TRUE(core->Find(JobId(1))->running());
+  auto history = std::make_shared<std::vector<Service>>();
+  auto vcs = std::make_shared<std::vector<std::string>>();
+  for (int i = 0; i < 50; ++i) {
+    history->insert(history->end(), {Seconds(100), Seconds(400)});
+    vcs->insert(vcs->end(), {"a", "b"});
+  }
+  auto f = ForecastJobs(
+      *core, 0, {.samples = 8, .margin = {0, 0}, .history = history, .history_groups = vcs});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(f->jobs.at(JobId(1)).end[k], Seconds(100));
+    EXPECT_EQ(f->jobs.at(JobId(2)).start[k], Seconds(100));
+    EXPECT_EQ(f->jobs.at(JobId(2)).end[k], Seconds(500));
+  }
+}
+
 TEST(Forecast, TheMarginsWidenTheRangeOnALogScaleOfTheWaitPlusAMinute) {
   // now = 1000 s, margins ln 2 below and ln 3 above. p10 = now + 240 s: ln(240 + 60) - ln 2 =
   // ln 150, so 150 - 60 = 90 s from now. p90 = now + 540 s: ln(600) + ln 3 = ln 1800: 1740 s

@@ -50,7 +50,8 @@ Status CheckForecasts(const Scheduler& core, const std::vector<JobSpec>& jobs, s
                            .until_target_starts = true,
                            .use_given_durations = false,
                            .margin = {0, 0},
-                           .history = cfg.forecast_history});
+                           .history = cfg.forecast_history,
+                           .history_groups = cfg.forecast_history_groups});
     if (!f.ok()) return f.status();
     const std::array<std::optional<Time>, 3> raw = f->jobs.at(jobs[i].id).start;
     std::array<std::optional<Time>, 3> range = raw;
