@@ -198,6 +198,10 @@ class Scheduler {
   // O(running + waiting).
   std::vector<VcUsage> VcUsages(Time now) const;
   const TenantConfig& tenants() const { return tenants_; }
+  // VC `v`'s quota in GPUs (config order); nullopt with the tenant level off.
+  std::optional<int> QuotaOf(size_t v) const {
+    return v < vc_quota_.size() ? std::optional<int>(vc_quota_[v]) : std::nullopt;
+  }
   // Replaces the tenants (a live daemon started with another tenants file): quotas are
   // resolved again, every job not ended is assigned its VC in the new config (its own VC, else
   // its user's, else default_vc) and decayed usage carries over by VC name. InvalidArgument

@@ -23,15 +23,6 @@ std::unique_ptr<Scheduler> Make(TenantConfig tenants) {
                                      SchedulerOptions{}, nullptr, std::move(tenants));
 }
 
-std::string Acts(const std::vector<Action>& acts) {
-  std::string s;
-  for (const auto& a : acts) {
-    if (!s.empty()) s += ", ";
-    s += std::string(ToString(a.kind)) + " " + std::to_string(a.job.value());
-  }
-  return s;
-}
-
 void Submit(Scheduler& s, int id, int gpus, const std::string& vc, Time at) {
   ASSERT_TRUE(
       s.Submit({.id = JobId(id), .gpus = gpus, .submit = at, .vc = vc, .duration = Seconds(100000)},
@@ -58,13 +49,13 @@ TenantConfig TwoVcs(bool borrow) {
 TEST(TenantsTest, UnusedQuotaIsLentAndReclaimedByPreemption) {
   auto s = Make(TwoVcs(true));
   for (int id = 1; id <= 4; ++id) Submit(*s, id, 2, "A", 0);
-  EXPECT_EQ(Acts(s->Schedule(0)), "start 1, start 2, start 3, start 4");
+  EXPECT_EQ(Brief(s->Schedule(0)), "start 1, start 2, start 3, start 4");
   EXPECT_TRUE(Says(s->Explain(JobId(1), Seconds(50)),
                    "VC `A` is above its share: 8 of 4 GPUs, 4 borrowed"));
   Submit(*s, 5, 2, "B", Seconds(100));
   Submit(*s, 6, 2, "B", Seconds(100));
   const auto reclaim = s->Schedule(Seconds(100));
-  EXPECT_EQ(Acts(reclaim), "preempt 3, preempt 4, start 5, start 6");
+  EXPECT_EQ(Brief(reclaim), "preempt 3, preempt 4, start 5, start 6");
   // The borrowers are told why: A holds 8 of its 4 when the pass decides.
   EXPECT_EQ(reclaim[0].reason,
             "its VC `A` holds 8 GPUs, over its quota of 4: GPUs it borrowed go back to VCs that "
@@ -79,7 +70,7 @@ TEST(TenantsTest, UnusedQuotaIsLentAndReclaimedByPreemption) {
   EXPECT_EQ(use[1].running_gpus, 4);
   EXPECT_EQ(use[1].borrowed(), 0);
   ASSERT_TRUE(s->Finish(JobId(5), Seconds(200)).ok());
-  EXPECT_EQ(Acts(s->Schedule(Seconds(200))), "start 3");
+  EXPECT_EQ(Brief(s->Schedule(Seconds(200))), "start 3");
   EXPECT_EQ(s->VcUsages(Seconds(200))[0].borrowed(), 2);  // A: 6 of 4
 }
 
@@ -88,7 +79,7 @@ TEST(TenantsTest, UnusedQuotaIsLentAndReclaimedByPreemption) {
 TEST(TenantsTest, FixedQuotasWithoutBorrowing) {
   auto s = Make(TwoVcs(false));
   for (int id = 1; id <= 4; ++id) Submit(*s, id, 2, "A", 0);
-  EXPECT_EQ(Acts(s->Schedule(0)), "start 1, start 2");
+  EXPECT_EQ(Brief(s->Schedule(0)), "start 1, start 2");
   EXPECT_TRUE(Says(s->Explain(JobId(3), 0),
                    "VC `A` has used its quota: 4 of 4 GPUs, and borrowing is off"));
   const Status big = s->Submit({.id = JobId(9), .gpus = 6, .vc = "A", .duration = Seconds(1)}, 0);
@@ -115,9 +106,9 @@ TEST(TenantsTest, FairShareWithHalfLifeLendsFirstToWhoUsedLeast) {
         {.vcs = {{.name = "A", .quota = 2}, {.name = "B", .quota = 2}, {.name = "C", .quota = 4}},
          .half_life = half_life});
     for (int id = 1; id <= 4; ++id) Submit(*s, id, 2, "A", 0);
-    EXPECT_EQ(Acts(s->Schedule(0)), "start 1, start 2, start 3, start 4");
+    EXPECT_EQ(Brief(s->Schedule(0)), "start 1, start 2, start 3, start 4");
     for (int id = 5; id <= 7; ++id) Submit(*s, id, 2, "B", Seconds(3600));
-    const std::string acts = Acts(s->Schedule(Seconds(3600)));
+    const std::string acts = Brief(s->Schedule(Seconds(3600)));
     return std::make_pair(acts, s->VcUsages(Seconds(3600)));
   };
   auto [plain, plain_use] = run(0);
@@ -153,9 +144,9 @@ TEST(TenantsTest, ShortJobsOfAnyVcGoFirstAndQuotasRankInsideAQueue) {
     Submit(s, 2, 2, "A", 0);
     Submit(s, 3, 2, "B", 0);
     Submit(s, 4, 2, "B", 0);
-    EXPECT_EQ(Acts(s.Schedule(0)), "start 1, start 2, start 3, start 4");
+    EXPECT_EQ(Brief(s.Schedule(0)), "start 1, start 2, start 3, start 4");
     for (int id = 5; id <= 7; ++id) Submit(s, id, 2, "B", Seconds(100));
-    return Acts(s.Schedule(Seconds(100)));
+    return Brief(s.Schedule(Seconds(100)));
   };
   EXPECT_EQ(run(0), "preempt 2, preempt 3, preempt 4, start 5, start 6, start 7");
   EXPECT_EQ(run(1), "preempt 3, preempt 4, start 5, start 6");
@@ -187,9 +178,9 @@ TEST(TenantsTest, BorrowersDoNotPreemptRunningJobsWithinTheirQuota) {
     Submit(s, 1, 4, "B", 0);
     Submit(s, 2, 2, "A", 0);
     Submit(s, 3, 2, "A", 0);
-    EXPECT_EQ(Acts(s.Schedule(0)), "start 1, start 2, start 3");
+    EXPECT_EQ(Brief(s.Schedule(0)), "start 1, start 2, start 3");
     Submit(s, 4, 4, "C", Seconds(30));
-    const std::string acts = Acts(s.Schedule(Seconds(30)));
+    const std::string acts = Brief(s.Schedule(Seconds(30)));
     if (protect != TenantConfig::Protect::kNone) {
       EXPECT_TRUE(Says(s.Explain(JobId(4), Seconds(30)), "VC `C` has used its share: 0 of 0 GPUs"));
     }
@@ -229,14 +220,14 @@ TEST(TenantsTest, ProtectedJobsKeepTheirGpusAgainstOtherVcsButNotTheirOwn) {
     Submit(s, 1, 4, "B", 0);
     Submit(s, 2, 2, "A", 0);
     Submit(s, 3, 2, "A", 0);
-    EXPECT_EQ(Acts(s.Schedule(0)), "start 1, start 2, start 3");
+    EXPECT_EQ(Brief(s.Schedule(0)), "start 1, start 2, start 3");
     Submit(s, 4, 4, "C", Seconds(30));
-    EXPECT_EQ(Acts(s.Schedule(Seconds(30))), "preempt 1, start 4");
+    EXPECT_EQ(Brief(s.Schedule(Seconds(30))), "preempt 1, start 4");
     EXPECT_TRUE(s.Finish(JobId(4), Seconds(60)).ok());
     Submit(s, id, 2, vc, Seconds(60));
     t.protect = protect;
     EXPECT_TRUE(s.SetTenants(t, Seconds(60)).ok());
-    return Acts(s.Schedule(Seconds(60)));
+    return Brief(s.Schedule(Seconds(60)));
   };
   EXPECT_EQ(run(TenantConfig::Protect::kNone, 5, "C"), "preempt 3, start 5, start 1");
   EXPECT_EQ(run(TenantConfig::Protect::kBorrowers, 5, "C"), "preempt 3, start 5, start 1");
@@ -291,7 +282,7 @@ TEST(TenantsTest, ReplacedTenantsReassignEveryJobAndTakeEffectAtTheNextPass) {
                           0)
                     .ok());
   }
-  EXPECT_EQ(Acts(s->Schedule(0)), "start 1, start 2, start 3, start 4");
+  EXPECT_EQ(Brief(s->Schedule(0)), "start 1, start 2, start 3, start 4");
   TenantConfig two = {.vcs = {{.name = "A", .quota = 4, .users = {"alice"}},
                               {.name = "B", .quota = 4, .users = {"bob"}}}};
   TenantConfig no_bob = two;
@@ -302,17 +293,17 @@ TEST(TenantsTest, ReplacedTenantsReassignEveryJobAndTakeEffectAtTheNextPass) {
       << refused.message();
   EXPECT_TRUE(s->VcUsages(Seconds(50)).empty());  // still off
   ASSERT_TRUE(s->SetTenants(two, Seconds(100)).ok());
-  EXPECT_EQ(Acts(s->Schedule(Seconds(100))), "");
+  EXPECT_EQ(Brief(s->Schedule(Seconds(100))), "");
   auto use = s->VcUsages(Seconds(100));
   ASSERT_EQ(use.size(), 2u);
   EXPECT_EQ(use[0].running_gpus, 4);
   EXPECT_EQ(use[1].running_gpus, 4);
   Submit(*s, 5, 2, "A", Seconds(100));
-  EXPECT_EQ(Acts(s->Schedule(Seconds(100))), "");
+  EXPECT_EQ(Brief(s->Schedule(Seconds(100))), "");
   two.vcs[0].quota = 6;
   two.vcs[1].quota = 2;
   ASSERT_TRUE(s->SetTenants(two, Seconds(200)).ok());
-  EXPECT_EQ(Acts(s->Schedule(Seconds(200))), "preempt 4, start 5");
+  EXPECT_EQ(Brief(s->Schedule(Seconds(200))), "preempt 4, start 5");
   // Back to no tenants: the plain core's decisions (nothing to change here).
   ASSERT_TRUE(s->SetTenants({}, Seconds(300)).ok());
   EXPECT_TRUE(s->VcUsages(Seconds(300)).empty());

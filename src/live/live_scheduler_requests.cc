@@ -25,13 +25,12 @@ Status LiveScheduler::ResolveVc(const std::string& requested, JobRecord& rec) co
                   fmt::format("field 'vc': {} (VCs: {})", vc.status().message(), known));
   }
   rec.vc = *vc;
-  const auto v = static_cast<size_t>(*tenants.IndexOf(rec.vc));
-  const auto usage = sched_->VcUsages(0);
-  if (!tenants.borrow && v < usage.size() && rec.gpus > usage[v].quota) {
+  const auto quota = sched_->QuotaOf(static_cast<size_t>(*tenants.IndexOf(rec.vc)));
+  if (!tenants.borrow && quota && rec.gpus > *quota) {
     return InvalidArgument(
         fmt::format("submit: needs {} GPUs, more than VC `{}`'s quota of {}, and borrowing is "
                     "off: it could never run",
-                    rec.gpus, rec.vc, usage[v].quota));
+                    rec.gpus, rec.vc, *quota));
   }
   return Status::Ok();
 }
