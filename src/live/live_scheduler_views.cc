@@ -97,10 +97,10 @@ std::string LiveScheduler::ReasonWord(const JobRecord& r, const Job& cj, Time no
   if (r.held) return "Held";
   if (WhyIneligible(r, nullptr) == "dependency") return "Dependency";
   if (cj.state == JobState::kHeld) return "JobArrayTaskLimit";
-  // Jobs ahead of it in the policy's order hold or want the GPUs: priority. Nothing ahead,
-  // yet it waits: the GPUs (or a slot of them) are not there.
   // Its VC used its quota and nothing unused was left to borrow (the tenant level).
   if (cj.wait == WaitKind::kOverQuota) return "VcQuota";
+  // Jobs ahead of it in the policy's order hold or want the GPUs: priority. Nothing ahead,
+  // yet it waits: the GPUs (or a slot of them) are not there.
   const Explanation e = sched_->Explain(r.id, now);
   return e.waiting_ahead > 0 || e.running_ahead > 0 ? "Priority" : "Resources";
 }
