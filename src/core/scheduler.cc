@@ -40,8 +40,17 @@ Status Scheduler::Submit(const JobSpec& spec, Time now) {
   if (slot_of_.contains(spec.id)) {
     return InvalidArgument(fmt::format("job {}: id already submitted", spec.id.value()));
   }
-  uint32_t slot = static_cast<uint32_t>(jobs_.size());
-  jobs_.push_back(Job{.spec = spec});
+  uint32_t slot;
+  if (free_slots_.empty()) {
+    slot = static_cast<uint32_t>(jobs_.size());
+    jobs_.push_back(Job{.spec = spec});
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    // Timers of the job that had the slot carry older generations: they stay stale.
+    const uint64_t gen = jobs_[slot].timer_gen;
+    jobs_[slot] = Job{.spec = spec, .timer_gen = gen};
+  }
   slot_of_.emplace(spec.id, slot);
   Job& j = jobs_[slot];
   j.last_stop = now;
@@ -105,6 +114,25 @@ Status Scheduler::Cancel(JobId id, Time now) {
   j.end = now;
   ++j.timer_gen;
   dirty_ = true;
+  return Status::Ok();
+}
+
+Status Scheduler::Forget(JobId id) {
+  auto it = slot_of_.find(id);
+  if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
+  const uint32_t slot = it->second;
+  Job& j = jobs_[slot];
+  if (j.state != JobState::kFinished && j.state != JobState::kCancelled &&
+      j.state != JobState::kRejected) {
+    return FailedPrecondition(
+        fmt::format("job {}: cannot forget, still {}", id.value(), ToString(j.state)));
+  }
+  slot_of_.erase(it);
+  never_fits_.erase(slot);
+  // An ended placeholder (every walk over jobs() skips ended jobs); its strings and
+  // allocation are freed.
+  j = Job{.state = JobState::kFinished, .timer_gen = j.timer_gen + 1};
+  free_slots_.push_back(slot);
   return Status::Ok();
 }
 
@@ -516,6 +544,7 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
     jobs_ = o.jobs_;
     never_fits_ = o.never_fits_;
     slot_of_ = o.slot_of_;
+    free_slots_ = o.free_slots_;
     running_ = o.running_;
     waiting_ = o.waiting_;
     timers_ = o.timers_;

@@ -110,6 +110,12 @@ class Scheduler {
   // stopped (it said so during its preemption grace), with the service it attained then.
   Status Finish(JobId id, Time now);
   Status Cancel(JobId id, Time now);
+  // Drops a job that ended (finished, cancelled, rejected): from here on it is unknown (Find
+  // gives null) and a later Submit reuses its slot. For drivers that keep what they need of
+  // ended jobs themselves (the simulator's long replays: a million jobs need not stay in the
+  // core); a live core keeps every job. Decisions are the same either way. FailedPrecondition
+  // when the job has not ended.
+  Status Forget(JobId id);
   // Whether a waiting job may be scheduled: false takes a pending job out of every order
   // (kHeld: held by its user, waiting for a dependency or under its array's limit; a running
   // job must be requeued first), true puts a held one back. Its accounting is kept; its
@@ -287,6 +293,7 @@ class Scheduler {
   // Why a job can never be placed (NeverFits), by slot: rare, so kept off the Job.
   std::unordered_map<uint32_t, std::string> never_fits_;
   std::unordered_map<JobId, uint32_t> slot_of_;
+  std::vector<uint32_t> free_slots_;  // of forgotten jobs (Forget), reused by Submit
   FlatOrder running_;
   WaitOrder waiting_;
   // The smallest key that changed since the last pass. Decisions before it repeat the last

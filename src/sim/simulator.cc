@@ -128,7 +128,11 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
                          cfg.data ? *cfg.data : own_files);
   if (!built.ok()) return built.status();
   Scheduler& core = **built;
-  core.Reserve(jobs.size());
+  // A job that ended is written to the result and dropped from the core (Scheduler::Forget),
+  // so the core holds only the jobs in the system (a million-job replay's memory), except
+  // when forecasts read the finished jobs.
+  const bool forget = cfg.forecast_every == 0;
+  if (!forget) core.Reserve(jobs.size());
   SimResult result;
   result.label = cfg.label.empty() ? cfg.policy + "+" + cfg.placement : cfg.label;
   result.topology = cfg.topo.str();
@@ -139,7 +143,42 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       result.vc_quotas.emplace_back(cfg.tenants.vcs[v].name, (*quotas)[v]);
     }
   }
-  std::vector<std::string> rejects(jobs.size());
+  result.jobs.resize(jobs.size());  // in submission order
+  // The submission index of the job in each core slot (slots are reused after Forget).
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> index_of;
+  auto slot_of = [&](const Job* j) { return static_cast<size_t>(j - core.jobs().data()); };
+  auto write_result = [&](const Job& j, size_t i) {
+    JobResult& r = result.jobs[i];
+    r.id = j.spec.id;
+    r.gpus = j.gpus();
+    r.model = j.spec.model;
+    r.user = j.spec.user;
+    r.vc = j.spec.vc;
+    r.state = j.state;
+    r.submit = j.spec.submit;
+    r.first_start = j.first_start;
+    r.end = j.end;
+    r.preemptions = j.preemptions;
+    r.evictions = j.evictions;
+    r.promotions = j.promotions;
+    r.restarts = j.restarts;
+    r.final_queue = j.queue;
+    r.held = j.held;
+    r.overhead = j.overhead;
+    r.executed = j.executed;
+    r.lost = j.lost;
+    r.work = *j.spec.duration;
+    r.model_known = !cfg.speed || cfg.speed->Knows(j.spec);
+  };
+  auto retire = [&](JobId id) -> Status {  // the job ended: into the result, out of the core
+    if (!forget) return Status::Ok();
+    const Job* j = core.Find(id);
+    const size_t slot = slot_of(j);
+    write_result(*j, index_of[slot]);
+    index_of[slot] = kNone;
+    return core.Forget(id);
+  };
 
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> done;
   uint64_t seq = 0;
@@ -157,8 +196,6 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
                       [](const auto& a, const auto& b) { return a.at < b.at; })) {
     return InvalidArgument("simulator: capacity changes must be sorted by time");
   }
-  // Placement shape of each job's last run, by submission index (= the core's job slot).
-  std::vector<std::pair<int, int>> shape(jobs.size(), {0, 0});
   // With replay_attempts: the attempt each job is in, by submission index.
   std::vector<uint32_t> attempt(cfg.replay_attempts ? jobs.size() : 0, 0);
   // With the checkpoint model: each job's interval, and the jobs started (maybe running).
@@ -198,8 +235,8 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     if (next_cap < cfg.capacity.size()) t = std::min(t, cfg.capacity[next_cap].at);
     while (!done.empty()) {  // drop completions of runs that were preempted
       const Completion& c = done.top();
-      const Job* j = core.Find(c.job);
-      if (j->running() && j->starts == c.start_no) break;
+      const Job* j = core.Find(c.job);  // null: it ended and was forgotten
+      if (j && j->running() && j->starts == c.start_no) break;
       done.pop();
     }
     if (!done.empty()) t = std::min(t, done.top().at);
@@ -218,9 +255,9 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       Completion c = done.top();
       done.pop();
       const Job* j = core.Find(c.job);
-      if (j->running() && j->starts == c.start_no) {
+      if (j && j->running() && j->starts == c.start_no) {
         if (c.attempt_ends) {  // the attempt failed; the job waits to be restarted
-          const uint32_t ended = ++attempt[static_cast<size_t>(j - core.jobs().data())];
+          const uint32_t ended = ++attempt[index_of[slot_of(j)]];
           if (cfg.record_events) {  // the live journal's requeue, by the trace
             result.event_log.push_back(
                 {.t = t,
@@ -233,6 +270,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
           continue;
         }
         if (Status st = core.Finish(c.job, t); !st.ok()) return st;  // a core defect: stop
+        if (Status st = retire(c.job); !st.ok()) return st;
         ++ended;
         if (cfg.record_events) {
           result.event_log.push_back({.t = t, .kind = EventKind::kFinish, .job = c.job});
@@ -266,8 +304,21 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       }
     }
     for (; next < jobs.size() && jobs[next].submit == t; ++next) {
+      const bool duplicate = core.Find(jobs[next].id) != nullptr;
       Status st = core.Submit(jobs[next], t);
-      if (!st.ok()) rejects[next] = st.message();
+      if (duplicate) {  // the core keeps the first job of that id
+        Job dup{.spec = jobs[next], .state = JobState::kRejected, .end = t};
+        write_result(dup, next);
+        result.jobs[next].reject_reason = st.message();
+      } else {
+        const size_t slot = slot_of(core.Find(jobs[next].id));
+        if (index_of.size() <= slot) index_of.resize(slot + 1, kNone);
+        index_of[slot] = static_cast<uint32_t>(next);
+        if (!st.ok()) {
+          result.jobs[next].reject_reason = st.message();
+          if (Status r = retire(jobs[next].id); !r.ok()) return r;
+        }
+      }
       if (cfg.record_events) {
         const JobSpec& spec = jobs[next];
         result.event_log.push_back({.t = t,
@@ -288,7 +339,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
         const Job& j = core.jobs()[slot];
         if (!j.running()) continue;
         started[keep++] = slot;
-        const Duration iv = interval[slot];
+        const Duration iv = interval[index_of[slot]];
         if (t < j.progress_start + iv) continue;
         const Time last = j.progress_start + (t - j.progress_start) / iv * iv;
         if (last <= j.ckpt_at) continue;
@@ -305,13 +356,14 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       if (a.kind == Action::Kind::kPreempt) ++result.preemptions;
       if (a.kind != Action::Kind::kStart) continue;
       const Job* j = core.Find(a.job);
-      const size_t slot = static_cast<size_t>(j - core.jobs().data());
+      const size_t slot = slot_of(j);
+      const uint32_t index = index_of[slot];
       if (ckpt) started.push_back(static_cast<uint32_t>(slot));
       Duration target = *j->spec.duration;  // the whole job
       bool attempt_ends = false;
-      if (cfg.replay_attempts && attempt[slot] + 1 < j->spec.attempts.size()) {
+      if (cfg.replay_attempts && attempt[index] + 1 < j->spec.attempts.size()) {
         target = 0;  // the work done by the end of the current attempt
-        for (size_t k = 0; k <= attempt[slot]; ++k) target += j->spec.attempts[k];
+        for (size_t k = 0; k <= attempt[index]; ++k) target += j->spec.attempts[k];
         attempt_ends = true;
       }
       done.push(Completion{*j->ProjectedTimeOfWork(target), seq++, a.job, j->starts, attempt_ends});
@@ -320,7 +372,8 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
         if (cfg.topo.switch_of(sl.node) != last) ++sw;
         last = cfg.topo.switch_of(sl.node);
       }
-      shape[slot] = {a.alloc.node_count(), sw};
+      result.jobs[index].nodes = a.alloc.node_count();  // the shape of its last run
+      result.jobs[index].switches = sw;
     }
     if (cfg.forecast_every > 0) {
       if (Status st = CheckForecasts(core, jobs, forecast_from, next, t, cfg, margins, result);
@@ -338,34 +391,8 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   if (cfg.progress) cfg.progress(last_t, jobs.size(), jobs.size());
   result.passes = core.passes();
   result.placement_note = core.placement().Note();
-  result.jobs.reserve(jobs.size());
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    const Job* j = core.Find(jobs[i].id);
-    JobResult r;
-    r.id = j->spec.id;
-    r.gpus = j->gpus();
-    r.model = j->spec.model;
-    r.user = j->spec.user;
-    r.vc = j->spec.vc;
-    r.state = j->state;
-    r.submit = j->spec.submit;
-    r.first_start = j->first_start;
-    r.end = j->end;
-    r.preemptions = j->preemptions;
-    r.evictions = j->evictions;
-    r.promotions = j->promotions;
-    r.restarts = j->restarts;
-    r.final_queue = j->queue;
-    r.held = j->held;
-    r.overhead = j->overhead;
-    r.executed = j->executed;
-    r.lost = j->lost;
-    r.reject_reason = rejects[i];
-    r.work = *j->spec.duration;
-    r.nodes = shape[i].first;
-    r.switches = shape[i].second;
-    r.model_known = !cfg.speed || cfg.speed->Knows(j->spec);
-    result.jobs.push_back(std::move(r));
+  for (size_t slot = 0; slot < index_of.size(); ++slot) {  // the jobs still in the core
+    if (index_of[slot] != kNone) write_result(core.jobs()[slot], index_of[slot]);
   }
   return result;
 }
