@@ -68,7 +68,7 @@ TEST(Requeue, ARequeuedJobStopsAndTheNextPassDecidesAgain) {
   // fifo on 1 GPU: job 1 runs from 0; job 2 waits. Requeued at 50 ms, job 1 (submitted first)
   // is still first in fifo order, so the next pass starts it again: a requeue restarts a job,
   // it does not demote it. Not counted as a preemption but as a restart (the same call
-  // replays a trace's failed attempts: policies_test.cc, Requeue.*).
+  // replays a trace's failed attempts: src/policy/scheduler_scenario_test.cc, Requeue.*).
   auto s = Make("fifo", {}, 1);
   ASSERT_TRUE(s->Submit({.id = JobId(1), .gpus = 1, .submit = 0}, 0).ok());
   ASSERT_TRUE(s->Submit({.id = JobId(2), .gpus = 1, .submit = 1}, 1).ok());
