@@ -50,19 +50,19 @@ SimResult LiveResult(const Scheduler& core, const std::string& label) {
   for (const Job& j : core.jobs()) {
     if (j.state != JobState::kFinished) continue;
     r.jobs.push_back(JobResult{.id = j.spec.id,
-                               .gpus = j.gpus(),
-                               .model = j.spec.model,
-                               .state = j.state,
                                .submit = j.spec.submit,
                                .first_start = j.first_start,
                                .end = j.end,
-                               .preemptions = j.preemptions,
-                               .promotions = j.promotions,
-                               .final_queue = j.queue,
                                .held = j.held,
                                .overhead = j.overhead,
                                .executed = j.executed,
-                               .work = j.work_done});
+                               .work = j.work_done,
+                               .model = r.names->Intern(j.spec.model),
+                               .gpus = j.gpus(),
+                               .state = j.state,
+                               .preemptions = j.preemptions,
+                               .promotions = j.promotions,
+                               .final_queue = j.queue});
     r.preemptions += static_cast<uint64_t>(j.preemptions);
   }
   return r;

@@ -134,7 +134,7 @@ Metrics ComputeMetrics(const SimResult& r) {
     double held_gpu_ms = 0;  // every job of the group, finished or not
     size_t n = 0;
   };
-  std::map<std::string, Group> users, vcs;
+  std::map<std::string_view, Group> users, vcs;  // views into r.names
   Time first_submit = std::numeric_limits<Time>::max(), last_end = 0;
   double held_gpu_ms = 0, overhead_gpu_ms = 0;
   for (const auto& j : r.jobs) {
@@ -219,18 +219,18 @@ Metrics ComputeMetrics(const SimResult& r) {
   }
   m.fairness.rho = Summarize(std::move(rho));
   if (m.finished > 0) m.fairness.frac_unfair = static_cast<double>(unfair) / m.finished;
-  auto jain = [](const std::map<std::string, Group>& groups) {
+  auto jain = [](const std::map<std::string_view, Group>& groups) {
     std::vector<double> mean;
     for (const auto& [name, g] : groups) mean.push_back(g.slowdown_sum / g.n);
     return JainIndex(mean);
   };
   m.fairness.users = users.size();
   m.fairness.jain_user = jain(users);
-  std::map<std::string, int> quota(r.vc_quotas.begin(), r.vc_quotas.end());
+  std::map<std::string, int, std::less<>> quota(r.vc_quotas.begin(), r.vc_quotas.end());
   std::vector<double> share;  // received / entitled, VCs with a quota
   for (auto& [name, g] : vcs) {
     if (g.n > 0) {
-      VcStats v{.vc = name,
+      VcStats v{.vc = std::string(name),
                 .finished = g.n,
                 .jct = Summarize(g.jct),
                 .queueing = Summarize(std::move(g.queueing)),

@@ -12,7 +12,7 @@ namespace tiresias {
 namespace {
 
 JobResult Finished(int64_t id, int gpus, double submit_s, double start_s, double end_s,
-                   double work_s, std::string user, std::string vc) {
+                   double work_s, std::string_view user, std::string_view vc) {
   JobResult j;
   j.id = JobId(id);
   j.gpus = gpus;
@@ -22,8 +22,8 @@ JobResult Finished(int64_t id, int gpus, double submit_s, double start_s, double
   j.end = static_cast<Time>(end_s * 1000);
   j.work = static_cast<Duration>(work_s * 1000);
   j.executed = j.work;
-  j.user = std::move(user);
-  j.vc = std::move(vc);
+  j.user = user;  // string literals: JobResult's names are views
+  j.vc = vc;
   return j;
 }
 

@@ -84,6 +84,13 @@ Status CheckForecasts(const Scheduler& core, const std::vector<JobSpec>& jobs, s
 
 }  // namespace
 
+std::string_view NamePool::Intern(std::string_view s) {
+  if (s.empty()) return {};
+  auto it = names_.find(s);
+  if (it == names_.end()) it = names_.emplace(s).first;
+  return *it;
+}
+
 Duration CheckpointIntervalOf(const SimConfig& cfg, JobId id) {
   if (cfg.ckpt_max <= 0) return 0;
   if (cfg.ckpt_max == cfg.ckpt_min) return cfg.ckpt_min;
@@ -152,9 +159,9 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
     JobResult& r = result.jobs[i];
     r.id = j.spec.id;
     r.gpus = j.gpus();
-    r.model = j.spec.model;
-    r.user = j.spec.user;
-    r.vc = j.spec.vc;
+    r.model = result.names->Intern(j.spec.model);
+    r.user = result.names->Intern(j.spec.user);
+    r.vc = result.names->Intern(j.spec.vc);
     r.state = j.state;
     r.submit = j.spec.submit;
     r.first_start = j.first_start;
@@ -309,13 +316,13 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
       if (duplicate) {  // the core keeps the first job of that id
         Job dup{.spec = jobs[next], .state = JobState::kRejected, .end = t};
         write_result(dup, next);
-        result.jobs[next].reject_reason = st.message();
+        result.jobs[next].reject_reason = result.names->Intern(st.message());
       } else {
         const size_t slot = slot_of(core.Find(jobs[next].id));
         if (index_of.size() <= slot) index_of.resize(slot + 1, kNone);
         index_of[slot] = static_cast<uint32_t>(next);
         if (!st.ok()) {
-          result.jobs[next].reject_reason = st.message();
+          result.jobs[next].reject_reason = result.names->Intern(st.message());
           if (Status r = retire(jobs[next].id); !r.ok()) return r;
         }
       }

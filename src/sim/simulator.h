@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -77,20 +79,37 @@ struct SimConfig {
   std::shared_ptr<const DataSource> data;
 };
 
+// The names a run's job results carry (model, user, VC, reject reasons), each kept once: a
+// million results would otherwise hold a million copies of a dozen names. Stable: a view
+// handed out stays valid while the pool lives (SimResult shares it with its copies).
+class NamePool {
+ public:
+  std::string_view Intern(std::string_view s);
+
+ private:
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_set<std::string, Hash, std::equal_to<>> names_;
+};
+
+// One job's outcome. The names are views into the SimResult's NamePool (or string literals):
+// a JobResult does not outlive the SimResult it came from. Fields by size, so none pads.
 struct JobResult {
   JobId id;
-  int gpus = 0;
-  std::string model, user, vc;
-  JobState state = JobState::kPending;
   Time submit = 0, first_start = -1, end = -1;
-  int preemptions = 0, promotions = 0, final_queue = 0, restarts = 0;
-  int evictions = 0;  // runs stopped because their GPUs became unavailable
   Duration held = 0, overhead = 0, executed = 0;
-  Service lost = 0;             // GPU-ms of progress lost to preemptions (the checkpoint model)
-  Duration work = 0;            // packed-placement duration from the trace
+  Service lost = 0;   // GPU-ms of progress lost to preemptions (the checkpoint model)
+  Duration work = 0;  // packed-placement duration from the trace
+  std::string_view model, user, vc;
+  std::string_view reject_reason;
+  int gpus = 0;
+  JobState state = JobState::kPending;
+  int preemptions = 0, promotions = 0, final_queue = 0, restarts = 0;
+  int evictions = 0;            // runs stopped because their GPUs became unavailable
   int nodes = 0, switches = 0;  // spanned by its last run (0 = never ran)
   bool model_known = true;      // false: the speed model ran it at packed speed, not knowing it
-  std::string reject_reason;
   // Achieved vs packed speed: progress-time / packed duration (1 = packed speed).
   double slowdown() const { return work > 0 ? static_cast<double>(executed) / work : 1.0; }
 };
@@ -116,9 +135,10 @@ struct SimResult {
   std::string label;
   std::string topology;
   int total_gpus = 0;
-  std::vector<JobResult> jobs;  // in submission order
-  uint64_t passes = 0;          // scheduling passes that ran
-  uint64_t events = 0;          // distinct event times processed
+  std::vector<JobResult> jobs;                                     // in submission order
+  std::shared_ptr<NamePool> names = std::make_shared<NamePool>();  // what jobs' names view
+  uint64_t passes = 0;                                             // scheduling passes that ran
+  uint64_t events = 0;                                             // distinct event times processed
   // With record_events: what happened, in order, in the daemon's journal vocabulary
   // (core/event_log.h): submit, reject, capacity, evict, start, preempt, finish.
   std::vector<Event> event_log;
