@@ -223,10 +223,10 @@ std::string Dump(const SimResult& r) {
   std::string out =
       fmt::format("{} {} {} {} {}\n", r.label, r.topology, r.total_gpus, r.passes, r.events);
   for (const auto& j : r.jobs) {
-    out +=
-        fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", j.id.value(), j.gpus, j.model,
-                    ToString(j.state), j.submit, j.first_start, j.end, j.preemptions, j.promotions,
-                    j.final_queue, j.held, j.overhead, j.executed, j.reject_reason);
+    out += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", j.id.value(), j.gpus,
+                       r.name(j.model), ToString(j.state), j.submit, j.first_start, j.end,
+                       j.preemptions, j.promotions, j.final_queue, j.held, j.overhead, j.executed,
+                       r.name(j.reject_reason));
   }
   return out;
 }
@@ -247,7 +247,8 @@ TEST_P(PolicyContract, SimulatorIsDeterministicAndFinishesAcceptedJobs) {
   for (const auto& j : r1->jobs) {
     if (j.id == JobId(1000)) {
       EXPECT_EQ(j.state, JobState::kRejected);
-      EXPECT_NE(j.reject_reason.find("never fits"), std::string::npos) << j.reject_reason;
+      EXPECT_NE(r1->name(j.reject_reason).find("never fits"), std::string::npos)
+          << r1->name(j.reject_reason);
       continue;
     }
     EXPECT_EQ(j.state, JobState::kFinished) << "job " << j.id.value();

@@ -139,7 +139,7 @@ Metrics ComputeMetrics(const SimResult& r) {
   double held_gpu_ms = 0, overhead_gpu_ms = 0;
   for (const auto& j : r.jobs) {
     held_gpu_ms += static_cast<double>(j.held) * j.gpus;
-    if (!j.vc.empty()) vcs[j.vc].held_gpu_ms += static_cast<double>(j.held) * j.gpus;
+    if (j.vc) vcs[r.name(j.vc)].held_gpu_ms += static_cast<double>(j.held) * j.gpus;
     overhead_gpu_ms += static_cast<double>(j.overhead) * j.gpus;
     m.lost_gpu_hours += static_cast<double>(j.lost) / (3600.0 * kMsPerSecond);
     m.preemptions += j.preemptions;
@@ -163,13 +163,13 @@ Metrics ComputeMetrics(const SimResult& r) {
     queue.push_back(q);
     slowdown.push_back(j.slowdown());
     const double jct_slowdown = j.work > 0 ? static_cast<double>(j.end - j.submit) / j.work : 1.0;
-    if (!j.user.empty()) {
-      Group& g = users[j.user];
+    if (j.user) {
+      Group& g = users[r.name(j.user)];
       g.slowdown_sum += jct_slowdown;
       ++g.n;
     }
-    if (!j.vc.empty()) {
-      Group& g = vcs[j.vc];
+    if (j.vc) {
+      Group& g = vcs[r.name(j.vc)];
       g.queueing.push_back(q);
       g.jct.push_back(c);
       g.slowdown_sum += jct_slowdown;
@@ -214,7 +214,7 @@ Metrics ComputeMetrics(const SimResult& r) {
   for (size_t i = 0; i < r.jobs.size(); ++i) {
     if (r.jobs[i].state != JobState::kFinished) continue;
     rho.push_back(all_rho[i]);
-    if (!r.jobs[i].vc.empty()) vcs[r.jobs[i].vc].rho.push_back(all_rho[i]);
+    if (r.jobs[i].vc) vcs[r.name(r.jobs[i].vc)].rho.push_back(all_rho[i]);
     if (all_rho[i] > kRhoUnfair) ++unfair;
   }
   m.fairness.rho = Summarize(std::move(rho));

@@ -11,8 +11,8 @@
 namespace tiresias {
 namespace {
 
-JobResult Finished(int64_t id, int gpus, double submit_s, double start_s, double end_s,
-                   double work_s, std::string_view user, std::string_view vc) {
+JobResult Finished(SimResult& r, int64_t id, int gpus, double submit_s, double start_s,
+                   double end_s, double work_s, std::string_view user, std::string_view vc) {
   JobResult j;
   j.id = JobId(id);
   j.gpus = gpus;
@@ -22,8 +22,8 @@ JobResult Finished(int64_t id, int gpus, double submit_s, double start_s, double
   j.end = static_cast<Time>(end_s * 1000);
   j.work = static_cast<Duration>(work_s * 1000);
   j.executed = j.work;
-  j.user = user;  // string literals: JobResult's names are views
-  j.vc = vc;
+  j.user = r.names->Intern(user);
+  j.vc = r.names->Intern(vc);
   return j;
 }
 
@@ -33,8 +33,9 @@ JobResult Finished(int64_t id, int gpus, double submit_s, double start_s, double
 SimResult ThreeJobs() {
   SimResult r;
   r.total_gpus = 2;
-  r.jobs = {Finished(0, 1, 0, 0, 100, 100, "u1", "x"), Finished(1, 2, 0, 100, 150, 50, "u1", "y"),
-            Finished(2, 1, 50, 150, 160, 10, "u2", "y")};
+  r.jobs = {Finished(r, 0, 1, 0, 0, 100, 100, "u1", "x"),
+            Finished(r, 1, 2, 0, 100, 150, 50, "u1", "y"),
+            Finished(r, 2, 1, 50, 150, 160, 10, "u2", "y")};
   return r;
 }
 
@@ -60,7 +61,7 @@ TEST(Fairness, AJobAloneWithEnoughGpusHasRhoOne) {
   // One 1-GPU job on 2 GPUs, run at once: N = 1, a 1/N share is both GPUs, no faster than 1.
   SimResult r;
   r.total_gpus = 2;
-  r.jobs = {Finished(0, 1, 10, 10, 70, 60, "", "")};
+  r.jobs = {Finished(r, 0, 1, 10, 10, 70, 60, "", "")};
   EXPECT_NEAR(FinishTimeFairness(r)[0], 1.0, 1e-12);
   const Metrics m = ComputeMetrics(r);
   EXPECT_FALSE(m.fairness.jain_user.has_value());  // no job names a user

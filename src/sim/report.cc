@@ -265,7 +265,7 @@ std::string JobsCsv(const SimResult& r) {
       "final_queue,overhead,slowdown,nodes,switches,restarts,lost_gpu_hours,vc\n");
   for (const auto& j : r.jobs) {
     const bool done = j.state == JobState::kFinished;
-    fmt::format_to(put, FMT_COMPILE("{},{},{},{},"), j.id.value(), j.gpus, j.model,
+    fmt::format_to(put, FMT_COMPILE("{},{},{},{},"), j.id.value(), j.gpus, r.name(j.model),
                    ToString(j.state));
     AppendSecs(out, j.submit);
     out.push_back(',');
@@ -283,7 +283,7 @@ std::string JobsCsv(const SimResult& r) {
     fmt::format_to(put, FMT_COMPILE(",{},{},{},"), j.nodes, j.switches, j.restarts);
     AppendFixed(out, static_cast<double>(j.lost) / (3600.0 * kMsPerSecond), 4);
     out.push_back(',');
-    out.append(j.vc);
+    out.append(r.name(j.vc));
     out.push_back('\n');
   }
   return fmt::to_string(out);

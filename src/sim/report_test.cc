@@ -32,7 +32,7 @@ TEST(JobsCsv, EveryNumberReadsAsFmtWouldWriteIt) {
     JobResult j;
     j.id = JobId(i);
     j.gpus = 1 + i % 8;
-    j.model = "resnet50";
+    j.model = r.names->Intern("resnet50");
     j.state = coin(rng) ? JobState::kFinished : JobState::kPending;
     j.submit = ms(rng);
     j.first_start = coin(rng) ? j.submit + ms(rng) : -1;
@@ -43,7 +43,7 @@ TEST(JobsCsv, EveryNumberReadsAsFmtWouldWriteIt) {
     if (i == 0) j.work = 20000, j.executed = 20001;  // 1.00005: a tie as written
     j.overhead = ms(rng);
     j.lost = coin(rng) == 0 ? 0 : ms(rng) * 7;
-    j.vc = i % 2 ? "vision" : "";
+    j.vc = r.names->Intern(i % 2 ? "vision" : "");
     r.jobs.push_back(j);
   }
   std::stringstream csv(JobsCsv(r));
@@ -64,7 +64,7 @@ TEST(JobsCsv, EveryNumberReadsAsFmtWouldWriteIt) {
     EXPECT_EQ(f[13], done ? fmt::format("{:.4f}", j.slowdown()) : "")
         << j.executed << "/" << j.work;
     EXPECT_EQ(f[17], fmt::format("{:.4f}", static_cast<double>(j.lost) / (3600.0 * kMsPerSecond)));
-    EXPECT_EQ(f[18], j.vc);
+    EXPECT_EQ(f[18], r.name(j.vc));
   }
 }
 

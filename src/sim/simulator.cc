@@ -30,12 +30,12 @@ struct Completion {
 // so far, divided by how many jobs of the mean size the cluster runs at once. The ranges are
 // widened by the margins `tracker` has learned from the forecasts made before whose outcome
 // is known by now (MarginTracker).
-Status CheckForecasts(const Scheduler& core, const std::vector<JobSpec>& jobs, size_t from,
-                      size_t to, Time t, const SimConfig& cfg, MarginTracker& tracker,
-                      SimResult& result) {
+template <class Jobs>
+Status CheckForecasts(const Scheduler& core, const Jobs& jobs, size_t from, size_t to, Time t,
+                      const SimConfig& cfg, MarginTracker& tracker, SimResult& result) {
   for (size_t i = from; i < to; ++i) {
     if (i % cfg.forecast_every != 0) continue;
-    const Job* j = core.Find(jobs[i].id);
+    const Job* j = core.Find(jobs.id(i));
     if (!j || j->state != JobState::kPending) continue;
     tracker.Resolve(t, [&](JobId id) {
       const Job* o = core.Find(id);
@@ -46,17 +46,17 @@ Status CheckForecasts(const Scheduler& core, const std::vector<JobSpec>& jobs, s
     auto f = ForecastJobs(core, t,
                           {.samples = cfg.forecast_samples,
                            .seed = static_cast<uint64_t>(i) + 1,
-                           .target = jobs[i].id,
+                           .target = jobs.id(i),
                            .until_target_starts = true,
                            .use_given_durations = false,
                            .margin = {0, 0},
                            .history = cfg.forecast_history,
                            .history_groups = cfg.forecast_history_groups});
     if (!f.ok()) return f.status();
-    const std::array<std::optional<Time>, 3> raw = f->jobs.at(jobs[i].id).start;
+    const std::array<std::optional<Time>, 3> raw = f->jobs.at(jobs.id(i)).start;
     std::array<std::optional<Time>, 3> range = raw;
     WidenRange(range, t, tracker.margin());
-    tracker.Record(jobs[i].id, range[0], range[2]);
+    tracker.Record(jobs.id(i), range[0], range[2]);
     double done = 0, sum_duration = 0, sum_gpus = 0;
     for (const Job& o : core.jobs()) {
       if (o.state != JobState::kFinished) continue;
@@ -66,11 +66,11 @@ Status CheckForecasts(const Scheduler& core, const std::vector<JobSpec>& jobs, s
     }
     const std::vector<JobId> order = core.WaitingInOrder();
     const double ahead =
-        static_cast<double>(std::find(order.begin(), order.end(), jobs[i].id) - order.begin());
+        static_cast<double>(std::find(order.begin(), order.end(), jobs.id(i)) - order.begin());
     const double at_once =
         done > 0 ? std::max(1.0, core.cluster().total_usable() / (sum_gpus / done)) : 1.0;
     const double mean = done > 0 ? sum_duration / done : 0;
-    result.forecasts.push_back({.job = jobs[i].id,
+    result.forecasts.push_back({.job = jobs.id(i),
                                 .at = t,
                                 .p10 = range[0],
                                 .p50 = range[1],
@@ -82,13 +82,38 @@ Status CheckForecasts(const Scheduler& core, const std::vector<JobSpec>& jobs, s
   return Status::Ok();
 }
 
+// The simulator reads its jobs through one of these (JobTable, or a plain list).
+struct JobList {
+  const std::vector<JobSpec>& v;
+  size_t size() const { return v.size(); }
+  bool empty() const { return v.empty(); }
+  JobId id(size_t i) const { return v[i].id; }
+  Time submit(size_t i) const { return v[i].submit; }
+  bool has_duration(size_t i) const { return v[i].duration.has_value(); }
+  const JobSpec& spec(size_t i) const { return v[i]; }
+};
+
+template <class Jobs>
+StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs);
+
 }  // namespace
 
-std::string_view NamePool::Intern(std::string_view s) {
-  if (s.empty()) return {};
-  auto it = names_.find(s);
-  if (it == names_.end()) it = names_.emplace(s).first;
-  return *it;
+StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpec>& jobs) {
+  return Simulate(cfg, JobList{jobs});
+}
+
+StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const JobTable& jobs) {
+  return Simulate(cfg, jobs);
+}
+
+NameId NamePool::Intern(std::string_view s) {
+  if (s.empty()) return 0;
+  auto it = index_.find(s);
+  if (it == index_.end()) {
+    it = index_.emplace(std::string(s), static_cast<NameId>(names_.size())).first;
+    names_.emplace_back(s);
+  }
+  return it->second;
 }
 
 Duration CheckpointIntervalOf(const SimConfig& cfg, JobId id) {
@@ -103,19 +128,22 @@ Duration CheckpointIntervalOf(const SimConfig& cfg, JobId id) {
   return cfg.ckpt_min + static_cast<Duration>(z % span);
 }
 
-StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpec>& jobs) {
+namespace {
+
+template <class Jobs>
+StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
   if (cfg.preempt_overhead < 0) return InvalidArgument("preempt overhead must be >= 0");
   if (cfg.ckpt_min < 0 || cfg.ckpt_max < cfg.ckpt_min || (cfg.ckpt_max > 0 && cfg.ckpt_min <= 0)) {
     return InvalidArgument("checkpoint interval: need 0 < min <= max (or none)");
   }
   const bool ckpt = cfg.ckpt_max > 0;
   for (size_t i = 0; i < jobs.size(); ++i) {
-    if (!jobs[i].duration) {
+    if (!jobs.has_duration(i)) {
       return InvalidArgument(
-          fmt::format("job {}: the simulator needs a duration", jobs[i].id.value()));
+          fmt::format("job {}: the simulator needs a duration", jobs.id(i).value()));
     }
-    if (i && (jobs[i].submit < jobs[i - 1].submit ||
-              (jobs[i].submit == jobs[i - 1].submit && jobs[i].id <= jobs[i - 1].id))) {
+    if (i && (jobs.submit(i) < jobs.submit(i - 1) ||
+              (jobs.submit(i) == jobs.submit(i - 1) && jobs.id(i) <= jobs.id(i - 1)))) {
       return InvalidArgument("simulator: jobs must be sorted by (submit, id) with unique ids");
     }
   }
@@ -207,7 +235,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   std::vector<uint32_t> attempt(cfg.replay_attempts ? jobs.size() : 0, 0);
   // With the checkpoint model: each job's interval, and the jobs started (maybe running).
   std::vector<Duration> interval(ckpt ? jobs.size() : 0, 0);
-  for (size_t i = 0; i < interval.size(); ++i) interval[i] = CheckpointIntervalOf(cfg, jobs[i].id);
+  for (size_t i = 0; i < interval.size(); ++i) interval[i] = CheckpointIntervalOf(cfg, jobs.id(i));
   std::vector<uint32_t> started;
   Time last_t = 0;
   size_t ended = 0;          // jobs finished so far (for progress)
@@ -217,7 +245,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   // Time series: the state after the last event holds until the next one; each grid point
   // before the next event gets it (counted per queue once per event, not per point).
   Time next_sample = cfg.series_step > 0 && !jobs.empty()
-                         ? jobs.front().submit / cfg.series_step * cfg.series_step
+                         ? jobs.submit(0) / cfg.series_step * cfg.series_step
                          : kNever;
   SeriesPoint now_state;
   bool state_stale = true;
@@ -238,7 +266,7 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   };
   while (true) {
     Time t = kNever;
-    if (next < jobs.size()) t = jobs[next].submit;
+    if (next < jobs.size()) t = jobs.submit(next);
     if (next_cap < cfg.capacity.size()) t = std::min(t, cfg.capacity[next_cap].at);
     while (!done.empty()) {  // drop completions of runs that were preempted
       const Completion& c = done.top();
@@ -310,24 +338,24 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
         }
       }
     }
-    for (; next < jobs.size() && jobs[next].submit == t; ++next) {
-      const bool duplicate = core.Find(jobs[next].id) != nullptr;
-      Status st = core.Submit(jobs[next], t);
+    for (; next < jobs.size() && jobs.submit(next) == t; ++next) {
+      const bool duplicate = core.Find(jobs.id(next)) != nullptr;
+      const auto& spec = jobs.spec(next);  // a JobTable builds it
+      Status st = core.Submit(spec, t);
       if (duplicate) {  // the core keeps the first job of that id
-        Job dup{.spec = jobs[next], .state = JobState::kRejected, .end = t};
+        Job dup{.spec = spec, .state = JobState::kRejected, .end = t};
         write_result(dup, next);
         result.jobs[next].reject_reason = result.names->Intern(st.message());
       } else {
-        const size_t slot = slot_of(core.Find(jobs[next].id));
+        const size_t slot = slot_of(core.Find(jobs.id(next)));
         if (index_of.size() <= slot) index_of.resize(slot + 1, kNone);
         index_of[slot] = static_cast<uint32_t>(next);
         if (!st.ok()) {
           result.jobs[next].reject_reason = result.names->Intern(st.message());
-          if (Status r = retire(jobs[next].id); !r.ok()) return r;
+          if (Status r = retire(jobs.id(next)); !r.ok()) return r;
         }
       }
       if (cfg.record_events) {
-        const JobSpec& spec = jobs[next];
         result.event_log.push_back({.t = t,
                                     .kind = EventKind::kSubmit,
                                     .job = spec.id,
@@ -404,4 +432,5 @@ StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpe
   return result;
 }
 
+}  // namespace
 }  // namespace tiresias

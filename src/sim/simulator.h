@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -20,6 +20,7 @@
 #include "core/tenants.h"
 #include "core/topology.h"
 #include "engine/forecast.h"
+#include "sim/job_table.h"
 #include "trace/capacity_reader.h"
 
 namespace tiresias {
@@ -80,30 +81,31 @@ struct SimConfig {
 };
 
 // The names a run's job results carry (model, user, VC, reject reasons), each kept once: a
-// million results would otherwise hold a million copies of a dozen names. Stable: a view
-// handed out stays valid while the pool lives (SimResult shares it with its copies).
+// million results would otherwise hold a million copies of a dozen names. A JobResult holds
+// 4-byte ids (SimResult::name turns one back into the name); 0 is "".
+using NameId = uint32_t;
 class NamePool {
  public:
-  std::string_view Intern(std::string_view s);
+  NameId Intern(std::string_view s);
+  std::string_view operator[](NameId id) const { return names_[id]; }
 
  private:
   struct Hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  std::unordered_set<std::string, Hash, std::equal_to<>> names_;
+  std::vector<std::string> names_{""};
+  std::unordered_map<std::string, NameId, Hash, std::equal_to<>> index_;
 };
 
-// One job's outcome. The names are views into the SimResult's NamePool (or string literals):
-// a JobResult does not outlive the SimResult it came from. Fields by size, so none pads.
 struct JobResult {
   JobId id;
   Time submit = 0, first_start = -1, end = -1;
   Duration held = 0, overhead = 0, executed = 0;
   Service lost = 0;   // GPU-ms of progress lost to preemptions (the checkpoint model)
   Duration work = 0;  // packed-placement duration from the trace
-  std::string_view model, user, vc;
-  std::string_view reject_reason;
+  NameId model = 0, user = 0, vc = 0;
+  NameId reject_reason = 0;
   int gpus = 0;
   JobState state = JobState::kPending;
   int preemptions = 0, promotions = 0, final_queue = 0, restarts = 0;
@@ -136,9 +138,10 @@ struct SimResult {
   std::string topology;
   int total_gpus = 0;
   std::vector<JobResult> jobs;                                     // in submission order
-  std::shared_ptr<NamePool> names = std::make_shared<NamePool>();  // what jobs' names view
-  uint64_t passes = 0;                                             // scheduling passes that ran
-  uint64_t events = 0;                                             // distinct event times processed
+  std::shared_ptr<NamePool> names = std::make_shared<NamePool>();  // shared by copies
+  std::string_view name(NameId id) const { return (*names)[id]; }
+  uint64_t passes = 0;  // scheduling passes that ran
+  uint64_t events = 0;  // distinct event times processed
   // With record_events: what happened, in order, in the daemon's journal vocabulary
   // (core/event_log.h): submit, reject, capacity, evict, start, preempt, finish.
   std::vector<Event> event_log;
@@ -159,5 +162,7 @@ Duration CheckpointIntervalOf(const SimConfig& cfg, JobId id);
 // Validates the configuration (unknown policy or option -> InvalidArgument) and runs.
 // `jobs` must be sorted by (submit, id) (ReadTrace does this).
 StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const std::vector<JobSpec>& jobs);
+// The same, reading the jobs from a compact table (a million-job replay's memory).
+StatusOr<SimResult> RunSimulation(const SimConfig& cfg, const JobTable& jobs);
 
 }  // namespace tiresias
