@@ -178,13 +178,24 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
       result.vc_quotas.emplace_back(cfg.tenants.vcs[v].name, (*quotas)[v]);
     }
   }
-  result.jobs.resize(jobs.size());  // in submission order
-  // The submission index of the job in each core slot (slots are reused after Forget).
+  // Results are appended as jobs end (memory is touched only as they do) with their
+  // submission index in `order`, and put in submission order at the end.
+  result.jobs.reserve(jobs.size());
+  std::vector<uint32_t> order;
+  order.reserve(jobs.size());
+  // By core slot (slots are reused after Forget): the submission index of its job and the
+  // placement shape (nodes, switches) of that job's last run.
   constexpr uint32_t kNone = UINT32_MAX;
   std::vector<uint32_t> index_of;
+  std::vector<std::pair<int, int>> shape;
   auto slot_of = [&](const Job* j) { return static_cast<size_t>(j - core.jobs().data()); };
-  auto write_result = [&](const Job& j, size_t i) {
-    JobResult& r = result.jobs[i];
+  auto write_result = [&](const Job& j, size_t i, std::pair<int, int> nodes_switches,
+                          std::string_view reject) {
+    order.push_back(static_cast<uint32_t>(i));
+    JobResult& r = result.jobs.emplace_back();
+    r.nodes = nodes_switches.first;
+    r.switches = nodes_switches.second;
+    r.reject_reason = result.names->Intern(reject);
     r.id = j.spec.id;
     r.gpus = j.gpus();
     r.model = result.names->Intern(j.spec.model);
@@ -206,11 +217,16 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
     r.work = *j.spec.duration;
     r.model_known = !cfg.speed || cfg.speed->Knows(j.spec);
   };
-  auto retire = [&](JobId id) -> Status {  // the job ended: into the result, out of the core
-    if (!forget) return Status::Ok();
+  std::vector<std::string> rejects;  // by slot, kept until the result is written
+  // The job ended: into the result, out of the core.
+  auto retire = [&](JobId id, std::string_view reject = {}) -> Status {
     const Job* j = core.Find(id);
     const size_t slot = slot_of(j);
-    write_result(*j, index_of[slot]);
+    if (!forget) {
+      if (!reject.empty()) rejects[slot] = reject;
+      return Status::Ok();
+    }
+    write_result(*j, index_of[slot], shape[slot], reject);
     index_of[slot] = kNone;
     return core.Forget(id);
   };
@@ -344,15 +360,18 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
       Status st = core.Submit(spec, t);
       if (duplicate) {  // the core keeps the first job of that id
         Job dup{.spec = spec, .state = JobState::kRejected, .end = t};
-        write_result(dup, next);
-        result.jobs[next].reject_reason = result.names->Intern(st.message());
+        write_result(dup, next, {0, 0}, st.message());
       } else {
         const size_t slot = slot_of(core.Find(jobs.id(next)));
-        if (index_of.size() <= slot) index_of.resize(slot + 1, kNone);
+        if (index_of.size() <= slot) {
+          index_of.resize(slot + 1, kNone);
+          shape.resize(slot + 1);
+          rejects.resize(forget ? 0 : slot + 1);
+        }
         index_of[slot] = static_cast<uint32_t>(next);
+        shape[slot] = {0, 0};
         if (!st.ok()) {
-          result.jobs[next].reject_reason = result.names->Intern(st.message());
-          if (Status r = retire(jobs.id(next)); !r.ok()) return r;
+          if (Status r = retire(jobs.id(next), st.message()); !r.ok()) return r;
         }
       }
       if (cfg.record_events) {
@@ -407,8 +426,7 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
         if (cfg.topo.switch_of(sl.node) != last) ++sw;
         last = cfg.topo.switch_of(sl.node);
       }
-      result.jobs[index].nodes = a.alloc.node_count();  // the shape of its last run
-      result.jobs[index].switches = sw;
+      shape[slot] = {a.alloc.node_count(), sw};  // the shape of its last run
     }
     if (cfg.forecast_every > 0) {
       if (Status st = CheckForecasts(core, jobs, forecast_from, next, t, cfg, margins, result);
@@ -427,7 +445,17 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
   result.passes = core.passes();
   result.placement_note = core.placement().Note();
   for (size_t slot = 0; slot < index_of.size(); ++slot) {  // the jobs still in the core
-    if (index_of[slot] != kNone) write_result(core.jobs()[slot], index_of[slot]);
+    if (index_of[slot] == kNone) continue;
+    write_result(core.jobs()[slot], index_of[slot], shape[slot],
+                 forget ? std::string_view() : rejects[slot]);
+  }
+  // Into submission order, in place: each cycle of the permutation is followed once.
+  for (size_t k = 0; k < order.size(); ++k) {
+    while (order[k] != k) {
+      const size_t to = order[k];
+      std::swap(result.jobs[k], result.jobs[to]);
+      std::swap(order[k], order[to]);
+    }
   }
   return result;
 }
