@@ -1,6 +1,7 @@
 // The scheduling core: event handling, timers, the orders of running and waiting jobs and
 // what a pass starts from. The walk of a pass, placement, victims and backfill are in
-// scheduler_pass.cc; the tenant level in tenant_pass.cc; explanations in explain.cc.
+// scheduler_pass.cc; the tenant level in tenant_pass.cc; explanations in explain.cc; copies
+// (Clone) in scheduler_clone.cc.
 #include "core/scheduler.h"
 
 #include <fmt/format.h>
@@ -518,89 +519,6 @@ void Scheduler::CountByQueue(std::vector<int>& waiting, std::vector<int>& runnin
   auto bucket = [k](int q) { return static_cast<size_t>(std::clamp<int>(q, 0, k - 1)); };
   for (const auto& [key, slot] : waiting_) ++waiting[bucket(jobs_[slot].queue)];
   for (const auto& [key, slot] : running_) ++running[bucket(jobs_[slot].queue)];
-}
-
-Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
-                     std::unique_ptr<PlacementPolicy> placement, bool active_only)
-    : topo_(o.topo_),
-      cluster_(o.cluster_),
-      policy_(std::move(policy)),
-      placement_(std::move(placement)),
-      opts_(o.opts_),
-      speed_(o.speed_),
-      walk_from_(o.walk_from_),
-      revisit_(o.revisit_),
-      timer_seq_(o.timer_seq_),
-      pass_(o.pass_),
-      tie_counter_(o.tie_counter_),
-      dirty_(o.dirty_),
-      transitions_(o.transitions_),
-      tenants_(o.tenants_),
-      vc_quota_(o.vc_quota_),
-      vc_running_(o.vc_running_),
-      vc_usage_(o.vc_usage_),
-      usage_at_(o.usage_at_) {
-  if (!active_only) {
-    jobs_ = o.jobs_;
-    never_fits_ = o.never_fits_;
-    slot_of_ = o.slot_of_;
-    free_slots_ = o.free_slots_;
-    running_ = o.running_;
-    waiting_ = o.waiting_;
-    timers_ = o.timers_;
-    return;
-  }
-  // Only jobs that have not ended, in the same relative order; every slot renumbered.
-  constexpr uint32_t kGone = UINT32_MAX;
-  std::vector<uint32_t> remap(o.jobs_.size(), kGone);
-  for (uint32_t slot = 0; slot < o.jobs_.size(); ++slot) {
-    const JobState st = o.jobs_[slot].state;
-    if (st == JobState::kFinished || st == JobState::kCancelled || st == JobState::kRejected) {
-      continue;
-    }
-    remap[slot] = static_cast<uint32_t>(jobs_.size());
-    slot_of_.emplace(o.jobs_[slot].spec.id, remap[slot]);
-    jobs_.push_back(o.jobs_[slot]);
-  }
-  for (const auto& [slot, reason] : o.never_fits_) {
-    if (remap[slot] != kGone) never_fits_.emplace(remap[slot], reason);
-  }
-  for (const auto& [key, slot] : o.running_) {
-    running_.emplace(key, remap[slot], jobs_[remap[slot]].gpus());
-  }
-  for (const auto& [key, slot] : o.waiting_) {
-    waiting_.emplace(key, remap[slot], jobs_[remap[slot]].gpus());
-  }
-  auto timers = o.timers_;
-  for (; !timers.empty(); timers.pop()) {
-    Timer t = timers.top();
-    if (remap[t.slot] == kGone) continue;
-    t.slot = remap[t.slot];
-    timers_.push(t);
-  }
-}
-
-StatusOr<std::unique_ptr<Scheduler>> Scheduler::Clone(bool active_only) const {
-  auto policy = policy_->Clone();
-  auto placement = placement_->Clone();
-  if (!policy || !placement) {
-    return FailedPrecondition(fmt::format("policy {} with placement {} cannot be copied",
-                                          policy_->name(), placement_->name()));
-  }
-  return std::unique_ptr<Scheduler>(
-      new Scheduler(*this, std::move(policy), std::move(placement), active_only));
-}
-
-Status Scheduler::AssumeDuration(JobId id, Duration d) {
-  auto it = slot_of_.find(id);
-  if (it == slot_of_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
-  Job& j = jobs_[it->second];
-  if (policy_->needs_durations() && j.spec.duration) {
-    return FailedPrecondition(fmt::format("job {}: policy {} orders by the duration it was given",
-                                          id.value(), policy_->name()));
-  }
-  j.spec.duration = d;
-  return Status::Ok();
 }
 
 }  // namespace tiresias
