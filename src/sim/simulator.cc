@@ -217,18 +217,13 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
     r.work = *j.spec.duration;
     r.model_known = !cfg.speed || cfg.speed->Knows(j.spec);
   };
-  std::vector<std::string> rejects;  // by slot, kept until the result is written
-  // The job ended: into the result, out of the core.
+  // The job ended: into the result, and out of the core unless forecasts need it.
   auto retire = [&](JobId id, std::string_view reject = {}) -> Status {
     const Job* j = core.Find(id);
     const size_t slot = slot_of(j);
-    if (!forget) {
-      if (!reject.empty()) rejects[slot] = reject;
-      return Status::Ok();
-    }
     write_result(*j, index_of[slot], shape[slot], reject);
     index_of[slot] = kNone;
-    return core.Forget(id);
+    return forget ? core.Forget(id) : Status::Ok();
   };
 
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> done;
@@ -366,7 +361,6 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
         if (index_of.size() <= slot) {
           index_of.resize(slot + 1, kNone);
           shape.resize(slot + 1);
-          rejects.resize(forget ? 0 : slot + 1);
         }
         index_of[slot] = static_cast<uint32_t>(next);
         shape[slot] = {0, 0};
@@ -444,10 +438,9 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
   if (cfg.progress) cfg.progress(last_t, jobs.size(), jobs.size());
   result.passes = core.passes();
   result.placement_note = core.placement().Note();
-  for (size_t slot = 0; slot < index_of.size(); ++slot) {  // the jobs still in the core
+  for (size_t slot = 0; slot < index_of.size(); ++slot) {  // the jobs that never ended
     if (index_of[slot] == kNone) continue;
-    write_result(core.jobs()[slot], index_of[slot], shape[slot],
-                 forget ? std::string_view() : rejects[slot]);
+    write_result(core.jobs()[slot], index_of[slot], shape[slot], {});
   }
   // Into submission order, in place: each cycle of the permutation is followed once.
   for (size_t k = 0; k < order.size(); ++k) {
