@@ -102,6 +102,11 @@ struct Job {
 
   int gpus() const { return spec.gpus; }
   bool running() const { return state == JobState::kRunning; }
+  // Finished, cancelled or rejected: it will never run again.
+  bool ended() const {
+    return state == JobState::kFinished || state == JobState::kCancelled ||
+           state == JobState::kRejected;
+  }
   // Lazy values at time `now` (>= the last event applied to this job).
   Duration ExecutedAt(Time now) const;
   Service AttainedAt(Time now) const { return ExecutedAt(now) * spec.gpus; }

@@ -123,8 +123,7 @@ Status Scheduler::Forget(JobId id) {
   if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
   const uint32_t slot = it->second;
   Job& j = jobs_[slot];
-  if (j.state != JobState::kFinished && j.state != JobState::kCancelled &&
-      j.state != JobState::kRejected) {
+  if (!j.ended()) {
     return FailedPrecondition(
         fmt::format("job {}: cannot forget, still {}", id.value(), ToString(j.state)));
   }

@@ -43,10 +43,7 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
   constexpr uint32_t kGone = UINT32_MAX;
   std::vector<uint32_t> remap(o.jobs_.size(), kGone);
   for (uint32_t slot = 0; slot < o.jobs_.size(); ++slot) {
-    const JobState st = o.jobs_[slot].state;
-    if (st == JobState::kFinished || st == JobState::kCancelled || st == JobState::kRejected) {
-      continue;
-    }
+    if (o.jobs_[slot].ended()) continue;
     remap[slot] = static_cast<uint32_t>(jobs_.size());
     slot_of_.emplace(o.jobs_[slot].spec.id, remap[slot]);
     jobs_.push_back(o.jobs_[slot]);

@@ -321,14 +321,10 @@ Status Scheduler::SetTenants(TenantConfig cfg, Time now) {
     if (!q.ok()) return q.status();
     quotas = std::move(*q);
   }
-  auto ended = [](const Job& j) {
-    return j.state == JobState::kFinished || j.state == JobState::kCancelled ||
-           j.state == JobState::kRejected;
-  };
   std::vector<int32_t> vc(jobs_.size(), -1);
   for (size_t slot = 0; cfg.on() && slot < jobs_.size(); ++slot) {
     const Job& j = jobs_[slot];
-    if (ended(j)) continue;
+    if (j.ended()) continue;
     auto v = VcIndexOf(cfg, j.spec);
     if (!v) {
       return FailedPrecondition(fmt::format(

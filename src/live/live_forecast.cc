@@ -49,8 +49,7 @@ void LiveScheduler::ResolveForecasts(Time now) {
     } else if (j->first_start >= 0 && j->first_start <= now) {
       s.started = j->first_start;
     } else {
-      s.gone = j->state == JobState::kFinished || j->state == JobState::kCancelled ||
-               j->state == JobState::kRejected;
+      s.gone = j->ended();
     }
     return s;
   });
