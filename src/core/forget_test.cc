@@ -16,9 +16,13 @@
 namespace tiresias {
 namespace {
 
+// The policies' default options, with a GPU-time history from memory (dlas and gittins read
+// one; the default file is in ../shared, which CI may not have).
 std::unique_ptr<Scheduler> Core(const std::string& policy, int nodes = 2) {
-  auto p = MakeOrderingPolicy(policy, {}, TestFiles());
-  auto pl = MakePlacementPolicy("count", {}, TestFiles());
+  static const MemoryHistory history(
+      {Seconds(60), Seconds(600), Seconds(3600), Seconds(7200), Seconds(36000), Seconds(360000)});
+  auto p = MakeOrderingPolicy(policy, {}, history);
+  auto pl = MakePlacementPolicy("count", {}, history);
   EXPECT_TRUE(p.ok() && pl.ok());
   return std::make_unique<Scheduler>(*Topology::Create(1, nodes, 4), std::move(*p), std::move(*pl));
 }
