@@ -53,16 +53,15 @@ SimResult LiveResult(const Scheduler& core, const std::string& label) {
                                .submit = j.spec.submit,
                                .first_start = j.first_start,
                                .end = j.end,
-                               .held = j.held,
                                .overhead = j.overhead,
                                .executed = j.executed,
                                .work = j.work_done,
                                .model = r.names->Intern(j.spec.model),
                                .gpus = j.gpus(),
-                               .state = j.state,
                                .preemptions = j.preemptions,
                                .promotions = j.promotions,
-                               .final_queue = j.queue});
+                               .final_queue = Saturate<int8_t>(j.queue),
+                               .state = j.state});
     r.preemptions += static_cast<uint64_t>(j.preemptions);
   }
   return r;

@@ -31,7 +31,7 @@ struct JobSpec {
 
 // kHeld: waiting but not eligible (held by its user, a dependency not met yet, its array's
 // concurrency limit): out of every order, its accounting kept.
-enum class JobState { kPending, kRunning, kFinished, kCancelled, kRejected, kHeld };
+enum class JobState : uint8_t { kPending, kRunning, kFinished, kCancelled, kRejected, kHeld };
 const char* ToString(JobState s);
 
 // The sort key a policy gives a job. Compared field by field; submit time and id break ties,

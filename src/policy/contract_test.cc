@@ -107,7 +107,8 @@ class PolicyContract : public testing::TestWithParam<Case> {
   }
 
   // Checks every invariant after a pass at `now`: no GPU held twice, no busy GPU shown free,
-  // free count = GPUs - GPUs held, never more held than exist.
+  // free count = GPUs - GPUs held, never more held than exist; a stopped job's held time is
+  // its progress plus its restore overhead (JobResult::held() relies on it).
   void CheckState(const Scheduler& s, Time now) {
     const int total = kTopo.total_gpus();
     int used = 0;
@@ -115,6 +116,10 @@ class PolicyContract : public testing::TestWithParam<Case> {
     std::set<int64_t> waiting;
     std::string bad;  // first GPU-level inconsistency found in this state
     for (const Job& j : s.jobs()) {
+      if (!j.running() && j.held != j.executed + j.overhead && bad.empty()) {
+        bad = fmt::format("job {} held {} ms, executed {} + overhead {}", j.spec.id.value(), j.held,
+                          j.executed, j.overhead);
+      }
       if (j.running()) {
         if (j.alloc.gpu_count() != j.gpus() && bad.empty()) {
           bad = fmt::format("job {} holds {} GPUs, asked {}", j.spec.id.value(),
@@ -225,7 +230,7 @@ std::string Dump(const SimResult& r) {
   for (const auto& j : r.jobs) {
     out += fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {} {}\n", j.id.value(), j.gpus,
                        r.name(j.model), ToString(j.state), j.submit, j.first_start, j.end,
-                       j.preemptions, j.promotions, j.final_queue, j.held, j.overhead, j.executed,
+                       j.preemptions, j.promotions, j.final_queue, j.held(), j.overhead, j.executed,
                        r.name(j.reject_reason));
   }
   return out;

@@ -138,8 +138,8 @@ Metrics ComputeMetrics(const SimResult& r) {
   Time first_submit = std::numeric_limits<Time>::max(), last_end = 0;
   double held_gpu_ms = 0, overhead_gpu_ms = 0;
   for (const auto& j : r.jobs) {
-    held_gpu_ms += static_cast<double>(j.held) * j.gpus;
-    if (j.vc) vcs[r.name(j.vc)].held_gpu_ms += static_cast<double>(j.held) * j.gpus;
+    held_gpu_ms += static_cast<double>(j.held()) * j.gpus;
+    if (j.vc) vcs[r.name(j.vc)].held_gpu_ms += static_cast<double>(j.held()) * j.gpus;
     overhead_gpu_ms += static_cast<double>(j.overhead) * j.gpus;
     m.lost_gpu_hours += static_cast<double>(j.lost) / (3600.0 * kMsPerSecond);
     m.preemptions += j.preemptions;

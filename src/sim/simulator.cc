@@ -193,8 +193,8 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
                           std::string_view reject) {
     order.push_back(static_cast<uint32_t>(i));
     JobResult& r = result.jobs.emplace_back();
-    r.nodes = nodes_switches.first;
-    r.switches = nodes_switches.second;
+    r.nodes = Saturate<uint16_t>(nodes_switches.first);
+    r.switches = Saturate<uint16_t>(nodes_switches.second);
     r.reject_reason = result.names->Intern(reject);
     r.id = j.spec.id;
     r.gpus = j.gpus();
@@ -206,11 +206,10 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
     r.first_start = j.first_start;
     r.end = j.end;
     r.preemptions = j.preemptions;
-    r.evictions = j.evictions;
+    r.evictions = Saturate<uint16_t>(j.evictions);
     r.promotions = j.promotions;
-    r.restarts = j.restarts;
-    r.final_queue = j.queue;
-    r.held = j.held;
+    r.restarts = Saturate<uint16_t>(j.restarts);
+    r.final_queue = Saturate<int8_t>(j.queue);
     r.overhead = j.overhead;
     r.executed = j.executed;
     r.lost = j.lost;

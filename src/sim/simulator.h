@@ -3,7 +3,10 @@
 // scheduling logic lives here: every decision is the core's.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -99,22 +102,37 @@ class NamePool {
 };
 
 struct JobResult {
+  // Eight-byte fields first, then four, two and one: a million results are a million of
+  // these (the fifo 1M replay's largest allocation), so the layout is kept tight.
   JobId id;
   Time submit = 0, first_start = -1, end = -1;
-  Duration held = 0, overhead = 0, executed = 0;
+  Duration overhead = 0, executed = 0;
   Service lost = 0;   // GPU-ms of progress lost to preemptions (the checkpoint model)
   Duration work = 0;  // packed-placement duration from the trace
   NameId model = 0, user = 0, vc = 0;
   NameId reject_reason = 0;
   int gpus = 0;
+  int preemptions = 0, promotions = 0;
+  uint16_t restarts = 0;
+  uint16_t evictions = 0;            // runs stopped because their GPUs became unavailable
+  uint16_t nodes = 0, switches = 0;  // spanned by its last run (0 = never ran)
+  int8_t final_queue = 0;
   JobState state = JobState::kPending;
-  int preemptions = 0, promotions = 0, final_queue = 0, restarts = 0;
-  int evictions = 0;            // runs stopped because their GPUs became unavailable
-  int nodes = 0, switches = 0;  // spanned by its last run (0 = never ran)
-  bool model_known = true;      // false: the speed model ran it at packed speed, not knowing it
+  bool model_known = true;  // false: the speed model ran it at packed speed, not knowing it
+  // Time it held GPUs: the core keeps held == executed + overhead (progress plus restores) for
+  // a job not running; a job still running when a run stops also counts its current restore.
+  Duration held() const { return executed + overhead; }
   // Achieved vs packed speed: progress-time / packed duration (1 = packed speed).
   double slowdown() const { return work > 0 ? static_cast<double>(executed) / work : 1.0; }
 };
+static_assert(sizeof(JobResult) <= 104, "JobResult grew: a million of them are kept");
+
+// Narrows a count into a JobResult field, saturating at the field's range.
+template <typename Small>
+Small Saturate(int64_t v) {
+  return static_cast<Small>(
+      std::clamp<int64_t>(v, std::numeric_limits<Small>::min(), std::numeric_limits<Small>::max()));
+}
 
 // The cluster at one instant of a run (the state between two events), for time series.
 struct SeriesPoint {
