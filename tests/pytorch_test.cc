@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "exec/free_port.h"
-#include "serve_process.h"
+#include "serve_fixture.h"
 #include "test_util.h"
 
 namespace tiresias {
@@ -26,7 +26,6 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using testing::ReadAll;
 using testing::RunCommandLine;
-using testing::ServeProcess;
 using testing::WaitFor;
 
 const std::string kScript = std::string(TIRESIAS_EXAMPLES) + "/pytorch/train_ddp.py";
@@ -43,7 +42,9 @@ std::string TorchPython() {
   return "";
 }
 
-class PyTorchTest : public ::testing::Test {
+// serve's end-to-end fixture (state directory, serve, no job process left behind), skipped
+// where torch is missing.
+class PyTorchTest : public serve_test::ServeTest {
  protected:
   void SetUp() override {
     python_ = TorchPython();
@@ -51,12 +52,7 @@ class PyTorchTest : public ::testing::Test {
       GTEST_SKIP() << "python3-torch is not installed (apt-get install python3-torch): the "
                       "PyTorch example cannot run here";
     }
-    dir_ = testing::FreshDir(
-        fmt::format("torch_{}", ::testing::UnitTest::GetInstance()->current_test_info()->name()));
-  }
-  void TearDown() override {
-    serve_.reset();
-    if (!HasFailure() && !dir_.empty()) testing::RemoveServeDir(dir_);
+    ServeTest::SetUp();
   }
   // The training every test runs: 60 steps, logged every 5.
   std::vector<std::string> TrainArgs() const {
@@ -79,16 +75,6 @@ class PyTorchTest : public ::testing::Test {
     const auto r = RunCommandLine(cmd);
     EXPECT_EQ(r.rc, 0) << r.out << ReadAll(dir_ / "ref0.log") << ReadAll(dir_ / "ref1.log");
   }
-  void Serve(std::vector<std::string> args) {
-    serve_ = std::make_unique<ServeProcess>(dir_, std::move(args));
-    serve_->Start();
-  }
-  int64_t Submit(const nlohmann::json& body) {
-    auto id = serve_->SubmitJob(body);
-    EXPECT_TRUE(id.ok()) << id.status().message();
-    return id.ok() ? *id : -1;
-  }
-  nlohmann::json Job(int64_t id) { return serve_->GetJob(id); }
   std::string Log(int64_t id) {
     return ReadAll(dir_ / "tiresias-jobs" / std::to_string(id) / "output.log");
   }
@@ -123,8 +109,6 @@ class PyTorchTest : public ::testing::Test {
   }
 
   std::string python_;
-  fs::path dir_;
-  std::unique_ptr<ServeProcess> serve_;
 };
 
 TEST_F(PyTorchTest, DdpPerGpuRequeuedResumesBitIdentically) {
