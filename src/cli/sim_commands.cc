@@ -196,6 +196,8 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.forecast_step = w.forecast_step;
     c.forecast_history = w.history;
     c.forecast_history_groups = w.history_groups;
+    c.forecast_history_submits = w.history_submits;
+    c.forecast_half_life = std::llround(w.forecast_half_life_h * 3600 * kMsPerSecond);
     c.capacity = capacity;
     // Validate every run before any starts, so a typo fails at once.
     c.data = files;

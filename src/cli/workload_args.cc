@@ -172,6 +172,11 @@ void WorkloadArgs::Add(CLI::App* c) {
                 "fixed margins")
       ->capture_default_str()
       ->check(NumberIn(0, 5));
+  c->add_option("--forecast-half-life", forecast_half_life_h,
+                "hours: each job weighs 2^-(hours since its submit / this) in the duration "
+                "estimate of forecasts (recent jobs count more); 0: all the same")
+      ->capture_default_str()
+      ->check(NumberIn(0, 100000));
   c->add_option("--series-step", series_step,
                 "seconds of simulated time between rows of timeseries.csv (with --out)")
       ->check(NumberIn(1, 86400));
@@ -300,15 +305,18 @@ bool WorkloadArgs::LoadJobs(std::vector<JobSpec>& jobs, Topology& topo, std::str
   if (from_day > 0 && forecast_every > 0) {  // what a daemon running since day 0 has seen
     auto h = std::make_shared<std::vector<Service>>();
     auto g = std::make_shared<std::vector<std::string>>();
+    auto at = std::make_shared<std::vector<Time>>();
     const Time from = static_cast<Time>(from_day * 86400 * kMsPerSecond);
     for (const JobSpec& j : jobs) {
       if (j.submit < from && j.duration) {
         h->push_back(*j.duration * j.gpus);
         g->push_back(j.vc);
+        at->push_back(j.submit - from);  // on the window's clock, which starts at `from`
       }
     }
     history = std::move(h);
     history_groups = std::move(g);
+    history_submits = std::move(at);
   }
   if (from_day > 0 || days > 0) {  // both in [0, kMaxDays]: checked by the flags
     jobs = Window(std::move(jobs), static_cast<Time>(from_day * 86400 * kMsPerSecond),

@@ -46,9 +46,11 @@ struct WorkloadArgs {
   int64_t forecast_every = 0;
   std::vector<double> forecast_margin = {kForecastMargin[0], kForecastMargin[1]};
   double forecast_step = kMarginStep;
+  double forecast_half_life_h = 0;  // ForecastOptions::half_life, hours; 0: none
   // The trace before --from-day (LoadJobs fills it in).
   mutable std::shared_ptr<const std::vector<Service>> history;
   mutable std::shared_ptr<const std::vector<std::string>> history_groups;  // same order
+  mutable std::shared_ptr<const std::vector<Time>> history_submits;        // same order
   std::string ckpt_interval;  // seconds, or uniform:LO:HI
   bool ckpt_aware = false;
   std::string tenants;  // a tenants file, or "trace": quotas from the trace's GPU-time per VC

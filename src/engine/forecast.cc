@@ -28,24 +28,31 @@ struct Rng {
 // history of finished jobs alone is biased towards short ones).
 class ServiceModel {
  public:
-  ServiceModel(std::vector<Service> finished, std::vector<Service> censored) {
-    std::sort(finished.begin(), finished.end());
-    std::sort(censored.begin(), censored.end());
+  // Kaplan-Meier with weights: at each value, the weight that ended there over the weight
+  // still at risk (equal weights: the plain estimate, to the bit).
+  ServiceModel(std::vector<ServiceSeen> finished, std::vector<ServiceSeen> censored) {
+    auto by_value = [](const ServiceSeen& a, const ServiceSeen& b) { return a.value < b.value; };
+    std::sort(finished.begin(), finished.end(), by_value);
+    std::sort(censored.begin(), censored.end(), by_value);
     finished_ = finished.size();
-    size_t at_risk = finished.size() + censored.size();
+    double at_risk = 0;
+    for (const auto& f : finished) at_risk += f.weight;
+    for (const auto& c : censored) at_risk += c.weight;
     double surv = 1.0;
     size_t c = 0;
     for (size_t i = 0; i < finished.size();) {
       size_t k = i;
-      while (k < finished.size() && finished[k] == finished[i]) ++k;
-      // Censored below this value left the risk set before it.
-      while (c < censored.size() && censored[c] < finished[i]) {
-        ++c;
-        --at_risk;
+      double ended = 0;
+      for (; k < finished.size() && finished[k].value == finished[i].value; ++k) {
+        ended += finished[k].weight;
       }
-      surv *= 1.0 - static_cast<double>(k - i) / static_cast<double>(at_risk);
-      points_.push_back({finished[i], surv});
-      at_risk -= k - i;
+      // Censored below this value left the risk set before it.
+      for (; c < censored.size() && censored[c].value < finished[i].value; ++c) {
+        at_risk -= censored[c].weight;
+      }
+      if (at_risk > 0) surv *= std::max(0.0, 1.0 - ended / at_risk);
+      points_.push_back({finished[i].value, surv});
+      at_risk -= ended;
       i = k;
     }
   }
@@ -291,21 +298,33 @@ StatusOr<ForecastInput> PrepareForecast(const Scheduler& core, Time now, const F
   auto active = core.Clone(/*active_only=*/true);
   if (!active.ok()) return active.status();
   in.active = std::move(*active);
-  if (o.history) in.finished = *o.history;
-  if (o.history && o.history_groups && o.history_groups->size() == o.history->size()) {
+  // A job's weight in the duration estimate (ForecastOptions::half_life).
+  auto weight = [&](Time submit) {
+    return o.half_life > 0 ? std::exp2(-static_cast<double>(std::max<Time>(0, now - submit)) /
+                                       static_cast<double>(o.half_life))
+                           : 1.0;
+  };
+  if (o.history) {
+    const bool groups = o.history_groups && o.history_groups->size() == o.history->size();
+    const bool submits = o.history_submits && o.history_submits->size() == o.history->size();
+    in.finished.reserve(o.history->size());
     for (size_t i = 0; i < o.history->size(); ++i) {
-      in.by_group[(*o.history_groups)[i]].first.push_back((*o.history)[i]);
+      const ServiceSeen seen{(*o.history)[i], submits ? weight((*o.history_submits)[i]) : 1.0};
+      in.finished.push_back(seen);
+      if (groups) in.by_group[(*o.history_groups)[i]].first.push_back(seen);
     }
   }
   for (const Job& j : core.jobs()) {
     if (j.state == JobState::kFinished) {
-      in.finished.push_back(j.AttainedAt(j.end));
-      in.by_group[j.spec.vc].first.push_back(j.AttainedAt(j.end));
+      const ServiceSeen seen{j.AttainedAt(j.end), weight(j.spec.submit)};
+      in.finished.push_back(seen);
+      in.by_group[j.spec.vc].first.push_back(seen);
     }
     if (j.state == JobState::kPending || j.state == JobState::kRunning ||
         j.state == JobState::kHeld) {
-      in.censored.push_back(j.AttainedAt(now));
-      in.by_group[j.spec.vc].second.push_back(j.AttainedAt(now));
+      const ServiceSeen seen{j.AttainedAt(now), weight(j.spec.submit)};
+      in.censored.push_back(seen);
+      in.by_group[j.spec.vc].second.push_back(seen);
     }
     if (o.arrival_window > 0 && j.spec.submit >= now - o.arrival_window && j.spec.submit < now &&
         j.state != JobState::kRejected) {

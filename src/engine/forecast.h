@@ -114,6 +114,12 @@ struct ForecastOptions {
   std::shared_ptr<const std::vector<Service>> history;
   // Their VCs, in the same order (when known): each VC's durations come from its own.
   std::shared_ptr<const std::vector<std::string>> history_groups;
+  // Their submit times, in the same order (when known; unknown ones count as recent).
+  std::shared_ptr<const std::vector<Time>> history_submits;
+  // Recent jobs weigh more: each job (finished or still in the system) weighs 2^-(age /
+  // half_life) in the duration estimate, age = now - its submit (by submit, not by end: jobs
+  // that ended lately are the short ones). 0: every job weighs the same.
+  Duration half_life = 0;
 };
 
 struct JobForecast {
@@ -138,11 +144,18 @@ struct Forecast {
 
 // What a forecast needs from a core, taken at once (the daemon holds its lock only for this):
 // a copy with the active jobs, the service of finished and active jobs, recent submissions.
+// A job's service for the duration estimate: all it took (finished) or has attained so far
+// (still in the system: censored), with its weight (ForecastOptions::half_life).
+struct ServiceSeen {
+  Service value = 0;
+  double weight = 1;
+};
 struct ForecastInput {
   std::unique_ptr<Scheduler> active;
-  std::vector<Service> finished, censored;
+  std::vector<ServiceSeen> finished, censored;
   // Per VC: its finished jobs' service and its jobs' attained service still in the system.
-  std::unordered_map<std::string, std::pair<std::vector<Service>, std::vector<Service>>> by_group;
+  std::unordered_map<std::string, std::pair<std::vector<ServiceSeen>, std::vector<ServiceSeen>>>
+      by_group;
   std::vector<JobSpec> recent;  // submitted in the arrival window, by submit
 };
 StatusOr<ForecastInput> PrepareForecast(const Scheduler& core, Time now,

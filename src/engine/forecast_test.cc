@@ -222,6 +222,38 @@ TEST(Forecast, AnEarlierHistoryIsAddedToTheFinishedJobs) {
   for (int k = 0; k < 3; ++k) EXPECT_EQ(with->jobs.at(JobId(2)).start[k], Seconds(100));
 }
 
+TEST(Forecast, WithAHalfLifeRecentJobsWeighMore) {
+  // 1 GPU, fifo: A (unknown duration) starts at 0 and its end is its drawn service. History:
+  // 10 jobs of 60 GPU-s submitted at 0 and 20 of 600 GPU-s submitted 3 h before. A itself is
+  // censored at 0 attained, below every value: it leaves the risk set first.
+  //   Unweighted Kaplan-Meier: P(S = 60 s) = 10 / 30 = 1/3, so A's p50 end is 600 s.
+  //   Half-life 1 h: the old jobs weigh 2^-3 = 1/8 each, 20/8 = 2.5 in all against 10;
+  //   P(S = 60 s) = 10 / 12.5 = 0.8, so A's p50 end is 60 s (p90 still 600 s: 0.2 > 0.1).
+  // With 200 samples the draws of 60 s are Binomial(200, 1/3) (67 +- 7) and (200, 0.8)
+  // (160 +- 6): the p50 and p90 (ranks 100 and 180) are far from their edges.
+  auto core = Core("fifo", {}, 1);
+  ASSERT_TRUE(core->Submit(Spec(1, 1, 0, std::nullopt), 0).ok());
+  (void)core->Schedule(0);
+  auto service = std::make_shared<std::vector<Service>>(10, Seconds(60));
+  service->insert(service->end(), 20, Seconds(600));
+  auto submits = std::make_shared<std::vector<Time>>(10, 0);
+  submits->insert(submits->end(), 20, -Seconds(3 * 3600));
+  ForecastOptions o{.samples = 200,
+                    .use_given_durations = false,
+                    .margin = {0, 0},
+                    .history = service,
+                    .history_submits = submits};
+  auto plain = ForecastJobs(*core, 0, o);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->jobs.at(JobId(1)).end[1], Seconds(600));
+  o.half_life = Seconds(3600);
+  auto recent = ForecastJobs(*core, 0, o);
+  ASSERT_TRUE(recent.ok());
+  EXPECT_EQ(recent->jobs.at(JobId(1)).end[0], Seconds(60));
+  EXPECT_EQ(recent->jobs.at(JobId(1)).end[1], Seconds(60));
+  EXPECT_EQ(recent->jobs.at(JobId(1)).end[2], Seconds(600));
+}
+
 TEST(Forecast, WithoutHistoryTheRangeIsWideButOrdered) {
   auto core = Core("dlas", {}, 2);
   for (int i = 0; i < 6; ++i) ASSERT_TRUE(core->Submit(Spec(i, 1, 0, std::nullopt), 0).ok());

@@ -51,7 +51,9 @@ Status CheckForecasts(const Scheduler& core, const Jobs& jobs, size_t from, size
                            .use_given_durations = false,
                            .margin = {0, 0},
                            .history = cfg.forecast_history,
-                           .history_groups = cfg.forecast_history_groups});
+                           .history_groups = cfg.forecast_history_groups,
+                           .history_submits = cfg.forecast_history_submits,
+                           .half_life = cfg.forecast_half_life});
     if (!f.ok()) return f.status();
     const std::array<std::optional<Time>, 3> raw = f->jobs.at(jobs.id(i)).start;
     std::array<std::optional<Time>, 3> range = raw;

@@ -66,6 +66,8 @@ struct SimConfig {
   // ForecastOptions::history: the service of the trace's jobs before the replayed window.
   std::shared_ptr<const std::vector<Service>> forecast_history;
   std::shared_ptr<const std::vector<std::string>> forecast_history_groups;  // same order
+  std::shared_ptr<const std::vector<Time>> forecast_history_submits;        // same order
+  Duration forecast_half_life = 0;  // ForecastOptions::half_life
   // The cluster over time (SimResult::series) every series_step of simulated time; 0 = none.
   Duration series_step = 0;
   // Checkpoints: each job checkpoints every I of its progress-time (from each run's progress
