@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -78,6 +79,12 @@ class MarginTracker {
   bool Pending(JobId job) const;
   size_t pending() const { return pending_.size(); }
   size_t resolved() const { return resolved_; }
+  // What it has learned and what it waits on, to be kept across a restart of the daemon:
+  // {"margins": [low, high], "resolved": n, "pending": [[job, p10|null, p90|null, low, high]]}.
+  nlohmann::json ToJson() const;
+  // Takes that back (the step stays this tracker's); InvalidArgument naming the field when
+  // it is malformed or a margin lies outside [0, kMaxMargin], and then nothing changes.
+  Status Restore(const nlohmann::json& saved);
 
  private:
   struct Open {

@@ -222,6 +222,42 @@ TEST(Forecast, AnEarlierHistoryIsAddedToTheFinishedJobs) {
   for (int k = 0; k < 3; ++k) EXPECT_EQ(with->jobs.at(JobId(2)).start[k], Seconds(100));
 }
 
+TEST(Forecast, TheTrackerIsKeptAndTakenBackWithWhatItWaitsOn) {
+  // A daemon's tracker after one resolved forecast and one open: saved, taken back by a
+  // fresh tracker (a restart), it resolves the open one as the first would have.
+  MarginTracker t({0, 1}, 0.1);
+  t.Record(JobId(1), Seconds(100), Seconds(400));
+  t.Record(JobId(2), Seconds(200), std::nullopt);
+  // At 250 s job 1 has started at 150 s (both sides hit: 0, 0.99); job 2 waits past its p10
+  // (low hit: 0), its high side (no p90) open.
+  t.Resolve(Seconds(250), [](JobId id) {
+    return id == JobId(1) ? StartSeen{.started = Seconds(150)} : StartSeen{};
+  });
+  const nlohmann::json saved = t.ToJson();
+  MarginTracker back({0.5, 0.5}, 0.1);
+  ASSERT_TRUE(back.Restore(saved).ok());
+  EXPECT_EQ(back.ToJson(), saved);
+  EXPECT_NEAR(back.margin()[1], 0.99, 1e-12);
+  EXPECT_EQ(back.resolved(), 3u);
+  EXPECT_TRUE(back.Pending(JobId(2)));
+  // Job 2 starts at 900 s: its high side hits (no p90 never misses): 0.99 - 0.01.
+  back.Resolve(Seconds(900), [](JobId) { return StartSeen{.started = Seconds(900)}; });
+  EXPECT_NEAR(back.margin()[1], 0.98, 1e-12);
+  EXPECT_EQ(back.resolved(), 4u);
+  // Anything malformed is refused, naming the field, and changes nothing.
+  for (const char* bad :
+       {R"([])", R"({"margins": [0, 7], "resolved": 1, "pending": []})",
+        R"({"margins": [0], "resolved": 1, "pending": []})",
+        R"({"margins": [0, 1], "resolved": -1, "pending": []})",
+        R"({"margins": [0, 1], "resolved": 1, "pending": [[1, "x", null, true, true]]})",
+        R"({"margins": [0, 1], "resolved": 1})"}) {
+    const Status s = back.Restore(nlohmann::json::parse(bad));
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(s.message().find("forecast margins: "), std::string::npos) << s.message();
+    EXPECT_EQ(back.resolved(), 4u) << bad;
+  }
+}
+
 TEST(Forecast, WithAHalfLifeRecentJobsWeighMore) {
   // 1 GPU, fifo: A (unknown duration) starts at 0 and its end is its drawn service. History:
   // 10 jobs of 60 GPU-s submitted at 0 and 20 of 600 GPU-s submitted 3 h before. A itself is

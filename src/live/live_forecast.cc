@@ -53,12 +53,25 @@ void LiveScheduler::ResolveForecasts(Time now) {
     }
     return s;
   });
+  SaveMargins();
 }
 
 void LiveScheduler::RecordForecast(JobId id, const std::array<std::optional<Time>, 3>& range) {
   const Job* j = sched_->Find(id);
   if (!j || j->first_start >= 0 || j->state != JobState::kPending || margins_.Pending(id)) return;
   margins_.Record(id, range[0], range[2]);
+  SaveMargins();
+}
+
+void LiveScheduler::SaveMargins() {
+  std::string now = margins_.ToJson().dump();
+  if (now == margins_saved_) return;
+  // Lost on a failed write, the margins are only relearned: a warning, not a fault.
+  if (Status s = store_->SetMeta(kMarginsKey, now); !s.ok()) {
+    Warn(fmt::format("forecast margins not saved: {}", s.message()));
+    return;
+  }
+  margins_saved_ = std::move(now);
 }
 
 StatusOr<nlohmann::json> LiveScheduler::ForecastFor(std::unique_lock<std::mutex>& lk, JobId id,

@@ -287,9 +287,14 @@ class LiveScheduler {
   StatusOr<nlohmann::json> ForecastFor(std::unique_lock<std::mutex>& lk, JobId id,
                                        std::optional<JobSpec> extra);
   // The forecasts' margins, adapted from how the start forecasts made so far (the first of
-  // each job that had not started) turned out (engine/forecast.h MarginTracker); in memory,
-  // from kForecastMargin at each start of the daemon.
+  // each job that had not started) turned out (engine/forecast.h MarginTracker): from
+  // kForecastMargin on a new state directory, kept in meta kMarginsKey across restarts (with
+  // the forecasts still waiting for their outcome).
   MarginTracker margins_;
+  static constexpr const char* kMarginsKey = "forecast_margins";
+  std::string margins_saved_;  // the value last written to kMarginsKey
+  // Writes the margins' state to the store when it changed; with mu_ held.
+  void SaveMargins();
   // Resolves the forecasts the core now knows the outcome of; with mu_ held.
   void ResolveForecasts(Time now);
   // Records `range` as the first start forecast of `id` if it has not started; with mu_ held.

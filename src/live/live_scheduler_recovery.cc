@@ -116,6 +116,16 @@ Status LiveScheduler::Open() {
   if (auto stamp = store_->GetMeta(kAliveKey)) {
     if (auto v = ParseInt(*stamp)) last_alive_ = std::max(last_alive_, *v);
   }
+  // The forecasts' margins as the last daemon left them (none saved: the defaults). A value
+  // that cannot be read costs only what they had learned: a warning.
+  if (auto saved = store_->GetMeta(kMarginsKey)) {
+    const auto j = nlohmann::json::parse(*saved, nullptr, /*allow_exceptions=*/false);
+    if (Status s = margins_.Restore(j); !s.ok()) {
+      Warn(fmt::format("{} (meta {}): starting from the defaults", s.message(), kMarginsKey));
+    } else {
+      margins_saved_ = *saved;
+    }
+  }
   // (Now() advances the core's time: only after last_alive_ was read.)
   if (Status s = ApplyTenants(Now()); !s.ok()) return s;
   return Reconcile(Now());

@@ -305,6 +305,40 @@ TEST_F(LiveSchedulerTest, ExplainsMarginsAdaptToHowEarlierForecastsTurnedOut) {
   EXPECT_EQ((*second)["margins"][0].get<double>(), 0);
   EXPECT_NEAR((*second)["margins"][1].get<double>(), kForecastMargin[1] + 0.045, 1e-9);
   EXPECT_EQ((*second)["margins_learned_from"].get<int>(), 2);
+  // A restart keeps what they learned and X's forecast, still open: X's p10 is now (A is
+  // past its given 60 s, so the samples end it at once), so this explain resolves X's low side
+  // as not early (low stays 0), the third outcome, as it would have without the restart. A
+  // daemon that forgot would be back at kForecastMargin with nothing learned.
+  d.reset();
+  d = Start();
+  auto third = d->Estimate(*x);
+  ASSERT_TRUE(third.ok()) << third.status().message();
+  EXPECT_EQ((*third)["margins"][0].get<double>(), 0);
+  EXPECT_NEAR((*third)["margins"][1].get<double>(), kForecastMargin[1] + 0.045, 1e-9);
+  EXPECT_EQ((*third)["margins_learned_from"].get<int>(), 3);
+}
+
+TEST_F(LiveSchedulerTest, UnreadableSavedMarginsStartFromTheDefaultsWithAWarning) {
+  {
+    auto store = Store::Open((dir_ / "tiresias.db").string(), world_.now);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->SetMeta("forecast_margins", R"({"margins": [0, 99]})").ok());
+  }
+  ::testing::internal::CaptureStderr();
+  auto d = Start();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("forecast margins: 'margins'[1] is not a number in [0, 6] (meta "
+                     "forecast_margins): starting from the defaults"),
+            std::string::npos)
+      << err;
+  auto a = d->Submit({.gpus = 4, .argv = {"x"}, .duration_s = 60});
+  ASSERT_TRUE(a.ok());
+  world_.work[*a] = 600'000;
+  d->Step();
+  auto e = d->Estimate(*a);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ((*e)["margins"][1].get<double>(), kForecastMargin[1]);
+  EXPECT_EQ((*e)["margins_learned_from"].get<int>(), 0);
 }
 
 TEST_F(LiveSchedulerTest, RefusesWhatCanNeverRun) {

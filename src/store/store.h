@@ -1,5 +1,6 @@
 // The daemon's crash-safe state: an SQLite database in WAL mode with three tables.
-//   meta    key/value: the epoch (wall-clock ms at creation) and the serve configuration;
+//   meta    key/value: the epoch (wall-clock ms at creation), the serve configuration, the
+//           liveness stamp and the forecasts' learned margins;
 //   jobs    one row per job (request + what happened, the cluster engine's job id), the API's
 //           view;
 //   events  an append-only journal of Events (core/event_log.h: kind by name, detail as a
