@@ -60,17 +60,6 @@ class RawCsv {
   int64_t line_no_ = 0;
 };
 
-// Submit times relative to the earliest; sorted for submission.
-void Finish(Converted& c) {
-  if (!c.jobs.empty()) {
-    Time origin = c.jobs[0].submit;
-    for (const auto& j : c.jobs) origin = std::min(origin, j.submit);
-    for (auto& j : c.jobs) j.submit -= origin;
-  }
-  SortForSubmission(c.jobs);
-  c.report.kept = static_cast<int64_t>(c.jobs.size());
-}
-
 // The column names of a headerless PAI file: FILE.header beside it (one line, comma
 // separated), else `fallback`.
 std::vector<std::string> HeaderOf(const std::string& path, const std::vector<std::string>& fallback,
@@ -95,6 +84,16 @@ std::vector<std::string> HeaderOf(const std::string& path, const std::vector<std
 }
 
 }  // namespace
+
+void Converted::Finish() {
+  if (!jobs.empty()) {
+    Time origin = jobs[0].submit;
+    for (const auto& j : jobs) origin = std::min(origin, j.submit);
+    for (auto& j : jobs) j.submit -= origin;
+  }
+  SortForSubmission(jobs);
+  report.kept = static_cast<int64_t>(jobs.size());
+}
 
 void ConvertReport::Drop(const std::string& reason, const std::string& where) {
   ++dropped[reason];
@@ -182,7 +181,7 @@ StatusOr<Converted> ConvertHelios(const std::string& path) {
     if (state) c.report.Note(fmt::format("state {}", Trim(row[*state])));
     c.jobs.push_back(std::move(j));
   }
-  Finish(c);
+  c.Finish();
   return c;
 }
 
@@ -333,7 +332,7 @@ StatusOr<Converted> ConvertAlibabaPai(const std::vector<std::string>& files) {
     if (!seen.contains(name))
       ++c.report.notes["task rows of jobs missing from the job table (ignored)"];
   }
-  Finish(c);
+  c.Finish();
   return c;
 }
 
@@ -429,7 +428,7 @@ StatusOr<Converted> ConvertGavel(const std::string& path, const std::string& thr
     }
     c.jobs.push_back(std::move(j));
   }
-  Finish(c);
+  c.Finish();
   return c;
 }
 

@@ -59,6 +59,9 @@ struct ConvertReport {
 struct Converted {
   std::vector<JobSpec> jobs;  // sorted by (submit, id), submit 0 = the earliest
   ConvertReport report;
+  // Once every job is in: submit times relative to the earliest, sorted for submission, the
+  // count kept.
+  void Finish();
 };
 
 StatusOr<Converted> ConvertPhillyJobLog(const std::string& path);

@@ -137,14 +137,7 @@ StatusOr<Converted> ConvertPhillyJobLog(const std::string& path) {
         "[...]}}, ...])",
         path));
   }
-  // Submit times relative to the earliest; sorted for submission.
-  if (!c.jobs.empty()) {
-    Time origin = c.jobs[0].submit;
-    for (const auto& j : c.jobs) origin = std::min(origin, j.submit);
-    for (auto& j : c.jobs) j.submit -= origin;
-  }
-  SortForSubmission(c.jobs);
-  c.report.kept = static_cast<int64_t>(c.jobs.size());
+  c.Finish();
   return c;
 }
 
