@@ -118,9 +118,10 @@ class LocalExecutorTest : public ::testing::TestWithParam<bool> {
     dirs_.push_back(testing::ScratchDir(name + (GetParam() ? "_cg" : "_pg")));
     return dirs_.back();
   }
-  // A LocalExecutor with this test's containment (another daemon's, after a "crash").
+  // A LocalExecutor with this test's containment (another daemon's, after a "crash") and
+  // serve's shim.
   LocalExecutor Make(std::vector<std::string> devices = {"0"}) const {
-    return LocalExecutor({TIRESIAS_BINARY, "_shim"}, std::move(devices),
+    return LocalExecutor(DefaultShimArgv(), std::move(devices),
                          cgroups_ ? StatusOr<CgroupTree>(*cgroups_) : TestCgroups(false));
   }
   std::optional<CgroupTree> cgroups_;

@@ -248,7 +248,7 @@ int Serve(const ServeFlags& f) {
     executor = std::move(*x);
   } else {
     executor = std::make_unique<LocalExecutor>(
-        std::vector<std::string>{"/proc/self/exe", "_shim"}, cfg.gpu_devices,
+        DefaultShimArgv(), cfg.gpu_devices,
         f.no_cgroups ? StatusOr<CgroupTree>(FailedPrecondition("disabled by --no-cgroups"))
                      : CgroupTree::Detect());
   }

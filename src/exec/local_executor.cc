@@ -424,4 +424,14 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
                   .master_port = world_size > 1 || tasks > 0 ? master_port : 0};
 }
 
+std::vector<std::string> DefaultShimArgv() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path shim = self.parent_path() / "tiresias-shim";
+    if (access(shim.c_str(), X_OK) == 0) return {shim.string()};
+  }
+  return {"/proc/self/exe", "_shim"};
+}
+
 }  // namespace tiresias

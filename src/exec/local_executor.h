@@ -44,6 +44,11 @@
 
 namespace tiresias {
 
+// How serve runs the supervisor shim: `tiresias-shim` beside the running binary when it is
+// there (they are built and installed together), else that binary's own `_shim` subcommand
+// (the same code, but each start loads all of the CLI's libraries).
+std::vector<std::string> DefaultShimArgv();
+
 class LocalExecutor : public Executor {
  public:
   // How to run the supervisor shim, e.g. {"/proc/self/exe", "_shim"}; the shim's own

@@ -346,22 +346,29 @@ TEST_P(LocalExecutorTest, ContainmentIsDescribed) {
   }
 }
 
-TEST_P(LocalExecutorTest, ShimArgumentsPassThroughTheCli) {
-  auto dir = TempDir("shim_cli");
-  std::string exit_file = (dir / "x.exit").string(), out = (dir / "out").string();
-  std::string cmd = std::string(TIRESIAS_BINARY) + " _shim --exit-file " + exit_file +
-                    " -- sh -c 'printf \"%s|\" \"$@\" > " + out +
-                    "; exit 9' x -- --help sim 2>/dev/null";
-  int status = std::system(cmd.c_str());
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 9);
-  EXPECT_EQ(testing::ReadAll(out), "--|--help|sim|");
-  auto rec = ReadExitRecord(exit_file);
-  ASSERT_TRUE(rec);
-  EXPECT_EQ(rec->exit_code, 9);
+// Both ways to start the shim: the program serve uses (`tiresias-shim`, found beside the
+// binary) and the CLI's `_shim` subcommand, its fallback.
+TEST_P(LocalExecutorTest, ShimArgumentsPassThroughEitherShim) {
+  const std::vector<std::string> standalone = DefaultShimArgv();
+  ASSERT_EQ(standalone.size(), 1u) << "tiresias-shim is not beside the test binary";
+  EXPECT_EQ(fs::path(standalone[0]).filename(), "tiresias-shim");
+  for (const std::string& shim : {standalone[0], std::string(TIRESIAS_BINARY) + " _shim"}) {
+    SCOPED_TRACE(shim);
+    auto dir = TempDir("shim_cli");
+    std::string exit_file = (dir / "x.exit").string(), out = (dir / "out").string();
+    std::string cmd = shim + " --exit-file " + exit_file + " -- sh -c 'printf \"%s|\" \"$@\" > " +
+                      out + "; exit 9' x -- --help sim 2>/dev/null";
+    int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 9);
+    EXPECT_EQ(testing::ReadAll(out), "--|--help|sim|");
+    auto rec = ReadExitRecord(exit_file);
+    ASSERT_TRUE(rec);
+    EXPECT_EQ(rec->exit_code, 9);
 
-  status = std::system((std::string(TIRESIAS_BINARY) + " _shim oops 2>/dev/null").c_str());
-  EXPECT_EQ(WEXITSTATUS(status), 2);
+    status = std::system((shim + " oops 2>/dev/null").c_str());
+    EXPECT_EQ(WEXITSTATUS(status), 2);
+  }
 }
 
 }  // namespace
