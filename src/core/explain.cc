@@ -7,6 +7,13 @@
 
 namespace tiresias {
 
+bool Scheduler::AnyAhead(JobId id) const {
+  const Job* j = Find(id);
+  if (!j || (j->state != JobState::kPending && j->state != JobState::kRunning)) return false;
+  if (!running_.empty() && running_.begin()->first < j->key) return true;
+  return !j->running() && !waiting_.empty() && waiting_.begin()->first < j->key;
+}
+
 Explanation Scheduler::Explain(JobId id, Time now) const {
   Explanation e;
   const Job* j = Find(id);

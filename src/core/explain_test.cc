@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <random>
 #include <string>
 
 #include "core/scheduler.h"
@@ -60,6 +61,49 @@ TEST(Explain, StrictFifoSaysNoJobMayPass) {
   EXPECT_FALSE(s->Find(JobId(3))->running());
   EXPECT_TRUE(Says(s->Explain(JobId(3), 0), "strict FIFO: a job ahead of it does not fit yet"));
   EXPECT_TRUE(Says(s->Explain(JobId(2), 0), "it needs 4 GPUs"));
+}
+
+TEST(Explain, AnyAheadSaysWhatExplainCounts) {
+  // By hand, dlas on 8 GPUs at t=0: job 1 (6 GPUs) runs, job 2 (4) waits first in line, job 3
+  // (2) passed it and runs. Ahead of 1: nothing; of 2: running job 1; of 3: running job 1.
+  auto s = Make("dlas");
+  Submit(*s, 1, 6, 0);
+  Submit(*s, 2, 4, 0);
+  Submit(*s, 3, 2, 0);
+  s->Schedule(0);
+  EXPECT_FALSE(s->AnyAhead(JobId(1)));
+  EXPECT_TRUE(s->AnyAhead(JobId(2)));
+  EXPECT_TRUE(s->AnyAhead(JobId(3)));
+  EXPECT_FALSE(s->AnyAhead(JobId(99)));  // unknown
+  // Then the O(1) answer against Explain's count for every job, through random runs with
+  // arrivals, finishes and demotions under orders of every kind.
+  for (const std::string policy : {"fifo", "dlas", "las", "srtf", "gittins"}) {
+    auto r = Make(policy);
+    std::mt19937 rng(11);
+    int64_t next_id = 1;
+    for (Time t = 0; t < 400'000; t += 1000 + static_cast<Time>(rng() % 4000)) {
+      for (unsigned k = rng() % 3; k > 0; --k) {
+        const int64_t id = next_id++;
+        const Status st = r->Submit({.id = JobId(id),
+                                     .gpus = 1 << (rng() % 4),
+                                     .submit = t,
+                                     .duration = 1000 + static_cast<int64_t>(rng() % 60'000)},
+                                    t);
+        ASSERT_TRUE(st.ok()) << st.message();
+      }
+      for (const Job& j : r->jobs()) {
+        if (j.running() && rng() % 6 == 0) {
+          ASSERT_TRUE(r->Finish(j.spec.id, t).ok());
+        }
+      }
+      r->Schedule(t);
+      for (const Job& j : r->jobs()) {
+        const Explanation e = r->Explain(j.spec.id, t);
+        ASSERT_EQ(r->AnyAhead(j.spec.id), e.waiting_ahead + e.running_ahead > 0)
+            << policy << " job " << j.spec.id.value() << " at " << t;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -200,6 +200,10 @@ class Scheduler {
   // running). For time series (the simulator's --out, the daemon's views).
   void CountByQueue(std::vector<int>& waiting, std::vector<int>& running) const;
   Explanation Explain(JobId id, Time now) const;
+  // Whether Explain(id) would count any job ahead of it (waiting_ahead + running_ahead > 0),
+  // in O(1): both orders are sorted. For lists of many pending jobs (the daemon's reason
+  // word), where Explain's O(jobs) per job would make a list O(jobs^2).
+  bool AnyAhead(JobId id) const;
   // Each VC's quota, usage and waiting work, in config order; empty with the tenant level off.
   // O(running + waiting).
   std::vector<VcUsage> VcUsages(Time now) const;

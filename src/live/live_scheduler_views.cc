@@ -58,7 +58,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
     j["wait_s"] = ToSeconds(std::max<Duration>(0, until - r.submit - held));
     j["attained_gpu_s"] = ToSeconds(cj->AttainedAt(at));
     j["queue"] = QueueName(cj->queue);
-    j["reason"] = ReasonWord(r, *cj, now);
+    j["reason"] = ReasonWord(r, *cj);
     // Checkpoints it reported (TIRESIAS_CHECKPOINT_FILE): the last, and while it runs the
     // GPU-time it would lose if stopped now; unknown (absent) when it never reported one.
     j["last_checkpoint_ms"] = wall(cj->ckpt_at);
@@ -83,7 +83,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   return j;
 }
 
-std::string LiveScheduler::ReasonWord(const JobRecord& r, const Job& cj, Time now) const {
+std::string LiveScheduler::ReasonWord(const JobRecord& r, const Job& cj) const {
   switch (r.state) {
     case LiveState::kStarting:
       return "Starting";
@@ -101,8 +101,7 @@ std::string LiveScheduler::ReasonWord(const JobRecord& r, const Job& cj, Time no
   if (cj.wait == WaitKind::kOverQuota) return "VcQuota";
   // Jobs ahead of it in the policy's order hold or want the GPUs: priority. Nothing ahead,
   // yet it waits: the GPUs (or a slot of them) are not there.
-  const Explanation e = sched_->Explain(r.id, now);
-  return e.waiting_ahead > 0 || e.running_ahead > 0 ? "Priority" : "Resources";
+  return sched_->AnyAhead(r.id) ? "Priority" : "Resources";
 }
 
 nlohmann::json LiveScheduler::List(const ListFilter& f, size_t* total) {
