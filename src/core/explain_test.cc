@@ -15,10 +15,14 @@
 namespace tiresias {
 namespace {
 
+// The policies' default options, with a GPU-time history from memory (gittins reads one; the
+// default file is in ../shared, which CI may not have).
 std::unique_ptr<Scheduler> Make(const std::string& policy) {
-  auto p = MakeOrderingPolicy(policy, {}, TestFiles());
+  static const MemoryHistory history(
+      {Seconds(60), Seconds(600), Seconds(3600), Seconds(7200), Seconds(36000), Seconds(360000)});
+  auto p = MakeOrderingPolicy(policy, {}, history);
   EXPECT_TRUE(p.ok()) << p.status().message();
-  auto pl = MakePlacementPolicy("count", {}, TestFiles());
+  auto pl = MakePlacementPolicy("count", {}, history);
   EXPECT_TRUE(pl.ok()) << pl.status().message();
   return std::make_unique<Scheduler>(*Topology::Create(1, 1, 8), std::move(*p), std::move(*pl));
 }
