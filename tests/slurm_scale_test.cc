@@ -248,10 +248,12 @@ TEST(SlurmScaleTest, PhillyHourOn512GpusStartsAndPreemptsLikeTheSimulator) {
   // those that waited) and their times.
   std::vector<double> x, y, waited_x, waited_y, error_s;
   int only_sim = 0, only_live = 0;
-  // Slurm's pace: the tolerances on times were set where a release takes 1.0-1.7 s at the
-  // median during the hour; on a slower host (a CI machine once measured 8.9 s) they grow in
-  // proportion, and the order must agree all the same.
-  const double slow = std::max(1.0, Quantile(release_s, 0.5) / 1.7);
+  // Slurm's pace: the tolerances on times were set where a release takes at most 1.7 s at the
+  // median and 12.8 s at p99 during the hour; on a slower host (CI machines measured 6.3 and
+  // 8.9 s at the median) they grow in proportion to the worse of the two ratios (a long tail
+  // delays every job waiting behind it), and the order must agree all the same.
+  const double slow =
+      std::max({1.0, Quantile(release_s, 0.5) / 1.7, Quantile(release_s, 0.99) / 12.8});
   const auto kNearTheCut = kComparedMs - static_cast<int64_t>(15'000 * slow);  // may miss it
   for (const auto& [id, t] : simulated.first_start) {
     auto it = live.first_start.find(id);
