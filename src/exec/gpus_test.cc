@@ -63,6 +63,18 @@ TEST(ParseNvidiaSmiCsv, EightH200Box) {
   EXPECT_EQ((*gpus)[7].uuid, "GPU-76c1e2d0-9f3b-48a4-b5e7-0a4d8c62f913");
 }
 
+TEST(ParseNvidiaSmiCsv, CapturedFromARealH200) {
+  // The real thing, as nvidia-smi printed it on a 1x H200 machine (gpu_check.sh's run there).
+  auto gpus = ParseNvidiaSmiCsv(Fixture("h200x1_captured.csv"));
+  ASSERT_TRUE(gpus.ok()) << gpus.status().message();
+  ASSERT_EQ(gpus->size(), 1u);
+  EXPECT_EQ((*gpus)[0].index, 0);
+  EXPECT_EQ((*gpus)[0].uuid, "GPU-60943228-de65-6991-ad8b-d9c80f5f3816");
+  EXPECT_EQ((*gpus)[0].name, "NVIDIA H200");
+  EXPECT_EQ((*gpus)[0].memory_mib, 143771);
+  EXPECT_FALSE((*gpus)[0].emulated);
+}
+
 TEST(ParseNvidiaSmiCsv, NoHeaderAndTrailingBlankLines) {
   auto gpus = ParseNvidiaSmiCsv(Fixture("h100x8_noheader.csv"));
   ASSERT_TRUE(gpus.ok()) << gpus.status().message();
