@@ -54,8 +54,9 @@ class FlatOrder {
     v_.clear();
     gpus_.clear();
   }
-  // Gives every entry a new key (slot unchanged), then restores the order in O(n log n).
-  // Entries before `from` keep their keys.
+  // Gives every entry a new key (slot unchanged), then restores the order (linear when keys
+  // moved little). Entries before `from` keep their keys; a re-keyed entry may move before
+  // them.
   // `ahead(slot)` is told of the entry kAhead places further on before each key is computed
   // (to prefetch what key_of will read: the jobs are scattered in memory).
   template <typename KeyOf, typename Ahead = void (*)(uint32_t)>
@@ -67,12 +68,12 @@ class FlatOrder {
       v_[i].first = key_of(v_[i].second);
     }
     // Keys drift little between passes: insertion sort is linear on a nearly sorted array.
-    for (size_t i = from + 1; i < v_.size(); ++i) {
+    for (size_t i = std::max<size_t>(from, 1); i < v_.size(); ++i) {
       if (!(v_[i].first < v_[i - 1].first)) continue;
       Entry e = std::move(v_[i]);
       const int32_t g = gpus_[i];
       size_t k = i;
-      for (; k > from && e.first < v_[k - 1].first; --k) {
+      for (; k > 0 && e.first < v_[k - 1].first; --k) {
         v_[k] = std::move(v_[k - 1]);
         gpus_[k] = gpus_[k - 1];
       }

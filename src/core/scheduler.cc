@@ -250,6 +250,18 @@ void Scheduler::RefreshRunningKeys(Time now) {
                   .k2 = std::numeric_limits<int64_t>::min(),
                   .submit = std::numeric_limits<Time>::min()};
     from = static_cast<size_t>(std::as_const(running_).lower_bound(bound) - running_.begin());
+  } else if (policy_->running_keys_never_increase() && !waiting_.empty() && !tenant_on() &&
+             !opts_.checkpoint_aware) {
+    // Running jobs whose last key is below every waiting job's are lower still now: all kept,
+    // whatever their order among themselves (checkpoint-aware swaps compare their classes, so
+    // that mode re-keys them all). A re-keyed job may sort before some of them (insertion
+    // goes past `from`); that changes no decision: they are all ahead of every waiting job.
+    // The walk starts at the first waiting job: every re-keyed job that is still behind it
+    // is after it, and the others joined the jobs that are all kept.
+    const SortKey& first_waiting = waiting_.begin()->first;
+    from =
+        static_cast<size_t>(std::as_const(running_).lower_bound(first_waiting) - running_.begin());
+    Touch(first_waiting);
   }
   // A re-keyed job may move behind waiting jobs it was ahead of: the walk starts at the
   // smaller of the first old and the first new key, so those waiting jobs are reconsidered.

@@ -1,5 +1,6 @@
-// The comparison of reference_pass_test.cc bites: a policy that lies about either capability
-// flag (key_changes_while_running, k0_changes_only_at_transitions) makes the incremental run
+// The comparison of reference_pass_test.cc bites: a policy that lies about a capability flag
+// (key_changes_while_running, k0_changes_only_at_transitions, running_keys_never_increase)
+// makes the incremental run
 // differ from the reference, both on a narrated, hand-worked workload (first difference
 // pinned) and on at least one of the synthetic workloads (tests/reference_pass_fixture.h).
 #include <gtest/gtest.h>
@@ -23,10 +24,12 @@ namespace {
 class Lying : public OrderingPolicy {
  public:
   Lying(std::unique_ptr<OrderingPolicy> p, std::optional<bool> key_changes_while_running,
-        std::optional<bool> k0_changes_only_at_transitions)
+        std::optional<bool> k0_changes_only_at_transitions,
+        std::optional<bool> running_keys_never_increase)
       : p_(std::move(p)),
         key_changes_(key_changes_while_running),
-        k0_only_(k0_changes_only_at_transitions) {}
+        k0_only_(k0_changes_only_at_transitions),
+        never_increase_(running_keys_never_increase) {}
   std::string_view name() const override { return p_->name(); }
   bool preemptive() const override { return p_->preemptive(); }
   bool stops_at_first_misfit() const override { return p_->stops_at_first_misfit(); }
@@ -35,6 +38,9 @@ class Lying : public OrderingPolicy {
   }
   bool k0_changes_only_at_transitions() const override {
     return k0_only_.value_or(p_->k0_changes_only_at_transitions());
+  }
+  bool running_keys_never_increase() const override {
+    return never_increase_.value_or(p_->running_keys_never_increase());
   }
   bool stable_ties() const override { return p_->stable_ties(); }
   bool needs_durations() const override { return p_->needs_durations(); }
@@ -49,18 +55,19 @@ class Lying : public OrderingPolicy {
 
  private:
   std::unique_ptr<OrderingPolicy> p_;
-  std::optional<bool> key_changes_, k0_only_;
+  std::optional<bool> key_changes_, k0_only_, never_increase_;
 };
 
 struct Lie {
   std::string policy;
   std::optional<bool> key_changes_while_running, k0_changes_only_at_transitions;
+  std::optional<bool> running_keys_never_increase = std::nullopt;
   std::unique_ptr<OrderingPolicy> Make(bool honest) const {
     auto p = MakeOrderingPolicy(policy, {}, TestFiles());
     EXPECT_TRUE(p.ok()) << p.status().message();
     if (honest) return std::move(*p);
     return std::make_unique<Lying>(std::move(*p), key_changes_while_running,
-                                   k0_changes_only_at_transitions);
+                                   k0_changes_only_at_transitions, running_keys_never_increase);
   }
   // The first difference between the incremental run (honest or lying) and the reference.
   std::string Diverges(const Workload& w, bool honest) const {
@@ -133,6 +140,25 @@ TEST(ReferencePassBites, LasClaimingItsK0ChangesOnlyAtTransitions) {
   EXPECT_EQ(lie.Diverges(w, /*honest=*/false),
             "event 5 of 8/10: incremental '3500000 finish 1 n0:0-1', reference '1100000 preempt 1 "
             "n0:0-1 0' (previous: '1100000 finish 2 n0:2-3')");
+  EXPECT_GE(lie.Caught(), 1) << "no synthetic workload caught the lie";
+}
+
+TEST(ReferencePassBites, LasClaimingItsRunningKeysNeverIncrease) {
+  // las's key (executed time) grows while a job runs. Claiming running_keys_never_increase()
+  // lets the core skip re-keying running jobs whose last key is below the first waiting
+  // job's. The workload of the k0 lie above: at 500 s, A's last key (0 s executed, from its
+  // start) is below those of B and C (0 s too, submitted later), so the liar keeps A running
+  // (500 s executed now) and it finishes at 5000 s; the reference preempts it at 500 s.
+  const Lie lie{"las", std::nullopt, std::nullopt, /*running_keys_never_increase=*/true};
+  const Workload w{"las_1x1x4",
+                   *Topology::Create(1, 1, 4),
+                   0,
+                   {Spec(0, 4, 0, Seconds(5000)), Spec(1, 2, Seconds(500), Seconds(3000)),
+                    Spec(2, 2, Seconds(500), Seconds(600))}};
+  EXPECT_EQ(lie.Diverges(w, /*honest=*/true), "");
+  EXPECT_EQ(lie.Diverges(w, /*honest=*/false),
+            "event 1 of 6/10: incremental '5000000 finish 0 n0:0-3', reference '500000 preempt 0 "
+            "n0:0-3 0' (previous: '0 start 0 n0:0-3 0')");
   EXPECT_GE(lie.Caught(), 1) << "no synthetic workload caught the lie";
 }
 

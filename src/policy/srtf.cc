@@ -14,6 +14,8 @@ class Srtf : public OrderingPolicy {
   std::string_view name() const override { return by_gpu_time_ ? "srsf" : "srtf"; }
   bool preemptive() const override { return true; }
   bool key_changes_while_running() const override { return true; }
+  // Remaining time only shrinks while a job runs; the stable tie ranks are renumbered.
+  bool running_keys_never_increase() const override { return !stable_; }
   bool needs_durations() const override { return true; }
   bool stable_ties() const override { return stable_; }
   SortKey Key(const Job& j, Time now) const override {
