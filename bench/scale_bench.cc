@@ -73,7 +73,7 @@ void BM_CoreRound(benchmark::State& state, const std::string& policy) {
     return;
   }
   const Topology topo = *Topology::Parse("10x125x8");
-  constexpr int kWaiting = 100000, kEvents = 20000;
+  constexpr int kWaiting = 100000, kEvents = 100000;
   std::vector<JobSpec> jobs = SyntheticJobs(kWaiting + 10000 + kEvents, topo);
   FileDataSource files;
   auto built = BuildCore({.topo = topo, .policy = policy, .placement = "count"}, files);

@@ -1,13 +1,18 @@
-// A sorted vector of (SortKey, slot) pairs: the running jobs in policy order, with each job's
-// gang size alongside (gpus(it)), so that a pass sums and compares GPUs without touching the
-// job table. Running jobs number at most the GPUs, so inserts are cheap memmoves, and the
-// scheduling pass walks it as a contiguous array instead of chasing tree pointers.
+// The running jobs in policy order: (SortKey, slot) pairs with each job's gang size alongside
+// (gpus(it)), so that a pass sums and compares GPUs without touching the job table.
+//
+// Sorted blocks of at most 2 x kBlock entries (each with its GPU sum): an insert or erase
+// moves part of one block (a few KiB), not half of every running job (with 10,000 GPUs the
+// running jobs number thousands, and one flat array made each start and stop a memmove of
+// hundreds of KiB); GpusBetween adds whole blocks' sums; the pass still walks contiguous
+// arrays. Iterators stay valid until the order changes.
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <numeric>
-#include <utility>
 #include <vector>
 
 #include "core/job.h"
@@ -22,73 +27,107 @@ class FlatOrder {
     SortKey first;
     uint32_t second;
   };
-  using const_iterator = std::vector<Entry>::const_iterator;
 
-  void emplace(const SortKey& k, uint32_t slot, int gpus) {
-    auto it = lower_bound(k);
-    gpus_.insert(gpus_.begin() + (it - v_.begin()), gpus);
-    v_.insert(it, Entry{k, slot});
-  }
-  void erase(const SortKey& k) {
-    auto it = lower_bound(k);
-    if (it == v_.end() || it->first != k) return;
-    gpus_.erase(gpus_.begin() + (it - v_.begin()));
-    v_.erase(it);
-  }
+ private:
+  struct Block {
+    std::vector<Entry> v;
+    std::vector<int32_t> gpus;  // parallel to v
+    int64_t sum = 0;            // of gpus
+  };
+
+ public:
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Entry;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const Entry*;
+    using reference = const Entry&;
+    const_iterator() = default;
+    const Entry& operator*() const { return o_->blocks_[b_].v[i_]; }
+    const Entry* operator->() const { return &o_->blocks_[b_].v[i_]; }
+    const_iterator& operator++() {
+      if (++i_ == o_->blocks_[b_].v.size()) {
+        ++b_;
+        i_ = 0;
+      }
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator old = *this;
+      ++*this;
+      return old;
+    }
+    bool operator==(const const_iterator& o) const { return b_ == o.b_ && i_ == o.i_; }
+
+   private:
+    friend class FlatOrder;
+    const_iterator(const FlatOrder* o, size_t b, size_t i) : o_(o), b_(b), i_(i) {}
+    const FlatOrder* o_ = nullptr;
+    size_t b_ = 0, i_ = 0;  // block, index in it; end: (blocks, 0)
+  };
+
+  void emplace(const SortKey& k, uint32_t slot, int gpus);
+  // Erases the entry with key `k`, if any.
+  void erase(const SortKey& k);
   // The gang size of the entry at `it`.
-  int gpus(const_iterator it) const { return gpus_[static_cast<size_t>(it - v_.begin())]; }
-  // The GPUs of the entries in [from, to): a sum over a contiguous array of ints.
-  int64_t GpusBetween(const_iterator from, const_iterator to) const {
-    return std::accumulate(gpus_.begin() + (from - v_.begin()), gpus_.begin() + (to - v_.begin()),
-                           int64_t{0});
-  }
+  int gpus(const_iterator it) const { return blocks_[it.b_].gpus[it.i_]; }
+  // The GPUs of the entries in [from, to).
+  int64_t GpusBetween(const_iterator from, const_iterator to) const;
   const_iterator lower_bound(const SortKey& k) const {
-    return std::lower_bound(v_.begin(), v_.end(), k,
-                            [](const Entry& e, const SortKey& key) { return e.first < key; });
+    const size_t b = BlockFor(k);
+    if (b == blocks_.size()) return end();
+    const auto& v = blocks_[b].v;
+    return {this, b, static_cast<size_t>(LowerIn(v, k) - v.begin())};
   }
-  const_iterator begin() const { return v_.begin(); }
-  const_iterator end() const { return v_.end(); }
-  size_t size() const { return v_.size(); }
-  bool empty() const { return v_.empty(); }
-  void clear() {
-    v_.clear();
-    gpus_.clear();
-  }
-  // Gives every entry a new key (slot unchanged), then restores the order (linear when keys
-  // moved little). Entries before `from` keep their keys; a re-keyed entry may move before
-  // them.
+  const_iterator begin() const { return {this, 0, 0}; }
+  const_iterator end() const { return {this, blocks_.size(), 0}; }
+  // The position of `it` (O(blocks)), and the entry at a position.
+  size_t IndexOf(const_iterator it) const;
+  const Entry& At(size_t index) const;
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  void clear();
+
+  // Gives every entry from position `from` on a new key (slot unchanged), then restores the
+  // order (linear in the entries re-keyed when their keys moved little). Entries before
+  // `from` keep their keys; a re-keyed entry may move before them.
   // `ahead(slot)` is told of the entry kAhead places further on before each key is computed
   // (to prefetch what key_of will read: the jobs are scattered in memory).
   template <typename KeyOf, typename Ahead = void (*)(uint32_t)>
   void Rekey(
       KeyOf key_of, size_t from = 0, Ahead ahead = [](uint32_t) {}) {
+    TakeSuffix(from);
     constexpr size_t kAhead = 6;
-    for (size_t i = from; i < v_.size(); ++i) {
-      if (i + kAhead < v_.size()) ahead(v_[i + kAhead].second);
-      v_[i].first = key_of(v_[i].second);
+    for (size_t i = 0; i < scratch_.size(); ++i) {
+      if (i + kAhead < scratch_.size()) ahead(scratch_[i + kAhead].second);
+      scratch_[i].first = key_of(scratch_[i].second);
     }
-    // Keys drift little between passes: insertion sort is linear on a nearly sorted array.
-    for (size_t i = std::max<size_t>(from, 1); i < v_.size(); ++i) {
-      if (!(v_[i].first < v_[i - 1].first)) continue;
-      Entry e = std::move(v_[i]);
-      const int32_t g = gpus_[i];
-      size_t k = i;
-      for (; k > 0 && e.first < v_[k - 1].first; --k) {
-        v_[k] = std::move(v_[k - 1]);
-        gpus_[k] = gpus_[k - 1];
-      }
-      v_[k] = std::move(e);
-      gpus_[k] = g;
-    }
+    PutBackSuffix();
   }
 
  private:
-  std::vector<Entry>::iterator lower_bound(const SortKey& k) {
-    return std::lower_bound(v_.begin(), v_.end(), k,
+  static constexpr size_t kBlock = 256;  // a block splits in two past 2 x kBlock entries
+
+  static std::vector<Entry>::const_iterator LowerIn(const std::vector<Entry>& v,
+                                                    const SortKey& k) {
+    return std::lower_bound(v.begin(), v.end(), k,
                             [](const Entry& e, const SortKey& key) { return e.first < key; });
   }
-  std::vector<Entry> v_;
-  std::vector<int32_t> gpus_;  // parallel to v_
+  // The first block whose last key is not below `k` (blocks_.size(): none).
+  size_t BlockFor(const SortKey& k) const;
+  Block TakeBlock();  // an empty block, with capacity when one was freed before
+  // Moves the entries from position `from` on into scratch_ (and scratch_gpus_).
+  void TakeSuffix(size_t from);
+  // Sorts scratch_ (insertion sort: keys drift little between passes) and puts it back:
+  // entries below the last one kept are inserted one by one, the rest appended as blocks.
+  void PutBackSuffix();
+
+  std::vector<Block> blocks_;  // none empty
+  std::vector<Block> spare_;   // freed blocks, their capacity kept
+  size_t size_ = 0;
+  std::vector<Entry> scratch_;
+  std::vector<int32_t> scratch_gpus_;
 };
 
 }  // namespace tiresias

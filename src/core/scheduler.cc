@@ -249,23 +249,28 @@ void Scheduler::RefreshRunningKeys(Time now) {
                   .k1 = -std::numeric_limits<double>::infinity(),
                   .k2 = std::numeric_limits<int64_t>::min(),
                   .submit = std::numeric_limits<Time>::min()};
-    from = static_cast<size_t>(std::as_const(running_).lower_bound(bound) - running_.begin());
+    from = running_.IndexOf(running_.lower_bound(bound));
   } else if (policy_->running_keys_never_increase() && !waiting_.empty() && !tenant_on() &&
              !opts_.checkpoint_aware) {
-    // Running jobs whose last key is below every waiting job's are lower still now: all kept,
-    // whatever their order among themselves (checkpoint-aware swaps compare their classes, so
-    // that mode re-keys them all). A re-keyed job may sort before some of them (insertion
-    // goes past `from`); that changes no decision: they are all ahead of every waiting job.
-    // The walk starts at the first waiting job: every re-keyed job that is still behind it
-    // is after it, and the others joined the jobs that are all kept.
-    const SortKey& first_waiting = waiting_.begin()->first;
-    from =
-        static_cast<size_t>(std::as_const(running_).lower_bound(first_waiting) - running_.begin());
-    Touch(first_waiting);
+    // The waiting jobs that fit, together, into the GPUs no running job holds (W1..Wm, in
+    // order) are all selected, and every running job ahead of the next one keeps its GPUs
+    // whatever its place among W1..Wm: the budget at each turn is at least what is left after
+    // every running job and W1..Wm. Running jobs whose last key is below that next one's are
+    // lower still now (keys never grow while running): they are not re-keyed, and their
+    // order among themselves and W1..Wm decides nothing. (Checkpoint-aware swaps compare the
+    // kept jobs' classes: that mode re-keys them all.) A re-keyed job may sort before them
+    // (insertion goes past `from`); it is then among the kept ones too. The walk starts at
+    // W1: re-keyed jobs still behind the next one are after it.
+    int64_t spare =
+        cluster_.total_usable() - running_.GpusBetween(running_.begin(), running_.end());
+    auto w = waiting_.begin();
+    for (; w != waiting_.end() && w.gpus() <= spare; ++w) spare -= w.gpus();
+    from = w == waiting_.end() ? running_.size() : running_.IndexOf(running_.lower_bound(w->first));
+    Touch(waiting_.begin()->first);
   }
   // A re-keyed job may move behind waiting jobs it was ahead of: the walk starts at the
   // smaller of the first old and the first new key, so those waiting jobs are reconsidered.
-  if (from < running_.size()) Touch((running_.begin() + static_cast<ptrdiff_t>(from))->first);
+  if (from < running_.size()) Touch(running_.At(from).first);
   running_.Rekey(
       [&](uint32_t slot) {
         Job& j = jobs_[slot];
@@ -277,7 +282,7 @@ void Scheduler::RefreshRunningKeys(Time now) {
         const char* p = reinterpret_cast<const char*>(&jobs_[slot]);
         for (size_t off = 0; off < sizeof(Job); off += 64) __builtin_prefetch(p + off);
       });
-  Touch(from < running_.size() ? (running_.begin() + static_cast<ptrdiff_t>(from))->first
+  Touch(from < running_.size() ? running_.At(from).first
                                : SortKey{.k0 = std::numeric_limits<int64_t>::max()});
   if (from == 0) walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};
 }

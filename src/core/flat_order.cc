@@ -1,0 +1,189 @@
+// FlatOrder: the running jobs' order as sorted blocks (see flat_order.h).
+#include "core/flat_order.h"
+
+#include <cassert>
+
+namespace tiresias {
+
+size_t FlatOrder::BlockFor(const SortKey& k) const {
+  return static_cast<size_t>(
+      std::partition_point(blocks_.begin(), blocks_.end(),
+                           [&](const Block& b) { return b.v.back().first < k; }) -
+      blocks_.begin());
+}
+
+FlatOrder::Block FlatOrder::TakeBlock() {
+  if (spare_.empty()) return Block{};
+  Block b = std::move(spare_.back());
+  spare_.pop_back();
+  return b;
+}
+
+void FlatOrder::emplace(const SortKey& k, uint32_t slot, int gpus) {
+  size_t b = BlockFor(k);
+  if (b == blocks_.size()) {
+    if (blocks_.empty()) blocks_.push_back(TakeBlock());
+    b = blocks_.size() - 1;  // after every key: the end of the last block
+  }
+  Block& blk = blocks_[b];
+  const size_t i = static_cast<size_t>(LowerIn(blk.v, k) - blk.v.begin());
+  blk.v.insert(blk.v.begin() + static_cast<ptrdiff_t>(i), Entry{k, slot});
+  blk.gpus.insert(blk.gpus.begin() + static_cast<ptrdiff_t>(i), gpus);
+  blk.sum += gpus;
+  ++size_;
+  if (blk.v.size() <= 2 * kBlock) return;
+  Block half = TakeBlock();  // the upper half moves to a new block after this one
+  half.v.assign(blk.v.begin() + kBlock, blk.v.end());
+  half.gpus.assign(blk.gpus.begin() + kBlock, blk.gpus.end());
+  half.sum = std::accumulate(half.gpus.begin(), half.gpus.end(), int64_t{0});
+  blk.v.resize(kBlock);
+  blk.gpus.resize(kBlock);
+  blk.sum -= half.sum;
+  blocks_.insert(blocks_.begin() + static_cast<ptrdiff_t>(b) + 1, std::move(half));
+}
+
+void FlatOrder::erase(const SortKey& k) {
+  const size_t b = BlockFor(k);
+  if (b == blocks_.size()) return;
+  Block& blk = blocks_[b];
+  const size_t i = static_cast<size_t>(LowerIn(blk.v, k) - blk.v.begin());
+  if (blk.v[i].first != k) return;
+  blk.sum -= blk.gpus[i];
+  blk.v.erase(blk.v.begin() + static_cast<ptrdiff_t>(i));
+  blk.gpus.erase(blk.gpus.begin() + static_cast<ptrdiff_t>(i));
+  --size_;
+  if (blk.v.empty()) {
+    spare_.push_back(std::move(blk));
+    blocks_.erase(blocks_.begin() + static_cast<ptrdiff_t>(b));
+    return;
+  }
+  if (blk.v.size() >= kBlock / 4 || blocks_.size() == 1) return;
+  // Too small: it joins a neighbour when the two fit one block.
+  const size_t into = b > 0 ? b - 1 : b + 1;
+  Block& nb = blocks_[into];
+  if (nb.v.size() + blk.v.size() <= 2 * kBlock) {
+    const auto at = into < b ? nb.v.end() : nb.v.begin();
+    const auto at_gpus = into < b ? nb.gpus.end() : nb.gpus.begin();
+    nb.gpus.insert(at_gpus, blk.gpus.begin(), blk.gpus.end());
+    nb.v.insert(at, blk.v.begin(), blk.v.end());
+    nb.sum += blk.sum;
+    blk.v.clear();
+    blk.gpus.clear();
+    blk.sum = 0;
+    spare_.push_back(std::move(blk));
+    blocks_.erase(blocks_.begin() + static_cast<ptrdiff_t>(b));
+  }
+}
+
+int64_t FlatOrder::GpusBetween(const_iterator from, const_iterator to) const {
+  auto part = [&](size_t b, size_t i, size_t j) {
+    const auto& g = blocks_[b].gpus;
+    return std::accumulate(g.begin() + static_cast<ptrdiff_t>(i),
+                           g.begin() + static_cast<ptrdiff_t>(j), int64_t{0});
+  };
+  if (from.b_ == to.b_) return from.b_ == blocks_.size() ? 0 : part(from.b_, from.i_, to.i_);
+  int64_t sum = part(from.b_, from.i_, blocks_[from.b_].v.size());
+  for (size_t b = from.b_ + 1; b < to.b_; ++b) sum += blocks_[b].sum;
+  if (to.b_ < blocks_.size()) sum += part(to.b_, 0, to.i_);
+  return sum;
+}
+
+size_t FlatOrder::IndexOf(const_iterator it) const {
+  size_t n = it.i_;
+  for (size_t b = 0; b < it.b_; ++b) n += blocks_[b].v.size();
+  return n;
+}
+
+const FlatOrder::Entry& FlatOrder::At(size_t index) const {
+  assert(index < size_);
+  size_t b = 0;
+  for (; index >= blocks_[b].v.size(); ++b) index -= blocks_[b].v.size();
+  return blocks_[b].v[index];
+}
+
+void FlatOrder::clear() {
+  for (Block& b : blocks_) {
+    b.v.clear();
+    b.gpus.clear();
+    b.sum = 0;
+    spare_.push_back(std::move(b));
+  }
+  blocks_.clear();
+  size_ = 0;
+}
+
+void FlatOrder::TakeSuffix(size_t from) {
+  scratch_.clear();
+  scratch_gpus_.clear();
+  size_t b = 0;
+  for (; b < blocks_.size() && from >= blocks_[b].v.size(); ++b) from -= blocks_[b].v.size();
+  if (b == blocks_.size()) return;
+  const size_t first_whole = from == 0 ? b : b + 1;
+  if (from > 0) {  // the tail of block b
+    Block& blk = blocks_[b];
+    scratch_.assign(blk.v.begin() + static_cast<ptrdiff_t>(from), blk.v.end());
+    scratch_gpus_.assign(blk.gpus.begin() + static_cast<ptrdiff_t>(from), blk.gpus.end());
+    blk.v.resize(from);
+    blk.gpus.resize(from);
+    blk.sum = std::accumulate(blk.gpus.begin(), blk.gpus.end(), int64_t{0});
+  }
+  for (size_t k = first_whole; k < blocks_.size(); ++k) {
+    Block& blk = blocks_[k];
+    scratch_.insert(scratch_.end(), blk.v.begin(), blk.v.end());
+    scratch_gpus_.insert(scratch_gpus_.end(), blk.gpus.begin(), blk.gpus.end());
+    blk.v.clear();
+    blk.gpus.clear();
+    blk.sum = 0;
+    spare_.push_back(std::move(blk));
+  }
+  blocks_.resize(first_whole);
+  size_ -= scratch_.size();
+}
+
+void FlatOrder::PutBackSuffix() {
+  // Keys drift little between passes: insertion sort is linear on a nearly sorted array.
+  for (size_t i = 1; i < scratch_.size(); ++i) {
+    if (!(scratch_[i].first < scratch_[i - 1].first)) continue;
+    const Entry e = scratch_[i];
+    const int32_t g = scratch_gpus_[i];
+    size_t k = i;
+    for (; k > 0 && e.first < scratch_[k - 1].first; --k) {
+      scratch_[k] = scratch_[k - 1];
+      scratch_gpus_[k] = scratch_gpus_[k - 1];
+    }
+    scratch_[k] = e;
+    scratch_gpus_[k] = g;
+  }
+  size_t i = 0;
+  if (!blocks_.empty()) {  // the ones that now sort before the last entry kept
+    const SortKey last = blocks_.back().v.back().first;
+    for (; i < scratch_.size() && scratch_[i].first < last; ++i) {
+      emplace(scratch_[i].first, scratch_[i].second, scratch_gpus_[i]);
+    }
+    // The rest go after it: first up to kBlock in the last block (cut short by TakeSuffix).
+    Block& blk = blocks_.back();
+    const size_t n = std::min(scratch_.size() - i, kBlock - std::min(kBlock, blk.v.size()));
+    blk.v.insert(blk.v.end(), scratch_.begin() + static_cast<ptrdiff_t>(i),
+                 scratch_.begin() + static_cast<ptrdiff_t>(i + n));
+    blk.gpus.insert(blk.gpus.end(), scratch_gpus_.begin() + static_cast<ptrdiff_t>(i),
+                    scratch_gpus_.begin() + static_cast<ptrdiff_t>(i + n));
+    blk.sum += std::accumulate(blk.gpus.end() - static_cast<ptrdiff_t>(n), blk.gpus.end(),
+                               int64_t{0});
+    size_ += n;
+    i += n;
+  }
+  while (i < scratch_.size()) {
+    const size_t n = std::min(kBlock, scratch_.size() - i);
+    Block blk = TakeBlock();
+    blk.v.assign(scratch_.begin() + static_cast<ptrdiff_t>(i),
+                 scratch_.begin() + static_cast<ptrdiff_t>(i + n));
+    blk.gpus.assign(scratch_gpus_.begin() + static_cast<ptrdiff_t>(i),
+                    scratch_gpus_.begin() + static_cast<ptrdiff_t>(i + n));
+    blk.sum = std::accumulate(blk.gpus.begin(), blk.gpus.end(), int64_t{0});
+    blocks_.push_back(std::move(blk));
+    size_ += n;
+    i += n;
+  }
+}
+
+}  // namespace tiresias
