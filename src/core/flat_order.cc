@@ -167,8 +167,8 @@ void FlatOrder::PutBackSuffix() {
                  scratch_.begin() + static_cast<ptrdiff_t>(i + n));
     blk.gpus.insert(blk.gpus.end(), scratch_gpus_.begin() + static_cast<ptrdiff_t>(i),
                     scratch_gpus_.begin() + static_cast<ptrdiff_t>(i + n));
-    blk.sum += std::accumulate(blk.gpus.end() - static_cast<ptrdiff_t>(n), blk.gpus.end(),
-                               int64_t{0});
+    blk.sum +=
+        std::accumulate(blk.gpus.end() - static_cast<ptrdiff_t>(n), blk.gpus.end(), int64_t{0});
     size_ += n;
     i += n;
   }
