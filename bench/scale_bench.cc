@@ -73,7 +73,7 @@ void BM_CoreRound(benchmark::State& state, const std::string& policy) {
     return;
   }
   const Topology topo = *Topology::Parse("10x125x8");
-  constexpr int kWaiting = 100000, kEvents = 100000;
+  constexpr int kWaiting = 100000, kEvents = 20000;
   std::vector<JobSpec> jobs = SyntheticJobs(kWaiting + 10000 + kEvents, topo);
   FileDataSource files;
   auto built = BuildCore({.topo = topo, .policy = policy, .placement = "count"}, files);
@@ -85,8 +85,10 @@ void BM_CoreRound(benchmark::State& state, const std::string& policy) {
   core.Reserve(jobs.size());
   using Done = std::pair<Time, int64_t>;  // projected end, job
   std::priority_queue<Done, std::vector<Done>, std::greater<>> done;
+  int64_t preemptions = 0;
   auto apply = [&](const std::vector<Action>& actions) {
     for (const Action& a : actions) {
+      preemptions += a.kind == Action::Kind::kPreempt;
       if (a.kind != Action::Kind::kStart) continue;
       const Job* j = core.Find(a.job);
       done.emplace(*j->ProjectedEnd(), a.job.value());
@@ -108,6 +110,7 @@ void BM_CoreRound(benchmark::State& state, const std::string& policy) {
   int events = 0;
   double secs = 0;
   for (auto _ : state) {
+    preemptions = 0;
     const auto start = std::chrono::steady_clock::now();
     for (events = 0; events < kEvents && next < jobs.size(); ++events) {
       while (!done.empty()) {  // drop the ends of runs preempted since
@@ -127,6 +130,8 @@ void BM_CoreRound(benchmark::State& state, const std::string& policy) {
     secs = Seconds(std::chrono::steady_clock::now() - start);
   }
   state.counters["us_per_event"] = secs * 1e6 / std::max(events, 1);
+  state.counters["preemptions_per_event"] =
+      static_cast<double>(preemptions) / std::max(events, 1);
   state.counters["waiting"] = static_cast<double>(core.num_waiting());
   state.counters["running"] = static_cast<double>(core.num_running());
 }

@@ -109,8 +109,7 @@ class FlatOrder {
  private:
   static constexpr size_t kBlock = 256;  // a block splits in two past 2 x kBlock entries
 
-  static std::vector<Entry>::const_iterator LowerIn(const std::vector<Entry>& v,
-                                                    const SortKey& k) {
+  static std::vector<Entry>::const_iterator LowerIn(const std::vector<Entry>& v, const SortKey& k) {
     return std::lower_bound(v.begin(), v.end(), k,
                             [](const Entry& e, const SortKey& key) { return e.first < key; });
   }

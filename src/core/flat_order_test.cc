@@ -12,7 +12,9 @@
 namespace tiresias {
 namespace {
 
-SortKey Key(int64_t k0, int64_t id) { return {.k0 = k0, .id = JobId(id)}; }
+SortKey Key(int64_t k0, int64_t id) {
+  return {.k0 = k0, .id = JobId(id)};
+}
 
 // Every entry in order, with its gang size, and the sums and positions it answers.
 void ExpectSame(const FlatOrder& f, const std::map<SortKey, std::pair<uint32_t, int>>& m) {

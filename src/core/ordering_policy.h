@@ -32,12 +32,16 @@ class OrderingPolicy {
   // later fields drift. Lets the core skip re-keying running jobs whose k0 is ahead of
   // every waiting job: they keep their GPUs whatever their order among themselves.
   virtual bool k0_changes_only_at_transitions() const { return false; }
-  // A running job's key never grows while it runs (srtf: its remaining time only shrinks).
-  // Lets the core skip re-keying running jobs whose last key is below every waiting job's:
-  // their keys now are lower still, so they keep their GPUs whatever their order among
-  // themselves. Their stored keys are then upper bounds, refreshed when a waiting job's key
-  // reaches them.
+  // A running job's key never grows while it runs (srtf: its remaining time only shrinks),
+  // except at the times KeyBoundUntil names. Lets the core skip re-keying running jobs whose
+  // last key is below the waiting jobs' that compete for GPUs: their keys now are lower
+  // still, so they keep their GPUs whatever their order among themselves. Their stored keys
+  // are then upper bounds, refreshed when a waiting job's key reaches them or at KeyBoundUntil.
   virtual bool running_keys_never_increase() const { return false; }
+  // With running_keys_never_increase: for a running job keyed at `now`, the first time at
+  // which its key may grow (gittins: its service reaches the next sample of the history,
+  // where the index may drop); kNever: never.
+  virtual Time KeyBoundUntil(const Job& /*job*/, Time /*now*/) const { return kNever; }
   // Ties keep the previous pass's order (new jobs after old ones), like a stable sort of a
   // list kept across passes; the core then maintains Job::tie_rank for Key() to use.
   virtual bool stable_ties() const { return false; }

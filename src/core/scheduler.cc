@@ -184,9 +184,33 @@ const std::string& Scheduler::NeverFitsReasonOf(const Job& j) const {
   return it == never_fits_.end() ? kNone : it->second;
 }
 
+void Scheduler::NoteKeyBound(uint32_t slot, Time now) {
+  Job& j = jobs_[slot];
+  const Time until = j.running() && policy_->running_keys_never_increase()
+                         ? policy_->KeyBoundUntil(j, now)
+                         : kNever;
+  if (until == j.key_until) return;  // an entry for it is queued already (or none is due)
+  j.key_until = until;
+  if (until != kNever) jumps_.emplace(until, slot);
+}
+
+void Scheduler::RekeyJumped(Time now) {
+  while (!jumps_.empty() && jumps_.top().first <= now) {
+    const auto [at, slot] = jumps_.top();
+    jumps_.pop();
+    Job& j = jobs_[slot];
+    if (!j.running() || j.key_until != at) continue;  // stale
+    running_.erase(j.key);
+    j.key = policy_->Key(j, now);
+    running_.emplace(j.key, slot, j.gpus());
+    NoteKeyBound(slot, now);
+  }
+}
+
 void Scheduler::Insert(uint32_t slot, Time now) {
   Job& j = jobs_[slot];
   j.key = policy_->Key(j, now);
+  NoteKeyBound(slot, now);
   Touch(j.key);
   if (j.running()) {
     running_.emplace(j.key, slot, j.gpus());
@@ -240,6 +264,8 @@ void Scheduler::FireTimers(Time now) {
 }
 
 void Scheduler::RefreshRunningKeys(Time now) {
+  // The running jobs before position `from` keep their (stale) keys: each of the two rules
+  // below proves them all kept whatever their order; the larger prefix is the union of both.
   size_t from = 0;
   if (policy_->k0_changes_only_at_transitions() && !waiting_.empty() && !tenant_on()) {
     // Running jobs in a better k0 class than every waiting job are all kept whatever their
@@ -250,22 +276,26 @@ void Scheduler::RefreshRunningKeys(Time now) {
                   .k2 = std::numeric_limits<int64_t>::min(),
                   .submit = std::numeric_limits<Time>::min()};
     from = running_.IndexOf(running_.lower_bound(bound));
-  } else if (policy_->running_keys_never_increase() && !waiting_.empty() && !tenant_on() &&
-             !opts_.checkpoint_aware) {
+  }
+  if (policy_->running_keys_never_increase() && !waiting_.empty() && !tenant_on() &&
+      !opts_.checkpoint_aware) {
     // The waiting jobs that fit, together, into the GPUs no running job holds (W1..Wm, in
     // order) are all selected, and every running job ahead of the next one keeps its GPUs
     // whatever its place among W1..Wm: the budget at each turn is at least what is left after
     // every running job and W1..Wm. Running jobs whose last key is below that next one's are
-    // lower still now (keys never grow while running): they are not re-keyed, and their
-    // order among themselves and W1..Wm decides nothing. (Checkpoint-aware swaps compare the
-    // kept jobs' classes: that mode re-keys them all.) A re-keyed job may sort before them
-    // (insertion goes past `from`); it is then among the kept ones too. The walk starts at
-    // W1: re-keyed jobs still behind the next one are after it.
+    // lower still now (keys never grow while running, except at KeyBoundUntil: those jobs are
+    // re-keyed first): they are not re-keyed, and their order among themselves and W1..Wm
+    // decides nothing. (Checkpoint-aware swaps compare the kept jobs' classes: that mode
+    // re-keys them all.) A re-keyed job may sort before them (insertion goes past `from`);
+    // it is then among the kept ones too. The walk starts at W1: re-keyed jobs still behind
+    // the next one are after it.
+    RekeyJumped(now);
     int64_t spare =
         cluster_.total_usable() - running_.GpusBetween(running_.begin(), running_.end());
     auto w = waiting_.begin();
     for (; w != waiting_.end() && w.gpus() <= spare; ++w) spare -= w.gpus();
-    from = w == waiting_.end() ? running_.size() : running_.IndexOf(running_.lower_bound(w->first));
+    from = std::max(from, w == waiting_.end() ? running_.size()
+                                              : running_.IndexOf(running_.lower_bound(w->first)));
     Touch(waiting_.begin()->first);
   }
   // A re-keyed job may move behind waiting jobs it was ahead of: the walk starts at the
@@ -275,6 +305,7 @@ void Scheduler::RefreshRunningKeys(Time now) {
       [&](uint32_t slot) {
         Job& j = jobs_[slot];
         j.key = policy_->Key(j, now);
+        NoteKeyBound(slot, now);
         return j.key;
       },
       from,
@@ -294,6 +325,7 @@ void Scheduler::RekeyAll(Time now) {
     Job& j = jobs_[slot];
     policy_->Relearned(j, now);  // e.g. its queue under thresholds that moved
     j.key = policy_->Key(j, now);
+    NoteKeyBound(slot, now);
     active.push_back(slot);
     return j.key;
   };
@@ -315,6 +347,7 @@ void Scheduler::RebuildOrders(Time now) {
     Job& j = jobs_[slot];
     if (j.state != JobState::kRunning && j.state != JobState::kPending) continue;
     j.key = policy_->Key(j, now);
+    NoteKeyBound(slot, now);
     if (j.running()) {
       running_.emplace(j.key, slot, j.gpus());
     } else {

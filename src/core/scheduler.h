@@ -245,6 +245,10 @@ class Scheduler {
   void ArmTimer(uint32_t slot, Time now);
   void FireTimers(Time now);
   void RefreshRunningKeys(Time now);
+  // Records KeyBoundUntil for the key just computed (running_keys_never_increase policies).
+  void NoteKeyBound(uint32_t slot, Time now);
+  // Re-keys the running jobs whose KeyBoundUntil has come.
+  void RekeyJumped(Time now);
   // Re-keys every running and waiting job (the policy learned) and re-walks them all.
   void RekeyAll(Time now);
   // Reference pass only: every key from scratch, both orders rebuilt, no walk_from_.
@@ -306,6 +310,11 @@ class Scheduler {
   std::optional<SortKey> revisit_;  // collected during a pass, becomes walk_from_ after it
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   uint64_t timer_seq_ = 0;
+  // (KeyBoundUntil, slot) of running jobs, earliest first; stale when the job's key_until
+  // differs (it stopped, or was re-keyed since).
+  std::priority_queue<std::pair<Time, uint32_t>, std::vector<std::pair<Time, uint32_t>>,
+                      std::greater<>>
+      jumps_;
   uint64_t pass_ = 0;
   int64_t tie_counter_ = 0;
   bool dirty_ = false;

@@ -37,6 +37,7 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
     running_ = o.running_;
     waiting_ = o.waiting_;
     timers_ = o.timers_;
+    jumps_ = o.jumps_;
     return;
   }
   // Only jobs that have not ended, in the same relative order; every slot renumbered.
@@ -63,6 +64,10 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
     if (remap[t.slot] == kGone) continue;
     t.slot = remap[t.slot];
     timers_.push(t);
+  }
+  for (auto jumps = o.jumps_; !jumps.empty(); jumps.pop()) {
+    const auto [at, slot] = jumps.top();
+    if (remap[slot] != kGone) jumps_.emplace(at, remap[slot]);
   }
 }
 
