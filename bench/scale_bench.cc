@@ -130,8 +130,7 @@ void BM_CoreRound(benchmark::State& state, const std::string& policy) {
     secs = Seconds(std::chrono::steady_clock::now() - start);
   }
   state.counters["us_per_event"] = secs * 1e6 / std::max(events, 1);
-  state.counters["preemptions_per_event"] =
-      static_cast<double>(preemptions) / std::max(events, 1);
+  state.counters["preemptions_per_event"] = static_cast<double>(preemptions) / std::max(events, 1);
   state.counters["waiting"] = static_cast<double>(core.num_waiting());
   state.counters["running"] = static_cast<double>(core.num_running());
 }
