@@ -26,14 +26,12 @@ class Gittins : public OrderingPolicy {
   bool preemptive() const override { return true; }
   bool key_changes_while_running() const override { return true; }
   bool k0_changes_only_at_transitions() const override { return true; }
-  // Between two samples of the history (for the service, and for the end of the last
-  // queue's quantum) the index only grows: GittinsIndex::NextBreak.
+  // Until the service reaches the next sample of the history the index only grows (the
+  // queue's quantum is fixed, or ends at the queue's threshold): GittinsIndex::NextBreak.
   bool running_keys_never_increase() const override { return true; }
   Time KeyBoundUntil(const Job& j, Time now) const override {
     const Service a = j.AttainedAt(now);
-    auto up = q_.upper(j.queue);
-    const Service quantum = up ? *up - (a - j.q_base) : last_quantum_;
-    auto next = index_.NextBreak(a, quantum, !up);
+    auto next = index_.NextBreak(a);
     if (!next) return kNever;  // index 0 for good
     return std::max(now, j.progress_start) + CeilDiv(*next - a, j.gpus());
   }

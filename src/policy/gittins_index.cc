@@ -56,16 +56,10 @@ double GittinsIndex::IndexAt(Service a, Service quantum, size_t i, size_t j) con
   return done / expected * kMsPerSecond;
 }
 
-std::optional<Service> GittinsIndex::NextBreak(Service a, Service quantum,
-                                               bool fixed_quantum) const {
+std::optional<Service> GittinsIndex::NextBreak(Service a) const {
   const auto i = std::upper_bound(sorted_.begin(), sorted_.end(), a);
   if (i == sorted_.end()) return std::nullopt;
-  Service next = *i;    // the service passes a sample: it no longer counts as above
-  if (fixed_quantum) {  // the quantum's end passes a sample: it now ends within
-    const auto j = std::upper_bound(i, sorted_.end(), a + quantum);
-    if (j != sorted_.end()) next = std::min(next, *j - quantum);
-  }
-  return next;
+  return *i;
 }
 
 double GittinsIndex::Index(Service a, Service quantum) const {

@@ -26,13 +26,14 @@ class GittinsIndex {
   // The same value, bit for bit, starting the two searches at `*hint` (any value is fine; the
   // searches' results are stored back for the next call).
   double Index(Service attained, Service quantum, uint64_t* hint) const;
-  // The smallest service above `attained` at which Index(service, quantum') may differ from a
-  // value between the two ways it moves: with the same samples above the service and ending
-  // within the quantum, the index only grows with the service (fewer GPU-ms expected). With
-  // a fixed quantum (`fixed_quantum`) the end of the quantum moves too; otherwise the caller
-  // keeps service + quantum constant (a queue's upper threshold). nullopt: no sample is left
+  // The smallest service above `attained` at which the index may drop: the next sample.
+  // Until the service reaches it, with the quantum fixed or with service + quantum fixed (a
+  // queue's upper threshold), the index only grows: the samples within the quantum stay (a
+  // sample the quantum's end passes joins them: one more ends within, expected GPU-ms
+  // unchanged) and each one's expected remainder shrinks. At the sample, one that counted
+  // as ending within (with nearly nothing left) stops counting. nullopt: no sample is left
   // above the service (index 0 from then on).
-  std::optional<Service> NextBreak(Service attained, Service quantum, bool fixed_quantum) const;
+  std::optional<Service> NextBreak(Service attained) const;
   // True when the sample was merged (every `batch` samples), changing the index.
   bool Add(Service sample);
   size_t size() const { return sorted_.size(); }

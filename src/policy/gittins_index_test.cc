@@ -74,6 +74,45 @@ TEST(GittinsIndex, ScaleIsPerGpuSecond) {
   EXPECT_DOUBLE_EQ(ten.Index(0, Seconds(30)), 0.025);
 }
 
+TEST(GittinsIndex, OnlyGrowsUntilTheNextSampleAndMayDropThere) {
+  // NextBreak's promise, which lets the core leave running gittins jobs' keys stale until
+  // then (KeyBoundUntil): with the quantum fixed (the last queue) or with service + quantum
+  // fixed (a queue's threshold), the index never falls while the service stays below the
+  // next sample. By hand, samples {2, 5, 9} s, quantum 6 s: at 0 s, all three above, 2 and 5
+  // end within (2 + 5 = 7 s expected) and 9 goes beyond (6 s): 2 / 13 s; at 1.9 s, 2 / 9.2 s
+  // (it grew); at 2 s, 2 no longer counts: 5 ends within (3 s), 9 beyond (6 s): 1 / 9 s
+  // (it dropped).
+  const GittinsIndex by_hand({2000, 5000, 9000});
+  EXPECT_EQ(by_hand.NextBreak(0), 2000);
+  EXPECT_DOUBLE_EQ(by_hand.Index(0, 6000), 2.0 / 13.0);
+  EXPECT_DOUBLE_EQ(by_hand.Index(1900, 6000), 2.0 / 9.2);
+  EXPECT_DOUBLE_EQ(by_hand.Index(2000, 6000), 1.0 / 9.0);
+  EXPECT_EQ(by_hand.NextBreak(2000), 5000);
+  EXPECT_EQ(by_hand.NextBreak(9000), std::nullopt);  // index 0 from here on
+  // Random histories, services and quanta, both ways the quantum moves.
+  std::mt19937_64 rng(3);
+  int drops = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::vector<Service> samples(1 + rng() % 40);
+    for (Service& s : samples) s = 1 + static_cast<Service>(rng() % 100000);
+    const GittinsIndex g(samples);
+    const Service a0 = static_cast<Service>(rng() % 100000);
+    const Service quantum = 1 + static_cast<Service>(rng() % 50000);
+    const bool fixed = rng() % 2 == 0;  // else the quantum ends at a0 + quantum
+    auto index = [&](Service a) { return g.Index(a, fixed ? quantum : a0 + quantum - a); };
+    const auto next = g.NextBreak(a0);
+    const Service until = next ? *next : a0 + 100000;
+    double last = index(a0);
+    for (Service a = a0 + 1; a < until && a < a0 + quantum; a += 1 + rng() % 97) {
+      const double now = index(a);
+      ASSERT_GE(now, last) << "round " << round << ": fell at " << a << " before " << until;
+      last = now;
+    }
+    if (next && *next < a0 + quantum) drops += index(*next) < index(*next - 1);
+  }
+  EXPECT_GT(drops, 0) << "no drop at a sample: the check cannot tell a late break";
+}
+
 TEST(GittinsIndex, OnlineAddMergesEveryBatch) {
   GittinsIndex g = Five(/*batch=*/2);
   EXPECT_EQ(g.size(), 5u);
