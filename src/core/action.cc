@@ -1,10 +1,18 @@
 // Names of what the core asks of its driver (see action.h).
 #include "core/action.h"
 
+#include <fmt/format.h>
+
 namespace tiresias {
 
 const char* ToString(Action::Kind k) {
   return k == Action::Kind::kStart ? "start" : "preempt";
+}
+
+std::string Action::reason() const {
+  if (!detail.empty()) return detail;
+  if (kind == Kind::kPreempt) return "a higher-priority job needs its GPUs";
+  return restore ? fmt::format("resumes; restore takes {} ms", restore) : "starts";
 }
 
 std::string Brief(const std::vector<Action>& actions) {

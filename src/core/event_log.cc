@@ -44,7 +44,7 @@ Event EventOf(const Action& a, Time t) {
   return Event{.t = t,
                .kind = a.kind == Action::Kind::kStart ? EventKind::kStart : EventKind::kPreempt,
                .job = a.job,
-               .detail = {{"gpus", GpusToJson(a.alloc.Gpus())}, {"reason", a.reason}}};
+               .detail = {{"gpus", GpusToJson(a.alloc.Gpus())}, {"reason", a.reason()}}};
 }
 
 std::string QueueName(int queue) {

@@ -31,7 +31,7 @@ TEST(EventLog, TableHasEveryKindOnceInEnumOrder) {
 }
 
 TEST(EventLog, JsonLinesRoundTrip) {
-  Action a{Action::Kind::kStart, JobId(7), Allocation::Of({{1, 3}, {0, 2}, {1, 2}}), 0, "starts"};
+  Action a{Action::Kind::kStart, JobId(7), Allocation::Of({{1, 3}, {0, 2}, {1, 2}}), 0};
   Event e = EventOf(a, 1234);
   EXPECT_EQ(
       ToJsonLine(e),

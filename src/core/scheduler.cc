@@ -425,9 +425,8 @@ void Scheduler::Start(uint32_t slot, Allocation alloc, Time now, std::vector<Act
   j.alloc = alloc;
   Insert(slot, now);
   ArmTimer(slot, now);
-  out.push_back(Action{
-      Action::Kind::kStart, j.spec.id, std::move(alloc), j.progress_start,
-      restore ? fmt::format("resumes; restore takes {} ms", restore) : std::string("starts")});
+  out.push_back(Action{Action::Kind::kStart, j.spec.id, std::move(alloc), j.progress_start,
+                       restore, {}});
 }
 
 Status Scheduler::SetProgressStart(JobId id, Time t, Time now) {

@@ -198,10 +198,11 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
       Revisit(j.key);                     // kept although not selected
       continue;
     }
-    out.push_back(Action{Action::Kind::kPreempt, j.spec.id, j.alloc, 0,
+    // Stop (without release) only clears the job's allocation: it moves into the action.
+    out.push_back(Action{Action::Kind::kPreempt, j.spec.id, std::move(j.alloc), 0, 0,
                          tenant_on() && j.wait == WaitKind::kOverQuota
                              ? BorrowerReason(j, vc_held[static_cast<size_t>(j.tenant)])
-                             : "a higher-priority job needs its GPUs"});
+                             : std::string()});
     ++j.preemptions;
     const Service loss = opts_.lose_work ? j.LossAt(now) : 0;
     const Duration rollback = j.WorkDoneAt(std::max(j.ckpt_at, j.progress_start));

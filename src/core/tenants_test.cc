@@ -57,7 +57,7 @@ TEST(TenantsTest, UnusedQuotaIsLentAndReclaimedByPreemption) {
   const auto reclaim = s->Schedule(Seconds(100));
   EXPECT_EQ(Brief(reclaim), "preempt 3, preempt 4, start 5, start 6");
   // The borrowers are told why: A holds 8 of its 4 when the pass decides.
-  EXPECT_EQ(reclaim[0].reason,
+  EXPECT_EQ(reclaim[0].reason(),
             "its VC `A` holds 8 GPUs, over its quota of 4: GPUs it borrowed go back to VCs that "
             "need their quota");
   const Explanation e = s->Explain(JobId(3), Seconds(100));

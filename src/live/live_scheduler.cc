@@ -175,7 +175,7 @@ void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
 void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& changed) {
   JobRecord& rec = records_.at(a.job);
   changed.push_back(a.job);
-  rec.message = a.reason;
+  rec.message = a.reason();
   if (a.kind == Action::Kind::kStart) {
     Journal(EventOf(a, now));
     to_launch_[a.job] = a.alloc.Gpus();

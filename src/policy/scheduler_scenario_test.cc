@@ -73,7 +73,7 @@ TEST(RestoreOverhead, ResumedJobProgressesOnlyAfterRestore) {
   ASSERT_EQ(Str(a), "start 1");
   // Resumed at 1100: progress starts 5000 ms later, at 6100.
   EXPECT_EQ(a[0].progress_start, 6100);
-  EXPECT_NE(a[0].reason.find("restore"), std::string::npos) << a[0].reason;
+  EXPECT_NE(a[0].reason().find("restore"), std::string::npos) << a[0].reason();
   const Job* j1 = s->Find(JobId(1));
   EXPECT_EQ(j1->progress_start, 6100);
   EXPECT_EQ(j1->overhead, 5000);
@@ -119,7 +119,7 @@ std::string Script(const std::string& policy, const std::vector<std::string>& op
   auto run = [&](Time t) {
     for (const auto& a : s->Schedule(t)) {
       log += fmt::format("{} {} {} {} {} {};", t, ToString(a.kind), a.job.value(), a.alloc.str(),
-                         a.progress_start, a.reason);
+                         a.progress_start, a.reason());
     }
   };
   for (int i = 0; i < 12; ++i) {

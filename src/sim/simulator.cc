@@ -24,6 +24,34 @@ struct Completion {
   bool operator>(const Completion& o) const { return at != o.at ? at > o.at : seq > o.seq; }
 };
 
+// The runs' projected ends, earliest first ((at, seq) is a total order: the heap's shape
+// never shows). A preempted run's entry stays until it surfaces, or until such stale entries
+// outnumber the running jobs and are swept out: the heap stays the size of what runs, not of
+// every run ever started (a burst under las starts tens of millions).
+class Completions {
+ public:
+  bool empty() const { return v_.empty(); }
+  const Completion& top() const { return v_.front(); }
+  void push(const Completion& c) {
+    v_.push_back(c);
+    std::push_heap(v_.begin(), v_.end(), std::greater<>());
+  }
+  void pop() {
+    std::pop_heap(v_.begin(), v_.end(), std::greater<>());
+    v_.pop_back();
+  }
+  // `live(c)`: the run of `c` is still the job's current one.
+  template <typename Live>
+  void Sweep(size_t running, Live live) {
+    if (v_.size() <= 2 * running + 1024) return;
+    std::erase_if(v_, [&](const Completion& c) { return !live(c); });
+    std::make_heap(v_.begin(), v_.end(), std::greater<>());
+  }
+
+ private:
+  std::vector<Completion> v_;
+};
+
 // Forecasts of the start of the jobs submitted at `t` (jobs[from, to)) that are sampled and
 // still waiting, made on the core as it stands after this event's decisions; and the naive
 // estimate: the jobs ahead of it in the order, times the mean duration of the jobs finished
@@ -227,7 +255,11 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
     return forget ? core.Forget(id) : Status::Ok();
   };
 
-  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> done;
+  Completions done;
+  auto live = [&](const Completion& c) {
+    const Job* j = core.Find(c.job);  // null: it ended and was forgotten
+    return j && j->running() && j->starts == c.start_no;
+  };
   uint64_t seq = 0;
   size_t next = 0, next_cap = 0;
   for (const CapacityChange& c : cfg.capacity) {
@@ -280,12 +312,7 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
     Time t = kNever;
     if (next < jobs.size()) t = jobs.submit(next);
     if (next_cap < cfg.capacity.size()) t = std::min(t, cfg.capacity[next_cap].at);
-    while (!done.empty()) {  // drop completions of runs that were preempted
-      const Completion& c = done.top();
-      const Job* j = core.Find(c.job);  // null: it ended and was forgotten
-      if (j && j->running() && j->starts == c.start_no) break;
-      done.pop();
-    }
+    while (!done.empty() && !live(done.top())) done.pop();  // runs preempted since
     if (!done.empty()) t = std::min(t, done.top().at);
     t = std::min(t, core.NextWakeup());
     if (next_sample != kNever) {
@@ -299,10 +326,10 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
     last_t = t;
 
     while (!done.empty() && done.top().at == t) {
-      Completion c = done.top();
+      const Completion c = done.top();
       done.pop();
       const Job* j = core.Find(c.job);
-      if (j && j->running() && j->starts == c.start_no) {
+      if (live(c)) {
         if (c.attempt_ends) {  // the attempt failed; the job waits to be restarted
           const uint32_t ended = ++attempt[index_of[slot_of(j)]];
           if (cfg.record_events) {  // the live journal's requeue, by the trace
@@ -423,6 +450,7 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
       }
       shape[slot] = {a.alloc.node_count(), sw};  // the shape of its last run
     }
+    done.Sweep(core.num_running(), live);
     if (cfg.forecast_every > 0) {
       if (Status st = CheckForecasts(core, jobs, forecast_from, next, t, cfg, margins, result);
           !st.ok()) {
