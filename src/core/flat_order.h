@@ -107,7 +107,7 @@ class FlatOrder {
   }
 
  private:
-  static constexpr size_t kBlock = 256;  // a block splits in two past 2 x kBlock entries
+  static constexpr size_t kBlock = 64;  // a block splits in two past 2 x kBlock entries
 
   static std::vector<Entry>::const_iterator LowerIn(const std::vector<Entry>& v, const SortKey& k) {
     return std::lower_bound(v.begin(), v.end(), k,

@@ -1,6 +1,6 @@
 // FlatOrder (sorted blocks) against a std::map of the same entries: random inserts, erases,
 // re-keys of a suffix, lower_bound, GpusBetween, IndexOf and At, across block splits and
-// merges (thousands of entries, blocks of 256 to 512).
+// merges (thousands of entries, blocks of 64 to 128).
 #include "core/flat_order.h"
 
 #include <gtest/gtest.h>
