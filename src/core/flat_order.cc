@@ -141,8 +141,13 @@ void FlatOrder::TakeSuffix(size_t from) {
 }
 
 void FlatOrder::PutBackSuffix() {
-  // Keys drift little between passes: insertion sort is linear on a nearly sorted array.
-  for (size_t i = 1; i < scratch_.size(); ++i) {
+  // Keys often drift little between passes: insertion sort is linear on a nearly sorted
+  // array. When they moved a lot (gittins' indices), it gives up after a few moves per
+  // entry and sorts (keys are unique: the result is the same).
+  const size_t n = scratch_.size();
+  size_t moves = 0;
+  bool gave_up = false;
+  for (size_t i = 1; i < n && !gave_up; ++i) {
     if (!(scratch_[i].first < scratch_[i - 1].first)) continue;
     const Entry e = scratch_[i];
     const int32_t g = scratch_gpus_[i];
@@ -153,6 +158,22 @@ void FlatOrder::PutBackSuffix() {
     }
     scratch_[k] = e;
     scratch_gpus_[k] = g;
+    moves += i - k;
+    gave_up = moves > 4 * n + 64;
+  }
+  if (gave_up) {
+    order_.resize(n);
+    std::iota(order_.begin(), order_.end(), uint32_t{0});
+    std::sort(order_.begin(), order_.end(),
+              [&](uint32_t a, uint32_t b) { return scratch_[a].first < scratch_[b].first; });
+    sorted_.resize(n);
+    sorted_gpus_.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+      sorted_[k] = scratch_[order_[k]];
+      sorted_gpus_[k] = scratch_gpus_[order_[k]];
+    }
+    scratch_.swap(sorted_);
+    scratch_gpus_.swap(sorted_gpus_);
   }
   size_t i = 0;
   if (!blocks_.empty()) {  // the ones that now sort before the last entry kept

@@ -118,15 +118,16 @@ class FlatOrder {
   Block TakeBlock();  // an empty block, with capacity when one was freed before
   // Moves the entries from position `from` on into scratch_ (and scratch_gpus_).
   void TakeSuffix(size_t from);
-  // Sorts scratch_ (insertion sort: keys drift little between passes) and puts it back:
+  // Sorts scratch_ (insertion sort while keys drifted little, else a sort) and puts it back:
   // entries below the last one kept are inserted one by one, the rest appended as blocks.
   void PutBackSuffix();
 
   std::vector<Block> blocks_;  // none empty
   std::vector<Block> spare_;   // freed blocks, their capacity kept
   size_t size_ = 0;
-  std::vector<Entry> scratch_;
-  std::vector<int32_t> scratch_gpus_;
+  std::vector<Entry> scratch_, sorted_;
+  std::vector<int32_t> scratch_gpus_, sorted_gpus_;
+  std::vector<uint32_t> order_;
 };
 
 }  // namespace tiresias

@@ -185,6 +185,7 @@ const std::string& Scheduler::NeverFitsReasonOf(const Job& j) const {
 }
 
 void Scheduler::NoteKeyBound(uint32_t slot, Time now) {
+  if (!track_jumps_) return;  // nobody reads key_until until tracking restarts
   Job& j = jobs_[slot];
   const Time until = j.running() && policy_->running_keys_never_increase()
                          ? policy_->KeyBoundUntil(j, now)
@@ -194,17 +195,24 @@ void Scheduler::NoteKeyBound(uint32_t slot, Time now) {
   if (until != kNever) jumps_.emplace(until, slot);
 }
 
-void Scheduler::RekeyJumped(Time now) {
+bool Scheduler::RekeyJumped(Time now) {
+  jumped_.clear();
   while (!jumps_.empty() && jumps_.top().first <= now) {
     const auto [at, slot] = jumps_.top();
     jumps_.pop();
+    const Job& j = jobs_[slot];
+    if (j.running() && j.key_until == at) jumped_.push_back(slot);  // else stale
+  }
+  // (Every job re-keyed gets its next KeyBoundUntil queued, these ones included.)
+  if (jumped_.size() * 10 >= running_.size()) return false;
+  for (uint32_t slot : jumped_) {
     Job& j = jobs_[slot];
-    if (!j.running() || j.key_until != at) continue;  // stale
     running_.erase(j.key);
     j.key = policy_->Key(j, now);
     running_.emplace(j.key, slot, j.gpus());
     NoteKeyBound(slot, now);
   }
+  return true;
 }
 
 void Scheduler::Insert(uint32_t slot, Time now) {
@@ -289,14 +297,31 @@ void Scheduler::RefreshRunningKeys(Time now) {
     // re-keys them all.) A re-keyed job may sort before them (insertion goes past `from`);
     // it is then among the kept ones too. The walk starts at W1: re-keyed jobs still behind
     // the next one are after it.
-    RekeyJumped(now);
-    int64_t spare =
-        cluster_.total_usable() - running_.GpusBetween(running_.begin(), running_.end());
-    auto w = waiting_.begin();
-    for (; w != waiting_.end() && w.gpus() <= spare; ++w) spare -= w.gpus();
-    from = std::max(from, w == waiting_.end() ? running_.size()
-                                              : running_.IndexOf(running_.lower_bound(w->first)));
-    Touch(waiting_.begin()->first);
+    if (!track_jumps_) {  // only the k0 rule skips re-keying
+      if (++untracked_passes_ % kRetryJumps == 0) {
+        // Try again: every running job re-keyed from scratch, each queuing its next time.
+        track_jumps_ = true;
+        jump_misses_ = 0;
+        jumps_ = {};
+        for (const auto& e : running_) jobs_[e.second].key_until = std::numeric_limits<Time>::min();
+        from = 0;
+      }
+    } else if (!RekeyJumped(now)) {
+      from = 0;  // too many keys may have grown: re-key them all (each queues its next time)
+      if ((jump_misses_ += 2) >= 16) {  // most passes miss: stop tracking
+        track_jumps_ = false;
+        jumps_ = {};
+      }
+    } else {
+      jump_misses_ = std::max(0, jump_misses_ - 1);
+      int64_t spare =
+          cluster_.total_usable() - running_.GpusBetween(running_.begin(), running_.end());
+      auto w = waiting_.begin();
+      for (; w != waiting_.end() && w.gpus() <= spare; ++w) spare -= w.gpus();
+      from = std::max(from, w == waiting_.end() ? running_.size()
+                                                : running_.IndexOf(running_.lower_bound(w->first)));
+      Touch(waiting_.begin()->first);
+    }
   }
   // A re-keyed job may move behind waiting jobs it was ahead of: the walk starts at the
   // smaller of the first old and the first new key, so those waiting jobs are reconsidered.
@@ -425,8 +450,8 @@ void Scheduler::Start(uint32_t slot, Allocation alloc, Time now, std::vector<Act
   j.alloc = alloc;
   Insert(slot, now);
   ArmTimer(slot, now);
-  out.push_back(Action{Action::Kind::kStart, j.spec.id, std::move(alloc), j.progress_start,
-                       restore, {}});
+  out.push_back(
+      Action{Action::Kind::kStart, j.spec.id, std::move(alloc), j.progress_start, restore, {}});
 }
 
 Status Scheduler::SetProgressStart(JobId id, Time t, Time now) {

@@ -247,8 +247,9 @@ class Scheduler {
   void RefreshRunningKeys(Time now);
   // Records KeyBoundUntil for the key just computed (running_keys_never_increase policies).
   void NoteKeyBound(uint32_t slot, Time now);
-  // Re-keys the running jobs whose KeyBoundUntil has come.
-  void RekeyJumped(Time now);
+  // Re-keys the running jobs whose KeyBoundUntil has come, one by one; false when they are
+  // too many for that (a tenth of the running jobs or more: re-keying them all is cheaper).
+  bool RekeyJumped(Time now);
   // Re-keys every running and waiting job (the policy learned) and re-walks them all.
   void RekeyAll(Time now);
   // Reference pass only: every key from scratch, both orders rebuilt, no walk_from_.
@@ -315,6 +316,15 @@ class Scheduler {
   std::priority_queue<std::pair<Time, uint32_t>, std::vector<std::pair<Time, uint32_t>>,
                       std::greater<>>
       jumps_;
+  std::vector<uint32_t> jumped_;  // RekeyJumped's scratch
+  // Tracking KeyBoundUntil pays when few running jobs pass theirs between two passes; when
+  // most passes find too many (a dense gittins history), it is turned off (the running jobs
+  // are then re-keyed as without running_keys_never_increase) and tried again every
+  // kRetryJumps passes. Either way the decisions are the same.
+  static constexpr uint64_t kRetryJumps = 256;
+  bool track_jumps_ = true;
+  int jump_misses_ = 0;
+  uint64_t untracked_passes_ = 0;
   uint64_t pass_ = 0;
   int64_t tie_counter_ = 0;
   bool dirty_ = false;

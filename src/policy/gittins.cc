@@ -31,8 +31,8 @@ class Gittins : public OrderingPolicy {
   bool running_keys_never_increase() const override { return true; }
   Time KeyBoundUntil(const Job& j, Time now) const override {
     const Service a = j.AttainedAt(now);
-    auto next = index_.NextBreak(a);
-    if (!next) return kNever;  // index 0 for good
+    auto next = index_.NextBreak(a, j.key_hint);  // Key(j, now) just left it at a
+    if (!next) return kNever;                     // index 0 for good
     return std::max(now, j.progress_start) + CeilDiv(*next - a, j.gpus());
   }
   double IndexOf(const Job& j, Time now) const {

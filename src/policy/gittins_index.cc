@@ -56,10 +56,10 @@ double GittinsIndex::IndexAt(Service a, Service quantum, size_t i, size_t j) con
   return done / expected * kMsPerSecond;
 }
 
-std::optional<Service> GittinsIndex::NextBreak(Service a) const {
-  const auto i = std::upper_bound(sorted_.begin(), sorted_.end(), a);
-  if (i == sorted_.end()) return std::nullopt;
-  return *i;
+std::optional<Service> GittinsIndex::NextBreak(Service a, uint64_t hint) const {
+  const size_t i = UpperBound(a, static_cast<uint32_t>(hint));
+  if (i == sorted_.size()) return std::nullopt;
+  return sorted_[i];
 }
 
 double GittinsIndex::Index(Service a, Service quantum) const {

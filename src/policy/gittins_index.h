@@ -33,7 +33,8 @@ class GittinsIndex {
   // unchanged) and each one's expected remainder shrinks. At the sample, one that counted
   // as ending within (with nearly nothing left) stops counting. nullopt: no sample is left
   // above the service (index 0 from then on).
-  std::optional<Service> NextBreak(Service attained) const;
+  // `hint`: as Index's (its search for the service starts there; not updated).
+  std::optional<Service> NextBreak(Service attained, uint64_t hint = 0) const;
   // True when the sample was merged (every `batch` samples), changing the index.
   bool Add(Service sample);
   size_t size() const { return sorted_.size(); }
