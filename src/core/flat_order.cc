@@ -112,6 +112,52 @@ void FlatOrder::clear() {
   size_ = 0;
 }
 
+void FlatOrder::Resort(size_t block, size_t index) {
+  // Positions as (block, index); the sequence is every block in turn.
+  struct Pos {
+    size_t b, i;
+  };
+  const auto prev = [&](Pos p) {
+    return p.i > 0 ? Pos{p.b, p.i - 1} : Pos{p.b - 1, blocks_[p.b - 1].v.size() - 1};
+  };
+  const auto at = [&](Pos p) -> Entry& { return blocks_[p.b].v[p.i]; };
+  const auto gpus_at = [&](Pos p) -> int32_t& { return blocks_[p.b].gpus[p.i]; };
+  size_t lowest = block;  // the first block an entry moved into
+  size_t moves = 0;
+  const size_t budget = 4 * size_ + 64;
+  Pos p{block, index};
+  if (p.b == 0 && p.i == 0) p.i = 1;  // the first entry has nothing before it
+  for (; p.b < blocks_.size(); ++p.b, p.i = 0) {
+    for (; p.i < blocks_[p.b].v.size(); ++p.i) {
+      Pos q = p;
+      Pos before = prev(q);
+      if (!(at(q).first < at(before).first)) continue;
+      const Entry e = at(q);
+      const int32_t g = gpus_at(q);
+      while (true) {
+        at(q) = at(before);
+        gpus_at(q) = gpus_at(before);
+        q = before;
+        if (++moves > budget) break;
+        if (q.b == 0 && q.i == 0) break;
+        before = prev(q);
+        if (!(e.first < at(before).first)) break;
+      }
+      at(q) = e;
+      gpus_at(q) = g;
+      lowest = std::min(lowest, q.b);
+      if (moves > budget) {  // keys moved a lot (gittins' indices): sort them all instead
+        TakeSuffix(0);
+        PutBackSuffix();
+        return;
+      }
+    }
+  }
+  for (size_t b = lowest; b < blocks_.size(); ++b) {
+    blocks_[b].sum = std::accumulate(blocks_[b].gpus.begin(), blocks_[b].gpus.end(), int64_t{0});
+  }
+}
+
 void FlatOrder::TakeSuffix(size_t from) {
   scratch_.clear();
   scratch_gpus_.clear();

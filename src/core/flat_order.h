@@ -97,13 +97,24 @@ class FlatOrder {
   template <typename KeyOf, typename Ahead = void (*)(uint32_t)>
   void Rekey(
       KeyOf key_of, size_t from = 0, Ahead ahead = [](uint32_t) {}) {
-    TakeSuffix(from);
+    if (from >= size_) return;
+    // In place, block by block (the next block's first entries are announced early too).
+    size_t b = 0;
+    for (; from >= blocks_[b].v.size(); ++b) from -= blocks_[b].v.size();
+    const size_t first_block = b;
     constexpr size_t kAhead = 6;
-    for (size_t i = 0; i < scratch_.size(); ++i) {
-      if (i + kAhead < scratch_.size()) ahead(scratch_[i + kAhead].second);
-      scratch_[i].first = key_of(scratch_[i].second);
+    for (size_t i = from; b < blocks_.size(); ++b, i = 0) {
+      std::vector<Entry>& v = blocks_[b].v;
+      for (; i < v.size(); ++i) {
+        if (i + kAhead < v.size()) {
+          ahead(v[i + kAhead].second);
+        } else if (b + 1 < blocks_.size() && i + kAhead - v.size() < blocks_[b + 1].v.size()) {
+          ahead(blocks_[b + 1].v[i + kAhead - v.size()].second);
+        }
+        v[i].first = key_of(v[i].second);
+      }
     }
-    PutBackSuffix();
+    Resort(first_block, from);
   }
 
  private:
@@ -116,6 +127,10 @@ class FlatOrder {
   // The first block whose last key is not below `k` (blocks_.size(): none).
   size_t BlockFor(const SortKey& k) const;
   Block TakeBlock();  // an empty block, with capacity when one was freed before
+  // Restores the order after the keys from (block, index) on changed: an insertion sort over
+  // the blocks as one sequence (block sizes stay; sums are recomputed where entries crossed),
+  // or, when that would move many entries, a sort of all of them (TakeSuffix/PutBackSuffix).
+  void Resort(size_t block, size_t index);
   // Moves the entries from position `from` on into scratch_ (and scratch_gpus_).
   void TakeSuffix(size_t from);
   // Sorts scratch_ (insertion sort while keys drifted little, else a sort) and puts it back:

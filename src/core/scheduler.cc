@@ -24,6 +24,7 @@ Scheduler::Scheduler(const Topology& topo, std::unique_ptr<OrderingPolicy> polic
       opts_(opts),
       speed_(std::move(speed)),
       tenants_(std::move(tenants)) {
+  track_jumps_ = policy_->running_keys_never_increase();
   if (tenants_.on()) {
     TenantConfig cfg = std::move(tenants_);
     tenants_ = {};
@@ -187,9 +188,7 @@ const std::string& Scheduler::NeverFitsReasonOf(const Job& j) const {
 void Scheduler::NoteKeyBound(uint32_t slot, Time now) {
   if (!track_jumps_) return;  // nobody reads key_until until tracking restarts
   Job& j = jobs_[slot];
-  const Time until = j.running() && policy_->running_keys_never_increase()
-                         ? policy_->KeyBoundUntil(j, now)
-                         : kNever;
+  const Time until = j.running() ? policy_->KeyBoundUntil(j, now) : kNever;
   if (until == j.key_until) return;  // an entry for it is queued already (or none is due)
   j.key_until = until;
   if (until != kNever) jumps_.emplace(until, slot);
@@ -308,7 +307,7 @@ void Scheduler::RefreshRunningKeys(Time now) {
       }
     } else if (!RekeyJumped(now)) {
       from = 0;  // too many keys may have grown: re-key them all (each queues its next time)
-      if ((jump_misses_ += 2) >= 16) {  // most passes miss: stop tracking
+      if ((jump_misses_ += 2) >= 6) {  // most passes miss: stop tracking
         track_jumps_ = false;
         jumps_ = {};
       }

@@ -320,8 +320,9 @@ class Scheduler {
   // Tracking KeyBoundUntil pays when few running jobs pass theirs between two passes; when
   // most passes find too many (a dense gittins history), it is turned off (the running jobs
   // are then re-keyed as without running_keys_never_increase) and tried again every
-  // kRetryJumps passes. Either way the decisions are the same.
-  static constexpr uint64_t kRetryJumps = 256;
+  // kRetryJumps passes. Either way the decisions are the same. (Always off for policies
+  // without running_keys_never_increase: a re-key then costs no call to ask.)
+  static constexpr uint64_t kRetryJumps = 1024;
   bool track_jumps_ = true;
   int jump_misses_ = 0;
   uint64_t untracked_passes_ = 0;
