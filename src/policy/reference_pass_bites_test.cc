@@ -131,6 +131,15 @@ TEST(ReferencePassBites, SrtfClaimingItsRunningKeysAreFixed) {
   EXPECT_GE(lie.Caught(), 1) << "no synthetic workload caught the lie";
 }
 
+// 4 GPUs: A (4 GPUs, 5000 s) from 0 s; B (2 GPUs, 3000 s) and C (2 GPUs, 600 s) from 500 s.
+Workload FourGpusThreeJobs() {
+  return {"las_1x1x4",
+          *Topology::Create(1, 1, 4),
+          0,
+          {Spec(0, 4, 0, Seconds(5000)), Spec(1, 2, Seconds(500), Seconds(3000)),
+           Spec(2, 2, Seconds(500), Seconds(600))}};
+}
+
 TEST(ReferencePassBites, LasClaimingItsK0ChangesOnlyAtTransitions) {
   // las's k0 is the executed time, which drifts while a job runs. Claiming
   // k0_changes_only_at_transitions() lets the core skip re-keying running jobs whose (stale)
@@ -140,11 +149,7 @@ TEST(ReferencePassBites, LasClaimingItsK0ChangesOnlyAtTransitions) {
   // (600 s), so B is preempted and A resumes. The liar re-keys only running jobs with a k0 of
   // at least A's 500 s: B's stale 0 s is below it, so B keeps its GPUs and A waits.
   const Lie lie{"las", std::nullopt, /*k0_changes_only_at_transitions=*/true};
-  const Workload w{"las_1x1x4",
-                   *Topology::Create(1, 1, 4),
-                   0,
-                   {Spec(0, 4, 0, Seconds(5000)), Spec(1, 2, Seconds(500), Seconds(3000)),
-                    Spec(2, 2, Seconds(500), Seconds(600))}};
+  const Workload w = FourGpusThreeJobs();
   EXPECT_EQ(lie.Diverges(w, /*honest=*/true), "");
   EXPECT_EQ(lie.Diverges(w, /*honest=*/false),
             "event 5 of 8/10: incremental '3500000 finish 1 n0:0-1', reference '1100000 preempt 1 "
@@ -159,11 +164,7 @@ TEST(ReferencePassBites, LasClaimingItsRunningKeysNeverIncrease) {
   // start) is below those of B and C (0 s too, submitted later), so the liar keeps A running
   // (500 s executed now) and it finishes at 5000 s; the reference preempts it at 500 s.
   const Lie lie{"las", std::nullopt, std::nullopt, /*running_keys_never_increase=*/true};
-  const Workload w{"las_1x1x4",
-                   *Topology::Create(1, 1, 4),
-                   0,
-                   {Spec(0, 4, 0, Seconds(5000)), Spec(1, 2, Seconds(500), Seconds(3000)),
-                    Spec(2, 2, Seconds(500), Seconds(600))}};
+  const Workload w = FourGpusThreeJobs();
   EXPECT_EQ(lie.Diverges(w, /*honest=*/true), "");
   EXPECT_EQ(lie.Diverges(w, /*honest=*/false),
             "event 1 of 6/10: incremental '5000000 finish 0 n0:0-3', reference '500000 preempt 0 "
