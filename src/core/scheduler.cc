@@ -302,7 +302,9 @@ void Scheduler::RefreshRunningKeys(Time now) {
         track_jumps_ = true;
         jump_misses_ = 0;
         jumps_ = {};
-        for (const auto& e : running_) jobs_[e.second].key_until = std::numeric_limits<Time>::min();
+        // Every job, waiting ones too: while tracking was off, a job that stopped kept the
+        // time of its run, and one that starts again must not take it for a queued entry.
+        for (Job& j : jobs_) j.key_until = std::numeric_limits<Time>::min();
         from = 0;
       }
     } else if (!RekeyJumped(now)) {
