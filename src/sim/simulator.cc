@@ -256,10 +256,13 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
   };
 
   Completions done;
-  auto live = [&](const Completion& c) {
-    const Job* j = core.Find(c.job);  // null: it ended and was forgotten
-    return j && j->running() && j->starts == c.start_no;
+  // The job of `c` when `c` is its current run's end; null when that run was preempted (or
+  // the job ended and was forgotten).
+  auto current = [&](const Completion& c) -> const Job* {
+    const Job* j = core.Find(c.job);
+    return j && j->running() && j->starts == c.start_no ? j : nullptr;
   };
+  auto live = [&](const Completion& c) { return current(c) != nullptr; };
   uint64_t seq = 0;
   size_t next = 0, next_cap = 0;
   for (const CapacityChange& c : cfg.capacity) {
@@ -328,8 +331,7 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
     while (!done.empty() && done.top().at == t) {
       const Completion c = done.top();
       done.pop();
-      const Job* j = core.Find(c.job);
-      if (live(c)) {
+      if (const Job* j = current(c)) {
         if (c.attempt_ends) {  // the attempt failed; the job waits to be restarted
           const uint32_t ended = ++attempt[index_of[slot_of(j)]];
           if (cfg.record_events) {  // the live journal's requeue, by the trace
