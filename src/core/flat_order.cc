@@ -147,8 +147,7 @@ void FlatOrder::Resort(size_t block, size_t index) {
       gpus_at(q) = g;
       lowest = std::min(lowest, q.b);
       if (moves > budget) {  // keys moved a lot (gittins' indices): sort them all instead
-        TakeSuffix(0);
-        PutBackSuffix();
+        SortAll();
         return;
       }
     }
@@ -158,98 +157,27 @@ void FlatOrder::Resort(size_t block, size_t index) {
   }
 }
 
-void FlatOrder::TakeSuffix(size_t from) {
-  scratch_.clear();
-  scratch_gpus_.clear();
-  size_t b = 0;
-  for (; b < blocks_.size() && from >= blocks_[b].v.size(); ++b) from -= blocks_[b].v.size();
-  if (b == blocks_.size()) return;
-  const size_t first_whole = from == 0 ? b : b + 1;
-  if (from > 0) {  // the tail of block b
-    Block& blk = blocks_[b];
-    scratch_.assign(blk.v.begin() + static_cast<ptrdiff_t>(from), blk.v.end());
-    scratch_gpus_.assign(blk.gpus.begin() + static_cast<ptrdiff_t>(from), blk.gpus.end());
-    blk.v.resize(from);
-    blk.gpus.resize(from);
-    blk.sum = std::accumulate(blk.gpus.begin(), blk.gpus.end(), int64_t{0});
-  }
-  for (size_t k = first_whole; k < blocks_.size(); ++k) {
-    Block& blk = blocks_[k];
-    scratch_.insert(scratch_.end(), blk.v.begin(), blk.v.end());
-    scratch_gpus_.insert(scratch_gpus_.end(), blk.gpus.begin(), blk.gpus.end());
+void FlatOrder::SortAll() {
+  items_.clear();
+  for (Block& blk : blocks_) {
+    for (size_t i = 0; i < blk.v.size(); ++i) items_.push_back({blk.v[i], blk.gpus[i]});
     blk.v.clear();
     blk.gpus.clear();
     blk.sum = 0;
     spare_.push_back(std::move(blk));
   }
-  blocks_.resize(first_whole);
-  size_ -= scratch_.size();
-}
-
-void FlatOrder::PutBackSuffix() {
-  // Keys often drift little between passes: insertion sort is linear on a nearly sorted
-  // array. When they moved a lot (gittins' indices), it gives up after a few moves per
-  // entry and sorts (keys are unique: the result is the same).
-  const size_t n = scratch_.size();
-  size_t moves = 0;
-  bool gave_up = false;
-  for (size_t i = 1; i < n && !gave_up; ++i) {
-    if (!(scratch_[i].first < scratch_[i - 1].first)) continue;
-    const Entry e = scratch_[i];
-    const int32_t g = scratch_gpus_[i];
-    size_t k = i;
-    for (; k > 0 && e.first < scratch_[k - 1].first; --k) {
-      scratch_[k] = scratch_[k - 1];
-      scratch_gpus_[k] = scratch_gpus_[k - 1];
-    }
-    scratch_[k] = e;
-    scratch_gpus_[k] = g;
-    moves += i - k;
-    gave_up = moves > 4 * n + 64;
-  }
-  if (gave_up) {
-    order_.resize(n);
-    std::iota(order_.begin(), order_.end(), uint32_t{0});
-    std::sort(order_.begin(), order_.end(),
-              [&](uint32_t a, uint32_t b) { return scratch_[a].first < scratch_[b].first; });
-    sorted_.resize(n);
-    sorted_gpus_.resize(n);
-    for (size_t k = 0; k < n; ++k) {
-      sorted_[k] = scratch_[order_[k]];
-      sorted_gpus_[k] = scratch_gpus_[order_[k]];
-    }
-    scratch_.swap(sorted_);
-    scratch_gpus_.swap(sorted_gpus_);
-  }
-  size_t i = 0;
-  if (!blocks_.empty()) {  // the ones that now sort before the last entry kept
-    const SortKey last = blocks_.back().v.back().first;
-    for (; i < scratch_.size() && scratch_[i].first < last; ++i) {
-      emplace(scratch_[i].first, scratch_[i].second, scratch_gpus_[i]);
-    }
-    // The rest go after it: first up to kBlock in the last block (cut short by TakeSuffix).
-    Block& blk = blocks_.back();
-    const size_t n = std::min(scratch_.size() - i, kBlock - std::min(kBlock, blk.v.size()));
-    blk.v.insert(blk.v.end(), scratch_.begin() + static_cast<ptrdiff_t>(i),
-                 scratch_.begin() + static_cast<ptrdiff_t>(i + n));
-    blk.gpus.insert(blk.gpus.end(), scratch_gpus_.begin() + static_cast<ptrdiff_t>(i),
-                    scratch_gpus_.begin() + static_cast<ptrdiff_t>(i + n));
-    blk.sum +=
-        std::accumulate(blk.gpus.end() - static_cast<ptrdiff_t>(n), blk.gpus.end(), int64_t{0});
-    size_ += n;
-    i += n;
-  }
-  while (i < scratch_.size()) {
-    const size_t n = std::min(kBlock, scratch_.size() - i);
+  blocks_.clear();
+  // Keys are unique: any sort gives the one order.
+  std::sort(items_.begin(), items_.end(),
+            [](const Item& a, const Item& b) { return a.e.first < b.e.first; });
+  for (size_t i = 0; i < items_.size(); i += kBlock) {
     Block blk = TakeBlock();
-    blk.v.assign(scratch_.begin() + static_cast<ptrdiff_t>(i),
-                 scratch_.begin() + static_cast<ptrdiff_t>(i + n));
-    blk.gpus.assign(scratch_gpus_.begin() + static_cast<ptrdiff_t>(i),
-                    scratch_gpus_.begin() + static_cast<ptrdiff_t>(i + n));
-    blk.sum = std::accumulate(blk.gpus.begin(), blk.gpus.end(), int64_t{0});
+    for (size_t k = i; k < std::min(items_.size(), i + kBlock); ++k) {
+      blk.v.push_back(items_[k].e);
+      blk.gpus.push_back(items_[k].gpus);
+      blk.sum += items_[k].gpus;
+    }
     blocks_.push_back(std::move(blk));
-    size_ += n;
-    i += n;
   }
 }
 

@@ -129,20 +129,19 @@ class FlatOrder {
   Block TakeBlock();  // an empty block, with capacity when one was freed before
   // Restores the order after the keys from (block, index) on changed: an insertion sort over
   // the blocks as one sequence (block sizes stay; sums are recomputed where entries crossed),
-  // or, when that would move many entries, a sort of all of them (TakeSuffix/PutBackSuffix).
+  // or, when that would move many entries, SortAll.
   void Resort(size_t block, size_t index);
-  // Moves the entries from position `from` on into scratch_ (and scratch_gpus_).
-  void TakeSuffix(size_t from);
-  // Sorts scratch_ (insertion sort while keys drifted little, else a sort) and puts it back:
-  // entries below the last one kept are inserted one by one, the rest appended as blocks.
-  void PutBackSuffix();
+  // Sorts every entry and cuts them into blocks of kBlock again.
+  void SortAll();
 
   std::vector<Block> blocks_;  // none empty
   std::vector<Block> spare_;   // freed blocks, their capacity kept
   size_t size_ = 0;
-  std::vector<Entry> scratch_, sorted_;
-  std::vector<int32_t> scratch_gpus_, sorted_gpus_;
-  std::vector<uint32_t> order_;
+  struct Item {  // an entry with its gang size, for SortAll
+    Entry e;
+    int32_t gpus;
+  };
+  std::vector<Item> items_;
 };
 
 }  // namespace tiresias
