@@ -3,6 +3,7 @@
 // per-tick updates. Jobs are owned by the Scheduler's job table; not thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -115,6 +116,12 @@ struct Job {
   Service AttainedAt(Time now) const { return ExecutedAt(now) * spec.gpus; }
   Duration WorkDoneAt(Time now) const;
   Service QueueServiceAt(Time now) const { return AttainedAt(now) - q_base; }
+  // When a running job's attained service reaches `service` (now, if it has), counting from
+  // `now` or from its progress start when it is still restoring.
+  Time WhenAttains(Service service, Time now) const {
+    return std::max(now, progress_start) +
+           CeilDiv(std::max<Service>(service - AttainedAt(now), 0), spec.gpus);
+  }
   // When a running job with a known duration completes at its current placement's rate
   // (its remaining packed work from its progress start); nullopt otherwise.
   std::optional<Time> ProjectedEnd() const;

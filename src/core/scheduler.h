@@ -323,7 +323,7 @@ class Scheduler {
   // kRetryJumps passes. Either way the decisions are the same. (Always off for policies
   // without running_keys_never_increase: a re-key then costs no call to ask.)
   static constexpr uint64_t kRetryJumps = 1024;
-  bool track_jumps_ = true;
+  bool track_jumps_ = false;  // set from the policy by the constructor
   int jump_misses_ = 0;
   uint64_t untracked_passes_ = 0;
   uint64_t pass_ = 0;

@@ -30,10 +30,8 @@ class Gittins : public OrderingPolicy {
   // queue's quantum is fixed, or ends at the queue's threshold): GittinsIndex::NextBreak.
   bool running_keys_never_increase() const override { return true; }
   Time KeyBoundUntil(const Job& j, Time now) const override {
-    const Service a = j.AttainedAt(now);
-    auto next = index_.NextBreak(a, j.key_hint);  // Key(j, now) just left it at a
-    if (!next) return kNever;                     // index 0 for good
-    return std::max(now, j.progress_start) + CeilDiv(*next - a, j.gpus());
+    auto next = index_.NextBreak(j.AttainedAt(now), j.key_hint);  // Key(j, now) left it there
+    return next ? j.WhenAttains(*next, now) : kNever;             // kNever: index 0 for good
   }
   double IndexOf(const Job& j, Time now) const {
     const Service a = j.AttainedAt(now);

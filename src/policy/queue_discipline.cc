@@ -174,8 +174,7 @@ std::optional<Time> QueueDiscipline::NextTransition(const Job& j, Time now) cons
   if (j.running()) {
     auto up = upper(j.queue);
     if (!up) return std::nullopt;
-    Service need = *up - j.QueueServiceAt(now);
-    return std::max(now, j.progress_start) + CeilDiv(std::max<Service>(need, 0), j.gpus());
+    return j.WhenAttains(*up + j.q_base, now);
   }
   if (j.state == JobState::kPending) return PromotionAt(j);
   return std::nullopt;
