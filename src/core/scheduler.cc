@@ -270,6 +270,14 @@ void Scheduler::FireTimers(Time now) {
   }
 }
 
+std::optional<SortKey> Scheduler::FirstWaitingNotFitting() const {
+  int64_t spare = cluster_.total_usable() - running_.GpusBetween(running_.begin(), running_.end());
+  auto w = waiting_.begin();
+  for (; w != waiting_.end() && w.gpus() <= spare; ++w) spare -= w.gpus();
+  if (w == waiting_.end()) return std::nullopt;
+  return w->first;
+}
+
 void Scheduler::RefreshRunningKeys(Time now) {
   // The running jobs before position `from` keep their (stale) keys: each of the two rules
   // below proves them all kept whatever their order; the larger prefix is the union of both.
@@ -315,14 +323,20 @@ void Scheduler::RefreshRunningKeys(Time now) {
       }
     } else {
       jump_misses_ = std::max(0, jump_misses_ - 1);
-      int64_t spare =
-          cluster_.total_usable() - running_.GpusBetween(running_.begin(), running_.end());
-      auto w = waiting_.begin();
-      for (; w != waiting_.end() && w.gpus() <= spare; ++w) spare -= w.gpus();
-      from = std::max(from, w == waiting_.end() ? running_.size()
-                                                : running_.IndexOf(running_.lower_bound(w->first)));
+      const auto bound = FirstWaitingNotFitting();
+      from =
+          std::max(from, bound ? running_.IndexOf(running_.lower_bound(*bound)) : running_.size());
       Touch(waiting_.begin()->first);
     }
+  }
+  // Where no stored key is trusted as an upper bound, a job whose old and new keys are both
+  // ahead of the first waiting job that cannot start with W1..Wm (as above) keeps its old key:
+  // it keeps its GPUs whatever its place among those jobs, so it need not move (the order of
+  // such jobs among themselves was most of a gittins pass: its indices cross all the time).
+  std::optional<SortKey> stale_below;
+  if (!waiting_.empty() && !tenant_on() && !opts_.checkpoint_aware && !policy_->stable_ties() &&
+      !(policy_->running_keys_never_increase() && track_jumps_)) {
+    stale_below = FirstWaitingNotFitting();
   }
   // A re-keyed job may move behind waiting jobs it was ahead of: the walk starts at the
   // smaller of the first old and the first new key, so those waiting jobs are reconsidered.
@@ -330,7 +344,9 @@ void Scheduler::RefreshRunningKeys(Time now) {
   running_.Rekey(
       [&](uint32_t slot) {
         Job& j = jobs_[slot];
-        j.key = policy_->Key(j, now);
+        const SortKey key = policy_->Key(j, now);
+        if (stale_below && j.key < *stale_below && key < *stale_below) return j.key;
+        j.key = key;
         NoteKeyBound(slot, now);
         return j.key;
       },

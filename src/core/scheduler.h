@@ -245,6 +245,9 @@ class Scheduler {
   void ArmTimer(uint32_t slot, Time now);
   void FireTimers(Time now);
   void RefreshRunningKeys(Time now);
+  // The key of W(m+1): the first waiting job that does not fit, together with the ones before
+  // it, into the GPUs no running job holds (nullopt: every waiting job fits).
+  std::optional<SortKey> FirstWaitingNotFitting() const;
   // Records KeyBoundUntil for the key just computed (running_keys_never_increase policies).
   void NoteKeyBound(uint32_t slot, Time now);
   // Re-keys the running jobs whose KeyBoundUntil has come, one by one; false when they are
