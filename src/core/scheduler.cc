@@ -282,10 +282,19 @@ void Scheduler::RefreshRunningKeys(Time now) {
   // The running jobs before position `from` keep their (stale) keys: each of the two rules
   // below proves them all kept whatever their order; the larger prefix is the union of both.
   size_t from = 0;
+  // W(m+1), where the rules that rest on it hold (see the second rule): every running job
+  // ahead of it keeps its GPUs whatever its order among those jobs.
+  const bool kept_ahead_of_next =
+      !waiting_.empty() && !tenant_on() && !opts_.checkpoint_aware && !policy_->stable_ties();
+  const std::optional<SortKey> next_waiting =
+      kept_ahead_of_next ? FirstWaitingNotFitting() : std::nullopt;
   if (policy_->k0_changes_only_at_transitions() && !waiting_.empty() && !tenant_on()) {
-    // Running jobs in a better k0 class than every waiting job are all kept whatever their
-    // order among themselves; their stale keys still sort before everything re-keyed.
-    const int64_t first_waiting = waiting_.begin()->first.k0;
+    // Running jobs in a better k0 class than every waiting job (than W(m+1), where that rule
+    // holds) are all kept whatever their order among themselves; their stale keys still sort
+    // before everything re-keyed.
+    const int64_t first_waiting = !kept_ahead_of_next ? waiting_.begin()->first.k0
+                                  : next_waiting      ? next_waiting->k0
+                                                      : std::numeric_limits<int64_t>::max();
     SortKey bound{.k0 = first_waiting,
                   .k1 = -std::numeric_limits<double>::infinity(),
                   .k2 = std::numeric_limits<int64_t>::min(),
@@ -323,7 +332,7 @@ void Scheduler::RefreshRunningKeys(Time now) {
       }
     } else {
       jump_misses_ = std::max(0, jump_misses_ - 1);
-      const auto bound = FirstWaitingNotFitting();
+      const auto bound = kept_ahead_of_next ? next_waiting : FirstWaitingNotFitting();
       from =
           std::max(from, bound ? running_.IndexOf(running_.lower_bound(*bound)) : running_.size());
       Touch(waiting_.begin()->first);
@@ -334,9 +343,8 @@ void Scheduler::RefreshRunningKeys(Time now) {
   // it keeps its GPUs whatever its place among those jobs, so it need not move (the order of
   // such jobs among themselves was most of a gittins pass: its indices cross all the time).
   std::optional<SortKey> stale_below;
-  if (!waiting_.empty() && !tenant_on() && !opts_.checkpoint_aware && !policy_->stable_ties() &&
-      !(policy_->running_keys_never_increase() && track_jumps_)) {
-    stale_below = FirstWaitingNotFitting();
+  if (kept_ahead_of_next && !(policy_->running_keys_never_increase() && track_jumps_)) {
+    stale_below = next_waiting;
   }
   // A re-keyed job may move behind waiting jobs it was ahead of: the walk starts at the
   // smaller of the first old and the first new key, so those waiting jobs are reconsidered.
