@@ -13,11 +13,13 @@ ClusterState::ClusterState(const Topology& topo)
       free_(topo.num_nodes(), full_mask_),
       free_count_(topo.num_nodes(), topo.gpus_per_node()),
       switch_free_(topo.switches(), topo.gpus_per_switch()),
+      switch_of_(topo.num_nodes()),
       total_free_(topo.total_gpus()),
       usable_(topo.num_nodes(), full_mask_),
       total_usable_(topo.total_gpus()),
       nodes_by_free_(topo.gpus_per_node() + 1, 0) {
   nodes_by_free_[topo.gpus_per_node()] = topo.num_nodes();
+  for (int n = 0; n < topo.num_nodes(); ++n) switch_of_[n] = topo.switch_of(n);
 }
 
 void ClusterState::Adjust(int node, uint64_t mask, bool to_free) {
@@ -33,7 +35,7 @@ void ClusterState::Adjust(int node, uint64_t mask, bool to_free) {
   --nodes_by_free_[free_count_[node]];
   free_count_[node] += n;
   ++nodes_by_free_[free_count_[node]];
-  switch_free_[topo_.switch_of(node)] += n;
+  switch_free_[switch_of_[node]] += n;
   total_free_ += n;
 }
 

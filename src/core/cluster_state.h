@@ -52,6 +52,7 @@ class ClusterState {
   std::vector<uint64_t> free_;
   std::vector<int> free_count_;
   std::vector<int> switch_free_;
+  std::vector<int> switch_of_;  // node -> its switch (no division on the hot path)
   int total_free_;
   std::vector<uint64_t> usable_;
   int total_usable_;
