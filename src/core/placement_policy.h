@@ -42,6 +42,11 @@ class PlacementPolicy {
   virtual std::optional<std::string> NeverFitsReason(const JobSpec& job,
                                                      const Topology& topo) const;
   virtual PlacementResult Place(const JobSpec& job, const ClusterState& state) = 0;
+  // Place changes nothing (no learning, no random draws), and a job it cannot place on some
+  // free GPUs it cannot place on fewer either. Lets a preemptive core ask once, with every
+  // victim's GPUs given back, whether a job can be placed at all before giving them back one
+  // by one.
+  virtual bool pure_and_monotone() const { return false; }
   // Why Place would answer NoSlotNow for `job` on `state`, as a plain sentence.
   virtual std::string WhyNoSlot(const JobSpec& job, const ClusterState& state) const = 0;
   // A job completed; `job` still holds its last allocation and that run's rate (achieved

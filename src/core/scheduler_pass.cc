@@ -161,9 +161,28 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   // fallback), so as few run-down victims as possible are actually preempted.
   size_t released = 0;
   bool unplaced = false;
+  const bool ask_all_first = placement_->pure_and_monotone() && !opts_.reference_pass;
   for (size_t i = 0; i < deferred.size(); ++i) {
     const uint32_t s = deferred[i];
     std::optional<Allocation>& fb = fallback[i];
+    if (ask_all_first && !fb && released < victims.size()) {
+      // Most such passes find a job that every victim's GPUs could not place either (the
+      // packed slot it waits for is not there): asked once with all of them given back,
+      // not once per victim. Where it can be placed, they are taken again and given one by
+      // one as below.
+      const size_t before = released;
+      while (released < victims.size()) {
+        cluster_.Give(jobs_[victims[victims.size() - 1 - released++]].alloc);
+      }
+      PlacementResult all = placement_->Place(jobs_[s].spec, cluster_);
+      if (!std::holds_alternative<Placed>(all)) {
+        NoteUnplaced(jobs_[s], all);
+        Revisit(jobs_[s].key);  // selected but unplaced
+        unplaced = true;
+        continue;
+      }
+      while (released > before) cluster_.Take(jobs_[victims[victims.size() - released--]].alloc);
+    }
     while (true) {
       if (fb) cluster_.Give(*fb);
       PlacementResult res = placement_->Place(jobs_[s].spec, cluster_);

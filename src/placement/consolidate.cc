@@ -70,6 +70,7 @@ class Consolidate : public PlacementPolicy {
     return std::make_unique<Consolidate>(*this);
   }
   std::string_view name() const override { return "consolidate"; }
+  bool pure_and_monotone() const override { return true; }  // a packed slot stays one
   std::optional<std::string> NeverFitsReason(const JobSpec& job,
                                              const Topology& topo) const override {
     if (auto why = PlacementPolicy::NeverFitsReason(job, topo)) return why;

@@ -11,6 +11,7 @@ class Count : public TakesAnyFreeGpus {
  public:
   std::unique_ptr<PlacementPolicy> Clone() const override { return std::make_unique<Count>(*this); }
   std::string_view name() const override { return "count"; }
+  bool pure_and_monotone() const override { return true; }
   PlacementResult Place(const JobSpec& job, const ClusterState& s) override {
     if (s.total_free() < job.gpus) {
       return NoSlotNow{};

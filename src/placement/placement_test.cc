@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <random>
 
 #include "core/cluster_state.h"
 #include "core/model_catalog.h"
@@ -154,6 +155,43 @@ TEST(Placement, MultiNodeConsolidationNeedsIdleNodesUnderOneSwitch) {
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("one switch"), std::string::npos);
   EXPECT_FALSE(Make("count")->NeverFitsReason(Job(12), s.topology()).has_value());
+}
+
+TEST(Placement, PureAndMonotoneIsWhatThePoliciesThatClaimItDo) {
+  // The core asks such a policy once, with every victim's GPUs given back, whether a job can
+  // be placed at all (Scheduler::PreemptivePass). So: asking twice answers the same, and a
+  // job it cannot place on some free GPUs it cannot place on any subset of them. Random
+  // states of 2 switches x 4 nodes x 4 GPUs, gangs of 1-16 GPUs, sensitive and insensitive
+  // models (all insensitive without ../shared).
+  EXPECT_FALSE(Make("random", {"seed=1"})->pure_and_monotone());  // draws on every success
+  EXPECT_FALSE(Make("tiresias", {"packlimit=learned"})->pure_and_monotone());
+  std::mt19937_64 rng(17);
+  for (const std::string name : {"count", "consolidate", "spread", "best-fit", "tiresias"}) {
+    auto p = Make(name);
+    ASSERT_TRUE(p->pure_and_monotone()) << name;
+    int failures = 0;
+    for (int round = 0; round < 400; ++round) {
+      ClusterState s(*Topology::Create(2, 4, 4));
+      for (int n = 0; n < 8; ++n) {
+        if (const uint64_t busy = rng() & 0xF) s.Take(Allocation{{{n, busy}}});
+      }
+      const std::string model = std::vector<std::string>{"vgg16", "resnet50", ""}[rng() % 3];
+      const JobSpec job = Job(1 + static_cast<int>(rng() % 16), model);
+      const auto first = p->Place(job, s), again = p->Place(job, s);
+      ASSERT_EQ(first.index(), again.index()) << name;
+      if (auto* a = std::get_if<Placed>(&first)) {
+        EXPECT_EQ(a->alloc.str(), std::get<Placed>(again).alloc.str()) << name;
+        continue;
+      }
+      ++failures;
+      for (int n = 0; n < 8; ++n) {  // fewer free GPUs: still nothing
+        if (const uint64_t more = s.free_mask(n) & rng()) s.Take(Allocation{{{n, more}}});
+      }
+      EXPECT_FALSE(std::holds_alternative<Placed>(p->Place(job, s)))
+          << name << ": placed on fewer free GPUs a job it could not place on more";
+    }
+    EXPECT_GT(failures, 20) << name;  // the subset check ran
+  }
 }
 
 TEST(ModelProfiles, SkewFromTensorSizesAndUserModels) {

@@ -52,6 +52,7 @@ class Spread : public TakesAnyFreeGpus {
     return std::make_unique<Spread>(*this);
   }
   std::string_view name() const override { return "spread"; }
+  bool pure_and_monotone() const override { return true; }
   PlacementResult Place(const JobSpec& job, const ClusterState& s) override {
     if (s.total_free() < job.gpus) return NoSlotNow{};
     std::vector<int> order(s.topology().num_nodes());
@@ -102,6 +103,7 @@ class BestFit : public TakesAnyFreeGpus {
     return std::make_unique<BestFit>(*this);
   }
   std::string_view name() const override { return "best-fit"; }
+  bool pure_and_monotone() const override { return true; }
   PlacementResult Place(const JobSpec& job, const ClusterState& s) override {
     if (auto a = BestFitAny(job.gpus, s)) return Placed{std::move(*a)};
     return NoSlotNow{};

@@ -95,6 +95,10 @@ class TiresiasPlacement : public PlacementPolicy {
   PlacementResult Place(const JobSpec& job, const ClusterState& s) override {
     return Decide(job, s, /*why=*/nullptr);
   }
+  // A packed slot stays one with more GPUs free, and so do enough GPUs for a fallback; the
+  // learned classifier is not monotone (it judges the spread on offer) and counts its
+  // explorations.
+  bool pure_and_monotone() const override { return !learner_; }
   std::string WhyNoSlot(const JobSpec& job, const ClusterState& s) const override {
     std::string why;
     (void)Decide(job, s, &why);
