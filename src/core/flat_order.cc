@@ -113,39 +113,42 @@ void FlatOrder::clear() {
 }
 
 void FlatOrder::Resort(size_t block, size_t index) {
-  // Positions as (block, index); the sequence is every block in turn.
-  struct Pos {
-    size_t b, i;
-  };
-  const auto prev = [&](Pos p) {
-    return p.i > 0 ? Pos{p.b, p.i - 1} : Pos{p.b - 1, blocks_[p.b - 1].v.size() - 1};
-  };
-  const auto at = [&](Pos p) -> Entry& { return blocks_[p.b].v[p.i]; };
-  const auto gpus_at = [&](Pos p) -> int32_t& { return blocks_[p.b].gpus[p.i]; };
   size_t lowest = block;  // the first block an entry moved into
   size_t moves = 0;
   const size_t budget = 4 * size_ + 64;
-  Pos p{block, index};
-  if (p.b == 0 && p.i == 0) p.i = 1;  // the first entry has nothing before it
-  for (; p.b < blocks_.size(); ++p.b, p.i = 0) {
-    for (; p.i < blocks_[p.b].v.size(); ++p.i) {
-      Pos q = p;
-      Pos before = prev(q);
-      if (!(at(q).first < at(before).first)) continue;
-      const Entry e = at(q);
-      const int32_t g = gpus_at(q);
+  size_t i = index;
+  if (block == 0 && i == 0) i = 1;  // the first entry has nothing before it
+  for (size_t b = block; b < blocks_.size(); ++b, i = 0) {
+    for (; i < blocks_[b].v.size(); ++i) {
+      std::vector<Entry>* v = &blocks_[b].v;
+      std::vector<int32_t>* g = &blocks_[b].gpus;
+      const Entry& before = i > 0 ? (*v)[i - 1] : blocks_[b - 1].v.back();
+      if (!((*v)[i].first < before.first)) continue;
+      const Entry e = (*v)[i];
+      const int32_t eg = (*g)[i];
+      // Shift larger entries up by one, within a block in a tight loop and across into the
+      // previous block's last slot when the entry belongs further back.
+      size_t bb = b, k = i;
       while (true) {
-        at(q) = at(before);
-        gpus_at(q) = gpus_at(before);
-        q = before;
-        if (++moves > budget) break;
-        if (q.b == 0 && q.i == 0) break;
-        before = prev(q);
-        if (!(e.first < at(before).first)) break;
+        for (; k > 0 && e.first < (*v)[k - 1].first; --k, ++moves) {
+          (*v)[k] = (*v)[k - 1];
+          (*g)[k] = (*g)[k - 1];
+        }
+        if (k > 0 || bb == 0 || !(e.first < blocks_[bb - 1].v.back().first)) break;
+        std::vector<Entry>& pv = blocks_[bb - 1].v;
+        std::vector<int32_t>& pg = blocks_[bb - 1].gpus;
+        (*v)[0] = pv.back();
+        (*g)[0] = pg.back();
+        ++moves;
+        --bb;
+        v = &pv;
+        g = &pg;
+        k = pv.size() - 1;
+        if (moves > budget) break;
       }
-      at(q) = e;
-      gpus_at(q) = g;
-      lowest = std::min(lowest, q.b);
+      (*v)[k] = e;
+      (*g)[k] = eg;
+      lowest = std::min(lowest, bb);
       if (moves > budget) {  // keys moved a lot (gittins' indices): sort them all instead
         SortAll();
         return;

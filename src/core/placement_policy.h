@@ -47,6 +47,9 @@ class PlacementPolicy {
   // victim's GPUs given back, whether a job can be placed at all before giving them back one
   // by one.
   virtual bool pure_and_monotone() const { return false; }
+  // Place places every job whenever enough GPUs are free, wherever they are (count, spread):
+  // asking with every victim's GPUs first would then only repeat what the GPU count says.
+  virtual bool places_whenever_enough_free() const { return false; }
   // Why Place would answer NoSlotNow for `job` on `state`, as a plain sentence.
   virtual std::string WhyNoSlot(const JobSpec& job, const ClusterState& state) const = 0;
   // A job completed; `job` still holds its last allocation and that run's rate (achieved

@@ -161,7 +161,8 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   // fallback), so as few run-down victims as possible are actually preempted.
   size_t released = 0;
   bool unplaced = false;
-  const bool ask_all_first = placement_->pure_and_monotone() && !opts_.reference_pass;
+  const bool ask_all_first = placement_->pure_and_monotone() &&
+                             !placement_->places_whenever_enough_free() && !opts_.reference_pass;
   for (size_t i = 0; i < deferred.size(); ++i) {
     const uint32_t s = deferred[i];
     std::optional<Allocation>& fb = fallback[i];

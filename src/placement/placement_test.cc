@@ -165,6 +165,12 @@ TEST(Placement, PureAndMonotoneIsWhatThePoliciesThatClaimItDo) {
   // models (all insensitive without ../shared).
   EXPECT_FALSE(Make("random", {"seed=1"})->pure_and_monotone());  // draws on every success
   EXPECT_FALSE(Make("tiresias", {"packlimit=learned"})->pure_and_monotone());
+  // Those that never wait for a packed slot say so; those that may, do not.
+  for (const std::string name : {"count", "spread", "best-fit", "random"}) {
+    EXPECT_TRUE(Make(name)->places_whenever_enough_free()) << name;
+  }
+  EXPECT_FALSE(Make("consolidate")->places_whenever_enough_free());
+  EXPECT_FALSE(Make("tiresias")->places_whenever_enough_free());
   std::mt19937_64 rng(17);
   for (const std::string name : {"count", "consolidate", "spread", "best-fit", "tiresias"}) {
     auto p = Make(name);
@@ -184,6 +190,9 @@ TEST(Placement, PureAndMonotoneIsWhatThePoliciesThatClaimItDo) {
         continue;
       }
       ++failures;
+      if (p->places_whenever_enough_free()) {
+        EXPECT_LT(s.total_free(), job.gpus) << name << " refused with enough GPUs free";
+      }
       for (int n = 0; n < 8; ++n) {  // fewer free GPUs: still nothing
         if (const uint64_t more = s.free_mask(n) & rng()) s.Take(Allocation{{{n, more}}});
       }

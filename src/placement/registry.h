@@ -34,6 +34,7 @@ PlacementInfo TiresiasPlacementInfo();
 // best-fit): the only reason for no slot is too few free GPUs.
 class TakesAnyFreeGpus : public PlacementPolicy {
  public:
+  bool places_whenever_enough_free() const override { return true; }
   std::string WhyNoSlot(const JobSpec& job, const ClusterState& s) const override;
 };
 // The `n` lowest-index GPUs of a free mask.
