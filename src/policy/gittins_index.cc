@@ -38,11 +38,25 @@ Service GittinsIndex::Quantile(double q) const {
 
 size_t GittinsIndex::UpperBound(Service x, size_t guess) const {
   const size_t n = sorted_.size();
-  // guess is upper_bound(x) when every sample before it is <= x and the one at it is > x.
-  for (size_t g = guess; g <= n && g <= guess + 1; ++g) {
-    if ((g == 0 || sorted_[g - 1] <= x) && (g == n || x < sorted_[g])) return g;
+  const auto first = sorted_.begin();
+  guess = std::min(guess, n);
+  if (guess > 0 && x < sorted_[guess - 1]) {  // behind the guess: search what is before it
+    return std::upper_bound(first, first + static_cast<ptrdiff_t>(guess), x) - first;
   }
-  return std::upper_bound(sorted_.begin(), sorted_.end(), x) - sorted_.begin();
+  // At or after the guess (a running job's service only grows): gallop forward, 1, 2, 4...
+  // samples, then search the last step. guess and guess + 1 cost one comparison each.
+  size_t lo = guess, step = 1;  // every sample before lo is <= x
+  while (lo < n && sorted_[lo] <= x) {
+    const size_t hi = std::min(n, lo + step);
+    if (hi == n || x < sorted_[hi - 1]) {
+      return std::upper_bound(first + static_cast<ptrdiff_t>(lo),
+                              first + static_cast<ptrdiff_t>(hi), x) -
+             first;
+    }
+    lo = hi;
+    step *= 2;
+  }
+  return lo;
 }
 
 double GittinsIndex::IndexAt(Service a, Service quantum, size_t i, size_t j) const {
