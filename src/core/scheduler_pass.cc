@@ -161,8 +161,8 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   // fallback), so as few run-down victims as possible are actually preempted.
   size_t released = 0;
   bool unplaced = false;
-  const bool ask_all_first = placement_->pure_and_monotone() &&
-                             !placement_->places_whenever_enough_free() && !opts_.reference_pass;
+  bool ask_all_first = placement_->pure_and_monotone() &&
+                       !placement_->places_whenever_enough_free() && !opts_.reference_pass;
   for (size_t i = 0; i < deferred.size(); ++i) {
     const uint32_t s = deferred[i];
     std::optional<Allocation>& fb = fallback[i];
@@ -183,6 +183,9 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
         continue;
       }
       while (released > before) cluster_.Take(jobs_[victims[victims.size() - released--]].alloc);
+      // Placeable: the jobs after it are likely placeable too (a pass that preempts hundreds,
+      // las' time-sharing, would give and take every victim once per job): asked no more.
+      ask_all_first = false;
     }
     while (true) {
       if (fb) cluster_.Give(*fb);
