@@ -7,10 +7,21 @@
 
 namespace tiresias {
 
-bool Scheduler::AnyAhead(JobId id) const {
+SortKey Scheduler::KeyNow(const Job& j, Time now) const {
+  return j.running() && policy_->key_changes_while_running() ? policy_->Key(j, now) : j.key;
+}
+
+bool Scheduler::AnyAhead(JobId id, Time now) const {
   const Job* j = Find(id);
   if (!j || (j->state != JobState::kPending && j->state != JobState::kRunning)) return false;
-  if (!running_.empty() && running_.begin()->first < j->key) return true;
+  const SortKey mine = KeyNow(*j, now);
+  if (!policy_->key_changes_while_running()) {
+    if (!running_.empty() && running_.begin()->first < mine) return true;
+  } else {
+    for (const FlatOrder::Entry& r : running_) {
+      if (&jobs_[r.second] != j && KeyNow(jobs_[r.second], now) < mine) return true;
+    }
+  }
   return !j->running() && !waiting_.empty() && waiting_.begin()->first < j->key;
 }
 
@@ -40,11 +51,13 @@ Explanation Scheduler::Explain(JobId id, Time now) const {
   }
   e.where = policy_->Describe(*j, now);
   if (auto t = policy_->NextTransition(*j, now)) e.next_transition = *t;
-  for (const auto& [key, slot] : running_) {
-    if (!(key < j->key)) continue;
+  // Running jobs by their keys now (a pass leaves stale keys where they decide nothing).
+  const SortKey mine = KeyNow(*j, now);
+  for (const FlatOrder::Entry& r : running_) {
+    if (&jobs_[r.second] == j || !(KeyNow(jobs_[r.second], now) < mine)) continue;
     ++e.running_ahead;
     if (e.running_ahead_ids.size() < Explanation::kMaxNamed) {
-      e.running_ahead_ids.push_back(jobs_[slot].spec.id);
+      e.running_ahead_ids.push_back(jobs_[r.second].spec.id);
     }
   }
   if (j->running()) {

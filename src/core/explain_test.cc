@@ -55,10 +55,10 @@ TEST(Explain, AJobPassedOverNeedsMoreThanWasLeft) {
       << e.reasons.back();
   // What is ahead, as a list's reason word asks it (AnyAhead): of 1 nothing; of 2 and 3 the
   // running job 1.
-  EXPECT_FALSE(s->AnyAhead(JobId(1)));
-  EXPECT_TRUE(s->AnyAhead(JobId(2)));
-  EXPECT_TRUE(s->AnyAhead(JobId(3)));
-  EXPECT_FALSE(s->AnyAhead(JobId(99)));  // unknown
+  EXPECT_FALSE(s->AnyAhead(JobId(1), 0));
+  EXPECT_TRUE(s->AnyAhead(JobId(2), 0));
+  EXPECT_TRUE(s->AnyAhead(JobId(3), 0));
+  EXPECT_FALSE(s->AnyAhead(JobId(99), 0));  // unknown
 }
 
 TEST(Explain, StrictFifoSaysNoJobMayPass) {
@@ -71,6 +71,26 @@ TEST(Explain, StrictFifoSaysNoJobMayPass) {
   EXPECT_FALSE(s->Find(JobId(3))->running());
   EXPECT_TRUE(Says(s->Explain(JobId(3), 0), "strict FIFO: a job ahead of it does not fit yet"));
   EXPECT_TRUE(Says(s->Explain(JobId(2), 0), "it needs 4 GPUs"));
+}
+
+TEST(Explain, RunningJobsAreCountedByTheirKeysNow) {
+  // A pass may leave running jobs' stored keys stale where their order decides nothing, and
+  // keys drift between passes: Explain and AnyAhead key running jobs afresh. las2d (attained
+  // GPU-time), 8 GPUs: A (1 GPU) from 0 s, B (2 GPUs) from 100 s, the last pass at 100 s
+  // (A 100 GPU-s, B 0). At 300 s A has 300 GPU-s and B 400: A is ahead of B now.
+  auto s = Make("las2d");
+  Submit(*s, 1, 1, 0);
+  s->Schedule(0);
+  Submit(*s, 2, 2, Seconds(100));
+  s->Schedule(Seconds(100));
+  ASSERT_TRUE(s->Find(JobId(1))->running());
+  ASSERT_TRUE(s->Find(JobId(2))->running());
+  EXPECT_EQ(s->Explain(JobId(1), Seconds(100)).running_ahead, 1);  // B (0) before A (100)
+  EXPECT_TRUE(s->AnyAhead(JobId(1), Seconds(100)));
+  EXPECT_EQ(s->Explain(JobId(1), Seconds(300)).running_ahead, 0);
+  EXPECT_EQ(s->Explain(JobId(2), Seconds(300)).running_ahead, 1);
+  EXPECT_FALSE(s->AnyAhead(JobId(1), Seconds(300)));
+  EXPECT_TRUE(s->AnyAhead(JobId(2), Seconds(300)));
 }
 
 TEST(Explain, AnyAheadSaysWhatExplainCounts) {
@@ -98,7 +118,7 @@ TEST(Explain, AnyAheadSaysWhatExplainCounts) {
       r->Schedule(t);
       for (const Job& j : r->jobs()) {
         const Explanation e = r->Explain(j.spec.id, t);
-        ASSERT_EQ(r->AnyAhead(j.spec.id), e.waiting_ahead + e.running_ahead > 0)
+        ASSERT_EQ(r->AnyAhead(j.spec.id, t), e.waiting_ahead + e.running_ahead > 0)
             << policy << " job " << j.spec.id.value() << " at " << t;
       }
     }

@@ -200,10 +200,12 @@ class Scheduler {
   // running). For time series (the simulator's --out, the daemon's views).
   void CountByQueue(std::vector<int>& waiting, std::vector<int>& running) const;
   Explanation Explain(JobId id, Time now) const;
-  // Whether Explain(id) would count any job ahead of it (waiting_ahead + running_ahead > 0),
-  // in O(1): both orders are sorted. For lists of many pending jobs (the daemon's reason
-  // word), where Explain's O(jobs) per job would make a list O(jobs^2).
-  bool AnyAhead(JobId id) const;
+  // Whether Explain(id, now) would count any job ahead of it (waiting_ahead + running_ahead >
+  // 0): O(1) where running jobs' keys do not drift (both orders are sorted), else O(running)
+  // (their keys now: a pass may leave running jobs' stored keys stale where that decides
+  // nothing). For lists of many pending jobs (the daemon's reason word), where Explain's
+  // O(jobs) per job would make a list O(jobs^2).
+  bool AnyAhead(JobId id, Time now) const;
   // Each VC's quota, usage and waiting work, in config order; empty with the tenant level off.
   // O(running + waiting).
   std::vector<VcUsage> VcUsages(Time now) const;
@@ -245,6 +247,9 @@ class Scheduler {
   void ArmTimer(uint32_t slot, Time now);
   void FireTimers(Time now);
   void RefreshRunningKeys(Time now);
+  // A job's key at `now`: a running job's computed afresh where running keys drift (the
+  // stored one may be stale), else the stored one.
+  SortKey KeyNow(const Job& j, Time now) const;
   // The key of W(m+1): the first waiting job that does not fit, together with the ones before
   // it, into the GPUs no running job holds (nullopt: every waiting job fits).
   std::optional<SortKey> FirstWaitingNotFitting() const;

@@ -248,7 +248,7 @@ class LiveScheduler {
   std::string OutputPath(const JobRecord& r, bool stderr_stream) const;
   // Why a waiting job waits, in one word as squeue says it: Priority, Resources, Dependency,
   // Held, JobArrayTaskLimit, Starting, Preempted, TimeLimit; "" when it does not wait.
-  std::string ReasonWord(const JobRecord& r, const Job& cj) const;
+  std::string ReasonWord(const JobRecord& r, const Job& cj, Time now) const;
   void Warn(const std::string& m);
   void CountEnded(const JobRecord& rec);
   // Why a waiting job may not run now ("dependency", "held"; "" when it may); `never` (if

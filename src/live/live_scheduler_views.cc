@@ -58,7 +58,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
     j["wait_s"] = ToSeconds(std::max<Duration>(0, until - r.submit - held));
     j["attained_gpu_s"] = ToSeconds(cj->AttainedAt(at));
     j["queue"] = QueueName(cj->queue);
-    j["reason"] = ReasonWord(r, *cj);
+    j["reason"] = ReasonWord(r, *cj, now);
     // Checkpoints it reported (TIRESIAS_CHECKPOINT_FILE): the last, and while it runs the
     // GPU-time it would lose if stopped now; unknown (absent) when it never reported one.
     j["last_checkpoint_ms"] = wall(cj->ckpt_at);
@@ -83,7 +83,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   return j;
 }
 
-std::string LiveScheduler::ReasonWord(const JobRecord& r, const Job& cj) const {
+std::string LiveScheduler::ReasonWord(const JobRecord& r, const Job& cj, Time now) const {
   switch (r.state) {
     case LiveState::kStarting:
       return "Starting";
@@ -101,7 +101,7 @@ std::string LiveScheduler::ReasonWord(const JobRecord& r, const Job& cj) const {
   if (cj.wait == WaitKind::kOverQuota) return "VcQuota";
   // Jobs ahead of it in the policy's order hold or want the GPUs: priority. Nothing ahead,
   // yet it waits: the GPUs (or a slot of them) are not there.
-  return sched_->AnyAhead(r.id) ? "Priority" : "Resources";
+  return sched_->AnyAhead(r.id, now) ? "Priority" : "Resources";
 }
 
 nlohmann::json LiveScheduler::List(const ListFilter& f, size_t* total) {
