@@ -301,8 +301,7 @@ void Scheduler::RefreshRunningKeys(Time now) {
                   .submit = std::numeric_limits<Time>::min()};
     from = running_.IndexOf(running_.lower_bound(bound));
   }
-  if (policy_->running_keys_never_increase() && !waiting_.empty() && !tenant_on() &&
-      !opts_.checkpoint_aware) {
+  if (policy_->running_keys_never_increase() && kept_ahead_of_next) {
     // The waiting jobs that fit, together, into the GPUs no running job holds (W1..Wm, in
     // order) are all selected, and every running job ahead of the next one keeps its GPUs
     // whatever its place among W1..Wm: the budget at each turn is at least what is left after
@@ -332,9 +331,8 @@ void Scheduler::RefreshRunningKeys(Time now) {
       }
     } else {
       jump_misses_ = std::max(0, jump_misses_ - 1);
-      const auto bound = kept_ahead_of_next ? next_waiting : FirstWaitingNotFitting();
-      from =
-          std::max(from, bound ? running_.IndexOf(running_.lower_bound(*bound)) : running_.size());
+      from = std::max(from, next_waiting ? running_.IndexOf(running_.lower_bound(*next_waiting))
+                                         : running_.size());
       Touch(waiting_.begin()->first);
     }
   }

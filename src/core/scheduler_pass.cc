@@ -159,7 +159,11 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   // The deferred jobs, in policy order, take victims' GPUs: victims give theirs back lowest
   // priority first and only as far as the job at hand needs (a packed slot, or at least a
   // fallback), so as few run-down victims as possible are actually preempted.
-  size_t released = 0;
+  size_t released = 0;  // the lowest-priority victims whose GPUs are given back
+  const auto give_next = [&] {
+    cluster_.Give(jobs_[victims[victims.size() - 1 - released++]].alloc);
+  };
+  const auto take_last = [&] { cluster_.Take(jobs_[victims[victims.size() - released--]].alloc); };
   bool unplaced = false;
   bool ask_all_first = placement_->pure_and_monotone() &&
                        !placement_->places_whenever_enough_free() && !opts_.reference_pass;
@@ -172,9 +176,7 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
       // not once per victim. Where it can be placed, they are taken again and given one by
       // one as below.
       const size_t before = released;
-      while (released < victims.size()) {
-        cluster_.Give(jobs_[victims[victims.size() - 1 - released++]].alloc);
-      }
+      while (released < victims.size()) give_next();
       PlacementResult all = placement_->Place(jobs_[s].spec, cluster_);
       if (!std::holds_alternative<Placed>(all)) {
         NoteUnplaced(jobs_[s], all);
@@ -182,7 +184,7 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
         unplaced = true;
         continue;
       }
-      while (released > before) cluster_.Take(jobs_[victims[victims.size() - released--]].alloc);
+      while (released > before) take_last();
       // Placeable: the jobs after it are likely placeable too (a pass that preempts hundreds,
       // las' time-sharing, would give and take every victim once per job): asked no more.
       ask_all_first = false;
@@ -207,7 +209,7 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
         break;
       }
       if (fb) cluster_.Take(*fb);
-      cluster_.Give(jobs_[victims[victims.size() - 1 - released++]].alloc);
+      give_next();
     }
   }
   std::vector<Action> starts;
