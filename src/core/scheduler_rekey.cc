@@ -1,0 +1,177 @@
+// Which running jobs a pass re-keys, and how (Scheduler::RefreshRunningKeys and what it
+// rests on: the k0, upper-bound and stale-key rules, KeyBoundUntil tracking), plus re-keying
+// everything after a policy learned (RekeyAll) and the reference pass's rebuild. Why each
+// rule leaves the decisions unchanged: docs/design.md, "Speed of a pass".
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include "core/scheduler.h"
+
+namespace tiresias {
+
+void Scheduler::NoteKeyBound(uint32_t slot, Time now) {
+  if (!track_jumps_) return;  // nobody reads key_until until tracking restarts
+  Job& j = jobs_[slot];
+  const Time until = j.running() ? policy_->KeyBoundUntil(j, now) : kNever;
+  if (until == j.key_until) return;  // an entry for it is queued already (or none is due)
+  j.key_until = until;
+  if (until != kNever) jumps_.emplace(until, slot);
+}
+
+bool Scheduler::RekeyJumped(Time now) {
+  jumped_.clear();
+  while (!jumps_.empty() && jumps_.top().first <= now) {
+    const auto [at, slot] = jumps_.top();
+    jumps_.pop();
+    const Job& j = jobs_[slot];
+    if (j.running() && j.key_until == at) jumped_.push_back(slot);  // else stale
+  }
+  // (Every job re-keyed gets its next KeyBoundUntil queued, these ones included.)
+  if (jumped_.size() * 10 >= running_.size()) return false;
+  for (uint32_t slot : jumped_) {
+    Job& j = jobs_[slot];
+    running_.erase(j.key);
+    j.key = policy_->Key(j, now);
+    running_.emplace(j.key, slot, j.gpus());
+    NoteKeyBound(slot, now);
+  }
+  return true;
+}
+
+std::optional<SortKey> Scheduler::FirstWaitingNotFitting() const {
+  int64_t spare = cluster_.total_usable() - running_.GpusBetween(running_.begin(), running_.end());
+  auto w = waiting_.begin();
+  for (; w != waiting_.end() && w.gpus() <= spare; ++w) spare -= w.gpus();
+  if (w == waiting_.end()) return std::nullopt;
+  return w->first;
+}
+
+void Scheduler::RefreshRunningKeys(Time now) {
+  // The running jobs before position `from` keep their (stale) keys: each of the two rules
+  // below proves them all kept whatever their order; the larger prefix is the union of both.
+  size_t from = 0;
+  // W(m+1), where the rules that rest on it hold (see the second rule): every running job
+  // ahead of it keeps its GPUs whatever its order among those jobs.
+  const bool kept_ahead_of_next =
+      !waiting_.empty() && !tenant_on() && !opts_.checkpoint_aware && !policy_->stable_ties();
+  const std::optional<SortKey> next_waiting =
+      kept_ahead_of_next ? FirstWaitingNotFitting() : std::nullopt;
+  if (policy_->k0_changes_only_at_transitions() && !waiting_.empty() && !tenant_on()) {
+    // Running jobs in a better k0 class than every waiting job (than W(m+1), where that rule
+    // holds) are all kept whatever their order among themselves; their stale keys still sort
+    // before everything re-keyed.
+    const int64_t first_waiting = !kept_ahead_of_next ? waiting_.begin()->first.k0
+                                  : next_waiting      ? next_waiting->k0
+                                                      : std::numeric_limits<int64_t>::max();
+    SortKey bound{.k0 = first_waiting,
+                  .k1 = -std::numeric_limits<double>::infinity(),
+                  .k2 = std::numeric_limits<int64_t>::min(),
+                  .submit = std::numeric_limits<Time>::min()};
+    from = running_.IndexOf(running_.lower_bound(bound));
+  }
+  if (policy_->running_keys_never_increase() && kept_ahead_of_next) {
+    // The waiting jobs that fit, together, into the GPUs no running job holds (W1..Wm, in
+    // order) are all selected, and every running job ahead of the next one keeps its GPUs
+    // whatever its place among W1..Wm: the budget at each turn is at least what is left after
+    // every running job and W1..Wm. Running jobs whose last key is below that next one's are
+    // lower still now (keys never grow while running, except at KeyBoundUntil: those jobs are
+    // re-keyed first): they are not re-keyed, and their order among themselves and W1..Wm
+    // decides nothing. (Checkpoint-aware swaps compare the kept jobs' classes: that mode
+    // re-keys them all.) A re-keyed job may sort before them (insertion goes past `from`);
+    // it is then among the kept ones too. The walk starts at W1: re-keyed jobs still behind
+    // the next one are after it.
+    if (!track_jumps_) {  // only the k0 rule skips re-keying
+      if (++untracked_passes_ % kRetryJumps == 0) {
+        // Try again: every running job re-keyed from scratch, each queuing its next time.
+        track_jumps_ = true;
+        jump_misses_ = 0;
+        jumps_ = {};
+        // Every job, waiting ones too: while tracking was off, a job that stopped kept the
+        // time of its run, and one that starts again must not take it for a queued entry.
+        for (Job& j : jobs_) j.key_until = std::numeric_limits<Time>::min();
+        from = 0;
+      }
+    } else if (!RekeyJumped(now)) {
+      from = 0;  // too many keys may have grown: re-key them all (each queues its next time)
+      if ((jump_misses_ += 2) >= 6) {  // most passes miss: stop tracking
+        track_jumps_ = false;
+        jumps_ = {};
+      }
+    } else {
+      jump_misses_ = std::max(0, jump_misses_ - 1);
+      from = std::max(from, next_waiting ? running_.IndexOf(running_.lower_bound(*next_waiting))
+                                         : running_.size());
+      Touch(waiting_.begin()->first);
+    }
+  }
+  // Where no stored key is trusted as an upper bound, a job whose old and new keys are both
+  // ahead of the first waiting job that cannot start with W1..Wm (as above) keeps its old key:
+  // it keeps its GPUs whatever its place among those jobs, so it need not move (the order of
+  // such jobs among themselves was most of a gittins pass: its indices cross all the time).
+  std::optional<SortKey> stale_below;
+  if (kept_ahead_of_next && !(policy_->running_keys_never_increase() && track_jumps_)) {
+    stale_below = next_waiting;
+  }
+  // A re-keyed job may move behind waiting jobs it was ahead of: the walk starts at the
+  // smaller of the first old and the first new key, so those waiting jobs are reconsidered.
+  if (from < running_.size()) Touch(running_.At(from).first);
+  running_.Rekey(
+      [&](uint32_t slot) {
+        Job& j = jobs_[slot];
+        const SortKey key = policy_->Key(j, now);
+        if (stale_below && j.key < *stale_below && key < *stale_below) return j.key;
+        j.key = key;
+        NoteKeyBound(slot, now);
+        return j.key;
+      },
+      from,
+      [&](uint32_t slot) {  // every cache line of the Job a key reads or writes
+        const char* p = reinterpret_cast<const char*>(&jobs_[slot]);
+        for (size_t off = 0; off < sizeof(Job); off += 64) __builtin_prefetch(p + off);
+      });
+  Touch(from < running_.size() ? running_.At(from).first
+                               : SortKey{.k0 = std::numeric_limits<int64_t>::max()});
+  if (from == 0) walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};
+}
+
+void Scheduler::RekeyAll(Time now) {
+  std::vector<uint32_t> active;
+  active.reserve(running_.size() + waiting_.size());
+  auto key_of = [&](uint32_t slot) {
+    Job& j = jobs_[slot];
+    policy_->Relearned(j, now);  // e.g. its queue under thresholds that moved
+    j.key = policy_->Key(j, now);
+    NoteKeyBound(slot, now);
+    active.push_back(slot);
+    return j.key;
+  };
+  running_.Rekey(key_of);
+  WaitOrder rekeyed;
+  for (const auto& [key, slot] : waiting_) rekeyed.emplace(key_of(slot), slot, jobs_[slot].gpus());
+  waiting_.swap(rekeyed);
+  // What was learned may move demotion and promotion times (thresholds), so every timer is
+  // re-armed, in slot order so that equal times keep a deterministic order.
+  std::sort(active.begin(), active.end());
+  for (uint32_t slot : active) ArmTimer(slot, now);
+  walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};  // the next pass walks all
+}
+
+void Scheduler::RebuildOrders(Time now) {
+  running_.clear();
+  waiting_.clear();
+  for (uint32_t slot = 0; slot < jobs_.size(); ++slot) {
+    Job& j = jobs_[slot];
+    if (j.state != JobState::kRunning && j.state != JobState::kPending) continue;
+    j.key = policy_->Key(j, now);
+    NoteKeyBound(slot, now);
+    if (j.running()) {
+      running_.emplace(j.key, slot, j.gpus());
+    } else {
+      waiting_.emplace(j.key, slot, j.gpus());
+    }
+  }
+  walk_from_.reset();  // the walk starts at the first job
+}
+
+}  // namespace tiresias
