@@ -177,8 +177,12 @@ def main():
                 return STOPPED_EXIT
             checkpoint("stop signal")
             say(rank, f"stopped at step {step}; checkpoint written")
-            dist.destroy_process_group()
-            return STOPPED_EXIT
+            # The checkpoint is whole (its barrier): leave at once. Tearing down gloo and the
+            # interpreter once a peer has gone can hang past serve's grace period (a rank then
+            # ends by SIGKILL instead of 75, seen once under load).
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(STOPPED_EXIT)
         idx = torch.randint(0, SAMPLES, (args.batch,), generator=data_gen)
         opt.zero_grad()
         loss = loss_fn(model(x[idx]), y[idx])
