@@ -27,8 +27,9 @@ bool Scheduler::RekeyJumped(Time now) {
     const Job& j = jobs_[slot];
     if (j.running() && j.key_until == at) jumped_.push_back(slot);  // else stale
   }
-  // (Every job re-keyed gets its next KeyBoundUntil queued, these ones included.)
-  if (jumped_.size() * 10 >= running_.size()) return false;
+  // (Every job re-keyed gets its next KeyBoundUntil queued, these ones included.) A pass
+  // with no job jumped is a hit, also with nothing running (it is no evidence either way).
+  if (!jumped_.empty() && jumped_.size() * 10 >= running_.size()) return false;
   for (uint32_t slot : jumped_) {
     Job& j = jobs_[slot];
     running_.erase(j.key);
