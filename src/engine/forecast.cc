@@ -155,12 +155,38 @@ StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ModelSet& mo
       }
     }
   }
+  // Who held GPUs while the target waited: each run in this copy, from its start (or now) to
+  // its end, clipped at the target's start, adds GPUs x its length (one sum per run, not one
+  // per event and running job: a backlog of thousands made that quadratic).
+  bool holding = o.target.has_value();
+  std::unordered_map<JobId, std::pair<Time, int>> run_since;  // running: since when, GPUs
+  auto run_began = [&](const Job& j, Time at) {
+    if (holding) run_since[j.spec.id] = {at, j.gpus()};
+  };
+  auto run_ended = [&](JobId id, Time at) {
+    if (!holding) return;
+    auto it = run_since.find(id);
+    if (it == run_since.end()) return;
+    if (at > it->second.first) {
+      out.held_before_target[id] += it->second.second * double(at - it->second.first);
+    }
+    run_since.erase(it);
+  };
+  auto stop_holding = [&](Time at) {  // the target started, or the copy ends
+    if (!holding) return;
+    for (const auto& [id, since] : run_since) {
+      if (at > since.first) out.held_before_target[id] += since.second * double(at - since.first);
+    }
+    run_since.clear();
+    holding = false;
+  };
   size_t open = 0;  // real jobs that may still end in this copy (a held one never starts)
   for (const Job& j : sim.jobs()) {
     if (j.state == JobState::kPending || j.running()) ++open;
     if (!j.running()) continue;
     out.start[j.spec.id] = j.run_start;
     done.push({*j.ProjectedEnd(), seq++, j.spec.id, j.starts});
+    run_began(j, now);
   }
   const Time until = now + o.horizon;
   // The next phantom arrival: recent[k] shifted by (round + 1) windows.
@@ -171,28 +197,27 @@ StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ModelSet& mo
     if (arrivals.recent.empty() || arrivals.window <= 0) return kNever;
     return arrivals.recent[k].submit + (round + 1) * arrivals.window;
   };
-  Time t = now, last = now;
+  Time t = now;
   bool target_started = o.target && out.start.contains(*o.target);
+  if (target_started) stop_holding(now);
   if (target_started && o.until_target_starts) return out;
   for (;;) {
-    if (o.target && !target_started && t > last) {  // who held GPUs while the target waited
-      for (const Job& j : sim.jobs()) {
-        if (j.running()) out.held_before_target[j.spec.id] += j.gpus() * double(t - last);
-      }
-    }
-    last = t;
     while (!done.empty() && done.top().at == t) {
       const Completion c = done.top();
       done.pop();
       const Job* j = sim.Find(c.job);
       if (!j->running() || j->starts != c.start_no) continue;  // preempted since
+      run_ended(c.job, t);
       if (Status s = sim.Finish(c.job, t); !s.ok()) return s;
       if (c.job.value() < kPhantomIds) {
         out.end[c.job] = t;
         --open;
       }
     }
-    if (open == 0) break;  // only made-up jobs are left
+    if (open == 0) {  // only made-up jobs are left
+      stop_holding(t);
+      break;
+    }
     if (o.target && out.end.contains(*o.target)) break;
     for (; next_arrival() == t; ++phantom) {
       JobSpec spec = arrivals.recent[k];
@@ -208,10 +233,17 @@ StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ModelSet& mo
       }
     }
     for (const Action& a : sim.Schedule(t)) {
-      if (a.kind != Action::Kind::kStart) continue;
+      if (a.kind != Action::Kind::kStart) {
+        run_ended(a.job, t);
+        continue;
+      }
       const Job* j = sim.Find(a.job);
       if (a.job.value() < kPhantomIds) out.start.try_emplace(a.job, t);
-      if (o.target && a.job == *o.target) target_started = true;
+      run_began(*j, t);
+      if (o.target && a.job == *o.target) {
+        target_started = true;
+        stop_holding(t);
+      }
       if (target_started && o.until_target_starts) return out;
       done.push({*j->ProjectedEnd(), seq++, a.job, j->starts});
     }
@@ -222,7 +254,10 @@ StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ModelSet& mo
     }
     Time next = done.empty() ? kNever : done.top().at;
     next = std::min({next, sim.NextWakeup(), next_arrival()});
-    if (next == kNever || next > until) break;
+    if (next == kNever || next > until) {
+      stop_holding(t);
+      break;
+    }
     t = next;
   }
   return out;

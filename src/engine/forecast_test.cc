@@ -66,6 +66,28 @@ TEST(Forecast, KnownDurationsOnFifoAndWhoIsInTheWay) {
   EXPECT_EQ(core->Find(JobId(2))->state, JobState::kPending);
 }
 
+TEST(Forecast, AJobPreemptedWhileTheTargetWaitsIsInItsWayUntilItsStop) {
+  // 1 GPU, dlas with two queues split at 10 GPU-s, no promotion. A (40 s) runs from 0. B and C
+  // (5 s each) are submitted at 5, the forecast (for C) is made then. In the copy A, running
+  // first in Q1, keeps the GPU until its service reaches 10 s at 10 and it drops to Q2; B
+  // preempts it and runs 10..15, C 15..20 (the copy stops there). In C's way: A 5..10 (its run ends
+  // at its preemption, not when C starts) and B 10..15: 5 s each.
+  auto core = Core("dlas", {"thresholds=10", "promote_knob=0"}, 1);
+  ASSERT_TRUE(core->Submit(Spec(1, 1, 0, Seconds(40)), 0).ok());
+  (void)core->Schedule(0);
+  ASSERT_TRUE(core->Submit(Spec(2, 1, Seconds(5), Seconds(5)), Seconds(5)).ok());
+  ASSERT_TRUE(core->Submit(Spec(3, 1, Seconds(5), Seconds(5)), Seconds(5)).ok());
+  auto f = ForecastJobs(*core, Seconds(5), {.samples = 2, .target = JobId(3), .margin = {0, 0}});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(f->jobs.at(JobId(2)).start[k], Seconds(10));
+    EXPECT_EQ(f->jobs.at(JobId(3)).start[k], Seconds(15));
+  }
+  ASSERT_EQ(f->in_the_way.size(), 2u);
+  EXPECT_DOUBLE_EQ(f->in_the_way[0].share, 0.5);
+  EXPECT_DOUBLE_EQ(f->in_the_way[1].share, 0.5);
+}
+
 TEST(Forecast, UnknownDurationsAreDrawnFromFinishedJobsAboveWhatTheJobAttained) {
   // 1 GPU, dlas (one queue: nothing is preempted). 20 jobs of 100 s finish one after the other
   // (0..2000 s): the history is 20 x 100 GPU-s. Then R starts at 2000 and W waits. At 2050 R has
