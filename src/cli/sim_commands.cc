@@ -198,6 +198,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.forecast_history_groups = w.history_groups;
     c.forecast_history_submits = w.history_submits;
     c.forecast_half_life = std::llround(w.forecast_half_life_h * 3600 * kMsPerSecond);
+    c.forecast_burst_gap = std::llround(w.forecast_burst_gap_min * 60 * kMsPerSecond);
     c.capacity = capacity;
     // Validate every run before any starts, so a typo fails at once.
     c.data = files;

@@ -177,6 +177,12 @@ void WorkloadArgs::Add(CLI::App* c) {
                 "estimate of forecasts (recent jobs count more); 0: all the same")
       ->capture_default_str()
       ->check(NumberIn(0, 100000));
+  c->add_option("--forecast-burst-gap", forecast_burst_gap_min,
+                "minutes: jobs of one VC and size submitted within this of the one before share "
+                "one duration draw in each forecast copy (a sweep's jobs are alike); 0: each "
+                "drawn alone")
+      ->capture_default_str()
+      ->check(NumberIn(0, 10080));
   c->add_option("--series-step", series_step,
                 "seconds of simulated time between rows of timeseries.csv (with --out)")
       ->check(NumberIn(1, 86400));

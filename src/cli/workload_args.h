@@ -46,7 +46,8 @@ struct WorkloadArgs {
   int64_t forecast_every = 0;
   std::vector<double> forecast_margin = {kForecastMargin[0], kForecastMargin[1]};
   double forecast_step = kMarginStep;
-  double forecast_half_life_h = 0;  // ForecastOptions::half_life, hours; 0: none
+  double forecast_half_life_h = 0;    // ForecastOptions::half_life, hours; 0: none
+  double forecast_burst_gap_min = 0;  // ForecastOptions::burst_gap, minutes; 0: none
   // The trace before --from-day (LoadJobs fills it in).
   mutable std::shared_ptr<const std::vector<Service>> history;
   mutable std::shared_ptr<const std::vector<std::string>> history_groups;  // same order

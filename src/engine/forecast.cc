@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <queue>
+#include <string_view>
 
 namespace tiresias {
 namespace {
@@ -63,7 +65,8 @@ class ServiceModel {
   // A total service for a job that has attained `attained`: S > attained drawn from the
   // conditional distribution; past the last finished value (mass the history cannot place),
   // twice the larger of what it has and that value. A prior before kMinHistory finished.
-  Service Draw(Service attained, int gpus, Rng& rng) const {
+  // `u`, when given, is the uniform to use (jobs of one burst share it; the prior ignores it).
+  Service Draw(Service attained, int gpus, Rng& rng, std::optional<double> u = {}) const {
     if (finished_ < kMinHistory) {
       for (int tries = 0; tries < 16; ++tries) {  // log-uniform running time, 1 min .. 1 day
         const double seconds = 60.0 * std::exp(rng.Uniform() * std::log(1440.0));
@@ -76,7 +79,7 @@ class ServiceModel {
     auto first_above = std::upper_bound(points_.begin(), points_.end(), attained,
                                         [](Service v, const Point& p) { return v < p.value; });
     const double s_a = first_above == points_.begin() ? 1.0 : std::prev(first_above)->surv;
-    const double target = s_a * rng.Uniform();  // find the first value whose survival <= it
+    const double target = s_a * (u ? *u : rng.Uniform());  // first value with survival <= it
     auto hit = std::partition_point(first_above, points_.end(),
                                     [&](const Point& p) { return p.surv > target; });
     if (hit != points_.end()) return hit->value;
@@ -146,9 +149,28 @@ StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ModelSet& mo
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> done;
   uint64_t seq = 0;
   const bool draw_all = !o.use_given_durations && !sim.policy().needs_durations();
-  for (const Job& j : sim.jobs()) {
+  // In submit order when bursts share draws (ForecastOptions::burst_gap): per VC and size,
+  // the last submit seen and its burst's uniform.
+  std::vector<const Job*> drawn;
+  for (const Job& j : sim.jobs()) drawn.push_back(&j);
+  if (o.burst_gap > 0) {
+    std::stable_sort(drawn.begin(), drawn.end(),
+                     [](const Job* a, const Job* b) { return a->spec.submit < b->spec.submit; });
+  }
+  std::map<std::pair<std::string_view, int>, std::pair<Time, double>> bursts;
+  for (const Job* jp : drawn) {
+    const Job& j = *jp;
     if (!j.spec.duration || draw_all) {
-      const Service total = model.For(j.spec).Draw(j.AttainedAt(now), j.gpus(), rng);
+      std::optional<double> u;
+      if (o.burst_gap > 0) {
+        auto [it, fresh] = bursts.try_emplace({j.spec.vc, j.gpus()}, j.spec.submit, 0.0);
+        if (fresh || j.spec.submit - it->second.first > o.burst_gap) {
+          it->second.second = rng.Uniform();
+        }
+        it->second.first = j.spec.submit;
+        u = it->second.second;
+      }
+      const Service total = model.For(j.spec).Draw(j.AttainedAt(now), j.gpus(), rng, u);
       const Duration remaining = (total - j.AttainedAt(now) + j.gpus() - 1) / j.gpus();
       if (Status s = sim.AssumeDuration(j.spec.id, j.WorkDoneAt(now) + remaining); !s.ok()) {
         return s;

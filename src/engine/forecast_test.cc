@@ -221,6 +221,43 @@ TEST(Forecast, TheTrackerResolvesASideOnceItsOutcomeIsKnown) {
   EXPECT_FALSE(t.Pending(JobId(2)));
 }
 
+TEST(Forecast, JobsOfOneBurstShareADrawWithABurstGap) {
+  // 1 GPU, fifo, durations unknown, a history of 100 jobs of 1, 2, ..., 100 GPU-minutes. A and
+  // B (VC a, 1 GPU) are submitted at 0 and 60 s, C (VC a) at 2,000 s, more than the 10 min gap
+  // after B, D (VC b) at 60 s; the forecast is made at 2,000 s with one copy, so each job runs
+  // for the duration it drew, one after another. With burst_gap 10 min A and B are one burst:
+  // one draw, the same duration. Drawn alone (burst_gap 0) the four differ for this seed.
+  auto core = Core("fifo", {}, 1);
+  auto spec = [](int64_t id, Time submit, const char* vc) {
+    JobSpec s = Spec(id, 1, submit, std::nullopt);
+    s.vc = vc;
+    return s;
+  };
+  ASSERT_TRUE(core->Submit(spec(1, 0, "a"), 0).ok());
+  ASSERT_TRUE(core->Submit(spec(2, Seconds(60), "a"), Seconds(60)).ok());
+  ASSERT_TRUE(core->Submit(spec(4, Seconds(60), "b"), Seconds(60)).ok());
+  ASSERT_TRUE(core->Submit(spec(3, Seconds(2000), "a"), Seconds(2000)).ok());
+  auto history = std::make_shared<std::vector<Service>>();
+  for (int m = 1; m <= 100; ++m) history->push_back(Seconds(60) * m);
+  auto durations = [&](Duration gap) {
+    auto f = ForecastJobs(*core, Seconds(2000),
+                          {.samples = 1, .margin = {0, 0}, .history = history, .burst_gap = gap});
+    EXPECT_TRUE(f.ok());
+    std::vector<Duration> d;
+    for (int64_t id = 1; id <= 4; ++id) {
+      const JobForecast& j = f->jobs.at(JobId(id));
+      d.push_back(*j.end[1] - *j.start[1]);
+    }
+    return d;
+  };
+  const auto together = durations(Seconds(600));
+  EXPECT_EQ(together[0], together[1]);  // A and B: one burst
+  EXPECT_NE(together[0], together[2]);  // C: a burst of its own
+  EXPECT_NE(together[0], together[3]);  // D: another VC
+  const auto alone = durations(0);
+  EXPECT_NE(alone[0], alone[1]);
+}
+
 TEST(Forecast, AnEarlierHistoryIsAddedToTheFinishedJobs) {
   // 1 GPU, fifo, nothing finished yet: A (unknown duration) runs from 0, B waits. Without a
   // history the durations come from the wide prior (kMinHistory); with 20 earlier jobs of

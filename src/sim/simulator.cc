@@ -81,7 +81,8 @@ Status CheckForecasts(const Scheduler& core, const Jobs& jobs, size_t from, size
                            .history = cfg.forecast_history,
                            .history_groups = cfg.forecast_history_groups,
                            .history_submits = cfg.forecast_history_submits,
-                           .half_life = cfg.forecast_half_life});
+                           .half_life = cfg.forecast_half_life,
+                           .burst_gap = cfg.forecast_burst_gap});
     if (!f.ok()) return f.status();
     const std::array<std::optional<Time>, 3> raw = f->jobs.at(jobs.id(i)).start;
     std::array<std::optional<Time>, 3> range = raw;

@@ -68,6 +68,7 @@ struct SimConfig {
   std::shared_ptr<const std::vector<std::string>> forecast_history_groups;  // same order
   std::shared_ptr<const std::vector<Time>> forecast_history_submits;        // same order
   Duration forecast_half_life = 0;  // ForecastOptions::half_life
+  Duration forecast_burst_gap = 0;  // ForecastOptions::burst_gap
   // The cluster over time (SimResult::series) every series_step of simulated time; 0 = none.
   Duration series_step = 0;
   // Checkpoints: each job checkpoints every I of its progress-time (from each run's progress
