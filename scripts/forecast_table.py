@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The README's "When will my job run" table: start forecasts at submit on every Philly week.
 
-For each week of the trace, `tiresias sim --policy fifo --forecast-every N` (2x16x8, shipped
+For each week of the trace, `tiresias sim --policy fifo --forecast-every 40` (2x16x8, shipped
 defaults, durations hidden from the forecast) writes forecasts.csv: a forecast at the submit of
-every Nth job that waits, with its real start and the naive estimate. Printed per week: the
+every 40th job that waits, with its real start and the naive estimate. Printed per week: the
 forecasts, median absolute error of p50 against naive, and the share of real starts inside
 p10-p90 (before p10 / after p90). Then, pooled over the held-out weeks (all but those the
 margins were fitted on, TRAIN): the share inside with an interval from resampling whole weeks
@@ -27,6 +27,7 @@ TRAIN = {35, 56}  # fifo weeks kForecastMargin and kMarginStep were fitted on (w
 # Days 42-49 hold a backlog of ~10,000 jobs for days; each forecast simulates it 16 times,
 # and the week's forecasts ran for more than 10 minutes (not measured yet).
 SKIP = {42}
+EVERY = 40  # a forecast at the submit of every 40th job that waits
 
 
 def t(r, col):
@@ -52,14 +53,13 @@ def main():
     print("|---|---|---|---|---|")
     for day in WEEKS:
         d = f"{out}/d{day}"
-        every = 40
         if day in SKIP:
             print(f"| {day}-{day + 7} | not measured (a backlog of ~10,000 jobs) | | | |")
             continue
         if not (reuse and os.path.exists(f"{d}/forecasts.csv")):
             subprocess.run([binary, "sim", "--trace", trace, "--cluster", "2x16x8", "--policy",
                             "fifo", "--from-day", str(day), "--days", "7", "--forecast-every",
-                            str(every), "--out", d], check=True, stdout=subprocess.DEVNULL)
+                            str(EVERY), "--out", d], check=True, stdout=subprocess.DEVNULL)
         rows = []
         if os.path.exists(f"{d}/forecasts.csv"):  # not written when no forecast was made
             with open(f"{d}/forecasts.csv") as f:
