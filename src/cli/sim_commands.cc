@@ -195,8 +195,6 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.forecast_margin = {w.forecast_margin[0], w.forecast_margin[1]};
     c.forecast_step = w.forecast_step;
     c.forecast_history = w.history;
-    c.forecast_history_groups = w.history_groups;
-    c.forecast_history_submits = w.history_submits;
     c.forecast_half_life = std::llround(w.forecast_half_life_h * 3600 * kMsPerSecond);
     c.forecast_burst_gap = std::llround(w.forecast_burst_gap_min * 60 * kMsPerSecond);
     c.capacity = capacity;

@@ -309,20 +309,8 @@ bool WorkloadArgs::LoadJobs(std::vector<JobSpec>& jobs, Topology& topo, std::str
   }
   jobs = std::move(tr->jobs);
   if (from_day > 0 && forecast_every > 0) {  // what a daemon running since day 0 has seen
-    auto h = std::make_shared<std::vector<Service>>();
-    auto g = std::make_shared<std::vector<std::string>>();
-    auto at = std::make_shared<std::vector<Time>>();
-    const Time from = static_cast<Time>(from_day * 86400 * kMsPerSecond);
-    for (const JobSpec& j : jobs) {
-      if (j.submit < from && j.duration) {
-        h->push_back(*j.duration * j.gpus);
-        g->push_back(j.vc);
-        at->push_back(j.submit - from);  // on the window's clock, which starts at `from`
-      }
-    }
-    history = std::move(h);
-    history_groups = std::move(g);
-    history_submits = std::move(at);
+    history = std::make_shared<const std::vector<PastJob>>(
+        PastJobsBefore(jobs, static_cast<Time>(from_day * 86400 * kMsPerSecond)));
   }
   if (from_day > 0 || days > 0) {  // both in [0, kMaxDays]: checked by the flags
     jobs = Window(std::move(jobs), static_cast<Time>(from_day * 86400 * kMsPerSecond),

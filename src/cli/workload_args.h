@@ -49,9 +49,7 @@ struct WorkloadArgs {
   double forecast_half_life_h = 0;    // ForecastOptions::half_life, hours; 0: none
   double forecast_burst_gap_min = 0;  // ForecastOptions::burst_gap, minutes; 0: none
   // The trace before --from-day (LoadJobs fills it in).
-  mutable std::shared_ptr<const std::vector<Service>> history;
-  mutable std::shared_ptr<const std::vector<std::string>> history_groups;  // same order
-  mutable std::shared_ptr<const std::vector<Time>> history_submits;        // same order
+  mutable std::shared_ptr<const std::vector<PastJob>> history;
   std::string ckpt_interval;  // seconds, or uniform:LO:HI
   bool ckpt_aware = false;
   std::string tenants;  // a tenants file, or "trace": quotas from the trace's GPU-time per VC

@@ -30,6 +30,30 @@ struct Rng {
 // finished jobs (their service) and the jobs still in the system (at least what they have
 // attained: censored), so that long jobs that have not finished yet are not forgotten (a
 // history of finished jobs alone is biased towards short ones).
+// How far a tail past what is known reaches (PriorDraw, ServiceModel::Draw): at most this many
+// times where it starts.
+constexpr double kTailCap = 1000;
+
+// Before kMinHistory jobs have finished: running time (per GPU) log-uniform from 1 minute to 1
+// day, with a tail past the day that lasts as long again as it has lasted, P(S > s) =
+// T x day / s, joined where the two densities (per unit of ln s) meet: T = 1 / (1 + ln 1440),
+// 12% of jobs run past a day. Conditioned on S > attained; u uniform on [0, 1).
+Service PriorDraw(Service attained, int gpus, double u) {
+  constexpr double kMin = 60, kDay = 86400;
+  const double span = std::log(kDay / kMin);
+  const double tail = 1 / (1 + span);
+  auto surv = [&](double s) {
+    if (s <= kMin) return 1.0;
+    if (s <= kDay) return 1 - (1 - tail) * std::log(s / kMin) / span;
+    return tail * kDay / s;
+  };
+  const double a = static_cast<double>(attained) / gpus / kMsPerSecond;
+  const double target = surv(a) * u;  // the running time whose survival is target
+  const double seconds = target >= tail ? kMin * std::exp((1 - target) / (1 - tail) * span)
+                                        : tail * kDay / std::max(target, tail / kTailCap);
+  return std::max<Service>(static_cast<Service>(seconds * kMsPerSecond) * gpus, attained + 1);
+}
+
 class ServiceModel {
  public:
   // Kaplan-Meier with weights: at each value, the weight that ended there over the weight
@@ -63,18 +87,14 @@ class ServiceModel {
   size_t finished() const { return finished_; }
 
   // A total service for a job that has attained `attained`: S > attained drawn from the
-  // conditional distribution; past the last finished value (mass the history cannot place),
-  // twice the larger of what it has and that value. A prior before kMinHistory finished.
-  // `u`, when given, is the uniform to use (jobs of one burst share it; the prior ignores it).
+  // conditional distribution. Past the last finished value L (mass the history cannot place:
+  // jobs that ran longer than any that ended), a tail that lasts as long again as it has
+  // lasted: P(S > s | S > L) = L / s (a Pareto tail of index 1, median 2L, p90 10L; L is the
+  // larger of that value and what the job has attained), at most kTailCap x L. A prior before
+  // kMinHistory finished (PriorDraw).
+  // `u`, when given, is the uniform to use (jobs of one burst share it).
   Service Draw(Service attained, int gpus, Rng& rng, std::optional<double> u = {}) const {
-    if (finished_ < kMinHistory) {
-      for (int tries = 0; tries < 16; ++tries) {  // log-uniform running time, 1 min .. 1 day
-        const double seconds = 60.0 * std::exp(rng.Uniform() * std::log(1440.0));
-        const Service s = static_cast<Service>(seconds * kMsPerSecond) * gpus;
-        if (s > attained) return s;
-      }
-      return std::max<Service>(2 * attained, attained + 1);
-    }
+    if (finished_ < kMinHistory) return PriorDraw(attained, gpus, u ? *u : rng.Uniform());
     // S(attained): the survival just after the last point <= attained.
     auto first_above = std::upper_bound(points_.begin(), points_.end(), attained,
                                         [](Service v, const Point& p) { return v < p.value; });
@@ -83,8 +103,13 @@ class ServiceModel {
     auto hit = std::partition_point(first_above, points_.end(),
                                     [&](const Point& p) { return p.surv > target; });
     if (hit != points_.end()) return hit->value;
-    const Service last = points_.empty() ? 0 : points_.back().value;
-    return std::max<Service>(2 * std::max(attained, last), attained + 1);
+    // target is uniform on [0, S(L)) here; target / S(L) is the tail's own uniform.
+    const double tail = points_.empty() ? s_a : std::min(s_a, points_.back().surv);
+    const double v = tail > 0 ? target / tail : 0;
+    const double from =
+        static_cast<double>(std::max(attained, points_.empty() ? 0 : points_.back().value));
+    const double s = from / std::max(v, 1.0 / kTailCap);
+    return std::max<Service>(static_cast<Service>(s), attained + 1);
   }
 
  private:
@@ -406,6 +431,19 @@ std::optional<Time> Percentile(const std::vector<Time>& sorted, size_t samples, 
   return sorted[rank - 1];
 }
 
+std::vector<PastJob> PastJobsBefore(const std::vector<JobSpec>& jobs, Time from) {
+  std::vector<PastJob> past;
+  for (const JobSpec& j : jobs) {
+    if (j.submit >= from || !j.duration) continue;
+    const bool ended = j.submit + *j.duration <= from;
+    past.push_back({.service = (ended ? *j.duration : from - j.submit) * j.gpus,
+                    .ended = ended,
+                    .vc = j.vc,
+                    .submit = j.submit - from});
+  }
+  return past;
+}
+
 StatusOr<ForecastInput> PrepareForecast(const Scheduler& core, Time now, const ForecastOptions& o) {
   ForecastInput in;
   auto active = core.Clone(/*active_only=*/true);
@@ -418,13 +456,11 @@ StatusOr<ForecastInput> PrepareForecast(const Scheduler& core, Time now, const F
                            : 1.0;
   };
   if (o.history) {
-    const bool groups = o.history_groups && o.history_groups->size() == o.history->size();
-    const bool submits = o.history_submits && o.history_submits->size() == o.history->size();
-    in.finished.reserve(o.history->size());
-    for (size_t i = 0; i < o.history->size(); ++i) {
-      const ServiceSeen seen{(*o.history)[i], submits ? weight((*o.history_submits)[i]) : 1.0};
-      in.finished.push_back(seen);
-      if (groups) in.by_group[(*o.history_groups)[i]].first.push_back(seen);
+    for (const PastJob& p : *o.history) {
+      const ServiceSeen seen{p.service, p.submit ? weight(*p.submit) : 1.0};
+      (p.ended ? in.finished : in.censored).push_back(seen);
+      auto& group = in.by_group[p.vc];
+      (p.ended ? group.first : group.second).push_back(seen);
     }
   }
   for (const Job& j : core.jobs()) {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -98,6 +99,21 @@ class MarginTracker {
   size_t resolved_ = 0;  // sides resolved so far
 };
 
+// A job from before the core's own, as a daemon running then knew it: all the service it took
+// (ended) or what it had attained so far (still running: censored, the way the jobs still in
+// the core are), its VC (empty: none) and its submit time (unknown: counts as recent).
+struct PastJob {
+  Service service = 0;
+  bool ended = true;
+  std::string vc;
+  std::optional<Time> submit;
+};
+// The jobs of a trace submitted before `from` (with a known duration), as a daemon running
+// since the trace's start knew them at `from`, on a clock that starts at `from`: each taken as
+// started at its submit (a trace has no start times), so one whose submit + duration is after
+// `from` is still running and known only by the service it has attained by then.
+std::vector<PastJob> PastJobsBefore(const std::vector<JobSpec>& jobs, Time from);
+
 struct ForecastOptions {
   int samples = 16;
   uint64_t seed = 1;
@@ -115,14 +131,10 @@ struct ForecastOptions {
   Duration arrival_window = Seconds(6 * 3600);
   // Widening of the p10-p90 ranges of starts and ends (kForecastMargin).
   std::array<double, 2> margin = kForecastMargin;
-  // The service (GPU-ms) of jobs that finished before the core's own: the trace before a
-  // simulated window, so a replay that starts from an empty cluster forecasts from the
-  // history a daemon that had been running would have. Added to the core's finished jobs.
-  std::shared_ptr<const std::vector<Service>> history;
-  // Their VCs, in the same order (when known): each VC's durations come from its own.
-  std::shared_ptr<const std::vector<std::string>> history_groups;
-  // Their submit times, in the same order (when known; unknown ones count as recent).
-  std::shared_ptr<const std::vector<Time>> history_submits;
+  // Jobs before the core's own: the trace before a simulated window, so a replay that starts
+  // from an empty cluster forecasts from the history a daemon that had been running would
+  // have (PastJob). Added to the core's finished (ended) and censored (not ended) jobs.
+  std::shared_ptr<const std::vector<PastJob>> history;
   // Recent jobs weigh more: each job (finished or still in the system) weighs 2^-(age /
   // half_life) in the duration estimate, age = now - its submit (by submit, not by end: jobs
   // that ended lately are the short ones). 0: every job weighs the same.

@@ -132,14 +132,12 @@ TEST(Forecast, AVcsDurationsAreDrawnFromItsOwnHistory) {
   ASSERT_TRUE(core->Submit(w, 0).ok());
   (void)core->Schedule(0);
   ASSERT_TRUE(core->Find(JobId(1))->running());
-  auto history = std::make_shared<std::vector<Service>>();
-  auto vcs = std::make_shared<std::vector<std::string>>();
+  auto history = std::make_shared<std::vector<PastJob>>();
   for (int i = 0; i < 50; ++i) {
-    history->insert(history->end(), {Seconds(100), Seconds(400)});
-    vcs->insert(vcs->end(), {"a", "b"});
+    history->push_back({.service = Seconds(100), .vc = "a"});
+    history->push_back({.service = Seconds(400), .vc = "b"});
   }
-  auto f = ForecastJobs(
-      *core, 0, {.samples = 8, .margin = {0, 0}, .history = history, .history_groups = vcs});
+  auto f = ForecastJobs(*core, 0, {.samples = 8, .margin = {0, 0}, .history = history});
   ASSERT_TRUE(f.ok()) << f.status().message();
   for (int k = 0; k < 3; ++k) {
     EXPECT_EQ(f->jobs.at(JobId(1)).end[k], Seconds(100));
@@ -237,8 +235,8 @@ TEST(Forecast, JobsOfOneBurstShareADrawWithABurstGap) {
   ASSERT_TRUE(core->Submit(spec(2, Seconds(60), "a"), Seconds(60)).ok());
   ASSERT_TRUE(core->Submit(spec(4, Seconds(60), "b"), Seconds(60)).ok());
   ASSERT_TRUE(core->Submit(spec(3, Seconds(2000), "a"), Seconds(2000)).ok());
-  auto history = std::make_shared<std::vector<Service>>();
-  for (int m = 1; m <= 100; ++m) history->push_back(Seconds(60) * m);
+  auto history = std::make_shared<std::vector<PastJob>>();
+  for (int m = 1; m <= 100; ++m) history->push_back({.service = Seconds(60) * m});
   auto durations = [&](Duration gap) {
     auto f = ForecastJobs(*core, Seconds(2000),
                           {.samples = 1, .margin = {0, 0}, .history = history, .burst_gap = gap});
@@ -275,7 +273,7 @@ TEST(Forecast, AnEarlierHistoryIsAddedToTheFinishedJobs) {
       {.samples = 8,
        .use_given_durations = false,
        .margin = {0, 0},
-       .history = std::make_shared<const std::vector<Service>>(std::vector<Service>(20, 100'000))});
+       .history = std::make_shared<const std::vector<PastJob>>(20, PastJob{.service = 100'000})});
   ASSERT_TRUE(with.ok());
   EXPECT_EQ(with->history, 20u);
   for (int k = 0; k < 3; ++k) EXPECT_EQ(with->jobs.at(JobId(2)).start[k], Seconds(100));
@@ -317,6 +315,87 @@ TEST(Forecast, TheTrackerIsKeptAndTakenBackWithWhatItWaitsOn) {
   }
 }
 
+TEST(Forecast, PastJobsStillRunningAtTheWindowAreKnownByWhatTheyAttained) {
+  // From 1000 s: A (2 GPUs, submitted at 0, 100 s) ended at 100 s: 200 GPU-s, ended. B (4 GPUs,
+  // at 900 s, 200 s) runs until 1100 s: by 1000 s it has attained 100 s x 4 = 400 GPU-s, not
+  // ended. E (1 GPU, at 400 s, 600 s) ends exactly at 1000 s: ended. C (submitted at 1000 s)
+  // and D (no duration) are not history. Submits move to the window's clock (-from).
+  std::vector<JobSpec> jobs = {Spec(1, 2, 0, Seconds(100)), Spec(2, 4, Seconds(900), Seconds(200)),
+                               Spec(3, 1, Seconds(1000), Seconds(5)),
+                               Spec(4, 1, Seconds(10), std::nullopt),
+                               Spec(5, 1, Seconds(400), Seconds(600))};
+  jobs[1].vc = "b";
+  auto past = PastJobsBefore(jobs, Seconds(1000));
+  ASSERT_EQ(past.size(), 3u);
+  EXPECT_EQ(past[0].service, Seconds(200));
+  EXPECT_TRUE(past[0].ended);
+  EXPECT_EQ(past[0].submit, -Seconds(1000));
+  EXPECT_EQ(past[1].service, Seconds(400));
+  EXPECT_FALSE(past[1].ended);
+  EXPECT_EQ(past[1].vc, "b");
+  EXPECT_EQ(past[1].submit, -Seconds(100));
+  EXPECT_EQ(past[2].service, Seconds(600));
+  EXPECT_TRUE(past[2].ended);
+}
+
+TEST(Forecast, APastJobNotEndedIsCensoredNotFinished) {
+  // 1 GPU, fifo: A (unknown duration) starts at 0; its end is its drawn service. History: 20
+  // jobs ended at 60 GPU-s and 20 still running with 600 GPU-s attained (A itself is censored
+  // at 0 and leaves the risk set first). Kaplan-Meier: at 60 s, 20 of the 40 at risk end:
+  // S(60) = 0.5, and nothing is known to end after it, so a draw below 0.5 lies past the last
+  // finished value, in the tail P(S > s | S > 60) = 60 / s. A's end: 60 s with probability
+  // 0.5 (p10 exactly 60 s: 200 samples, 100 +- 7 of them, far from rank 20), else 60 s / v
+  // (v uniform): P(end > x) = 0.5 x 60 / x, so p90 = 300 s; rank 180 of 200 lies in
+  // (120, 600) s unless more than 20 of 200 fall beyond 600 s (mean 10 +- 3) or fewer than 20
+  // beyond 120 s (mean 50 +- 6). Were the 20 taken as finished at 600 s, A's p90 would be
+  // 600 s exactly.
+  auto core = Core("fifo", {}, 1);
+  ASSERT_TRUE(core->Submit(Spec(1, 1, 0, std::nullopt), 0).ok());
+  (void)core->Schedule(0);
+  auto history = std::make_shared<std::vector<PastJob>>(20, PastJob{.service = Seconds(60)});
+  history->insert(history->end(), 20, PastJob{.service = Seconds(600), .ended = false});
+  ForecastOptions o{
+      .samples = 200, .use_given_durations = false, .margin = {0, 0}, .history = history};
+  auto f = ForecastJobs(*core, 0, o);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->history, 20u);
+  EXPECT_EQ(f->jobs.at(JobId(1)).end[0], Seconds(60));
+  EXPECT_GT(f->jobs.at(JobId(1)).end[2], Seconds(120));
+  EXPECT_LT(f->jobs.at(JobId(1)).end[2], Seconds(600));
+  for (auto& p : *history) p.ended = true;
+  auto leaked = ForecastJobs(*core, 0, o);
+  ASSERT_TRUE(leaked.ok());
+  EXPECT_EQ(leaked->jobs.at(JobId(1)).end[2], Seconds(600));
+}
+
+TEST(Forecast, PastTheLongestFinishedJobAJobLastsAsLongAgainAsItHas) {
+  // 1 GPU, fifo: A (unknown duration) started at 0 and has run 100 s; every finished job
+  // took 60 GPU-s, so its total service lies past the history: P(S > s | S > 100) = 100 / s,
+  // S = 100 s / v, v uniform. Its end quantiles: p10 111 s, p50 200 s, p90 1000 s. With
+  // 1,000 samples the p50 (rank 500) lies in (180, 220) s: beyond 180 s fall 556 +- 16, beyond
+  // 220 s 455 +- 16; the p90 (rank 900) in (750, 1400) s: beyond 750 s 133 +- 11, beyond
+  // 1400 s 71 +- 8. (The rule before it, twice the larger of attained and the last finished
+  // value, gave 200 s at every quantile: no range where the history knows nothing.)
+  auto core = Core("fifo", {}, 1);
+  ASSERT_TRUE(core->Submit(Spec(1, 1, 0, std::nullopt), 0).ok());
+  (void)core->Schedule(0);
+  auto history = std::make_shared<std::vector<PastJob>>(20, PastJob{.service = Seconds(60)});
+  auto f = ForecastJobs(*core, Seconds(100),
+                        {.samples = 1000,
+                         .use_given_durations = false,
+                         .arrival_window = 0,
+                         .margin = {0, 0},
+                         .history = history});
+  ASSERT_TRUE(f.ok());
+  const auto& end = f->jobs.at(JobId(1)).end;
+  EXPECT_GT(*end[0], Seconds(100));
+  EXPECT_LT(*end[0], *end[1]);
+  EXPECT_GT(end[1], Seconds(180));
+  EXPECT_LT(end[1], Seconds(220));
+  EXPECT_GT(end[2], Seconds(750));
+  EXPECT_LT(end[2], Seconds(1400));
+}
+
 TEST(Forecast, WithAHalfLifeRecentJobsWeighMore) {
   // 1 GPU, fifo: A (unknown duration) starts at 0 and its end is its drawn service. History:
   // 10 jobs of 60 GPU-s submitted at 0 and 20 of 600 GPU-s submitted 3 h before. A itself is
@@ -329,15 +408,12 @@ TEST(Forecast, WithAHalfLifeRecentJobsWeighMore) {
   auto core = Core("fifo", {}, 1);
   ASSERT_TRUE(core->Submit(Spec(1, 1, 0, std::nullopt), 0).ok());
   (void)core->Schedule(0);
-  auto service = std::make_shared<std::vector<Service>>(10, Seconds(60));
-  service->insert(service->end(), 20, Seconds(600));
-  auto submits = std::make_shared<std::vector<Time>>(10, 0);
-  submits->insert(submits->end(), 20, -Seconds(3 * 3600));
-  ForecastOptions o{.samples = 200,
-                    .use_given_durations = false,
-                    .margin = {0, 0},
-                    .history = service,
-                    .history_submits = submits};
+  auto history =
+      std::make_shared<std::vector<PastJob>>(10, PastJob{.service = Seconds(60), .submit = 0});
+  history->insert(history->end(), 20,
+                  PastJob{.service = Seconds(600), .submit = -Seconds(3 * 3600)});
+  ForecastOptions o{
+      .samples = 200, .use_given_durations = false, .margin = {0, 0}, .history = history};
   auto plain = ForecastJobs(*core, 0, o);
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->jobs.at(JobId(1)).end[1], Seconds(600));

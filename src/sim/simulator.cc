@@ -79,8 +79,6 @@ Status CheckForecasts(const Scheduler& core, const Jobs& jobs, size_t from, size
                            .use_given_durations = false,
                            .margin = {0, 0},
                            .history = cfg.forecast_history,
-                           .history_groups = cfg.forecast_history_groups,
-                           .history_submits = cfg.forecast_history_submits,
                            .half_life = cfg.forecast_half_life,
                            .burst_gap = cfg.forecast_burst_gap});
     if (!f.ok()) return f.status();

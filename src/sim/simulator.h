@@ -63,10 +63,8 @@ struct SimConfig {
   // they stay there.
   std::array<double, 2> forecast_margin = kForecastMargin;
   double forecast_step = kMarginStep;  // MarginTracker's step: margins adapt during the run
-  // ForecastOptions::history: the service of the trace's jobs before the replayed window.
-  std::shared_ptr<const std::vector<Service>> forecast_history;
-  std::shared_ptr<const std::vector<std::string>> forecast_history_groups;  // same order
-  std::shared_ptr<const std::vector<Time>> forecast_history_submits;        // same order
+  // ForecastOptions::history: the trace's jobs before the replayed window.
+  std::shared_ptr<const std::vector<PastJob>> forecast_history;
   Duration forecast_half_life = 0;  // ForecastOptions::half_life
   Duration forecast_burst_gap = 0;  // ForecastOptions::burst_gap
   // The cluster over time (SimResult::series) every series_step of simulated time; 0 = none.
