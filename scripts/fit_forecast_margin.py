@@ -1,25 +1,37 @@
 #!/usr/bin/env python3
-"""Fits the forecast margins (engine/forecast.h: kForecastMargin, kMarginStep) and reports them on held-out runs.
+"""Fits the forecast margins (engine/forecast.h: kForecastMargin, kMarginStep), each run held out in turn.
 
 Each DIR is a `tiresias sim --forecast-every N --out DIR` run (its forecasts.csv: start
 forecasts made at submit, with the real starts and the samples' own range, raw_p10_s and
 raw_p90_s; a run with `--forecast-margin 0,0 --forecast-step 0` has only p10_s and p90_s, which
-are then the raw ones). On the training runs, pooled, each side's fixed margin is the 90%
-finite-sample conformal quantile of how far real starts fell before p10 (or after p90) on the
-scale ln(seconds from the forecast + 60). Then the adaptive margins (MarginTracker) are
-replayed on every run, as the simulator and serve apply them: they start from the fixed ones
-and, before each forecast, every side whose outcome is known by then (the job started, or the
-clock passed that bound while it waited) moves its margin by step x (miss - 0.1). The step
-whose training runs come closest to 80% inside p10-p90 (summed over runs) is chosen.
+are then the raw ones). Each side's fixed margin is the 90% conformal quantile of how far real
+starts fell before p10 (or after p90) on the scale ln(seconds from the forecast + 60), over the
+runs' forecasts, each weighted by what its run is worth: a run's forecasts share their errors
+(the backlog ahead, the week's durations against the history), so a run of n forecasts counts
+as n / (1 + (n - 1) RHO) independent ones and a run with many does not outvote the others. The adaptive margins
+(MarginTracker) are replayed as the simulator and serve apply them: they start from the fixed
+ones and, before each forecast, every side whose outcome is known by then (the job started, or
+the clock passed that bound while it waited) moves its margin by step x (miss - 0.1).
 
-    scripts/fit_forecast_margin.py --train A B C --test D E [--steps 0 0.03 0.05 0.1]
+Every run is held out in turn: margins fitted on the others, then replayed on it with each
+step. The step whose pooled held-out share inside p10-p90 comes closest to 80% is chosen;
+printed are that table (with an interval from resampling whole runs) and the margins fitted
+on all runs, the ones to ship.
+
+    scripts/fit_forecast_margin.py DIR... [--steps 0 0.01 0.03 0.05 0.1]
 """
 import argparse
 import csv
 import math
+import random
 
 SIDE_MISS = 0.1
 MAX_MARGIN = 6.0
+# How alike two forecasts of one run are (their intra-run correlation; README: the weekly share
+# inside varies about ten times a binomial's at ~100 forecasts a week): a run of n forecasts
+# is worth n / (1 + (n - 1) RHO) independent ones, so each of its forecasts weighs
+# 1 / (1 + (n - 1) RHO) in the fit.
+RHO = 0.1
 
 
 def scale(t, at):
@@ -51,10 +63,19 @@ def outside(r):
     return below, above
 
 
-def conformal(scores, level=0.9):
-    s = sorted(scores)
-    rank = min(len(s), math.ceil(level * (len(s) + 1)))
-    return max(0.0, s[rank - 1])
+def conformal(runs, side, level=0.9):
+    """The level-quantile of one side's scores over the runs, each run weighing what it is worth."""
+    weighted = []
+    for rows in runs:
+        scores = [outside(r)[side] for r in started(rows)]
+        weighted += [(x, 1 / (1 + (len(scores) - 1) * RHO)) for x in scores]
+    weighted.sort()
+    total, acc = sum(w for _, w in weighted), 0.0
+    for x, w in weighted:
+        acc += w
+        if acc >= level * total - 1e-12:
+            return max(0.0, x)
+    return max(0.0, weighted[-1][0])
 
 
 def moved(t, now, by):
@@ -118,38 +139,60 @@ def replay(rows, initial, step):
     return inside / n, early / n, late / n, m
 
 
+def margins(runs):
+    runs = [rows for rows in runs if started(rows)]
+    return conformal(runs, 0), conformal(runs, 1)
+
+
+def held_out(runs, steps):
+    """Per step: {run: (forecasts, inside, early, late)} with margins fitted on the other runs."""
+    out = {step: {} for step in steps}
+    for d, rows in runs:
+        n = len(started(rows))
+        if not n:
+            continue
+        lo, hi = margins([r for e, r in runs if e != d])
+        for step in steps:
+            c = replay(rows, (lo, hi), step)
+            out[step][d] = (n, c[0] * n, c[1] * n, c[2] * n, lo, hi)
+    return out
+
+
+def pooled(by_run):
+    return sum(v[1] for v in by_run.values()) / sum(v[0] for v in by_run.values())
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--train", nargs="+", required=True)
-    p.add_argument("--test", nargs="*", default=[])
-    p.add_argument("--steps", nargs="*", type=float, default=[0, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2])
+    p.add_argument("runs", nargs="+")
+    p.add_argument("--steps", nargs="*", type=float, default=[0, 0.01, 0.02, 0.03, 0.05, 0.1])
     args = p.parse_args()
-    train = [(d, load(d)) for d in args.train]
-    test = [(d, load(d)) for d in args.test]
-    scores = [outside(r) for _, rows in train for r in started(rows)]
-    lo = conformal([b for b, _ in scores])
-    hi = conformal([a for _, a in scores])
-    print(f"margins {lo:.3f},{hi:.3f} (x{math.exp(lo):.2f} below p10, x{math.exp(hi):.2f} above "
-          f"p90) from {len(scores)} forecasts")
-    best = None
+    runs = [(d, load(d)) for d in args.runs]
+    table = held_out(runs, args.steps)
     for step in args.steps:
-        off = sum(abs(replay(rows, (lo, hi), step)[0] - 0.8) for _, rows in train if started(rows))
-        print(f"step {step:.3f}: training runs {100 * off:.0f} points from 80% in all")
-        if best is None or off < best[0] - 1e-12:
-            best = (off, step)
-    step = best[1]
-    print(f"step {step:.3f}")
-    for kind, runs in (("train", train), ("held-out", test)):
-        for d, rows in runs:
-            if not started(rows):
-                continue
-            fixed = replay(rows, (lo, hi), 0)
-            c = replay(rows, (lo, hi), step)
-            print(f"{kind:8} {d}: {len(started(rows))} forecasts, within p10-p90 "
-                  f"{100 * replay(rows, (0, 0), 0)[0]:.0f}% raw, {100 * fixed[0]:.0f}% with the "
-                  f"fixed margins (before {100 * fixed[1]:.0f}%, after {100 * fixed[2]:.0f}%), "
-                  f"{100 * c[0]:.0f}% adaptive (before {100 * c[1]:.0f}%, after "
-                  f"{100 * c[2]:.0f}%; margins end at {c[3][0]:.2f},{c[3][1]:.2f})")
+        print(f"step {step:.3f}: {100 * pooled(table[step]):.1f}% within p10-p90, held out")
+    step = min(args.steps, key=lambda s: abs(pooled(table[s]) - 0.8))
+    by_run = table[step]
+    print(f"\nstep {step:.3f}, each run held out (margins fitted on the others):\n")
+    print("| held out | forecasts | margins | within p10-p90, fixed | adaptive (before / after) |")
+    print("|---|---|---|---|---|")
+    for d, (n, k, early, late, lo, hi) in by_run.items():
+        fixed = table[0][d][1] / n if 0 in table else replay(load(d), (lo, hi), 0)[0]
+        print(f"| {d} | {n} | {lo:.2f}, {hi:.2f} | {100 * fixed:.0f}% | {100 * k / n:.0f}% "
+              f"({100 * early / n:.0f}% / {100 * late / n:.0f}%) |")
+    names = list(by_run)
+    rng = random.Random(1)
+    shares = []
+    for _ in range(4000):
+        pick = [rng.choice(names) for _ in names]
+        shares.append(sum(by_run[d][1] for d in pick) / sum(by_run[d][0] for d in pick))
+    shares.sort()
+    print(f"\npooled: {len(names)} runs, {sum(v[0] for v in by_run.values())} forecasts, "
+          f"{100 * pooled(by_run):.1f}% within p10-p90 (runs resampled, 90%: "
+          f"{100 * shares[200]:.0f}-{100 * shares[3800]:.0f}%)")
+    lo, hi = margins([rows for _, rows in runs])
+    print(f"fitted on all runs: margins {lo:.3f},{hi:.3f} (x{math.exp(lo):.2f} below p10, "
+          f"x{math.exp(hi):.2f} above p90), step {step:.3f}")
 
 
 if __name__ == "__main__":

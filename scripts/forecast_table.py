@@ -3,30 +3,28 @@
 
 For each week of the trace, `tiresias sim --policy fifo --forecast-every 40` (2x16x8, shipped
 defaults, durations hidden from the forecast) writes forecasts.csv: a forecast at the submit of
-every 40th job that waits, with its real start and the naive estimate. Printed per week: the
-forecasts, median absolute error of p50 against naive, and the share of real starts inside
-p10-p90 (before p10 / after p90). Then, pooled over the held-out weeks (all but those the
-margins were fitted on, TRAIN): the share inside with an interval from resampling whole weeks
-(a week's forecasts share their errors, so weeks, not forecasts, are the independent units),
-the median errors, and the design effect (how much more the weekly share varies than
-independent forecasts' would).
+every 40th job that waits, with its real start and the naive estimate. Printed per week, with
+the shipped margins (fitted on these same weeks: in-sample): the forecasts, median absolute
+error of p50 against naive, and the share of real starts inside p10-p90 (before p10 / after
+p90). Then each week held out in turn (scripts/fit_forecast_margin.py: margins and step fitted
+on the other weeks): the share inside per week and pooled, with an interval from resampling
+whole weeks (a week's forecasts share their errors, so weeks, not forecasts, are the
+independent units), and the margins fitted on all weeks (the ones to ship).
 
 usage: scripts/forecast_table.py BUILD/tiresias TRACE [OUT_DIR [--reuse]]
-(--reuse: keep a week's forecasts.csv already in OUT_DIR; a week takes 1 s to a few minutes)
+(--reuse: keep a week's forecasts.csv already in OUT_DIR; a week takes 1 s to a minute, days
+42-49 (a backlog of ~10,000 jobs for days) about 15 minutes)
 """
 import csv
 import math
 import os
-import random
 import statistics
 import subprocess
 import sys
 
+import fit_forecast_margin
+
 WEEKS = list(range(0, 106, 7))
-TRAIN = {35, 56}  # fifo weeks kForecastMargin and kMarginStep were fitted on (with dlas 49, 63)
-# Days 42-49 hold a backlog of ~10,000 jobs for days; each forecast simulates it 16 times,
-# and the week's forecasts ran for more than 10 minutes (not measured yet).
-SKIP = {42}
 EVERY = 40  # a forecast at the submit of every 40th job that waits
 
 
@@ -53,9 +51,6 @@ def main():
     print("|---|---|---|---|---|")
     for day in WEEKS:
         d = f"{out}/d{day}"
-        if day in SKIP:
-            print(f"| {day}-{day + 7} | not measured (a backlog of ~10,000 jobs) | | | |")
-            continue
         if not (reuse and os.path.exists(f"{d}/forecasts.csv")):
             subprocess.run([binary, "sim", "--trace", trace, "--cluster", "2x16x8", "--policy",
                             "fifo", "--from-day", str(day), "--days", "7", "--forecast-every",
@@ -64,7 +59,7 @@ def main():
         if os.path.exists(f"{d}/forecasts.csv"):  # not written when no forecast was made
             with open(f"{d}/forecasts.csv") as f:
                 rows = list(csv.DictReader(f))
-        label = f"{day}-{day + 7}" + (" (training)" if day in TRAIN else "")
+        label = f"{day}-{day + 7}"
         if not rows:
             print(f"| {label} | 0 (no job waited) | | | |")
             continue
@@ -74,24 +69,19 @@ def main():
         print(f"| {label} | {n} | {err(rows, 'p50_s'):.1f} h | "
               f"{err(rows, 'naive_s'):.1f} h | {100 * i / n:.0f}% ({100 * before / n:.0f}% / "
               f"{100 * (n - i - before) / n:.0f}%) |")
-    held = sorted(d for d in weeks if d not in TRAIN)
-    pooled = [r for d in held for r in weeks[d]]
-    p = inside(pooled) / len(pooled)
-    rng = random.Random(1)
-    shares = []
-    for _ in range(4000):
-        pick = [rng.choice(held) for _ in held]
-        shares.append(sum(inside(weeks[d]) for d in pick) / sum(len(weeks[d]) for d in pick))
-    shares.sort()
-    wins = sum(err(weeks[d], "p50_s") < err(weeks[d], "naive_s") for d in held)
-    big = [d for d in held if len(weeks[d]) >= 20]
+    rows = [r for d in weeks for r in weeks[d]]
+    wins = sum(err(weeks[d], "p50_s") < err(weeks[d], "naive_s") for d in weeks)
+    print(f"\nall weeks: {len(rows)} forecasts, {100 * inside(rows) / len(rows):.1f}% within "
+          f"p10-p90 (in-sample); median error {err(rows, 'p50_s'):.1f} h, naive "
+          f"{err(rows, 'naive_s'):.1f} h (lower on {wins} of {len(weeks)} weeks)\n")
+    big = [d for d in weeks if len(weeks[d]) >= 20]
+    p = inside(rows) / len(rows)
     var = sum(len(weeks[d]) * (inside(weeks[d]) / len(weeks[d]) - p) ** 2
               for d in big) / (len(big) - 1)
-    print(f"\nheld out: {len(held)} weeks, {len(pooled)} forecasts, {100 * p:.1f}% within p10-p90 "
-          f"(weeks resampled, 90%: {100 * shares[200]:.0f}-{100 * shares[3800]:.0f}%); median "
-          f"error {err(pooled, 'p50_s'):.1f} h, naive {err(pooled, 'naive_s'):.1f} h (lower on "
-          f"{wins} of {len(held)} weeks); design effect {var / (p * (1 - p)):.1f} over the "
-          f"{len(big)} weeks with 20 forecasts or more")
+    print(f"design effect {var / (p * (1 - p)):.1f} over the {len(big)} weeks with 20 forecasts "
+          f"or more\n")
+    sys.argv = [sys.argv[0]] + [f"{out}/d{d}" for d in sorted(weeks)]
+    fit_forecast_margin.main()
 
 
 if __name__ == "__main__":

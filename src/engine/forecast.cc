@@ -121,8 +121,15 @@ class ServiceModel {
   size_t finished_ = 0;
 };
 
-// A job's service is drawn from its VC's own history when the VC has kMinGroupHistory
-// finished jobs, else from everyone's.
+// The group of a VC's jobs of one size class (1, 2-4, 5-8, more GPUs).
+std::string SizeGroup(const std::string& vc, int gpus) {
+  const int cls = gpus <= 1 ? 1 : gpus <= 4 ? 4 : gpus <= 8 ? 8 : 9;
+  return vc + '\x1f' + std::to_string(cls);
+}
+
+// A job's service is drawn from its VC's jobs of its size class when they number
+// kMinGroupHistory finished, else from its VC's when they do, else from everyone's (a sweep of
+// one-GPU jobs is not drawn from its VC's multi-day gangs).
 class ModelSet {
  public:
   explicit ModelSet(const ForecastInput& in) : all_(in.finished, in.censored) {
@@ -132,6 +139,7 @@ class ModelSet {
     }
   }
   const ServiceModel& For(const JobSpec& j) const {
+    if (auto it = groups_.find(SizeGroup(j.vc, j.gpus)); it != groups_.end()) return it->second;
     auto it = groups_.find(j.vc);
     return it == groups_.end() ? all_ : it->second;
   }
@@ -438,6 +446,7 @@ std::vector<PastJob> PastJobsBefore(const std::vector<JobSpec>& jobs, Time from)
     const bool ended = j.submit + *j.duration <= from;
     past.push_back({.service = (ended ? *j.duration : from - j.submit) * j.gpus,
                     .ended = ended,
+                    .gpus = j.gpus,
                     .vc = j.vc,
                     .submit = j.submit - from});
   }
@@ -459,8 +468,10 @@ StatusOr<ForecastInput> PrepareForecast(const Scheduler& core, Time now, const F
     for (const PastJob& p : *o.history) {
       const ServiceSeen seen{p.service, p.submit ? weight(*p.submit) : 1.0};
       (p.ended ? in.finished : in.censored).push_back(seen);
-      auto& group = in.by_group[p.vc];
-      (p.ended ? group.first : group.second).push_back(seen);
+      for (const auto& key : {p.vc, SizeGroup(p.vc, p.gpus)}) {
+        auto& group = in.by_group[key];
+        (p.ended ? group.first : group.second).push_back(seen);
+      }
     }
   }
   for (const Job& j : core.jobs()) {
@@ -468,12 +479,14 @@ StatusOr<ForecastInput> PrepareForecast(const Scheduler& core, Time now, const F
       const ServiceSeen seen{j.AttainedAt(j.end), weight(j.spec.submit)};
       in.finished.push_back(seen);
       in.by_group[j.spec.vc].first.push_back(seen);
+      in.by_group[SizeGroup(j.spec.vc, j.gpus())].first.push_back(seen);
     }
     if (j.state == JobState::kPending || j.state == JobState::kRunning ||
         j.state == JobState::kHeld) {
       const ServiceSeen seen{j.AttainedAt(now), weight(j.spec.submit)};
       in.censored.push_back(seen);
       in.by_group[j.spec.vc].second.push_back(seen);
+      in.by_group[SizeGroup(j.spec.vc, j.gpus())].second.push_back(seen);
     }
     if (o.arrival_window > 0 && j.spec.submit >= now - o.arrival_window && j.spec.submit < now &&
         j.state != JobState::kRejected) {

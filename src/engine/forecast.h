@@ -28,15 +28,15 @@
 namespace tiresias {
 
 inline constexpr size_t kMinHistory = 20;
-// Finished jobs a VC needs before its own durations are drawn from (else everyone's).
+// Finished jobs a group needs before its own durations are drawn from: a VC's jobs of the
+// job's size class (1, 2-4, 5-8, more GPUs), else the VC's, else everyone's.
 inline constexpr size_t kMinGroupHistory = 50;
 // How much the p10 and the p90 are moved out, on the scale ln(seconds from now + 60): for
 // each side the 90% quantile of how far real starts fell outside it (conformalised quantile
 // regression, one side at a time) in start forecasts made at submit with no margin, fitted on
-// Philly training weeks (`sim --forecast-margin 0,0 --forecast-every 10 --out DIR`, then
-// scripts/fit_forecast_margin.py; README "When will my job run"); held-out weeks are reported
-// with these.
-inline constexpr std::array<double, 2> kForecastMargin = {0, 0.782};
+// every Philly week (scripts/forecast_table.py, which also holds each week out in turn: README
+// "When will my job run").
+inline constexpr std::array<double, 2> kForecastMargin = {0.365, 0.804};
 // Moves p10 down by margin[0] and p90 up by margin[1] on that scale (p50 and unset bounds
 // stay as they are).
 void WidenRange(std::array<std::optional<Time>, 3>& q, Time now, std::array<double, 2> margin);
@@ -47,9 +47,10 @@ void WidenRange(std::array<std::optional<Time>, 3>& q, Time now, std::array<doub
 // job started, or the clock passed that bound while it waited: a late miss is known at the
 // p90, not at the start), and each resolution moves that side's margin by
 // step x (miss - kSideMiss): up 0.9 step after a miss, down 0.1 step after a hit, so that
-// over time about 10% fall outside each side whatever the forecasts' bias. The step was
-// fitted on the training weeks (scripts/fit_forecast_margin.py --steps; README "When will my
-// job run"). Margins stay within [0, kMaxMargin].
+// over time about 10% fall outside each side whatever the forecasts' bias. The step is the one
+// whose Philly weeks, each held out in turn, come closest to 80% inside p10-p90 pooled
+// (scripts/fit_forecast_margin.py; README "When will my job run"). Margins stay within
+// [0, kMaxMargin].
 inline constexpr double kSideMiss = 0.1;
 inline constexpr double kMarginStep = 0.05;
 inline constexpr double kMaxMargin = 6;  // x400 on seconds + 60
@@ -105,6 +106,7 @@ class MarginTracker {
 struct PastJob {
   Service service = 0;
   bool ended = true;
+  int gpus = 1;
   std::string vc;
   std::optional<Time> submit;
 };

@@ -146,6 +146,46 @@ TEST(Forecast, AVcsDurationsAreDrawnFromItsOwnHistory) {
   }
 }
 
+// Within a VC, durations come from its jobs of the same size class (1, 2-4, 5-8, more GPUs)
+// once those number kMinGroupHistory (50). The history of VC a: 50 one-GPU jobs of 100 GPU-s
+// and 50 eight-GPU jobs of 8,000 GPU-s (1,000 s each). On 8 GPUs (dlas, one queue), R (1 GPU)
+// runs from 0 and W (8 GPUs) waits for it: R draws 100 GPU-s in every sample and ends at
+// 100 s, W starts then and draws 8,000 GPU-s, 1,000 s on its 8 GPUs: it ends at 1,100 s.
+// (From the VC's history as a whole, half of R's draws would be 8,000 GPU-s: 8,000 s.)
+TEST(Forecast, AJobsDurationIsDrawnFromItsVcsJobsOfItsSize) {
+  auto core = Core("dlas", {"queues=1"}, 8);
+  JobSpec r = Spec(1, 1, 0, std::nullopt), w = Spec(2, 8, 0, std::nullopt);
+  r.vc = w.vc = "a";
+  ASSERT_TRUE(core->Submit(r, 0).ok());
+  ASSERT_TRUE(core->Submit(w, 0).ok());
+  (void)core->Schedule(0);
+  ASSERT_TRUE(core->Find(JobId(1))->running());
+  auto history = std::make_shared<std::vector<PastJob>>();
+  for (int i = 0; i < 50; ++i) {
+    history->push_back({.service = Seconds(100), .gpus = 1, .vc = "a"});
+    history->push_back({.service = Seconds(8000), .gpus = 8, .vc = "a"});
+  }
+  auto f = ForecastJobs(*core, 0, {.samples = 64, .margin = {0, 0}, .history = history});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(f->jobs.at(JobId(1)).end[k], Seconds(100));
+    EXPECT_EQ(f->jobs.at(JobId(2)).start[k], Seconds(100));
+    EXPECT_EQ(f->jobs.at(JobId(2)).end[k], Seconds(1100));
+  }
+  // V (VC a, 4 GPUs, alone on 4 GPUs from 0) has no group of its size (2-4 GPUs): it draws
+  // from the VC's, 100 GPU-s (25 s on 4 GPUs) or 8,000 (2,000 s), about half and half over 64
+  // samples (32 +- 4): p10 ends at 25 s, p90 at 2,000 s.
+  auto alone = Core("dlas", {"queues=1"}, 4);
+  JobSpec v = Spec(3, 4, 0, std::nullopt);
+  v.vc = "a";
+  ASSERT_TRUE(alone->Submit(v, 0).ok());
+  (void)alone->Schedule(0);
+  auto g = ForecastJobs(*alone, 0, {.samples = 64, .margin = {0, 0}, .history = history});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->jobs.at(JobId(3)).end[0], Seconds(25));
+  EXPECT_EQ(g->jobs.at(JobId(3)).end[2], Seconds(2000));
+}
+
 TEST(Forecast, TheMarginsWidenTheRangeOnALogScaleOfTheWaitPlusAMinute) {
   // now = 1000 s, margins ln 2 below and ln 3 above. p10 = now + 240 s: ln(240 + 60) - ln 2 =
   // ln 150, so 150 - 60 = 90 s from now. p90 = now + 540 s: ln(600) + ln 3 = ln 1800: 1740 s
@@ -333,6 +373,7 @@ TEST(Forecast, PastJobsStillRunningAtTheWindowAreKnownByWhatTheyAttained) {
   EXPECT_EQ(past[1].service, Seconds(400));
   EXPECT_FALSE(past[1].ended);
   EXPECT_EQ(past[1].vc, "b");
+  EXPECT_EQ(past[1].gpus, 4);
   EXPECT_EQ(past[1].submit, -Seconds(100));
   EXPECT_EQ(past[2].service, Seconds(600));
   EXPECT_TRUE(past[2].ended);

@@ -272,10 +272,11 @@ TEST_F(LiveSchedulerTest, WhatIfSubmitForecastsANewJobWithoutSubmittingIt) {
 
 // explain's margins adapt to how the daemon's own forecasts turn out (MarginTracker). On 4
 // GPUs (dlas with one queue), A (4 GPUs, given duration 60 s) runs from 0 and W (4 GPUs) waits: its
-// forecast is A's end at 60 s in every sample, p10 = 60 s and p90 moved up by kForecastMargin[1]:
-// (60 + 60) e^0.782 - 60 = 202 s. A really runs 600 s, so at 300 s W still waits, past its p90:
-// a late miss, known now. Explaining X (another waiting job) then resolves W's two sides: not
-// early (past p10 while waiting: low margin 0 - 0.005, kept at 0), late (high 0.782 + 0.045).
+// forecast is A's end at 60 s in every sample, moved down and up by kForecastMargin: p10 =
+// (60 + 60) e^-0.365 - 60 = 23.3 s, p90 = (60 + 60) e^0.804 - 60 = 208 s. A really runs 600 s,
+// so at 300 s W still waits, past its p90: a late miss, known now. Explaining X (another
+// waiting job) then resolves W's two sides: not early (past p10 while waiting: low 0.365 -
+// 0.005), late (high 0.804 + 0.045).
 TEST_F(LiveSchedulerTest, ExplainsMarginsAdaptToHowEarlierForecastsTurnedOut) {
   policy_opts_ = {"queues=1"};  // no demotion: W waits for A to end
   auto d = Start();
@@ -292,8 +293,8 @@ TEST_F(LiveSchedulerTest, ExplainsMarginsAdaptToHowEarlierForecastsTurnedOut) {
   ASSERT_TRUE(first.ok()) << first.status().message();
   EXPECT_EQ((*first)["margins"][0].get<double>(), kForecastMargin[0]);
   EXPECT_EQ((*first)["margins"][1].get<double>(), kForecastMargin[1]);
-  EXPECT_EQ((*first)["start"]["p10_ms"].get<int64_t>(), t0 + 60'000);
-  EXPECT_NEAR((*first)["start"]["p90_ms"].get<int64_t>(), t0 + 202'000, 1'000);
+  EXPECT_NEAR((*first)["start"]["p10_ms"].get<int64_t>(), t0 + 23'300, 100);
+  EXPECT_NEAR((*first)["start"]["p90_ms"].get<int64_t>(), t0 + 208'000, 1'000);
   world_.now = t0 + 300'000;
   d->Step();
   auto x = d->Submit({.gpus = 4, .argv = {"x"}, .duration_s = 10});
@@ -302,18 +303,18 @@ TEST_F(LiveSchedulerTest, ExplainsMarginsAdaptToHowEarlierForecastsTurnedOut) {
   d->Step();
   auto second = d->Estimate(*x);
   ASSERT_TRUE(second.ok()) << second.status().message();
-  EXPECT_EQ((*second)["margins"][0].get<double>(), 0);
+  EXPECT_NEAR((*second)["margins"][0].get<double>(), kForecastMargin[0] - 0.005, 1e-9);
   EXPECT_NEAR((*second)["margins"][1].get<double>(), kForecastMargin[1] + 0.045, 1e-9);
   EXPECT_EQ((*second)["margins_learned_from"].get<int>(), 2);
   // A restart keeps what they learned and X's forecast, still open: X's p10 is now (A is
   // past its given 60 s, so the samples end it at once), so this explain resolves X's low side
-  // as not early (low stays 0), the third outcome, as it would have without the restart. A
-  // daemon that forgot would be back at kForecastMargin with nothing learned.
+  // as not early (low down another 0.005), the third outcome, as it would have without the
+  // restart. A daemon that forgot would be back at kForecastMargin with nothing learned.
   d.reset();
   d = Start();
   auto third = d->Estimate(*x);
   ASSERT_TRUE(third.ok()) << third.status().message();
-  EXPECT_EQ((*third)["margins"][0].get<double>(), 0);
+  EXPECT_NEAR((*third)["margins"][0].get<double>(), kForecastMargin[0] - 0.01, 1e-9);
   EXPECT_NEAR((*third)["margins"][1].get<double>(), kForecastMargin[1] + 0.045, 1e-9);
   EXPECT_EQ((*third)["margins_learned_from"].get<int>(), 3);
 }
