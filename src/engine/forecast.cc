@@ -121,10 +121,23 @@ class ServiceModel {
   size_t finished_ = 0;
 };
 
-// The group of a VC's jobs of one size class (1, 2-4, 5-8, more GPUs).
-std::string SizeGroup(const std::string& vc, int gpus) {
+// The group of a VC's jobs of one size class (1, 2-4, 5-8, more GPUs). Jobs of no VC have
+// none: a size class over everyone's jobs was measured worse than everyone's (README).
+std::optional<std::string> SizeGroup(const std::string& vc, int gpus) {
+  if (vc.empty()) return std::nullopt;
   const int cls = gpus <= 1 ? 1 : gpus <= 4 ? 4 : gpus <= 8 ? 8 : 9;
   return vc + '\x1f' + std::to_string(cls);
+}
+
+// Adds a job's service to everyone's, its VC's and its VC size class's (finished or censored).
+void AddSeen(ForecastInput& in, const std::string& vc, int gpus, bool finished, ServiceSeen seen) {
+  (finished ? in.finished : in.censored).push_back(seen);
+  auto& group = in.by_group[vc];
+  (finished ? group.first : group.second).push_back(seen);
+  if (auto key = SizeGroup(vc, gpus)) {
+    auto& size = in.by_group[*key];
+    (finished ? size.first : size.second).push_back(seen);
+  }
 }
 
 // A job's service is drawn from its VC's jobs of its size class when they number
@@ -139,7 +152,9 @@ class ModelSet {
     }
   }
   const ServiceModel& For(const JobSpec& j) const {
-    if (auto it = groups_.find(SizeGroup(j.vc, j.gpus)); it != groups_.end()) return it->second;
+    if (auto key = SizeGroup(j.vc, j.gpus)) {
+      if (auto it = groups_.find(*key); it != groups_.end()) return it->second;
+    }
     auto it = groups_.find(j.vc);
     return it == groups_.end() ? all_ : it->second;
   }
@@ -466,27 +481,16 @@ StatusOr<ForecastInput> PrepareForecast(const Scheduler& core, Time now, const F
   };
   if (o.history) {
     for (const PastJob& p : *o.history) {
-      const ServiceSeen seen{p.service, p.submit ? weight(*p.submit) : 1.0};
-      (p.ended ? in.finished : in.censored).push_back(seen);
-      for (const auto& key : {p.vc, SizeGroup(p.vc, p.gpus)}) {
-        auto& group = in.by_group[key];
-        (p.ended ? group.first : group.second).push_back(seen);
-      }
+      AddSeen(in, p.vc, p.gpus, p.ended, {p.service, p.submit ? weight(*p.submit) : 1.0});
     }
   }
   for (const Job& j : core.jobs()) {
     if (j.state == JobState::kFinished) {
-      const ServiceSeen seen{j.AttainedAt(j.end), weight(j.spec.submit)};
-      in.finished.push_back(seen);
-      in.by_group[j.spec.vc].first.push_back(seen);
-      in.by_group[SizeGroup(j.spec.vc, j.gpus())].first.push_back(seen);
+      AddSeen(in, j.spec.vc, j.gpus(), true, {j.AttainedAt(j.end), weight(j.spec.submit)});
     }
     if (j.state == JobState::kPending || j.state == JobState::kRunning ||
         j.state == JobState::kHeld) {
-      const ServiceSeen seen{j.AttainedAt(now), weight(j.spec.submit)};
-      in.censored.push_back(seen);
-      in.by_group[j.spec.vc].second.push_back(seen);
-      in.by_group[SizeGroup(j.spec.vc, j.gpus())].second.push_back(seen);
+      AddSeen(in, j.spec.vc, j.gpus(), false, {j.AttainedAt(now), weight(j.spec.submit)});
     }
     if (o.arrival_window > 0 && j.spec.submit >= now - o.arrival_window && j.spec.submit < now &&
         j.state != JobState::kRejected) {

@@ -184,6 +184,16 @@ TEST(Forecast, AJobsDurationIsDrawnFromItsVcsJobsOfItsSize) {
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ(g->jobs.at(JobId(3)).end[0], Seconds(25));
   EXPECT_EQ(g->jobs.at(JobId(3)).end[2], Seconds(2000));
+  // Jobs of no VC have no size class: U (1 GPU, alone on 1 GPU) with the same history given
+  // no VC draws from everyone's, 100 s or 8,000 s: p10 100 s, p90 8,000 s.
+  for (auto& p : *history) p.vc.clear();
+  auto one = Core("dlas", {"queues=1"}, 1);
+  ASSERT_TRUE(one->Submit(Spec(4, 1, 0, std::nullopt), 0).ok());
+  (void)one->Schedule(0);
+  auto u = ForecastJobs(*one, 0, {.samples = 64, .margin = {0, 0}, .history = history});
+  ASSERT_TRUE(u.ok()) << u.status().message();
+  EXPECT_EQ(u->jobs.at(JobId(4)).end[0], Seconds(100));
+  EXPECT_EQ(u->jobs.at(JobId(4)).end[2], Seconds(8000));
 }
 
 TEST(Forecast, TheMarginsWidenTheRangeOnALogScaleOfTheWaitPlusAMinute) {
