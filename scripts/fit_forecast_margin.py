@@ -13,10 +13,10 @@ as n / (1 + (n - 1) RHO) independent ones and a run with many does not outvote t
 ones and, before each forecast, every side whose outcome is known by then (the job started, or
 the clock passed that bound while it waited) moves its margin by step x (miss - 0.1).
 
-Every run is held out in turn: margins fitted on the others, then replayed on it with each
-step. The step whose pooled held-out share inside p10-p90 comes closest to 80% is chosen;
-printed are that table (with an interval from resampling whole runs) and the margins fitted
-on all runs, the ones to ship.
+The step is the one whose runs, replayed with those margins, come closest to 80% inside
+p10-p90 pooled. Every run is held out in turn (margins and step fitted on the others, then
+replayed on it); printed are that table, the pooled share held out (with an interval from
+resampling whole runs), and the margins and step fitted on all runs, the ones to ship.
 
     scripts/fit_forecast_margin.py DIR... [--steps 0 0.01 0.03 0.05 0.1]
 """
@@ -27,11 +27,11 @@ import random
 
 SIDE_MISS = 0.1
 MAX_MARGIN = 6.0
-# How alike two forecasts of one run are (their intra-run correlation; README: the weekly share
-# inside varies about ten times a binomial's at ~100 forecasts a week): a run of n forecasts
+# How alike two forecasts of one run are (their intra-run correlation): a run of n forecasts
 # is worth n / (1 + (n - 1) RHO) independent ones, so each of its forecasts weighs
-# 1 / (1 + (n - 1) RHO) in the fit.
-RHO = 0.1
+# 1 / (1 + (n - 1) RHO) in the fit. On Philly the weekly share inside p10-p90 varies about 20
+# times a binomial's (README) over weeks of 145 forecasts on average: 1 + 144 RHO = 21.
+RHO = 0.15
 
 
 def scale(t, at):
@@ -64,7 +64,9 @@ def outside(r):
 
 
 def conformal(runs, side, level=0.9):
-    """The level-quantile of one side's scores over the runs, each run weighing what it is worth."""
+    """The level-quantile of one side's scores over the runs, each run weighing what it is
+    worth, with the finite-sample correction of split conformal (a new forecast weighs at most
+    1 more), within [0, MAX_MARGIN]."""
     weighted = []
     for rows in runs:
         scores = [outside(r)[side] for r in started(rows)]
@@ -73,9 +75,9 @@ def conformal(runs, side, level=0.9):
     total, acc = sum(w for _, w in weighted), 0.0
     for x, w in weighted:
         acc += w
-        if acc >= level * total - 1e-12:
-            return max(0.0, x)
-    return max(0.0, weighted[-1][0])
+        if acc >= level * (total + 1) - 1e-12:
+            return min(MAX_MARGIN, max(0.0, x))
+    return MAX_MARGIN  # the quantile lies beyond every score seen
 
 
 def moved(t, now, by):
@@ -139,27 +141,18 @@ def replay(rows, initial, step):
     return inside / n, early / n, late / n, m
 
 
-def margins(runs):
+def fit(runs, steps):
+    """Margins and step on `runs` (lists of rows): the margins as above, the step whose runs,
+    replayed with them, come closest to 80% inside p10-p90 pooled."""
     runs = [rows for rows in runs if started(rows)]
-    return conformal(runs, 0), conformal(runs, 1)
+    lo, hi = conformal(runs, 0), conformal(runs, 1)
+    total = sum(len(started(rows)) for rows in runs)
 
+    def off(step):
+        inside = sum(replay(rows, (lo, hi), step)[0] * len(started(rows)) for rows in runs)
+        return abs(inside / total - 0.8)
 
-def held_out(runs, steps):
-    """Per step: {run: (forecasts, inside, early, late)} with margins fitted on the other runs."""
-    out = {step: {} for step in steps}
-    for d, rows in runs:
-        n = len(started(rows))
-        if not n:
-            continue
-        lo, hi = margins([r for e, r in runs if e != d])
-        for step in steps:
-            c = replay(rows, (lo, hi), step)
-            out[step][d] = (n, c[0] * n, c[1] * n, c[2] * n, lo, hi)
-    return out
-
-
-def pooled(by_run):
-    return sum(v[1] for v in by_run.values()) / sum(v[0] for v in by_run.values())
+    return lo, hi, min(steps, key=off)
 
 
 def main():
@@ -168,18 +161,22 @@ def main():
     p.add_argument("--steps", nargs="*", type=float, default=[0, 0.01, 0.02, 0.03, 0.05, 0.1])
     args = p.parse_args()
     runs = [(d, load(d)) for d in args.runs]
-    table = held_out(runs, args.steps)
-    for step in args.steps:
-        print(f"step {step:.3f}: {100 * pooled(table[step]):.1f}% within p10-p90, held out")
-    step = min(args.steps, key=lambda s: abs(pooled(table[s]) - 0.8))
-    by_run = table[step]
-    print(f"\nstep {step:.3f}, each run held out (margins fitted on the others):\n")
-    print("| held out | forecasts | margins | within p10-p90, fixed | adaptive (before / after) |")
-    print("|---|---|---|---|---|")
-    for d, (n, k, early, late, lo, hi) in by_run.items():
-        fixed = table[0][d][1] / n if 0 in table else replay(load(d), (lo, hi), 0)[0]
-        print(f"| {d} | {n} | {lo:.2f}, {hi:.2f} | {100 * fixed:.0f}% | {100 * k / n:.0f}% "
-              f"({100 * early / n:.0f}% / {100 * late / n:.0f}%) |")
+    runs = [(d, rows) for d, rows in runs if started(rows)]
+    if len(runs) < 2:
+        p.error("give two runs or more with a started forecast (one is held out at a time)")
+    print("Each run held out, margins and step fitted on the others:\n")
+    print("| held out | forecasts | margins | step | within p10-p90, fixed | adaptive "
+          "(before / after) |")
+    print("|---|---|---|---|---|---|")
+    by_run = {}
+    for d, rows in runs:
+        lo, hi, step = fit([r for e, r in runs if e != d], args.steps)
+        n = len(started(rows))
+        fixed = replay(rows, (lo, hi), 0)[0]
+        c = replay(rows, (lo, hi), step)
+        by_run[d] = (n, c[0] * n)
+        print(f"| {d} | {n} | {lo:.2f}, {hi:.2f} | {step:.2f} | {100 * fixed:.0f}% | "
+              f"{100 * c[0]:.0f}% ({100 * c[1]:.0f}% / {100 * c[2]:.0f}%) |")
     names = list(by_run)
     rng = random.Random(1)
     shares = []
@@ -187,10 +184,11 @@ def main():
         pick = [rng.choice(names) for _ in names]
         shares.append(sum(by_run[d][1] for d in pick) / sum(by_run[d][0] for d in pick))
     shares.sort()
-    print(f"\npooled: {len(names)} runs, {sum(v[0] for v in by_run.values())} forecasts, "
-          f"{100 * pooled(by_run):.1f}% within p10-p90 (runs resampled, 90%: "
-          f"{100 * shares[200]:.0f}-{100 * shares[3800]:.0f}%)")
-    lo, hi = margins([rows for _, rows in runs])
+    n = sum(v[0] for v in by_run.values())
+    print(f"\npooled: {len(names)} runs, {n} forecasts, "
+          f"{100 * sum(v[1] for v in by_run.values()) / n:.1f}% within p10-p90 held out (runs "
+          f"resampled, 90%: {100 * shares[200]:.0f}-{100 * shares[3800]:.0f}%)")
+    lo, hi, step = fit([rows for _, rows in runs], args.steps)
     print(f"fitted on all runs: margins {lo:.3f},{hi:.3f} (x{math.exp(lo):.2f} below p10, "
           f"x{math.exp(hi):.2f} above p90), step {step:.3f}")
 

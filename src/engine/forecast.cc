@@ -37,8 +37,9 @@ constexpr double kTailCap = 1000;
 // Before kMinHistory jobs have finished: running time (per GPU) log-uniform from 1 minute to 1
 // day, with a tail past the day that lasts as long again as it has lasted, P(S > s) =
 // T x day / s, joined where the two densities (per unit of ln s) meet: T = 1 / (1 + ln 1440),
-// 12% of jobs run past a day. Conditioned on S > attained; u uniform on [0, 1).
-Service PriorDraw(Service attained, int gpus, double u) {
+// 12% of jobs run past a day. Conditioned on S > attained; u uniform on [0, 1). `known`:
+// within the day (ServiceModel::Draw).
+Service PriorDraw(Service attained, int gpus, double u, bool known) {
   constexpr double kMin = 60, kDay = 86400;
   const double span = std::log(kDay / kMin);
   const double tail = 1 / (1 + span);
@@ -48,9 +49,13 @@ Service PriorDraw(Service attained, int gpus, double u) {
     return tail * kDay / s;
   };
   const double a = static_cast<double>(attained) / gpus / kMsPerSecond;
-  const double target = surv(a) * u;  // the running time whose survival is target
-  const double seconds = target >= tail ? kMin * std::exp((1 - target) / (1 - tail) * span)
-                                        : tail * kDay / std::max(target, tail / kTailCap);
+  const double s_a = surv(a);
+  // The running time whose survival is target.
+  const double target = known && s_a > tail ? tail + (s_a - tail) * u : s_a * u;
+  // In the tail at most kTailCap times the larger of a day and what it has run.
+  const double seconds = target >= tail
+                             ? kMin * std::exp((1 - target) / (1 - tail) * span)
+                             : tail * kDay / std::max(target, surv(std::max(a, kDay)) / kTailCap);
   return std::max<Service>(static_cast<Service>(seconds * kMsPerSecond) * gpus, attained + 1);
 }
 
@@ -91,21 +96,27 @@ class ServiceModel {
   // jobs that ran longer than any that ended), a tail that lasts as long again as it has
   // lasted: P(S > s | S > L) = L / s (a Pareto tail of index 1, median 2L, p90 10L; L is the
   // larger of that value and what the job has attained), at most kTailCap x L. A prior before
-  // kMinHistory finished (PriorDraw).
+  // kMinHistory finished (PriorDraw). `known`: S <= L, where the history knows (made-up
+  // arrivals: each drawn with a tail of its own, the forecast's invented load could ask for
+  // more GPUs than there are).
   // `u`, when given, is the uniform to use (jobs of one burst share it).
-  Service Draw(Service attained, int gpus, Rng& rng, std::optional<double> u = {}) const {
-    if (finished_ < kMinHistory) return PriorDraw(attained, gpus, u ? *u : rng.Uniform());
+  Service Draw(Service attained, int gpus, Rng& rng, std::optional<double> u = {},
+               bool known = false) const {
+    if (finished_ < kMinHistory) return PriorDraw(attained, gpus, u ? *u : rng.Uniform(), known);
     // S(attained): the survival just after the last point <= attained.
     auto first_above = std::upper_bound(points_.begin(), points_.end(), attained,
                                         [](Service v, const Point& p) { return v < p.value; });
     const double s_a = first_above == points_.begin() ? 1.0 : std::prev(first_above)->surv;
-    const double target = s_a * (u ? *u : rng.Uniform());  // first value with survival <= it
+    const double uniform = u ? *u : rng.Uniform();
+    const double last = points_.empty() ? 0 : points_.back().surv;
+    // The first value with survival <= target.
+    const double target = known && s_a > last ? last + (s_a - last) * uniform : s_a * uniform;
     auto hit = std::partition_point(first_above, points_.end(),
                                     [&](const Point& p) { return p.surv > target; });
     if (hit != points_.end()) return hit->value;
     // target is uniform on [0, S(L)) here; target / S(L) is the tail's own uniform.
     const double tail = points_.empty() ? s_a : std::min(s_a, points_.back().surv);
-    const double v = tail > 0 ? target / tail : 0;
+    const double v = tail > 0 ? target / tail : uniform;
     const double from =
         static_cast<double>(std::max(attained, points_.empty() ? 0 : points_.back().value));
     const double s = from / std::max(v, 1.0 / kTailCap);
@@ -121,8 +132,8 @@ class ServiceModel {
   size_t finished_ = 0;
 };
 
-// The group of a VC's jobs of one size class (1, 2-4, 5-8, more GPUs). Jobs of no VC have
-// none: a size class over everyone's jobs was measured worse than everyone's (README).
+// The group of a VC's jobs of one size class (1, 2-4, 5-8, more GPUs). Jobs of no VC have no
+// group at all (everyone's: a size class over everyone's jobs was measured worse, README).
 std::optional<std::string> SizeGroup(const std::string& vc, int gpus) {
   if (vc.empty()) return std::nullopt;
   const int cls = gpus <= 1 ? 1 : gpus <= 4 ? 4 : gpus <= 8 ? 8 : 9;
@@ -132,6 +143,7 @@ std::optional<std::string> SizeGroup(const std::string& vc, int gpus) {
 // Adds a job's service to everyone's, its VC's and its VC size class's (finished or censored).
 void AddSeen(ForecastInput& in, const std::string& vc, int gpus, bool finished, ServiceSeen seen) {
   (finished ? in.finished : in.censored).push_back(seen);
+  if (vc.empty()) return;  // everyone's only
   auto& group = in.by_group[vc];
   (finished ? group.first : group.second).push_back(seen);
   if (auto key = SizeGroup(vc, gpus)) {
@@ -186,6 +198,7 @@ struct Sample {
 struct Arrivals {
   std::vector<JobSpec> recent;  // submitted in [now - window, now), by submit
   Duration window = 0;
+  Duration span = 0;  // none later than now + span
 };
 
 StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ModelSet& model,
@@ -265,7 +278,8 @@ StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ModelSet& mo
   uint64_t phantom = 0;
   auto next_arrival = [&]() -> Time {
     if (arrivals.recent.empty() || arrivals.window <= 0) return kNever;
-    return arrivals.recent[k].submit + (round + 1) * arrivals.window;
+    const Time at = arrivals.recent[k].submit + (round + 1) * arrivals.window;
+    return at - now > arrivals.span ? kNever : at;
   };
   Time t = now;
   bool target_started = o.target && out.start.contains(*o.target);
@@ -294,7 +308,9 @@ StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ModelSet& mo
       spec.id = JobId(kPhantomIds + static_cast<int64_t>(phantom));
       spec.submit = t;
       if (!spec.duration || draw_all) {
-        spec.duration = (model.For(spec).Draw(0, spec.gpus, rng) + spec.gpus - 1) / spec.gpus;
+        spec.duration =
+            (model.For(spec).Draw(0, spec.gpus, rng, {}, /*known=*/true) + spec.gpus - 1) /
+            spec.gpus;
       }
       (void)sim.Submit(spec, t);  // one that could never fit is rejected, as it was
       if (++k == arrivals.recent.size()) {
@@ -458,12 +474,11 @@ std::vector<PastJob> PastJobsBefore(const std::vector<JobSpec>& jobs, Time from)
   std::vector<PastJob> past;
   for (const JobSpec& j : jobs) {
     if (j.submit >= from || !j.duration) continue;
-    const bool ended = j.submit + *j.duration <= from;
-    past.push_back({.service = (ended ? *j.duration : from - j.submit) * j.gpus,
-                    .ended = ended,
+    past.push_back({.service = *j.duration * j.gpus,
                     .gpus = j.gpus,
                     .vc = j.vc,
-                    .submit = j.submit - from});
+                    .submit = j.submit - from,
+                    .end = j.submit + *j.duration - from});
   }
   return past;
 }
@@ -481,7 +496,16 @@ StatusOr<ForecastInput> PrepareForecast(const Scheduler& core, Time now, const F
   };
   if (o.history) {
     for (const PastJob& p : *o.history) {
-      AddSeen(in, p.vc, p.gpus, p.ended, {p.service, p.submit ? weight(*p.submit) : 1.0});
+      const bool ended = !p.end || *p.end <= now;
+      Service value = p.service;
+      if (!ended) {  // attained by now, at the pace of its whole run
+        value = p.submit && *p.end > *p.submit
+                    ? static_cast<Service>(static_cast<double>(p.service) *
+                                           static_cast<double>(std::max<Time>(0, now - *p.submit)) /
+                                           static_cast<double>(*p.end - *p.submit))
+                    : 0;
+      }
+      AddSeen(in, p.vc, p.gpus, ended, {value, p.submit ? weight(*p.submit) : 1.0});
     }
   }
   for (const Job& j : core.jobs()) {
@@ -512,7 +536,7 @@ StatusOr<Forecast> ForecastJobs(const Scheduler& core, Time now, const ForecastO
 StatusOr<Forecast> RunForecast(const ForecastInput& in, Time now, const ForecastOptions& o) {
   Forecast f{.now = now, .samples = std::max(1, o.samples)};
   const ModelSet model(in);
-  const Arrivals arrivals{.recent = in.recent, .window = o.arrival_window};
+  const Arrivals arrivals{.recent = in.recent, .window = o.arrival_window, .span = o.arrival_span};
   f.history = model.all().finished() >= kMinHistory ? model.all().finished() : 0;
   std::unordered_map<JobId, std::vector<Time>> starts, ends;
   std::map<JobId, double> held;

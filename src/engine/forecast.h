@@ -34,9 +34,9 @@ inline constexpr size_t kMinGroupHistory = 50;
 // How much the p10 and the p90 are moved out, on the scale ln(seconds from now + 60): for
 // each side the 90% quantile of how far real starts fell outside it (conformalised quantile
 // regression, one side at a time) in start forecasts made at submit with no margin, fitted on
-// every Philly week (scripts/forecast_table.py, which also holds each week out in turn: README
-// "When will my job run").
-inline constexpr std::array<double, 2> kForecastMargin = {0.365, 0.804};
+// every Philly week, each weighted by what it is worth (scripts/forecast_table.py, which also
+// holds each week out in turn: README "When will my job run").
+inline constexpr std::array<double, 2> kForecastMargin = {0.435, 0.666};
 // Moves p10 down by margin[0] and p90 up by margin[1] on that scale (p50 and unset bounds
 // stay as they are).
 void WidenRange(std::array<std::optional<Time>, 3>& q, Time now, std::array<double, 2> margin);
@@ -48,11 +48,11 @@ void WidenRange(std::array<std::optional<Time>, 3>& q, Time now, std::array<doub
 // p90, not at the start), and each resolution moves that side's margin by
 // step x (miss - kSideMiss): up 0.9 step after a miss, down 0.1 step after a hit, so that
 // over time about 10% fall outside each side whatever the forecasts' bias. The step is the one
-// whose Philly weeks, each held out in turn, come closest to 80% inside p10-p90 pooled
+// whose Philly weeks, replayed with kForecastMargin, come closest to 80% inside p10-p90 pooled
 // (scripts/fit_forecast_margin.py; README "When will my job run"). Margins stay within
 // [0, kMaxMargin].
 inline constexpr double kSideMiss = 0.1;
-inline constexpr double kMarginStep = 0.05;
+inline constexpr double kMarginStep = 0.1;
 inline constexpr double kMaxMargin = 6;  // x400 on seconds + 60
 // One side's margin after one resolution: margin + step x (miss - kSideMiss), within
 // [0, kMaxMargin].
@@ -100,20 +100,20 @@ class MarginTracker {
   size_t resolved_ = 0;  // sides resolved so far
 };
 
-// A job from before the core's own, as a daemon running then knew it: all the service it took
-// (ended) or what it had attained so far (still running: censored, the way the jobs still in
-// the core are), its VC (empty: none) and its submit time (unknown: counts as recent).
+// A job from before the core's own: all the service it took, running from its submit to its
+// end on its GPUs, its VC (empty: none), its submit (unknown: counts as recent) and its end
+// (unknown: before any forecast). A forecast at `now` knows it as a daemon would then: ended
+// (its service), or still running (censored at what it has attained by now, the way the
+// jobs still in the core are).
 struct PastJob {
   Service service = 0;
-  bool ended = true;
   int gpus = 1;
   std::string vc;
-  std::optional<Time> submit;
+  std::optional<Time> submit, end;
 };
-// The jobs of a trace submitted before `from` (with a known duration), as a daemon running
-// since the trace's start knew them at `from`, on a clock that starts at `from`: each taken as
-// started at its submit (a trace has no start times), so one whose submit + duration is after
-// `from` is still running and known only by the service it has attained by then.
+// The jobs of a trace submitted before `from` (with a known duration), on a clock that starts
+// at `from`: each taken as running from its submit (a trace has no start times) for its
+// duration, so one whose submit + duration is after `from` is still running there.
 std::vector<PastJob> PastJobsBefore(const std::vector<JobSpec>& jobs, Time from);
 
 struct ForecastOptions {
@@ -131,11 +131,14 @@ struct ForecastOptions {
   // arrival_window repeat, window after window (a policy like LAS lets newcomers go first, so
   // a forecast without them is too early). 0: no arrivals.
   Duration arrival_window = Seconds(6 * 3600);
+  // For the next arrival_span only: past it the forecast would be inventing the load, and a
+  // copy that runs for weeks (a job drawn long) would carry a backlog of made-up jobs.
+  Duration arrival_span = Seconds(86400);
   // Widening of the p10-p90 ranges of starts and ends (kForecastMargin).
   std::array<double, 2> margin = kForecastMargin;
   // Jobs before the core's own: the trace before a simulated window, so a replay that starts
   // from an empty cluster forecasts from the history a daemon that had been running would
-  // have (PastJob). Added to the core's finished (ended) and censored (not ended) jobs.
+  // have (PastJob). Added to the core's finished (ended by now) and censored (not) jobs.
   std::shared_ptr<const std::vector<PastJob>> history;
   // Recent jobs weigh more: each job (finished or still in the system) weighs 2^-(age /
   // half_life) in the duration estimate, age = now - its submit (by submit, not by end: jobs

@@ -365,11 +365,11 @@ TEST(Forecast, TheTrackerIsKeptAndTakenBackWithWhatItWaitsOn) {
   }
 }
 
-TEST(Forecast, PastJobsStillRunningAtTheWindowAreKnownByWhatTheyAttained) {
-  // From 1000 s: A (2 GPUs, submitted at 0, 100 s) ended at 100 s: 200 GPU-s, ended. B (4 GPUs,
-  // at 900 s, 200 s) runs until 1100 s: by 1000 s it has attained 100 s x 4 = 400 GPU-s, not
-  // ended. E (1 GPU, at 400 s, 600 s) ends exactly at 1000 s: ended. C (submitted at 1000 s)
-  // and D (no duration) are not history. Submits move to the window's clock (-from).
+TEST(Forecast, PastJobsAreTakenAsRunningFromTheirSubmitOnTheWindowsClock) {
+  // From 1000 s: A (2 GPUs, submitted at 0, 100 s): 200 GPU-s from -1000 s to -900 s. B (4
+  // GPUs, at 900 s, 200 s): 800 GPU-s from -100 s to 100 s, still running at the window's
+  // start. E (1 GPU, at 400 s, 600 s) ends exactly at it (0). C (submitted at 1000 s) and D
+  // (no duration) are not history.
   std::vector<JobSpec> jobs = {Spec(1, 2, 0, Seconds(100)), Spec(2, 4, Seconds(900), Seconds(200)),
                                Spec(3, 1, Seconds(1000), Seconds(5)),
                                Spec(4, 1, Seconds(10), std::nullopt),
@@ -378,33 +378,34 @@ TEST(Forecast, PastJobsStillRunningAtTheWindowAreKnownByWhatTheyAttained) {
   auto past = PastJobsBefore(jobs, Seconds(1000));
   ASSERT_EQ(past.size(), 3u);
   EXPECT_EQ(past[0].service, Seconds(200));
-  EXPECT_TRUE(past[0].ended);
   EXPECT_EQ(past[0].submit, -Seconds(1000));
-  EXPECT_EQ(past[1].service, Seconds(400));
-  EXPECT_FALSE(past[1].ended);
+  EXPECT_EQ(past[0].end, -Seconds(900));
+  EXPECT_EQ(past[1].service, Seconds(800));
   EXPECT_EQ(past[1].vc, "b");
   EXPECT_EQ(past[1].gpus, 4);
   EXPECT_EQ(past[1].submit, -Seconds(100));
+  EXPECT_EQ(past[1].end, Seconds(100));
   EXPECT_EQ(past[2].service, Seconds(600));
-  EXPECT_TRUE(past[2].ended);
+  EXPECT_EQ(past[2].end, 0);
 }
 
-TEST(Forecast, APastJobNotEndedIsCensoredNotFinished) {
+TEST(Forecast, APastJobStillRunningIsKnownByWhatItHasAttained) {
   // 1 GPU, fifo: A (unknown duration) starts at 0; its end is its drawn service. History: 20
-  // jobs ended at 60 GPU-s and 20 still running with 600 GPU-s attained (A itself is censored
-  // at 0 and leaves the risk set first). Kaplan-Meier: at 60 s, 20 of the 40 at risk end:
-  // S(60) = 0.5, and nothing is known to end after it, so a draw below 0.5 lies past the last
-  // finished value, in the tail P(S > s | S > 60) = 60 / s. A's end: 60 s with probability
-  // 0.5 (p10 exactly 60 s: 200 samples, 100 +- 7 of them, far from rank 20), else 60 s / v
-  // (v uniform): P(end > x) = 0.5 x 60 / x, so p90 = 300 s; rank 180 of 200 lies in
-  // (120, 600) s unless more than 20 of 200 fall beyond 600 s (mean 10 +- 3) or fewer than 20
-  // beyond 120 s (mean 50 +- 6). Were the 20 taken as finished at 600 s, A's p90 would be
-  // 600 s exactly.
+  // jobs ended at 60 GPU-s and 20 that run from -600 s to 600 s (1,200 GPU-s), at 0 still
+  // running with 600 GPU-s attained (A itself is censored at 0 and leaves the risk set first).
+  // Kaplan-Meier: at 60 s, 20 of the 40 at risk end: S(60) = 0.5, and nothing is known to end
+  // after it, so a draw below 0.5 lies past the last finished value, in the tail
+  // P(S > s | S > 60) = 60 / s. A's end: 60 s with probability 0.5 (p10 exactly 60 s: 200
+  // samples, 100 +- 7 of them, far from rank 20), else 60 s / v (v uniform): P(end > x) =
+  // 0.5 x 60 / x, so p90 = 300 s; rank 180 of 200 lies in (120, 600) s unless more than 20 of
+  // 200 fall beyond 600 s (mean 10 +- 3) or fewer than 20 beyond 120 s (mean 50 +- 6). Were
+  // the 20 taken as finished with their 1,200 GPU-s, A's p90 would be 1,200 s exactly.
   auto core = Core("fifo", {}, 1);
   ASSERT_TRUE(core->Submit(Spec(1, 1, 0, std::nullopt), 0).ok());
   (void)core->Schedule(0);
   auto history = std::make_shared<std::vector<PastJob>>(20, PastJob{.service = Seconds(60)});
-  history->insert(history->end(), 20, PastJob{.service = Seconds(600), .ended = false});
+  history->insert(history->end(), 20,
+                  PastJob{.service = Seconds(1200), .submit = -Seconds(600), .end = Seconds(600)});
   ForecastOptions o{
       .samples = 200, .use_given_durations = false, .margin = {0, 0}, .history = history};
   auto f = ForecastJobs(*core, 0, o);
@@ -413,10 +414,40 @@ TEST(Forecast, APastJobNotEndedIsCensoredNotFinished) {
   EXPECT_EQ(f->jobs.at(JobId(1)).end[0], Seconds(60));
   EXPECT_GT(f->jobs.at(JobId(1)).end[2], Seconds(120));
   EXPECT_LT(f->jobs.at(JobId(1)).end[2], Seconds(600));
-  for (auto& p : *history) p.ended = true;
-  auto leaked = ForecastJobs(*core, 0, o);
-  ASSERT_TRUE(leaked.ok());
-  EXPECT_EQ(leaked->jobs.at(JobId(1)).end[2], Seconds(600));
+  // At 700 s they have ended: 20 at 60 GPU-s and 20 at 1,200 are finished, and A (running
+  // since 0, 700 s attained) ends at 1,200 s in every sample (everything that ran past 700 s
+  // ended at 1,200).
+  auto later = ForecastJobs(*core, Seconds(700), o);
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->history, 40u);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(later->jobs.at(JobId(1)).end[k], Seconds(1200));
+}
+
+TEST(Forecast, BeforeAnyHistoryAJobThatRanADayIsGivenTheTailPastIt) {
+  // 1 GPU, no history (the prior): A has run 22 h. Survival of running time s: log-uniform
+  // from 1 min to 1 day with T = 1 / (1 + ln 1440) = 0.1209 of the jobs past the day, where
+  // P(S > s) = T x 86400 / s. S(22 h) = 1 - (1 - T) ln(1320) / ln(1440) = 0.1314. A's end
+  // is the s with S(s) = 0.1314 u: p10 (u = 0.9, 0.1183 < T, in the tail) 88,300 s = 24.5 h,
+  // p50 159,000 s = 44.2 h, p90 795,000 s = 9.2 days. Over 1,000 samples: beyond 23.5 h fall
+  // 940 +- 8 and beyond 26 h 849 +- 11 (p10, rank 100, between them); beyond 40 h 552 +- 16,
+  // beyond 49 h 451 +- 16 (p50); beyond 6 days 153 +- 11, beyond 15 days 61 +- 8 (p90, rank
+  // 900). (The prior before it had no job longer than a day: A would have ended within 2 h.)
+  auto core = Core("fifo", {}, 1);
+  ASSERT_TRUE(core->Submit(Spec(1, 1, 0, std::nullopt), 0).ok());
+  (void)core->Schedule(0);
+  const Time now = Seconds(22 * 3600);
+  auto f = ForecastJobs(
+      *core, now,
+      {.samples = 1000, .use_given_durations = false, .arrival_window = 0, .margin = {0, 0}});
+  ASSERT_TRUE(f.ok());
+  const auto& end = f->jobs.at(JobId(1)).end;
+  constexpr Duration h = Seconds(3600);
+  EXPECT_GT(end[0], 23.5 * h);
+  EXPECT_LT(end[0], 26 * h);
+  EXPECT_GT(end[1], 40 * h);
+  EXPECT_LT(end[1], 49 * h);
+  EXPECT_GT(end[2], 6 * 24 * h);
+  EXPECT_LT(end[2], 15 * 24 * h);
 }
 
 TEST(Forecast, PastTheLongestFinishedJobAJobLastsAsLongAgainAsItHas) {

@@ -273,10 +273,10 @@ TEST_F(LiveSchedulerTest, WhatIfSubmitForecastsANewJobWithoutSubmittingIt) {
 // explain's margins adapt to how the daemon's own forecasts turn out (MarginTracker). On 4
 // GPUs (dlas with one queue), A (4 GPUs, given duration 60 s) runs from 0 and W (4 GPUs) waits: its
 // forecast is A's end at 60 s in every sample, moved down and up by kForecastMargin: p10 =
-// (60 + 60) e^-0.365 - 60 = 23.3 s, p90 = (60 + 60) e^0.804 - 60 = 208 s. A really runs 600 s,
+// (60 + 60) e^-0.435 - 60 = 17.7 s, p90 = (60 + 60) e^0.666 - 60 = 174 s. A really runs 600 s,
 // so at 300 s W still waits, past its p90: a late miss, known now. Explaining X (another
-// waiting job) then resolves W's two sides: not early (past p10 while waiting: low 0.365 -
-// 0.005), late (high 0.804 + 0.045).
+// waiting job) then resolves W's two sides (kMarginStep 0.1): not early (past p10 while
+// waiting: low 0.435 - 0.01), late (high 0.666 + 0.09).
 TEST_F(LiveSchedulerTest, ExplainsMarginsAdaptToHowEarlierForecastsTurnedOut) {
   policy_opts_ = {"queues=1"};  // no demotion: W waits for A to end
   auto d = Start();
@@ -293,8 +293,8 @@ TEST_F(LiveSchedulerTest, ExplainsMarginsAdaptToHowEarlierForecastsTurnedOut) {
   ASSERT_TRUE(first.ok()) << first.status().message();
   EXPECT_EQ((*first)["margins"][0].get<double>(), kForecastMargin[0]);
   EXPECT_EQ((*first)["margins"][1].get<double>(), kForecastMargin[1]);
-  EXPECT_NEAR((*first)["start"]["p10_ms"].get<int64_t>(), t0 + 23'300, 100);
-  EXPECT_NEAR((*first)["start"]["p90_ms"].get<int64_t>(), t0 + 208'000, 1'000);
+  EXPECT_NEAR((*first)["start"]["p10_ms"].get<int64_t>(), t0 + 17'600, 100);
+  EXPECT_NEAR((*first)["start"]["p90_ms"].get<int64_t>(), t0 + 174'000, 1'000);
   world_.now = t0 + 300'000;
   d->Step();
   auto x = d->Submit({.gpus = 4, .argv = {"x"}, .duration_s = 10});
@@ -303,19 +303,19 @@ TEST_F(LiveSchedulerTest, ExplainsMarginsAdaptToHowEarlierForecastsTurnedOut) {
   d->Step();
   auto second = d->Estimate(*x);
   ASSERT_TRUE(second.ok()) << second.status().message();
-  EXPECT_NEAR((*second)["margins"][0].get<double>(), kForecastMargin[0] - 0.005, 1e-9);
-  EXPECT_NEAR((*second)["margins"][1].get<double>(), kForecastMargin[1] + 0.045, 1e-9);
+  EXPECT_NEAR((*second)["margins"][0].get<double>(), kForecastMargin[0] - 0.01, 1e-9);
+  EXPECT_NEAR((*second)["margins"][1].get<double>(), kForecastMargin[1] + 0.09, 1e-9);
   EXPECT_EQ((*second)["margins_learned_from"].get<int>(), 2);
   // A restart keeps what they learned and X's forecast, still open: X's p10 is now (A is
   // past its given 60 s, so the samples end it at once), so this explain resolves X's low side
-  // as not early (low down another 0.005), the third outcome, as it would have without the
+  // as not early (low down another 0.01), the third outcome, as it would have without the
   // restart. A daemon that forgot would be back at kForecastMargin with nothing learned.
   d.reset();
   d = Start();
   auto third = d->Estimate(*x);
   ASSERT_TRUE(third.ok()) << third.status().message();
-  EXPECT_NEAR((*third)["margins"][0].get<double>(), kForecastMargin[0] - 0.01, 1e-9);
-  EXPECT_NEAR((*third)["margins"][1].get<double>(), kForecastMargin[1] + 0.045, 1e-9);
+  EXPECT_NEAR((*third)["margins"][0].get<double>(), kForecastMargin[0] - 0.02, 1e-9);
+  EXPECT_NEAR((*third)["margins"][1].get<double>(), kForecastMargin[1] + 0.09, 1e-9);
   EXPECT_EQ((*third)["margins_learned_from"].get<int>(), 3);
 }
 
