@@ -196,6 +196,34 @@ TEST(Forecast, AJobsDurationIsDrawnFromItsVcsJobsOfItsSize) {
   EXPECT_EQ(u->jobs.at(JobId(4)).end[2], Seconds(8000));
 }
 
+// Made-up arrivals (the last 6 h repeated) come for ForecastOptions::arrival_span only. One
+// GPU, dlas (Q1 below 1 GPU-h, no promotion): R (20 h) runs from 0 and is in Q2 after 1 h; P
+// (600 s) comes at 10.5 h, preempts it and ends at 10h40m; R resumes. At 11 h R has 9h10m
+// left: alone it ends at 20h10m. P is repeated 6 h after its submit, at 16.5 h (then 22.5 h,
+// after R's end): in Q1 it preempts R for 600 s, so R ends at 20h20m. With a span of 0 no
+// arrival comes, and R ends at 20h10m.
+TEST(Forecast, MadeUpArrivalsComeForTheArrivalSpanOnly) {
+  auto core = Core("dlas", {"thresholds=3600", "promote_knob=0"}, 1);
+  const Duration h = Seconds(3600);
+  ASSERT_TRUE(core->Submit(Spec(1, 1, 0, 20 * h), 0).ok());
+  (void)core->Schedule(0);
+  ASSERT_TRUE(core->Submit(Spec(2, 1, 21 * h / 2, Seconds(600)), 21 * h / 2).ok());
+  (void)core->Schedule(21 * h / 2);
+  ASSERT_TRUE(core->Find(JobId(2))->running());
+  const Time p_end = 21 * h / 2 + Seconds(600);
+  ASSERT_TRUE(core->Finish(JobId(2), p_end).ok());
+  (void)core->Schedule(p_end);
+  ASSERT_TRUE(core->Find(JobId(1))->running());
+  ForecastOptions o{.samples = 2, .margin = {0, 0}};
+  auto with = ForecastJobs(*core, 11 * h, o);
+  ASSERT_TRUE(with.ok()) << with.status().message();
+  EXPECT_EQ(with->jobs.at(JobId(1)).end[1], 20 * h + Seconds(1200));
+  o.arrival_span = 0;
+  auto without = ForecastJobs(*core, 11 * h, o);
+  ASSERT_TRUE(without.ok());
+  EXPECT_EQ(without->jobs.at(JobId(1)).end[1], 20 * h + Seconds(600));
+}
+
 TEST(Forecast, TheMarginsWidenTheRangeOnALogScaleOfTheWaitPlusAMinute) {
   // now = 1000 s, margins ln 2 below and ln 3 above. p10 = now + 240 s: ln(240 + 60) - ln 2 =
   // ln 150, so 150 - 60 = 90 s from now. p90 = now + 540 s: ln(600) + ln 3 = ln 1800: 1740 s

@@ -19,8 +19,8 @@ struct ForecastQuality {
   double early = 0, late = 0;  // started before p10, after p90
   // The further margins (ForecastOptions::margin, added to the ones the forecasts were made
   // with) under which at most 10% of the real starts fall before p10, and 10% after p90: on
-  // each side the 90% conformal quantile of how far outside they fell. Fitted with margins 0
-  // on training weeks.
+  // each side the 90% conformal quantile of how far outside they fell (with margins 0: what
+  // this run alone would call for; scripts/fit_forecast_margin.py fits over many runs).
   std::array<double, 2> margin_for_80 = {0, 0};
 };
 ForecastQuality AssessForecasts(const SimResult& r);
