@@ -26,10 +26,6 @@ struct Rng {
   size_t Below(size_t n) { return static_cast<size_t>(Uniform() * static_cast<double>(n)); }
 };
 
-// The distribution of a job's total service (GPU-ms), estimated by Kaplan-Meier from the
-// finished jobs (their service) and the jobs still in the system (at least what they have
-// attained: censored), so that long jobs that have not finished yet are not forgotten (a
-// history of finished jobs alone is biased towards short ones).
 // How far a tail past what is known reaches (PriorDraw, ServiceModel::Draw): at most this many
 // times where it starts.
 constexpr double kTailCap = 1000;
@@ -59,6 +55,10 @@ Service PriorDraw(Service attained, int gpus, double u, bool known) {
   return std::max<Service>(static_cast<Service>(seconds * kMsPerSecond) * gpus, attained + 1);
 }
 
+// The distribution of a job's total service (GPU-ms), estimated by Kaplan-Meier from the
+// finished jobs (their service) and the jobs still in the system (at least what they have
+// attained: censored), so that long jobs that have not finished yet are not forgotten (a
+// history of finished jobs alone is biased towards short ones).
 class ServiceModel {
  public:
   // Kaplan-Meier with weights: at each value, the weight that ended there over the weight
@@ -108,17 +108,17 @@ class ServiceModel {
                                         [](Service v, const Point& p) { return v < p.value; });
     const double s_a = first_above == points_.begin() ? 1.0 : std::prev(first_above)->surv;
     const double uniform = u ? *u : rng.Uniform();
-    const double last = points_.empty() ? 0 : points_.back().surv;
+    const Point& last = points_.back();  // kMinHistory finished jobs: there are points
     // The first value with survival <= target.
-    const double target = known && s_a > last ? last + (s_a - last) * uniform : s_a * uniform;
+    const double target =
+        known && s_a > last.surv ? last.surv + (s_a - last.surv) * uniform : s_a * uniform;
     auto hit = std::partition_point(first_above, points_.end(),
                                     [&](const Point& p) { return p.surv > target; });
     if (hit != points_.end()) return hit->value;
     // target is uniform on [0, S(L)) here; target / S(L) is the tail's own uniform.
-    const double tail = points_.empty() ? s_a : std::min(s_a, points_.back().surv);
+    const double tail = std::min(s_a, last.surv);
     const double v = tail > 0 ? target / tail : uniform;
-    const double from =
-        static_cast<double>(std::max(attained, points_.empty() ? 0 : points_.back().value));
+    const double from = static_cast<double>(std::max(attained, last.value));
     const double s = from / std::max(v, 1.0 / kTailCap);
     return std::max<Service>(static_cast<Service>(s), attained + 1);
   }
@@ -146,10 +146,8 @@ void AddSeen(ForecastInput& in, const std::string& vc, int gpus, bool finished, 
   if (vc.empty()) return;  // everyone's only
   auto& group = in.by_group[vc];
   (finished ? group.first : group.second).push_back(seen);
-  if (auto key = SizeGroup(vc, gpus)) {
-    auto& size = in.by_group[*key];
-    (finished ? size.first : size.second).push_back(seen);
-  }
+  auto& size = in.by_group[*SizeGroup(vc, gpus)];
+  (finished ? size.first : size.second).push_back(seen);
 }
 
 // A job's service is drawn from its VC's jobs of its size class when they number
