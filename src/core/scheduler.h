@@ -325,6 +325,12 @@ class Scheduler {
                       std::greater<>>
       jumps_;
   std::vector<uint32_t> jumped_;  // RekeyJumped's scratch
+  // PreemptivePass's lists, kept with their capacity from pass to pass.
+  struct PassScratch {
+    std::vector<uint32_t> victims, candidates, kept, deferred;
+    std::vector<std::optional<Allocation>> fallback;
+  };
+  PassScratch pass_scratch_;
   // Tracking KeyBoundUntil pays when few running jobs pass theirs between two passes; when
   // most passes find too many (a dense gittins history), it is turned off (the running jobs
   // are then re-keyed as without running_keys_never_increase) and tried again every

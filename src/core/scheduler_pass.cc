@@ -67,7 +67,17 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
     w = waiting_.lower_bound(*walk_from_);
   }
   const int min_wait = opts_.reference_pass ? 0 : MinWaitingGpus();  // reference: no cut-off
-  std::vector<uint32_t> victims, candidates, kept;
+  // The pass's lists, kept with their capacity from pass to pass (no allocation per pass).
+  std::vector<uint32_t>& victims = pass_scratch_.victims;
+  std::vector<uint32_t>& candidates = pass_scratch_.candidates;
+  std::vector<uint32_t>& kept = pass_scratch_.kept;
+  std::vector<uint32_t>& deferred = pass_scratch_.deferred;
+  std::vector<std::optional<Allocation>>& fallback = pass_scratch_.fallback;
+  victims.clear();
+  candidates.clear();
+  kept.clear();
+  deferred.clear();
+  fallback.clear();
   auto bulk_failed = waiting_.end();
   if (tenant_on()) TenantWalk(now, victims, candidates, kept);  // the two levels
   while (!tenant_on() && (r != running_.end() || w != waiting_.end())) {
@@ -124,8 +134,6 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   // Place selected jobs on free GPUs first; only those that do not fit take victims' GPUs.
   // A fallback placement (the policy would rather have a packed slot) waits for the victims'
   // GPUs too, keeping its allocation on free GPUs in case they free no better slot.
-  std::vector<uint32_t> deferred;
-  std::vector<std::optional<Allocation>> fallback;
   for (uint32_t s : candidates) {
     if (jobs_[s].gpus() > cluster_.total_free()) {  // surely needs victims' GPUs
       deferred.push_back(s);
