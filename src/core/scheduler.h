@@ -329,6 +329,13 @@ class Scheduler {
   struct PassScratch {
     std::vector<uint32_t> victims, candidates, kept, deferred;
     std::vector<std::optional<Allocation>> fallback;
+    void clear() {
+      victims.clear();
+      candidates.clear();
+      kept.clear();
+      deferred.clear();
+      fallback.clear();
+    }
   };
   PassScratch pass_scratch_;
   // Tracking KeyBoundUntil pays when few running jobs pass theirs between two passes; when

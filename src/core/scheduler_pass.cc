@@ -68,16 +68,12 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   }
   const int min_wait = opts_.reference_pass ? 0 : MinWaitingGpus();  // reference: no cut-off
   // The pass's lists, kept with their capacity from pass to pass (no allocation per pass).
+  pass_scratch_.clear();
   std::vector<uint32_t>& victims = pass_scratch_.victims;
   std::vector<uint32_t>& candidates = pass_scratch_.candidates;
   std::vector<uint32_t>& kept = pass_scratch_.kept;
   std::vector<uint32_t>& deferred = pass_scratch_.deferred;
   std::vector<std::optional<Allocation>>& fallback = pass_scratch_.fallback;
-  victims.clear();
-  candidates.clear();
-  kept.clear();
-  deferred.clear();
-  fallback.clear();
   auto bulk_failed = waiting_.end();
   if (tenant_on()) TenantWalk(now, victims, candidates, kept);  // the two levels
   while (!tenant_on() && (r != running_.end() || w != waiting_.end())) {

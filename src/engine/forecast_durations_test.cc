@@ -3,6 +3,7 @@
 // what is known, pinned on cases worked out by hand.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -15,6 +16,17 @@ namespace {
 using forecast_fixture::Core;
 using forecast_fixture::OneRunsOneWaits;
 using forecast_fixture::Spec;
+
+// In every quantile (p10, p50, p90): `running` ends at `running_end`, and `waiting` starts
+// then and ends at `waiting_end`.
+void ExpectRunsThenWaits(const Forecast& f, int64_t running, Time running_end, int64_t waiting,
+                         Time waiting_end) {
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(f.jobs.at(JobId(running)).end[k], running_end);
+    EXPECT_EQ(f.jobs.at(JobId(waiting)).start[k], running_end);
+    EXPECT_EQ(f.jobs.at(JobId(waiting)).end[k], waiting_end);
+  }
+}
 
 TEST(Forecast, UnknownDurationsAreDrawnFromFinishedJobsAboveWhatTheJobAttained) {
   // 1 GPU, dlas (one queue: nothing is preempted). 20 jobs of 100 s finish one after the other
@@ -39,11 +51,7 @@ TEST(Forecast, UnknownDurationsAreDrawnFromFinishedJobsAboveWhatTheJobAttained) 
   auto f = ForecastJobs(*core, Seconds(2050), {.samples = 8, .margin = {0, 0}});
   ASSERT_TRUE(f.ok()) << f.status().message();
   EXPECT_EQ(f->history, 20u);
-  for (int k = 0; k < 3; ++k) {
-    EXPECT_EQ(f->jobs.at(JobId(100)).end[k], Seconds(2100));
-    EXPECT_EQ(f->jobs.at(JobId(101)).start[k], Seconds(2100));
-    EXPECT_EQ(f->jobs.at(JobId(101)).end[k], Seconds(2200));
-  }
+  ExpectRunsThenWaits(*f, 100, Seconds(2100), 101, Seconds(2200));
 }
 
 // Each VC's durations come from its own history once it has kMinGroupHistory (50) finished
@@ -63,11 +71,7 @@ TEST(Forecast, AVcsDurationsAreDrawnFromItsOwnHistory) {
   }
   auto f = ForecastJobs(*core, 0, {.samples = 8, .margin = {0, 0}, .history = history});
   ASSERT_TRUE(f.ok()) << f.status().message();
-  for (int k = 0; k < 3; ++k) {
-    EXPECT_EQ(f->jobs.at(JobId(1)).end[k], Seconds(100));
-    EXPECT_EQ(f->jobs.at(JobId(2)).start[k], Seconds(100));
-    EXPECT_EQ(f->jobs.at(JobId(2)).end[k], Seconds(500));
-  }
+  ExpectRunsThenWaits(*f, 1, Seconds(100), 2, Seconds(500));
 }
 
 // Within a VC, durations come from its jobs of the same size class (1, 2-4, 5-8, more GPUs)
@@ -87,11 +91,7 @@ TEST(Forecast, AJobsDurationIsDrawnFromItsVcsJobsOfItsSize) {
   }
   auto f = ForecastJobs(*core, 0, {.samples = 64, .margin = {0, 0}, .history = history});
   ASSERT_TRUE(f.ok()) << f.status().message();
-  for (int k = 0; k < 3; ++k) {
-    EXPECT_EQ(f->jobs.at(JobId(1)).end[k], Seconds(100));
-    EXPECT_EQ(f->jobs.at(JobId(2)).start[k], Seconds(100));
-    EXPECT_EQ(f->jobs.at(JobId(2)).end[k], Seconds(1100));
-  }
+  ExpectRunsThenWaits(*f, 1, Seconds(100), 2, Seconds(1100));
   // V (VC a, 4 GPUs, alone on 4 GPUs from 0) has no group of its size (2-4 GPUs): it draws
   // from the VC's, 100 GPU-s (25 s on 4 GPUs) or 8,000 (2,000 s), about half and half over 64
   // samples (32 +- 4): p10 ends at 25 s, p90 at 2,000 s.
