@@ -30,6 +30,12 @@ struct Rng {
 // times where it starts.
 constexpr double kTailCap = 1000;
 
+// The survival a draw lands on: uniform on [0, s_a) with `u` (S > attained, whose survival is
+// s_a), or, `known`, on [known_floor, s_a) where s_a is above it (no draw past what is known).
+double TargetSurvival(double s_a, double known_floor, double u, bool known) {
+  return known && s_a > known_floor ? known_floor + (s_a - known_floor) * u : s_a * u;
+}
+
 // Before kMinHistory jobs have finished: running time (per GPU) log-uniform from 1 minute to 1
 // day, with a tail past the day that lasts as long again as it has lasted, P(S > s) =
 // T x day / s, joined where the two densities (per unit of ln s) meet: T = 1 / (1 + ln 1440),
@@ -47,7 +53,7 @@ Service PriorDraw(Service attained, int gpus, double u, bool known) {
   const double a = static_cast<double>(attained) / gpus / kMsPerSecond;
   const double s_a = surv(a);
   // The running time whose survival is target.
-  const double target = known && s_a > tail ? tail + (s_a - tail) * u : s_a * u;
+  const double target = TargetSurvival(s_a, tail, u, known);
   // In the tail at most kTailCap times the larger of a day and what it has run.
   const double seconds = target >= tail
                              ? kMin * std::exp((1 - target) / (1 - tail) * span)
@@ -110,8 +116,7 @@ class ServiceModel {
     const double uniform = u ? *u : rng.Uniform();
     const Point& last = points_.back();  // kMinHistory finished jobs: there are points
     // The first value with survival <= target.
-    const double target =
-        known && s_a > last.surv ? last.surv + (s_a - last.surv) * uniform : s_a * uniform;
+    const double target = TargetSurvival(s_a, last.surv, uniform, known);
     auto hit = std::partition_point(first_above, points_.end(),
                                     [&](const Point& p) { return p.surv > target; });
     if (hit != points_.end()) return hit->value;
