@@ -23,6 +23,7 @@ ClusterState::ClusterState(const Topology& topo)
 }
 
 void ClusterState::Adjust(int node, uint64_t mask, bool to_free) {
+  if (logging_) log_.push_back({node, mask, to_free});
   int n = std::popcount(mask);
   if (to_free) {
     assert((free_[node] & mask) == 0);
@@ -47,7 +48,14 @@ void ClusterState::Give(const Allocation& a) {
   for (const auto& s : a.slices) Adjust(s.node, s.gpus, true);
 }
 
+void ClusterState::UndoLog() {
+  logging_ = false;
+  for (auto c = log_.rbegin(); c != log_.rend(); ++c) Adjust(c->node, c->mask, !c->to_free);
+  log_.clear();
+}
+
 void ClusterState::SetUsable(int node, uint64_t mask) {
+  assert(!logging_);  // usable_ is not logged
   mask &= full_mask_;
   const uint64_t lost = usable_[node] & ~mask, gained = mask & ~usable_[node];
   if (lost) Adjust(node, lost, false);  // asserts they were free

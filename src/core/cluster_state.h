@@ -45,7 +45,25 @@ class ClusterState {
   // free.
   void SetUsable(int node, uint64_t mask);
 
+  // A log for undoing a trial without reading its allocations again (a preemptive pass gives
+  // every victim's GPUs back to ask whether a job can be placed at all, and most such asks
+  // fail). After BeginLog(), every change is logged until UndoLog() reverts the logged ones,
+  // newest first, or EndLog() keeps them; logged() counts them.
+  void BeginLog() {
+    log_.clear();
+    logging_ = true;
+  }
+  bool logging() const { return logging_; }
+  size_t logged() const { return log_.size(); }
+  void UndoLog();
+  void EndLog() { logging_ = false; }
+
  private:
+  struct Change {
+    int node;
+    uint64_t mask;
+    bool to_free;
+  };
   void Adjust(int node, uint64_t mask, bool to_free);
   Topology topo_;
   uint64_t full_mask_;
@@ -57,6 +75,8 @@ class ClusterState {
   std::vector<uint64_t> usable_;
   int total_usable_;
   std::vector<int> nodes_by_free_;  // free GPU count -> number of nodes with exactly that
+  std::vector<Change> log_;         // kept with its capacity from trial to trial
+  bool logging_ = false;
 };
 
 }  // namespace tiresias

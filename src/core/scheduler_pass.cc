@@ -169,6 +169,7 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   };
   const auto take_last = [&] { cluster_.Take(jobs_[victims[victims.size() - released--]].alloc); };
   bool unplaced = false;
+  size_t gives_logged = 0;  // the changes in the cluster's log after an ask-all gave all back
   bool ask_all_first = placement_->pure_and_monotone() &&
                        !placement_->places_whenever_enough_free() && !opts_.reference_pass;
   for (size_t i = 0; i < deferred.size(); ++i) {
@@ -178,15 +179,30 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
       // Most such passes find a job that every victim's GPUs could not place either (the
       // packed slot it waits for is not there): asked once with all of them given back,
       // not once per victim. Where it can be placed, they are taken again and given one by
-      // one as below.
+      // one as below. With nothing given back before, the gives are logged: taking them
+      // back reads no victim's allocation again (here, or at the end of the pass).
       const size_t before = released;
-      while (released < victims.size()) give_next();
+      if (before == 0) cluster_.BeginLog();
+      while (released < victims.size()) {
+        // The victims' jobs and then their slices are fetched a few victims ahead.
+        const size_t n = victims.size();
+        if (released + 8 < n) __builtin_prefetch(&jobs_[victims[n - 9 - released]].alloc);
+        if (released + 4 < n) {
+          __builtin_prefetch(jobs_[victims[n - 5 - released]].alloc.slices.data());
+        }
+        give_next();
+      }
+      gives_logged = cluster_.logged();
       PlacementResult all = placement_->Place(jobs_[s].spec, cluster_);
       if (!std::holds_alternative<Placed>(all)) {
         NoteUnplaced(jobs_[s], all);
         Revisit(jobs_[s].key);  // selected but unplaced
         unplaced = true;
         continue;
+      }
+      if (cluster_.logging()) {
+        cluster_.UndoLog();
+        released = 0;
       }
       while (released > before) take_last();
       // Placeable: the jobs after it are likely placeable too (a pass that preempts hundreds,
@@ -214,6 +230,21 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
       }
       if (fb) cluster_.Take(*fb);
       give_next();
+    }
+  }
+  if (cluster_.logging()) {
+    // Nothing changed since an ask-all gave every victim's GPUs back (the log holds only those
+    // gives): none was needed, so all are taken back at once and every victim keeps running.
+    if (cluster_.logged() == gives_logged) {
+      cluster_.UndoLog();
+      released = 0;
+      if (!tenant_on() && !opts_.checkpoint_aware) {
+        // The walk found them in key order: revisiting the first revisits them all.
+        Revisit(jobs_[victims.front()].key);
+        victims.clear();
+      }
+    } else {
+      cluster_.EndLog();
     }
   }
   std::vector<Action> starts;
