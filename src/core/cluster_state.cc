@@ -40,12 +40,26 @@ void ClusterState::Adjust(int node, uint64_t mask, bool to_free) {
   total_free_ += n;
 }
 
-void ClusterState::Take(const Allocation& a) {
-  for (const auto& s : a.slices) Adjust(s.node, s.gpus, false);
+void ClusterState::Take(std::span<const NodeSlice> slices) {
+  for (const auto& s : slices) Adjust(s.node, s.gpus, false);
 }
 
-void ClusterState::Give(const Allocation& a) {
-  for (const auto& s : a.slices) Adjust(s.node, s.gpus, true);
+void ClusterState::Give(std::span<const NodeSlice> slices) {
+  for (const auto& s : slices) Adjust(s.node, s.gpus, true);
+}
+
+void ClusterState::GiveAll(std::span<const NodeSlice> slices) {
+  if (staged_.empty()) staged_.assign(free_.size(), 0);
+  for (const NodeSlice& s : slices) {
+    if (staged_[s.node] == 0) touched_.push_back(s.node);
+    assert((staged_[s.node] & s.gpus) == 0);
+    staged_[s.node] |= s.gpus;
+  }
+  for (int node : touched_) {
+    Adjust(node, staged_[node], true);
+    staged_[node] = 0;
+  }
+  touched_.clear();
 }
 
 void ClusterState::UndoLog() {
@@ -64,8 +78,8 @@ void ClusterState::SetUsable(int node, uint64_t mask) {
   usable_[node] = mask;
 }
 
-bool ClusterState::AllFree(const Allocation& a) const {
-  for (const auto& s : a.slices) {
+bool ClusterState::AllFree(std::span<const NodeSlice> slices) const {
+  for (const auto& s : slices) {
     if ((free_[s.node] & s.gpus) != s.gpus) return false;
   }
   return true;

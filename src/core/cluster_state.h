@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/allocation.h"
@@ -37,9 +38,15 @@ class ClusterState {
   }
 
   // Marks the GPUs of `a` busy / free. Callers guarantee they were free / busy.
-  void Take(const Allocation& a);
-  void Give(const Allocation& a);
-  bool AllFree(const Allocation& a) const;
+  void Take(std::span<const NodeSlice> slices);
+  void Give(std::span<const NodeSlice> slices);
+  bool AllFree(std::span<const NodeSlice> slices) const;
+  void Take(const Allocation& a) { Take(std::span(a.slices)); }
+  void Give(const Allocation& a) { Give(std::span(a.slices)); }
+  bool AllFree(const Allocation& a) const { return AllFree(std::span(a.slices)); }
+  // Gives back the slices of many allocations at once (the victims of a pass): one change
+  // per node touched. The slices must be disjoint and busy.
+  void GiveAll(std::span<const NodeSlice> slices);
   // Makes exactly `mask` (clipped to the node's GPUs) usable on `node`. GPUs that become
   // unusable must be free (the caller stops their jobs first); GPUs that become usable are
   // free.
@@ -76,6 +83,8 @@ class ClusterState {
   int total_usable_;
   std::vector<int> nodes_by_free_;  // free GPU count -> number of nodes with exactly that
   std::vector<Change> log_;         // kept with its capacity from trial to trial
+  std::vector<uint64_t> staged_;    // GiveAll's GPUs per node (all zero between calls)
+  std::vector<int> touched_;        // GiveAll's nodes
   bool logging_ = false;
 };
 

@@ -1,6 +1,6 @@
-// ClusterState: the running totals after takes and gives, and the change log a preemptive
-// pass undoes (an ask with every victim's GPUs given back, then taken back without reading
-// their allocations again).
+// ClusterState: the running totals after takes and gives, giving many allocations back at
+// once, and the change log a preemptive pass undoes (an ask with every victim's GPUs given
+// back, then taken back without reading their allocations again).
 #include "core/cluster_state.h"
 
 #include <gtest/gtest.h>
@@ -85,6 +85,33 @@ TEST(ClusterStateTest, UndoLogRevertsOnlyWhatWasLogged) {
   s.Give(before_log);
   EXPECT_EQ(s.logged(), 2u);  // v1's two slices: EndLog keeps them and stops logging
   EXPECT_EQ(s.total_free(), 16);
+}
+
+TEST(ClusterStateTest, GiveAllIsEveryGiveWithOneChangePerNode) {
+  // Three allocations' slices on nodes 0, 2, 0, 3: the same state as giving each back in turn,
+  // logged as three changes (nodes 0, 2, 3), which the undo takes back.
+  const std::vector<Allocation> held = {On({{0, 0b0011}, {2, 0b1000}}), On({{0, 0b0100}}),
+                                        On({{3, 0b1111}})};
+  ClusterState one_by_one(*Topology::Create(2, 2, 4)), at_once(*Topology::Create(2, 2, 4));
+  for (const Allocation& a : held) {
+    one_by_one.Take(a);
+    at_once.Take(a);
+  }
+  const Seen before = SeenOf(at_once);
+  std::vector<NodeSlice> slices;
+  for (const Allocation& a : held) {
+    one_by_one.Give(a);
+    slices.insert(slices.end(), a.slices.begin(), a.slices.end());
+  }
+  at_once.BeginLog();
+  at_once.GiveAll(slices);
+  EXPECT_EQ(SeenOf(at_once), SeenOf(one_by_one));
+  EXPECT_EQ(at_once.total_free(), 16);
+  EXPECT_EQ(at_once.logged(), 3u);
+  at_once.UndoLog();
+  EXPECT_EQ(SeenOf(at_once), before);
+  at_once.GiveAll(slices);  // its per-node scratch was left clear
+  EXPECT_EQ(SeenOf(at_once), SeenOf(one_by_one));
 }
 
 }  // namespace

@@ -307,6 +307,7 @@ void Scheduler::Start(uint32_t slot, Allocation alloc, Time now, std::vector<Act
   if (j.first_start < 0) j.first_start = now;
   ++j.starts;
   j.alloc = alloc;
+  NoteSlices(slot);
   Insert(slot, now);
   ArmTimer(slot, now);
   out.push_back(
@@ -420,6 +421,12 @@ uint64_t Scheduler::UsableMaskFor(int node, int gpus) const {
   return out;
 }
 
+void Scheduler::NoteSlices(uint32_t slot) {
+  if (one_slice_.size() < jobs_.size()) one_slice_.resize(jobs_.size(), NodeSlice{.node = -1});
+  const Allocation& a = jobs_[slot].alloc;
+  one_slice_[slot] = a.slices.size() == 1 ? a.slices[0] : NodeSlice{.node = -1};
+}
+
 void Scheduler::Stop(uint32_t slot, Time now, bool release) {
   Job& j = jobs_[slot];
   assert(j.running());
@@ -431,6 +438,7 @@ void Scheduler::Stop(uint32_t slot, Time now, bool release) {
   if (release) cluster_.Give(j.alloc);
   CountTenant(j, -1, now);
   j.alloc = {};
+  NoteSlices(slot);
   j.state = JobState::kPending;
   j.last_stop = now;
   Insert(slot, now);

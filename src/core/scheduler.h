@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <queue>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -292,6 +293,14 @@ class Scheduler {
   // Folds lazy accounting and moves the job back to waiting; gives its GPUs back unless the
   // caller already did.
   void Stop(uint32_t slot, Time now, bool release = true);
+  // one_slice_'s entry for a slot, from its job.
+  void NoteSlices(uint32_t slot);
+  // A running job's slices, from one_slice_ where it has one.
+  std::span<const NodeSlice> SlicesOf(uint32_t slot) const {
+    const NodeSlice& one = one_slice_[slot];
+    if (one.node >= 0) return {&one, 1};
+    return jobs_[slot].alloc.slices;
+  }
   void NoteWait(Job& j, WaitKind kind);
   int MinWaitingGpus() const { return waiting_.MinGpus(); }
   // With `free` GPUs no waiting job fits, so a walk may stop (never in the reference pass).
@@ -307,6 +316,10 @@ class Scheduler {
   std::shared_ptr<const SpeedModel> speed_;
 
   std::vector<Job> jobs_;
+  // By slot, a running job's allocation when it is one slice (node -1: several, or not
+  // running): a preemptive pass gives victims' GPUs back and takes them again from this small
+  // table instead of reading the scattered jobs and their slices (SlicesOf).
+  std::vector<NodeSlice> one_slice_;
   // Why a job can never be placed (NeverFits), by slot: rare, so kept off the Job.
   std::unordered_map<uint32_t, std::string> never_fits_;
   std::unordered_map<JobId, uint32_t> slot_of_;
@@ -329,7 +342,9 @@ class Scheduler {
   struct PassScratch {
     std::vector<uint32_t> victims, candidates, kept, deferred;
     std::vector<std::optional<Allocation>> fallback;
+    std::vector<NodeSlice> slices;  // the victims' slices an ask-all gives back
     void clear() {
+      slices.clear();
       victims.clear();
       candidates.clear();
       kept.clear();

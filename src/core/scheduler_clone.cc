@@ -34,6 +34,7 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
       usage_at_(o.usage_at_) {
   if (!active_only) {
     jobs_ = o.jobs_;
+    one_slice_ = o.one_slice_;
     never_fits_ = o.never_fits_;
     slot_of_ = o.slot_of_;
     free_slots_ = o.free_slots_;
@@ -52,6 +53,7 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
     slot_of_.emplace(o.jobs_[slot].spec.id, remap[slot]);
     jobs_.push_back(o.jobs_[slot]);
   }
+  for (uint32_t slot = 0; slot < jobs_.size(); ++slot) NoteSlices(slot);
   for (const auto& [slot, reason] : o.never_fits_) {
     if (remap[slot] != kGone) never_fits_.emplace(remap[slot], reason);
   }

@@ -164,10 +164,8 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   // priority first and only as far as the job at hand needs (a packed slot, or at least a
   // fallback), so as few run-down victims as possible are actually preempted.
   size_t released = 0;  // the lowest-priority victims whose GPUs are given back
-  const auto give_next = [&] {
-    cluster_.Give(jobs_[victims[victims.size() - 1 - released++]].alloc);
-  };
-  const auto take_last = [&] { cluster_.Take(jobs_[victims[victims.size() - released--]].alloc); };
+  const auto give_next = [&] { cluster_.Give(SlicesOf(victims[victims.size() - 1 - released++])); };
+  const auto take_last = [&] { cluster_.Take(SlicesOf(victims[victims.size() - released--])); };
   bool unplaced = false;
   size_t gives_logged = 0;  // the changes in the cluster's log after an ask-all gave all back
   bool ask_all_first = placement_->pure_and_monotone() &&
@@ -183,15 +181,14 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
       // back reads no victim's allocation again (here, or at the end of the pass).
       const size_t before = released;
       if (before == 0) cluster_.BeginLog();
-      while (released < victims.size()) {
-        // The victims' jobs and then their slices are fetched a few victims ahead.
-        const size_t n = victims.size();
-        if (released + 8 < n) __builtin_prefetch(&jobs_[victims[n - 9 - released]].alloc);
-        if (released + 4 < n) {
-          __builtin_prefetch(jobs_[victims[n - 5 - released]].alloc.slices.data());
-        }
-        give_next();
+      std::vector<NodeSlice>& slices = pass_scratch_.slices;
+      slices.clear();
+      for (size_t k = 0; k < victims.size() - released; ++k) {
+        const auto of = SlicesOf(victims[k]);
+        slices.insert(slices.end(), of.begin(), of.end());
       }
+      cluster_.GiveAll(slices);  // one change per node
+      released = victims.size();
       gives_logged = cluster_.logged();
       PlacementResult all = placement_->Place(jobs_[s].spec, cluster_);
       if (!std::holds_alternative<Placed>(all)) {
@@ -253,9 +250,9 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
   for (size_t k = 0; k < victims.size(); ++k) {
     Job& j = jobs_[victims[k]];
     const bool given = k >= victims.size() - released;
-    if (!given || cluster_.AllFree(j.alloc)) {
-      if (given) cluster_.Take(j.alloc);  // nobody needed its GPUs: it keeps running
-      Revisit(j.key);                     // kept although not selected
+    if (!given || cluster_.AllFree(SlicesOf(victims[k]))) {
+      if (given) cluster_.Take(SlicesOf(victims[k]));  // nobody needed its GPUs: it keeps running
+      Revisit(j.key);                                  // kept although not selected
       continue;
     }
     // Stop (without release) only clears the job's allocation: it moves into the action.
