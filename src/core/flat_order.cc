@@ -88,6 +88,22 @@ int64_t FlatOrder::GpusBetween(const_iterator from, const_iterator to) const {
   return sum;
 }
 
+FlatOrder::const_iterator FlatOrder::Advance(const_iterator it, const SortKey* bound,
+                                             int64_t& budget) const {
+  for (size_t b = it.b_, i = it.i_; b < blocks_.size(); ++b, i = 0) {
+    const Block& blk = blocks_[b];
+    if (i == 0 && blk.sum <= budget && (!bound || blk.v.back().first < *bound)) {
+      budget -= blk.sum;
+      continue;
+    }
+    for (; i < blk.v.size(); ++i) {
+      if ((bound && !(blk.v[i].first < *bound)) || blk.gpus[i] > budget) return {this, b, i};
+      budget -= blk.gpus[i];
+    }
+  }
+  return end();
+}
+
 size_t FlatOrder::IndexOf(const_iterator it) const {
   size_t n = it.i_;
   for (size_t b = 0; b < it.b_; ++b) n += blocks_[b].v.size();

@@ -82,6 +82,10 @@ class FlatOrder {
   }
   const_iterator begin() const { return {this, 0, 0}; }
   const_iterator end() const { return {this, blocks_.size(), 0}; }
+  // From `it`, past the entries whose keys are below `*bound` (every key when null) as long
+  // as their GPUs fit `budget`, which they are taken from: whole blocks by their sums, then
+  // entry by entry. Returns the first entry not passed (or end()).
+  const_iterator Advance(const_iterator it, const SortKey* bound, int64_t& budget) const;
   // The position of `it` (O(blocks)), and the entry at a position.
   size_t IndexOf(const_iterator it) const;
   const Entry& At(size_t index) const;
@@ -89,23 +93,25 @@ class FlatOrder {
   bool empty() const { return size_ == 0; }
   void clear();
 
-  // Gives every entry from position `from` on a new key (slot unchanged), then restores the
-  // order (linear in the entries re-keyed when their keys moved little). Entries before
-  // `from` keep their keys; a re-keyed entry may move before them.
+  // Gives every entry at positions [from, to) a new key (slot unchanged), then restores the
+  // order (linear in the entries from `from` on when the keys moved little). Other entries
+  // keep their keys; a re-keyed entry may move before them.
   // `ahead(slot)` is told of the entry kAhead places further on before each key is computed
   // (to prefetch what key_of will read: the jobs are scattered in memory).
   template <typename KeyOf, typename Ahead = void (*)(uint32_t)>
   void Rekey(
-      KeyOf key_of, size_t from = 0, Ahead ahead = [](uint32_t) {}) {
-    if (from >= size_) return;
+      KeyOf key_of, size_t from = 0, Ahead ahead = [](uint32_t) {}, size_t to = SIZE_MAX) {
+    to = std::min(to, size_);
+    if (from >= to) return;
+    size_t count = to - from;
     // In place, block by block (the next block's first entries are announced early too).
     size_t b = 0;
     for (; from >= blocks_[b].v.size(); ++b) from -= blocks_[b].v.size();
     const size_t first_block = b;
     constexpr size_t kAhead = 6;
-    for (size_t i = from; b < blocks_.size(); ++b, i = 0) {
+    for (size_t i = from; count > 0 && b < blocks_.size(); ++b, i = 0) {
       std::vector<Entry>& v = blocks_[b].v;
-      for (; i < v.size(); ++i) {
+      for (; count > 0 && i < v.size(); ++i, --count) {
         if (i + kAhead < v.size()) {
           ahead(v[i + kAhead].second);
         } else if (b + 1 < blocks_.size() && i + kAhead - v.size() < blocks_[b + 1].v.size()) {

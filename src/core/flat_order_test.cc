@@ -1,6 +1,6 @@
 // FlatOrder (sorted blocks) against a std::map of the same entries: random inserts, erases,
-// re-keys of a suffix, lower_bound, GpusBetween, IndexOf and At, across block splits and
-// merges (thousands of entries, blocks of 64 to 128).
+// re-keys of a suffix or a range, lower_bound, GpusBetween, Advance, IndexOf and At, across
+// block splits and merges (thousands of entries, blocks of 64 to 128).
 #include "core/flat_order.h"
 
 #include <gtest/gtest.h>
@@ -76,9 +76,25 @@ TEST(FlatOrder, MatchesAnOrderedMapThroughSplitsMergesAndRekeys) {
       for (auto it = ma; it != mb; ++it) want += it->second.second;
       ASSERT_EQ(f.GpusBetween(fa, fb), want);
       ASSERT_EQ(f.IndexOf(fa), static_cast<size_t>(std::distance(m.begin(), ma)));
+      // Advance from `a` below `b` (or without a bound) within a budget, entry by entry.
+      const bool bounded = rng() % 2 == 0;
+      const int64_t budget = static_cast<int64_t>(rng() % 2000);
+      int64_t left = budget, want_left = budget;
+      auto mi = ma;
+      for (; mi != m.end() && (!bounded || mi->first < b) && mi->second.second <= want_left; ++mi) {
+        want_left -= mi->second.second;
+      }
+      const auto at = f.Advance(fa, bounded ? &b : nullptr, left);
+      ASSERT_EQ(at == f.end(), mi == m.end());
+      if (mi != m.end()) {
+        ASSERT_EQ(at->first, mi->first);
+      }
+      ASSERT_EQ(left, want_left);
     }
-    // Re-key a suffix: each key moves down or up by a little or a lot (some before `from`).
+    // Re-key a suffix, or a range [from, to): each key moves down or up by a little or a lot
+    // (some before `from`).
     const size_t from = m.empty() ? 0 : rng() % (m.size() + 1);
+    const size_t to = rng() % 2 == 0 ? m.size() : from + rng() % (m.size() - from + 1);
     std::map<uint32_t, SortKey> rekeyed;  // slot -> new key
     auto old = m;
     std::map<uint32_t, SortKey> key_of_slot;
@@ -92,8 +108,8 @@ TEST(FlatOrder, MatchesAnOrderedMapThroughSplitsMergesAndRekeys) {
           rekeyed[slot] = k;
           return k;
         },
-        from);
-    ASSERT_EQ(rekeyed.size(), m.size() - from);
+        from, [](uint32_t) {}, to);
+    ASSERT_EQ(rekeyed.size(), to - from);
     m.clear();
     for (const auto& [k, v] : old) {
       auto r = rekeyed.find(v.first);

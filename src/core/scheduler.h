@@ -248,12 +248,24 @@ class Scheduler {
   void ArmTimer(uint32_t slot, Time now);
   void FireTimers(Time now);
   void RefreshRunningKeys(Time now);
+  // Re-keys the running jobs at positions [from, to) (those whose old and new keys are both
+  // before `stale_below` keep their old ones) and notes where the next walk must start.
+  void RekeyRunning(size_t from, size_t to, Time now, std::optional<SortKey> stale_below);
   // A job's key at `now`: a running job's computed afresh where running keys drift (the
   // stored one may be stale), else the stored one.
   SortKey KeyNow(const Job& j, Time now) const;
   // The key of W(m+1): the first waiting job that does not fit, together with the ones before
   // it, into the GPUs no running job holds (nullopt: every waiting job fits).
   std::optional<SortKey> FirstWaitingNotFitting() const;
+  // Where stored keys bound the running jobs' keys from above, walking on from W(m+1) (`next`)
+  // in the stored order: the key of the first job, running or waiting, at which the GPUs of
+  // every job so far exceed the cluster's usable GPUs, and the waiting jobs' share of those
+  // before it (nullopt: every job fits). Every job before it fits whatever the order.
+  struct BudgetCut {
+    SortKey key;
+    int64_t waiting_gpus = 0;
+  };
+  std::optional<BudgetCut> CutAfter(const SortKey& next) const;
   // Records KeyBoundUntil for the key just computed (running_keys_never_increase policies).
   void NoteKeyBound(uint32_t slot, Time now);
   // Re-keys the running jobs whose KeyBoundUntil has come, one by one; false when they are

@@ -48,6 +48,31 @@ std::optional<SortKey> Scheduler::FirstWaitingNotFitting() const {
   return w->first;
 }
 
+std::optional<Scheduler::BudgetCut> Scheduler::CutAfter(const SortKey& next) const {
+  auto r = running_.lower_bound(next);
+  auto w = waiting_.begin();
+  BudgetCut cut;
+  for (; w != waiting_.end() && w->first < next; ++w) cut.waiting_gpus += w.gpus();  // W1..Wm
+  int64_t left =
+      cluster_.total_usable() - cut.waiting_gpus - running_.GpusBetween(running_.begin(), r);
+  while (true) {
+    // The running jobs before the next waiting one, as far as they fit (blocks at a time).
+    r = running_.Advance(r, w == waiting_.end() ? nullptr : &w->first, left);
+    if (r != running_.end() && (w == waiting_.end() || r->first < w->first)) {
+      cut.key = r->first;  // a running job that does not fit
+      return cut;
+    }
+    if (w == waiting_.end()) return std::nullopt;  // everything fits
+    if (w.gpus() > left) {
+      cut.key = w->first;
+      return cut;
+    }
+    left -= w.gpus();
+    cut.waiting_gpus += w.gpus();
+    ++w;
+  }
+}
+
 void Scheduler::RefreshRunningKeys(Time now) {
   // The running jobs before position `from` keep their (stale) keys: each of the two rules
   // below proves them all kept whatever their order; the larger prefix is the union of both.
@@ -71,6 +96,7 @@ void Scheduler::RefreshRunningKeys(Time now) {
                   .submit = std::numeric_limits<Time>::min()};
     from = running_.IndexOf(running_.lower_bound(bound));
   }
+  std::optional<BudgetCut> cut;
   if (policy_->running_keys_never_increase() && kept_ahead_of_next) {
     // The waiting jobs that fit, together, into the GPUs no running job holds (W1..Wm, in
     // order) are all selected, and every running job ahead of the next one keeps its GPUs
@@ -101,8 +127,14 @@ void Scheduler::RefreshRunningKeys(Time now) {
       }
     } else {
       jump_misses_ = std::max(0, jump_misses_ - 1);
-      from = std::max(from, next_waiting ? running_.IndexOf(running_.lower_bound(*next_waiting))
-                                         : running_.size());
+      // Further: every job before the budget cut after W(m+1) fits whatever the order (all
+      // of them together fit the cluster), so the running ones there keep their GPUs too
+      // (their keys are upper bounds: they are before it still). Only the jobs at and after
+      // the cut are re-keyed, unless re-keyed jobs moved before it and overflow it (below).
+      if (next_waiting) cut = CutAfter(*next_waiting);
+      from = std::max(from, cut            ? running_.IndexOf(running_.lower_bound(cut->key))
+                            : next_waiting ? running_.IndexOf(running_.lower_bound(*next_waiting))
+                                           : running_.size());
       Touch(waiting_.begin()->first);
     }
   }
@@ -114,6 +146,24 @@ void Scheduler::RefreshRunningKeys(Time now) {
   if (kept_ahead_of_next && !(policy_->running_keys_never_increase() && track_jumps_)) {
     stale_below = next_waiting;
   }
+  RekeyRunning(from, running_.size(), now, stale_below);
+  while (cut && running_.GpusBetween(running_.begin(), running_.lower_bound(cut->key)) +
+                        cut->waiting_gpus >
+                    cluster_.total_usable()) {
+    // Jobs re-keyed before the cut overflow it. The cut in the order now is earlier (still
+    // after W(m+1): every running job and W1..Wm fit); the jobs between the two cuts get
+    // their exact keys (a stale one there has its last key after the new cut; those re-keyed
+    // already are keyed again), and then every job at or after the new cut has its exact key.
+    // Each round moves the cut back, towards the W(m+1) rule alone.
+    const std::optional<BudgetCut> earlier = CutAfter(*next_waiting);
+    if (!earlier) break;  // (cannot be: the jobs before the cut overflow the cluster)
+    RekeyRunning(running_.IndexOf(running_.lower_bound(earlier->key)),
+                 running_.IndexOf(running_.lower_bound(cut->key)), now, std::nullopt);
+    cut = earlier;
+  }
+}
+
+void Scheduler::RekeyRunning(size_t from, size_t to, Time now, std::optional<SortKey> stale_below) {
   // A re-keyed job may move behind waiting jobs it was ahead of: the walk starts at the
   // smaller of the first old and the first new key, so those waiting jobs are reconsidered.
   if (from < running_.size()) Touch(running_.At(from).first);
@@ -130,7 +180,8 @@ void Scheduler::RefreshRunningKeys(Time now) {
       [&](uint32_t slot) {  // every cache line of the Job a key reads or writes
         const char* p = reinterpret_cast<const char*>(&jobs_[slot]);
         for (size_t off = 0; off < sizeof(Job); off += 64) __builtin_prefetch(p + off);
-      });
+      },
+      to);
   Touch(from < running_.size() ? running_.At(from).first
                                : SortKey{.k0 = std::numeric_limits<int64_t>::max()});
   if (from == 0) walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};
