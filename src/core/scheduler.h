@@ -266,6 +266,9 @@ class Scheduler {
     int64_t waiting_gpus = 0;
   };
   std::optional<BudgetCut> CutAfter(const SortKey& next) const;
+  // Whether the running jobs now before the cut, with the waiting ones, hold more GPUs than
+  // the cluster's usable ones (some moved before it when re-keyed).
+  bool Overflows(const BudgetCut& cut) const;
   // Records KeyBoundUntil for the key just computed (running_keys_never_increase policies).
   void NoteKeyBound(uint32_t slot, Time now);
   // Re-keys the running jobs whose KeyBoundUntil has come, one by one; false when they are

@@ -73,6 +73,11 @@ std::optional<Scheduler::BudgetCut> Scheduler::CutAfter(const SortKey& next) con
   }
 }
 
+bool Scheduler::Overflows(const BudgetCut& cut) const {
+  return running_.GpusBetween(running_.begin(), running_.lower_bound(cut.key)) + cut.waiting_gpus >
+         cluster_.total_usable();
+}
+
 void Scheduler::RefreshRunningKeys(Time now) {
   // The running jobs before position `from` keep their (stale) keys: each of the two rules
   // below proves them all kept whatever their order; the larger prefix is the union of both.
@@ -139,17 +144,26 @@ void Scheduler::RefreshRunningKeys(Time now) {
     }
   }
   // Where no stored key is trusted as an upper bound, a job whose old and new keys are both
-  // ahead of the first waiting job that cannot start with W1..Wm (as above) keeps its old key:
-  // it keeps its GPUs whatever its place among those jobs, so it need not move (the order of
-  // such jobs among themselves was most of a gittins pass: its indices cross all the time).
+  // ahead of the budget cut after W(m+1) (in the stored order) keeps its old key: it keeps its
+  // GPUs whatever its place among the jobs there, all of which fit, so it need not move (the
+  // order of such jobs among themselves was most of a gittins pass: its indices cross all the
+  // time). Where the jobs whose new keys are before the cut overflow it, the pass re-keys
+  // again with W(m+1) for the cut, as the rule was first (every job before W(m+1) fits).
   std::optional<SortKey> stale_below;
-  if (kept_ahead_of_next && !(policy_->running_keys_never_increase() && track_jumps_)) {
-    stale_below = next_waiting;
+  std::optional<BudgetCut> stale_cut;
+  if (kept_ahead_of_next && next_waiting &&
+      !(policy_->running_keys_never_increase() && track_jumps_)) {
+    stale_cut = CutAfter(*next_waiting);
+    stale_below = stale_cut ? stale_cut->key : *next_waiting;
   }
+  const size_t rekey_from = from;
   RekeyRunning(from, running_.size(), now, stale_below);
-  while (cut && running_.GpusBetween(running_.begin(), running_.lower_bound(cut->key)) +
-                        cut->waiting_gpus >
-                    cluster_.total_usable()) {
+  if (stale_cut && Overflows(*stale_cut)) {
+    // (A job that kept its old key is still at or after rekey_from: only re-keyed jobs moved
+    // before it. The others get the same keys again.)
+    RekeyRunning(rekey_from, running_.size(), now, next_waiting);
+  }
+  while (cut && Overflows(*cut)) {
     // Jobs re-keyed before the cut overflow it. The cut in the order now is earlier (still
     // after W(m+1): every running job and W1..Wm fit); the jobs between the two cuts get
     // their exact keys (a stale one there has its last key after the new cut; those re-keyed
