@@ -69,7 +69,7 @@ void ClusterState::UndoLog() {
 }
 
 void ClusterState::SetUsable(int node, uint64_t mask) {
-  assert(!logging_);  // usable_ is not logged
+  EndLog();  // usable_ is not logged: a trial cannot be undone past this
   mask &= full_mask_;
   const uint64_t lost = usable_[node] & ~mask, gained = mask & ~usable_[node];
   if (lost) Adjust(node, lost, false);  // asserts they were free

@@ -37,7 +37,8 @@ class ClusterState {
     return n;
   }
 
-  // Marks the GPUs of `a` busy / free. Callers guarantee they were free / busy.
+  // Marks the GPUs of the slices (of an allocation) busy / free. Callers guarantee they were
+  // free / busy.
   void Take(std::span<const NodeSlice> slices);
   void Give(std::span<const NodeSlice> slices);
   bool AllFree(std::span<const NodeSlice> slices) const;
@@ -54,8 +55,10 @@ class ClusterState {
 
   // A log for undoing a trial without reading its allocations again (a preemptive pass gives
   // every victim's GPUs back to ask whether a job can be placed at all, and most such asks
-  // fail). After BeginLog(), every change is logged until UndoLog() reverts the logged ones,
-  // newest first, or EndLog() keeps them; logged() counts them.
+  // fail). After BeginLog(), every Take and Give is logged until UndoLog() reverts them,
+  // newest first, or EndLog() keeps them; logged() counts them (0 when not logging).
+  // SetUsable ends a log and keeps its changes: it is not one to undo (usable_ is not
+  // logged), so a caller that finds logged() other than what it gave sees the trial spoilt.
   void BeginLog() {
     log_.clear();
     logging_ = true;
@@ -63,7 +66,10 @@ class ClusterState {
   bool logging() const { return logging_; }
   size_t logged() const { return log_.size(); }
   void UndoLog();
-  void EndLog() { logging_ = false; }
+  void EndLog() {
+    log_.clear();
+    logging_ = false;
+  }
 
  private:
   struct Change {

@@ -81,10 +81,20 @@ TEST(ClusterStateTest, UndoLogRevertsOnlyWhatWasLogged) {
   EXPECT_EQ(s.logged(), 0u);
   s.BeginLog();
   s.Give(v1);
-  s.EndLog();
+  EXPECT_EQ(s.logged(), 2u);  // v1's two slices
+  s.EndLog();                 // keeps them and clears the log
+  EXPECT_FALSE(s.logging());
   s.Give(before_log);
-  EXPECT_EQ(s.logged(), 2u);  // v1's two slices: EndLog keeps them and stops logging
+  EXPECT_EQ(s.logged(), 0u);
   EXPECT_EQ(s.total_free(), 16);
+  // A change of capacity ends a log (it is not undone with the trial's gives and takes).
+  s.BeginLog();
+  s.Take(v2);
+  s.SetUsable(3, 0b0011);  // node 3's GPUs 2 and 3 gone: 16 - 2 (v2) - 2 free
+  EXPECT_FALSE(s.logging());
+  EXPECT_EQ(s.logged(), 0u);
+  EXPECT_EQ(s.total_free(), 12);
+  EXPECT_EQ(s.total_usable(), 14);
 }
 
 TEST(ClusterStateTest, GiveAllIsEveryGiveWithOneChangePerNode) {

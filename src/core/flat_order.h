@@ -100,7 +100,7 @@ class FlatOrder {
   // (to prefetch what key_of will read: the jobs are scattered in memory).
   template <typename KeyOf, typename Ahead = void (*)(uint32_t)>
   void Rekey(
-      KeyOf key_of, size_t from = 0, Ahead ahead = [](uint32_t) {}, size_t to = SIZE_MAX) {
+      KeyOf key_of, size_t from = 0, size_t to = SIZE_MAX, Ahead ahead = [](uint32_t) {}) {
     to = std::min(to, size_);
     if (from >= to) return;
     size_t count = to - from;

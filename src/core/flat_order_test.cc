@@ -108,7 +108,7 @@ TEST(FlatOrder, MatchesAnOrderedMapThroughSplitsMergesAndRekeys) {
           rekeyed[slot] = k;
           return k;
         },
-        from, [](uint32_t) {}, to);
+        from, to);
     ASSERT_EQ(rekeyed.size(), to - from);
     m.clear();
     for (const auto& [k, v] : old) {

@@ -257,10 +257,11 @@ class Scheduler {
   // The key of W(m+1): the first waiting job that does not fit, together with the ones before
   // it, into the GPUs no running job holds (nullopt: every waiting job fits).
   std::optional<SortKey> FirstWaitingNotFitting() const;
-  // Where stored keys bound the running jobs' keys from above, walking on from W(m+1) (`next`)
-  // in the stored order: the key of the first job, running or waiting, at which the GPUs of
-  // every job so far exceed the cluster's usable GPUs, and the waiting jobs' share of those
-  // before it (nullopt: every job fits). Every job before it fits whatever the order.
+  // Walking on from W(m+1) (`next`) in the stored order: the key of the first job, running or
+  // waiting, at which the GPUs of every job so far exceed the cluster's usable GPUs, and the
+  // waiting jobs' share of those before it (nullopt: every job fits). Where stored keys bound
+  // the running jobs' keys from above, every job before it fits whatever the order; the
+  // re-keying rules check that it still holds once keys changed (Overflows).
   struct BudgetCut {
     SortKey key;
     int64_t waiting_gpus = 0;

@@ -160,7 +160,8 @@ void Scheduler::RefreshRunningKeys(Time now) {
   RekeyRunning(from, running_.size(), now, stale_below);
   if (stale_cut && Overflows(*stale_cut)) {
     // (A job that kept its old key is still at or after rekey_from: only re-keyed jobs moved
-    // before it. The others get the same keys again.)
+    // before it. The others get the same keys again, and jobs of the k0 rule pushed past
+    // rekey_from keep theirs: both keys are before W(m+1).)
     RekeyRunning(rekey_from, running_.size(), now, next_waiting);
   }
   while (cut && Overflows(*cut)) {
@@ -190,12 +191,11 @@ void Scheduler::RekeyRunning(size_t from, size_t to, Time now, std::optional<Sor
         NoteKeyBound(slot, now);
         return j.key;
       },
-      from,
+      from, to,
       [&](uint32_t slot) {  // every cache line of the Job a key reads or writes
         const char* p = reinterpret_cast<const char*>(&jobs_[slot]);
         for (size_t off = 0; off < sizeof(Job); off += 64) __builtin_prefetch(p + off);
-      },
-      to);
+      });
   Touch(from < running_.size() ? running_.At(from).first
                                : SortKey{.k0 = std::numeric_limits<int64_t>::max()});
   if (from == 0) walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};
