@@ -156,13 +156,12 @@ void Scheduler::RefreshRunningKeys(Time now) {
     stale_cut = CutAfter(*next_waiting);
     stale_below = stale_cut ? stale_cut->key : *next_waiting;
   }
-  const size_t rekey_from = from;
   RekeyRunning(from, running_.size(), now, stale_below);
   if (stale_cut && Overflows(*stale_cut)) {
-    // (A job that kept its old key is still at or after rekey_from: only re-keyed jobs moved
+    // (A job that kept its old key is still at or after `from`: only re-keyed jobs moved
     // before it. The others get the same keys again, and jobs of the k0 rule pushed past
-    // rekey_from keep theirs: both keys are before W(m+1).)
-    RekeyRunning(rekey_from, running_.size(), now, next_waiting);
+    // `from` keep theirs: both keys are before W(m+1).)
+    RekeyRunning(from, running_.size(), now, next_waiting);
   }
   while (cut && Overflows(*cut)) {
     // Jobs re-keyed before the cut overflow it. The cut in the order now is earlier (still
