@@ -176,6 +176,18 @@ void FlatOrder::Resort(size_t block, size_t index) {
   }
 }
 
+void FlatOrder::TakeOut(size_t from, size_t count) {
+  moved_.clear();
+  size_t b = 0;
+  for (; from >= blocks_[b].v.size(); ++b) from -= blocks_[b].v.size();
+  for (size_t i = from; moved_.size() < count; ++b, i = 0) {
+    for (; i < blocks_[b].v.size() && moved_.size() < count; ++i) {
+      moved_.push_back({blocks_[b].v[i], blocks_[b].gpus[i]});
+    }
+  }
+  for (const Item& m : moved_) erase(m.e.first);
+}
+
 void FlatOrder::SortAll() {
   items_.clear();
   for (Block& blk : blocks_) {

@@ -104,6 +104,13 @@ class FlatOrder {
     to = std::min(to, size_);
     if (from >= to) return;
     size_t count = to - from;
+    if (count * kFewOf < size_) {
+      // A few of many: each taken out and put back with its new key (one may move far past
+      // entries whose keys stay, which the insertion sort below would step through).
+      TakeOut(from, count);
+      for (const Item& m : moved_) emplace(key_of(m.e.second), m.e.second, m.gpus);
+      return;
+    }
     // In place, block by block (the next block's first entries are announced early too).
     size_t b = 0;
     for (; from >= blocks_[b].v.size(); ++b) from -= blocks_[b].v.size();
@@ -139,15 +146,20 @@ class FlatOrder {
   void Resort(size_t block, size_t index);
   // Sorts every entry and cuts them into blocks of kBlock again.
   void SortAll();
+  // Rekey takes a range out and puts it back when it is under 1/kFewOf of the entries.
+  static constexpr size_t kFewOf = 8;
+  // Moves the `count` entries from position `from` on into moved_, erasing them.
+  void TakeOut(size_t from, size_t count);
 
   std::vector<Block> blocks_;  // none empty
   std::vector<Block> spare_;   // freed blocks, their capacity kept
   size_t size_ = 0;
-  struct Item {  // an entry with its gang size, for SortAll
+  struct Item {  // an entry with its gang size, for SortAll and TakeOut
     Entry e;
     int32_t gpus;
   };
   std::vector<Item> items_;
+  std::vector<Item> moved_;
 };
 
 }  // namespace tiresias

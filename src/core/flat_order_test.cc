@@ -91,10 +91,13 @@ TEST(FlatOrder, MatchesAnOrderedMapThroughSplitsMergesAndRekeys) {
       }
       ASSERT_EQ(left, want_left);
     }
-    // Re-key a suffix, or a range [from, to): each key moves down or up by a little or a lot
-    // (some before `from`).
+    // Re-key a suffix, a range [from, to), or a short range (under 1/8 of the entries: taken
+    // out and put back): each key moves down or up by a little or a lot (some before `from`).
     const size_t from = m.empty() ? 0 : rng() % (m.size() + 1);
-    const size_t to = rng() % 2 == 0 ? m.size() : from + rng() % (m.size() - from + 1);
+    const int shape = static_cast<int>(rng() % 3);
+    const size_t to = shape == 0   ? m.size()
+                      : shape == 1 ? from + rng() % (m.size() - from + 1)
+                                   : from + rng() % (std::min(m.size() - from, m.size() / 16) + 1);
     std::map<uint32_t, SortKey> rekeyed;  // slot -> new key
     auto old = m;
     std::map<uint32_t, SortKey> key_of_slot;

@@ -97,8 +97,9 @@ struct Job {
   SortKey key;
   int64_t tie_rank = 0;  // position in the previous pass's order (stable-tie policies)
   uint64_t timer_gen = 0;
-  // OrderingPolicy::KeyBoundUntil for the key of a running job (kNever otherwise): until then
-  // `key` is an upper bound of the job's key now.
+  // Until when `key` bounds a running job's key (OrderingPolicy::KeyBoundUntil for an exact
+  // key, or BoundKey's until; kNever otherwise): until then `key` is an upper bound of the
+  // job's key now.
   Time key_until = kNever;
   // A policy's memo for Key() (gittins: where the job's service last fell in its history), so
   // that re-keying running jobs at every pass is cheap. Any value gives the same key.

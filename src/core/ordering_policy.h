@@ -42,6 +42,18 @@ class OrderingPolicy {
   // which its key may grow (gittins: its service reaches the next sample of the history,
   // where the index may drop); kNever: never.
   virtual Time KeyBoundUntil(const Job& /*job*/, Time /*now*/) const { return kNever; }
+  // With running_keys_never_increase: a key of a running job that is no earlier in the order
+  // than its key at any time from `now` until *until (kNever: for good), for a job whose key
+  // need not be exact now, only bound it for longer than Key's until KeyBoundUntil (gittins:
+  // the least index over samples ahead). `keep_before` (may be null): where the core last
+  // needed exact keys from (the budget cut); a bound that stays before it while it can spares
+  // the job a re-key, and one at or after it had best be tight. By default the key itself.
+  virtual SortKey BoundKey(const Job& job, Time now, const SortKey* /*keep_before*/,
+                           Time* until) const {
+    SortKey key = Key(job, now);
+    *until = KeyBoundUntil(job, now);
+    return key;
+  }
   // Ties keep the previous pass's order (new jobs after old ones), like a stable sort of a
   // list kept across passes; the core then maintains Job::tie_rank for Key() to use.
   virtual bool stable_ties() const { return false; }

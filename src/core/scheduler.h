@@ -272,9 +272,10 @@ class Scheduler {
   bool Overflows(const BudgetCut& cut) const;
   // Records KeyBoundUntil for the key just computed (running_keys_never_increase policies).
   void NoteKeyBound(uint32_t slot, Time now);
-  // Re-keys the running jobs whose KeyBoundUntil has come, one by one; false when they are
-  // too many for that (a tenth of the running jobs or more: re-keying them all is cheaper).
-  bool RekeyJumped(Time now);
+  // Queues the time until which the job's stored key bounds its key (kNever: none due).
+  void QueueKeyBound(uint32_t slot, Time until);
+  // Gives the running jobs whose stored keys stopped bounding theirs the policy's BoundKey.
+  void RekeyJumped(Time now);
   // Re-keys every running and waiting job (the policy learned) and re-walks them all.
   void RekeyAll(Time now);
   // Reference pass only: every key from scratch, both orders rebuilt, no walk_from_.
@@ -348,11 +349,12 @@ class Scheduler {
   std::optional<SortKey> revisit_;  // collected during a pass, becomes walk_from_ after it
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   uint64_t timer_seq_ = 0;
-  // (KeyBoundUntil, slot) of running jobs, earliest first; stale when the job's key_until
-  // differs (it stopped, or was re-keyed since).
-  std::priority_queue<std::pair<Time, uint32_t>, std::vector<std::pair<Time, uint32_t>>,
-                      std::greater<>>
-      jumps_;
+  // (until, slot) of running jobs' bounds (KeyBoundUntil or BoundKey's): a min-heap
+  // (std::push_heap with std::greater); an entry is stale when the job's key_until differs
+  // (it stopped, or was re-keyed since), and stale ones are dropped when they pile up.
+  std::vector<std::pair<Time, uint32_t>> jumps_;
+  // The last budget cut taken (BoundKey's keep_before).
+  std::optional<SortKey> last_cut_;
   std::vector<uint32_t> jumped_;  // RekeyJumped's scratch
   // PreemptivePass's lists, kept with their capacity from pass to pass.
   struct PassScratch {
@@ -369,15 +371,6 @@ class Scheduler {
     }
   };
   PassScratch pass_scratch_;
-  // Tracking KeyBoundUntil pays when few running jobs pass theirs between two passes; when
-  // most passes find too many (a dense gittins history), it is turned off (the running jobs
-  // are then re-keyed as without running_keys_never_increase) and tried again every
-  // kRetryJumps passes. Either way the decisions are the same. (Always off for policies
-  // without running_keys_never_increase: a re-key then costs no call to ask.)
-  static constexpr uint64_t kRetryJumps = 1024;
-  bool track_jumps_ = false;  // set from the policy by the constructor
-  int jump_misses_ = 0;
-  uint64_t untracked_passes_ = 0;
   uint64_t pass_ = 0;
   int64_t tie_counter_ = 0;
   bool dirty_ = false;

@@ -2,7 +2,9 @@
 // renumbered) and AssumeDuration, a copy's guess of a job's duration.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <utility>
 
 #include "core/scheduler.h"
@@ -20,9 +22,6 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
       walk_from_(o.walk_from_),
       revisit_(o.revisit_),
       timer_seq_(o.timer_seq_),
-      track_jumps_(o.track_jumps_),
-      jump_misses_(o.jump_misses_),
-      untracked_passes_(o.untracked_passes_),
       pass_(o.pass_),
       tie_counter_(o.tie_counter_),
       dirty_(o.dirty_),
@@ -32,6 +31,7 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
       vc_running_(o.vc_running_),
       vc_usage_(o.vc_usage_),
       usage_at_(o.usage_at_) {
+  last_cut_ = o.last_cut_;  // (a hint for bound keys: decides nothing)
   if (!active_only) {
     jobs_ = o.jobs_;
     one_slice_ = o.one_slice_;
@@ -70,10 +70,10 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
     t.slot = remap[t.slot];
     timers_.push(t);
   }
-  for (auto jumps = o.jumps_; !jumps.empty(); jumps.pop()) {
-    const auto [at, slot] = jumps.top();
-    if (remap[slot] != kGone) jumps_.emplace(at, remap[slot]);
+  for (const auto& [at, slot] : o.jumps_) {
+    if (remap[slot] != kGone) jumps_.emplace_back(at, remap[slot]);
   }
+  std::make_heap(jumps_.begin(), jumps_.end(), std::greater<>());
 }
 
 StatusOr<std::unique_ptr<Scheduler>> Scheduler::Clone(bool active_only) const {

@@ -3,6 +3,7 @@
 // everything after a policy learned (RekeyAll) and the reference pass's rebuild. Why each
 // rule leaves the decisions unchanged: docs/design.md, "Speed of a pass".
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <optional>
 
@@ -11,33 +12,51 @@
 namespace tiresias {
 
 void Scheduler::NoteKeyBound(uint32_t slot, Time now) {
-  if (!track_jumps_) return;  // nobody reads key_until until tracking restarts
+  if (!policy_->running_keys_never_increase()) return;
   Job& j = jobs_[slot];
-  const Time until = j.running() ? policy_->KeyBoundUntil(j, now) : kNever;
-  if (until == j.key_until) return;  // an entry for it is queued already (or none is due)
-  j.key_until = until;
-  if (until != kNever) jumps_.emplace(until, slot);
+  QueueKeyBound(slot, j.running() ? policy_->KeyBoundUntil(j, now) : kNever);
 }
 
-bool Scheduler::RekeyJumped(Time now) {
+void Scheduler::QueueKeyBound(uint32_t slot, Time until) {
+  Job& j = jobs_[slot];
+  if (until == j.key_until) return;  // an entry for it is queued already (or none is due)
+  j.key_until = until;
+  if (until == kNever) return;
+  jumps_.emplace_back(until, slot);
+  std::push_heap(jumps_.begin(), jumps_.end(), std::greater<>());
+  // The entries a job left behind (re-keyed since, or stopped) stay until their time, which
+  // for a bound key may be far off: past twice the running jobs (every live entry is a
+  // running job's), the stale ones are dropped and the heap made again (linear, and only
+  // after as many entries again).
+  if (jumps_.size() > 2 * running_.size() + 64) {
+    std::erase_if(jumps_, [&](const std::pair<Time, uint32_t>& e) {
+      const Job& k = jobs_[e.second];
+      return !k.running() || k.key_until != e.first;
+    });
+    std::make_heap(jumps_.begin(), jumps_.end(), std::greater<>());
+  }
+}
+
+void Scheduler::RekeyJumped(Time now) {
   jumped_.clear();
-  while (!jumps_.empty() && jumps_.top().first <= now) {
-    const auto [at, slot] = jumps_.top();
-    jumps_.pop();
+  while (!jumps_.empty() && jumps_.front().first <= now) {
+    std::pop_heap(jumps_.begin(), jumps_.end(), std::greater<>());
+    const auto [at, slot] = jumps_.back();
+    jumps_.pop_back();
     const Job& j = jobs_[slot];
     if (j.running() && j.key_until == at) jumped_.push_back(slot);  // else stale
   }
-  // (Every job re-keyed gets its next KeyBoundUntil queued, these ones included.) A pass
-  // with no job jumped is a hit, also with nothing running (it is no evidence either way).
-  if (!jumped_.empty() && jumped_.size() * 10 >= running_.size()) return false;
+  // A jumped job's key need not be exact, only an upper bound again (those the pass needs
+  // exact are keyed again after the budget cut): the policy's BoundKey, which holds for
+  // longer than an exact key does.
   for (uint32_t slot : jumped_) {
     Job& j = jobs_[slot];
     running_.erase(j.key);
-    j.key = policy_->Key(j, now);
+    Time until = kNever;
+    j.key = policy_->BoundKey(j, now, last_cut_ ? &*last_cut_ : nullptr, &until);
+    QueueKeyBound(slot, until);
     running_.emplace(j.key, slot, j.gpus());
-    NoteKeyBound(slot, now);
   }
-  return true;
 }
 
 std::optional<SortKey> Scheduler::FirstWaitingNotFitting() const {
@@ -102,46 +121,28 @@ void Scheduler::RefreshRunningKeys(Time now) {
     from = running_.IndexOf(running_.lower_bound(bound));
   }
   std::optional<BudgetCut> cut;
+  // Running jobs whose stored keys stopped bounding theirs get bounds again (also where the
+  // rules below do not use them: the queue of bounds drains).
+  if (policy_->running_keys_never_increase()) RekeyJumped(now);
   if (policy_->running_keys_never_increase() && kept_ahead_of_next) {
     // The waiting jobs that fit, together, into the GPUs no running job holds (W1..Wm, in
     // order) are all selected, and every running job ahead of the next one keeps its GPUs
     // whatever its place among W1..Wm: the budget at each turn is at least what is left after
-    // every running job and W1..Wm. Running jobs whose last key is below that next one's are
-    // lower still now (keys never grow while running, except at KeyBoundUntil: those jobs are
-    // re-keyed first): they are not re-keyed, and their order among themselves and W1..Wm
-    // decides nothing. (Checkpoint-aware swaps compare the kept jobs' classes: that mode
-    // re-keys them all.) A re-keyed job may sort before them (insertion goes past `from`);
-    // it is then among the kept ones too. The walk starts at W1: re-keyed jobs still behind
-    // the next one are after it.
-    if (!track_jumps_) {  // only the k0 rule skips re-keying
-      if (++untracked_passes_ % kRetryJumps == 0) {
-        // Try again: every running job re-keyed from scratch, each queuing its next time.
-        track_jumps_ = true;
-        jump_misses_ = 0;
-        jumps_ = {};
-        // Every job, waiting ones too: while tracking was off, a job that stopped kept the
-        // time of its run, and one that starts again must not take it for a queued entry.
-        for (Job& j : jobs_) j.key_until = std::numeric_limits<Time>::min();
-        from = 0;
-      }
-    } else if (!RekeyJumped(now)) {
-      from = 0;  // too many keys may have grown: re-key them all (each queues its next time)
-      if ((jump_misses_ += 2) >= 6) {  // most passes miss: stop tracking
-        track_jumps_ = false;
-        jumps_ = {};
-      }
-    } else {
-      jump_misses_ = std::max(0, jump_misses_ - 1);
-      // Further: every job before the budget cut after W(m+1) fits whatever the order (all
-      // of them together fit the cluster), so the running ones there keep their GPUs too
-      // (their keys are upper bounds: they are before it still). Only the jobs at and after
-      // the cut are re-keyed, unless re-keyed jobs moved before it and overflow it (below).
-      if (next_waiting) cut = CutAfter(*next_waiting);
-      from = std::max(from, cut            ? running_.IndexOf(running_.lower_bound(cut->key))
-                            : next_waiting ? running_.IndexOf(running_.lower_bound(*next_waiting))
-                                           : running_.size());
-      Touch(waiting_.begin()->first);
-    }
+    // every running job and W1..Wm. Running jobs whose stored key (an upper bound) is below
+    // that next one's are lower still now: they are not re-keyed, and their order among
+    // themselves and W1..Wm decides nothing. (Checkpoint-aware swaps compare the kept jobs'
+    // classes: that mode re-keys them all.) A re-keyed job may sort before them (insertion
+    // goes past `from`); it is then among the kept ones too. The walk starts at W1: re-keyed
+    // jobs still behind the next one are after it.
+    // Further: every job before the budget cut after W(m+1) fits whatever the order (all of
+    // them together fit the cluster), so the running ones there keep their GPUs too (their
+    // keys are upper bounds: they are before it still). Only the jobs at and after the cut
+    // are re-keyed, unless re-keyed jobs moved before it and overflow it (below).
+    if (next_waiting) cut = CutAfter(*next_waiting);
+    from = std::max(from, cut            ? running_.IndexOf(running_.lower_bound(cut->key))
+                          : next_waiting ? running_.IndexOf(running_.lower_bound(*next_waiting))
+                                         : running_.size());
+    Touch(waiting_.begin()->first);
   }
   // Where no stored key is trusted as an upper bound, a job whose old and new keys are both
   // ahead of the budget cut after W(m+1) (in the stored order) keeps its old key: it keeps its
@@ -151,8 +152,7 @@ void Scheduler::RefreshRunningKeys(Time now) {
   // again with W(m+1) for the cut, as the rule was first (every job before W(m+1) fits).
   std::optional<SortKey> stale_below;
   std::optional<BudgetCut> stale_cut;
-  if (kept_ahead_of_next && next_waiting &&
-      !(policy_->running_keys_never_increase() && track_jumps_)) {
+  if (kept_ahead_of_next && next_waiting && !policy_->running_keys_never_increase()) {
     stale_cut = CutAfter(*next_waiting);
     stale_below = stale_cut ? stale_cut->key : *next_waiting;
   }
@@ -175,6 +175,7 @@ void Scheduler::RefreshRunningKeys(Time now) {
                  running_.IndexOf(running_.lower_bound(cut->key)), now, std::nullopt);
     cut = earlier;
   }
+  if (cut) last_cut_ = cut->key;
 }
 
 void Scheduler::RekeyRunning(size_t from, size_t to, Time now, std::optional<SortKey> stale_below) {

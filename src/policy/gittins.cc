@@ -15,12 +15,15 @@ namespace {
 
 class Gittins : public OrderingPolicy {
  public:
+  static constexpr double kBoundSlack = 0.1;
+  static constexpr int kBoundBreaks = 8;
   std::unique_ptr<OrderingPolicy> Clone() const override {
     return std::make_unique<Gittins>(*this);
   }
   Gittins(QueueDiscipline q, GittinsIndex index, Service last_quantum, bool online)
       : q_(std::move(q)), index_(std::move(index)), last_quantum_(last_quantum), online_(online) {
     if (q_.adaptive()) q_.FollowHistory(index_);
+    TableRules();
   }
   std::string_view name() const override { return "gittins"; }
   bool preemptive() const override { return true; }
@@ -33,11 +36,35 @@ class Gittins : public OrderingPolicy {
     auto next = index_.NextBreak(j.AttainedAt(now), j.key_hint);  // Key(j, now) left it there
     return next ? j.WhenAttains(*next, now) : kNever;             // kNever: index 0 for good
   }
+  // The least index over the samples ahead while it stays within kBoundSlack of the index
+  // now and above the index of `keep_before` (in its queue); in a better queue than
+  // `keep_before`, over the rest of the queue; at or after it, while it stays at the index
+  // now. Any number of samples for a job that entered its queue at service 0 (from the
+  // tables); otherwise at most kBoundBreaks.
+  SortKey BoundKey(const Job& j, Time now, const SortKey* keep_before, Time* until) const override {
+    const Service a = j.AttainedAt(now);
+    double slack = kBoundSlack, at_least = 0;
+    if (keep_before && j.queue < keep_before->k0) {
+      slack = 1;  // ahead whatever its index
+    } else if (keep_before && j.queue == keep_before->k0) {
+      at_least = -keep_before->k1;
+    } else if (keep_before) {
+      slack = 0;
+    }
+    std::optional<Service> end;
+    const double least = index_.LeastIndexAhead(a, QuantumAt(j, a), q_.upper(j.queue).has_value(),
+                                                slack, at_least, kBoundBreaks, &j.key_hint, &end);
+    *until = end ? j.WhenAttains(*end, now) : kNever;
+    return {.k0 = j.queue, .k1 = -least, .submit = j.spec.submit, .id = j.spec.id};
+  }
+  // D: the rest of the queue's climb, or the last queue's quantum.
+  Service QuantumAt(const Job& j, Service a) const {
+    auto up = q_.upper(j.queue);
+    return up ? *up - (a - j.q_base) : last_quantum_;
+  }
   double IndexOf(const Job& j, Time now) const {
     const Service a = j.AttainedAt(now);
-    auto up = q_.upper(j.queue);
-    Service quantum = up ? *up - (a - j.q_base) : last_quantum_;
-    return index_.Index(a, quantum, &j.key_hint);
+    return index_.Index(a, QuantumAt(j, a), &j.key_hint);
   }
   SortKey Key(const Job& j, Time now) const override {
     return {.k0 = j.queue, .k1 = -IndexOf(j, now), .submit = j.spec.submit, .id = j.spec.id};
@@ -51,7 +78,10 @@ class Gittins : public OrderingPolicy {
   // A merge into the history changes every job's index (and adaptive thresholds).
   bool OnFinish(const Job& j) override {
     if (!online_ || !index_.Add(j.AttainedAt(j.end))) return false;
-    if (q_.adaptive()) q_.FollowHistory(index_);
+    if (q_.adaptive()) {
+      q_.FollowHistory(index_);
+      TableRules();
+    }
     return true;
   }
   bool Relearned(Job& j, Time now) const override { return q_.adaptive() && q_.Rebucket(j, now); }
@@ -60,6 +90,17 @@ class Gittins : public OrderingPolicy {
   }
 
  private:
+  // The quantum rules of jobs that entered their queue at service 0 (no promotion): each
+  // queue's end, and the last queue's quantum.
+  void TableRules() {
+    std::vector<GittinsIndex::Rule> rules;
+    for (int q = 0; q < q_.num_queues(); ++q) {
+      auto up = q_.upper(q);
+      rules.push_back(up ? GittinsIndex::Rule{true, *up}
+                         : GittinsIndex::Rule{false, last_quantum_});
+    }
+    index_.SetRules(std::move(rules));
+  }
   QueueDiscipline q_;
   GittinsIndex index_;
   Service last_quantum_;

@@ -15,6 +15,7 @@ void GittinsIndex::Rebuild() {
   sorted_.insert(sorted_.end(), pending_.begin(), pending_.end());
   pending_.clear();
   std::sort(sorted_.begin(), sorted_.end());
+  for (RuleTable& t : tables_) t.mins.clear();  // built again when next asked
   prefix_.assign(sorted_.size() + 1, 0);
   for (size_t i = 0; i < sorted_.size(); ++i) {
     prefix_[i + 1] = prefix_[i] + static_cast<double>(sorted_[i]);
@@ -89,6 +90,68 @@ double GittinsIndex::Index(Service a, Service quantum, uint64_t* hint) const {
   const size_t j = std::max(i, UpperBound(a + quantum, static_cast<uint32_t>(*hint >> 32)));
   *hint = (static_cast<uint64_t>(j) << 32) | static_cast<uint32_t>(i);
   return IndexAt(a, quantum, i, j);
+}
+
+void GittinsIndex::SetRules(std::vector<Rule> rules) {
+  tables_.clear();
+  for (const Rule& r : rules) tables_.push_back({r, {}});
+}
+
+const GittinsIndex::RuleTable* GittinsIndex::TableFor(const Rule& rule) const {
+  for (RuleTable& t : tables_) {
+    if (!(t.rule == rule)) continue;
+    if (t.mins.empty()) {  // built at the first ask since the last merge
+      const size_t n = sorted_.size();
+      t.mins.emplace_back(n);
+      for (size_t p = 0; p < n; ++p) {
+        const Service s = sorted_[p];
+        t.mins[0][p] = Index(s, rule.to_end ? rule.param - s : rule.param);
+      }
+      for (size_t w = 1; 2 * w <= n; w *= 2) {
+        const std::vector<double>& prev = t.mins.back();
+        std::vector<double> next(n - 2 * w + 1);
+        for (size_t p = 0; p < next.size(); ++p) next[p] = std::min(prev[p], prev[p + w]);
+        t.mins.push_back(std::move(next));
+      }
+    }
+    return &t;
+  }
+  return nullptr;
+}
+
+double GittinsIndex::LeastIndexAhead(Service a, Service quantum, bool to_end, double slack,
+                                     double at_least, int max_breaks, uint64_t* hint,
+                                     std::optional<Service>* until) const {
+  double least = Index(a, quantum, hint);
+  const double floor = least > at_least ? std::max(least * (1 - slack), at_least) : least;
+  const Service end = a + quantum;          // to_end: where the job leaves its queue
+  size_t p = static_cast<uint32_t>(*hint);  // the first sample above `a`
+  const size_t n = sorted_.size();
+  const size_t limit =
+      to_end ? static_cast<size_t>(std::lower_bound(sorted_.begin(), sorted_.end(), end) -
+                                   sorted_.begin())
+             : n;
+  if (const RuleTable* t = TableFor({to_end, to_end ? end : quantum})) {
+    // The longest run of samples from p whose indices all stay at or above the floor.
+    for (size_t l = t->mins.size(); l-- > 0;) {
+      const size_t w = size_t{1} << l;
+      if (p + w <= limit && t->mins[l][p] >= floor) {
+        least = std::min(least, t->mins[l][p]);
+        p += w;
+      }
+    }
+  } else {
+    uint64_t h = *hint;
+    for (int k = 0; k < max_breaks && p < limit; ++k) {
+      const Service s = sorted_[p];
+      const double g = Index(s, to_end ? end - s : quantum, &h);
+      if (g < floor) break;
+      least = std::min(least, g);
+      p = static_cast<uint32_t>(h);  // the first sample above s
+    }
+  }
+  *until = p < n ? std::optional<Service>(sorted_[p]) : std::nullopt;
+  return least;
 }
 
 }  // namespace tiresias

@@ -35,6 +35,28 @@ class GittinsIndex {
   // above the service (index 0 from then on).
   // `hint`: as Index's (its search for the service starts there; not updated).
   std::optional<Service> NextBreak(Service attained, uint64_t hint = 0) const;
+  // A bound of the index over the services ahead of `a`: the least index over the services x
+  // in [a, b), where b (set in *until; nullopt: for good) is the first sample above `a` at
+  // which the index would fall below the floor, or the `max_breaks`-th sample above `a`,
+  // whichever comes first. The floor is G(a) x (1 - slack), raised to `at_least` where G(a)
+  // is above it, or G(a) itself where it is not. The quantum is D(x) = quantum - (x - a)
+  // when `to_end` (a queue's upper threshold ends it: the job leaves the queue at a + quantum,
+  // and samples from there on are not looked at) or `quantum` otherwise. Between two samples
+  // the index only grows (NextBreak), so the least is at `a` or just past one of the samples,
+  // each computed as Index computes it. Under a rule set by SetRules, any number of samples
+  // is looked at in O(log n) (max_breaks does not apply); otherwise one index per sample.
+  // `hint`: as Index's (left where the search for `a` fell).
+  double LeastIndexAhead(Service a, Service quantum, bool to_end, double slack, double at_least,
+                         int max_breaks, uint64_t* hint, std::optional<Service>* until) const;
+  // The quantum rules LeastIndexAhead is asked under most (a queue's end, or the last queue's
+  // fixed quantum): for each, the index just past every sample is tabled (a sparse table of
+  // minima, built at the first ask after each merge of the history).
+  struct Rule {
+    bool to_end = false;
+    Service param = 0;  // to_end: where the queue ends (a + quantum); else the quantum
+    bool operator==(const Rule&) const = default;
+  };
+  void SetRules(std::vector<Rule> rules);
   // True when the sample was merged (every `batch` samples), changing the index.
   bool Add(Service sample);
   size_t size() const { return sorted_.size(); }
@@ -47,6 +69,13 @@ class GittinsIndex {
   // upper_bound(x) over sorted_, trying `guess` and the position after it first.
   size_t UpperBound(Service x, size_t guess) const;
   double IndexAt(Service a, Service quantum, size_t i, size_t j) const;
+  // A rule's table: mins[l][p] = the least index just past samples p .. p + 2^l - 1.
+  struct RuleTable {
+    Rule rule;
+    std::vector<std::vector<double>> mins;  // empty until built
+  };
+  const RuleTable* TableFor(const Rule& rule) const;
+  mutable std::vector<RuleTable> tables_;
   std::vector<Service> sorted_;
   // prefix_[i] = sum of sorted_[0..i), in double: exact below 2^53 GPU-ms, and a long history
   // of large samples cannot overflow it.
