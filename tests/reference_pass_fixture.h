@@ -146,12 +146,17 @@ inline const std::vector<Workload>& WithCapacityChanges() {
 inline std::vector<std::string> Drive(std::unique_ptr<OrderingPolicy> policy,
                                       std::unique_ptr<PlacementPolicy> placement,
                                       std::shared_ptr<const SpeedModel> speed, const Workload& w,
-                                      bool reference, size_t* finished, bool checkpoints = false) {
+                                      bool reference, size_t* finished, bool checkpoints = false,
+                                      uint64_t* bound_retries = nullptr) {
+  // With bound_retries: bound-key tracking switched off at one miss and on again every five
+  // passes (how often it was tried again is returned there).
   Scheduler s(w.topo, std::move(policy), std::move(placement),
               {.restore_overhead = w.restore,
                .reference_pass = reference,
                .checkpoint_aware = checkpoints,
-               .lose_work = checkpoints},
+               .lose_work = checkpoints,
+               .bound_retry_passes = bound_retries ? 5u : 1024u,
+               .bound_miss_jumps = bound_retries ? 1u : 16u},
               std::move(speed));
   using Done = std::tuple<Time, int64_t, int>;  // at, job, its start number
   std::priority_queue<Done, std::vector<Done>, std::greater<>> done;
@@ -203,6 +208,7 @@ inline std::vector<std::string> Drive(std::unique_ptr<OrderingPolicy> policy,
       done.emplace(j->progress_start + rem, a.job.value(), j->starts);
     }
   }
+  if (bound_retries) *bound_retries = s.bound_retries();
   return log;
 }
 

@@ -24,6 +24,7 @@ Scheduler::Scheduler(const Topology& topo, std::unique_ptr<OrderingPolicy> polic
       opts_(opts),
       speed_(std::move(speed)),
       tenants_(std::move(tenants)) {
+  track_jumps_ = policy_->running_keys_never_increase();
   if (tenants_.on()) {
     TenantConfig cfg = std::move(tenants_);
     tenants_ = {};

@@ -58,6 +58,11 @@ struct SchedulerOptions {
   // checkpoint (Job::LossAt; its packed work rolls back to what it had then), counted in
   // Job::lost. Its service (GPU-time used) is kept. Off: preemption loses no work.
   bool lose_work = false;
+  // Bound-key tracking (gittins' BoundKey): how many passes, while it is off, before it is
+  // tried again, and how many running jobs past their bounds (with a quarter of them) make a
+  // pass a miss. Tests set small values to switch it on and off all the time.
+  uint64_t bound_retry_passes = 1024;
+  size_t bound_miss_jumps = 16;
 };
 
 // A VC's standing, for views (vcs, ls, /metrics, explain).
@@ -183,6 +188,8 @@ class Scheduler {
     slot_of_.reserve(jobs);
   }
   const Job* Find(JobId id) const;
+  // For tests: how often bound-key tracking, turned off, was tried again.
+  uint64_t bound_retries() const { return bound_retries_; }
   const std::vector<Job>& jobs() const { return jobs_; }
   const ClusterState& cluster() const { return cluster_; }
   const Topology& topology() const { return topo_; }
@@ -274,8 +281,11 @@ class Scheduler {
   void NoteKeyBound(uint32_t slot, Time now);
   // Queues the time until which the job's stored key bounds its key (kNever: none due).
   void QueueKeyBound(uint32_t slot, Time until);
-  // Gives the running jobs whose stored keys stopped bounding theirs the policy's BoundKey.
-  void RekeyJumped(Time now);
+  // Gives the running jobs whose stored keys stopped bounding theirs the policy's BoundKey;
+  // false when they were a quarter of the running jobs or more (a miss).
+  bool RekeyJumped(Time now);
+  // Tracking on or off, or tried again (above), after the pass's RekeyJumped.
+  void UpdateTracking(Time now);
   // Re-keys every running and waiting job (the policy learned) and re-walks them all.
   void RekeyAll(Time now);
   // Reference pass only: every key from scratch, both orders rebuilt, no walk_from_.
@@ -355,6 +365,16 @@ class Scheduler {
   std::vector<std::pair<Time, uint32_t>> jumps_;
   // The last budget cut taken (BoundKey's keep_before).
   std::optional<SortKey> last_cut_;
+  // Bound keys pay when few running jobs pass their bounds between two passes; when most
+  // passes find a quarter of them or more past theirs (a burst of jobs with equal service
+  // that all climb together), the tracking is turned off (no bounds are queued; running jobs
+  // are re-keyed under the stale-key rule, as policies without running_keys_never_increase
+  // are) and tried again every SchedulerOptions::bound_retry_passes passes, every running job
+  // then given a bound key. Either way the decisions are the same.
+  bool track_jumps_ = false;  // set from the policy by the constructor
+  int jump_misses_ = 0;
+  uint64_t untracked_passes_ = 0;
+  uint64_t bound_retries_ = 0;
   std::vector<uint32_t> jumped_;  // RekeyJumped's scratch
   // PreemptivePass's lists, kept with their capacity from pass to pass.
   struct PassScratch {

@@ -32,6 +32,10 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
       vc_usage_(o.vc_usage_),
       usage_at_(o.usage_at_) {
   last_cut_ = o.last_cut_;  // (a hint for bound keys: decides nothing)
+  track_jumps_ = o.track_jumps_;
+  jump_misses_ = o.jump_misses_;
+  untracked_passes_ = o.untracked_passes_;
+  bound_retries_ = o.bound_retries_;
   if (!active_only) {
     jobs_ = o.jobs_;
     one_slice_ = o.one_slice_;

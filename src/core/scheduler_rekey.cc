@@ -12,7 +12,7 @@
 namespace tiresias {
 
 void Scheduler::NoteKeyBound(uint32_t slot, Time now) {
-  if (!policy_->running_keys_never_increase()) return;
+  if (!track_jumps_) return;  // nobody reads key_until until tracking restarts
   Job& j = jobs_[slot];
   QueueKeyBound(slot, j.running() ? policy_->KeyBoundUntil(j, now) : kNever);
 }
@@ -37,7 +37,7 @@ void Scheduler::QueueKeyBound(uint32_t slot, Time until) {
   }
 }
 
-void Scheduler::RekeyJumped(Time now) {
+bool Scheduler::RekeyJumped(Time now) {
   jumped_.clear();
   while (!jumps_.empty() && jumps_.front().first <= now) {
     std::pop_heap(jumps_.begin(), jumps_.end(), std::greater<>());
@@ -51,12 +51,45 @@ void Scheduler::RekeyJumped(Time now) {
   // longer than an exact key does.
   for (uint32_t slot : jumped_) {
     Job& j = jobs_[slot];
+    Touch(j.key);  // (it moves back: the waiting jobs it was ahead of are reconsidered)
     running_.erase(j.key);
     Time until = kNever;
     j.key = policy_->BoundKey(j, now, last_cut_ ? &*last_cut_ : nullptr, &until);
     QueueKeyBound(slot, until);
     running_.emplace(j.key, slot, j.gpus());
   }
+  // A bound key costs several times what an exact one does: a miss is a pass where a quarter
+  // of the running jobs or more needed one (and at least bound_miss_jumps: a few jobs among a
+  // few running ones are no evidence).
+  return jumped_.size() < opts_.bound_miss_jumps || jumped_.size() * 4 < running_.size();
+}
+
+void Scheduler::UpdateTracking(Time now) {
+  if (track_jumps_) {
+    if (RekeyJumped(now)) {
+      jump_misses_ = std::max(0, jump_misses_ - 1);
+    } else if ((jump_misses_ += 2) >= 6) {  // most passes miss: stop tracking
+      track_jumps_ = false;
+      jumps_.clear();
+    }
+    return;
+  }
+  if (++untracked_passes_ % opts_.bound_retry_passes != 0) return;
+  // Try again: every running job given a bound key, each queuing its time. Every job's
+  // key_until is forgotten first (waiting ones too: one that starts again must not take a
+  // time kept from before for a queued entry).
+  track_jumps_ = true;
+  ++bound_retries_;
+  jump_misses_ = 0;
+  for (Job& j : jobs_) j.key_until = std::numeric_limits<Time>::min();
+  running_.Rekey([&](uint32_t slot) {
+    Job& j = jobs_[slot];
+    Time until = kNever;
+    j.key = policy_->BoundKey(j, now, last_cut_ ? &*last_cut_ : nullptr, &until);
+    QueueKeyBound(slot, until);
+    return j.key;
+  });
+  Touch(SortKey{.k0 = std::numeric_limits<int64_t>::min()});
 }
 
 std::optional<SortKey> Scheduler::FirstWaitingNotFitting() const {
@@ -121,10 +154,12 @@ void Scheduler::RefreshRunningKeys(Time now) {
     from = running_.IndexOf(running_.lower_bound(bound));
   }
   std::optional<BudgetCut> cut;
-  // Running jobs whose stored keys stopped bounding theirs get bounds again (also where the
-  // rules below do not use them: the queue of bounds drains).
-  if (policy_->running_keys_never_increase()) RekeyJumped(now);
-  if (policy_->running_keys_never_increase() && kept_ahead_of_next) {
+  // Running jobs whose stored keys stopped bounding theirs get bounds again, while bounds are
+  // tracked (also where the rules below do not use them: the queue of bounds drains).
+  if (policy_->running_keys_never_increase()) UpdateTracking(now);
+  // Whether every running job's stored key bounds its key now.
+  const bool bounds = policy_->running_keys_never_increase() && track_jumps_;
+  if (bounds && kept_ahead_of_next) {
     // The waiting jobs that fit, together, into the GPUs no running job holds (W1..Wm, in
     // order) are all selected, and every running job ahead of the next one keeps its GPUs
     // whatever its place among W1..Wm: the budget at each turn is at least what is left after
@@ -152,7 +187,7 @@ void Scheduler::RefreshRunningKeys(Time now) {
   // again with W(m+1) for the cut, as the rule was first (every job before W(m+1) fits).
   std::optional<SortKey> stale_below;
   std::optional<BudgetCut> stale_cut;
-  if (kept_ahead_of_next && next_waiting && !policy_->running_keys_never_increase()) {
+  if (kept_ahead_of_next && next_waiting && !bounds) {
     stale_cut = CutAfter(*next_waiting);
     stale_below = stale_cut ? stale_cut->key : *next_waiting;
   }

@@ -203,6 +203,37 @@ TEST_P(ReferencePass, SixtyJobTraceDecidesAsFromScratch) {
 
 INSTANTIATE_TEST_SUITE_P(AllPolicies, ReferencePass, testing::ValuesIn(AllCases()), CaseName);
 
+// Gittins' bound keys with their tracking switched off at the first miss and on again every
+// five passes: the stale-key rule and the bound keys given to every running job at a retry
+// decide as from scratch too.
+TEST(ReferencePassBounds, TrackingSwitchedOnAndOffDecidesAsFromScratch) {
+  const std::string history =
+      std::string(TIRESIAS_SHARED_DIR) + "/traces/tiresias/yarn-gput1000.csv";
+  if (!std::filesystem::exists(history)) GTEST_SKIP() << history << " is absent (../shared)";
+  uint64_t retries = 0;
+  for (const std::vector<std::string>& opts :
+       {std::vector<std::string>{}, {"queues=3", "thresholds=60,600", "promote_knob=2"}}) {
+    for (const Workload& w : Synthetic()) {
+      SCOPED_TRACE(w.name);
+      size_t inc_done = 0, ref_done = 0;
+      uint64_t r = 0;
+      auto run = [&](bool reference, size_t* done, uint64_t* tried) {
+        auto p = MakeOrderingPolicy("gittins", opts, TestFiles());
+        auto pl = MakePlacementPolicy("count", {}, TestFiles());
+        EXPECT_TRUE(p.ok() && pl.ok());
+        return Drive(std::move(*p), std::move(*pl), nullptr, w, reference, done, false, tried);
+      };
+      auto inc = run(false, &inc_done, &r);
+      auto ref = run(true, &ref_done, nullptr);
+      EXPECT_EQ(inc_done, w.jobs.size());
+      EXPECT_EQ(FirstDifference(inc, ref), "");
+      retries += r;
+    }
+  }
+  // Not vacuous: the tracking was switched off and tried again many times.
+  EXPECT_GT(retries, 100u);
+}
+
 TEST(ReferencePassCoverage, EveryRegisteredPolicyAndThePlacementsAreCovered) {
   std::set<std::string> policies, placements;
   for (const auto& c : AllCases()) {
