@@ -37,6 +37,14 @@ void Scheduler::QueueKeyBound(uint32_t slot, Time until) {
   }
 }
 
+SortKey Scheduler::SetBoundKey(uint32_t slot, Time now) {
+  Job& j = jobs_[slot];
+  Time until = kNever;
+  j.key = policy_->BoundKey(j, now, last_cut_ ? &*last_cut_ : nullptr, &until);
+  QueueKeyBound(slot, until);
+  return j.key;
+}
+
 bool Scheduler::RekeyJumped(Time now) {
   jumped_.clear();
   while (!jumps_.empty() && jumps_.front().first <= now) {
@@ -53,10 +61,7 @@ bool Scheduler::RekeyJumped(Time now) {
     Job& j = jobs_[slot];
     Touch(j.key);  // (it moves back: the waiting jobs it was ahead of are reconsidered)
     running_.erase(j.key);
-    Time until = kNever;
-    j.key = policy_->BoundKey(j, now, last_cut_ ? &*last_cut_ : nullptr, &until);
-    QueueKeyBound(slot, until);
-    running_.emplace(j.key, slot, j.gpus());
+    running_.emplace(SetBoundKey(slot, now), slot, j.gpus());
   }
   // A bound key costs several times what an exact one does: a miss is a pass where a quarter
   // of the running jobs or more needed one (and at least bound_miss_jumps: a few jobs among a
@@ -82,13 +87,7 @@ void Scheduler::UpdateTracking(Time now) {
   ++bound_retries_;
   jump_misses_ = 0;
   for (Job& j : jobs_) j.key_until = std::numeric_limits<Time>::min();
-  running_.Rekey([&](uint32_t slot) {
-    Job& j = jobs_[slot];
-    Time until = kNever;
-    j.key = policy_->BoundKey(j, now, last_cut_ ? &*last_cut_ : nullptr, &until);
-    QueueKeyBound(slot, until);
-    return j.key;
-  });
+  running_.Rekey([&](uint32_t slot) { return SetBoundKey(slot, now); });
   Touch(SortKey{.k0 = std::numeric_limits<int64_t>::min()});
 }
 
