@@ -148,8 +148,9 @@ inline std::vector<std::string> Drive(std::unique_ptr<OrderingPolicy> policy,
                                       std::shared_ptr<const SpeedModel> speed, const Workload& w,
                                       bool reference, size_t* finished, bool checkpoints = false,
                                       uint64_t* bound_retries = nullptr) {
-  // With bound_retries: bound-key tracking switched off at one miss and on again every five
-  // passes (how often it was tried again is returned there).
+  // With bound_retries: a pass with any job past its bound (and a quarter of the running) is
+  // a miss, so bound-key tracking goes off after a few passes, and it is tried again every five
+  // (how often it was tried again is returned there).
   Scheduler s(w.topo, std::move(policy), std::move(placement),
               {.restore_overhead = w.restore,
                .reference_pass = reference,

@@ -281,8 +281,8 @@ class Scheduler {
   void NoteKeyBound(uint32_t slot, Time now);
   // Queues the time until which the job's stored key bounds its key (kNever: none due).
   void QueueKeyBound(uint32_t slot, Time until);
-  // Stores the policy's BoundKey for a running job (not in running_ while it changes, or
-  // within a Rekey) and queues its time; returns the key.
+  // Stores the policy's BoundKey for a running job and queues its time; returns the key (for
+  // the caller to put into running_).
   SortKey SetBoundKey(uint32_t slot, Time now);
   // Gives the running jobs whose stored keys stopped bounding theirs the policy's BoundKey;
   // false when they were a quarter of the running jobs or more (a miss).

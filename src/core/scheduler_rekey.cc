@@ -1,7 +1,7 @@
 // Which running jobs a pass re-keys, and how (Scheduler::RefreshRunningKeys and what it
-// rests on: the k0, upper-bound and stale-key rules, KeyBoundUntil tracking), plus re-keying
-// everything after a policy learned (RekeyAll) and the reference pass's rebuild. Why each
-// rule leaves the decisions unchanged: docs/design.md, "Speed of a pass".
+// rests on: the k0, upper-bound and stale-key rules, bound keys and their tracking), plus
+// re-keying everything after a policy learned (RekeyAll) and the reference pass's rebuild.
+// Why each rule leaves the decisions unchanged: docs/design.md, "Speed of a pass".
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -59,7 +59,7 @@ bool Scheduler::RekeyJumped(Time now) {
   // longer than an exact key does.
   for (uint32_t slot : jumped_) {
     Job& j = jobs_[slot];
-    Touch(j.key);  // (it moves back: the waiting jobs it was ahead of are reconsidered)
+    Touch(j.key);  // (where it moves behind waiting jobs, they are reconsidered)
     running_.erase(j.key);
     running_.emplace(SetBoundKey(slot, now), slot, j.gpus());
   }
@@ -79,7 +79,7 @@ void Scheduler::UpdateTracking(Time now) {
     }
     return;
   }
-  if (++untracked_passes_ % opts_.bound_retry_passes != 0) return;
+  if (++untracked_passes_ % std::max<uint64_t>(1, opts_.bound_retry_passes) != 0) return;
   // Try again: every running job given a bound key, each queuing its time. Every job's
   // key_until is forgotten first (waiting ones too: one that starts again must not take a
   // time kept from before for a queued entry).
@@ -130,6 +130,10 @@ bool Scheduler::Overflows(const BudgetCut& cut) const {
 }
 
 void Scheduler::RefreshRunningKeys(Time now) {
+  // Running jobs whose stored keys stopped bounding theirs get bounds again, while bounds are
+  // tracked (also where the rules below do not use them: the queue of bounds drains). First:
+  // they move in the order, and the positions below are taken after.
+  if (policy_->running_keys_never_increase()) UpdateTracking(now);
   // The running jobs before position `from` keep their (stale) keys: each of the two rules
   // below proves them all kept whatever their order; the larger prefix is the union of both.
   size_t from = 0;
@@ -153,9 +157,6 @@ void Scheduler::RefreshRunningKeys(Time now) {
     from = running_.IndexOf(running_.lower_bound(bound));
   }
   std::optional<BudgetCut> cut;
-  // Running jobs whose stored keys stopped bounding theirs get bounds again, while bounds are
-  // tracked (also where the rules below do not use them: the queue of bounds drains).
-  if (policy_->running_keys_never_increase()) UpdateTracking(now);
   // Whether every running job's stored key bounds its key now.
   const bool bounds = policy_->running_keys_never_increase() && track_jumps_;
   if (bounds && kept_ahead_of_next) {

@@ -39,8 +39,8 @@ class Gittins : public OrderingPolicy {
   // The least index over the samples ahead while it stays within kBoundSlack of the index
   // now and above the index of `keep_before` (in its queue); in a better queue than
   // `keep_before`, over the rest of the queue; at or after it, while it stays at the index
-  // now. Any number of samples for a job that entered its queue at service 0 (from the
-  // tables); otherwise at most kBoundBreaks.
+  // now. Any number of samples for a job never promoted (q_base 0: from the tables);
+  // otherwise at most kBoundBreaks.
   SortKey BoundKey(const Job& j, Time now, const SortKey* keep_before, Time* until) const override {
     const Service a = j.AttainedAt(now);
     double slack = kBoundSlack, at_least = 0;
@@ -90,8 +90,8 @@ class Gittins : public OrderingPolicy {
   }
 
  private:
-  // The quantum rules of jobs that entered their queue at service 0 (no promotion): each
-  // queue's end, and the last queue's quantum.
+  // The quantum rules of jobs never promoted (q_base 0): each queue's end, and the last
+  // queue's quantum.
   void TableRules() {
     std::vector<GittinsIndex::Rule> rules;
     for (int q = 0; q < q_.num_queues(); ++q) {

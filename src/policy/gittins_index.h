@@ -37,7 +37,7 @@ class GittinsIndex {
   std::optional<Service> NextBreak(Service attained, uint64_t hint = 0) const;
   // A bound of the index over the services ahead of `a`: the least index over the services x
   // in [a, b), where b (set in *until; nullopt: for good) is the first sample above `a` at
-  // which the index would fall below the floor, or the `max_breaks`-th sample above `a`,
+  // which the index would fall below the floor, or the one after the `max_breaks` looked at,
   // whichever comes first. The floor is G(a) x (1 - slack), raised to `at_least` where G(a)
   // is above it, or G(a) itself where it is not. The quantum is D(x) = quantum - (x - a)
   // when `to_end` (a queue's upper threshold ends it: the job leaves the queue at a + quantum,

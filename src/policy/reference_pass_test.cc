@@ -203,9 +203,9 @@ TEST_P(ReferencePass, SixtyJobTraceDecidesAsFromScratch) {
 
 INSTANTIATE_TEST_SUITE_P(AllPolicies, ReferencePass, testing::ValuesIn(AllCases()), CaseName);
 
-// Gittins' bound keys with their tracking switched off at the first miss and on again every
-// five passes: the stale-key rule and the bound keys given to every running job at a retry
-// decide as from scratch too.
+// Gittins' bound keys with their tracking switched off after a few passes with any job past
+// its bound (three misses net) and on again every five passes: the stale-key rule and the bound
+// keys given to every running job at a retry decide as from scratch too.
 TEST(ReferencePassBounds, TrackingSwitchedOnAndOffDecidesAsFromScratch) {
   const std::string history =
       std::string(TIRESIAS_SHARED_DIR) + "/traces/tiresias/yarn-gput1000.csv";
