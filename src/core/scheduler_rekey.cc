@@ -131,9 +131,18 @@ bool Scheduler::Overflows(const BudgetCut& cut) const {
 
 void Scheduler::RefreshRunningKeys(Time now) {
   // Running jobs whose stored keys stopped bounding theirs get bounds again, while bounds are
-  // tracked (also where the rules below do not use them: the queue of bounds drains). First:
-  // they move in the order, and the positions below are taken after.
-  if (policy_->running_keys_never_increase()) UpdateTracking(now);
+  // tracked. First: they move in the order, and the positions below are taken after. Where
+  // the rules below never read bounds (tenants, checkpoint-aware swaps, stable ties: they
+  // key every running job past the k0 rule exactly), none are kept; tracking starts again
+  // (after bound_retry_passes) if that changes (SetTenants).
+  if (policy_->running_keys_never_increase()) {
+    if (!tenant_on() && !opts_.checkpoint_aware && !policy_->stable_ties()) {
+      UpdateTracking(now);
+    } else if (track_jumps_) {
+      track_jumps_ = false;
+      jumps_.clear();
+    }
+  }
   // The running jobs before position `from` keep their (stale) keys: each of the two rules
   // below proves them all kept whatever their order; the larger prefix is the union of both.
   size_t from = 0;
