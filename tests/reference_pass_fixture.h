@@ -151,14 +151,15 @@ inline std::vector<std::string> Drive(std::unique_ptr<OrderingPolicy> policy,
   // With bound_retries: a pass with any job past its bound (and a quarter of the running) is
   // a miss, so bound-key tracking goes off after a few passes, and it is tried again every five
   // (how often it was tried again is returned there).
-  Scheduler s(w.topo, std::move(policy), std::move(placement),
-              {.restore_overhead = w.restore,
-               .reference_pass = reference,
-               .checkpoint_aware = checkpoints,
-               .lose_work = checkpoints,
-               .bound_retry_passes = bound_retries ? 5u : 1024u,
-               .bound_miss_jumps = bound_retries ? 1u : 16u},
-              std::move(speed));
+  SchedulerOptions opts{.restore_overhead = w.restore,
+                        .reference_pass = reference,
+                        .checkpoint_aware = checkpoints,
+                        .lose_work = checkpoints};
+  if (bound_retries) {
+    opts.bound_retry_passes = 5;
+    opts.bound_miss_jumps = 1;
+  }
+  Scheduler s(w.topo, std::move(policy), std::move(placement), opts, std::move(speed));
   using Done = std::tuple<Time, int64_t, int>;  // at, job, its start number
   std::priority_queue<Done, std::vector<Done>, std::greater<>> done;
   std::vector<std::string> log;

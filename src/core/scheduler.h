@@ -287,8 +287,10 @@ class Scheduler {
   // Gives the running jobs whose stored keys stopped bounding theirs the policy's BoundKey;
   // false when they were a quarter of the running jobs or more (a miss).
   bool RekeyJumped(Time now);
-  // Tracking on or off, or tried again (above), after the pass's RekeyJumped.
-  void UpdateTracking(Time now);
+  // While tracking: RekeyJumped, and tracking off after most passes miss or where no rule
+  // will `read` bounds; while off: tried again every bound_retry_passes passes that would
+  // read them.
+  void UpdateTracking(Time now, bool read);
   // Re-keys every running and waiting job (the policy learned) and re-walks them all.
   void RekeyAll(Time now);
   // Reference pass only: every key from scratch, both orders rebuilt, no walk_from_.

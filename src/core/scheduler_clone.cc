@@ -22,6 +22,11 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
       walk_from_(o.walk_from_),
       revisit_(o.revisit_),
       timer_seq_(o.timer_seq_),
+      last_cut_(o.last_cut_),  // (a hint for bound keys: decides nothing)
+      track_jumps_(o.track_jumps_),
+      jump_misses_(o.jump_misses_),
+      untracked_passes_(o.untracked_passes_),
+      bound_retries_(o.bound_retries_),
       pass_(o.pass_),
       tie_counter_(o.tie_counter_),
       dirty_(o.dirty_),
@@ -31,11 +36,6 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
       vc_running_(o.vc_running_),
       vc_usage_(o.vc_usage_),
       usage_at_(o.usage_at_) {
-  last_cut_ = o.last_cut_;  // (a hint for bound keys: decides nothing)
-  track_jumps_ = o.track_jumps_;
-  jump_misses_ = o.jump_misses_;
-  untracked_passes_ = o.untracked_passes_;
-  bound_retries_ = o.bound_retries_;
   if (!active_only) {
     jobs_ = o.jobs_;
     one_slice_ = o.one_slice_;

@@ -69,16 +69,17 @@ bool Scheduler::RekeyJumped(Time now) {
   return jumped_.size() < opts_.bound_miss_jumps || jumped_.size() * 4 < running_.size();
 }
 
-void Scheduler::UpdateTracking(Time now) {
+void Scheduler::UpdateTracking(Time now, bool read) {
   if (track_jumps_) {
-    if (RekeyJumped(now)) {
+    if (read && RekeyJumped(now)) {
       jump_misses_ = std::max(0, jump_misses_ - 1);
-    } else if ((jump_misses_ += 2) >= 6) {  // most passes miss: stop tracking
+    } else if (!read || (jump_misses_ += 2) >= 6) {  // unread, or most passes miss: stop
       track_jumps_ = false;
       jumps_.clear();
     }
     return;
   }
+  if (!read) return;
   if (++untracked_passes_ % std::max<uint64_t>(1, opts_.bound_retry_passes) != 0) return;
   // Try again: every running job given a bound key, each queuing its time. Every job's
   // key_until is forgotten first (waiting ones too: one that starts again must not take a
@@ -130,26 +131,21 @@ bool Scheduler::Overflows(const BudgetCut& cut) const {
 }
 
 void Scheduler::RefreshRunningKeys(Time now) {
+  // Where the walk is the plain one (no tenants, no checkpoint-aware swaps, no stable ties),
+  // the rules below that rest on W(m+1) and on stored bounds hold.
+  const bool plain_walk = !tenant_on() && !opts_.checkpoint_aware && !policy_->stable_ties();
   // Running jobs whose stored keys stopped bounding theirs get bounds again, while bounds are
   // tracked. First: they move in the order, and the positions below are taken after. Where
-  // the rules below never read bounds (tenants, checkpoint-aware swaps, stable ties: they
-  // key every running job past the k0 rule exactly), none are kept; tracking starts again
-  // (after bound_retry_passes) if that changes (SetTenants).
-  if (policy_->running_keys_never_increase()) {
-    if (!tenant_on() && !opts_.checkpoint_aware && !policy_->stable_ties()) {
-      UpdateTracking(now);
-    } else if (track_jumps_) {
-      track_jumps_ = false;
-      jumps_.clear();
-    }
-  }
+  // the rules below never read bounds (not the plain walk: they key every running job past
+  // the k0 rule exactly), none are kept; tracking starts again (after bound_retry_passes) if
+  // that changes (SetTenants).
+  if (policy_->running_keys_never_increase()) UpdateTracking(now, plain_walk);
   // The running jobs before position `from` keep their (stale) keys: each of the two rules
   // below proves them all kept whatever their order; the larger prefix is the union of both.
   size_t from = 0;
   // W(m+1), where the rules that rest on it hold (see the second rule): every running job
   // ahead of it keeps its GPUs whatever its order among those jobs.
-  const bool kept_ahead_of_next =
-      !waiting_.empty() && !tenant_on() && !opts_.checkpoint_aware && !policy_->stable_ties();
+  const bool kept_ahead_of_next = !waiting_.empty() && plain_walk;
   const std::optional<SortKey> next_waiting =
       kept_ahead_of_next ? FirstWaitingNotFitting() : std::nullopt;
   if (policy_->k0_changes_only_at_transitions() && !waiting_.empty() && !tenant_on()) {
