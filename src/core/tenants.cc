@@ -83,7 +83,7 @@ std::optional<TenantConfig::Protect> ParseProtect(std::string_view s) {
 
 StatusOr<std::vector<int>> ResolveQuotas(const TenantConfig& cfg, int total_gpus) {
   std::set<std::string> names;
-  int fixed = 0;
+  int64_t fixed = 0;  // a file may give thousands of VCs of up to 1,000,000 GPUs each
   std::vector<double> weights;
   for (const Tenant& t : cfg.vcs) {
     if (t.name.empty()) return InvalidArgument("a VC has an empty name");
@@ -100,7 +100,7 @@ StatusOr<std::vector<int>> ResolveQuotas(const TenantConfig& cfg, int total_gpus
   if (!cfg.default_vc.empty() && !cfg.IndexOf(cfg.default_vc)) {
     return InvalidArgument(fmt::format("default_vc `{}` is not one of the VCs", cfg.default_vc));
   }
-  std::vector<int> quotas = Apportion(weights, total_gpus - fixed);
+  std::vector<int> quotas = Apportion(weights, static_cast<int>(total_gpus - fixed));
   for (size_t i = 0; i < cfg.vcs.size(); ++i) {
     if (cfg.vcs[i].quota >= 0) quotas[i] = cfg.vcs[i].quota;
   }

@@ -2,6 +2,7 @@
 // borrowing of unused quota, reclaim by preemption, fixed quotas without borrowing, and fair
 // share with a half-life deciding who borrows. Inside a VC, dlas with one queue boundary far
 // away (100,000 GPU-s), FIFO inside it and no promotion: the policy order is submit order.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -249,6 +250,16 @@ TEST(TenantsTest, QuotasFromWeights) {
   // From a trace's usage: 10, 30, 60 GPU-h over 7 GPUs = 0.7, 2.1, 4.2 -> 1, 2, 4.
   const TenantConfig t = TenantsFromUsage({"x", "y", "z"}, {10, 30, 60}, 7);
   EXPECT_EQ(*ResolveQuotas(t, 7), (std::vector<int>{1, 2, 4}));
+}
+
+// A file may declare thousands of VCs of up to 1,000,000 GPUs each: 2,148 of them sum to
+// 2,148,000,000 GPUs, past INT_MAX, and the sum once wrapped negative and passed the check.
+TEST(TenantsTest, QuotasThatSumPastIntRangeAreRefused) {
+  TenantConfig cfg;
+  for (int i = 0; i < 2148; ++i)
+    cfg.vcs.push_back({.name = fmt::format("vc{}", i), .quota = 1000000});
+  EXPECT_EQ(ResolveQuotas(cfg, 256).status().message(),
+            "the VCs' quotas sum to 2148000000 GPUs; the cluster has 256");
 }
 
 TEST(TenantsTest, VcOfAUser) {

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -78,6 +79,16 @@ class Checker {
   const std::string& path_;
   const std::map<std::string, int>& lines_;
 };
+
+// `v` as a whole number in [lo, hi], or nothing. An unsigned value over int64's range is out
+// of range, not wrapped (18446744073709551615 is not -1).
+std::optional<int64_t> IntIn(const json& v, int64_t lo, int64_t hi) {
+  if (!v.is_number_integer()) return std::nullopt;
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi)) return std::nullopt;
+  const auto i = v.get<int64_t>();
+  if (i < lo || i > hi) return std::nullopt;
+  return i;
+}
 
 }  // namespace
 
@@ -148,10 +159,14 @@ StatusOr<TenantConfig> ParseTenantConfig(const std::string& text, const std::str
       }
       cfg.half_life = static_cast<Duration>(std::llround(v.get<double>() * 3.6e6));
     } else if (key == "quota_lead") {
-      if (!v.is_number_integer() || v.get<int64_t>() < -1 || v.get<int64_t>() > 1000) {
-        return check.Error(at, "`quota_lead` must be a number of queues, or -1 for strict quotas");
+      const auto lead = IntIn(v, -1, 1000);
+      if (!lead) {
+        return check.Error(at,
+                           "`quota_lead` must be a number of queues up to 1000, or -1 for "
+                           "strict quotas (got " +
+                               v.dump() + ")");
       }
-      cfg.quota_lead = static_cast<int>(v.get<int64_t>());
+      cfg.quota_lead = static_cast<int>(*lead);
     } else if (key == "protect") {
       const auto p = v.is_string() ? ParseProtect(v.get<std::string>()) : std::nullopt;
       if (!p) return check.Error(at, "`protect` must be \"none\", \"borrowers\" or \"other_vcs\"");
@@ -184,13 +199,14 @@ StatusOr<TenantConfig> ParseTenantConfig(const std::string& text, const std::str
       const std::string k = at + "/" + key;
       if (key == "name") continue;
       if (key == "quota") {
-        if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1000000) {
+        const auto quota = IntIn(v, 0, 1000000);
+        if (!quota) {
           return check.Error(k, who +
                                     ": `quota` must be a whole number of GPUs in [0, 1000000] "
                                     "(got " +
                                     v.dump() + ")");
         }
-        t.quota = static_cast<int>(v.get<int64_t>());
+        t.quota = static_cast<int>(*quota);
       } else if (key == "weight") {
         if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0 ||
             v.get<double>() > 1e6) {

@@ -61,12 +61,32 @@ TEST(TenantConfigTest, ErrorsNameTheLine) {
   EXPECT_EQ(ErrorOf("{\n  \"borrow\": \"yes\",\n  \"vcs\": [{\"name\": \"a\"}]\n}"),
             "t.json:2: `borrow` must be true or false");
   EXPECT_EQ(ErrorOf("{\n  \"quota_lead\": 0.5,\n  \"vcs\": [{\"name\": \"a\"}]\n}"),
-            "t.json:2: `quota_lead` must be a number of queues, or -1 for strict quotas");
+            "t.json:2: `quota_lead` must be a number of queues up to 1000, or -1 for strict "
+            "quotas (got 0.5)");
   EXPECT_EQ(ErrorOf("{\n  \"protect\": \"all\",\n  \"vcs\": [{\"name\": \"a\"}]\n}"),
             "t.json:2: `protect` must be \"none\", \"borrowers\" or \"other_vcs\"");
   EXPECT_EQ(ErrorOf("{\n  \"borrow\": true\n}"), "t.json:1: no `vcs`: the file must list the VCs");
   const std::string bad = ErrorOf("{\n  \"vcs\": [\n    {\"name\": \"a\",}\n  ]\n}");
   EXPECT_EQ(bad.rfind("t.json:3: not valid JSON: syntax error", 0), 0u) << bad;
+}
+
+// Whole numbers past int64's range are out of range, not wrapped: 2^64 - 1 read as an int64 is
+// -1, which for quota_lead means strict quotas (found reading the parser for the fuzz target).
+TEST(TenantConfigTest, HugeWholeNumbersAreOutOfRangeNotWrapped) {
+  EXPECT_EQ(ErrorOf("{\"quota_lead\": 18446744073709551615, \"vcs\": [{\"name\": \"a\"}]}"),
+            "t.json:1: `quota_lead` must be a number of queues up to 1000, or -1 for strict "
+            "quotas (got 18446744073709551615)");
+  EXPECT_EQ(ErrorOf("{\"vcs\": [{\"name\": \"a\", \"quota\": 18446744073709551612}]}"),
+            "t.json:1: VC `a`: `quota` must be a whole number of GPUs in [0, 1000000] (got "
+            "18446744073709551612)");
+  EXPECT_EQ(ErrorOf("{\"vcs\": [{\"name\": \"a\", \"quota\": 9223372036854775807}]}"),
+            "t.json:1: VC `a`: `quota` must be a whole number of GPUs in [0, 1000000] (got "
+            "9223372036854775807)");
+  auto top = ParseTenantConfig(
+      "{\"quota_lead\": 1000, \"vcs\": [{\"name\": \"a\", \"quota\": 1000000}]}", "t.json");
+  ASSERT_TRUE(top.ok()) << top.status().message();
+  EXPECT_EQ(top->quota_lead, 1000);
+  EXPECT_EQ(top->vcs[0].quota, 1000000);
 }
 
 TEST(TenantConfigTest, AMissingFileIsAnError) {
