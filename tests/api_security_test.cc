@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <thread>
 
@@ -257,6 +258,50 @@ TEST_F(ApiSecurityTest, AsRootAJobRunsAsItsSubmitter) {
   auto r = Tcp((*tok)["token"]).Post("/v1/jobs", R"({"argv": ["true"]})");
   EXPECT_EQ(r->status, 400) << r->body;
   EXPECT_NE(r->body.find("has no account"), std::string::npos) << r->body;
+}
+
+// Found by a review: serve as root read a job's --output for its user, so any local user
+// could read any file (a held job that never ran was enough). A chosen output path is now
+// opened with the submitter's rights; the job's own output still reads.
+TEST_F(ApiSecurityTest, AJobsOutputIsReadWithItsUsersRightsNotServes) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: serve switches users only when it is root";
+  Serve({"--gpus", "2"});
+  const fs::path open_dir = testing::FreshDir("api_logs_open");
+  fs::permissions(open_dir, fs::perms::all | fs::perms::sticky_bit);
+  const fs::path secret = open_dir / "secret.txt";
+  { std::ofstream(secret) << "SECRET-root-only\n"; }
+  fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write);
+  const fs::path link = open_dir / "link.txt";
+  fs::create_symlink(secret, link);
+  const fs::path own = open_dir / "own.log";
+  // As `nobody`: submit held jobs writing to the secret and to a link to it, and one that
+  // runs and writes its own file; read the three logs back.
+  const std::string got = AsNobody([&] {
+    auto c = ApiClient::Connect({.state_dir = dir_.string()});
+    if (!c.ok()) return c.status().message();
+    std::string out;
+    for (const fs::path& p : {secret, link}) {
+      auto r = c->PostJson(
+          "/v1/jobs",
+          {{"argv", {"true"}}, {"cwd", "/tmp"}, {"output", p.string()}, {"hold", true}});
+      if (!r.ok()) return r.status().message();
+      auto log = c->Get(fmt::format("/v1/jobs/{}/logs", (*r)["id"].get<int64_t>()));
+      out += fmt::format("{} {}|", log->status, log->body);
+    }
+    auto r = c->PostJson(
+        "/v1/jobs",
+        {{"argv", {"sh", "-c", "echo mine"}}, {"cwd", "/tmp"}, {"output", own.string()}});
+    if (!r.ok()) return r.status().message();
+    const std::string path = fmt::format("/v1/jobs/{}/logs", (*r)["id"].get<int64_t>());
+    WaitFor([&] { return c->Get(path)->body == "mine\n"; }, 10s);
+    return out + c->Get(path)->body;
+  });
+  EXPECT_EQ(got.find("SECRET"), std::string::npos) << got;
+  EXPECT_EQ(got.substr(0, 4), "403 ") << got;
+  EXPECT_NE(got.find("is not readable by its user"), std::string::npos) << got;
+  EXPECT_NE(got.find("|403 "), std::string::npos) << got;
+  EXPECT_EQ(got.substr(got.rfind('|') + 1), "mine\n") << got;
+  fs::remove_all(open_dir);
 }
 
 TEST_F(ApiSecurityTest, StateIsPrivate) {

@@ -1,5 +1,8 @@
 // LiveScheduler's read-only views for the API: jobs, explain, nodes, events and logs.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <bit>
 #include <filesystem>
@@ -7,6 +10,7 @@
 
 #include "common/strings.h"
 #include "core/event_log.h"
+#include "exec/open_as.h"
 #include "live/live_scheduler.h"
 
 namespace tiresias {
@@ -359,28 +363,53 @@ StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit, std::op
 StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, int64_t& next,
                                           bool stderr_stream, size_t tail_lines) {
   std::string path;
+  std::optional<std::pair<uid_t, gid_t>> as;  // whose rights open it
   {
     std::lock_guard lk(mu_);
     auto it = records_.find(id);
     if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
-    path = OutputPath(it->second, stderr_stream);
+    const JobRecord& r = it->second;
+    path = OutputPath(r, stderr_stream);
+    // A path the submitter chose (--output, --error) is opened with the submitter's rights:
+    // serve as root must not read, say, /etc/shadow for them. The job directory's own log is
+    // serve's, written for the job.
+    const bool chosen = !(stderr_stream && !r.error.empty() ? r.error : r.output).empty();
+    if (chosen && geteuid() == 0 && r.uid >= 0) {
+      as.emplace(static_cast<uid_t>(r.uid), static_cast<gid_t>(r.gid >= 0 ? r.gid : r.uid));
+    }
   }
   next = offset;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::string();
+  StatusOr<int> opened = as ? OpenToReadAs(path, as->first, as->second)
+                            : StatusOr<int>(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!opened.ok()) {
+    if (opened.status().code() == StatusCode::kNotFound) return std::string();  // not yet
+    return PermissionDenied(fmt::format("job {}: its output {} is not readable by its user: {}",
+                                        id.value(), path, opened.status().message()));
+  }
+  const int fd = *opened;
+  if (fd < 0) return std::string();  // not written yet
+  struct stat st {};
+  const int64_t size = fstat(fd, &st) == 0 ? st.st_size : 0;
+  auto read_at = [&](int64_t from, size_t n) {
+    std::string out(n, '\0');
+    size_t got = 0;
+    while (got < n) {
+      const ssize_t k =
+          pread(fd, out.data() + got, n - got, static_cast<off_t>(from) + static_cast<off_t>(got));
+      if (k <= 0) break;
+      got += static_cast<size_t>(k);
+    }
+    out.resize(got);
+    return out;
+  };
   if (tail_lines > 0) {  // the last lines: read back from the end until enough newlines
-    in.seekg(0, std::ios::end);
-    const int64_t size = in.tellg();
     int64_t from = size;
     size_t lines = 0;
-    std::string chunk;
     while (from > 0 && lines <= tail_lines) {
       const int64_t step = std::min<int64_t>(from, 65536);
       from -= step;
-      chunk.resize(static_cast<size_t>(step));
-      in.seekg(from);
-      in.read(chunk.data(), step);
-      for (int64_t k = step - 1; k >= 0; --k) {
+      const std::string chunk = read_at(from, static_cast<size_t>(step));
+      for (int64_t k = static_cast<int64_t>(chunk.size()) - 1; k >= 0; --k) {
         if (chunk[static_cast<size_t>(k)] == '\n' && from + k != size - 1 && ++lines > tail_lines) {
           from += k + 1;
           break;
@@ -388,12 +417,9 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, 
       }
     }
     offset = std::max<int64_t>(from, size - static_cast<int64_t>(max));
-    in.clear();
   }
-  in.seekg(offset);
-  std::string buf(max, '\0');
-  in.read(buf.data(), static_cast<std::streamsize>(max));
-  buf.resize(static_cast<size_t>(in.gcount()));
+  std::string buf = offset < 0 ? std::string() : read_at(offset, max);
+  close(fd);
   next = offset + static_cast<int64_t>(buf.size());
   return buf;
 }
