@@ -17,6 +17,7 @@
 #include <functional>
 #include <thread>
 
+#include "api/api_server.h"
 #include "cli/client.h"
 #include "serve_process.h"
 #include "test_util.h"
@@ -302,6 +303,40 @@ TEST_F(ApiSecurityTest, AJobsOutputIsReadWithItsUsersRightsNotServes) {
   EXPECT_NE(got.find("|403 "), std::string::npos) << got;
   EXPECT_EQ(got.substr(got.rfind('|') + 1), "mine\n") << got;
   fs::remove_all(open_dir);
+}
+
+// Found by a review: every distinct path (and method) a caller sent, with or without a token,
+// became a metrics series of its own, so made-up paths grew serve's memory and /metrics
+// without bound. Route labels are a closed set now.
+TEST(ApiRoutes, MetricsLabelsAreAClosedSet) {
+  EXPECT_EQ(RouteOf("/v1/jobs"), "/v1/jobs");
+  EXPECT_EQ(RouteOf("/v1/jobs/42"), "/v1/jobs/{id}");
+  EXPECT_EQ(RouteOf("/v1/jobs/7_3/logs"), "/v1/jobs/{id}/logs");
+  EXPECT_EQ(RouteOf("/v1/jobs/abc/cancel"), "/v1/jobs/{id}/cancel");
+  EXPECT_EQ(RouteOf("/v1/tokens/alice"), "/v1/tokens/{id}");
+  EXPECT_EQ(RouteOf("/metrics"), "/metrics");
+  EXPECT_EQ(RouteOf("/v1/jobs/42/nope"), "other");
+  EXPECT_EQ(RouteOf("/v1/x7f3a"), "other");
+  EXPECT_EQ(RouteOf("/v1/jobs/1/2/3"), "other");
+  EXPECT_EQ(RouteOf("/index.html"), "/dashboard");
+  EXPECT_EQ(RouteOf("/made/up/42"), "/dashboard");
+  EXPECT_EQ(MethodOf("GET"), "GET");
+  EXPECT_EQ(MethodOf("BREW"), "other");
+}
+
+TEST_F(ApiSecurityTest, MadeUpPathsDoNotGrowTheMetrics) {
+  Serve({"--gpus", "1"});
+  const ApiClient root = serve_->Client();
+  const ApiClient stranger = Tcp("not-a-token");
+  for (int i = 0; i < 300; ++i) {
+    EXPECT_EQ(stranger.Get(fmt::format("/v1/made-up-{}", i))->status, 403);
+    EXPECT_EQ(root.Get(fmt::format("/v1/jobs/{}_{}/x{}", i, i, i))->status / 100, 4);
+  }
+  const std::string metrics = root.Get("/metrics")->body;
+  EXPECT_EQ(metrics.find("made-up"), std::string::npos);
+  EXPECT_EQ(metrics.find("/x1"), std::string::npos);
+  EXPECT_NE(metrics.find("route=\"other\""), std::string::npos);
+  EXPECT_LT(metrics.size(), 200000u);
 }
 
 TEST_F(ApiSecurityTest, StateIsPrivate) {

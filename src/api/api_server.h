@@ -67,8 +67,11 @@ class ApiServer {
 // checked by Validate, live/submit_request.h); errors name the field and the problem. A body
 // nested deeper than kMaxJsonDepth is refused before it is built.
 StatusOr<SubmitRequest> ParseSubmit(const std::string& body);
-// A request path as a metrics label: job ids and token users become {id}.
+// A request path as a metrics label, one of a closed set: the API's routes with job ids,
+// array tasks and token users as {id}; "/dashboard" for its pages; "other" for the rest.
 std::string RouteOf(const std::string& path);
+// A request method as a metrics label: the HTTP methods by name, anything else "other".
+std::string MethodOf(const std::string& method);
 // Parses a JSON body no deeper than kMaxJsonDepth.
 StatusOr<nlohmann::json> ParseJsonBody(const std::string& body);
 
