@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "api/api_server.h"
+#include "api/identity.h"
 #include "cli/client.h"
 #include "serve_process.h"
 #include "test_util.h"
@@ -217,6 +218,41 @@ TEST_F(ApiSecurityTest, CliManagesTokensAndSaysWhoYouAre) {
   auto bad = testing::RunTiresias("token create 'Robert; drop' " + sd);
   EXPECT_NE(bad.rc, 0);
   EXPECT_NE(bad.out.find("is not a user name"), std::string::npos) << bad.out;
+}
+
+// Found by a review: a session started with a token outlived the token's revocation and could
+// start sessions of its own, so access never lapsed. Now a token's sessions end with it (when
+// revoked or replaced), a session cannot start another, and a user's sessions are capped.
+TEST_F(ApiSecurityTest, SessionsEndWithTheirTokenAndCannotStartMore) {
+  Serve({"--gpus", "1"});
+  const ApiClient root = serve_->Client();
+  auto session_of = [&](const ApiClient& c) {
+    auto s = c.PostJson("/v1/sessions", nlohmann::json::object());
+    return s.ok() ? (*s)["token"].get<std::string>() : s.status().message();
+  };
+  auto whoami = [&](const std::string& token) { return Tcp(token).Get("/v1/whoami")->status; };
+  for (const char* end : {"revoke", "replace"}) {
+    const std::string token = (*root.PostJson("/v1/tokens", {{"user", "alice"}}))["token"];
+    const std::string session = session_of(Tcp(token));
+    ASSERT_EQ(whoami(session), 200) << end << ": " << session;
+    EXPECT_EQ(Tcp(session).Post("/v1/sessions", "{}")->status, 403) << end;
+    const std::string local = session_of(root);  // the socket's: not the token's to end
+    if (std::string(end) == "revoke") {
+      EXPECT_EQ(root.Delete("/v1/tokens/alice")->status, 200);
+    } else {
+      ASSERT_TRUE(root.PostJson("/v1/tokens", {{"user", "alice"}}).ok());
+    }
+    EXPECT_EQ(whoami(token), 403) << end;
+    EXPECT_EQ(whoami(session), 403) << end;
+    EXPECT_EQ(whoami(local), 200) << end;
+    (void)root.Delete("/v1/tokens/alice");
+  }
+  // At most kMaxSessionsPerUser each: the first of one more than that has ended.
+  std::vector<std::string> many;
+  for (size_t i = 0; i <= Identities::kMaxSessionsPerUser; ++i) many.push_back(session_of(root));
+  EXPECT_EQ(whoami(many.front()), 403);
+  EXPECT_EQ(whoami(many.back()), 200);
+  EXPECT_EQ(whoami(many[1]), 200);
 }
 
 TEST_F(ApiSecurityTest, AsRootAJobRunsAsItsSubmitter) {

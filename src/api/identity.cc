@@ -167,6 +167,7 @@ StatusOr<std::string> Identities::CreateToken(const std::string& user) {
   if (!tok.ok()) return tok.status();
   std::lock_guard lk(mu_);
   std::erase_if(tokens_, [&](const Entry& e) { return e.user == user; });
+  EndTokenSessions(user);  // the old token's sessions end with it
   tokens_.push_back({user, Sha256Hex(*tok)});
   if (Status s = Save(); !s.ok()) return s;
   return *tok;
@@ -177,18 +178,39 @@ Status Identities::RevokeToken(const std::string& user) {
   const size_t before = tokens_.size();
   std::erase_if(tokens_, [&](const Entry& e) { return e.user == user; });
   if (tokens_.size() == before) return NotFound(fmt::format("user {} has no token", user));
+  EndTokenSessions(user);
   return Save();
 }
 
+void Identities::EndTokenSessions(const std::string& user) {
+  std::erase_if(sessions_, [&](const auto& kv) {
+    return kv.second.from_token && kv.second.caller.user == user;
+  });
+}
+
 StatusOr<std::string> Identities::CreateSession(const Caller& caller, std::chrono::seconds ttl) {
+  if (caller.via.starts_with("session")) {
+    return PermissionDenied(
+        "a session cannot start another: ask with your own token or through the Unix socket "
+        "(`tiresias dashboard`)");
+  }
   auto tok = NewToken();
   if (!tok.ok()) return tok.status();
   std::lock_guard lk(mu_);
   const auto now = std::chrono::steady_clock::now();
   std::erase_if(sessions_, [&](const auto& kv) { return kv.second.expires <= now; });
+  // At most kMaxSessionsPerUser each: the one that expires first (the oldest) makes room.
+  size_t mine = 0;
+  auto oldest = sessions_.end();
+  for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+    if (it->second.caller.user != caller.user) continue;
+    ++mine;
+    if (oldest == sessions_.end() || it->second.expires < oldest->second.expires) oldest = it;
+  }
+  if (mine >= kMaxSessionsPerUser) sessions_.erase(oldest);
   Caller c = caller;
   c.via = "session (" + caller.via + ")";
-  sessions_[Sha256Hex(*tok)] = Session{c, now + ttl};
+  sessions_[Sha256Hex(*tok)] = Session{c, now + ttl, caller.via == "token"};
   return *tok;
 }
 

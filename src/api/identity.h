@@ -55,8 +55,11 @@ class Identities {
   Status RevokeToken(const std::string& user);
   std::vector<std::string> TokenUsers() const;
   // A session for the dashboard: a token that stands for `caller` (who asked for it through
-  // the socket or with their own token) until it expires. Kept in memory only.
+  // the socket or with their own token) until it expires, or until the token it came from is
+  // revoked or replaced. A session cannot start another (it would outlive itself); a user has
+  // at most kMaxSessionsPerUser, the oldest ending first. Kept in memory only.
   StatusOr<std::string> CreateSession(const Caller& caller, std::chrono::seconds ttl);
+  static constexpr size_t kMaxSessionsPerUser = 16;
   // The caller that a local uid is.
   Caller LocalCaller(uid_t uid, gid_t gid) const;
 
@@ -76,7 +79,9 @@ class Identities {
   struct Session {
     Caller caller;
     std::chrono::steady_clock::time_point expires;
+    bool from_token = false;  // started with the user's own token: ends with it
   };
+  void EndTokenSessions(const std::string& user);    // under mu_
   mutable std::map<std::string, Session> sessions_;  // by token hash
 };
 
