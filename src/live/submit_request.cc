@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "common/strings.h"
 
@@ -89,6 +90,9 @@ Status ParseArray(const std::string& text, SubmitPlan& plan) {
     auto lo = Number(part.substr(0, dash));
     auto hi = dash == std::string_view::npos ? lo : Number(part.substr(dash + 1));
     if (!lo || !hi || *hi < *lo) return bad(fmt::format("'{}' is not an index or a range", part));
+    if (*hi > kMaxArrayIndex) {
+      return bad(fmt::format("index {} is over the largest, {}", *hi, kMaxArrayIndex));
+    }
     for (int64_t i = *lo; i <= *hi; i += step) {
       if (idx.size() >= static_cast<size_t>(kMaxArrayTasks)) {
         return bad(fmt::format("more than {} tasks", kMaxArrayTasks));
@@ -245,6 +249,26 @@ StatusOr<SubmitPlan> Plan(const SubmitRequest& r) {
           "field 'env': {} is set by the scheduler for each run and cannot be given", k));
     }
   }
+  // Sizes: one request is stored once per task, and listed by every `ls`.
+  size_t argv_bytes = 0, env_bytes = 0;
+  for (const auto& a : r.argv) argv_bytes += a.size() + 1;
+  for (const auto& [k, v] : r.env) env_bytes += k.size() + v.size() + 2;
+  for (const auto& [field, size, most] :
+       {std::tuple{"name", r.name.size(), kMaxNameBytes},
+        std::tuple{"model", r.model.size(), kMaxNameBytes},
+        std::tuple{"vc", r.vc.size(), kMaxNameBytes},
+        std::tuple{"cwd", r.cwd.size(), kMaxPathBytes},
+        std::tuple{"output", r.output.size(), kMaxPathBytes},
+        std::tuple{"error", r.error.size(), kMaxPathBytes},
+        std::tuple{"argv", argv_bytes, kMaxArgvBytes}, std::tuple{"env", env_bytes, kMaxEnvBytes},
+        std::tuple{"dependency", r.dependency.size(), kMaxPathBytes},
+        std::tuple{"array", r.array.size(), kMaxPathBytes},
+        std::tuple{"time", r.time.size(), kMaxNameBytes}}) {
+    if (size > most) {
+      return InvalidArgument(
+          fmt::format("field '{}': {} bytes, more than the {} allowed", field, size, most));
+    }
+  }
   SubmitPlan plan;
   if (!r.time.empty()) {
     auto t = ParseSlurmTime(r.time);
@@ -258,6 +282,14 @@ StatusOr<SubmitPlan> Plan(const SubmitRequest& r) {
   }
   if (!r.array.empty()) {
     if (Status s = ParseArray(r.array, plan); !s.ok()) return s;
+    const size_t each = argv_bytes + env_bytes + r.name.size() + r.cwd.size() + r.model.size() +
+                        r.output.size() + r.error.size() + r.dependency.size() + r.array.size();
+    if (each * plan.array_indices.size() > kMaxArrayBytes) {
+      return InvalidArgument(fmt::format(
+          "field 'array': {} tasks of {} bytes each are more than the {} MiB an array may store: "
+          "fewer tasks, or a smaller command line and environment (a file the tasks read)",
+          plan.array_indices.size(), each, kMaxArrayBytes >> 20));
+    }
   }
   for (const auto& [field, p] : {std::pair{"output", &r.output}, std::pair{"error", &r.error}}) {
     if (Status s = CheckPattern(field, *p); !s.ok()) return s;

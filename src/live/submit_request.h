@@ -72,8 +72,18 @@ inline constexpr double kMaxStopAtCheckpointS = 86'400;
 // env may not set them.
 bool IsSchedulerEnv(std::string_view name);
 
-// The most tasks one array may have.
+// The most tasks one array may have, and its largest index (Slurm's MaxArraySize can be at
+// most 4,000,001, so 4,000,000 is the largest index any Slurm allows).
 inline constexpr int kMaxArrayTasks = 10000;
+inline constexpr int kMaxArrayIndex = 4000000;
+// Sizes a submission may have: a name, a directory or an output pattern of a path's length,
+// the command line and the environment as execve allows one string (MAX_ARG_STRLEN), and an
+// array's tasks together at most kMaxArrayBytes of stored request (each task keeps a copy).
+inline constexpr size_t kMaxNameBytes = 1024;
+inline constexpr size_t kMaxPathBytes = 4096;
+inline constexpr size_t kMaxArgvBytes = 131072;
+inline constexpr size_t kMaxEnvBytes = 131072;
+inline constexpr size_t kMaxArrayBytes = 16 << 20;
 
 // InvalidArgument naming the field ("field 'gpus': ...") for the first rule broken; else the
 // request's parsed options.

@@ -69,6 +69,39 @@ TEST(SubmitRequest, EachRuleNamesItsFieldAndValue) {
   EXPECT_NE(Why(r).find("got -1"), std::string::npos);
 }
 
+// Found by a review: array indices past INT_MAX wrapped (2147483648 became -2^31, and that
+// task lost its array id), and one 200 KB request of 10,000 tasks stored 400 MB.
+TEST(SubmitRequest, ArrayIndicesAndSizesAreBounded) {
+  SubmitRequest r = Ok();
+  r.array = "2147483647-2147483648";
+  EXPECT_EQ(Why(r),
+            "field 'array': '2147483647-2147483648': index 2147483648 is over the largest, "
+            "4000000 (e.g. 0-99, 0-99%8, 1,3,5-7, 0-15:4)");
+  r.array = "4294967296";
+  EXPECT_NE(Why(r).find("is over the largest"), std::string::npos);
+  r.array = "3999999-4000000";
+  EXPECT_EQ(Why(r), "");
+  r = Ok();
+  r.name = std::string(kMaxNameBytes + 1, 'x');
+  EXPECT_EQ(Why(r), "field 'name': 1025 bytes, more than the 1024 allowed");
+  r = Ok();
+  r.cwd = "/" + std::string(kMaxPathBytes, 'd');
+  EXPECT_EQ(Why(r), "field 'cwd': 4097 bytes, more than the 4096 allowed");
+  r = Ok();
+  r.argv = {"sh", std::string(kMaxArgvBytes, 'a')};
+  EXPECT_NE(Why(r).find("field 'argv'"), std::string::npos);
+  r = Ok();
+  r.env = {{"X", std::string(kMaxEnvBytes, 'v')}};
+  EXPECT_NE(Why(r).find("field 'env'"), std::string::npos);
+  // 10,000 tasks of a 20 KB environment: 200 MB stored; 100 of them are fine.
+  r = Ok();
+  r.env = {{"X", std::string(20000, 'v')}};
+  r.array = "0-9999";
+  EXPECT_NE(Why(r).find("10000 tasks of"), std::string::npos) << Why(r);
+  r.array = "0-99";
+  EXPECT_EQ(Why(r), "");
+}
+
 // Found while writing fuzz/submit_fuzzer's properties (the input is in its corpus):
 // "1\u0000; rm -rf /" passed Validate, and execve would have run `sleep 1`, silently not what
 // was asked. Every string that reaches execve is refused with a NUL byte in it.
