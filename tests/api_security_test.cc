@@ -375,6 +375,32 @@ TEST_F(ApiSecurityTest, MadeUpPathsDoNotGrowTheMetrics) {
   EXPECT_LT(metrics.size(), 200000u);
 }
 
+// Found by a review: POST /v1/jobs/ID without an action cancelled (one task of an array),
+// DELETE /v1/jobs/ID/hold held, and requeue on an array's id requeued its first task only.
+TEST_F(ApiSecurityTest, ChangesGoOnlyByTheirOwnMethodAndAnArraysIdMeansEveryTask) {
+  Serve({"--gpus", "4"});
+  const ApiClient root = serve_->Client();
+  auto sub = root.PostJson("/v1/jobs", {{"argv", {"sleep", "30"}}, {"array", "0-2"}});
+  ASSERT_TRUE(sub.ok()) << sub.status().message();
+  const int64_t arr = (*sub)["id"];
+  const std::string job = fmt::format("/v1/jobs/{}", arr);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto ls = root.GetJson("/v1/jobs?state=running");
+        return ls.ok() && ls->size() == 3;
+      },
+      10s));
+  EXPECT_EQ(root.Post(job, "{}")->status, 404);
+  EXPECT_EQ(root.Delete(job + "/hold")->status, 404);
+  EXPECT_EQ(root.Post(job + "/explode", "{}")->status, 404);
+  EXPECT_EQ((*root.GetJson("/v1/jobs?state=running")).size(), 3u) << "nothing was cancelled";
+  auto requeued = root.PostJson(job + "/requeue", nlohmann::json::object());
+  ASSERT_TRUE(requeued.ok()) << requeued.status().message();
+  EXPECT_EQ((*requeued)["jobs"].size(), 3u) << requeued->dump();
+  auto cancelled = root.Delete(job);
+  EXPECT_EQ(cancelled->status, 200) << cancelled->body;
+}
+
 TEST_F(ApiSecurityTest, StateIsPrivate) {
   Serve({"--gpus", "1"});
   const int64_t id = (*serve_->Client().PostJson("/v1/jobs", {{"argv", {"true"}}}))["id"];

@@ -369,9 +369,13 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
   }
   if (p.size() > 4) return no_such();
   const std::string action = p.size() == 4 ? p[3] : "";
-  // Actions on an array's id act on all its tasks; "42_7" names one task.
-  const bool on_array = action == "cancel" || action == "hold" || action == "release" ||
-                        (action.empty() && m == "DELETE");
+  // Changes: DELETE /v1/jobs/ID cancels, POST /v1/jobs/ID/ACTION does ACTION; nothing else.
+  const bool change = (m == "DELETE" && action.empty()) ||
+                      (m == "POST" && (action == "cancel" || action == "hold" ||
+                                       action == "release" || action == "requeue"));
+  if ((m == "POST" || m == "DELETE") && !change) return no_such();
+  // Changes to an array's id act on all its tasks; "42_7" names one task.
+  const bool on_array = change;
   auto ids = sched_.Resolve(p[2], on_array);
   if (!ids.ok()) return Fail(ids.status());
   auto job = sched_.Get(ids->front());
@@ -382,11 +386,8 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     return Fail(403, fmt::format("job {} is {}'s; only they or an admin may {} it", p[2],
                                  job->value("user", ""), what));
   };
-  if (m == "POST" || m == "DELETE") {
+  if (change) {
     const std::string verb = action.empty() ? "cancel" : action;
-    if (verb != "cancel" && verb != "hold" && verb != "release" && verb != "requeue") {
-      return no_such();
-    }
     if (!mine) return not_yours(verb.c_str());
     // An array: every task that can still take it (ended tasks are left as they are).
     nlohmann::json done = nlohmann::json::array();

@@ -267,7 +267,10 @@ int Act(const Common& o, const std::string& verb, const std::vector<std::string>
       std::cout << r->dump() << "\n";
     } else {
       const size_t n = (*r)["jobs"].size();
-      std::cout << fmt::format("{} job {}{}\n", verb == "cancel" ? "cancelled" : verb + "d", ref,
+      const std::string done = verb == "cancel" ? "cancelled"
+                               : verb == "hold" ? "held"
+                                                : verb + "d";
+      std::cout << fmt::format("{} job {}{}\n", done, ref,
                                n > 1 ? fmt::format(" ({} tasks)", n) : "");
     }
   }

@@ -108,15 +108,32 @@ std::string LiveScheduler::WhyIneligible(const JobRecord& rec, std::string* neve
   for (const Dependency& d : rec.dependencies) {
     auto t = records_.find(d.job);
     if (t == records_.end()) continue;  // checked at submit; a job is never removed
-    const LiveState st = t->second.state;
-    const bool ended = IsTerminal(st), ok = st == LiveState::kFinished;
-    const bool met = d.kind == Dependency::Kind::kAfterAny  ? ended
-                     : d.kind == Dependency::Kind::kAfterOk ? ok
-                                                            : ended && !ok;
+    // An array's id stands for all its tasks (Slurm's rule): the records from it on with that
+    // array id (tasks take consecutive ids).
+    const bool array = t->second.array_id == d.job;
+    bool all_ended = true, any_failed = false;
+    const JobRecord* failed = nullptr;  // the first task that ended other than finished
+    for (auto it = t; it != records_.end() && (it == t || (array && it->second.array_id == d.job));
+         ++it) {
+      const LiveState st = it->second.state;
+      all_ended = all_ended && IsTerminal(st);
+      if (IsTerminal(st) && st != LiveState::kFinished && !any_failed) {
+        any_failed = true;
+        failed = &it->second;
+      }
+    }
+    const bool met = d.kind == Dependency::Kind::kAfterAny  ? all_ended
+                     : d.kind == Dependency::Kind::kAfterOk ? all_ended && !any_failed
+                                                            : all_ended && any_failed;
     if (met) continue;
-    if (ended && never) {  // afterok on a job that did not finish, afternotok on one that did
+    if (never && d.kind == Dependency::Kind::kAfterOk && any_failed) {
       *never = fmt::format("dependency {} can never be met: job {} ended {}", ToString(d),
-                           d.job.value(), ToString(st));
+                           array ? fmt::format("{}_{}", d.job.value(), failed->array_index)
+                                 : std::to_string(d.job.value()),
+                           ToString(failed->state));
+    } else if (never && d.kind == Dependency::Kind::kAfterNotOk && all_ended) {
+      *never = fmt::format("dependency {} can never be met: job {} {}", ToString(d), d.job.value(),
+                           array ? "finished, every task of it" : "finished");
     }
     return "dependency";
   }

@@ -434,3 +434,61 @@ TEST_F(LiveSchedulerTest, StateFromBeforeTheDefaultsChangedReplaysUnderTheOldDef
 
 }  // namespace
 }  // namespace tiresias
+
+namespace tiresias {
+namespace {
+
+// Found by a review: a dependency on an array's id waited for its first task only (task 0
+// ended and the dependent started while tasks 1 and 2 still ran). As in Slurm, an array's id
+// stands for every task: afterok waits for all and can never be met once one fails.
+TEST_F(LiveSchedulerTest, ADependencyOnAnArrayWaitsForEveryTask) {
+  auto d = Start();
+  std::vector<JobId> tasks;
+  const JobId arr = *d->Submit({.name = "a", .gpus = 1, .argv = {"t"}, .array = "0-2"}, &tasks);
+  ASSERT_EQ(tasks.size(), 3u);
+  ASSERT_EQ(tasks[0], arr);
+  world_.work[tasks[0]] = 1'000;
+  world_.work[tasks[1]] = world_.work[tasks[2]] = 10'000;
+  const auto after = [&](const std::string& dep) {
+    const JobId id = *d->Submit({.name = "b", .gpus = 1, .argv = {"t"}, .dependency = dep});
+    world_.work[id] = 1'000;
+    return id;
+  };
+  const JobId ok = after(fmt::format("afterok:{}", arr.value()));
+  const JobId any = after(fmt::format("afterany:{}", arr.value()));
+  auto state = [&](JobId id) { return (*d->Get(id))["state"].get<std::string>(); };
+  d->Step();
+  world_.now += 2'000;
+  d->Step();
+  d->Step();
+  ASSERT_EQ(state(tasks[0]), "finished");
+  EXPECT_EQ(state(ok), "pending");
+  EXPECT_EQ(state(any), "pending");
+  world_.now += 10'000;
+  d->Step();
+  d->Step();
+  EXPECT_EQ(state(tasks[2]), "finished");
+  EXPECT_EQ(state(ok), "running");
+  EXPECT_EQ(state(any), "running");
+
+  // A second array whose task 1 fails: afterok on it can never be met, and says which task.
+  std::vector<JobId> more;
+  const JobId arr2 = *d->Submit({.name = "c", .gpus = 1, .argv = {"t"}, .array = "0-1"}, &more);
+  world_.work[more[0]] = world_.work[more[1]] = 1'000;
+  const JobId doomed = after(fmt::format("afterok:{}", arr2.value()));
+  d->Step();
+  for (auto& [pid, p] : world_.procs) {
+    if (p.job == more[1]) p.code = 1;
+  }
+  world_.now += 2'000;
+  d->Step();
+  d->Step();
+  EXPECT_EQ(state(more[1]), "failed");
+  EXPECT_EQ(state(doomed), "cancelled");
+  EXPECT_EQ((*d->Get(doomed))["message"],
+            fmt::format("dependency afterok:{} can never be met: job {}_1 ended failed",
+                        arr2.value(), arr2.value()));
+}
+
+}  // namespace
+}  // namespace tiresias
