@@ -225,5 +225,36 @@ TEST(CliInput, ControlCharactersInJobNamesAreEscaped) {
   EXPECT_EQ(nlohmann::json::parse(json.out)["name"], name);
 }
 
+// Found by a review: bytes that are not UTF-8 in the command, its directory or its name were
+// replaced (U+FFFD) and the job ran something other than what was asked, exit 0; and a value
+// the server refuses (-t -5) was exit 1, not a usage error. Now both are refused before any
+// request (2), and an inherited variable that JSON cannot carry is left out with a warning.
+TEST(CliInput, SubmitRefusesWhatTheRequestCannotCarryAndBadValuesAreUsageErrors) {
+  auto dir = ScratchDir("serve_utf8");
+  ServeProcess serve(dir, {"--gpus", "1"});
+  serve.Start();
+  const std::string state = " --state-dir " + dir.string();
+  CmdResult argv = RunTiresias("submit" + state + " -- echo \"$(printf 'a\\377b')\"");
+  EXPECT_EQ(argv.rc, 2) << argv.out;
+  EXPECT_TRUE(Has(argv.out, "argv 1: not valid UTF-8")) << argv.out;
+  const auto odd = dir / "d\xff";
+  std::filesystem::create_directories(odd);
+  CmdResult cwd = RunCommandLine("cd '" + odd.string() + "' && " + TIRESIAS_BINARY + " submit" +
+                                 state + " -- true");
+  EXPECT_EQ(cwd.rc, 2) << cwd.out;
+  EXPECT_TRUE(Has(cwd.out, "cwd: not valid UTF-8")) << cwd.out;
+  CmdResult name = RunTiresias("submit" + state + " -J \"$(printf 'n\\376')\" -- true");
+  EXPECT_EQ(name.rc, 2) << name.out;
+  EXPECT_TRUE(Has(name.out, "name: not valid UTF-8")) << name.out;
+  CmdResult time = RunTiresias("submit" + state + " -t -5 -- true");
+  EXPECT_EQ(time.rc, 2) << time.out;
+  EXPECT_TRUE(Has(time.out, "field 'time'")) << time.out;
+  EXPECT_EQ(serve.Client().GetJson("/v1/jobs?active=0")->size(), 0u) << "nothing was sent";
+  CmdResult env = RunCommandLine("ODD=\"$(printf 'x\\377')\" " + std::string(TIRESIAS_BINARY) +
+                                 " submit" + state + " -- true");
+  EXPECT_EQ(env.rc, 0) << env.out;
+  EXPECT_TRUE(Has(env.out, "warning: \"ODD\" is not passed to the job")) << env.out;
+}
+
 }  // namespace
 }  // namespace tiresias::testing

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "api/api_server.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/output.h"
@@ -35,9 +36,35 @@ struct SubmitFlags {
   bool export_env = true, hold = false, parsable = false, keep_checkpoints = false;
 };
 
+// Where `v` holds a string that is not valid UTF-8 ("" for `v` itself, " 2" for its third
+// element, " HOME" for a key's value or key), or nothing.
+std::optional<std::string> NotUtf8(const nlohmann::json& v) {
+  auto invalid = [](const std::string& s) {
+    try {
+      (void)nlohmann::json(s).dump();
+      return false;
+    } catch (const nlohmann::json::type_error&) {
+      return true;
+    }
+  };
+  if (v.is_string())
+    return invalid(v.get<std::string>()) ? std::optional<std::string>("") : std::nullopt;
+  if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (NotUtf8(v[i])) return fmt::format(" {}", i);
+    }
+  }
+  if (v.is_object()) {
+    for (const auto& [k, x] : v.items()) {
+      if (invalid(k) || NotUtf8(x))
+        return " " +
+               nlohmann::json(k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+  }
+  return std::nullopt;
+}
+
 int Submit(const Common& o, const SubmitFlags& f) {
-  auto c = ApiClient::Connect(o.conn);
-  if (!c.ok()) return Error(c.status());
   std::error_code ec;
   const std::filesystem::path cwd = std::filesystem::current_path(ec);
   if (ec) return Error(IoError("cannot read the current directory: " + ec.message()));
@@ -61,6 +88,12 @@ int Submit(const Common& o, const SubmitFlags& f) {
     const std::string kv = *e;
     const auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0 || IsSchedulerEnv(kv.substr(0, eq))) continue;
+    if (NotUtf8(kv)) {  // the JSON request cannot carry it: said, not silently changed
+      std::cerr << fmt::format("tiresias: warning: {} is not passed to the job: not valid UTF-8\n",
+                               nlohmann::json(kv.substr(0, eq))
+                                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      continue;
+    }
     envj[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   for (const auto& kv : f.env) {
@@ -71,6 +104,26 @@ int Submit(const Common& o, const SubmitFlags& f) {
     envj[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   if (!envj.empty()) body["env"] = envj;
+  // Checked here first, so that a bad value is a usage error (2) and no request is sent: bytes
+  // that are not UTF-8 (JSON cannot carry them; replacing them would run something other than
+  // what was asked), then every rule the server applies to the request's own values.
+  for (const auto& [key, value] : body.items()) {
+    if (const auto bad = NotUtf8(value)) {
+      std::cerr << fmt::format(
+          "tiresias: {}{}: not valid UTF-8, which the API cannot carry; "
+          "rename it, or pass such bytes through a file\n",
+          key, *bad);
+      return 2;
+    }
+  }
+  auto request = ParseSubmit(body.dump());
+  Status valid = request.ok() ? Validate(*request) : request.status();
+  if (!valid.ok()) {
+    std::cerr << "tiresias: " << valid.message() << "\n";
+    return 2;
+  }
+  auto c = ApiClient::Connect(o.conn);
+  if (!c.ok()) return Error(c.status());
   auto r = c->PostJson("/v1/jobs", body);
   if (!r.ok()) return Error(r.status());
   if (o.json()) {
