@@ -401,6 +401,18 @@ TEST_F(ApiSecurityTest, ChangesGoOnlyByTheirOwnMethodAndAnArraysIdMeansEveryTask
   EXPECT_EQ(cancelled->status, 200) << cancelled->body;
 }
 
+// Found by a review: POST /v1/whatif ignored fields it does not know (a typo'd "duraton"
+// was silently dropped), where POST /v1/jobs refuses them.
+TEST_F(ApiSecurityTest, WhatIfRefusesUnknownFieldsAsSubmitDoes) {
+  Serve({"--gpus", "2"});
+  const ApiClient root = serve_->Client();
+  auto typo = root.Post("/v1/whatif", R"({"gpus": 1, "duraton": 60})");
+  EXPECT_EQ(typo->status, 400) << typo->body;
+  EXPECT_EQ(nlohmann::json::parse(typo->body)["error"],
+            "unknown field \"duraton\" (expected gpus, duration, time)");
+  EXPECT_EQ(root.Post("/v1/whatif", R"({"gpus": 1, "duration": 60})")->status, 200);
+}
+
 TEST_F(ApiSecurityTest, StateIsPrivate) {
   Serve({"--gpus", "1"});
   const int64_t id = (*serve_->Client().PostJson("/v1/jobs", {{"argv", {"true"}}}))["id"];

@@ -256,5 +256,15 @@ TEST(CliInput, SubmitRefusesWhatTheRequestCannotCarryAndBadValuesAreUsageErrors)
   EXPECT_TRUE(Has(env.out, "warning: \"ODD\" is not passed to the job")) << env.out;
 }
 
+// Found by a review: a date that does not exist was moved to another day (2026-02-30 read as
+// March 2nd), and a huge age overflowed.
+TEST(CliInput, HistoryRefusesTimesThatDoNotExist) {
+  for (const char* when : {"2026-02-30", "2026-13-01", "2026-11-30T24:61", "99999999999999999d"}) {
+    CmdResult r = RunTiresias(std::string("history -S ") + when + " --state-dir /nonexistent");
+    EXPECT_EQ(r.rc, 2) << when << "\n" << r.out;
+    EXPECT_TRUE(Has(r.out, "is not a time")) << when << "\n" << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace tiresias::testing

@@ -337,6 +337,12 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     auto body = ParseJsonBody(req.body);
     if (!body.ok()) return Fail(body.status());
     if (!body->is_object()) return Fail(400, "request body must be a JSON object");
+    for (const auto& [key, v] : body->items()) {  // as submit: a typo is not silently ignored
+      if (key != "gpus" && key != "duration" && key != "time") {
+        return Fail(400, fmt::format("unknown field {} (expected gpus, duration, time)",
+                                     Echo(nlohmann::json(key))));
+      }
+    }
     const auto gpus = IntField(*body, "gpus");
     if (!gpus || *gpus < 1 || *gpus > kMaxRequestGpus) {
       return Fail(400, fmt::format("field 'gpus': an integer in 1..{}", kMaxRequestGpus));

@@ -389,11 +389,13 @@ StatusOr<int64_t> ParseWhen(const std::string& s) {
                        std::chrono::system_clock::now().time_since_epoch())
                        .count();
   if (!s.empty() && std::string_view("smhd").find(s.back()) != std::string_view::npos) {
-    if (auto n = ParseInt(std::string_view(s).substr(0, s.size() - 1)); n && *n >= 0) {
-      const int64_t unit = s.back() == 's'   ? 1000
-                           : s.back() == 'm' ? 60000
-                           : s.back() == 'h' ? 3600000
-                                             : 86400000;
+    const int64_t unit = s.back() == 's'   ? 1000
+                         : s.back() == 'm' ? 60000
+                         : s.back() == 'h' ? 3600000
+                                           : 86400000;
+    constexpr int64_t kCentury = int64_t{100} * 366 * 86400000;  // ages up to a century
+    if (auto n = ParseInt(std::string_view(s).substr(0, s.size() - 1));
+        n && *n >= 0 && *n <= kCentury / unit) {
       return now - *n * unit;
     }
   }
@@ -401,7 +403,16 @@ StatusOr<int64_t> ParseWhen(const std::string& s) {
     std::tm tm{};
     std::istringstream in(s);
     in >> std::get_time(&tm, fmt);
-    if (!in.fail() && in.peek() == EOF) return int64_t{timegm(&tm)} * 1000;
+    if (in.fail() || in.peek() != EOF) continue;
+    // A date that does not exist (2026-02-30) is refused, not moved to another day.
+    const std::tm given = tm;
+    const time_t t = timegm(&tm);
+    std::tm back{};
+    if (gmtime_r(&t, &back) && back.tm_year == given.tm_year && back.tm_mon == given.tm_mon &&
+        back.tm_mday == given.tm_mday && back.tm_hour == given.tm_hour &&
+        back.tm_min == given.tm_min && back.tm_sec == given.tm_sec) {
+      return int64_t{t} * 1000;
+    }
   }
   return InvalidArgument(fmt::format(
       "'{}' is not a time: YYYY-MM-DD[THH:MM[:SS]] (UTC) or an age such as 90m, 2h, 3d", s));
@@ -418,7 +429,10 @@ int History(const Common& o, const HistoryFlags& f) {
   for (const auto& [text, out] : {std::pair{&f.since, &since}, std::pair{&f.until, &until}}) {
     if (text->empty()) continue;
     auto t = ParseWhen(*text);
-    if (!t.ok()) return Error(t.status());
+    if (!t.ok()) {  // a value out of range: a usage error
+      std::cerr << "tiresias: " << t.status().message() << "\n";
+      return 2;
+    }
     *out = std::to_string(*t);
   }
   int rc = 0;

@@ -109,6 +109,9 @@ void PrintEstimate(const nlohmann::json& e) {
     way.push_back(fmt::format("job {} ({}, {:.0f}%)", Str(w, "id"), EscapeControl(Str(w, "user")),
                               100 * w.value("share", 0.0)));
   }
+  if (const double arrivals = e.value("arrivals_share", 0.0); arrivals >= 0.005) {
+    way.push_back(fmt::format("jobs yet to arrive ({:.0f}%)", 100 * arrivals));
+  }
   if (!way.empty()) std::cout << "  most in the way: " << Join(way, ", ") << "\n";
   std::cout << "  (" << Str(e, "method") << ")\n";
 }

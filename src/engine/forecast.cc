@@ -574,7 +574,13 @@ StatusOr<Forecast> RunForecast(const ForecastInput& in, Time now, const Forecast
     f.jobs.emplace(j.spec.id, jf);
   }
   if (o.target && held_total > 0) {
-    for (const auto& [id, v] : held) f.in_the_way.push_back({id, v / held_total});
+    for (const auto& [id, v] : held) {
+      if (f.jobs.contains(id)) {
+        f.in_the_way.push_back({id, v / held_total});
+      } else {
+        f.arrivals_share += v / held_total;  // a made-up arrival (found by a review: listed by
+      }                                      // an id no job has)
+    }
     std::sort(f.in_the_way.begin(), f.in_the_way.end(), [](const auto& a, const auto& b) {
       return a.share != b.share ? a.share > b.share : a.job < b.job;
     });

@@ -170,7 +170,10 @@ struct Forecast {
   int samples = 0;
   size_t history = 0;  // finished jobs whose service the durations were drawn from
   std::unordered_map<JobId, JobForecast> jobs;
-  std::vector<InTheWay> in_the_way;  // with a target: the largest first, at most 5
+  // With a target: the jobs in the system that held most, the largest first, at most 5; and
+  // the share held by jobs the forecast made up as future arrivals (no one to name).
+  std::vector<InTheWay> in_the_way;
+  double arrivals_share = 0;
 };
 
 // What a forecast needs from a core, taken at once (the daemon holds its lock only for this):

@@ -101,6 +101,33 @@ TEST(Forecast, MadeUpArrivalsComeForTheArrivalSpanOnly) {
   EXPECT_EQ(without->jobs.at(JobId(1)).end[1], 20 * h + Seconds(600));
 }
 
+// Found by a review: a made-up arrival in the target's way was listed under an id no job has
+// (explain printed "job 1152921504606846976"). It is summed apart now. 2 GPUs, sjf (fewest
+// GPUs first, no preemption). R (2 GPUs, 20 h) runs from 0; P (1 GPU, 600 s) comes at 10.5 h
+// and T (2 GPUs, 600 s) at 11 h, the forecast's now, both waiting for R. P is repeated 6 h
+// later, P' at 16.5 h (T too, at 17 h, after T). At 20 h P and P' (1 GPU each) start before T
+// and end at 20h10m, when T starts. In T's way: R 2 GPUs x 9 h = 64,800 GPU-s, P and P' 600
+// each: R 64800/66000, P 600/66000, and the arrivals 600/66000.
+TEST(Forecast, MadeUpArrivalsInTheWayAreSummedNotNamed) {
+  auto core = Core("sjf", {}, 2);
+  const Duration h = Seconds(3600);
+  ASSERT_TRUE(core->Submit(Spec(1, 2, 0, 20 * h), 0).ok());
+  (void)core->Schedule(0);
+  ASSERT_TRUE(core->Submit(Spec(2, 1, 21 * h / 2, Seconds(600)), 21 * h / 2).ok());
+  (void)core->Schedule(21 * h / 2);
+  ASSERT_TRUE(core->Submit(Spec(3, 2, 11 * h, Seconds(600)), 11 * h).ok());
+  (void)core->Schedule(11 * h);
+  auto f = ForecastJobs(*core, 11 * h, {.samples = 2, .target = JobId(3), .margin = {0, 0}});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->jobs.at(JobId(3)).start[1], 20 * h + Seconds(600));
+  ASSERT_EQ(f->in_the_way.size(), 2u);
+  EXPECT_EQ(f->in_the_way[0].job, JobId(1));
+  EXPECT_DOUBLE_EQ(f->in_the_way[0].share, 64800.0 / 66000);
+  EXPECT_EQ(f->in_the_way[1].job, JobId(2));
+  EXPECT_DOUBLE_EQ(f->in_the_way[1].share, 600.0 / 66000);
+  EXPECT_DOUBLE_EQ(f->arrivals_share, 600.0 / 66000);
+}
+
 TEST(Forecast, TheMarginsWidenTheRangeOnALogScaleOfTheWaitPlusAMinute) {
   // now = 1000 s, margins ln 2 below and ln 3 above. p10 = now + 240 s: ln(240 + 60) - ln 2 =
   // ln 150, so 150 - 60 = 90 s from now. p90 = now + 540 s: ln(600) + ln 3 = ln 1800: 1740 s

@@ -110,6 +110,7 @@ StatusOr<nlohmann::json> LiveScheduler::ForecastFor(std::unique_lock<std::mutex>
       {"samples", f->samples},
       {"history", f->history},
       {"in_the_way", way},
+      {"arrivals_share", f->arrivals_share},
       {"margins", {margin[0], margin[1]}},
       {"margins_learned_from", margins_.resolved()},
       {"method",

@@ -21,7 +21,8 @@ bool IsSchedulerEnv(std::string_view name) {
 
 std::optional<Duration> SubmitRequest::duration() const {
   if (!duration_s) return std::nullopt;
-  return static_cast<Duration>(*duration_s * kMsPerSecond);
+  // At least 1 ms: a positive estimate never becomes none (1e-9 s was stored as 0 ms).
+  return std::max<Duration>(1, static_cast<Duration>(*duration_s * kMsPerSecond));
 }
 
 namespace {
@@ -216,6 +217,9 @@ StatusOr<SubmitPlan> Plan(const SubmitRequest& r) {
   }
   if (r.cwd.find('\0') != std::string::npos) {
     return InvalidArgument("field 'cwd': contains a NUL byte");
+  }
+  if (!r.cwd.empty() && r.cwd[0] != '/') {  // relative to what? serve's own directory is no answer
+    return InvalidArgument(fmt::format("field 'cwd': '{}' is not an absolute path", r.cwd));
   }
   if (r.gpus < 1 || r.gpus > kMaxRequestGpus) {
     return InvalidArgument(

@@ -41,6 +41,9 @@ TEST(SubmitRequest, EachRuleNamesItsFieldAndValue) {
   EXPECT_NE(Why(r).find("field 'duration_s'"), std::string::npos);
   r.duration_s = 1e300;
   EXPECT_NE(Why(r).find("got 1e+300"), std::string::npos) << Why(r);
+  r.duration_s = 1e-9;  // found by a review: stored as 0 ms, no estimate at all
+  EXPECT_EQ(Why(r), "");
+  EXPECT_EQ(r.duration(), 1);
   r.duration_s = std::numeric_limits<double>::quiet_NaN();
   EXPECT_NE(Why(r).find("field 'duration_s'"), std::string::npos);
   r = Ok();
@@ -57,6 +60,11 @@ TEST(SubmitRequest, EachRuleNamesItsFieldAndValue) {
     EXPECT_NE(Why(r).find("set by the scheduler"), std::string::npos) << name;
   }
   r.env = {{"PET_MAX_RESTARTS", "3"}, {"RANKING", "x"}};  // torchrun's others are the job's
+  EXPECT_EQ(Why(r), "");
+  r = Ok();
+  r.cwd = "data/run1";  // found by a review: it ran relative to serve's own directory
+  EXPECT_EQ(Why(r), "field 'cwd': 'data/run1' is not an absolute path");
+  r.cwd = "/data/run1";
   EXPECT_EQ(Why(r), "");
   r = Ok();
   r.tasks_per_gpu = 1;
