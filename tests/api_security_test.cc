@@ -360,6 +360,23 @@ TEST(ApiRoutes, MetricsLabelsAreAClosedSet) {
   EXPECT_EQ(MethodOf("BREW"), "other");
 }
 
+TEST_F(ApiSecurityTest, HealthAnswersHeadAndOtherMethodsGet405) {
+  Serve({"--gpus", "1"});
+  const ApiClient root = serve_->Client();
+  const int fd = OpenRaw();  // HEAD by hand: no body follows its headers
+  const std::string head = "HEAD /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(write(fd, head.data(), head.size()), static_cast<ssize_t>(head.size()));
+  std::string got(256, '\0');
+  got.resize(static_cast<size_t>(std::max<ssize_t>(0, read(fd, got.data(), got.size()))));
+  close(fd);
+  EXPECT_EQ(got.rfind("HTTP/1.1 200", 0), 0u) << got;
+  auto put = root.Call("PUT", "/v1/jobs");
+  EXPECT_EQ(put->status, 405) << put->body;
+  EXPECT_NE(put->body.find("GET, POST"), std::string::npos) << put->body;
+  EXPECT_EQ(root.Call("GET", "/v1/sessions")->status, 405);
+  EXPECT_EQ(root.Call("GET", "/v1/no-such")->status, 404);
+}
+
 TEST_F(ApiSecurityTest, MadeUpPathsDoNotGrowTheMetrics) {
   Serve({"--gpus", "1"});
   const ApiClient root = serve_->Client();
@@ -377,6 +394,7 @@ TEST_F(ApiSecurityTest, MadeUpPathsDoNotGrowTheMetrics) {
 
 // Found by a review: POST /v1/jobs/ID without an action cancelled (one task of an array),
 // DELETE /v1/jobs/ID/hold held, and requeue on an array's id requeued its first task only.
+// A route answers other methods with 405 and the ones it takes.
 TEST_F(ApiSecurityTest, ChangesGoOnlyByTheirOwnMethodAndAnArraysIdMeansEveryTask) {
   Serve({"--gpus", "4"});
   const ApiClient root = serve_->Client();
@@ -390,8 +408,10 @@ TEST_F(ApiSecurityTest, ChangesGoOnlyByTheirOwnMethodAndAnArraysIdMeansEveryTask
         return ls.ok() && ls->size() == 3;
       },
       10s));
-  EXPECT_EQ(root.Post(job, "{}")->status, 404);
-  EXPECT_EQ(root.Delete(job + "/hold")->status, 404);
+  auto post = root.Post(job, "{}");
+  EXPECT_EQ(post->status, 405) << post->body;
+  EXPECT_NE(post->body.find("GET, DELETE"), std::string::npos) << post->body;
+  EXPECT_EQ(root.Delete(job + "/hold")->status, 405);
   EXPECT_EQ(root.Post(job + "/explode", "{}")->status, 404);
   EXPECT_EQ((*root.GetJson("/v1/jobs?state=running")).size(), 3u) << "nothing was cancelled";
   auto requeued = root.PostJson(job + "/requeue", nlohmann::json::object());

@@ -5,10 +5,11 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
-#include <set>
+#include <map>
 #include <string>
 
 #include "api/dashboard.h"
@@ -217,6 +218,38 @@ void ApiServer::Stop() {
   http_.Stop();
 }
 
+namespace {
+
+// The API's routes (ids as {id}) and the methods each answers.
+const std::map<std::string, std::vector<std::string>>& Routes() {
+  static const std::map<std::string, std::vector<std::string>> kRoutes = {
+      {"/metrics", {"GET"}},
+      {"/v1/health", {"GET", "HEAD"}},
+      {"/v1/whoami", {"GET"}},
+      {"/v1/nodes", {"GET"}},
+      {"/v1/queues", {"GET"}},
+      {"/v1/vcs", {"GET"}},
+      {"/v1/stats", {"GET"}},
+      {"/v1/sessions", {"POST"}},
+      {"/v1/events", {"GET"}},
+      {"/v1/tokens", {"GET", "POST"}},
+      {"/v1/tokens/{id}", {"DELETE"}},
+      {"/v1/whatif", {"POST"}},
+      {"/v1/version", {"GET"}},
+      {"/v1/history", {"GET"}},
+      {"/v1/jobs", {"GET", "POST"}},
+      {"/v1/jobs/{id}", {"GET", "DELETE"}},
+      {"/v1/jobs/{id}/cancel", {"POST"}},
+      {"/v1/jobs/{id}/hold", {"POST"}},
+      {"/v1/jobs/{id}/release", {"POST"}},
+      {"/v1/jobs/{id}/requeue", {"POST"}},
+      {"/v1/jobs/{id}/explain", {"GET"}},
+      {"/v1/jobs/{id}/logs", {"GET"}}};
+  return kRoutes;
+}
+
+}  // namespace
+
 HttpResponse ApiServer::Handle(const HttpRequest& req) {
   const auto start = std::chrono::steady_clock::now();
   HttpResponse resp = Dispatch(req);
@@ -227,7 +260,17 @@ HttpResponse ApiServer::Handle(const HttpRequest& req) {
 }
 
 HttpResponse ApiServer::Dispatch(const HttpRequest& req) {
-  if (req.path == "/v1/health" && req.method == "GET") {
+  if (auto route = Routes().find(RouteOf(req.path)); route != Routes().end()) {
+    const auto& allowed = route->second;
+    if (std::find(allowed.begin(), allowed.end(), req.method) == allowed.end()) {
+      const std::string allow = Join(allowed, ", ");
+      HttpResponse r = Fail(405, fmt::format("{} does not take {}: {}", route->first,
+                                             Echo(nlohmann::json(req.method)), allow));
+      r.headers.emplace_back("Allow", allow);
+      return r;
+    }
+  }
+  if (req.path == "/v1/health" && (req.method == "GET" || req.method == "HEAD")) {
     return Reply(200, {{"ok", true}});
   }
   // The dashboard's page and scripts are public; everything they show comes from the API.
@@ -249,34 +292,12 @@ std::string RouteOf(const std::string& path) {
   // series of its own: 20,000 made-up paths grew /metrics to 580 MB): the API's routes with
   // ids (job ids, array tasks, token users) as {id}, the dashboard's pages as one, and
   // anything else as "other".
-  static const std::set<std::string> kRoutes = {"/metrics",
-                                                "/v1/health",
-                                                "/v1/whoami",
-                                                "/v1/nodes",
-                                                "/v1/queues",
-                                                "/v1/vcs",
-                                                "/v1/stats",
-                                                "/v1/sessions",
-                                                "/v1/events",
-                                                "/v1/tokens",
-                                                "/v1/tokens/{id}",
-                                                "/v1/whatif",
-                                                "/v1/version",
-                                                "/v1/history",
-                                                "/v1/jobs",
-                                                "/v1/jobs/{id}",
-                                                "/v1/jobs/{id}/cancel",
-                                                "/v1/jobs/{id}/hold",
-                                                "/v1/jobs/{id}/release",
-                                                "/v1/jobs/{id}/requeue",
-                                                "/v1/jobs/{id}/explain",
-                                                "/v1/jobs/{id}/logs"};
   std::vector<std::string> p = PathParts(path);
   if (p.empty() || (p[0] != "v1" && path != "/metrics")) return "/dashboard";
   if (p.size() >= 3 && (p[1] == "jobs" || p[1] == "tokens")) p[2] = "{id}";
   std::string out;
   for (const auto& part : p) out += "/" + part;
-  return kRoutes.contains(out) ? out : "other";
+  return Routes().contains(out) ? out : "other";
 }
 
 std::string MethodOf(const std::string& method) {
