@@ -30,6 +30,7 @@
 #include "exec/gpus.h"
 #include "exec/local_executor.h"
 #include "exec/slurm_executor.h"
+#include "live/anchored_clock.h"
 #include "live/live_scheduler.h"
 
 namespace tiresias {
@@ -255,7 +256,12 @@ int Serve(const ServeFlags& f) {
   const std::string containment = executor->Containment();
   int total_gpus = static_cast<int>(gpus.size());
   for (const auto& n : cfg.nodes) total_gpus += n.gpus;
-  LiveScheduler sched(cfg, std::move(*store), std::move(executor), WallMs);
+  const AnchoredClock clock(WallMs, [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  });
+  LiveScheduler sched(cfg, std::move(*store), std::move(executor), clock);
   if (Status s = sched.Open(); !s.ok()) return fail(s);
   ApiServer api(sched, **ids);
   const fs::path socket = dir / "tiresias.sock";
