@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -431,6 +433,55 @@ TEST_F(ApiSecurityTest, WhatIfRefusesUnknownFieldsAsSubmitDoes) {
   EXPECT_EQ(nlohmann::json::parse(typo->body)["error"],
             "unknown field \"duraton\" (expected gpus, duration, time)");
   EXPECT_EQ(root.Post("/v1/whatif", R"({"gpus": 1, "duration": 60})")->status, 200);
+}
+
+// Found by a review: 1,100 idle TCP connections, which any local process may open, locked
+// every user out, the Unix socket included (its connections shared TCP's limits). The socket
+// has its own server and limits now, and a local user other than root at most 64 on it.
+TEST_F(ApiSecurityTest, AFloodOnTcpLeavesTheSocketServedAndOneUserCannotHoldTheSocket) {
+  Serve({"--gpus", "1"});
+  rlimit nofile{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &nofile), 0);
+  nofile.rlim_cur = std::min<rlim_t>(nofile.rlim_max, 4096);
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &nofile), 0);
+  if (nofile.rlim_cur < 1200) GTEST_SKIP() << "needs 1,200 open files, has " << nofile.rlim_cur;
+  std::vector<int> tcp;
+  for (int i = 0; i < 1100; ++i) tcp.push_back(OpenRaw());
+  const ApiClient root = serve_->Client();
+  auto me = root.Get("/v1/whoami");
+  ASSERT_TRUE(me.ok()) << me.status().message();
+  EXPECT_EQ(me->status, 200);
+  for (int fd : tcp) close(fd);
+  // `nobody` opens 70 connections to the socket and keeps them: the 65th on are closed at
+  // once; the first still answers.
+  const std::string sock = (dir_ / "tiresias.sock").string();
+  const std::string got = AsNobody([&] {
+    std::vector<int> fds;
+    for (int i = 0; i < 70; ++i) {
+      const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+      sockaddr_un a{};
+      a.sun_family = AF_UNIX;
+      std::snprintf(a.sun_path, sizeof a.sun_path, "%s", sock.c_str());
+      if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+        return std::string("connect");
+      fds.push_back(fd);
+    }
+    usleep(300'000);  // serve has accepted (or closed) them all
+    auto ask = [](int fd) {
+      const std::string req = "GET /v1/whoami HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+      if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
+        return std::string("closed");
+      }
+      std::string buf(64, '\0');
+      const ssize_t n = read(fd, buf.data(), buf.size());
+      return n <= 0 ? std::string("closed") : buf.substr(0, 12);
+    };
+    const std::string out = ask(fds.front()) + "|" + ask(fds.back());
+    for (int fd : fds) close(fd);
+    return out;
+  });
+  EXPECT_EQ(got, "HTTP/1.1 200|closed");
+  EXPECT_EQ(root.Get("/v1/whoami")->status, 200);
 }
 
 TEST_F(ApiSecurityTest, StateIsPrivate) {

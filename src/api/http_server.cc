@@ -95,19 +95,19 @@ struct HttpServerCallbacks {
       return Queue(c, JsonError(413, fmt::format("request body larger than {} bytes",
                                                  self->limits_.max_body_bytes)));
     }
-    if (self->open_ > self->limits_.max_connections) {
+    HttpRequest req;
+    if (const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT)) {
+      if (auto* cs = static_cast<ConnectionState*>(info->socket_context)) req.peer = cs->peer;
+    }
+    if ((req.peer ? self->unix_open_ : self->open_) > self->limits_.max_connections) {
       return Queue(c, JsonError(503, fmt::format("too many connections (more than {}); retry",
                                                  self->limits_.max_connections)));
     }
-    HttpRequest req;
     req.method = method ? method : "";
     req.path = url ? url : "";
     req.body = std::move(st->body);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, &CollectValue, &req.query);
     MHD_get_connection_values(c, MHD_HEADER_KIND, &CollectHeader, &req.headers);
-    if (const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT)) {
-      if (auto* cs = static_cast<ConnectionState*>(info->socket_context)) req.peer = cs->peer;
-    }
     HttpResponse resp;
     try {
       resp = self->handler_(req);
@@ -128,7 +128,6 @@ struct HttpServerCallbacks {
                          MHD_ConnectionNotificationCode what) {
     auto* self = static_cast<HttpServer*>(cls);
     if (what == MHD_CONNECTION_NOTIFY_STARTED) {
-      ++self->open_;
       auto* cs = new ConnectionState;
       if (const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD)) {
         std::lock_guard lk(self->peers_mu_);
@@ -138,11 +137,22 @@ struct HttpServerCallbacks {
           self->pending_peers_.erase(it);
         }
       }
+      ++(cs->peer ? self->unix_open_ : self->open_);
       *socket_context = cs;
       return;
     }
-    --self->open_;
-    delete static_cast<ConnectionState*>(*socket_context);
+    auto* cs = static_cast<ConnectionState*>(*socket_context);
+    if (cs && cs->peer) {
+      --self->unix_open_;
+      std::lock_guard lk(self->peers_mu_);
+      if (auto it = self->open_by_uid_.find(cs->peer->uid);
+          it != self->open_by_uid_.end() && --it->second == 0) {
+        self->open_by_uid_.erase(it);
+      }
+    } else {
+      --self->open_;
+    }
+    delete cs;
     *socket_context = nullptr;
   }
 };
@@ -204,6 +214,16 @@ Status HttpServer::StartUnix(const std::string& path) {
   }
   a.sun_family = AF_UNIX;
   std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+  // The socket's connections go to a daemon of their own, with their own limits.
+  unix_daemon_ = MHD_start_daemon(
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET, 0,
+      nullptr, nullptr, &HttpServerCallbacks::Access, this, MHD_OPTION_THREAD_POOL_SIZE,
+      limits_.threads, MHD_OPTION_CONNECTION_LIMIT, limits_.hard_max_connections,
+      MHD_OPTION_CONNECTION_TIMEOUT, limits_.connection_timeout_s,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits_.max_header_bytes, MHD_OPTION_NOTIFY_COMPLETED,
+      &HttpServerCallbacks::Completed, this, MHD_OPTION_NOTIFY_CONNECTION,
+      &HttpServerCallbacks::Connection, this, MHD_OPTION_END);
+  if (!unix_daemon_) return IoError(fmt::format("{}: cannot start its server", path));
   unix_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (unix_fd_ < 0) return IoError(fmt::format("{}: socket: {}", path, std::strerror(errno)));
   unlink(path.c_str());  // a stale socket of a dead serve (the state directory is locked)
@@ -240,12 +260,24 @@ void HttpServer::AcceptUnix() {
     }
     {
       std::lock_guard lk(peers_mu_);
+      // A local user other than root and serve's own keeps at most so many open (any local
+      // process may connect: one must not hold every connection).
+      const bool limited = cred.uid != 0 && cred.uid != geteuid();
+      if (limited && open_by_uid_[cred.uid] >= limits_.max_connections_per_local_user) {
+        close(fd);
+        continue;
+      }
+      ++open_by_uid_[cred.uid];
       pending_peers_[fd] = PeerCredentials{.uid = cred.uid, .gid = cred.gid, .pid = cred.pid};
     }
     // libmicrohttpd closes the fd when it refuses the connection (over the hard limit).
-    if (MHD_add_connection(daemon_, fd, reinterpret_cast<sockaddr*>(&peer_addr), len) != MHD_YES) {
+    if (MHD_add_connection(unix_daemon_, fd, reinterpret_cast<sockaddr*>(&peer_addr), len) !=
+        MHD_YES) {
       std::lock_guard lk(peers_mu_);
       pending_peers_.erase(fd);
+      if (auto it = open_by_uid_.find(cred.uid); it != open_by_uid_.end() && --it->second == 0) {
+        open_by_uid_.erase(it);
+      }
     }
   }
 }
@@ -261,6 +293,8 @@ void HttpServer::Stop() {
   }
   if (!unix_path_.empty()) unlink(unix_path_.c_str());
   unix_path_.clear();
+  if (unix_daemon_) MHD_stop_daemon(unix_daemon_);
+  unix_daemon_ = nullptr;
   if (daemon_) MHD_stop_daemon(daemon_);
   daemon_ = nullptr;
 }

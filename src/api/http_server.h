@@ -60,6 +60,10 @@ struct HttpLimits {
   unsigned connection_timeout_s = 10;    // a connection idle this long is closed
   unsigned max_connections = 256;        // above: 503 for each request
   unsigned hard_max_connections = 1024;  // above: new connections are closed at once
+  // Each of the above counts TCP and the Unix socket apart, so that a flood on one (loopback
+  // is open to every local process) cannot lock local users out of the other; on the socket a
+  // user other than root and serve's own has at most this many connections open.
+  unsigned max_connections_per_local_user = 64;
   unsigned threads = 4;
 };
 
@@ -78,8 +82,8 @@ class HttpServer {
   Status StartUnix(const std::string& path);
   void Stop();
 
-  // For tests: connections currently open.
-  unsigned open_connections() const { return open_; }
+  // For tests: connections currently open (TCP and the Unix socket).
+  unsigned open_connections() const { return open_ + unix_open_; }
 
  private:
   friend struct HttpServerCallbacks;  // libmicrohttpd's callbacks (http_server.cc)
@@ -87,11 +91,14 @@ class HttpServer {
 
   Handler handler_;
   HttpLimits limits_;
-  MHD_Daemon* daemon_ = nullptr;
-  std::atomic<unsigned> open_{0};
-  // Credentials of accepted Unix-socket connections, by fd, until libmicrohttpd takes them.
+  MHD_Daemon* daemon_ = nullptr;       // TCP
+  MHD_Daemon* unix_daemon_ = nullptr;  // the Unix socket's connections (no listening socket)
+  std::atomic<unsigned> open_{0}, unix_open_{0};
+  // Credentials of accepted Unix-socket connections, by fd, until libmicrohttpd takes them,
+  // and the socket's open connections by uid.
   std::mutex peers_mu_;
   std::map<int, PeerCredentials> pending_peers_;
+  std::map<uid_t, unsigned> open_by_uid_;
   int unix_fd_ = -1;
   int stop_pipe_[2] = {-1, -1};
   std::string unix_path_;
