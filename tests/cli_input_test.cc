@@ -198,6 +198,26 @@ TEST(CliInput, ServeSaysWhatReallyFailedWithTheStateDir) {
   }
 }
 
+// Found by a review: with the lock file removed under a running serve, a second one took the
+// state over (the first aborted on its next journal write); and SIGHUP (a closed terminal)
+// killed serve without its clean stop, leaving tiresias.addr behind.
+TEST(CliInput, ServeRefusesAStateDirAnotherServeAnswersOnAndStopsOnSighup) {
+  auto dir = ScratchDir("serve_twice");
+  ServeProcess first(dir, {"--gpus", "1"});
+  first.Start();
+  std::filesystem::remove(dir / "tiresias.lock");
+  CmdResult second = RunTiresias("serve --gpus 1 --port 0 --state-dir " + dir.string());
+  EXPECT_EQ(second.rc, 1) << second.out;
+  EXPECT_TRUE(Has(second.out,
+                  "another tiresias serve is using this state directory (it "
+                  "answers on"))
+      << second.out;
+  EXPECT_EQ(first.Client().Get("/v1/whoami")->status, 200) << "the first one carries on";
+  first.Stop(SIGHUP);
+  EXPECT_FALSE(std::filesystem::exists(dir / "tiresias.addr")) << "stopped cleanly";
+  EXPECT_TRUE(Has(ReadAll(dir / "serve.out"), "SIGHUP: stopping")) << ReadAll(dir / "serve.out");
+}
+
 // A job name with a newline and terminal escapes is shown escaped by ls, show and events;
 // --json keeps it exact.
 TEST(CliInput, ControlCharactersInJobNamesAreEscaped) {

@@ -6,9 +6,12 @@
 // Everything it creates is private to its user (umask 077: files 0600, directories 0700).
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include <cerrno>
 #include <chrono>
@@ -130,6 +133,35 @@ int Serve(const ServeFlags& f) {
     }
     return fail(IoError(fmt::format("cannot lock {}: {}", lock_path.string(), strerror(errno))));
   }
+  // The lock file may have been removed under a running serve (found by a review: a second
+  // serve then took the state over); one that still answers on the socket is running.
+  if (const fs::path sock = dir / "tiresias.sock"; fs::exists(sock)) {
+    const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    const bool fits = sock.string().size() < sizeof a.sun_path;
+    if (fits) std::memcpy(a.sun_path, sock.c_str(), sock.string().size() + 1);
+    // Alive only if it answers: a job's launcher forked by a serve killed mid-launch may hold
+    // the listening socket until it execs, accepting nothing.
+    bool alive =
+        probe >= 0 && fits && connect(probe, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    if (alive) {
+      const std::string health = "GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+      pollfd in{probe, POLLIN, 0};
+      alive = send(probe, health.data(), health.size(), MSG_NOSIGNAL) ==
+                  static_cast<ssize_t>(health.size()) &&
+              poll(&in, 1, 2000) == 1 && (in.revents & POLLIN) != 0;
+      char byte = 0;
+      alive = alive && recv(probe, &byte, 1, 0) == 1;
+    }
+    if (probe >= 0) close(probe);
+    if (alive) {
+      return fail(FailedPrecondition(fmt::format(
+          "{}: another tiresias serve is using this state directory (it answers on {}; its "
+          "lock file was removed)",
+          dir.string(), sock.string())));
+    }
+  }
   auto sig = ParseSignal(f.preempt_signal);
   if (!sig.ok()) return fail(sig.status());
 
@@ -206,6 +238,7 @@ int Serve(const ServeFlags& f) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);  // a closed terminal: stop cleanly, as for TERM
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
