@@ -51,6 +51,7 @@ struct FakeWorld {
   std::vector<std::string> overlaps;                // launches onto a GPU a live process still held
   std::map<int, std::vector<std::string>> devices;  // pid -> its GPUs
   std::optional<std::vector<NodeReport>> node_report;  // the next PollNodes answer
+  bool find_launched = false;  // FindLaunched finds this world's processes (else never)
 
   bool Alive(const P& p) const { return !p.reported && p.exit_at > now; }
 
@@ -114,7 +115,13 @@ class FakeRunner : public Executor {
     return true;
   }
   std::optional<ExitInfo> ReadExit(JobId, int, const std::string&) override { return std::nullopt; }
-  std::optional<ProcessRef> FindLaunched(JobId, int, const std::string&) override {
+  std::optional<ProcessRef> FindLaunched(JobId job, int attempt, const std::string&) override {
+    if (!w_.find_launched) return std::nullopt;
+    for (const auto& [pid, p] : w_.procs) {
+      if (p.job == job && p.attempt == attempt && !p.reported) {
+        return ProcessRef{.pid = pid, .start_ticks = pid * 7};
+      }
+    }
     return std::nullopt;
   }
   std::vector<ExitInfo> Poll() override {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <thread>
 
@@ -163,6 +164,28 @@ Status LiveScheduler::Replay(const EventRow& row) {
 }
 
 Status LiveScheduler::Reconcile(Time now) {
+  // A job whose directory exists but that the journal no longer knows (serve was started with
+  // --accept-journal-loss) may still be running: its GPUs would be handed out again under it
+  // (found by a review). Its attempts that are alive, as the executor can prove, are killed.
+  std::error_code ec;
+  for (const auto& d : std::filesystem::directory_iterator(JobsDir(), ec)) {
+    const auto id = ParseInt(d.path().filename().string());
+    if (!id || *id <= 0 || records_.contains(JobId(*id))) continue;
+    for (int attempt = 0, misses = 0; attempt < 10000 && misses < 3; ++attempt) {
+      const auto ref = executor_->FindLaunched(JobId(*id), attempt, JobDir(JobId(*id)));
+      if (!ref) {
+        ++misses;
+        continue;
+      }
+      misses = 0;
+      if (executor_->Signal(*ref, SIGKILL).ok()) {
+        Warn(
+            fmt::format("job {} (attempt {}, pid {}) was running but the journal lost it: "
+                        "killed, so that its GPUs are not given out twice",
+                        *id, attempt, ref->pid));
+      }
+    }
+  }
   Store::Txn txn(*store_);
   std::vector<JobId> changed, stop;
   // First the attempts that ended while the daemon was down, at the times their exit records

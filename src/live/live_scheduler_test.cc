@@ -490,5 +490,20 @@ TEST_F(LiveSchedulerTest, ADependencyOnAnArrayWaitsForEveryTask) {
                         arr2.value(), arr2.value()));
 }
 
+// Found by a review: after --accept-journal-loss, jobs the journal forgot kept running on GPUs
+// that serve then gave out again. A job directory without a record whose attempt is alive is
+// killed at the start, and its id is never given out again.
+TEST_F(LiveSchedulerTest, AJobTheJournalLostIsKilledNotLeftOnItsGpus) {
+  world_.find_launched = true;
+  std::filesystem::create_directories(dir_ / "tiresias-jobs" / "7");
+  world_.procs[500] = {
+      .job = JobId(7), .attempt = 0, .launched = world_.now, .exit_at = world_.now + 3'600'000};
+  auto d = Start();
+  EXPECT_EQ(world_.procs[500].sig, 9);
+  EXPECT_FALSE(world_.Alive(world_.procs[500]));
+  const JobId next = *d->Submit({.name = "n", .gpus = 1, .argv = {"t"}});
+  EXPECT_GT(next.value(), 7);
+}
+
 }  // namespace
 }  // namespace tiresias
