@@ -109,14 +109,6 @@ nlohmann::json Visible(nlohmann::json job, const Caller& caller) {
   return job;
 }
 
-std::vector<std::string> PathParts(const std::string& path) {
-  std::vector<std::string> parts;
-  for (auto p : Split(path, '/')) {
-    if (!p.empty()) parts.emplace_back(p);
-  }
-  return parts;
-}
-
 }  // namespace
 
 StatusOr<nlohmann::json> ParseJsonBody(const std::string& body) {
@@ -218,38 +210,6 @@ void ApiServer::Stop() {
   http_.Stop();
 }
 
-namespace {
-
-// The API's routes (ids as {id}) and the methods each answers.
-const std::map<std::string, std::vector<std::string>>& Routes() {
-  static const std::map<std::string, std::vector<std::string>> kRoutes = {
-      {"/metrics", {"GET"}},
-      {"/v1/health", {"GET", "HEAD"}},
-      {"/v1/whoami", {"GET"}},
-      {"/v1/nodes", {"GET"}},
-      {"/v1/queues", {"GET"}},
-      {"/v1/vcs", {"GET"}},
-      {"/v1/stats", {"GET"}},
-      {"/v1/sessions", {"POST"}},
-      {"/v1/events", {"GET"}},
-      {"/v1/tokens", {"GET", "POST"}},
-      {"/v1/tokens/{id}", {"DELETE"}},
-      {"/v1/whatif", {"POST"}},
-      {"/v1/version", {"GET"}},
-      {"/v1/history", {"GET"}},
-      {"/v1/jobs", {"GET", "POST"}},
-      {"/v1/jobs/{id}", {"GET", "DELETE"}},
-      {"/v1/jobs/{id}/cancel", {"POST"}},
-      {"/v1/jobs/{id}/hold", {"POST"}},
-      {"/v1/jobs/{id}/release", {"POST"}},
-      {"/v1/jobs/{id}/requeue", {"POST"}},
-      {"/v1/jobs/{id}/explain", {"GET"}},
-      {"/v1/jobs/{id}/logs", {"GET"}}};
-  return kRoutes;
-}
-
-}  // namespace
-
 HttpResponse ApiServer::Handle(const HttpRequest& req) {
   const auto start = std::chrono::steady_clock::now();
   HttpResponse resp = Dispatch(req);
@@ -260,7 +220,7 @@ HttpResponse ApiServer::Handle(const HttpRequest& req) {
 }
 
 HttpResponse ApiServer::Dispatch(const HttpRequest& req) {
-  if (auto route = Routes().find(RouteOf(req.path)); route != Routes().end()) {
+  if (auto route = ApiRoutes().find(RouteOf(req.path)); route != ApiRoutes().end()) {
     const auto& allowed = route->second;
     if (std::find(allowed.begin(), allowed.end(), req.method) == allowed.end()) {
       const std::string allow = Join(allowed, ", ");
@@ -285,26 +245,6 @@ HttpResponse ApiServer::Dispatch(const HttpRequest& req) {
             .content_type = "text/plain; version=0.0.4; charset=utf-8"};
   }
   return Route(req, *caller);
-}
-
-std::string RouteOf(const std::string& path) {
-  // A closed set of label values, whatever callers send (every distinct path once became a
-  // series of its own: 20,000 made-up paths grew /metrics to 580 MB): the API's routes with
-  // ids (job ids, array tasks, token users) as {id}, the dashboard's pages as one, and
-  // anything else as "other".
-  std::vector<std::string> p = PathParts(path);
-  if (p.empty() || (p[0] != "v1" && path != "/metrics")) return "/dashboard";
-  if (p.size() >= 3 && (p[1] == "jobs" || p[1] == "tokens")) p[2] = "{id}";
-  std::string out;
-  for (const auto& part : p) out += "/" + part;
-  return Routes().contains(out) ? out : "other";
-}
-
-std::string MethodOf(const std::string& method) {
-  for (const char* m : {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}) {
-    if (method == m) return m;
-  }
-  return "other";
 }
 
 HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {

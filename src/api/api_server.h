@@ -27,8 +27,10 @@
 // allowed), 404, 409 (wrong state), 413 (body too large), 503 (too many connections), 500.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "api/http_server.h"
 #include "api/identity.h"
@@ -67,6 +69,10 @@ class ApiServer {
 // checked by Validate, live/submit_request.h); errors name the field and the problem. A body
 // nested deeper than kMaxJsonDepth is refused before it is built.
 StatusOr<SubmitRequest> ParseSubmit(const std::string& body);
+// A request path's non-empty parts ("/v1//jobs/7" -> v1, jobs, 7).
+std::vector<std::string> PathParts(const std::string& path);
+// The API's routes, ids as {id} ("/v1/jobs/{id}/logs"), and the methods each answers.
+const std::map<std::string, std::vector<std::string>>& ApiRoutes();
 // A request path as a metrics label, one of a closed set: the API's routes with job ids,
 // array tasks and token users as {id}; "/dashboard" for its pages; "other" for the rest.
 std::string RouteOf(const std::string& path);
