@@ -143,6 +143,13 @@ StatusOr<TenantConfig> ParseTenantConfig(const std::string& text, const std::str
     return InvalidArgument(fmt::format("{}:{}: not valid JSON: {}", path,
                                        lines_of.At(e.byte > 0 ? e.byte : 1),
                                        colon == std::string::npos ? what : what.substr(colon)));
+  } catch (const json::exception& e) {
+    // Not a syntax error but still no JSON value, e.g. a number past a double's range (found
+    // by fuzz/tenants_fuzzer: 1e1000 threw out_of_range past the parse_error handler).
+    const std::string what = e.what();
+    const auto close = what.find("] ");
+    return InvalidArgument(fmt::format("{}:{}: not valid JSON: {}", path, here(),
+                                       close == std::string::npos ? what : what.substr(close + 2)));
   }
   const Checker check(path, lines);
   if (!doc.is_object()) return check.Error("", "the tenants file must be a JSON object");

@@ -89,6 +89,13 @@ TEST(TenantConfigTest, HugeWholeNumbersAreOutOfRangeNotWrapped) {
   EXPECT_EQ(top->vcs[0].quota, 1000000);
 }
 
+// Found by fuzz/tenants_fuzzer (its corpus keeps the input): a number past a double's range
+// threw out of the parser instead of being an error naming the line.
+TEST(TenantConfigTest, ANumberPastADoublesRangeIsAnErrorNotACrash) {
+  EXPECT_EQ(ErrorOf("{\"vcs\": [{\"name\": \"a\"}],\n \"half_life_hours\": 1e1000}"),
+            "t.json:2: not valid JSON: number overflow parsing '1e1000'");
+}
+
 TEST(TenantConfigTest, AMissingFileIsAnError) {
   auto cfg = ReadTenantConfig("/nonexistent/tenants.json");
   EXPECT_EQ(cfg.status().message(), "/nonexistent/tenants.json: cannot read the tenants file");
