@@ -87,6 +87,7 @@ std::string StateDirOrDefault(const std::string& flag) {
 
 StatusOr<ApiClient> ApiClient::Connect(const ClientOptions& o) {
   ApiClient c;
+  c.timeout_ms_ = o.timeout_ms;
   const std::filesystem::path dir = StateDirOrDefault(o.state_dir);
   std::string server = o.server;
   if (server.empty()) {
@@ -153,7 +154,7 @@ StatusOr<HttpReply> ApiClient::Call(const std::string& method, const std::string
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &OnHeader);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, &reply);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 5000L);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 60000L);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms_);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   if (CURLcode rc = curl_easy_perform(h); rc != CURLE_OK) {
     return IoError(fmt::format("cannot reach tiresias serve at {}: {} (is it running?)", where(),

@@ -16,9 +16,10 @@
 namespace tiresias {
 
 struct ClientOptions {
-  std::string server;     // "" = discover; "http://host:port" or "unix:PATH"
-  std::string state_dir;  // "" = env TIRESIAS_STATE_DIR or "."
-  std::string token;      // "" = env TIRESIAS_TOKEN, then tiresias.token if readable
+  std::string server;       // "" = discover; "http://host:port" or "unix:PATH"
+  std::string state_dir;    // "" = env TIRESIAS_STATE_DIR or "."
+  std::string token;        // "" = env TIRESIAS_TOKEN, then tiresias.token if readable
+  long timeout_ms = 60000;  // a whole request, reply included
 };
 
 struct HttpReply {
@@ -53,6 +54,7 @@ class ApiClient {
   std::string socket_;  // Unix socket path, or "" for TCP
   std::string url_;     // base URL (for the socket: http://localhost)
   std::string token_;
+  long timeout_ms_ = 60000;
 };
 
 std::string StateDirOrDefault(const std::string& flag);

@@ -6,12 +6,9 @@
 // Everything it creates is private to its user (umask 077: files 0600, directories 0700).
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
 #include <pthread.h>
 #include <sys/file.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 
 #include <cerrno>
 #include <chrono>
@@ -25,6 +22,7 @@
 #include <thread>
 
 #include "api/api_server.h"
+#include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "common/atomic_file.h"
@@ -136,26 +134,10 @@ int Serve(const ServeFlags& f) {
   // The lock file may have been removed under a running serve (found by a review: a second
   // serve then took the state over); one that still answers on the socket is running.
   if (const fs::path sock = dir / "tiresias.sock"; fs::exists(sock)) {
-    const int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un a{};
-    a.sun_family = AF_UNIX;
-    const bool fits = sock.string().size() < sizeof a.sun_path;
-    if (fits) std::memcpy(a.sun_path, sock.c_str(), sock.string().size() + 1);
     // Alive only if it answers: a job's launcher forked by a serve killed mid-launch may hold
     // the listening socket until it execs, accepting nothing.
-    bool alive =
-        probe >= 0 && fits && connect(probe, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    if (alive) {
-      const std::string health = "GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-      pollfd in{probe, POLLIN, 0};
-      alive = send(probe, health.data(), health.size(), MSG_NOSIGNAL) ==
-                  static_cast<ssize_t>(health.size()) &&
-              poll(&in, 1, 2000) == 1 && (in.revents & POLLIN) != 0;
-      char byte = 0;
-      alive = alive && recv(probe, &byte, 1, 0) == 1;
-    }
-    if (probe >= 0) close(probe);
-    if (alive) {
+    auto probe = ApiClient::Connect({.server = "unix:" + sock.string(), .timeout_ms = 2000});
+    if (probe.ok() && probe->Get("/v1/health").ok()) {
       return fail(FailedPrecondition(fmt::format(
           "{}: another tiresias serve is using this state directory (it answers on {}; its "
           "lock file was removed)",
