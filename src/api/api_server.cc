@@ -230,7 +230,7 @@ HttpResponse ApiServer::Dispatch(const HttpRequest& req) {
       return r;
     }
   }
-  if (req.path == "/v1/health" && (req.method == "GET" || req.method == "HEAD")) {
+  if (req.path == "/v1/health") {  // GET or HEAD: the table above refused the rest
     return Reply(200, {{"ok", true}});
   }
   // The dashboard's page and scripts are public; everything they show comes from the API.
@@ -342,8 +342,7 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
                                        action == "release" || action == "requeue"));
   if ((m == "POST" || m == "DELETE") && !change) return no_such();
   // Changes to an array's id act on all its tasks; "42_7" names one task.
-  const bool on_array = change;
-  auto ids = sched_.Resolve(p[2], on_array);
+  auto ids = sched_.Resolve(p[2], /*on_array=*/change);
   if (!ids.ok()) return Fail(ids.status());
   auto job = sched_.Get(ids->front());
   if (!job.ok()) return Fail(job.status());

@@ -145,10 +145,7 @@ struct HttpServerCallbacks {
     if (cs && cs->peer) {
       --self->unix_open_;
       std::lock_guard lk(self->peers_mu_);
-      if (auto it = self->open_by_uid_.find(cs->peer->uid);
-          it != self->open_by_uid_.end() && --it->second == 0) {
-        self->open_by_uid_.erase(it);
-      }
+      self->ClosedByUid(cs->peer->uid);
     } else {
       --self->open_;
     }
@@ -275,10 +272,14 @@ void HttpServer::AcceptUnix() {
         MHD_YES) {
       std::lock_guard lk(peers_mu_);
       pending_peers_.erase(fd);
-      if (auto it = open_by_uid_.find(cred.uid); it != open_by_uid_.end() && --it->second == 0) {
-        open_by_uid_.erase(it);
-      }
+      ClosedByUid(cred.uid);
     }
+  }
+}
+
+void HttpServer::ClosedByUid(uid_t uid) {
+  if (auto it = open_by_uid_.find(uid); it != open_by_uid_.end() && --it->second == 0) {
+    open_by_uid_.erase(it);
   }
 }
 

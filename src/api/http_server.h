@@ -88,6 +88,7 @@ class HttpServer {
  private:
   friend struct HttpServerCallbacks;  // libmicrohttpd's callbacks (http_server.cc)
   void AcceptUnix();
+  void ClosedByUid(uid_t uid);  // one of uid's socket connections is gone; under peers_mu_
 
   Handler handler_;
   HttpLimits limits_;
