@@ -187,6 +187,7 @@ class LiveSchedulerTest : public ::testing::Test {
     c.checkpoint_aware = checkpoint_aware_;
     c.tenants = tenants_;
     c.tenants_file = "tenants.json";
+    c.disk = disk_;
     return c;
   }
 
@@ -201,7 +202,7 @@ class LiveSchedulerTest : public ::testing::Test {
   }
 
   std::unique_ptr<LiveScheduler> Start() {
-    auto store = Store::Open((dir_ / "tiresias.db").string(), world_.now);
+    auto store = Store::Open((dir_ / "tiresias.db").string(), world_.now, store_opts_);
     EXPECT_TRUE(store.ok()) << store.status().message();
     auto d = std::make_unique<LiveScheduler>(Config(), std::move(*store),
                                              std::make_unique<FakeRunner>(world_),
@@ -250,6 +251,8 @@ class LiveSchedulerTest : public ::testing::Test {
   Duration grace_ = Seconds(30);
   std::optional<bool> checkpoint_aware_;
   std::optional<TenantConfig> tenants_;  // ServeConfig::tenants
+  std::shared_ptr<DiskReserve> disk_;    // ServeConfig::disk
+  Store::Options store_opts_;            // how Start() opens the journal
   std::string executor_;  // the cluster executor's name when cluster_ is set ("fake")
   std::vector<std::string> policy_opts_ = {"thresholds=20"};  // demote after 20 s on 1 GPU
   std::vector<NodeSpec> cluster_;                             // empty: one local node with 4 GPUs

@@ -120,9 +120,12 @@ class LocalExecutorTest : public ::testing::TestWithParam<bool> {
   }
   // A LocalExecutor with this test's containment (another daemon's, after a "crash") and
   // serve's shim.
+  // Its logs are kept as serve keeps them by default (1 GiB, 256 MiB kept free).
   LocalExecutor Make(std::vector<std::string> devices = {"0"}) const {
-    return LocalExecutor(DefaultShimArgv(), std::move(devices),
-                         cgroups_ ? StatusOr<CgroupTree>(*cgroups_) : TestCgroups(false));
+    LocalExecutor ex(DefaultShimArgv(), std::move(devices),
+                     cgroups_ ? StatusOr<CgroupTree>(*cgroups_) : TestCgroups(false));
+    ex.SetLogLimits(int64_t{1} << 30, int64_t{256} << 20);
+    return ex;
   }
   std::optional<CgroupTree> cgroups_;
   std::unique_ptr<LocalExecutor> ex_;

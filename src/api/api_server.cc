@@ -34,6 +34,8 @@ int HttpCode(const Status& s) {
       return 409;
     case StatusCode::kUnavailable:
       return 503;
+    case StatusCode::kResourceExhausted:
+      return 507;  // Insufficient Storage
     default:
       return 500;
   }
@@ -231,7 +233,9 @@ HttpResponse ApiServer::Dispatch(const HttpRequest& req) {
     }
   }
   if (req.path == "/v1/health") {  // GET or HEAD: the table above refused the rest
-    return Reply(200, {{"ok", true}});
+    nlohmann::json health = {{"ok", true}};
+    if (auto w = sched_.Warnings(); !w.empty()) health["warnings"] = w;
+    return Reply(200, health);
   }
   // The dashboard's page and scripts are public; everything they show comes from the API.
   if (req.method == "GET" && !req.path.starts_with("/v1/") && req.path != "/metrics") {

@@ -74,6 +74,8 @@ Status ErrorOf(const HttpReply& r) {
                     : r.status == 403     ? StatusCode::kPermissionDenied
                     : r.status == 404     ? StatusCode::kNotFound
                     : r.status == 409     ? StatusCode::kFailedPrecondition
+                    : r.status == 503     ? StatusCode::kUnavailable
+                    : r.status == 507     ? StatusCode::kResourceExhausted
                     : r.status / 100 == 4 ? StatusCode::kInvalidArgument
                                           : StatusCode::kInternal;
   return Status(code, msg);

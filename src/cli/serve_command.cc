@@ -65,7 +65,12 @@ struct ServeFlags {
   std::vector<std::string> sbatch_args;
   int slurm_poll_ms = 250;
   int slurm_cpus = 1;
+  int64_t max_log_size = int64_t{1} << 30;    // 0: none
+  int64_t disk_reserve = int64_t{128} << 20;  // 0: none
 };
+
+// The smallest --max-log-size other than 0 (none).
+constexpr int64_t kMinLogSize = 64 << 10;
 
 bool IsLoopback(const std::string& host) {
   return host == "127.0.0.1" || host == "::1" || host.starts_with("127.");
@@ -147,6 +152,11 @@ int Serve(const ServeFlags& f) {
   auto sig = ParseSignal(f.preempt_signal);
   if (!sig.ok()) return fail(sig.status());
 
+  if (f.max_log_size != 0 && f.max_log_size < kMinLogSize) {
+    return fail(InvalidArgument(
+        fmt::format("--max-log-size {}: at least {} bytes (64KiB), or 0 for no limit",
+                    f.max_log_size, kMinLogSize)));
+  }
   if (f.executor != "local" && f.executor != "slurm") {
     return fail(InvalidArgument(
         fmt::format("--executor {}: use local (this machine) or slurm", f.executor)));
@@ -205,6 +215,19 @@ int Serve(const ServeFlags& f) {
     cfg.gpu_names.push_back(g.name);
   }
 
+  // Room for the journal on a full disk, released before the journal is opened if the disk
+  // is full now (a restart after a write failed for want of space).
+  cfg.disk = std::make_shared<DiskReserve>((dir / "tiresias.reserve").string(), f.disk_reserve);
+  if (auto c = cfg.disk->Check(); c.changed && !cfg.disk->full()) {
+    std::cerr << "tiresias serve: warning: " << c.message << "\n";
+  }
+  if (auto free = FreeBytesOn(dir.string()); free.ok() && *free < DiskReserve::kJournalRoom) {
+    // SQLite would say "disk I/O error", and that is no reason to restore a backup.
+    return fail(ResourceExhausted(fmt::format(
+        "{}: its file system is full ({} bytes free): free at least {} MiB there and start "
+        "again (jobs keep running meanwhile)",
+        dir.string(), *free, DiskReserve::kJournalRoom >> 20)));
+  }
   auto token = EnsureAdminToken((dir / "tiresias.token").string());
   if (!token.ok()) return fail(token.status());
   auto ids = Identities::Open(*token, (dir / "tiresias.tokens").string(), geteuid());
@@ -263,10 +286,13 @@ int Serve(const ServeFlags& f) {
     source = fmt::format("Slurm partition {}: {} nodes ({})", f.partition, cfg.nodes.size(), total);
     executor = std::move(*x);
   } else {
-    executor = std::make_unique<LocalExecutor>(
+    auto local = std::make_unique<LocalExecutor>(
         DefaultShimArgv(), cfg.gpu_devices,
         f.no_cgroups ? StatusOr<CgroupTree>(FailedPrecondition("disabled by --no-cgroups"))
                      : CgroupTree::Detect());
+    // A job's log gives way to the journal before the journal's reserve is touched.
+    local->SetLogLimits(f.max_log_size, 2 * f.disk_reserve);
+    executor = std::move(local);
   }
   const std::string containment = executor->Containment();
   int total_gpus = static_cast<int>(gpus.size());
@@ -398,6 +424,18 @@ void AddServeCommand(CLI::App& app, int& rc) {
   s->add_option("--slurm-cpus", f.slurm_cpus, "CPUs per node for each Slurm job")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
+  s->add_option("--max-log-size", f.max_log_size,
+                "the most output a job's own log (output.log in its job directory) keeps; past "
+                "it the log moves to output.log.1 and a new one starts (e.g. 512MiB; 0: no "
+                "limit). Not for --output/--error files, nor under Slurm")
+      ->transform(CLI::AsSizeValue(false))
+      ->default_str("1GiB");
+  s->add_option("--disk-reserve", f.disk_reserve,
+                "space kept free for the journal on the state directory's file system: when it "
+                "fills, serve releases it, goes on and refuses new jobs until twice as much is "
+                "free again (0: none)")
+      ->transform(CLI::AsSizeValue(false))
+      ->default_str("128MiB");
   s->add_flag("--no-cgroups", f.no_cgroups,
               "contain jobs by process group only, even where a cgroup per job could be made");
   s->callback([&rc] { rc = Serve(f); });

@@ -16,9 +16,10 @@ enum class StatusCode {
   kFailedPrecondition,
   kIoError,
   kInternal,
-  kUnauthenticated,   // the caller could not be identified
-  kPermissionDenied,  // identified, and not allowed
-  kUnavailable,       // the other side cannot be reached now (e.g. slurmctld): retry later
+  kUnauthenticated,    // the caller could not be identified
+  kPermissionDenied,   // identified, and not allowed
+  kUnavailable,        // the other side cannot be reached now (e.g. slurmctld): retry later
+  kResourceExhausted,  // no room to keep more (e.g. the state's disk is full): retry later
 };
 
 // [[nodiscard]]: a Status or StatusOr returned and dropped is a compile error (-Werror); write
@@ -58,6 +59,9 @@ inline Status PermissionDenied(std::string m) {
 
 inline Status Unavailable(std::string m) {
   return {StatusCode::kUnavailable, std::move(m)};
+}
+inline Status ResourceExhausted(std::string m) {
+  return {StatusCode::kResourceExhausted, std::move(m)};
 }
 
 template <typename T>

@@ -24,6 +24,7 @@
 #include "common/strings.h"
 #include "exec/exit_file.h"
 #include "exec/free_port.h"
+#include "exec/log_pump.h"
 #include "exec/proc_stat.h"
 
 extern char** environ;
@@ -177,16 +178,6 @@ std::string UtcNow() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
-}
-
-void WriteAll(int fd, const std::string& s) {
-  size_t done = 0;
-  while (done < s.size()) {
-    ssize_t n = write(fd, s.data() + done, s.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    done += static_cast<size_t>(n);
-  }
 }
 
 std::string Where(const LaunchSpec& spec) {
@@ -350,6 +341,11 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
   if (tasks > 0) argv.insert(argv.end(), {"--tasks", std::to_string(tasks)});
   if (!spec.stdout_path.empty()) argv.insert(argv.end(), {"--stdout", spec.stdout_path});
   if (!spec.stderr_path.empty()) argv.insert(argv.end(), {"--stderr", spec.stderr_path});
+  if ((max_log_size_ > 0 || log_keep_free_ > 0) &&
+      (spec.stdout_path.empty() || spec.stderr_path.empty())) {
+    argv.insert(argv.end(), {"--log", log_path, "--log-limit", std::to_string(max_log_size_),
+                             "--log-keep-free", std::to_string(log_keep_free_)});
+  }
   argv.push_back("--");
   argv.insert(argv.end(), spec.argv.begin(), spec.argv.end());
   std::vector<std::pair<std::string, std::string>> set = {
@@ -422,7 +418,7 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
         : child_err.stage == kStageCgroup ? "cannot join cgroup " + cgroup_procs
                                           : "cannot execute shim '" + shim_path + "'";
     what += ": " + std::string(std::strerror(child_err.err));
-    WriteAll(log.get(), "==== tiresias: " + what + " ====\n");
+    (void)WriteAllTo(log.get(), "==== tiresias: " + what + " ====\n");
     drop_cgroup();
     return IoError(Where(spec) + ": " + what);
   }

@@ -83,6 +83,15 @@ class LocalExecutor : public Executor {
   // "cgroup v2 at ..." or "process groups only: <why>".
   std::string Containment() const override;
 
+  // How a job's own log (`<job_dir>/output.log`, when --output/--error do not replace it) is
+  // kept: rotated to output.log.1 past `max_size` bytes, and the output dropped while its file
+  // system has less than `keep_free` bytes free (exec/log_pump.h). 0 and 0: the job writes the
+  // log itself, unbounded. For attempts launched from now on.
+  void SetLogLimits(int64_t max_size, int64_t keep_free) {
+    max_log_size_ = max_size;
+    log_keep_free_ = keep_free;
+  }
+
   size_t tracked() const { return tracked_.size(); }
   // The cgroup of an attempt (under cgroups()->root()); "" without cgroups.
   std::string CgroupName(JobId job, int attempt, const std::string& job_dir) const;
@@ -116,7 +125,8 @@ class LocalExecutor : public Executor {
   std::vector<std::string> shim_argv_;
   std::vector<std::string> devices_;
   std::optional<CgroupTree> cgroups_;
-  std::string no_cgroups_;                            // why there are none
+  std::string no_cgroups_;  // why there are none
+  int64_t max_log_size_ = 0, log_keep_free_ = 0;
   std::map<std::pair<JobId, int>, Tracked> tracked_;  // by (job, attempt)
 };
 
@@ -130,6 +140,9 @@ class LocalExecutor : public Executor {
 // entry of its CUDA_VISIBLE_DEVICES (which must have N), waits for all of them and records the
 // worst status: a signal over an exit code, then the highest. A task that fails does not stop
 // the others (srun's default; a DDP rank notices its peer is gone in its next collective).
+// With `--log FILE [--log-limit BYTES] [--log-keep-free BYTES]` (FILE being the log on its
+// stdout) the command's stdout and stderr are a pipe that the shim copies to FILE through a
+// LogPump (exec/log_pump.h): rotated past the limit, dropped while the disk is nearly full.
 int RunShim(const std::vector<std::string>& args);
 
 }  // namespace tiresias

@@ -12,8 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "exec/exit_file.h"
 #include "local_executor_fixture.h"
@@ -289,6 +291,52 @@ TEST_P(LocalExecutorTest, DaemonFdsDoNotLeakIntoJobs) {
   EXPECT_TRUE(HasLine(log, "0")) << log;
   EXPECT_TRUE(HasLine(log, "2")) << log;
   EXPECT_FALSE(HasLine(log, std::to_string(high))) << log;
+}
+
+TEST_P(LocalExecutorTest, AJobWritesItsLogThroughTheShimWhichRotatesItAtTheLimit) {
+  // A 64 KiB limit (serve --max-log-size): a job that prints 200,000 numbered lines (1.29 MB)
+  // and then how it ends. Its stdout is a pipe (the shim's); output.log and output.log.1 each
+  // hold at most 64 KiB of it (plus tiresias' lines), the newest output is whole in the log,
+  // and the two files join without a lost or split line.
+  ex_->SetLogLimits(64 << 10, 0);
+  auto dir = TempDir("rotate");
+  ASSERT_TRUE(ex_->Launch(Spec(dir, 8,
+                               "readlink /proc/self/fd/1 >&2; seq 1 200000; echo the "
+                               "end >&2; exit 3"))
+                  .ok());
+  auto e = WaitExit(*ex_);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->exit_code, 3);
+  const std::string log = testing::ReadAll(dir / "job" / "output.log");
+  const std::string older = testing::ReadAll(dir / "job" / "output.log.1");
+  EXPECT_LE(log.size(), (64u << 10) + 400) << log.size();
+  EXPECT_LE(older.size(), (64u << 10) + 400) << older.size();
+  EXPECT_TRUE(HasLine(log, "200000")) << log.substr(log.size() - 200);
+  EXPECT_TRUE(HasLine(log, "the end"));
+  EXPECT_NE(log.find("==== tiresias: command ended: exit 3 ===="), std::string::npos);
+  // The last number of output.log.1 and the first of output.log are consecutive.
+  auto numbers = [](const std::string& text) {
+    std::vector<long> v;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty() && line.find_first_not_of("0123456789") == std::string::npos)
+        v.push_back(std::stol(line));
+    }
+    return v;
+  };
+  const auto a = numbers(older), b = numbers(log);
+  ASSERT_FALSE(a.empty());
+  ASSERT_FALSE(b.empty());
+  EXPECT_EQ(a.back() + 1, b.front());
+  EXPECT_EQ(b.back(), 200000);
+
+  // Without limits (serve --max-log-size 0 --disk-reserve 0) the job writes its log itself.
+  ex_->SetLogLimits(0, 0);
+  auto plain = TempDir("plain");
+  ASSERT_TRUE(ex_->Launch(Spec(plain, 9, "readlink /proc/self/fd/1")).ok());
+  ASSERT_TRUE(WaitExit(*ex_));
+  EXPECT_TRUE(HasLine(testing::ReadAll(plain / "job" / "output.log"),
+                      (plain / "job" / "output.log").string()));
 }
 
 }  // namespace

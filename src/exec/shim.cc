@@ -4,8 +4,10 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,6 +25,7 @@
 #include "common/strings.h"
 #include "exec/exit_file.h"
 #include "exec/local_executor.h"
+#include "exec/log_pump.h"
 #include "exec/proc_stat.h"
 
 namespace tiresias {
@@ -53,6 +56,8 @@ namespace {
 
 struct ShimArgs {
   std::string exit_file, out_file, err_file;
+  std::string log_file;  // the log on fds 1 and 2: the job's output is pumped to it (LogPump)
+  int64_t log_limit = 0, log_keep_free = 0;
   std::optional<std::pair<uid_t, gid_t>> user;
   int tasks = 0;  // 0: the command once, as it is; N: N tasks (one per GPU)
   std::vector<std::string> cmd;
@@ -74,6 +79,12 @@ std::optional<ShimArgs> Parse(const std::vector<std::string>& args) {
       auto g = colon == std::string::npos ? std::nullopt : ParseInt(args[i + 1].substr(colon + 1));
       if (!u || !g || *u < 0 || *g < 0) return std::nullopt;
       a.user = std::pair<uid_t, gid_t>(static_cast<uid_t>(*u), static_cast<gid_t>(*g));
+    } else if (args[i] == "--log") {
+      a.log_file = args[i + 1];
+    } else if (args[i] == "--log-limit" || args[i] == "--log-keep-free") {
+      auto n = ParseInt(args[i + 1]);
+      if (!n || *n < 0) return std::nullopt;
+      (args[i] == "--log-limit" ? a.log_limit : a.log_keep_free) = *n;
     } else if (args[i] == "--tasks") {
       auto n = ParseInt(args[i + 1]);
       if (!n || *n < 1 || *n > 4096) return std::nullopt;
@@ -83,13 +94,19 @@ std::optional<ShimArgs> Parse(const std::vector<std::string>& args) {
     }
   }
   if (a.exit_file.empty() || i + 1 >= args.size() || args[i] != "--") return std::nullopt;
+  if (a.log_file.empty() && (a.log_limit > 0 || a.log_keep_free > 0)) return std::nullopt;
   a.cmd.assign(args.begin() + static_cast<ptrdiff_t>(i) + 1, args.end());
   return a;
 }
 
 // The command's side of the fork: becomes the job's user, opens its output files and execs.
-[[noreturn]] void Exec(const ShimArgs& a) {
+// `pump`: the pipe to the log's pump (stdout and stderr unless --stdout/--stderr), or -1.
+[[noreturn]] void Exec(const ShimArgs& a, int pump) {
   for (int sig : kIgnored) signal(sig, SIG_DFL);  // ignored signals survive exec
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);  // so does the shim's blocked SIGCHLD
+  if (pump >= 0 && (dup2(pump, 1) < 0 || dup2(pump, 2) < 0)) _exit(126);
   umask(022);  // serve's own is 077; the job gets the usual default
   if (a.user && !BecomeUser(a.user->first, a.user->second)) {
     Say(fmt::format("cannot run as uid {} gid {}: {}", a.user->first, a.user->second,
@@ -139,11 +156,12 @@ bool Worse(const ExitRecord& a, const ExitRecord& b) {
 
 int RunShim(const std::vector<std::string>& args) {
   // --exit-file FILE [--user UID:GID] [--stdout FILE] [--stderr FILE] [--tasks N]
-  //   -- COMMAND [ARGS...]
+  //   [--log FILE [--log-limit BYTES] [--log-keep-free BYTES]] -- COMMAND [ARGS...]
   auto parsed = Parse(args);
   if (!parsed) {
     Say("usage: tiresias _shim --exit-file FILE [--user UID:GID] [--stdout FILE] "
-        "[--stderr FILE] [--tasks N] -- COMMAND [ARGS...]");
+        "[--stderr FILE] [--tasks N] [--log FILE [--log-limit BYTES] [--log-keep-free BYTES]] "
+        "-- COMMAND [ARGS...]");
     return 2;
   }
   const ShimArgs& a = *parsed;
@@ -169,6 +187,21 @@ int RunShim(const std::vector<std::string>& args) {
   // The daemon signals the whole group: the command gets the signal, the shim stays to
   // record the outcome. Only SIGKILL (or SIGSTOP) reaches the shim itself.
   for (int sig : kIgnored) signal(sig, SIG_IGN);
+  // Children's ends are read from a signalfd, beside the log's pipe: blocked from here on (the
+  // tasks unblock it before they exec).
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, nullptr);
+  const int chld_fd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  // With --log the tasks write to a pipe that the shim copies to the log.
+  int pump[2] = {-1, -1};
+  if (!a.log_file.empty() &&
+      (pipe2(pump, O_CLOEXEC) != 0 || fcntl(pump[0], F_SETFL, O_NONBLOCK) != 0)) {
+    Say(std::string("cannot make the log's pipe: ") + std::strerror(errno));
+    (void)WriteExitFile(a.exit_file, ExitRecord{.exit_code = 127});
+    return 127;
+  }
 
   // Starts the command (as task `task`, or as itself when -1); its pid, or -1.
   auto start = [&](int task) -> pid_t {
@@ -180,7 +213,7 @@ int RunShim(const std::vector<std::string>& args) {
       setenv("LOCAL_RANK", rank.c_str(), 1);
       setenv("CUDA_VISIBLE_DEVICES", devices[static_cast<size_t>(task)].c_str(), 1);
     }
-    Exec(a);
+    Exec(a, pump[1]);
   };
   std::map<pid_t, int> running;  // pid -> task (-1: the command)
   for (int task = a.tasks > 0 ? 0 : -1; task < std::max(a.tasks, 0); ++task) {
@@ -197,10 +230,48 @@ int RunShim(const std::vector<std::string>& args) {
     if (task < 0) break;
   }
 
+  if (pump[1] >= 0) close(pump[1]);  // the tasks hold it: EOF once they (and theirs) are gone
+  std::optional<LogPump> log;
+  if (pump[0] >= 0) log.emplace(a.log_file, a.log_limit, a.log_keep_free, std::vector<int>{1, 2});
+  // Copies up to `reads` reads of what the pipe holds; false at its end.
+  auto copy_output = [&](int reads) {
+    char buf[65536];
+    while (reads > 0) {
+      const ssize_t n = read(pump[0], buf, sizeof buf);
+      if (n > 0) {
+        log->Write(std::string_view(buf, static_cast<size_t>(n)));
+        --reads;
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      return n < 0 && errno == EAGAIN;
+    }
+    return true;
+  };
+  // All the pipe can hold (64 KiB by default, up to 1 MiB), not an endless writer's output.
+  constexpr int kDrainReads = 16;
+
   std::optional<ExitRecord> worst;
   while (!running.empty()) {
     int status = 0;
-    const pid_t pid = waitpid(-1, &status, 0);  // the shim's only children are its tasks
+    const pid_t pid = waitpid(-1, &status, WNOHANG);  // the shim's only children are its tasks
+    if (pid == 0) {  // none has ended: wait for one to, copying the output meanwhile
+      pollfd fds[2] = {{.fd = chld_fd, .events = POLLIN, .revents = 0},
+                       {.fd = pump[0], .events = POLLIN, .revents = 0}};
+      if (poll(fds, pump[0] >= 0 ? 2 : 1, chld_fd >= 0 ? -1 : 100) < 0 && errno != EINTR) {
+        Say(std::string("lost the command: poll: ") + std::strerror(errno));
+        worst = RecordOf(-1);
+        break;
+      }
+      signalfd_siginfo info;
+      while (chld_fd >= 0 && read(chld_fd, &info, sizeof info) > 0) {
+      }
+      if (pump[0] >= 0 && fds[1].revents != 0 && !copy_output(1)) {
+        close(pump[0]);
+        pump[0] = -1;
+      }
+      continue;
+    }
     if (pid < 0) {
       if (errno == EINTR) continue;
       Say(std::string("lost the command: waitpid: ") + std::strerror(errno));
@@ -211,11 +282,17 @@ int RunShim(const std::vector<std::string>& args) {
     if (it == running.end()) continue;
     const ExitRecord rec = RecordOf(status);
     if (it->second >= 0) {
+      if (pump[0] >= 0) copy_output(kDrainReads);  // the task's last words before the shim's line
       const ExitInfo info{.exit_code = rec.exit_code, .signal = rec.signal};
       Say(fmt::format("task {} ended: {}", it->second, info.Describe()));
     }
     if (!worst || Worse(rec, *worst)) worst = rec;
     running.erase(it);
+  }
+  if (pump[0] >= 0) {
+    // What the command wrote before it ended; not what anything it left running writes later.
+    copy_output(kDrainReads);
+    close(pump[0]);
   }
   const ExitRecord rec = *worst;
   ExitInfo info{.exit_code = rec.exit_code, .signal = rec.signal};

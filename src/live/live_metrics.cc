@@ -47,6 +47,22 @@ LiveMetrics::LiveMetrics(Duration sample_every, size_t keep)
                     .Help("GPU-hours a virtual cluster used, decayed with the fair-share "
                           "half-life (0 without one)")
                     .Register(*registry_)),
+      disk_free_(BuildGauge()
+                     .Name("tiresias_state_disk_free_bytes")
+                     .Help("Bytes free on the file system of serve's state directory")
+                     .Register(*registry_)
+                     .Add({})),
+      disk_reserve_(BuildGauge()
+                        .Name("tiresias_state_disk_reserve_bytes")
+                        .Help("Bytes serve keeps in reserve there for its journal "
+                              "(serve --disk-reserve; released while low)")
+                        .Register(*registry_)
+                        .Add({})),
+      disk_low_(BuildGauge()
+                    .Name("tiresias_state_disk_low")
+                    .Help("1 while that file system is nearly full and new jobs are refused")
+                    .Register(*registry_)
+                    .Add({})),
       preemptions_(BuildCounter()
                        .Name("tiresias_preemptions_total")
                        .Help("Jobs told to stop so that others could run")
@@ -103,6 +119,12 @@ LiveMetrics::LiveMetrics(Duration sample_every, size_t keep)
                           .Register(*registry_)),
       sample_every_(sample_every),
       keep_(keep) {}
+
+void LiveMetrics::SetStateDisk(int64_t free_bytes, int64_t reserve_bytes, bool low) {
+  disk_free_.Set(static_cast<double>(free_bytes));
+  disk_reserve_.Set(static_cast<double>(reserve_bytes));
+  disk_low_.Set(low ? 1 : 0);
+}
 
 std::string LiveMetrics::Text() const {
   return prometheus::TextSerializer().Serialize(registry_->Collect());

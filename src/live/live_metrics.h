@@ -62,6 +62,9 @@ class LiveMetrics {
   // Per VC (serve --tenants): GPUs by state (quota, running, borrowed, waiting), jobs running
   // and waiting, decayed usage. VCs no longer configured are dropped.
   void SetVcs(const std::vector<VcUsage>& vcs);
+  // The state directory's file system: bytes free, the reserve kept for the journal (serve
+  // --disk-reserve), and 1 while it is low (new jobs refused).
+  void SetStateDisk(int64_t free_bytes, int64_t reserve_bytes, bool low);
 
   // Whether a sample taken at `wall_ms` would be kept (cheap; the caller then builds it).
   bool SampleDue(int64_t wall_ms) const {
@@ -81,6 +84,9 @@ class LiveMetrics {
   prometheus::Family<prometheus::Gauge>& vc_gpus_;
   prometheus::Family<prometheus::Gauge>& vc_jobs_;
   prometheus::Family<prometheus::Gauge>& vc_usage_;
+  prometheus::Gauge& disk_free_;
+  prometheus::Gauge& disk_reserve_;
+  prometheus::Gauge& disk_low_;
   std::vector<std::string> vc_names_;  // the VCs the gauges were last set for
   prometheus::Counter& preemptions_;
   prometheus::Counter& lost_gpu_seconds_;

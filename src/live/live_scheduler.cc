@@ -317,6 +317,7 @@ void LiveScheduler::MustOk(const Status& s) {
   Warn("cannot journal (" + s.message() +
        "); stopping so that a restart replays a consistent "
        "state");
+  if (cfg_.disk) cfg_.disk->Release();  // a full disk: room for the restart
   std::abort();
 }
 
@@ -326,6 +327,7 @@ void LiveScheduler::LaunchReady(Time now) {
   std::vector<JobId> ready, changed;
   {
     Store::Txn txn(*store_);
+    if (!txn.begun().ok()) return;  // the lock was taken since the step's commit: next round
     for (const auto& [id, gpus] : to_launch_) {
       if (HeldBack(gpus, id)) {
         // Preempted processes still hold its GPUs (or its own previous attempt is still
@@ -420,9 +422,26 @@ void LiveScheduler::LaunchReady(Time now) {
 int64_t LiveScheduler::Step() {
   std::lock_guard lk(mu_);
   const Time now = Now();
+  if (cfg_.disk) {
+    if (auto c = cfg_.disk->Check(); c.changed) Warn(c.message);
+    // No room to journal a decision: make none (jobs run on), and look again shortly.
+    if (cfg_.disk->full()) return now + kPausedRetryMs + store_->epoch_ms();
+  }
   std::vector<JobId> changed, stop;
   {
     Store::Txn txn(*store_);
+    if (!txn.begun().ok()) {
+      // Another process holds the journal's write lock past the busy timeout: the same as no
+      // room, decide nothing now and look again shortly.
+      if (!journal_blocked_) {
+        Warn("cannot begin a journal transaction (" + txn.begun().message() +
+             "): serve makes no decision until it can (another process holds tiresias.db?)");
+      }
+      journal_blocked_ = true;
+      return now + kPausedRetryMs + store_->epoch_ms();
+    }
+    if (journal_blocked_) Warn("the journal can be written again: serve goes on");
+    journal_blocked_ = false;
     // Capacity before exits: a run lost with its node is then already an eviction.
     if (auto nodes = executor_->PollNodes()) ApplyNodes(*nodes, now, changed, stop);
     for (const ExitInfo& e : executor_->Poll()) HandleExit(e, now, changed);

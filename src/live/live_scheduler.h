@@ -43,6 +43,7 @@
 #include "engine/forecast.h"
 #include "live/live_metrics.h"
 #include "live/submit_request.h"
+#include "store/disk_reserve.h"
 #include "store/job_record.h"
 #include "store/store.h"
 
@@ -86,6 +87,9 @@ struct ServeConfig {
   bool log_events = false;   // print each journal event (not ticks) to stdout
   // After a crash, how long to wait for the pid file of a launch that was in flight.
   int launch_probe_ms = 1000;
+  // Room kept for the journal on the state directory's file system (store/disk_reserve.h);
+  // null: none. Checked at every step; while low, new jobs are refused.
+  std::shared_ptr<DiskReserve> disk;
 };
 
 // Which jobs List returns, filtered and paged by the server.
@@ -157,6 +161,10 @@ class LiveScheduler {
                              bool stderr_stream = false, size_t tail_lines = 0);
   // What /metrics exposes, with the gauges set from the current state.
   std::string MetricsText();
+  // What an operator should know now (e.g. the state's disk is nearly full); empty if nothing.
+  std::vector<std::string> Warnings();
+  // ResourceExhausted while the state's disk has no room for a change (DiskReserve::full).
+  Status RoomForChange() const;
   // The cluster over time (busy GPUs, waiting jobs per queue, preemptions), for the dashboard.
   nlohmann::json Stats(int64_t after_wall_ms);
   LiveMetrics& metrics() { return metrics_; }
@@ -308,8 +316,12 @@ class LiveScheduler {
   // vanished keeps the service it attained up to then (Scheduler::Interrupted).
   static constexpr const char* kAliveKey = "alive_ms";
   static constexpr Duration kAliveStampMs = 1000;
-  Time alive_stamped_ = 0;  // when the stamp was last written
-  Time last_alive_ = 0;     // after Open: the previous daemon's last moment of knowledge
+  // How soon a step paused by a full disk (DiskReserve::full) or a journal locked by another
+  // process looks again.
+  static constexpr Duration kPausedRetryMs = 500;
+  bool journal_blocked_ = false;  // the last step could not begin its transaction
+  Time alive_stamped_ = 0;        // when the stamp was last written
+  Time last_alive_ = 0;           // after Open: the previous daemon's last moment of knowledge
 };
 
 }  // namespace tiresias

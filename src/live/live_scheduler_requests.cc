@@ -37,6 +37,9 @@ Status LiveScheduler::ResolveVc(const std::string& requested, JobRecord& rec) co
 
 StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req, std::vector<JobId>* ids) {
   std::unique_lock lk(mu_);
+  if (cfg_.disk && (cfg_.disk->low() || cfg_.disk->full())) {
+    return ResourceExhausted(cfg_.disk->LowReason());
+  }
   auto plan = Plan(req);
   if (!plan.ok()) return plan.status();
   for (const Dependency& d : plan->dependencies) {
@@ -124,10 +127,18 @@ Status LiveScheduler::Cancel(JobId id) {
   return Cancel(std::vector<JobId>{id}).front();
 }
 
+Status LiveScheduler::RoomForChange() const {
+  if (cfg_.disk && cfg_.disk->full()) return ResourceExhausted(cfg_.disk->LowReason());
+  return Status::Ok();
+}
+
 std::vector<Status> LiveScheduler::Cancel(const std::vector<JobId>& ids) {
   std::unique_lock lk(mu_);
   std::vector<Status> out;
-  for (JobId id : ids) out.push_back(CancelLocked(id));
+  for (JobId id : ids) {
+    Status room = RoomForChange();
+    out.push_back(room.ok() ? CancelLocked(id) : room);
+  }
   eligibility_dirty_ = true;
   dirty_ = true;
   wake_ = true;
@@ -177,8 +188,11 @@ Status LiveScheduler::Hold(JobId id, bool hold) {
                     ToString(rec.state)));
   }
   if (rec.held == hold) return Status::Ok();
-  rec.held = hold;
-  if (Status s = store_->UpdateJob(rec); !s.ok()) return s;
+  if (Status s = RoomForChange(); !s.ok()) return s;
+  JobRecord changed = rec;
+  changed.held = hold;
+  if (Status s = store_->UpdateJob(changed); !s.ok()) return s;
+  rec = std::move(changed);  // only once it is on disk
   eligibility_dirty_ = true;
   dirty_ = true;
   wake_ = true;
@@ -197,24 +211,26 @@ Status LiveScheduler::Requeue(JobId id, const std::string& by) {
     return FailedPrecondition(fmt::format("job {}: {}; only a running job can be requeued",
                                           id.value(), ToString(rec.state)));
   }
+  if (Status s = RoomForChange(); !s.ok()) return s;
   const Time now = Now();
+  // Never launched: nothing to stop; else its process checkpoints and exits (grace).
+  const bool launched = !to_launch_.contains(id) && procs_.contains(id);
+  JobRecord changed = rec;
+  changed.message = "requeued by " + by;
+  changed.state = launched ? LiveState::kPreempting : LiveState::kPending;
   {
     Store::Txn txn(*store_);
     if (Status s = Note({.t = now, .kind = EventKind::kRequeue, .job = id, .detail = {{"by", by}}});
         !s.ok()) {
       return s;
     }
+    if (Status s = store_->UpdateJob(changed); !s.ok()) return s;
     if (Status s = txn.Commit(); !s.ok()) return s;
   }
+  rec = std::move(changed);  // only once it is on disk
   MustOk(sched_->Requeue(id, now));
-  rec.message = "requeued by " + by;
-  if (to_launch_.erase(id) || !procs_.contains(id)) {
-    rec.state = LiveState::kPending;  // never launched: nothing to stop
-  } else {
-    rec.state = LiveState::kPreempting;
-    StopProcess(id, now, cfg_.preempt_signal);
-  }
-  MustOk(store_->UpdateJob(rec));
+  to_launch_.erase(id);
+  if (launched) StopProcess(id, now, cfg_.preempt_signal);
   dirty_ = true;
   wake_ = true;
   lk.unlock();

@@ -390,6 +390,9 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, 
   if (fd < 0) return std::string();  // not written yet
   struct stat st {};
   const int64_t size = fstat(fd, &st) == 0 ? st.st_size : 0;
+  // Past the end: the log was rotated (serve --max-log-size) or truncated; a follower goes on
+  // from the start of the new one, as `tail -F` does.
+  if (offset > size) offset = 0;
   auto read_at = [&](int64_t from, size_t n) {
     std::string out(n, '\0');
     size_t got = 0;
@@ -447,8 +450,19 @@ std::string LiveScheduler::MetricsText() {
     const int total = sched_->topology().total_gpus(), free = sched_->cluster().total_free();
     metrics_.SetGpus(total - free, free, FragmentedGpus(), 0);
     metrics_.SetVcs(sched_->VcUsages(Now()));
+    if (cfg_.disk) {
+      metrics_.SetStateDisk(cfg_.disk->free_bytes(), cfg_.disk->low() ? 0 : cfg_.disk->bytes(),
+                            cfg_.disk->low());
+    }
   }
   return metrics_.Text();
+}
+
+std::vector<std::string> LiveScheduler::Warnings() {
+  std::lock_guard lk(mu_);
+  std::vector<std::string> w;
+  if (cfg_.disk && cfg_.disk->low()) w.push_back(cfg_.disk->LowReason());
+  return w;
 }
 
 nlohmann::json LiveScheduler::Stats(int64_t after_wall_ms) {

@@ -113,7 +113,7 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t no
     return IoError(fmt::format("{}: cannot open state database: {}", path, m));
   }
   std::unique_ptr<Store> s(new Store(db));
-  sqlite3_busy_timeout(db, 5000);
+  sqlite3_busy_timeout(db, opts.busy_timeout_ms);
   // WAL with synchronous=NORMAL: a commit is in the WAL file before it returns, so it
   // survives the daemon's crash (kill -9); FULL also fsyncs each commit (power loss).
   const char* sync = fsync_commits ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;";
@@ -273,6 +273,7 @@ std::optional<std::string> Store::GetMeta(const std::string& key) {
 }
 
 Status Store::SetMeta(const std::string& key, const std::string& value) {
+  if (!Writable().ok()) return Writable();
   Stmt q(db_,
          "INSERT INTO meta(key, value) VALUES(?, ?) "
          "ON CONFLICT(key) DO UPDATE SET value = excluded.value");
@@ -282,11 +283,16 @@ Status Store::SetMeta(const std::string& key, const std::string& value) {
 
 Store::Txn::Txn(Store& s) : s_(s), seq_(s.last_seq_), max_job_(s.max_job_), sum_(s.last_sum_) {
   begun_ = s_.Exec("BEGIN IMMEDIATE");
+  if (!begun_.ok()) s_.txn_failed_ = begun_;
   ++s_.txn_depth_;
 }
 
 Store::Txn::~Txn() {
   --s_.txn_depth_;
+  if (!begun_.ok()) {
+    s_.txn_failed_ = Status::Ok();
+    return;  // nothing was written (Writable refused it): nothing to roll back
+  }
   if (done_) return;
   (void)s_.Exec("ROLLBACK");
   s_.last_seq_ = seq_;
@@ -306,6 +312,7 @@ Status Store::Txn::Commit() {
 }
 
 Status Store::InsertJob(JobRecord& r) {
+  if (!Writable().ok()) return Writable();
   Stmt q(
       db_,
       "INSERT INTO jobs(id, request, submit, state, attempt, pid, start_ticks, gpus, "
@@ -326,6 +333,7 @@ Status Store::InsertJob(JobRecord& r) {
 }
 
 Status Store::UpdateJob(const JobRecord& r) {
+  if (!Writable().ok()) return Writable();
   Stmt q(db_,
          "UPDATE jobs SET state = ?, attempt = ?, pid = ?, start_ticks = ?, gpus = ?, "
          "devices = ?, exit_code = ?, signal = ?, first_start = ?, last_start = ?, "
@@ -385,6 +393,7 @@ StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
 }
 
 StatusOr<int64_t> Store::AppendEvent(const Event& e) {
+  if (!Writable().ok()) return Writable();
   const int64_t seq = last_seq_ + 1;
   const std::string detail =
       e.detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -54,6 +54,8 @@ class Store {
     // Open a journal that lost committed rows anyway (not a damaged one): continue from what
     // it holds, with job ids after the highest ever given out. warnings() says what was lost.
     bool accept_journal_loss = false;
+    // How long a write waits for another process's lock on the database before it fails.
+    int busy_timeout_ms = 5000;
   };
   // FailedPrecondition with the recovery choices for a damaged or truncated journal.
   static StatusOr<std::unique_ptr<Store>> Open(const std::string& path, int64_t now_wall_ms,
@@ -76,6 +78,9 @@ class Store {
     explicit Txn(Store& s);
     ~Txn();  // rolls back unless committed
     Status Commit();
+    // Whether it began (the write lock was had within the busy timeout). Until the Txn is
+    // gone, the Store refuses writes when it did not: none may commit on its own.
+    const Status& begun() const { return begun_; }
 
    private:
     Store& s_;
@@ -116,12 +121,15 @@ class Store {
   // After a commit: the head file follows the journal.
   Status Committed();
   Status Error(std::string_view what);
+  // Ok unless a Txn in scope could not begin.
+  const Status& Writable() const { return txn_failed_; }
 
   sqlite3* db_;
   int64_t epoch_ms_ = 0;
   std::string head_path_;
   std::unique_ptr<JournalHeadFile> head_file_;
   int txn_depth_ = 0;
+  Status txn_failed_;     // a Txn in scope that could not begin: writes are refused
   int64_t last_seq_ = 0;  // the chain: last journal row and its sum
   std::string last_sum_;
   int64_t max_job_ = 0;  // the highest job id ever given out

@@ -1,0 +1,68 @@
+// The job's output on its way to its log. The shim gives the job a pipe for stdout and stderr
+// and copies what comes through it here, so that a job that writes without end cannot fill the
+// file system that holds serve's state (serve --max-log-size, --disk-reserve).
+//
+// Size: the log holds at most `limit` bytes of the job's output (and lines of tiresias'). A
+// write that would pass the limit moves the log to `<log>.1` (replacing an older one) and
+// starts a new log with a line that says so: the newest output, the part that says how a job
+// ended, is always kept, and one job's log takes at most twice the limit. A rotation falls on
+// a line's end where the output has one.
+// Room: while the log's file system has less than `keep_free` bytes free, output is dropped
+// (with a line saying so, and how much, once there is room again): serve's journal needs that
+// room more. Output that cannot be written (a full disk all the same) is dropped too: the job
+// is never blocked by its log.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+
+namespace tiresias {
+
+// Writes as much of `s` to `fd` as it can (retrying short writes and EINTR): the bytes written,
+// all of them unless an error stopped it.
+size_t WriteAllTo(int fd, std::string_view s);
+
+class LogPump {
+ public:
+  using FreeBytes = std::function<StatusOr<int64_t>()>;
+  // `fds`: the descriptors open on the log at `path` (the first one is written to; every one is
+  // moved to the new log on a rotation). The log's current size counts against the limit.
+  // `limit` <= 0: none; `keep_free` <= 0: none. `free`: the free space of its file system
+  // (FreeBytesOn its directory by default).
+  // While output is dropped, the free space is looked at again every `recheck_ms` (not at
+  // every read: an endless writer would keep the shim busy with statvfs).
+  LogPump(std::string path, int64_t limit, int64_t keep_free, std::vector<int> fds,
+          FreeBytes free = nullptr, int recheck_ms = 100);
+
+  void Write(std::string_view data);
+  int rotations() const { return rotations_; }
+  int64_t dropped() const { return dropped_total_; }  // bytes of output dropped in all
+
+ private:
+  // Moves the log to `<path>.1` and points every fd at a new one; false if it cannot.
+  bool Rotate();
+  // Whether `n` more bytes leave `keep_free` free; says when output starts or stops being
+  // dropped for want of room.
+  bool Room(size_t n);
+  void Note(const std::string& what);  // one line of tiresias' in the log
+
+  std::string path_;
+  int64_t limit_;
+  int64_t keep_free_;
+  std::vector<int> fds_;
+  FreeBytes free_;
+  int64_t size_ = 0;
+  int rotations_ = 0;
+  bool broken_ = false;    // a rotation failed: output is dropped
+  int64_t dropping_ = -1;  // bytes dropped since the disk got full; -1: not dropping
+  int64_t dropped_total_ = 0;
+  int recheck_ms_;
+  int64_t next_check_ms_ = 0;  // steady clock; while dropping
+};
+
+}  // namespace tiresias

@@ -1,0 +1,110 @@
+// Tests of LogPump (exec/log_pump.h): a job's log rotates at its limit and keeps the newest
+// output whole, gives way to serve's journal while the disk is nearly full, and never blocks
+// on a write that fails. The shim's use of it (a job's stdout through a pipe) is in
+// local_executor_test.cc.
+#include "exec/log_pump.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "test_util.h"
+
+namespace tiresias {
+namespace {
+
+namespace fs = std::filesystem;
+
+class LogPumpTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::ScratchDir("log_pump");
+    log_ = (dir_ / "output.log").string();
+    fd_ = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    ASSERT_GE(fd_, 0);
+  }
+  void TearDown() override {
+    close(fd_);
+    fs::remove_all(dir_);
+  }
+  fs::path dir_;
+  std::string log_;
+  int fd_ = -1;
+};
+
+TEST_F(LogPumpTest, RotatesAtTheLimitOnALinesEndAndKeepsTheNewestOutput) {
+  // Limit 100 bytes; the log already holds 16 bytes of an earlier attempt, which count. 12-byte
+  // lines: 16 + 7 x 12 = 100, so lines 1-7 fill it; line 8 would pass the limit, so the log
+  // moves to output.log.1 and line 8 opens a new one after tiresias' line. That one takes
+  // lines 8-15 (96 bytes; line 16 would make 108), then rotates again: output.log.1 holds
+  // 8-15 and output.log 16-20. The oldest (1-7) is gone, the newest kept, no line split.
+  ASSERT_EQ(write(fd_, "earlier attempt\n", 16), 16);  // 16 bytes already count
+  LogPump pump(log_, 100, 0, {fd_});
+  std::string all;
+  for (int i = 1; i <= 20; ++i) all += fmt::format("line-{:02}....\n", i);  // 12 bytes each
+  ASSERT_EQ(all.size(), 240u);
+  pump.Write(all);
+  EXPECT_EQ(pump.rotations(), 2);
+  const std::string older = testing::ReadAll(log_ + ".1");
+  const std::string newest = testing::ReadAll(log_);
+  EXPECT_EQ(older.find("line-07"), std::string::npos) << older;  // rotated away twice
+  EXPECT_NE(older.find("line-08....\n"), std::string::npos) << older;
+  EXPECT_NE(older.find("line-15....\n"), std::string::npos) << older;
+  EXPECT_TRUE(newest.starts_with("==== tiresias: the log reached its limit of 100 bytes"))
+      << newest;
+  EXPECT_NE(newest.find(log_ + ".1 ====\nline-16....\n"), std::string::npos) << newest;
+  EXPECT_TRUE(newest.ends_with("line-20....\n")) << newest;
+  EXPECT_EQ(pump.dropped(), 0);
+}
+
+TEST_F(LogPumpTest, ALineLongerThanTheLimitIsCutNotLooped) {
+  // 250 bytes without a newline, limit 100: three pieces of 100, 100 and 50, two rotations.
+  LogPump pump(log_, 100, 0, {fd_});
+  pump.Write(std::string(250, 'x'));
+  EXPECT_EQ(pump.rotations(), 2);
+  const std::string newest = testing::ReadAll(log_);
+  EXPECT_TRUE(newest.ends_with("====\n" + std::string(50, 'x'))) << newest;
+  EXPECT_TRUE(testing::ReadAll(log_ + ".1").ends_with("====\n" + std::string(100, 'x')));
+}
+
+TEST_F(LogPumpTest, OutputIsDroppedWhileTheDiskIsNearlyFullAndCountedWhenThereIsRoom) {
+  // keep_free 1000: with 1,005 bytes free a 10-byte write would leave 995: dropped, with one
+  // line saying so; then two more 10-byte writes dropped (30 in all); with room again the
+  // count is written and output flows.
+  int64_t free = 1'000'000;
+  LogPump pump(
+      log_, 0, 1000, {fd_}, [&]() -> StatusOr<int64_t> { return free; },
+      /*recheck_ms=*/0);
+  pump.Write("first....\n");
+  free = 1'005;
+  for (int i = 0; i < 3; ++i) pump.Write("dropped..\n");
+  free = 1'000'000;
+  pump.Write("after....\n");
+  EXPECT_EQ(pump.dropped(), 30);
+  const std::string log = testing::ReadAll(log_);
+  EXPECT_EQ(log.find("dropped.."), std::string::npos) << log;
+  EXPECT_NE(log.find("first....\n==== tiresias: the disk of this log is nearly full"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("==== tiresias: 30 bytes of the job's output were dropped while the disk "
+                     "was full ====\nafter....\n"),
+            std::string::npos)
+      << log;
+}
+
+TEST_F(LogPumpTest, AWriteThatFailsIsDroppedAndNeverBlocks) {
+  // /dev/full fails every write with ENOSPC: all 4 KiB counted as dropped, and Write returns.
+  const int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+  if (full < 0) GTEST_SKIP() << "no /dev/full here";
+  LogPump pump(log_, 0, 0, {full});
+  pump.Write(std::string(4096, 'y'));
+  EXPECT_EQ(pump.dropped(), 4096);
+  close(full);
+}
+
+}  // namespace
+}  // namespace tiresias

@@ -1,0 +1,65 @@
+// Room kept for serve's own state on the file system of its state directory (serve
+// --disk-reserve). The journal must be written for serve to go on: a write that fails stops
+// serve (LiveScheduler::MustOk) so that a restart replays a consistent state, and on a full
+// disk that restart would fail too. So serve keeps a reserve file of `bytes` there, and
+//   - when the free space drops under `bytes`, deletes it: the journal has that much room
+//     while serve is "low" (it refuses new jobs, says so in its log, /v1/health and /metrics);
+//   - when the free space is back to twice `bytes`, makes it again and is no longer low;
+//   - while even less than kJournalRoom is free ("full": a job ate the reserve too), serve
+//     pauses: it makes no decision and accepts no change, so nothing needs writing, until
+//     there is room again. Jobs keep running meanwhile.
+// A serve that stops on a full disk all the same releases the reserve first.
+// What fills a disk in practice is jobs' output: a job's own log stops taking space while less
+// than twice `bytes` is free (the shim's log pump, exec/log_pump.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "common/free_space.h"
+#include "common/status.h"
+
+namespace tiresias {
+
+class DiskReserve {
+ public:
+  using FreeBytes = std::function<StatusOr<int64_t>()>;
+  // `path`: the reserve file; `bytes`: its size (0: none, never low); `free`: the free space
+  // of its file system (FreeBytesOn its directory by default).
+  DiskReserve(std::string path, int64_t bytes, FreeBytes free = nullptr);
+
+  struct Change {
+    bool changed = false;  // entered or left the low state
+    std::string message;   // what happened, for serve's log
+  };
+  // Looks at the free space and releases or remakes the reserve (see above).
+  Change Check();
+  // Deletes the reserve file now (serve is about to stop because a write failed).
+  void Release();
+
+  // The room one step of serve writes at most (a margin over a step's journal rows).
+  static constexpr int64_t kJournalRoom = int64_t{4} << 20;
+
+  bool low() const { return low_; }
+  bool full() const { return full_; }
+  int64_t free_bytes() const { return free_; }  // at the last Check
+  int64_t bytes() const { return bytes_; }
+  const std::string& path() const { return path_; }
+  // Why new jobs (while low) or any change (while full) are refused, naming the directory and
+  // the space needed.
+  std::string LowReason() const;
+
+ private:
+  // Makes the reserve file; false (and no file) if the space is not there.
+  bool Make();
+
+  std::string path_;
+  int64_t bytes_;
+  FreeBytes free_fn_;
+  bool low_ = false;
+  bool full_ = false;
+  int64_t free_ = -1;
+};
+
+}  // namespace tiresias

@@ -1,0 +1,95 @@
+// Tests of DiskReserve (store/disk_reserve.h) on a modelled file system: the reserve file is
+// released when the free space drops under its size, made again at twice its size, and the
+// reserve says "full" (serve pauses) under kJournalRoom.
+#include "store/disk_reserve.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "test_util.h"
+
+namespace tiresias {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(DiskReserve, ReleasedWhenLowMadeAgainAtTwiceItsSizeAndFullUnderTheJournalsRoom) {
+  const fs::path dir = testing::ScratchDir("disk_reserve");
+  const std::string file = (dir / "tiresias.reserve").string();
+  constexpr int64_t kMiB = 1 << 20;
+  // A 1 GiB disk: what others use plus the reserve file's blocks, as statvfs would see it.
+  int64_t others = 0;
+  auto free = [&]() -> StatusOr<int64_t> {
+    struct stat st {};
+    const int64_t reserve = stat(file.c_str(), &st) == 0 ? st.st_blocks * 512 : 0;
+    return 1024 * kMiB - others - reserve;
+  };
+  DiskReserve r(file, 64 * kMiB, free);
+
+  // Plenty of room: the 64 MiB reserve is made, 960 MiB left.
+  EXPECT_FALSE(r.Check().changed);
+  EXPECT_TRUE(fs::exists(file));
+  EXPECT_EQ(r.free_bytes(), 960 * kMiB);
+  EXPECT_FALSE(r.low());
+
+  // Others take 900 MiB: 60 MiB free < 64: released (124 MiB free), low; not full.
+  others = 900 * kMiB;
+  auto c = r.Check();
+  EXPECT_TRUE(c.changed);
+  EXPECT_NE(c.message.find("nearly full (60.0 MiB free): released the 64.0 MiB"), std::string::npos)
+      << c.message;
+  EXPECT_FALSE(fs::exists(file));
+  EXPECT_TRUE(r.low());
+  EXPECT_FALSE(r.full());
+  EXPECT_EQ(r.free_bytes(), 124 * kMiB);
+  EXPECT_NE(r.LowReason().find("new jobs are refused until 128.0 MiB are free"), std::string::npos);
+
+  // 127 MiB free: still low (twice the reserve is 128), no file made.
+  others = 897 * kMiB;
+  EXPECT_FALSE(r.Check().changed);
+  EXPECT_TRUE(r.low());
+  EXPECT_FALSE(fs::exists(file));
+
+  // Others take all but 3 MiB (< kJournalRoom, 4 MiB): full.
+  others = 1021 * kMiB;
+  c = r.Check();
+  EXPECT_TRUE(c.changed);
+  EXPECT_TRUE(r.full());
+  EXPECT_NE(c.message.find("serve pauses"), std::string::npos) << c.message;
+  EXPECT_NE(r.LowReason().find("accepts no changes until 4.0 MiB"), std::string::npos)
+      << r.LowReason();
+
+  // 128 MiB free: the reserve is made again (64 left), neither low nor full.
+  others = 896 * kMiB;
+  c = r.Check();
+  EXPECT_TRUE(c.changed);
+  EXPECT_FALSE(r.low());
+  EXPECT_FALSE(r.full());
+  EXPECT_TRUE(fs::exists(file));
+  EXPECT_EQ(r.free_bytes(), 64 * kMiB);
+
+  // Deleted by hand: made again at the next look.
+  fs::remove(file);
+  EXPECT_FALSE(r.Check().changed);
+  EXPECT_TRUE(fs::exists(file));
+
+  // Release (serve stops on a failed write): the file goes.
+  r.Release();
+  EXPECT_FALSE(fs::exists(file));
+  fs::remove_all(dir);
+}
+
+TEST(DiskReserve, SizeZeroIsNoReserveAndNeverLow) {
+  const fs::path dir = testing::ScratchDir("disk_reserve0");
+  DiskReserve r((dir / "tiresias.reserve").string(), 0, [] { return StatusOr<int64_t>(0); });
+  EXPECT_FALSE(r.Check().changed);
+  EXPECT_FALSE(r.low());
+  EXPECT_FALSE(r.full());
+  EXPECT_FALSE(fs::exists(dir / "tiresias.reserve"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tiresias
