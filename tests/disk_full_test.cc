@@ -88,7 +88,9 @@ TEST_F(DiskFullTest, AnEndlessLogStopsShortOfTheJournalsRoomAndAFullDiskPausesSe
       << "log of " << fs::file_size(log) << " bytes";
   auto free = FreeBytesOn(dir_.string());
   ASSERT_TRUE(free.ok());
-  EXPECT_GE(*free, 15 * kMiB);  // 16 MiB kept, less what serve wrote since
+  // 16 MiB kept, less up to 2 MiB (keep_free / 8) written between two looks of the shim and
+  // what serve wrote since; well above the 8 MiB reserve, so serve is not even low.
+  EXPECT_GE(*free, 13 * kMiB);
   const int64_t quick = Submit("echo quick");
   ASSERT_TRUE(WaitFor([&] { return serve_->GetJob(quick)["state"] == "finished"; }, 20s))
       << serve_->GetJob(quick).dump();
@@ -119,8 +121,7 @@ TEST_F(DiskFullTest, AnEndlessLogStopsShortOfTheJournalsRoomAndAFullDiskPausesSe
   const auto cli =
       testing::RunTiresias(fmt::format("submit --state-dir {} -- true", dir_.string()));
   EXPECT_NE(cli.rc, 0);
-  EXPECT_NE(cli.out.find("accepts no changes until 4.0 MiB are free"), std::string::npos)
-      << cli.out;
+  EXPECT_NE(cli.out.find("makes no decision until 4.0 MiB are free"), std::string::npos) << cli.out;
 
   std::ofstream(stop.string()) << "stop\n";
   ASSERT_TRUE(WaitFor([&] { return Health() == R"({"ok":true})"; }, 20s)) << Health();

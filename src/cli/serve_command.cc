@@ -107,6 +107,17 @@ int Serve(const ServeFlags& f) {
         "callers then need a token: `tiresias token create USER`)",
         f.host)));
   }
+  if (f.disk_reserve != 0 &&
+      (f.disk_reserve < 2 * DiskReserve::kJournalRoom || f.disk_reserve > (int64_t{1} << 40))) {
+    return fail(InvalidArgument(fmt::format(
+        "--disk-reserve {}: 8MiB to 1TiB, or 0 for none (serve pauses under 4 MiB free)",
+        f.disk_reserve)));
+  }
+  if (f.max_log_size != 0 && f.max_log_size < kMinLogSize) {
+    return fail(InvalidArgument(
+        fmt::format("--max-log-size {}: at least {} bytes (64KiB), or 0 for no limit",
+                    f.max_log_size, kMinLogSize)));
+  }
   umask(077);  // the journal, logs, tokens and job directories are private to serve's user
   std::error_code ec;
   fs::create_directories(f.state_dir, ec);
@@ -152,11 +163,6 @@ int Serve(const ServeFlags& f) {
   auto sig = ParseSignal(f.preempt_signal);
   if (!sig.ok()) return fail(sig.status());
 
-  if (f.max_log_size != 0 && f.max_log_size < kMinLogSize) {
-    return fail(InvalidArgument(
-        fmt::format("--max-log-size {}: at least {} bytes (64KiB), or 0 for no limit",
-                    f.max_log_size, kMinLogSize)));
-  }
   if (f.executor != "local" && f.executor != "slurm") {
     return fail(InvalidArgument(
         fmt::format("--executor {}: use local (this machine) or slurm", f.executor)));

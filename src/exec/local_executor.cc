@@ -341,8 +341,8 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
   if (tasks > 0) argv.insert(argv.end(), {"--tasks", std::to_string(tasks)});
   if (!spec.stdout_path.empty()) argv.insert(argv.end(), {"--stdout", spec.stdout_path});
   if (!spec.stderr_path.empty()) argv.insert(argv.end(), {"--stderr", spec.stderr_path});
-  if ((max_log_size_ > 0 || log_keep_free_ > 0) &&
-      (spec.stdout_path.empty() || spec.stderr_path.empty())) {
+  // Only for output that goes to the log: with --output, stderr follows stdout there.
+  if ((max_log_size_ > 0 || log_keep_free_ > 0) && spec.stdout_path.empty()) {
     argv.insert(argv.end(), {"--log", log_path, "--log-limit", std::to_string(max_log_size_),
                              "--log-keep-free", std::to_string(log_keep_free_)});
   }

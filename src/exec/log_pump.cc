@@ -32,10 +32,11 @@ size_t WriteAllTo(int fd, std::string_view s) {
 LogPump::LogPump(std::string path, int64_t limit, int64_t keep_free, std::vector<int> fds,
                  FreeBytes free, int recheck_ms)
     : path_(std::move(path)),
-      limit_(limit > 0 ? limit : INT64_MAX),
+      limit_(limit > 0 ? limit : INT64_MAX / 4),
       keep_free_(keep_free),
       fds_(std::move(fds)),
       free_(std::move(free)),
+      overshoot_(std::min<int64_t>(limit_, 64 << 10)),
       recheck_ms_(recheck_ms) {
   if (!free_) {
     const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
@@ -51,52 +52,70 @@ void LogPump::Note(const std::string& what) {
   (void)WriteAllTo(fds_.front(), fmt::format("==== tiresias: {} ====\n", what));
 }
 
+namespace {
+
+int64_t SteadyMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr int64_t kMiB = 1 << 20;
+
+}  // namespace
+
 bool LogPump::Room(size_t n) {
   if (keep_free_ <= 0) return true;
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch())
-                          .count();
-  if (dropping_ >= 0 && now < next_check_ms_) return false;
+  const int64_t now = SteadyMs();
+  written_since_check_ += static_cast<int64_t>(n);
+  // Often enough that a fast writer cannot go far past the mark between two looks.
+  const int64_t every = std::min<int64_t>(16 * kMiB, keep_free_ / 8);
+  if (now < next_check_ms_ && written_since_check_ < every) return room_;
   next_check_ms_ = now + recheck_ms_;
+  written_since_check_ = 0;
   auto free = free_();
-  const bool room = !free.ok() || *free - static_cast<int64_t>(n) >= keep_free_;
-  if (!room && dropping_ < 0) {
+  room_ = !free.ok() || *free - static_cast<int64_t>(n) >= keep_free_;
+  if (!room_ && dropping_ < 0) {
     dropping_ = 0;
     Note(
-        fmt::format("the disk of this log is nearly full ({} bytes free): the job's output is "
-                    "dropped until {} bytes are free",
-                    *free, keep_free_));
-  } else if (room && dropping_ >= 0) {
+        fmt::format("the disk of this log is nearly full ({:.1f} MiB free): the job's output "
+                    "is dropped until {:.1f} MiB are free (serve --disk-reserve)",
+                    static_cast<double>(*free) / kMiB, static_cast<double>(keep_free_) / kMiB));
+  } else if (room_ && dropping_ >= 0) {
     Note(fmt::format("{} bytes of the job's output were dropped while the disk was full",
                      dropping_));
     dropping_ = -1;
   }
-  return room;
+  return room_;
 }
 
 void LogPump::Write(std::string_view data) {
   while (!data.empty() && !fds_.empty()) {
-    if (size_ >= limit_ && !Rotate()) {  // dropped: there is no log to write to
-      dropped_total_ += static_cast<int64_t>(data.size());
+    if (((size_ >= limit_ && !mid_line_) || size_ >= limit_ + overshoot_) && !Rotate()) {
+      dropped_total_ += static_cast<int64_t>(data.size());  // no log to write to
       return;
     }
     size_t n = data.size();
-    if (static_cast<int64_t>(n) > limit_ - size_) {
-      // Up to the limit, ending at a line's end if there is one before it (and something
-      // is already in this log: a line longer than the limit is cut).
-      n = static_cast<size_t>(limit_ - size_);
-      const size_t nl = data.substr(0, n).rfind('\n');
-      if (nl != std::string_view::npos) {
-        n = nl + 1;
-      } else if (size_ > 0) {
-        size_ = limit_;  // rotate first
+    if (size_ + static_cast<int64_t>(n) > limit_) {
+      const size_t room = static_cast<size_t>(std::max<int64_t>(limit_ - size_, 0));
+      const size_t last = data.substr(0, room).rfind('\n');
+      if (last != std::string_view::npos) {
+        n = last + 1;  // whole lines up to the limit
+      } else if (!mid_line_ && size_ > 0) {
+        size_ = limit_;  // the log ends with a line: rotate before this one
         continue;
+      } else {
+        // Finish the line the log is in (or a new log's first line), not too far.
+        const size_t most = static_cast<size_t>(limit_ + overshoot_ - size_);
+        const size_t end = data.find('\n');
+        n = end != std::string_view::npos && end < most ? end + 1 : std::min(n, most);
       }
     }
     const std::string_view part = data.substr(0, n);
     data.remove_prefix(n);
     const size_t written = Room(n) ? WriteAllTo(fds_.front(), part) : 0;
     size_ += static_cast<int64_t>(written);
+    if (written > 0) mid_line_ = part[written - 1] != '\n';
     if (written < n) {
       dropped_total_ += static_cast<int64_t>(n - written);
       if (dropping_ >= 0) dropping_ += static_cast<int64_t>(n - written);
@@ -105,16 +124,19 @@ void LogPump::Write(std::string_view data) {
 }
 
 bool LogPump::Rotate() {
-  if (broken_) return false;
+  const int64_t now = SteadyMs();
+  if (now < retry_rotate_ms_) return false;
   const std::string older = path_ + ".1";
-  const int f = rename(path_.c_str(), older.c_str()) == 0
-                    ? open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
-                    : -1;
+  // A log deleted by hand (to free space) is simply started again.
+  const bool moved = rename(path_.c_str(), older.c_str()) == 0 || errno == ENOENT;
+  const int f = moved ? open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
   if (f < 0) {
-    // The fds still point at the old log: one line there, then the output is dropped.
-    broken_ = true;
-    Note(fmt::format("cannot start a new log at {}: {}; the rest of the job's output is dropped",
-                     path_, std::strerror(errno)));
+    // The fds still point at the old log: one line there; output is dropped for a second.
+    Note(
+        fmt::format("cannot start a new log at {}: {}; the job's output is dropped until it "
+                    "can",
+                    path_, std::strerror(errno)));
+    retry_rotate_ms_ = now + 1000;
     return false;
   }
   for (int fd : fds_) (void)dup2(f, fd);
@@ -125,6 +147,7 @@ bool LogPump::Rotate() {
                   "before this line is in {}",
                   limit_, older));
   size_ = 0;  // the line is not the job's: it does not count
+  mid_line_ = false;
   return true;
 }
 

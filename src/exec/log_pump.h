@@ -5,12 +5,15 @@
 // Size: the log holds at most `limit` bytes of the job's output (and lines of tiresias'). A
 // write that would pass the limit moves the log to `<log>.1` (replacing an older one) and
 // starts a new log with a line that says so: the newest output, the part that says how a job
-// ended, is always kept, and one job's log takes at most twice the limit. A rotation falls on
-// a line's end where the output has one.
+// ended, is always kept, and one job's log takes at most twice the limit. Rotations fall on
+// a line's end: a line the log is in the middle of is finished first, up to min(limit, 64 KiB)
+// past the limit (a longer one is cut). A rotation that fails (a log deleted by hand is simply
+// started again) is tried again a second later; meanwhile output is dropped.
 // Room: while the log's file system has less than `keep_free` bytes free, output is dropped
 // (with a line saying so, and how much, once there is room again): serve's journal needs that
-// room more. Output that cannot be written (a full disk all the same) is dropped too: the job
-// is never blocked by its log.
+// room more. The free space is looked at every `recheck_ms` or min(16 MiB, keep_free / 8)
+// written, whichever comes first. Output that cannot be written (a full disk all the same) is
+// dropped too: the job is never blocked by its log.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +37,7 @@ class LogPump {
   // moved to the new log on a rotation). The log's current size counts against the limit.
   // `limit` <= 0: none; `keep_free` <= 0: none. `free`: the free space of its file system
   // (FreeBytesOn its directory by default).
-  // While output is dropped, the free space is looked at again every `recheck_ms` (not at
-  // every read: an endless writer would keep the shim busy with statvfs).
+  // `recheck_ms`: see Room above (0: at every write).
   LogPump(std::string path, int64_t limit, int64_t keep_free, std::vector<int> fds,
           FreeBytes free = nullptr, int recheck_ms = 100);
 
@@ -58,11 +60,15 @@ class LogPump {
   FreeBytes free_;
   int64_t size_ = 0;
   int rotations_ = 0;
-  bool broken_ = false;    // a rotation failed: output is dropped
-  int64_t dropping_ = -1;  // bytes dropped since the disk got full; -1: not dropping
+  int64_t overshoot_;            // how far past the limit a line is finished before rotating
+  bool mid_line_ = false;        // the log does not end with a newline
+  int64_t retry_rotate_ms_ = 0;  // steady clock: a rotation failed; drop until then
+  int64_t dropping_ = -1;        // bytes dropped since the disk got full; -1: not dropping
   int64_t dropped_total_ = 0;
   int recheck_ms_;
-  int64_t next_check_ms_ = 0;  // steady clock; while dropping
+  int64_t next_check_ms_ = 0;        // steady clock
+  int64_t written_since_check_ = 0;  // bytes
+  bool room_ = true;                 // as of the last look
 };
 
 }  // namespace tiresias

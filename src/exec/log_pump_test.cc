@@ -62,13 +62,38 @@ TEST_F(LogPumpTest, RotatesAtTheLimitOnALinesEndAndKeepsTheNewestOutput) {
 }
 
 TEST_F(LogPumpTest, ALineLongerThanTheLimitIsCutNotLooped) {
-  // 250 bytes without a newline, limit 100: three pieces of 100, 100 and 50, two rotations.
+  // 250 bytes without a newline, limit 100: a line is finished up to min(limit, 64 KiB) = 100
+  // bytes past the limit, so 200 bytes go to the first log, then one rotation, then 50.
   LogPump pump(log_, 100, 0, {fd_});
   pump.Write(std::string(250, 'x'));
-  EXPECT_EQ(pump.rotations(), 2);
+  EXPECT_EQ(pump.rotations(), 1);
+  EXPECT_EQ(testing::ReadAll(log_ + ".1"), std::string(200, 'x'));
   const std::string newest = testing::ReadAll(log_);
   EXPECT_TRUE(newest.ends_with("====\n" + std::string(50, 'x'))) << newest;
-  EXPECT_TRUE(testing::ReadAll(log_ + ".1").ends_with("====\n" + std::string(100, 'x')));
+}
+
+TEST_F(LogPumpTest, ALineSplitAcrossTwoReadsIsFinishedBeforeTheRotation) {
+  // Limit 20. The first read ends mid-line (17 bytes). The second, "6789\nabcdefghij\n", would
+  // pass the limit after 3 bytes; the log finishes its line first ("6789\n": 22 bytes, within
+  // the 20 bytes it may go past), then rotates: no line is split between the two files.
+  LogPump pump(log_, 20, 0, {fd_});
+  pump.Write("0123456789\n012345");
+  pump.Write("6789\nabcdefghij\n");
+  EXPECT_EQ(pump.rotations(), 1);
+  EXPECT_EQ(testing::ReadAll(log_ + ".1"), "0123456789\n0123456789\n");
+  EXPECT_TRUE(testing::ReadAll(log_).ends_with(" ====\nabcdefghij\n")) << testing::ReadAll(log_);
+}
+
+TEST_F(LogPumpTest, ALogDeletedByHandIsStartedAgainAtTheNextRotation) {
+  // An operator removes output.log to free space; the next rotation finds nothing to move and
+  // opens a new log rather than dropping the job's output for good.
+  LogPump pump(log_, 10, 0, {fd_});
+  pump.Write("123456789\n");
+  ASSERT_EQ(unlink(log_.c_str()), 0);
+  pump.Write("abcdefghi\n");
+  EXPECT_EQ(pump.rotations(), 1);
+  EXPECT_EQ(pump.dropped(), 0);
+  EXPECT_TRUE(testing::ReadAll(log_).ends_with("====\nabcdefghi\n")) << testing::ReadAll(log_);
 }
 
 TEST_F(LogPumpTest, OutputIsDroppedWhileTheDiskIsNearlyFullAndCountedWhenThereIsRoom) {

@@ -419,13 +419,45 @@ void LiveScheduler::LaunchReady(Time now) {
   RetireEnded(changed);
 }
 
+void LiveScheduler::KillOverdue(Time now) {
+  for (auto& [id, p] : procs_) {
+    if (p.stopping && !p.killed && p.kill_at <= now) {
+      (void)executor_->Signal(p.ref, SIGKILL);
+      p.killed = true;
+      p.gone_by = now + Seconds(1);
+      p.kill_at = kNever;
+    }
+  }
+}
+
+int64_t LiveScheduler::Paused(Time now) {
+  // A grace period still ends (a kill needs no journal row), and the step is tried again.
+  KillOverdue(now);
+  return now + kPausedRetryMs + store_->epoch_ms();
+}
+
+void LiveScheduler::PublishWarnings() {
+  std::vector<std::string> w;
+  if (cfg_.disk && (cfg_.disk->low() || cfg_.disk->full())) w.push_back(cfg_.disk->Summary());
+  if (journal_blocked_) {
+    w.push_back(
+        "the journal is locked by another process: serve makes no decision until it can "
+        "write it");
+  }
+  std::lock_guard lk(warnings_mu_);
+  warnings_ = std::move(w);
+}
+
 int64_t LiveScheduler::Step() {
   std::lock_guard lk(mu_);
   const Time now = Now();
   if (cfg_.disk) {
     if (auto c = cfg_.disk->Check(); c.changed) Warn(c.message);
     // No room to journal a decision: make none (jobs run on), and look again shortly.
-    if (cfg_.disk->full()) return now + kPausedRetryMs + store_->epoch_ms();
+    if (cfg_.disk->full()) {
+      PublishWarnings();
+      return Paused(now);
+    }
   }
   std::vector<JobId> changed, stop;
   {
@@ -438,10 +470,12 @@ int64_t LiveScheduler::Step() {
              "): serve makes no decision until it can (another process holds tiresias.db?)");
       }
       journal_blocked_ = true;
-      return now + kPausedRetryMs + store_->epoch_ms();
+      PublishWarnings();
+      return Paused(now);
     }
     if (journal_blocked_) Warn("the journal can be written again: serve goes on");
     journal_blocked_ = false;
+    PublishWarnings();
     // Capacity before exits: a run lost with its node is then already an eviction.
     if (auto nodes = executor_->PollNodes()) ApplyNodes(*nodes, now, changed, stop);
     for (const ExitInfo& e : executor_->Poll()) HandleExit(e, now, changed);
@@ -477,15 +511,7 @@ int64_t LiveScheduler::Step() {
   }
   for (JobId id : stop) PreemptProcess(id, now);
   RetireEnded(changed);
-  // Kill what overstayed its grace before deciding what can launch.
-  for (auto& [id, p] : procs_) {
-    if (p.stopping && !p.killed && p.kill_at <= now) {
-      (void)executor_->Signal(p.ref, SIGKILL);
-      p.killed = true;
-      p.gone_by = now + Seconds(1);
-      p.kill_at = kNever;
-    }
-  }
+  KillOverdue(now);  // before deciding what can launch
   LaunchReady(now);
   SampleCluster(now);
   Time next = std::min(sched_->NextWakeup(), time_limit_due_);

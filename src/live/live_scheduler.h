@@ -161,10 +161,9 @@ class LiveScheduler {
                              bool stderr_stream = false, size_t tail_lines = 0);
   // What /metrics exposes, with the gauges set from the current state.
   std::string MetricsText();
-  // What an operator should know now (e.g. the state's disk is nearly full); empty if nothing.
+  // What an operator should know now (e.g. the state's disk is nearly full), as of the last
+  // step; empty if nothing. Without the state's path (/v1/health shows it to anyone).
   std::vector<std::string> Warnings();
-  // ResourceExhausted while the state's disk has no room for a change (DiskReserve::full).
-  Status RoomForChange() const;
   // The cluster over time (busy GPUs, waiting jobs per queue, preemptions), for the dashboard.
   nlohmann::json Stats(int64_t after_wall_ms);
   LiveMetrics& metrics() { return metrics_; }
@@ -320,8 +319,16 @@ class LiveScheduler {
   // process looks again.
   static constexpr Duration kPausedRetryMs = 500;
   bool journal_blocked_ = false;  // the last step could not begin its transaction
-  Time alive_stamped_ = 0;        // when the stamp was last written
-  Time last_alive_ = 0;           // after Open: the previous daemon's last moment of knowledge
+  // A step that cannot journal: only grace deadlines are enforced; when to try again (wall).
+  int64_t Paused(Time now);
+  // SIGKILL to every stopping process past its grace deadline.
+  void KillOverdue(Time now);
+  // Warnings() as of now (called by Step).
+  void PublishWarnings();
+  std::mutex warnings_mu_;
+  std::vector<std::string> warnings_;
+  Time alive_stamped_ = 0;  // when the stamp was last written
+  Time last_alive_ = 0;     // after Open: the previous daemon's last moment of knowledge
 };
 
 }  // namespace tiresias

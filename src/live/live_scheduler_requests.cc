@@ -127,18 +127,10 @@ Status LiveScheduler::Cancel(JobId id) {
   return Cancel(std::vector<JobId>{id}).front();
 }
 
-Status LiveScheduler::RoomForChange() const {
-  if (cfg_.disk && cfg_.disk->full()) return ResourceExhausted(cfg_.disk->LowReason());
-  return Status::Ok();
-}
-
 std::vector<Status> LiveScheduler::Cancel(const std::vector<JobId>& ids) {
   std::unique_lock lk(mu_);
   std::vector<Status> out;
-  for (JobId id : ids) {
-    Status room = RoomForChange();
-    out.push_back(room.ok() ? CancelLocked(id) : room);
-  }
+  for (JobId id : ids) out.push_back(CancelLocked(id));
   eligibility_dirty_ = true;
   dirty_ = true;
   wake_ = true;
@@ -188,7 +180,6 @@ Status LiveScheduler::Hold(JobId id, bool hold) {
                     ToString(rec.state)));
   }
   if (rec.held == hold) return Status::Ok();
-  if (Status s = RoomForChange(); !s.ok()) return s;
   JobRecord changed = rec;
   changed.held = hold;
   if (Status s = store_->UpdateJob(changed); !s.ok()) return s;
@@ -211,7 +202,6 @@ Status LiveScheduler::Requeue(JobId id, const std::string& by) {
     return FailedPrecondition(fmt::format("job {}: {}; only a running job can be requeued",
                                           id.value(), ToString(rec.state)));
   }
-  if (Status s = RoomForChange(); !s.ok()) return s;
   const Time now = Now();
   // Never launched: nothing to stop; else its process checkpoints and exits (grace).
   const bool launched = !to_launch_.contains(id) && procs_.contains(id);

@@ -459,10 +459,8 @@ std::string LiveScheduler::MetricsText() {
 }
 
 std::vector<std::string> LiveScheduler::Warnings() {
-  std::lock_guard lk(mu_);
-  std::vector<std::string> w;
-  if (cfg_.disk && cfg_.disk->low()) w.push_back(cfg_.disk->LowReason());
-  return w;
+  std::lock_guard lk(warnings_mu_);  // not mu_: health must answer while a step runs
+  return warnings_;
 }
 
 nlohmann::json LiveScheduler::Stats(int64_t after_wall_ms) {

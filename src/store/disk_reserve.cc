@@ -6,9 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 namespace tiresias {
 namespace {
@@ -19,32 +22,57 @@ std::string Mib(int64_t bytes) {
 
 }  // namespace
 
-DiskReserve::DiskReserve(std::string path, int64_t bytes, FreeBytes free)
-    : path_(std::move(path)), bytes_(bytes), free_fn_(std::move(free)) {
+DiskReserve::DiskReserve(std::string path, int64_t bytes, FreeBytes free, int check_every_ms)
+    : path_(std::move(path)),
+      bytes_(bytes),
+      free_fn_(std::move(free)),
+      check_every_ms_(check_every_ms) {
   if (!free_fn_) {
-    const std::string dir = std::filesystem::path(path_).parent_path().string();
-    free_fn_ = [dir] { return FreeBytesOn(dir.empty() ? "." : dir); };
+    const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
+    free_fn_ = [dir = parent.empty() ? std::filesystem::path(".") : parent] {
+      return FreeBytesOn(dir.string());
+    };
   }
 }
 
 bool DiskReserve::Make() {
+  struct stat st {};
+  if (made_ && stat(path_.c_str(), &st) == 0) return true;  // still there
   const int fd = open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return false;
-  struct stat st {};
   // Blocks really held: a file that is only as long as the reserve (sparse) holds nothing.
-  const bool made = (fstat(fd, &st) == 0 && st.st_blocks * 512 >= bytes_) ||
-                    posix_fallocate(fd, 0, static_cast<off_t>(bytes_)) == 0;
+  auto held = [&] { return fstat(fd, &st) == 0 && st.st_blocks * 512 >= bytes_; };
+  bool made = held() || posix_fallocate(fd, 0, static_cast<off_t>(bytes_)) == 0;
+  if (made && !held()) {
+    // Allocated but not held (a compressing file system, e.g. ZFS): data that does not
+    // compress, written once.
+    std::vector<uint64_t> chunk(1 << 17);  // 1 MiB
+    uint64_t x = 0x9E3779B97F4A7C15ULL;
+    for (int64_t at = 0; made && at < bytes_; at += static_cast<int64_t>(chunk.size() * 8)) {
+      for (auto& v : chunk) v = x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      const size_t n = static_cast<size_t>(
+          std::min<int64_t>(bytes_ - at, static_cast<int64_t>(chunk.size() * 8)));
+      made = pwrite(fd, chunk.data(), n, static_cast<off_t>(at)) == static_cast<ssize_t>(n);
+    }
+  }
   close(fd);
   if (!made) unlink(path_.c_str());
+  made_ = made;
   return made;
 }
 
 void DiskReserve::Release() {
   if (bytes_ > 0) unlink(path_.c_str());
+  made_ = false;
 }
 
 DiskReserve::Change DiskReserve::Check() {
   if (bytes_ <= 0) return {};
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  if (now < next_check_ms_) return {};
+  next_check_ms_ = now + check_every_ms_;
   auto free = free_fn_();
   if (!free.ok()) return {};  // nothing known: nothing changes
   free_ = *free;
@@ -85,12 +113,23 @@ DiskReserve::Change DiskReserve::Check() {
   return c;
 }
 
+std::string DiskReserve::Summary() const {
+  return full_ ? fmt::format(
+                     "the disk of serve's state directory is full ({} free): serve makes "
+                     "no decision and accepts no new job until {} are free",
+                     Mib(free_), Mib(kJournalRoom))
+               : fmt::format(
+                     "the disk of serve's state directory is nearly full ({} free): new "
+                     "jobs are refused until {} are free",
+                     Mib(free_), Mib(2 * bytes_));
+}
+
 std::string DiskReserve::LowReason() const {
   const std::string dir = std::filesystem::path(path_).parent_path().string();
   if (full_) {
     return fmt::format(
-        "the file system of serve's state directory {} is full ({} free): serve accepts no "
-        "changes until {} are free, and new jobs until {} are",
+        "the file system of serve's state directory {} is full ({} free): serve makes no "
+        "decision until {} are free, and accepts new jobs when {} are",
         dir, Mib(free_), Mib(kJournalRoom), Mib(2 * bytes_));
   }
   return fmt::format(

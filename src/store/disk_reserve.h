@@ -27,7 +27,9 @@ class DiskReserve {
   using FreeBytes = std::function<StatusOr<int64_t>()>;
   // `path`: the reserve file; `bytes`: its size (0: none, never low); `free`: the free space
   // of its file system (FreeBytesOn its directory by default).
-  DiskReserve(std::string path, int64_t bytes, FreeBytes free = nullptr);
+  // Looks at the disk at most every `check_every_ms` (statvfs on a network file system is a
+  // round trip; serve steps up to 50 times a second).
+  DiskReserve(std::string path, int64_t bytes, FreeBytes free = nullptr, int check_every_ms = 100);
 
   struct Change {
     bool changed = false;  // entered or left the low state
@@ -46,9 +48,10 @@ class DiskReserve {
   int64_t free_bytes() const { return free_; }  // at the last Check
   int64_t bytes() const { return bytes_; }
   const std::string& path() const { return path_; }
-  // Why new jobs (while low) or any change (while full) are refused, naming the directory and
-  // the space needed.
+  // Why new jobs are refused (while low or full), naming the directory and the space needed.
   std::string LowReason() const;
+  // The same without the directory, for anyone to read (/v1/health).
+  std::string Summary() const;
 
  private:
   // Makes the reserve file; false (and no file) if the space is not there.
@@ -57,6 +60,9 @@ class DiskReserve {
   std::string path_;
   int64_t bytes_;
   FreeBytes free_fn_;
+  int check_every_ms_;
+  int64_t next_check_ms_ = 0;  // steady clock
+  bool made_ = false;          // the file is there, as far as we know
   bool low_ = false;
   bool full_ = false;
   int64_t free_ = -1;

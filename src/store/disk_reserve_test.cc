@@ -26,7 +26,7 @@ TEST(DiskReserve, ReleasedWhenLowMadeAgainAtTwiceItsSizeAndFullUnderTheJournalsR
     const int64_t reserve = stat(file.c_str(), &st) == 0 ? st.st_blocks * 512 : 0;
     return 1024 * kMiB - others - reserve;
   };
-  DiskReserve r(file, 64 * kMiB, free);
+  DiskReserve r(file, 64 * kMiB, free, /*check_every_ms=*/0);
 
   // Plenty of room: the 64 MiB reserve is made, 960 MiB left.
   EXPECT_FALSE(r.Check().changed);
@@ -58,7 +58,7 @@ TEST(DiskReserve, ReleasedWhenLowMadeAgainAtTwiceItsSizeAndFullUnderTheJournalsR
   EXPECT_TRUE(c.changed);
   EXPECT_TRUE(r.full());
   EXPECT_NE(c.message.find("serve pauses"), std::string::npos) << c.message;
-  EXPECT_NE(r.LowReason().find("accepts no changes until 4.0 MiB"), std::string::npos)
+  EXPECT_NE(r.LowReason().find("makes no decision until 4.0 MiB"), std::string::npos)
       << r.LowReason();
 
   // 128 MiB free: the reserve is made again (64 left), neither low nor full.
@@ -83,7 +83,7 @@ TEST(DiskReserve, ReleasedWhenLowMadeAgainAtTwiceItsSizeAndFullUnderTheJournalsR
 
 TEST(DiskReserve, SizeZeroIsNoReserveAndNeverLow) {
   const fs::path dir = testing::ScratchDir("disk_reserve0");
-  DiskReserve r((dir / "tiresias.reserve").string(), 0, [] { return StatusOr<int64_t>(0); });
+  DiskReserve r((dir / "tiresias.reserve").string(), 0, [] { return StatusOr<int64_t>(0); }, 0);
   EXPECT_FALSE(r.Check().changed);
   EXPECT_FALSE(r.low());
   EXPECT_FALSE(r.full());
