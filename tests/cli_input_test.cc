@@ -69,6 +69,11 @@ TEST(CliInput, NumericFlagsAreRangeChecked) {
       {"explain 4_-1", "job: 4_-1 is not a job id or ARRAY_INDEX"},
       {"cancel 3 -4", "jobs: -4 is out of range"},
       {"wait 3 x", "jobs: x is not an integer"},
+      {"ls -t runing", "--state: runing is not a job state (pending, starting, running"},
+      {"history -s FAILED,done", "--state: done is not a job state"},
+      {"submit --env FOO -- true", "--env FOO: expected KEY=VALUE"},
+      {"submit python3 train.py --gpus 2",
+       "--gpus comes after the command ('python3'), so it is ambiguous"},
   };
   for (const auto& c : cases) {
     CmdResult r = RunTiresias(c.args);

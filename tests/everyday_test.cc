@@ -196,6 +196,33 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
 // jobs, one on a GPU nlp lent it; nlp runs one. Then nlp claims its quota: vision's borrower,
 // which ignores SIGTERM, is killed at the end of its 1 s grace and nlp's job starts then,
 // within one grace period (plus the loop's latency). The CLI shows it all by VC.
+TEST_F(EverydayTest, ScriptsGetWhatTheyAskForFromLogsJsonAndTimes) {
+  // Found by a review of the CLI as a Slurm user uses it; each was wrong before.
+  // A job whose output does not end with a newline: tiresias' end line is a line of its own,
+  // and --tail N gives N lines (it gave N + 1).
+  const std::string j = Submit("-- sh -c 'printf \"a\\nb\\nc\"'");
+  ASSERT_EQ(Cli("wait " + j + " --timeout 60").rc, 0);
+  const std::string log = Cli("logs " + j).out;
+  EXPECT_NE(log.find("\nc\n==== tiresias: command ended: exit 0 ====\n"), std::string::npos) << log;
+  EXPECT_EQ(Cli("logs " + j + " --tail 1").out, "==== tiresias: command ended: exit 0 ====\n");
+  EXPECT_EQ(Cli("logs " + j + " --tail 2").out, "c\n==== tiresias: command ended: exit 0 ====\n");
+  // A dependency wait is explained as one, not as a hold.
+  const std::string first = Submit("-H -- true");
+  const std::string after = Submit("-d afterok:" + first + " -- true");
+  const std::string why = Cli("explain " + after).out;
+  EXPECT_NE(why.find("waiting for its dependency (afterok:" + first + ")"), std::string::npos)
+      << why;
+  EXPECT_EQ(why.find("(held)"), std::string::npos) << why;
+  // -o json of several jobs is one document: a list.
+  auto both =
+      nlohmann::json::parse(Cli("cancel -o json " + after + " " + first).out, nullptr, false);
+  ASSERT_TRUE(both.is_array()) << both.dump();
+  EXPECT_EQ(both.size(), 2u);
+  // A time as tiresias prints it (UTC, with Z) is taken back as input.
+  EXPECT_EQ(Cli("history -S 2026-01-01T00:00:00Z").rc, 0);
+  EXPECT_EQ(Cli("history -S 2026-01-01T00:00:00+00:00").rc, 0);
+}
+
 class TenantsCliTest : public EverydayTest {
  protected:
   void SetUp() override {

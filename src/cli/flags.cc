@@ -3,9 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <optional>
+
+#include "common/strings.h"
+#include "store/job_record.h"
 
 namespace tiresias {
 namespace {
@@ -56,6 +60,31 @@ CLI::Validator IntegerIn(int64_t lo, int64_t hi) {
         return "";
       },
       "INT in " + range);
+}
+
+CLI::Validator JobStates() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        // Slurm's spellings too: any case, COMPLETED for finished.
+        std::vector<std::string> states;
+        for (auto part : Split(input, ',')) {
+          std::string st(part);
+          for (char& ch : st) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+          if (st == "completed") st = "finished";
+          states.push_back(st);
+        }
+        input = Join(states, ",");
+        for (const std::string& part : states) {
+          if (!ParseLiveState(part)) {
+            return fmt::format(
+                "{} is not a job state (pending, starting, running, preempting, "
+                "finished, failed, cancelled, timeout)",
+                part);
+          }
+        }
+        return "";
+      },
+      "STATE[,STATE...]");
 }
 
 CLI::Validator JobRef() {

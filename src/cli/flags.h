@@ -18,5 +18,7 @@ CLI::Validator IntegerIn(int64_t lo, int64_t hi);
 CLI::Validator JobRef();
 // A whole number in [0, 2^64 - 1], such as a seed.
 CLI::Validator Unsigned();
+// Job states, comma-separated (pending, running, ...; store/job_record.h).
+CLI::Validator JobStates();
 
 }  // namespace tiresias

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iomanip>
@@ -198,12 +199,13 @@ int Act(const Common& o, const std::string& verb, const std::vector<std::string>
   auto c = ApiClient::Connect(o.conn);
   if (!c.ok()) return Error(c.status());
   int rc = 0;
+  nlohmann::json replies = nlohmann::json::array();  // -o json: one document, as promised
   for (const auto& ref : refs) {
     auto r = c->PostJson(fmt::format("/v1/jobs/{}/{}", ref, verb), nlohmann::json::object());
     if (!r.ok()) {
       rc = Error(r.status());
     } else if (o.json()) {
-      std::cout << r->dump() << "\n";
+      replies.push_back(std::move(*r));
     } else {
       const size_t n = (*r)["jobs"].size();
       const std::string done = verb == "cancel" ? "cancelled"
@@ -212,6 +214,10 @@ int Act(const Common& o, const std::string& verb, const std::vector<std::string>
       std::cout << fmt::format("{} job {}{}\n", done, ref,
                                n > 1 ? fmt::format(" ({} tasks)", n) : "");
     }
+  }
+  // One job: its reply; several: the list of them.
+  if (o.json() && !replies.empty()) {
+    std::cout << (refs.size() == 1 ? replies.front() : replies).dump() << "\n";
   }
   return rc;
 }
@@ -285,9 +291,15 @@ StatusOr<int64_t> ParseWhen(const std::string& s) {
       return now - *n * unit;
     }
   }
+  // UTC as tiresias prints it ("...Z"), with "+00:00", or as is.
+  std::string utc = s;
+  for (const char* zone : {"Z", "+00:00"}) {
+    if (utc.size() > std::strlen(zone) && utc.ends_with(zone) && utc.find('T') != std::string::npos)
+      utc.resize(utc.size() - std::strlen(zone));
+  }
   for (const char* fmt : {"%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d"}) {
     std::tm tm{};
-    std::istringstream in(s);
+    std::istringstream in(utc);
     in >> std::get_time(&tm, fmt);
     if (in.fail() || in.peek() != EOF) continue;
     // A date that does not exist (2026-02-30) is refused, not moved to another day.
@@ -301,7 +313,7 @@ StatusOr<int64_t> ParseWhen(const std::string& s) {
     }
   }
   return InvalidArgument(fmt::format(
-      "'{}' is not a time: YYYY-MM-DD[THH:MM[:SS]] (UTC) or an age such as 90m, 2h, 3d", s));
+      "'{}' is not a time: YYYY-MM-DD[THH:MM[:SS][Z]] (UTC) or an age such as 90m, 2h, 3d", s));
 }
 
 struct HistoryFlags {
@@ -410,7 +422,8 @@ void AddJobCommands(CLI::App& app, int& rc) {
   AddConnFlags(ls, o);
   AddOutputFlag(ls, o, /*wide=*/true);
   ls->add_flag("-a,--all", lf.all, "include jobs that have ended");
-  ls->add_option("--state,-t", lf.state, "only these states, comma-separated");
+  ls->add_option("--state,-t", lf.state, "only these states, comma-separated")
+      ->transform(JobStates());
   ls->add_option("--user,-u", lf.user, "only this user's jobs");
   ls->add_option("--vc,--account,-A", lf.vc, "only this virtual cluster's jobs");
   ls->add_flag("--me", lf.me, "only my jobs");
@@ -462,7 +475,8 @@ void AddJobCommands(CLI::App& app, int& rc) {
   hist->add_option("--vc,--account,-A", hf.vc, "only this virtual cluster's jobs");
   hist->add_flag("--me", hf.me, "only my jobs");
   hist->add_option("--state,-s", hf.state,
-                   "only these end states (finished, failed, cancelled, timeout)");
+                   "only these end states (finished, failed, cancelled, timeout)")
+      ->transform(JobStates());
   hist->add_option("--since,-S", hf.since,
                    "ended at or after: YYYY-MM-DD[THH:MM[:SS]] UTC, or 2h, 3d ago");
   hist->add_option("--until,-E", hf.until, "ended before (same forms)");

@@ -3,6 +3,7 @@
 // is a usage error, exit 2, and nothing is sent), then POST /v1/jobs.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -89,7 +90,8 @@ int Submit(const Common& o, const SubmitFlags& f) {
   for (const auto& kv : f.env) {
     auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
-      return Error(InvalidArgument(fmt::format("--env {}: expected KEY=VALUE", kv)));
+      std::cerr << fmt::format("tiresias: --env {}: expected KEY=VALUE\n", kv);
+      return 2;  // a usage error, like every other bad value here
     }
     envj[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
@@ -177,8 +179,25 @@ void AddSubmitCommand(CLI::App& app, int& rc) {
   submit->add_flag("--export-env,!--no-export-env", sf.export_env,
                    "pass this shell's environment to the job (default; like sbatch)");
   submit->add_flag("--parsable", sf.parsable, "print the job id alone");
-  submit->add_option("command", sf.argv, "the command, after --")->required();
-  submit->callback([&rc] { rc = Submit(o, sf); });
+  auto* command = submit->add_option("command", sf.argv, "the command, after --")->required();
+  submit->callback([&rc, submit, command] {
+    // A flag after the command's first word, without `--` before the command, was taken as
+    // tiresias' own (the job ran without it); sbatch gives it to the script. Neither silently.
+    const auto& order = submit->parse_order();
+    const auto first = std::find(order.begin(), order.end(), command);
+    const auto late =
+        std::find_if(first, order.end(), [&](const CLI::Option* x) { return x != command; });
+    if (late != order.end()) {
+      std::cerr << fmt::format(
+          "tiresias submit: {} comes after the command ('{}'), so it is ambiguous: is it "
+          "tiresias' or the command's? Put tiresias' flags first and the command after `--`, "
+          "e.g. tiresias submit --gpus 2 -- python3 train.py --epochs 3\n",
+          (*late)->get_name(), sf.argv.front());
+      rc = 2;
+      return;
+    }
+    rc = Submit(o, sf);
+  });
 }
 
 }  // namespace tiresias

@@ -49,7 +49,10 @@ LogPump::LogPump(std::string path, int64_t limit, int64_t keep_free, std::vector
 }
 
 void LogPump::Note(const std::string& what) {
-  (void)WriteAllTo(fds_.front(), fmt::format("==== tiresias: {} ====\n", what));
+  // On a line of its own, also after output that stopped mid-line.
+  (void)WriteAllTo(fds_.front(),
+                   fmt::format("{}==== tiresias: {} ====\n", mid_line_ ? "\n" : "", what));
+  mid_line_ = false;
 }
 
 namespace {
@@ -142,6 +145,7 @@ bool LogPump::Rotate() {
   for (int fd : fds_) (void)dup2(f, fd);
   close(f);
   ++rotations_;
+  mid_line_ = false;  // a new file
   Note(
       fmt::format("the log reached its limit of {} bytes (serve --max-log-size); the output "
                   "before this line is in {}",

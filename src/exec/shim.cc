@@ -33,8 +33,21 @@ namespace {
 
 constexpr int kIgnored[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2};
 
+// Whether the regular file on `fd` (the log) ends in the middle of a line: the job's output
+// did not end with a newline, and tiresias' line must not be glued to it.
+bool EndsMidLine(int fd) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return false;
+  const int r = open(fmt::format("/proc/self/fd/{}", fd).c_str(), O_RDONLY | O_CLOEXEC);
+  if (r < 0) return false;
+  char c = '\n';
+  const bool mid = pread(r, &c, 1, st.st_size - 1) == 1 && c != '\n';
+  close(r);
+  return mid;
+}
+
 void Say(const std::string& line) {
-  std::string s = "==== tiresias: " + line + " ====\n";
+  std::string s = fmt::format("{}==== tiresias: {} ====\n", EndsMidLine(2) ? "\n" : "", line);
   ssize_t ignored = write(2, s.data(), s.size());
   (void)ignored;
 }

@@ -186,6 +186,17 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
                       {"gpus_needed", e.gpus_needed},
                       {"gpus_free", e.gpus_free}};
   std::vector<std::string> reasons = e.reasons;
+  if (const Job* cj = sched_->Find(id);
+      cj && cj->state == JobState::kHeld && !r.held && !reasons.empty()) {
+    // The core knows only "not eligible"; the reason is this layer's.
+    std::vector<std::string> deps;
+    for (const Dependency& d : r.dependencies) deps.push_back(ToString(d));
+    reasons.front() =
+        WhyIneligible(r, nullptr) == "dependency"
+            ? fmt::format("waiting for its dependency ({})", Join(deps, ","))
+            : fmt::format("waiting for a running task of its array to end (at most {} at once)",
+                          r.array_limit);
+  }
   if (r.state == LiveState::kStarting) {
     std::vector<std::string> holders;
     if (auto t = to_launch_.find(id); t != to_launch_.end()) {
@@ -408,13 +419,16 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, 
   if (tail_lines > 0) {  // the last lines: read back from the end until enough newlines
     int64_t from = size;
     size_t lines = 0;
-    while (from > 0 && lines <= tail_lines) {
+    bool found = false;  // the newline before the first of the last `tail_lines` lines
+    while (from > 0 && !found) {
       const int64_t step = std::min<int64_t>(from, 65536);
       from -= step;
       const std::string chunk = read_at(from, static_cast<size_t>(step));
       for (int64_t k = static_cast<int64_t>(chunk.size()) - 1; k >= 0; --k) {
-        if (chunk[static_cast<size_t>(k)] == '\n' && from + k != size - 1 && ++lines > tail_lines) {
+        if (chunk[static_cast<size_t>(k)] == '\n' && from + k != size - 1 &&
+            ++lines == tail_lines) {
           from += k + 1;
+          found = true;
           break;
         }
       }
