@@ -515,3 +515,52 @@ TEST_F(ApiSecurityTest, RemoteBindsNeedAnExplicitFlag) {
 
 }  // namespace
 }  // namespace tiresias
+
+namespace tiresias {
+namespace {
+
+// Found by a review: serve as root started each job's supervisor (root, before it becomes the
+// submitter) with the job's environment, so the dynamic loader honoured the user's LD_PRELOAD
+// and friends in a root process: any local user could run code as root. The loader's own
+// debug output shows which processes it ran in with the user's settings: with LD_DEBUG_OUTPUT
+// it writes a file per process, owned by that process's user. The job (as nobody) must get
+// them; nothing running as root may. Nor does such a job inherit serve's own environment.
+TEST_F(ApiSecurityTest, AJobsLoaderVariablesNeverReachAProcessRunningAsRoot) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (serve as root, a job as nobody)";
+  setenv("TIRESIAS_TEST_SERVE_SECRET", "root's", 1);  // in serve's environment, not a job's
+  Serve({"--gpus", "1"});
+  unsetenv("TIRESIAS_TEST_SERVE_SECRET");
+  const fs::path trace = testing::ScratchDir("ld_trace");
+  ASSERT_EQ(chmod(trace.c_str(), 01777), 0);
+  const std::string got = AsNobody([&] {
+    auto c = ApiClient::Connect({.state_dir = dir_.string()});
+    if (!c.ok()) return std::string("connect failed");
+    auto r = c->PostJson(
+        "/v1/jobs",
+        {{"argv", {"/usr/bin/env"}},
+         {"cwd", "/"},
+         {"env", {{"LD_DEBUG", "files"}, {"LD_DEBUG_OUTPUT", (trace / "ld").string()}}}});
+    return r.ok() ? std::to_string((*r)["id"].get<int64_t>()) : r.status().message();
+  });
+  ASSERT_EQ(got.find_first_not_of("0123456789"), std::string::npos) << got;
+  ASSERT_TRUE(WaitFor([&] { return serve_->GetJob(std::stoll(got))["state"] == "finished"; }, 20s))
+      << serve_->GetJob(std::stoll(got)).dump();
+  int as_root = 0, as_nobody = 0;
+  for (const auto& e : fs::directory_iterator(trace)) {
+    struct stat st {};
+    ASSERT_EQ(stat(e.path().c_str(), &st), 0);
+    (st.st_uid == 0 ? as_root : as_nobody) += 1;
+  }
+  EXPECT_EQ(as_root, 0) << "a process running as root honoured the job's LD_DEBUG_OUTPUT";
+  EXPECT_GE(as_nobody, 1) << "the job itself should have its environment";
+  fs::remove_all(trace);
+  // What the job saw: its own variables and a login's, none of serve's.
+  const std::string log = ReadAll(dir_ / "tiresias-jobs" / got / "output.log");
+  EXPECT_EQ(log.find("TIRESIAS_TEST_SERVE_SECRET"), std::string::npos) << log;
+  EXPECT_NE(log.find("\nLD_DEBUG=files\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("\nUSER=nobody\n"), std::string::npos) << log;
+  EXPECT_NE(log.find("\nPATH=/usr/local/sbin:"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace tiresias

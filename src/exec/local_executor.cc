@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/close_range.h>
+#include <pwd.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,6 +88,7 @@ struct SpawnArgs {
   const char* cgroup_procs;  // null: no cgroup
   std::string_view header;   // written to the log first: a header means a process ran
   int stdin_fd, log_fd, err_fd;
+  int env_fd;  // the job's environment for the shim (--env-fd), kept open across exec
 };
 
 // Starts the shim: its pid, or -errno. vfork, not fork: the child borrows the daemon's memory
@@ -124,6 +127,7 @@ struct SpawnArgs {
     if (a.cwd && chdir(a.cwd) != 0) ChildFail(a.err_fd, kStageChdir);
     // Whatever else the daemon has open (and did not mark close-on-exec) stays behind.
     close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);  // fails only on old kernels
+    if (fcntl(a.env_fd, F_SETFD, 0) != 0) ChildFail(a.err_fd, kStageExec);
     execve(a.exec_path, a.argv, a.envp);
     ChildFail(a.err_fd, kStageExec);
   }
@@ -148,11 +152,15 @@ std::string SearchPath(const std::string& name) {
 
 // The daemon's environment with `set` applied in order (later entries win), and
 // stale distributed-run variables dropped when `drop` holds their names.
-std::vector<std::string> BuildEnv(const std::vector<std::pair<std::string, std::string>>& set,
+// The default PATH of a job that brings none (and of the shim itself).
+constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// The job's environment: `base`, less `drop`, with `set` on top.
+std::vector<std::string> BuildEnv(std::vector<std::string> base,
+                                  const std::vector<std::pair<std::string, std::string>>& set,
                                   const std::vector<std::string>& drop) {
   auto key_of = [](std::string_view kv) { return kv.substr(0, kv.find('=')); };
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  std::vector<std::string> env = std::move(base);
   auto erase_key = [&](std::string_view key) {
     std::erase_if(env, [&](const std::string& kv) { return key_of(kv) == key; });
   };
@@ -162,6 +170,53 @@ std::vector<std::string> BuildEnv(const std::vector<std::pair<std::string, std::
     env.push_back(key + "=" + value);
   }
   return env;
+}
+
+// Where a job starts from before its request's variables: serve's own environment when serve
+// runs it as serve's user (a personal serve), else only what a login would set for the
+// submitter (serve as root must not hand its environment, secrets and all, to every user).
+std::vector<std::string> BaseEnv(std::optional<uid_t> as_user) {
+  std::vector<std::string> env;
+  if (!as_user) {
+    for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+    return env;
+  }
+  env.push_back(std::string("PATH=") + kDefaultPath);
+  std::array<char, 4096> buf{};
+  passwd pw{};
+  passwd* found = nullptr;
+  if (getpwuid_r(*as_user, &pw, buf.data(), buf.size(), &found) == 0 && found) {
+    env.push_back(std::string("HOME=") + found->pw_dir);
+    env.push_back(std::string("USER=") + found->pw_name);
+    env.push_back(std::string("LOGNAME=") + found->pw_name);
+    env.push_back(std::string("SHELL=") + found->pw_shell);
+  }
+  return env;
+}
+
+// The job's environment in a sealed memory file ("K=V\0" each), for the shim's --env-fd: the
+// shim itself runs with a fixed environment of its own, so that nothing a user sets (e.g.
+// LD_PRELOAD) acts in it while it still runs as serve's user.
+int EnvFile(const std::vector<std::string>& env) {
+  const int fd = memfd_create("tiresias-job-env", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  std::string block;
+  for (const auto& kv : env) block.append(kv).push_back('\0');
+  size_t done = 0;
+  while (done < block.size()) {
+    const ssize_t n = write(fd, block.data() + done, block.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      close(fd);
+      return -1;
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (lseek(fd, 0, SEEK_SET) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 std::vector<char*> CStrings(std::vector<std::string>& strs) {
@@ -379,8 +434,20 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
                            {"PET_MASTER_PORT", port}});
   }
   set.insert(set.end(), spec.env.begin(), spec.env.end());
-  std::vector<std::string> env = BuildEnv(set, drop);
-  std::vector<char*> argv_c = CStrings(argv), env_c = CStrings(env);
+  std::vector<std::string> env = BuildEnv(
+      BaseEnv(as_user ? std::optional<uid_t>(static_cast<uid_t>(*spec.uid)) : std::nullopt), set,
+      drop);
+  Fd env_fd(EnvFile(env));
+  if (env_fd.get() < 0 || !env_fd.MoveAbove2()) {
+    const int err = errno;
+    drop_cgroup();
+    return IoError(Where(spec) + ": the job's environment: " + std::strerror(err));
+  }
+  // Before "--": the shim reads the job's environment from that descriptor.
+  argv.insert(argv.end() - static_cast<ptrdiff_t>(spec.argv.size()) - 1,
+              {"--env-fd", std::to_string(env_fd.get())});
+  std::vector<std::string> shim_env = {std::string("PATH=") + kDefaultPath};
+  std::vector<char*> argv_c = CStrings(argv), env_c = CStrings(shim_env);
 
   std::string header = "==== tiresias: job " + spec.job.str() + " attempt " +
                        std::to_string(spec.attempt) + " started " + UtcNow() + ":";
@@ -396,7 +463,8 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
                  .header = header,
                  .stdin_fd = devnull.get(),
                  .log_fd = log.get(),
-                 .err_fd = err_write.get()});
+                 .err_fd = err_write.get(),
+                 .env_fd = env_fd.get()});
   if (pid < 0) {
     drop_cgroup();
     return IoError(Where(spec) + ": vfork: " + std::strerror(-pid));

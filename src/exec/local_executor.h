@@ -140,6 +140,9 @@ class LocalExecutor : public Executor {
 // entry of its CUDA_VISIBLE_DEVICES (which must have N), waits for all of them and records the
 // worst status: a signal over an exit code, then the highest. A task that fails does not stop
 // the others (srun's default; a DDP rank notices its peer is gone in its next collective).
+// With `--env-fd FD` the command's environment is read from FD ("K=V\0" each) and set only in
+// the command's process, after it became the job's user (serve starts the shim with a fixed
+// environment of its own); without it, the command gets the shim's.
 // With `--log FILE [--log-limit BYTES] [--log-keep-free BYTES]` (FILE being the log on its
 // stdout) the command's stdout and stderr are a pipe that the shim copies to FILE through a
 // LogPump (exec/log_pump.h): rotated past the limit, dropped while the disk is nearly full.

@@ -72,7 +72,8 @@ struct ShimArgs {
   std::string log_file;  // the log on fds 1 and 2: the job's output is pumped to it (LogPump)
   int64_t log_limit = 0, log_keep_free = 0;
   std::optional<std::pair<uid_t, gid_t>> user;
-  int tasks = 0;  // 0: the command once, as it is; N: N tasks (one per GPU)
+  int tasks = 0;    // 0: the command once, as it is; N: N tasks (one per GPU)
+  int env_fd = -1;  // the command's environment ("K=V\0" each); -1: the shim's own
   std::vector<std::string> cmd;
 };
 
@@ -98,6 +99,10 @@ std::optional<ShimArgs> Parse(const std::vector<std::string>& args) {
       auto n = ParseInt(args[i + 1]);
       if (!n || *n < 0) return std::nullopt;
       (args[i] == "--log-limit" ? a.log_limit : a.log_keep_free) = *n;
+    } else if (args[i] == "--env-fd") {
+      auto n = ParseInt(args[i + 1]);
+      if (!n || *n < 3 || *n > 65535) return std::nullopt;
+      a.env_fd = static_cast<int>(*n);
     } else if (args[i] == "--tasks") {
       auto n = ParseInt(args[i + 1]);
       if (!n || *n < 1 || *n > 4096) return std::nullopt;
@@ -112,9 +117,43 @@ std::optional<ShimArgs> Parse(const std::vector<std::string>& args) {
   return a;
 }
 
+// The command's environment: read from --env-fd (serve runs the shim itself with a fixed one,
+// so that nothing a user sets, e.g. LD_PRELOAD, acts in it while it runs as serve's user), or
+// the shim's own when run by hand.
+std::vector<std::string> CommandEnv(int fd) {
+  std::vector<std::string> env;
+  if (fd < 0) {
+    for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+    return env;
+  }
+  std::string block;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    block.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  for (size_t at = 0; at < block.size();) {
+    const size_t end = block.find('\0', at);
+    env.push_back(block.substr(at, end == std::string::npos ? std::string::npos : end - at));
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return env;
+}
+
+// `env` with KEY set to `value`.
+void SetIn(std::vector<std::string>& env, const std::string& key, const std::string& value) {
+  std::erase_if(env, [&](const std::string& kv) { return kv.starts_with(key + "="); });
+  env.push_back(key + "=" + value);
+}
+
 // The command's side of the fork: becomes the job's user, opens its output files and execs.
 // `pump`: the pipe to the log's pump (stdout and stderr unless --stdout/--stderr), or -1.
-[[noreturn]] void Exec(const ShimArgs& a, int pump) {
+// `env`: the command's environment, in effect only once the user is the job's.
+[[noreturn]] void Exec(const ShimArgs& a, int pump, std::vector<std::string>& env) {
   for (int sig : kIgnored) signal(sig, SIG_DFL);  // ignored signals survive exec
   sigset_t none;
   sigemptyset(&none);
@@ -139,9 +178,12 @@ std::optional<ShimArgs> Parse(const std::vector<std::string>& args) {
   }
   if (!a.out_file.empty() && a.err_file.empty()) dup2(1, 2);  // like sbatch: stderr with stdout
   std::vector<std::string> cmd = a.cmd;
-  std::vector<char*> argv;
+  std::vector<char*> argv, envp;
   for (auto& arg : cmd) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  for (auto& kv : env) envp.push_back(kv.data());
+  envp.push_back(nullptr);
+  environ = envp.data();  // execvp looks the command up in the job's PATH
   execvp(argv[0], argv.data());
   Say("cannot run '" + a.cmd[0] + "': " + std::strerror(errno));
   _exit(127);
@@ -173,16 +215,21 @@ int RunShim(const std::vector<std::string>& args) {
   auto parsed = Parse(args);
   if (!parsed) {
     Say("usage: tiresias _shim --exit-file FILE [--user UID:GID] [--stdout FILE] "
-        "[--stderr FILE] [--tasks N] [--log FILE [--log-limit BYTES] [--log-keep-free BYTES]] "
+        "[--stderr FILE] [--tasks N] [--env-fd FD] [--log FILE [--log-limit BYTES] "
+        "[--log-keep-free BYTES]] "
         "-- COMMAND [ARGS...]");
     return 2;
   }
   const ShimArgs& a = *parsed;
+  std::vector<std::string> env = CommandEnv(a.env_fd);
   // One process per GPU: task i gets the i-th device of the attempt's.
   std::vector<std::string> devices;
   if (a.tasks > 0) {
-    const char* cvd = getenv("CUDA_VISIBLE_DEVICES");
-    for (auto d : Split(cvd ? cvd : "", ',')) devices.emplace_back(d);
+    std::string cvd;
+    for (const auto& kv : env) {
+      if (kv.starts_with("CUDA_VISIBLE_DEVICES=")) cvd = kv.substr(21);
+    }
+    for (auto d : Split(cvd, ',')) devices.emplace_back(d);
     if (static_cast<int>(devices.size()) != a.tasks) {
       Say(fmt::format("--tasks {}: CUDA_VISIBLE_DEVICES has {} devices", a.tasks, devices.size()));
       return 2;
@@ -222,11 +269,11 @@ int RunShim(const std::vector<std::string>& args) {
     if (pid != 0) return pid;
     if (task >= 0) {  // only this process: the shim is single-threaded
       const std::string rank = std::to_string(task);
-      setenv("RANK", rank.c_str(), 1);
-      setenv("LOCAL_RANK", rank.c_str(), 1);
-      setenv("CUDA_VISIBLE_DEVICES", devices[static_cast<size_t>(task)].c_str(), 1);
+      SetIn(env, "RANK", rank);
+      SetIn(env, "LOCAL_RANK", rank);
+      SetIn(env, "CUDA_VISIBLE_DEVICES", devices[static_cast<size_t>(task)]);
     }
-    Exec(a, pump[1]);
+    Exec(a, pump[1], env);
   };
   std::map<pid_t, int> running;  // pid -> task (-1: the command)
   for (int task = a.tasks > 0 ? 0 : -1; task < std::max(a.tasks, 0); ++task) {
