@@ -193,8 +193,12 @@ TEST_F(SlurmTest, EightGpusAcrossTwoNodesBothRanksSeeTheirVariables) {
   const int64_t id = Submit(
       {{"gpus", 8},
        {"name", "ddp"},
+       // The job's own variables reach every rank intact (through slurm-job.env: sbatch runs
+       // with serve's environment, never a user's).
+       {"env", {{"GREETING", "it's \"q\" $X"}}},
        {"argv",
         {"sh", "-c",
+         "echo \"greet=[$GREETING]\"; "
          "echo \"rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE master=$MASTER_ADDR:$MASTER_PORT "
          "node=$SLURMD_NODENAME cvd=$CUDA_VISIBLE_DEVICES attempt=$TIRESIAS_ATTEMPT "
          "job=$TIRESIAS_JOB_ID ckpt=${TIRESIAS_CHECKPOINT_DIR:+set}\"; "
@@ -226,6 +230,12 @@ TEST_F(SlurmTest, EightGpusAcrossTwoNodesBothRanksSeeTheirVariables) {
     nodes.insert(m[2]);
   }
   EXPECT_EQ(nodes.size(), 2u) << "one task on each of two nodes\n" << log;
+  size_t greetings = 0;
+  for (size_t at = log.find("greet=[it's \"q\" $X]\n"); at != std::string::npos;
+       at = log.find("greet=[it's \"q\" $X]\n", at + 1)) {
+    ++greetings;
+  }
+  EXPECT_EQ(greetings, 2u) << log;
   EXPECT_EQ(Job(id)["nodes"].size(), 2u);
 }
 

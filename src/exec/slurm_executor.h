@@ -167,7 +167,6 @@ class SlurmExecutor : public Executor {
   void NoteContact(const Status& s);  // mu_ held
   // How an attempt ended, from Slurm's record of the job.
   ExitInfo ExitOf(const Job& j, const SlurmJob* s) const;
-  std::string WriteBatchScript(const LaunchSpec& spec) const;
 
   SlurmOptions opts_;
   std::vector<SlurmNode> nodes_;

@@ -1,0 +1,29 @@
+// The files a Slurm job of tiresias runs from, in its job directory: the batch script, the
+// job's own variables (slurm-job.env, which the script loads as the job's user: sbatch itself
+// runs with serve's environment, never a user's) and the attempt's (slurm-attempt.env, written
+// before each release). Used by exec/slurm_executor.cc.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/executor.h"
+
+namespace tiresias {
+
+// `s` in single quotes, for bash.
+std::string ShellQuote(std::string_view s);
+// `<job_dir>/slurm-attempt.env` and its KEY=VALUE lines.
+std::string AttemptFile(const std::string& job_dir);
+std::map<std::string, std::string> ReadAttemptFile(const std::string& job_dir);
+// `<job_dir>/slurm-job.env` and its text: `export NAME='value'` per variable, less those that
+// would change Slurm's tools (SBATCH_*, SLURM_*) and names bash cannot export.
+std::string JobEnvFile(const std::string& job_dir);
+std::string JobEnvText(const std::vector<std::pair<std::string, std::string>>& env);
+// The batch script: the command, with one task per node (srun) when it spans nodes.
+std::string BatchScript(const LaunchSpec& spec, int cpus_per_task);
+
+}  // namespace tiresias
