@@ -26,6 +26,15 @@ std::string ShellQuote(std::string_view s) {
   return out + "'";
 }
 
+std::string SlurmLiteral(std::string_view path) {
+  std::string out;
+  for (char c : path) {
+    out += c;
+    if (c == '%') out += '%';
+  }
+  return out;
+}
+
 std::string AttemptFile(const std::string& job_dir) {
   return (fs::path(job_dir) / "slurm-attempt.env").string();
 }

@@ -16,6 +16,9 @@ namespace tiresias {
 
 // `s` in single quotes, for bash.
 std::string ShellQuote(std::string_view s);
+// A path as sbatch --output/--error take it literally: tiresias expanded its patterns already,
+// and Slurm would expand a '%' in it again (a job named "50%j"), so each is doubled.
+std::string SlurmLiteral(std::string_view path);
 // `<job_dir>/slurm-attempt.env` and its KEY=VALUE lines.
 std::string AttemptFile(const std::string& job_dir);
 std::map<std::string, std::string> ReadAttemptFile(const std::string& job_dir);

@@ -282,9 +282,9 @@ Status SlurmExecutor::SubmitNow(JobId id) {
       fmt::format("--cpus-per-task={}", opts_.cpus_per_task),
       fmt::format("--gres=gpu:{}", per_node),
       // --output/--error of the submission, else one log; Slurm opens them as the job's user.
-      "--output=" + (spec.stdout_path.empty() ? log.string() : spec.stdout_path),
+      "--output=" + SlurmLiteral(spec.stdout_path.empty() ? log.string() : spec.stdout_path),
       "--chdir=" + (spec.cwd.empty() ? dir.string() : spec.cwd)};
-  if (!spec.stderr_path.empty()) argv.push_back("--error=" + spec.stderr_path);
+  if (!spec.stderr_path.empty()) argv.push_back("--error=" + SlurmLiteral(spec.stderr_path));
   if (as_user) {
     argv.push_back(fmt::format("--uid={}", *spec.uid));
     argv.push_back(fmt::format("--gid={}", *spec.gid));
