@@ -26,6 +26,17 @@
 namespace tiresias {
 namespace {
 
+// "EXIT:SIGNAL" as sacct and scontrol print it: 0 for the part that does not apply (a job
+// killed by a signal has no exit code; the API says -1).
+std::string SlurmExitCode(const nlohmann::json& j) {
+  auto part = [&](const char* key) {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_number_integer() ? std::max(it->get<int64_t>(), int64_t{0})
+                                                    : int64_t{0};
+  };
+  return fmt::format("{}:{}", part("exit_code"), part("signal"));
+}
+
 struct ListFlags {
   bool all = false, me = false;
   std::string state, user, vc;
@@ -164,7 +175,7 @@ int Show(const Common& o, const std::string& ref) {
                            Join(argv, " "), Str(j, "cwd"), Str(j, "stdout_path"),
                            Str(j, "stderr_path"));
   if (j.contains("exit_code")) {
-    std::cout << fmt::format("   ExitCode={}:{}\n", Str(j, "exit_code"), Str(j, "signal"));
+    std::cout << fmt::format("   ExitCode={}\n", SlurmExitCode(j));
   }
   std::cout << fmt::format("   Message={}\n", Str(j, "message"));
   if (ev) {
@@ -361,9 +372,7 @@ int History(const Common& o, const HistoryFlags& f) {
         Ref(j), Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), Str(j, "state"),
         IsoTime(j["submitted_at_ms"]), IsoTime(j["first_start_ms"]), IsoTime(j["end_ms"]),
         Human(elapsed), j.value("attained_gpu_s", 0.0) / 3600, j.value("preemptions", 0),
-        j.value("lost_gpu_s", 0.0) / 3600,
-        j.contains("exit_code") ? fmt::format("{}:{}", Str(j, "exit_code"), Str(j, "signal"))
-                                : "-");
+        j.value("lost_gpu_s", 0.0) / 3600, j.contains("exit_code") ? SlurmExitCode(j) : "-");
   }
   if (!r->empty()) {
     std::cout << fmt::format("{} jobs: {:.3f} GPU-hours used, {:.3f} lost to preemptions\n",
