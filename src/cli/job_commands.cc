@@ -26,6 +26,12 @@
 namespace tiresias {
 namespace {
 
+// Whether a job belongs to a VC (Str() would say "-" for no field at all).
+bool HasVc(const nlohmann::json& j) {
+  const auto it = j.find("vc");
+  return it != j.end() && it->is_string() && !it->get<std::string>().empty();
+}
+
 // "EXIT:SIGNAL" as sacct and scontrol print it: 0 for the part that does not apply (a job
 // killed by a signal has no exit code; the API says -1).
 std::string SlurmExitCode(const nlohmann::json& j) {
@@ -80,8 +86,7 @@ int List(const Common& o, const ListFlags& f) {
   if (!r) return rc;
   const bool wide = o.out == OutputFormat::kWide;
   // The VC column when the cluster has tenants (a job has a VC).
-  const bool vcs = std::any_of(r->begin(), r->end(),
-                               [](const nlohmann::json& j) { return !Str(j, "vc").empty(); });
+  const bool vcs = std::any_of(r->begin(), r->end(), HasVc);
   std::cout << fmt::format("{:>9} {:<16} {:<10} {:>4} {:<10} {:>9} {:>9} {:>5}", "ID", "NAME",
                            "USER", "GPUS", "STATE", "TIME", "ATTAINED", "QUEUE");
   if (vcs) std::cout << fmt::format(" {:<12}", "VC");
@@ -131,7 +136,7 @@ int Show(const Common& o, const std::string& ref) {
   const int kills = j.value("kills", 0), preemptions = j.value("preemptions", 0);
   std::cout << fmt::format("JobId={}{} Name={} User={}{}\n", Str(j, "id"),
                            j.contains("ref") ? " ArrayTask=" + Str(j, "ref") : "", Str(j, "name"),
-                           Str(j, "user"), Str(j, "vc").empty() ? "" : " VC=" + Str(j, "vc"));
+                           Str(j, "user"), HasVc(j) ? " VC=" + Str(j, "vc") : "");
   std::cout << fmt::format("   State={} Reason={} Queue={} Held={} Attempt={}\n", Str(j, "state"),
                            Str(j, "reason") == "" ? "None" : Str(j, "reason"), Str(j, "queue"),
                            j.value("held", false) ? "yes" : "no", Str(j, "attempt"));
