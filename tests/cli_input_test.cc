@@ -297,3 +297,19 @@ TEST(CliInput, HistoryRefusesTimesThatDoNotExist) {
 
 }  // namespace
 }  // namespace tiresias::testing
+
+namespace tiresias::testing {
+namespace {
+
+TEST(CliInput, VersionWithoutAServerFailsAsKubectlDoesAndClientOnlyDoesNot) {
+  // Found by a review: `version` exited 0 when the server could not be asked.
+  const CmdResult asked = RunTiresias("version --state-dir /nonexistent-tiresias");
+  EXPECT_EQ(asked.rc, 1) << asked.out;
+  EXPECT_NE(asked.out.find("server unreachable"), std::string::npos) << asked.out;
+  const CmdResult client = RunTiresias("version --client --state-dir /nonexistent-tiresias");
+  EXPECT_EQ(client.rc, 0) << client.out;
+  EXPECT_EQ(client.out, "client " TIRESIAS_VERSION "\n");
+}
+
+}  // namespace
+}  // namespace tiresias::testing

@@ -246,20 +246,28 @@ void AddClusterCommands(CLI::App& app, int& rc) {
     }
   });
 
-  auto* version = app.add_subcommand("version", "this client's version and the server's");
+  auto* version = app.add_subcommand(
+      "version", "this client's version and the server's (exit 1 if the server cannot be reached)");
   AddConnFlags(version, o);
   AddOutputFlag(version, o);
+  static bool client_only = false;
+  version->add_flag("--client", client_only, "this client's version only, without asking a server");
   version->callback([&rc] {
-    auto c = ApiClient::Connect(o.conn);
+    auto c = client_only ? StatusOr<ApiClient>(FailedPrecondition("not asked (--client)"))
+                         : ApiClient::Connect(o.conn);
     auto server = c.ok() ? c->GetJson("/v1/version") : StatusOr<nlohmann::json>(c.status());
+    if (!server.ok() && !client_only) rc = 1;  // as kubectl version: the question was not answered
     nlohmann::json j = {{"client", TIRESIAS_VERSION},
                         {"server", server.ok() ? (*server)["version"] : nlohmann::json(nullptr)}};
     if (o.json()) {
       std::cout << j.dump(2) << "\n";
     } else {
-      std::cout << fmt::format("client {}\nserver {}\n", TIRESIAS_VERSION,
-                               server.ok() ? Str(*server, "version")
-                                           : "unreachable (" + server.status().message() + ")");
+      std::cout << fmt::format("client {}\n", TIRESIAS_VERSION);
+      if (!client_only) {
+        std::cout << fmt::format("server {}\n",
+                                 server.ok() ? Str(*server, "version")
+                                             : "unreachable (" + server.status().message() + ")");
+      }
     }
   });
 
