@@ -319,7 +319,8 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
         return Fail(400, fmt::format("field 'duration': seconds in (0, {}]", kMaxRequestDurationS));
       }
       run = static_cast<Duration>(d.get<double>() * kMsPerSecond);
-    } else if (body->contains("time")) {
+    } else if (body->contains("time") &&
+               !((*body)["time"].is_string() && NoTimeLimit((*body)["time"].get<std::string>()))) {
       if (!(*body)["time"].is_string()) return Fail(400, "field 'time': a Slurm time string");
       auto limit = ParseSlurmTime((*body)["time"].get<std::string>());
       if (!limit.ok()) return Fail(400, "field 'time': " + limit.status().message());

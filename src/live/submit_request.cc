@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <tuple>
 
 #include "common/strings.h"
@@ -166,6 +167,12 @@ StatusOr<Duration> ParseSlurmTime(std::string_view text) {
   return Seconds(seconds);
 }
 
+bool NoTimeLimit(std::string_view text) {
+  std::string t(text);
+  for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return t == "0" || t == "-1" || t == "UNLIMITED" || t == "INFINITE";
+}
+
 std::string SlurmTime(Duration d) {
   const int64_t s = (d + kMsPerSecond - 1) / kMsPerSecond;
   const int64_t days = s / 86400;
@@ -274,7 +281,7 @@ StatusOr<SubmitPlan> Plan(const SubmitRequest& r) {
     }
   }
   SubmitPlan plan;
-  if (!r.time.empty()) {
+  if (!r.time.empty() && !NoTimeLimit(r.time)) {
     auto t = ParseSlurmTime(r.time);
     if (!t.ok()) return InvalidArgument("field 'time': " + t.status().message());
     plan.time_limit = *t;

@@ -24,6 +24,22 @@ TEST(SubmitRequest, ValidRequestPasses) {
   EXPECT_EQ(r.duration(), Seconds(3600));
 }
 
+TEST(SubmitRequest, SlurmsWordsForNoTimeLimitMeanNone) {
+  // sbatch -t 0, -t UNLIMITED, -t INFINITE (any case) and -1: no limit, as in Slurm.
+  for (const char* none : {"0", "-1", "UNLIMITED", "infinite", "Unlimited"}) {
+    SubmitRequest r = Ok();
+    r.time = none;
+    EXPECT_EQ(Why(r), "") << none;
+    auto plan = Plan(r);
+    ASSERT_TRUE(plan.ok()) << none;
+    EXPECT_FALSE(plan->time_limit) << none;
+  }
+  SubmitRequest r = Ok();
+  r.time = "0:30";
+  ASSERT_TRUE(Plan(r).ok());
+  EXPECT_EQ(Plan(r)->time_limit, Seconds(30));
+}
+
 TEST(SubmitRequest, EachRuleNamesItsFieldAndValue) {
   SubmitRequest r = Ok();
   r.argv.clear();
