@@ -317,6 +317,9 @@ Status SlurmExecutor::SubmitNow(JobId id) {
   if (!r.ok()) return r.status();
   if (!r->ok()) {
     if (Retryable(*r)) return Unavailable(where(r->Summary()));
+    if (SlurmSubmitLimit(r->err) || SlurmSubmitLimit(r->out)) {
+      return ResourceExhausted(where(r->Summary()));
+    }
     return IoError(where(r->Summary()));
   }
   auto sid = ParseInt(std::string_view(r->out).substr(0, r->out.find_first_of(";\n")));
@@ -364,12 +367,17 @@ StatusOr<Launched> SlurmExecutor::Launch(const LaunchSpec& spec) {
     if (j.slurm_id == 0) {
       // Its held batch job is not submitted yet (Prepare's sbatch is queued, or Slurm forgot
       // the job): the worker submits it; the launch is tried again then. Never blocks.
-      if (!j.submit_queued && !j.retired) {
+      // After a submit limit, not before the retry time: no sbatch every round.
+      if (!j.submit_queued && !j.retired && std::chrono::steady_clock::now() >= j.submit_retry_at) {
         j.submit_queued = true;
         Enqueue({.kind = OpKind::kSubmit, .job = spec.job});
       }
-      return Unavailable(where + (contact_lost_ ? ": " + contact_lost_->second
-                                                : ": its held Slurm job is being submitted"));
+      return Unavailable(
+          where + (contact_lost_ ? ": " + contact_lost_->second
+                   : !j.submit_limited.empty()
+                       ? fmt::format(": Slurm takes no more jobs now ({}); tried again every {} s",
+                                     j.submit_limited, kSubmitRetryS)
+                       : ": its held Slurm job is being submitted"));
     }
   }
   std::lock_guard lk(mu_);

@@ -115,13 +115,17 @@ class SlurmExecutor : public Executor {
     kReleased,   // released; Slurm runs it (or will)
     kEnded,      // ended; reported by Poll (then kNone)
   };
+  // How long after a submit limit (SlurmSubmitLimit) sbatch is tried again, in seconds.
+  static constexpr int kSubmitRetryS = 30;
   struct Job {
     JobId id;
     int64_t slurm_id = 0;
     std::string job_dir;
     LaunchSpec spec;  // as prepared (command, environment, account)
     bool submit_queued = false;
-    std::string submit_error;  // a permanent sbatch failure ("" none)
+    std::string submit_error;    // a permanent sbatch failure ("" none)
+    std::string submit_limited;  // sbatch refused for a submit limit: tried again later
+    std::chrono::steady_clock::time_point submit_retry_at{};
     bool retired = false;
     bool cancel_reported = false;
     // The current attempt.

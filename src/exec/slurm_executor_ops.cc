@@ -371,7 +371,14 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
         retry.push_back(submits[k]);
       } else if (j) {
         j->submit_queued = false;
-        if (!result[k].ok()) j->submit_error = result[k].message();
+        j->submit_limited.clear();
+        if (result[k].code() == StatusCode::kResourceExhausted) {
+          j->submit_limited = result[k].message();
+          j->submit_retry_at =
+              std::chrono::steady_clock::now() + std::chrono::seconds(kSubmitRetryS);
+        } else if (!result[k].ok()) {
+          j->submit_error = result[k].message();
+        }
       }
     }
     cv_.notify_all();  // Launch may wait for a submission

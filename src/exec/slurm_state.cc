@@ -154,6 +154,14 @@ bool SlurmEnded(std::string_view s) {
          s == "OUT_OF_MEMORY" || s == "SPECIAL_EXIT" || s == "REVOKED";
 }
 
+bool SlurmSubmitLimit(std::string_view output) {
+  for (std::string_view m :
+       {"MaxSubmitJob", "job submit limit", "MaxJobCount", "temporarily unable to accept job"}) {
+    if (output.find(m) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 bool SlurmTransientFailure(std::string_view output) {
   // Slurm's own words (slurm_errno.c in 22.05) for the controller not answering the request.
   for (std::string_view m : {"Unable to contact slurm controller",

@@ -59,6 +59,10 @@ bool SlurmEnded(std::string_view state);
 // message received" while it stops), in standby, or busy ("try again"). Such a command is
 // retried with backoff; any other failure is the request's own.
 bool SlurmTransientFailure(std::string_view output);
+// Whether sbatch's refusal is a limit on how many jobs may be queued now (a QOS's or an
+// association's MaxSubmitJobs, the cluster's MaxJobCount): the same request succeeds once
+// jobs have left, so it is tried again later rather than failing the job.
+bool SlurmSubmitLimit(std::string_view output);
 // Whether `scontrol ping` says a controller answers. A failure whose words are not known to be
 // transient is taken for the request's own only while one does (the executor asks after such
 // a failure: a controller going down answers in many ways, e.g. "Connection reset by peer").

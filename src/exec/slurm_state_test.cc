@@ -99,6 +99,27 @@ TEST(SlurmState, TransientFailuresAreTheControllerNotAnsweringNotARefusal) {
   }
 }
 
+TEST(SlurmState, ASubmitLimitIsToldApartFromARefusal) {
+  // Slurm's words (slurm_errno.c; a QOS's MaxSubmitJobsPerUser, the cluster's MaxJobCount).
+  for (const char* said : {
+           "sbatch: error: QOSMaxSubmitJobPerUserLimit",
+           "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job "
+           "submit limit, user's size and/or time limits)",
+           "sbatch: error: Slurm temporarily unable to accept job, sleeping and retrying",
+           "sbatch: error: AssocMaxSubmitJobLimit",
+       }) {
+    EXPECT_TRUE(SlurmSubmitLimit(said)) << said;
+  }
+  for (const char* said : {
+           "sbatch: error: Batch job submission failed: Requested node configuration is not "
+           "available",
+           "sbatch: error: invalid partition specified: gpux",
+           "",
+       }) {
+    EXPECT_FALSE(SlurmSubmitLimit(said)) << said;
+  }
+}
+
 TEST(SlurmState, PingSaysWhetherAControllerAnswers) {
   EXPECT_TRUE(SlurmPingSaysUp("Slurmctld(primary) at head is UP\n"));
   EXPECT_TRUE(SlurmPingSaysUp("Slurmctld(primary) at a is UP\nSlurmctld(backup) at b is DOWN\n"));
