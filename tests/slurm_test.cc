@@ -509,5 +509,47 @@ TEST(SlurmExecutorTest, AKillFromAStaleSnapshotNeverCancelsTheRequeuedJob) {
   EXPECT_NE(job.find(" Restarts=1 "), std::string::npos) << job;
 }
 
+TEST(SlurmExecutorTest, ASlurmIdThatNoLongerCarriesTheJobsTagIsNeverActedOn) {
+  // Slurm gives ids out again after its state is reset, so a job id serve remembers may name
+  // someone else's job. Simulated by changing the comment (the tag) of our held job: serve
+  // treats its job as gone (submitted again when it launches) and leaves the other alone.
+  if (const std::string why = SlurmCluster::Missing(); !why.empty()) GTEST_SKIP() << why;
+  const fs::path dir = testing::ScratchDir("slurm_reused_id");
+  SlurmCluster cluster(1, 1);
+  ASSERT_TRUE(cluster.up()) << cluster.error();
+  auto x = SlurmExecutor::Open({.tag = "reuse",
+                                .env = {"SLURM_CONF=" + cluster.conf()},
+                                .poll_interval = std::chrono::hours(1)});
+  ASSERT_TRUE(x.ok()) << x.status().message();
+  const LaunchSpec spec{.job = JobId(1),
+                        .argv = {"sleep", "60"},
+                        .gpus = {GpuId{0, 0}},
+                        .job_dir = (dir / "1").string()};
+  (*x)->Prepare(spec);
+  ASSERT_TRUE((*x)->Drain(30s));
+  const int64_t first = (*x)->SlurmId(JobId(1));
+  ASSERT_GT(first, 0);
+  const std::string sid = std::to_string(first);
+  ASSERT_EQ(cluster.Sh("scontrol update JobId=" + sid + " Comment=someone-else").rc, 0);
+  // A batch of commands makes the poller read the jobs; the loop's Poll then decides.
+  (*x)->Prepare({.job = JobId(2), .argv = {"true"}, .job_dir = (dir / "2").string()});
+  ASSERT_TRUE((*x)->Drain(30s));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        (void)(*x)->Poll();
+        return (*x)->SlurmId(JobId(1)) == 0;
+      },
+      10s));
+  // The launch submits a held job of its own; the other is still pending and held.
+  auto launched = (*x)->Launch(spec);
+  ASSERT_FALSE(launched.ok());
+  EXPECT_EQ(launched.status().code(), StatusCode::kUnavailable) << launched.status().message();
+  ASSERT_TRUE((*x)->Drain(30s));
+  EXPECT_GT((*x)->SlurmId(JobId(1)), first);
+  EXPECT_EQ(testing::Trimmed(cluster.Sh("squeue -h -t all -j " + sid + " -o %T").out), "PENDING");
+  const std::string reason = cluster.Sh("squeue -h -t all -j " + sid + " -o %r").out;
+  EXPECT_NE(reason.find("Held"), std::string::npos) << reason;  // JobHeldUser: as submitted
+}
+
 }  // namespace
 }  // namespace tiresias

@@ -187,6 +187,13 @@ const SlurmJob* SlurmExecutor::Seen(int64_t slurm_id) const {
   return it == seen_.end() ? nullptr : &it->second;
 }
 
+const SlurmJob* SlurmExecutor::Ours(const Job& j) const {
+  const SlurmJob* s = Seen(j.slurm_id);
+  // An id Slurm gave out again (its state was reset) to a job that is not this one: ours is
+  // gone, and the other job is never acted on.
+  return s && s->comment == Tag(j.id) ? s : nullptr;
+}
+
 int64_t SlurmExecutor::SlurmId(JobId job) const {
   std::lock_guard lk(mu_);
   auto it = jobs_.find(job);
@@ -483,7 +490,7 @@ std::optional<ExitInfo> SlurmExecutor::ReadExit(JobId job, int attempt,
                                                 const std::string& job_dir) {
   std::lock_guard lk(mu_);
   Job& j = Track(job, job_dir);
-  const SlurmJob* s = Seen(j.slurm_id);
+  const SlurmJob* s = Ours(j);
   if (!s || !SlurmEnded(s->state)) return std::nullopt;  // held or forgotten: vanished
   const auto vars = ReadAttemptFile(job_dir);
   if (vars.contains("TIRESIAS_ATTEMPT") && RecordedAttempt(vars) != attempt) return std::nullopt;
@@ -496,7 +503,7 @@ std::optional<ProcessRef> SlurmExecutor::FindLaunched(JobId job, int attempt,
                                                       const std::string& job_dir) {
   std::lock_guard lk(mu_);
   Job& j = Track(job, job_dir);
-  const SlurmJob* s = Seen(j.slurm_id);
+  const SlurmJob* s = Ours(j);
   if (!s || RecordedAttempt(ReadAttemptFile(job_dir)) != attempt) return std::nullopt;
   // Released (running, or about to): that attempt is Slurm's now. Ended: it ran and ended.
   if (SlurmActive(s->state) || SlurmEnded(s->state) || (s->state == "PENDING" && !s->held)) {

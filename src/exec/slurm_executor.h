@@ -167,6 +167,7 @@ class SlurmExecutor : public Executor {
   Job& Track(JobId id, const std::string& job_dir);
   Job* Find(JobId id);                           // mu_ held
   const SlurmJob* Seen(int64_t slurm_id) const;  // mu_ held; in the latest snapshot
+  const SlurmJob* Ours(const Job& j) const;      // mu_ held; Seen, if it carries j's tag
   std::string Tag(JobId id) const;
   void NoteContact(const Status& s);  // mu_ held
   // How an attempt ended, from Slurm's record of the job.

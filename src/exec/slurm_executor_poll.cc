@@ -30,7 +30,7 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
       continue;
     }
     if (j.slurm_id == 0) continue;
-    const SlurmJob* s = Seen(j.slurm_id);
+    const SlurmJob* s = Ours(j);
     if (j.phase == Phase::kNone) {
       // Held between attempts. What happened to it outside tiresias?
       // Only snapshots that can show our last hold, or the job at all.
