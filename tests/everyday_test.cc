@@ -221,6 +221,14 @@ TEST_F(EverydayTest, ScriptsGetWhatTheyAskForFromLogsJsonAndTimes) {
   // A time as tiresias prints it (UTC, with Z) is taken back as input.
   EXPECT_EQ(Cli("history -S 2026-01-01T00:00:00Z").rc, 0);
   EXPECT_EQ(Cli("history -S 2026-01-01T00:00:00+00:00").rc, 0);
+  // events --after 0 starts from the first event (it gave the latest, as without --after).
+  const auto first_events = Json("events --after 0 --limit 1");
+  ASSERT_EQ(first_events.size(), 1u) << first_events.dump();
+  const auto latest = Json("events --limit 1");
+  ASSERT_EQ(latest.size(), 1u);
+  EXPECT_LT(first_events[0]["seq"].get<int64_t>(), latest[0]["seq"].get<int64_t>());
+  EXPECT_LE(first_events[0]["seq"].get<int64_t>(), 2)
+      << first_events.dump();  // the journal's start
   // A job killed by a signal: EXIT:SIGNAL as sacct prints it, 0:15, not -1:15. (It kills
   // itself: a cancel would end the job before its exit is recorded.)
   const std::string killed = Submit("-- sh -c 'kill -TERM $$'");

@@ -110,9 +110,10 @@ void PrintEvent(const nlohmann::json& e, bool jsonl) {
 int Events(const Common& o, int64_t after, int limit, bool follow, bool jsonl) {
   auto c = ApiClient::Connect(o.conn);
   if (!c.ok()) return Error(c.status());
-  // Without --after: the latest `limit` events; then, with -f, whatever comes next.
-  std::string path = after > 0 ? fmt::format("/v1/events?after={}&limit={}", after, limit)
-                               : fmt::format("/v1/events?latest={}", limit);
+  // Without --after (-1): the latest `limit` events; then, with -f, whatever comes next.
+  // --after 0: from the first.
+  std::string path = after >= 0 ? fmt::format("/v1/events?after={}&limit={}", after, limit)
+                                : fmt::format("/v1/events?latest={}", limit);
   for (;;) {
     auto r = c->GetJson(path);
     if (!r.ok()) return Error(r.status());
@@ -131,7 +132,7 @@ int Events(const Common& o, int64_t after, int limit, bool follow, bool jsonl) {
     if (!follow) return 0;
     std::cout << std::flush;
     if (r->empty()) std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    path = fmt::format("/v1/events?after={}&limit=10000", after);
+    path = fmt::format("/v1/events?after={}&limit=10000", std::max<int64_t>(after, 0));
   }
 }
 
@@ -205,7 +206,7 @@ complete -F _tiresias tiresias
 
 void AddClusterCommands(CLI::App& app, int& rc) {
   static Common o;
-  static int64_t after = 0;
+  static int64_t after = -1;  // not given
   static int limit = 50;
   static bool follow = false, jsonl = false;
   static std::string token_user, shell;
@@ -225,7 +226,9 @@ void AddClusterCommands(CLI::App& app, int& rc) {
       "events", "the scheduler's journal: submits, starts, preemptions, queue changes, exits");
   AddConnFlags(events, o);
   AddOutputFlag(events, o);
-  events->add_option("--after", after, "events after this sequence number (default: the latest)")
+  events
+      ->add_option("--after", after,
+                   "events after this sequence number (0: from the first; default: the latest)")
       ->check(IntegerIn(0, INT64_MAX));
   events->add_option("--limit", limit, "how many (the latest ones, without --after)")
       ->check(IntegerIn(1, 100000));
