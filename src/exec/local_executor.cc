@@ -202,17 +202,7 @@ int EnvFile(const std::vector<std::string>& env) {
   if (fd < 0) return -1;
   std::string block;
   for (const auto& kv : env) block.append(kv).push_back('\0');
-  size_t done = 0;
-  while (done < block.size()) {
-    const ssize_t n = write(fd, block.data() + done, block.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      close(fd);
-      return -1;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (lseek(fd, 0, SEEK_SET) != 0) {
+  if (WriteAllTo(fd, block) != block.size() || lseek(fd, 0, SEEK_SET) != 0) {
     close(fd);
     return -1;
   }
