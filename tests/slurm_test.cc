@@ -21,7 +21,6 @@
 #include <thread>
 
 #include "cli/client.h"
-#include "exec/slurm_executor.h"
 #include "serve_process.h"
 #include "slurm_cluster.h"
 #include "test_util.h"
@@ -453,102 +452,6 @@ TEST_F(SlurmTest, SlurmctldDownIsRetriedAndLosesNothing) {
   for (int64_t id : ids) EXPECT_EQ(State(id), "finished") << Job(id).dump();
   auto n = serve_->Client().GetJson("/v1/nodes");
   EXPECT_FALSE(n->contains("engine_unreachable")) << n->dump();
-}
-
-TEST(SlurmExecutorTest, AKillFromAStaleSnapshotNeverCancelsTheRequeuedJob) {
-  // Regression: a kill queued again for an attempt whose Slurm job the first kill already put
-  // back to pending (held), decided on a snapshot older than that, used to `scancel
-  // --signal=KILL` it: Slurm cancels a pending job that is sent KILL (then the kill's
-  // requeue-hold brought it back, but a poll in between saw it cancelled outside tiresias).
-  // The job must stay pending and held, requeued once, ready for its next attempt.
-  if (const std::string why = SlurmCluster::Missing(); !why.empty()) GTEST_SKIP() << why;
-  const fs::path dir = testing::ScratchDir("slurm_stale_kill");
-  SlurmCluster cluster(1, 1);
-  ASSERT_TRUE(cluster.up()) << cluster.error();
-  // The poller reads Slurm's jobs after each batch of commands, and otherwise not for an hour.
-  auto x = SlurmExecutor::Open({.tag = "stale",
-                                .env = {"SLURM_CONF=" + cluster.conf()},
-                                .poll_interval = std::chrono::hours(1)});
-  ASSERT_TRUE(x.ok()) << x.status().message();
-  const LaunchSpec spec{.job = JobId(1),
-                        .argv = {"sleep", "60"},
-                        .gpus = {GpuId{0, 0}},
-                        .job_dir = (dir / "1").string()};
-  (*x)->Prepare(spec);
-  ASSERT_TRUE((*x)->Drain(30s));
-  auto launched = (*x)->Launch(spec);
-  ASSERT_TRUE(launched.ok()) << launched.status().message();
-  const std::string sid = std::to_string((*x)->SlurmId(JobId(1)));
-  auto state = [&] {
-    return testing::Trimmed(cluster.Sh("squeue -h -t all -j " + sid + " -o %T").out);
-  };
-  ASSERT_TRUE(WaitFor([&] { return state() == "RUNNING"; }, 30s)) << state();
-  // Any batch of commands makes the poller read the jobs: the submission of another job.
-  (*x)->Prepare({.job = JobId(2), .argv = {"true"}, .job_dir = (dir / "2").string()});
-  ASSERT_TRUE((*x)->Drain(30s));
-  ASSERT_TRUE(WaitFor(
-      [&] { return (*x)->EngineState(JobId(1)).find("RUNNING") != std::string::npos; }, 10s))
-      << (*x)->EngineState(JobId(1));
-  ASSERT_TRUE((*x)->Signal(launched->ref, SIGKILL).ok());
-  ASSERT_TRUE((*x)->Drain(30s));
-  // Slurm has it pending again; the executor's snapshot (taken right after the kill) does not
-  // show that yet. The same kill again (as after a retry):
-  ASSERT_TRUE(WaitFor([&] { return state() == "PENDING"; }, 30s)) << state();
-  const std::string seen = (*x)->EngineState(JobId(1));
-  if (seen.find("PENDING") != std::string::npos) {
-    GTEST_SKIP() << "the executor's snapshot already shows the requeue: " << seen;
-  }
-  ASSERT_TRUE((*x)->Signal(launched->ref, SIGKILL).ok());
-  ASSERT_TRUE((*x)->Drain(30s));
-  std::this_thread::sleep_for(1s);
-  EXPECT_EQ(state(), "PENDING");
-  const std::string reason = cluster.Sh("squeue -h -t all -j " + sid + " -o %r").out;
-  EXPECT_NE(reason.find("held"), std::string::npos) << reason;
-  // Requeued once, by the kill: not cancelled by the second and requeued again.
-  const std::string job = cluster.Sh("scontrol -o show job " + sid).out;
-  EXPECT_NE(job.find(" Restarts=1 "), std::string::npos) << job;
-}
-
-TEST(SlurmExecutorTest, ASlurmIdThatNoLongerCarriesTheJobsTagIsNeverActedOn) {
-  // Slurm gives ids out again after its state is reset, so a job id serve remembers may name
-  // someone else's job. Simulated by changing the comment (the tag) of our held job: serve
-  // treats its job as gone (submitted again when it launches) and leaves the other alone.
-  if (const std::string why = SlurmCluster::Missing(); !why.empty()) GTEST_SKIP() << why;
-  const fs::path dir = testing::ScratchDir("slurm_reused_id");
-  SlurmCluster cluster(1, 1);
-  ASSERT_TRUE(cluster.up()) << cluster.error();
-  auto x = SlurmExecutor::Open({.tag = "reuse",
-                                .env = {"SLURM_CONF=" + cluster.conf()},
-                                .poll_interval = std::chrono::hours(1)});
-  ASSERT_TRUE(x.ok()) << x.status().message();
-  const LaunchSpec spec{.job = JobId(1),
-                        .argv = {"sleep", "60"},
-                        .gpus = {GpuId{0, 0}},
-                        .job_dir = (dir / "1").string()};
-  (*x)->Prepare(spec);
-  ASSERT_TRUE((*x)->Drain(30s));
-  const int64_t first = (*x)->SlurmId(JobId(1));
-  ASSERT_GT(first, 0);
-  const std::string sid = std::to_string(first);
-  ASSERT_EQ(cluster.Sh("scontrol update JobId=" + sid + " Comment=someone-else").rc, 0);
-  // A batch of commands makes the poller read the jobs; the loop's Poll then decides.
-  (*x)->Prepare({.job = JobId(2), .argv = {"true"}, .job_dir = (dir / "2").string()});
-  ASSERT_TRUE((*x)->Drain(30s));
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        (void)(*x)->Poll();
-        return (*x)->SlurmId(JobId(1)) == 0;
-      },
-      10s));
-  // The launch submits a held job of its own; the other is still pending and held.
-  auto launched = (*x)->Launch(spec);
-  ASSERT_FALSE(launched.ok());
-  EXPECT_EQ(launched.status().code(), StatusCode::kUnavailable) << launched.status().message();
-  ASSERT_TRUE((*x)->Drain(30s));
-  EXPECT_GT((*x)->SlurmId(JobId(1)), first);
-  EXPECT_EQ(testing::Trimmed(cluster.Sh("squeue -h -t all -j " + sid + " -o %T").out), "PENDING");
-  const std::string reason = cluster.Sh("squeue -h -t all -j " + sid + " -o %r").out;
-  EXPECT_NE(reason.find("Held"), std::string::npos) << reason;  // JobHeldUser: as submitted
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/strings.h"
 #include "exec/exit_file.h"
 
 namespace tiresias {
@@ -51,6 +52,13 @@ std::map<std::string, std::string> ReadAttemptFile(const std::string& job_dir) {
     out[line.substr(0, eq)] = v;
   }
   return out;
+}
+
+bool OfRecordedRun(const std::map<std::string, std::string>& vars, int restarts) {
+  auto it = vars.find("TIRESIAS_SLURM_RESTARTS");
+  if (it == vars.end()) return true;
+  auto recorded = ParseInt(it->second);
+  return !recorded || restarts >= *recorded;
 }
 
 std::string JobEnvFile(const std::string& job_dir) {

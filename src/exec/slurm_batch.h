@@ -22,6 +22,13 @@ std::string SlurmLiteral(std::string_view path);
 // `<job_dir>/slurm-attempt.env` and its KEY=VALUE lines.
 std::string AttemptFile(const std::string& job_dir);
 std::map<std::string, std::string> ReadAttemptFile(const std::string& job_dir);
+// Whether a Slurm job's end with `restarts` (restart_cnt) can be the end of the run
+// slurm-attempt.env `vars` was written for: the file names the restart count Slurm's job has
+// once that attempt is released (TIRESIAS_SLURM_RESTARTS). An end with fewer is an earlier
+// attempt's (the launch was cut off before its requeue and release); more: the attempt was
+// requeued since (a node failure, an admin's requeue), still its own. No count (a file from
+// before it was recorded): yes.
+bool OfRecordedRun(const std::map<std::string, std::string>& vars, int restarts);
 // `<job_dir>/slurm-job.env` and its text: `export NAME='value'` per variable, less those that
 // would change Slurm's tools (SBATCH_*, SLURM_*) and names bash cannot export.
 std::string JobEnvFile(const std::string& job_dir);

@@ -1,5 +1,6 @@
 // Tests of the Slurm job's files (exec/slurm_batch.h): the job's variables as the batch script
-// loads them, paths as sbatch takes them literally, and the script's order of loading.
+// loads them, paths as sbatch takes them literally, the script's order of loading, and which
+// Slurm end is the recorded attempt's.
 #include "exec/slurm_batch.h"
 
 #include <gtest/gtest.h>
@@ -38,6 +39,19 @@ TEST(SlurmBatch, TheScriptLoadsTheJobsVariablesBeforeTheAttemptsAndTiresias) {
   EXPECT_LT(job_env, attempt);
   EXPECT_LT(attempt, ours);
   EXPECT_NE(script.find("exec 'python3' 'train.py'\n"), std::string::npos) << script;
+}
+
+TEST(SlurmBatch, AnEndIsTheRecordedAttemptsOnlyAtOrPastItsRestartCount) {
+  // Attempt 1 was recorded for restart count 1 (attempt 0 ended at 0; the launch requeues it
+  // first). An end at 0 is attempt 0's (the launch was cut off before the requeue); at 1 its
+  // own; at 2 its own after a requeue of Slurm's (a node failure while serve was down). A file
+  // without the count (from an older serve) cannot tell: yes.
+  const std::map<std::string, std::string> vars = {{"TIRESIAS_ATTEMPT", "1"},
+                                                   {"TIRESIAS_SLURM_RESTARTS", "1"}};
+  EXPECT_FALSE(OfRecordedRun(vars, 0));
+  EXPECT_TRUE(OfRecordedRun(vars, 1));
+  EXPECT_TRUE(OfRecordedRun(vars, 2));
+  EXPECT_TRUE(OfRecordedRun({{"TIRESIAS_ATTEMPT", "1"}}, 0));
 }
 
 }  // namespace

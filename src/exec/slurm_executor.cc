@@ -61,11 +61,11 @@ std::vector<std::pair<int, int>> ParsePlacement(std::string_view s) {
 
 }  // namespace
 
-StatusOr<CommandResult> SlurmExecutor::Slurm(const std::vector<std::string>& argv,
-                                             size_t items) const {
+StatusOr<CommandResult> SlurmExecutor::Slurm(const std::vector<std::string>& argv, size_t items,
+                                             std::chrono::milliseconds extra) const {
   // A command over many jobs makes one request per job (scancel): ~10 ms each, 50-100 ms when
   // slurmctld is busy. Its deadline grows with them: killed halfway, it would be repeated whole.
-  const auto timeout = opts_.command_timeout + std::chrono::milliseconds(100) * items;
+  const auto timeout = opts_.command_timeout + std::chrono::milliseconds(100) * items + extra;
   auto r = RunCommand(argv, timeout, opts_.env.empty() ? nullptr : &opts_.env);
   if (!r.ok()) {
     if (r.status().code() == StatusCode::kUnavailable) return r.status();
@@ -85,8 +85,8 @@ bool SlurmExecutor::Retryable(const CommandResult& r) const {
   return !ping.ok() || !SlurmPingSaysUp(ping->out);
 }
 
-StatusOr<std::vector<SlurmJob>> SlurmExecutor::Squeue() const {
-  auto r = Slurm({"squeue", "--json"});
+StatusOr<std::vector<SlurmJob>> SlurmExecutor::Squeue(std::chrono::milliseconds extra) const {
+  auto r = Slurm({"squeue", "--json"}, 1, extra);
   if (!r.ok()) return r.status();
   if (!r->ok()) return IoError("squeue --json: " + r->Summary());
   return ParseSqueueJson(r->out);
@@ -125,7 +125,7 @@ StatusOr<std::unique_ptr<SlurmExecutor>> SlurmExecutor::Open(SlurmOptions opts) 
         x->opts_.partition, x->opts_.partition));
   }
   x->node_state_ = *nodes;
-  auto jobs = x->Squeue();
+  auto jobs = x->Squeue(kOpenSqueueExtra);  // a big cluster's squeue may need it
   if (!jobs.ok()) {
     return Status(jobs.status().code(), "cannot read Slurm's jobs: " + jobs.status().message());
   }
@@ -218,6 +218,11 @@ void SlurmExecutor::Enqueue(Op op) {
   cv_.notify_all();
 }
 
+void SlurmExecutor::EnqueueHold(Job& j, Op op) {
+  ++j.holds_queued;
+  Enqueue(op);
+}
+
 bool SlurmExecutor::Drain(std::chrono::milliseconds timeout) {
   std::unique_lock lk(mu_);
   return cv_.wait_for(lk, timeout, [&] { return ops_.empty() && running_ops_ == 0; });
@@ -241,6 +246,19 @@ Status SlurmExecutor::SubmitNow(JobId id) {
     Job* j = Find(id);
     if (!j || j->retired) return Status::Ok();
     if (j->slurm_id != 0) return Status::Ok();
+    if (j->submit_uncertain_seq != 0) {
+      // The last sbatch may have made the job: a second would leave one held forever (the
+      // poller's sweep cancels one it finds later all the same).
+      if (seen_seq_ <= j->submit_uncertain_seq) return Status::Ok();  // RunBatch waits
+      j->submit_uncertain_seq = 0;
+      for (const auto& [sid, s] : seen_) {
+        if (s.comment == Tag(id) && s.state == "PENDING" && sid > j->slurm_id) j->slurm_id = sid;
+      }
+      if (j->slurm_id != 0) {
+        j->known_seq = seen_seq_;
+        return Status::Ok();
+      }
+    }
     spec = j->spec;
   }
   auto where = [&](const std::string& m) {
@@ -320,10 +338,17 @@ Status SlurmExecutor::SubmitNow(JobId id) {
     vars[std::string(kv.substr(0, kv.find('=')))] = std::string(kv.substr(kv.find('=') + 1));
   }
   for (const auto& [k, v] : vars) env.push_back(k + "=" + v);
+  auto uncertain = [&](Status s) {
+    std::lock_guard lk(mu_);
+    if (Job* j = Find(id)) j->submit_uncertain_seq = ++op_seq_;
+    return s;
+  };
   auto r = RunCommand(argv, opts_.command_timeout, &env);
-  if (!r.ok()) return r.status();
+  if (!r.ok()) {
+    return r.status().code() == StatusCode::kUnavailable ? uncertain(r.status()) : r.status();
+  }
   if (!r->ok()) {
-    if (Retryable(*r)) return Unavailable(where(r->Summary()));
+    if (Retryable(*r)) return uncertain(Unavailable(where(r->Summary())));
     if (SlurmSubmitLimit(r->err) || SlurmSubmitLimit(r->out)) {
       return ResourceExhausted(where(r->Summary()));
     }
@@ -389,14 +414,20 @@ StatusOr<Launched> SlurmExecutor::Launch(const LaunchSpec& spec) {
   }
   std::lock_guard lk(mu_);
   Job& j = jobs_[spec.job];
+  // The restart count Slurm's job will have once this attempt is released: one more than now
+  // if the previous run ended in a final state (the launch requeues it first; a requeue
+  // already under way, COMPLETING, has counted).
+  int restarts = 0;
+  if (const SlurmJob* s = Ours(j)) restarts = s->restarts + (SlurmEnded(s->state) ? 1 : 0);
   // The attempt's variables, read by the batch script at its start.
   const SlurmNode& first = nodes_[static_cast<size_t>(placement.front().first)];
   const int master_port = 20000 + static_cast<int>((spec.job.value() * 7 + spec.attempt) % 20000);
   const std::string vars = fmt::format(
-      "TIRESIAS_ATTEMPT={}\nMASTER_ADDR={}\nMASTER_PORT={}\nWORLD_SIZE={}\nTIRESIAS_GPUS={}\n"
-      "TIRESIAS_NODES={}\nTIRESIAS_PLACEMENT={}\n",
-      spec.attempt, ShellQuote(first.address.empty() ? first.name : first.address), master_port,
-      placement.size(), spec.gpus.size(), ShellQuote(Join(names, ",")), PlacementString(placement));
+      "TIRESIAS_ATTEMPT={}\nTIRESIAS_SLURM_RESTARTS={}\nMASTER_ADDR={}\nMASTER_PORT={}\n"
+      "WORLD_SIZE={}\nTIRESIAS_GPUS={}\nTIRESIAS_NODES={}\nTIRESIAS_PLACEMENT={}\n",
+      spec.attempt, restarts, ShellQuote(first.address.empty() ? first.name : first.address),
+      master_port, placement.size(), spec.gpus.size(), ShellQuote(Join(names, ",")),
+      PlacementString(placement));
   if (Status s = RemoveDoneFile(spec.job_dir); !s.ok()) return IoError(where + ": " + s.message());
   if (Status s = WriteFileAtomically(AttemptFile(spec.job_dir), vars); !s.ok()) {
     return IoError(where + ": " + s.message());
@@ -444,7 +475,7 @@ Status SlurmExecutor::Signal(const ProcessRef& p, int sig) {
   }
   if (sig == SIGKILL) {
     j->kill_requested = true;
-    Enqueue({.kind = OpKind::kKill, .job = j->id, .attempt = j->attempt, .sig = sig});
+    EnqueueHold(*j, {.kind = OpKind::kKill, .job = j->id, .attempt = j->attempt, .sig = sig});
   } else {
     j->stop_requested = true;
     Enqueue({.kind = OpKind::kSignal, .job = j->id, .attempt = j->attempt, .sig = sig});
@@ -494,6 +525,7 @@ std::optional<ExitInfo> SlurmExecutor::ReadExit(JobId job, int attempt,
   if (!s || !SlurmEnded(s->state)) return std::nullopt;  // held or forgotten: vanished
   const auto vars = ReadAttemptFile(job_dir);
   if (vars.contains("TIRESIAS_ATTEMPT") && RecordedAttempt(vars) != attempt) return std::nullopt;
+  if (!OfRecordedRun(vars, s->restarts)) return std::nullopt;  // an earlier attempt's
   Job probe = j;
   probe.attempt = attempt;
   return ExitOf(probe, s);
@@ -504,8 +536,11 @@ std::optional<ProcessRef> SlurmExecutor::FindLaunched(JobId job, int attempt,
   std::lock_guard lk(mu_);
   Job& j = Track(job, job_dir);
   const SlurmJob* s = Ours(j);
-  if (!s || RecordedAttempt(ReadAttemptFile(job_dir)) != attempt) return std::nullopt;
-  // Released (running, or about to): that attempt is Slurm's now. Ended: it ran and ended.
+  const auto vars = ReadAttemptFile(job_dir);
+  if (!s || RecordedAttempt(vars) != attempt) return std::nullopt;
+  // Released (running, or about to): that attempt is Slurm's now. Ended: it ran and ended
+  // (unless that end is an earlier attempt's).
+  if (SlurmEnded(s->state) && !OfRecordedRun(vars, s->restarts)) return std::nullopt;
   if (SlurmActive(s->state) || SlurmEnded(s->state) || (s->state == "PENDING" && !s->held)) {
     return ProcessRef{.pid = static_cast<int>(s->id), .start_ticks = attempt};
   }

@@ -7,7 +7,8 @@
 // One held Slurm batch job per tiresias job, for its whole life:
 //   Prepare  `sbatch --hold --requeue` (a user hold) of a generated batch script, tagged with
 //            the comment "tiresias:<tag>:<job id>" so a restarted serve finds it again;
-//   Launch   writes the attempt's variables (DIR/slurm-attempt.env), then
+//   Launch   writes the attempt's variables (DIR/slurm-attempt.env, with the Slurm restart
+//            count its run will have: an end with a lower one is an earlier attempt's), then
 //            `scontrol update JobId= NumNodes= NumTasks= NumCPUs= TresPerNode=gres:gpu:K
 //            ReqNodeList=<the core's nodes> StartTime=now` and `scontrol release` (batched);
 //            the script starts one task per node with srun, each with RANK, LOCAL_RANK,
@@ -32,7 +33,9 @@
 // Contact: a poller thread runs squeue (every poll_interval) and sinfo (node_poll_interval);
 // a worker thread runs the queued commands, batching releases, signals and requeues. A
 // command that finds no slurmctld (timeout, connection refused) is retried with exponential
-// backoff, in order, and nothing is lost; ContactLost says since when. Poll and PollNodes read
+// backoff, in order, and nothing is lost; ContactLost says since when. An sbatch whose answer
+// was lost is not repeated before a snapshot shows whether it made the job; stray pending jobs
+// with a job's tag are cancelled (Sweep). A squeue slower than its deadline is given more time. Poll and PollNodes read
 // the latest snapshots and never block; Launch blocks only when a job's held batch job has not
 // been submitted yet (then it submits it; Unavailable while slurmctld cannot be reached).
 //
@@ -117,6 +120,10 @@ class SlurmExecutor : public Executor {
   };
   // How long after a submit limit (SlurmSubmitLimit) sbatch is tried again, in seconds.
   static constexpr int kSubmitRetryS = 30;
+  // The most time squeue --json is given beyond command_timeout (a cluster with very many
+  // jobs), and what the first one (Open) gets.
+  static constexpr std::chrono::milliseconds kMaxSqueueExtra{std::chrono::minutes(2)};
+  static constexpr std::chrono::milliseconds kOpenSqueueExtra{std::chrono::seconds(50)};
   struct Job {
     JobId id;
     int64_t slurm_id = 0;
@@ -126,6 +133,9 @@ class SlurmExecutor : public Executor {
     std::string submit_error;    // a permanent sbatch failure ("" none)
     std::string submit_limited;  // sbatch refused for a submit limit: tried again later
     std::chrono::steady_clock::time_point submit_retry_at{};
+    // An sbatch whose answer was lost (timeout, connection cut) may have made the job: a
+    // snapshot started after this sequence number says, before sbatch runs again.
+    uint64_t submit_uncertain_seq = 0;
     bool retired = false;
     bool cancel_reported = false;
     // The current attempt.
@@ -137,25 +147,41 @@ class SlurmExecutor : public Executor {
     bool seen_active = false;
     bool stop_requested = false, kill_requested = false;
     std::optional<ExitInfo> ended;  // for Poll
-    uint64_t hold_sent_seq = 0;     // a hold was queued after this snapshot
-    uint64_t known_seq = 0;         // slurm_id was learned after this snapshot
+    // Holds, requeue-holds and kills queued or running; the last one was done after this
+    // snapshot. Until a snapshot shows its effect, what Slurm says of the job is not news.
+    int holds_queued = 0;
+    uint64_t hold_done_seq = 0;
+    uint64_t known_seq = 0;  // slurm_id was learned after this snapshot
   };
-  enum class OpKind { kSubmit, kLaunch, kSignal, kKill, kHold, kRequeueHold, kCancel };
+  enum class OpKind {
+    kSubmit,
+    kLaunch,
+    kSignal,
+    kKill,
+    kHold,
+    kRequeueHold,
+    kCancel,
+    kCancelStray
+  };
   struct Op {
     OpKind kind;
     JobId job;
     int attempt = 0;
     int sig = 0;
     int tries = 0;
+    int64_t slurm_id = 0;  // kCancelStray: which Slurm job
   };
 
   explicit SlurmExecutor(SlurmOptions opts) : opts_(std::move(opts)) {}
-  // A Slurm client command over `items` jobs; Unavailable when slurmctld cannot be reached.
-  StatusOr<CommandResult> Slurm(const std::vector<std::string>& argv, size_t items = 1) const;
+  // A Slurm client command over `items` jobs, given `extra` time beyond the usual deadline;
+  // Unavailable when slurmctld cannot be reached.
+  StatusOr<CommandResult> Slurm(const std::vector<std::string>& argv, size_t items = 1,
+                                std::chrono::milliseconds extra = {}) const;
   // A failed command is retried (not the request's fault) when its words say slurmctld did
   // not answer, or when `scontrol ping` finds no controller up.
   bool Retryable(const CommandResult& r) const;
-  StatusOr<std::vector<SlurmJob>> Squeue() const;
+  // squeue --json: on a big cluster it may need `extra` time (the poller learns how much).
+  StatusOr<std::vector<SlurmJob>> Squeue(std::chrono::milliseconds extra = {}) const;
   StatusOr<std::vector<SlurmNode>> Sinfo() const;
   void PollerLoop();
   void WorkerLoop();
@@ -163,6 +189,8 @@ class SlurmExecutor : public Executor {
   std::vector<Op> RunBatch(std::vector<Op> ops);
   Status SubmitNow(JobId id);  // sbatch; mu_ not held
   void Enqueue(Op op);         // mu_ held
+  // A hold, requeue-hold or kill of `j`, counted until it is done; mu_ held.
+  void EnqueueHold(Job& j, Op op);
   // The job's entry, created if new (recovery asks about jobs before it adopts them).
   Job& Track(JobId id, const std::string& job_dir);
   Job* Find(JobId id);                           // mu_ held
@@ -170,6 +198,9 @@ class SlurmExecutor : public Executor {
   const SlurmJob* Ours(const Job& j) const;      // mu_ held; Seen, if it carries j's tag
   std::string Tag(JobId id) const;
   void NoteContact(const Status& s);  // mu_ held
+  // Pending Slurm jobs with a job's tag that are not its Slurm job (an sbatch whose answer
+  // was lost made one; the job was retired meanwhile) are cancelled, once; mu_ held.
+  void Sweep();
   // How an attempt ended, from Slurm's record of the job.
   ExitInfo ExitOf(const Job& j, const SlurmJob* s) const;
 
@@ -191,6 +222,8 @@ class SlurmExecutor : public Executor {
   std::vector<SlurmNode> node_state_;
   uint64_t op_seq_ = 0;  // advances when a command starts or an op completes
   uint64_t reported_nodes_seq_ = 0;
+  uint64_t swept_seq_ = 0;
+  std::set<int64_t> strays_;  // Slurm jobs Sweep cancelled
   std::optional<std::pair<int64_t, std::string>> contact_lost_;
   std::thread poller_, worker_;
 };

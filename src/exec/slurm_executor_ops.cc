@@ -220,9 +220,20 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
       }
     }
     // --state=RUNNING: a KILL to a job that is pending (our snapshot is older) cancels it.
+    const size_t before = retry.size();
     each({"scancel", "--quiet", "--state=RUNNING", "--signal=KILL", "--full"}, active, false,
          active_ops);
-    each({"scontrol", "requeuehold"}, active, true, active_ops);
+    // Those the KILL did not reach are retried whole (the op once): no requeue-hold yet.
+    std::set<JobId> again;
+    for (size_t k = before; k < retry.size(); ++k) again.insert(retry[k].job);
+    std::vector<int64_t> killed;
+    std::vector<Op> killed_ops;
+    for (size_t k = 0; k < active.size(); ++k) {
+      if (again.contains(active_ops[k].job)) continue;
+      killed.push_back(active[k]);
+      killed_ops.push_back(active_ops[k]);
+    }
+    each({"scontrol", "requeuehold"}, killed, true, killed_ops);
     each({"scontrol", "uhold"}, pending, true, pending_ops);
     lap("kills", active.size() + pending.size());
   }
@@ -335,16 +346,42 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
         // The pins are done; the release is repeated (an update again is harmless).
         retry.insert(retry.end(), release_ops.begin(), release_ops.end());
       } else {
+        // Refused for some (Slurm releases each on its own): each alone again. One that Slurm
+        // still refuses and that is still held fails its attempt (else the core would count a
+        // job as running that Slurm keeps held); one the first command did release (a second
+        // release of it may be refused) or that has ended since is the poller's to follow.
+        std::map<JobId, std::string> refused;
         if (!r.ok() || !r->ok()) {
-          for (int64_t sid : release) (void)run({"scontrol", "release", std::to_string(sid)});
+          for (size_t k = 0; k < release.size(); ++k) {
+            const std::string sid = std::to_string(release[k]);
+            StatusOr<CommandResult> one = IoError(""), prio = IoError("");
+            if (!run({"scontrol", "release", sid}, &one)) {
+              retry.push_back(release_ops[k]);
+              refused[release_ops[k].job] = "";
+            } else if ((!one.ok() || !one->ok()) &&
+                       run({"squeue", "-h", "-t", "PD", "-j", sid, "-o", "%Q"}, &prio) &&
+                       prio.ok() && prio->ok() &&
+                       ParseInt(Trim(prio->out.substr(0, prio->out.find('\n')))) == 0) {
+              refused[release_ops[k].job] = one.ok() ? one->Summary() : one.status().message();
+            }
+          }
         }
         lap("released", release.size());
         std::lock_guard lk(mu_);
         const uint64_t seq = ++op_seq_;
         for (const Op& o : release_ops) {
-          if (Job* j = Find(o.job); j && j->phase == Phase::kLaunching && j->attempt == o.attempt) {
+          Job* j = Find(o.job);
+          if (!j || j->phase != Phase::kLaunching || j->attempt != o.attempt) continue;
+          if (auto it = refused.find(o.job); it == refused.end()) {
             j->phase = Phase::kReleased;
             j->released_seq = seq;
+          } else if (!it->second.empty()) {
+            j->phase = Phase::kEnded;
+            j->ended = ExitInfo{.job = o.job,
+                                .attempt = o.attempt,
+                                .exit_code = -1,
+                                .signal = 0,
+                                .reason = "launch failed: scontrol release: " + it->second};
           }
         }
       }
@@ -353,7 +390,19 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
   // 5. Submissions, a few at a time (sbatch takes ~15 ms, mostly waiting for slurmctld),
   // after the pins and releases: a launch waits for no unrelated submission.
   {
-    const std::vector<Op> submits = by_kind(OpKind::kSubmit);
+    // One whose last sbatch lost its answer waits for a snapshot that says whether it made
+    // the job (SubmitNow looks there first).
+    std::vector<Op> submits;
+    for (const Op& o : by_kind(OpKind::kSubmit)) {
+      std::lock_guard lk(mu_);
+      const Job* j = Find(o.job);
+      if (j && !j->retired && j->submit_uncertain_seq != 0 &&
+          seen_seq_ <= j->submit_uncertain_seq) {
+        retry.push_back(o);
+      } else {
+        submits.push_back(o);
+      }
+    }
     std::vector<Status> result(submits.size());
     constexpr size_t kParallel = 4;
     for (size_t first = 0; first < submits.size(); first += kParallel) {
@@ -369,6 +418,9 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
       if (result[k].code() == StatusCode::kUnavailable) {
         contact = result[k];
         retry.push_back(submits[k]);
+      } else if (j && !j->retired && j->submit_uncertain_seq != 0 &&
+                 seen_seq_ <= j->submit_uncertain_seq) {
+        retry.push_back(submits[k]);  // its answer was lost: looked for in the next snapshot
       } else if (j) {
         j->submit_queued = false;
         j->submit_limited.clear();
@@ -384,12 +436,36 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     cv_.notify_all();  // Launch may wait for a submission
     lap("sbatch", submits.size());
   }
-  // 6. Cancels of retired jobs.
+  // 6. Cancels of retired jobs, and of stray Slurm jobs (Sweep).
   (void)each_known(OpKind::kCancel, {"scancel", "--quiet"}, false);
+  {
+    std::vector<int64_t> ids;
+    std::vector<Op> those;
+    for (const Op& o : by_kind(OpKind::kCancelStray)) {
+      ids.push_back(o.slurm_id);
+      those.push_back(o);
+    }
+    each({"scancel", "--quiet", "--state=PENDING"}, ids, false, those);
+    lap("strays cancelled", ids.size());
+  }
   if (trace && !timing.empty()) std::cerr << "tiresias slurm batch:" << timing << "\n";
   std::lock_guard lk(mu_);
   NoteContact(contact);
   ++op_seq_;
+  // The holds done (not to be retried): snapshots from now on show them.
+  std::map<std::pair<JobId, OpKind>, int> again;
+  for (const Op& o : retry) ++again[{o.job, o.kind}];
+  for (const Op& o : ops) {
+    if (o.kind != OpKind::kHold && o.kind != OpKind::kRequeueHold && o.kind != OpKind::kKill) {
+      continue;
+    }
+    if (int& n = again[{o.job, o.kind}]; n > 0) {
+      --n;
+    } else if (Job* j = Find(o.job)) {
+      j->holds_queued = std::max(0, j->holds_queued - 1);
+      j->hold_done_seq = op_seq_;
+    }
+  }
   return retry;
 }
 

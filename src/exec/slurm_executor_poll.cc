@@ -18,8 +18,28 @@
 
 namespace tiresias {
 
+void SlurmExecutor::Sweep() {
+  if (seen_seq_ <= swept_seq_) return;
+  swept_seq_ = seen_seq_;
+  const std::string prefix = fmt::format("tiresias:{}:", opts_.tag);
+  for (const auto& [sid, s] : seen_) {
+    if (s.state != "PENDING" || !s.comment.starts_with(prefix) || strays_.contains(sid)) continue;
+    auto id = ParseInt(std::string_view(s.comment).substr(prefix.size()));
+    const Job* j = id ? Find(JobId(*id)) : nullptr;
+    // Not on a snapshot older than its id; for a live job, not while its sbatch may still
+    // be answering (the job may be the one it takes).
+    if (!j || sid == j->slurm_id || seen_seq_ <= j->known_seq) continue;
+    if (!j->retired && (j->slurm_id == 0 || j->submit_queued || j->submit_uncertain_seq != 0)) {
+      continue;
+    }
+    strays_.insert(sid);
+    Enqueue({.kind = OpKind::kCancelStray, .job = j->id, .slurm_id = sid});
+  }
+}
+
 std::vector<ExitInfo> SlurmExecutor::Poll() {
   std::lock_guard lk(mu_);
+  Sweep();
   std::vector<ExitInfo> out;
   for (auto& [id, j] : jobs_) {
     if (j.retired) continue;
@@ -34,7 +54,7 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
     if (j.phase == Phase::kNone) {
       // Held between attempts. What happened to it outside tiresias?
       // Only snapshots that can show our last hold, or the job at all.
-      if (seen_seq_ <= std::max(j.hold_sent_seq, j.known_seq)) continue;
+      if (j.holds_queued > 0 || seen_seq_ <= std::max(j.hold_done_seq, j.known_seq)) continue;
       if (!s) {
         j.slurm_id = 0;  // forgotten by Slurm (e.g. slurmctld -c): submitted again at launch
       } else if (s->state == "CANCELLED" && !j.cancel_reported) {
@@ -43,12 +63,10 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
         e.cancelled = true;
         out.push_back(e);
       } else if (s->state == "PENDING" && !s->held) {
-        Enqueue({.kind = OpKind::kHold, .job = id});  // Slurm must not start it on its own
-        j.hold_sent_seq = op_seq_;
+        EnqueueHold(j, {.kind = OpKind::kHold, .job = id});  // Slurm must not start it itself
       } else if (SlurmActive(s->state) && s->state != "COMPLETING") {
         // Started without tiresias: stop whatever runs.
-        Enqueue({.kind = OpKind::kKill, .job = id, .attempt = -1});
-        j.hold_sent_seq = op_seq_;
+        EnqueueHold(j, {.kind = OpKind::kKill, .job = id, .attempt = -1});
       }
       continue;
     }
@@ -69,8 +87,7 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
           ended->reason = fmt::format("Slurm requeued job {} ({})", s->id, s->reason);
         }
         if (!s->held) {
-          Enqueue({.kind = OpKind::kHold, .job = id});
-          j.hold_sent_seq = op_seq_;
+          EnqueueHold(j, {.kind = OpKind::kHold, .job = id});
         }
       } else if (SlurmActive(s->state)) {
         j.seen_active = true;
@@ -78,8 +95,7 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
         ended = ExitOf(j, s);
         // Keep the Slurm job for the next attempt: back to pending, held.
         if (j.stop_requested || j.kill_requested || ended->lost) {
-          Enqueue({.kind = OpKind::kRequeueHold, .job = id});
-          j.hold_sent_seq = op_seq_;
+          EnqueueHold(j, {.kind = OpKind::kRequeueHold, .job = id});
         }
       } else if (s->held && (j.stop_requested || j.kill_requested)) {
         ended = ExitInfo{.job = id,
@@ -165,6 +181,10 @@ std::string SlurmExecutor::EngineState(JobId job) const {
 void SlurmExecutor::PollerLoop() {
   auto next_sinfo = std::chrono::steady_clock::now();
   auto backoff = opts_.poll_interval;
+  // A squeue that found no answer in time is given more next time (a cluster with very many
+  // jobs); polls never come faster than squeue takes (slurmctld is not kept busy with them).
+  std::chrono::milliseconds squeue_extra{0}, interval = opts_.poll_interval;
+  std::set<int64_t> warned_nodes;
   while (true) {
     uint64_t seq;
     {
@@ -173,14 +193,30 @@ void SlurmExecutor::PollerLoop() {
       seq = ++op_seq_;
     }
     const auto began = std::chrono::steady_clock::now();
-    auto jobs = Squeue();
+    auto jobs = Squeue(squeue_extra);
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - began);
+    if (!jobs.ok() && jobs.status().message().find("no answer within") != std::string::npos) {
+      squeue_extra = std::min(kMaxSqueueExtra, squeue_extra * 2 + opts_.command_timeout);
+    }
+    if (jobs.ok()) {
+      // Back towards what it needs: twice the time it took.
+      squeue_extra =
+          std::clamp(2 * took - opts_.command_timeout, std::chrono::milliseconds(0), squeue_extra);
+      interval = std::max(opts_.poll_interval, took);
+      for (const SlurmJob& s : *jobs) {
+        if (s.nodes_unreadable && warned_nodes.insert(s.id).second) {
+          std::cerr << fmt::format(
+              "tiresias: Slurm job {} ({}) runs on nodes '{}' that tiresias cannot read: the "
+              "GPUs it holds there are not known\n",
+              s.id, s.user, s.nodelist);
+        }
+      }
+    }
     static const bool trace = std::getenv("TIRESIAS_SLURM_TRACE") != nullptr;
     if (trace) {
       std::cerr << fmt::format("tiresias slurm poll: squeue {} jobs in {} ms\n",
-                               jobs.ok() ? jobs->size() : 0,
-                               std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::steady_clock::now() - began)
-                                   .count());
+                               jobs.ok() ? jobs->size() : 0, took.count());
     }
     std::optional<StatusOr<std::vector<SlurmNode>>> nodes;
     if (jobs.ok() && std::chrono::steady_clock::now() >= next_sinfo) {
@@ -200,8 +236,11 @@ void SlurmExecutor::PollerLoop() {
     }
     NoteContact(jobs.status());
     cv_.notify_all();
-    cv_.wait_for(lk, jobs.ok() ? opts_.poll_interval : backoff,
-                 [&] { return stop_ || poke_poller_; });
+    // A poke (commands done) reads again at once, unless squeue is slow (seconds: a big
+    // cluster), when slurmctld is not asked again sooner than it took to answer.
+    const bool slow = interval > 4 * opts_.poll_interval;
+    cv_.wait_for(lk, jobs.ok() ? interval : backoff,
+                 [&] { return stop_ || (poke_poller_ && !slow); });
     poke_poller_ = false;
   }
 }

@@ -208,9 +208,14 @@ StatusOr<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     s.partition = Str(j, "partition");
     s.state = Str(j, "job_state");
     s.reason = Str(j, "state_reason");
-    auto nodes = ExpandHostlist(Str(j, "nodes"));
-    if (!nodes.ok()) return nodes.status();
-    s.nodes = std::move(*nodes);
+    // A node list this parser cannot read costs that job its nodes, not the snapshot all jobs.
+    s.nodelist = Str(j, "nodes");
+    auto nodes = ExpandHostlist(s.nodelist);
+    if (nodes.ok()) {
+      s.nodes = std::move(*nodes);
+    } else {
+      s.nodes_unreadable = true;
+    }
     // gres_detail has one entry per node of the allocation while it holds them.
     const auto gres = Strings(j, "gres_detail");
     if (gres.size() == s.nodes.size()) {

@@ -20,6 +20,8 @@ struct SlurmJob {
   std::string state;   // PENDING, RUNNING, COMPLETING, COMPLETED, FAILED, CANCELLED, NODE_FAIL...
   std::string reason;  // state_reason: JobHeldUser, Resources, NonZeroExitCode, ...
   std::vector<std::string> nodes;  // the allocation, expanded ("" while pending)
+  std::string nodelist;            // as Slurm wrote it
+  bool nodes_unreadable = false;   // a node list ExpandHostlist cannot read: `nodes` empty
   std::vector<int> node_gpus;      // GPUs held on each of `nodes` (from gres_detail)
   int restarts = 0;                // restart_cnt: +1 per requeue
   int wait_status = 0;             // exit_code: a wait(2) status

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "test_util.h"
 
 namespace tiresias {
@@ -40,6 +42,22 @@ TEST(SlurmState, SqueueJsonOfARealCluster) {
   EXPECT_TRUE(SlurmActive("COMPLETING"));
   EXPECT_FALSE(SlurmActive("PENDING"));
   EXPECT_FALSE(SlurmEnded("PENDING"));
+}
+
+TEST(SlurmState, OneJobWithANodeListThatCannotBeReadCostsOnlyItsNodes) {
+  // Regression: a hostlist the parser could not expand failed the whole snapshot, so serve
+  // saw no job at all (and said Slurm was unreachable) for as long as that job lived.
+  auto doc = nlohmann::json::parse(Data("squeue_22.05.json"));
+  doc["jobs"][1]["nodes"] = "node[3-";
+  auto jobs = ParseSqueueJson(doc.dump());
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  ASSERT_EQ(jobs->size(), 4u);
+  EXPECT_TRUE((*jobs)[1].nodes.empty());
+  EXPECT_TRUE((*jobs)[1].nodes_unreadable);
+  EXPECT_EQ((*jobs)[1].nodelist, "node[3-");
+  EXPECT_EQ((*jobs)[1].state, "RUNNING");
+  EXPECT_FALSE((*jobs)[0].nodes_unreadable);
+  EXPECT_EQ((*jobs)[0].nodes, (std::vector<std::string>{"node2", "node3"}));
 }
 
 TEST(SlurmState, SinfoJsonWithANodeDown) {
