@@ -100,7 +100,14 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
     EXPECT_EQ(held["reason"], "Held");
     EXPECT_TRUE(held["held"].get<bool>());
   }
-  ASSERT_EQ(Cli("release " + h).rc, 0);
+  CmdResult released = Cli("release " + h);
+  ASSERT_EQ(released.rc, 0) << released.out;
+  EXPECT_EQ(released.out, "released job " + h + "\n");
+  // Again: it is not held any more, and says so (it said "released").
+  CmdResult again = Cli("release " + h);
+  EXPECT_EQ(again.rc, 0) << again.out;
+  EXPECT_EQ(again.out, "job " + h + ": not held; nothing to release\n");
+  EXPECT_EQ(Json("release " + h)["unchanged"], nlohmann::json::array({std::stoll(h)}));
 
   // wait: the worst status of the jobs (0 all finished; b's exit code 3).
   EXPECT_EQ(Cli("wait " + a + " --timeout 60").rc, 0);  // an array id waits for every task
@@ -166,7 +173,13 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
   EXPECT_EQ(failed[0]["id"].get<int64_t>(), std::stoll(b));
   const auto timeouts = Json("history -s timeout,cancelled");
   EXPECT_EQ(timeouts.size(), 2u) << timeouts.dump();
-  EXPECT_EQ(Json("history").size(), 10u);  // 4 tasks + b c d e h t
+  const auto all = Json("history");
+  EXPECT_EQ(all.size(), 10u);  // 4 tasks + b c d e h t
+  // --limit N: the newest N (it gave the oldest), still in id order.
+  const auto last2 = Json("history --limit 2");
+  ASSERT_EQ(last2.size(), 2u) << last2.dump();
+  EXPECT_EQ(last2[0]["id"], all[all.size() - 2]["id"]);
+  EXPECT_EQ(last2[1]["id"], all.back()["id"]);
 
   // Cancelling one task of an array, and the rest by the array's id (scancel 42_7, 42).
   const std::string a2 = Submit("--array 0-2 --gpus 4 -- sleep 30");

@@ -361,24 +361,31 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     const std::string verb = action.empty() ? "cancel" : action;
     if (!mine) return not_yours(verb.c_str());
     // An array: every task that can still take it (ended tasks are left as they are).
-    nlohmann::json done = nlohmann::json::array();
+    // `unchanged`: those a hold or release found so already.
+    nlohmann::json done = nlohmann::json::array(), unchanged = nlohmann::json::array();
     Status last = Status::Ok();
     std::vector<Status> cancelled;
     if (verb == "cancel") cancelled = sched_.Cancel(*ids);  // all tasks in one step
     for (size_t k = 0; k < ids->size(); ++k) {
       const JobId t = (*ids)[k];
+      bool changed = true;
       Status s = verb == "cancel"    ? cancelled[k]
-                 : verb == "hold"    ? sched_.Hold(t, true)
-                 : verb == "release" ? sched_.Hold(t, false)
+                 : verb == "hold"    ? sched_.Hold(t, true, &changed)
+                 : verb == "release" ? sched_.Hold(t, false, &changed)
                                      : sched_.Requeue(t, caller.user);
       if (s.ok()) {
         done.push_back(t.value());
+        if (!changed) unchanged.push_back(t.value());
       } else {
         last = s;
       }
     }
     if (done.empty()) return Fail(last);
-    return Reply(200, {{"id", id.value()}, {"action", verb}, {"jobs", done}});
+    return Reply(200, {{"id", id.value()},
+                       {"ref", p[2]},
+                       {"action", verb},
+                       {"jobs", done},
+                       {"unchanged", unchanged}});
   }
   if (m != "GET") return no_such();
   if (action.empty()) return Reply(200, Visible(*job, caller));
@@ -456,6 +463,9 @@ HttpResponse ApiServer::List(const HttpRequest& req, const Caller& caller, bool 
   if (!limit.ok()) return Fail(limit.status());
   f.offset = static_cast<size_t>(*offset);
   if (*limit > 0) f.limit = static_cast<size_t>(*limit);
+  if (auto n = req.query.find("newest"); n != req.query.end()) {
+    f.newest = n->second == "1" || n->second == "true";
+  }
   size_t total = 0;
   nlohmann::json out = nlohmann::json::array();
   std::map<JobId, int64_t> starts;  // ?estimates=1: the likely start of jobs not started

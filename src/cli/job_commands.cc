@@ -224,11 +224,20 @@ int Act(const Common& o, const std::string& verb, const std::vector<std::string>
       replies.push_back(std::move(*r));
     } else {
       const size_t n = (*r)["jobs"].size();
+      const size_t same = r->contains("unchanged") ? (*r)["unchanged"].size() : 0;
       const std::string done = verb == "cancel" ? "cancelled"
                                : verb == "hold" ? "held"
                                                 : verb + "d";
-      std::cout << fmt::format("{} job {}{}\n", done, ref,
-                               n > 1 ? fmt::format(" ({} tasks)", n) : "");
+      // A hold or release that changed nothing says so (as `scontrol release` of a job
+      // that is not held).
+      const std::string tasks = n > 1 ? fmt::format(" ({} tasks)", n) : "";
+      const std::string already = verb == "hold" ? "already held" : "not held";
+      if (same > 0 && same == n) {
+        std::cout << fmt::format("job {}{}: {}; nothing to {}\n", ref, tasks, already, verb);
+      } else {
+        std::cout << fmt::format("{} job {}{}{}\n", done, ref, tasks,
+                                 same > 0 ? fmt::format("; {} {}", same, already) : "");
+      }
     }
   }
   // One job: its reply; several: the list of them.
@@ -356,7 +365,8 @@ int History(const Common& o, const HistoryFlags& f) {
                                            {"state", f.state},
                                            {"since_ms", since},
                                            {"until_ms", until},
-                                           {"limit", f.limit > 0 ? std::to_string(f.limit) : ""}}),
+                                           {"limit", f.limit > 0 ? std::to_string(f.limit) : ""},
+                                           {"newest", f.limit > 0 ? "1" : ""}}),
                  rc);
   if (!r) return rc;
   std::cout << fmt::format(
@@ -494,7 +504,8 @@ void AddJobCommands(CLI::App& app, int& rc) {
   hist->add_option("--since,-S", hf.since,
                    "ended at or after: YYYY-MM-DD[THH:MM[:SS]] UTC, or 2h, 3d ago");
   hist->add_option("--until,-E", hf.until, "ended before (same forms)");
-  hist->add_option("--limit", hf.limit, "at most this many")->check(IntegerIn(0, 1000000));
+  hist->add_option("--limit", hf.limit, "only the last this many (the newest jobs)")
+      ->check(IntegerIn(0, 1000000));
   hist->callback([&rc] { rc = History(o, hf); });
 
   auto* explain = app.add_subcommand("explain", "why is my job pending?");

@@ -103,6 +103,7 @@ struct ListFilter {
   int64_t ended_before = -1;
   size_t offset = 0;
   size_t limit = SIZE_MAX;
+  bool newest = false;  // offset and limit count from the last match (history --limit N)
 };
 
 class LiveScheduler {
@@ -124,7 +125,7 @@ class LiveScheduler {
   // never start another task being cancelled. One status per id.
   std::vector<Status> Cancel(const std::vector<JobId>& ids);
   // Holds a waiting job until released (hold = false).
-  Status Hold(JobId id, bool hold);
+  Status Hold(JobId id, bool hold, bool* changed = nullptr);
   // Stops a running job (checkpoint signal, grace) and puts it back to wait.
   Status Requeue(JobId id, const std::string& by);
 

@@ -166,8 +166,9 @@ Status LiveScheduler::CancelLocked(JobId id) {
   return Status::Ok();
 }
 
-Status LiveScheduler::Hold(JobId id, bool hold) {
+Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out) {
   std::unique_lock lk(mu_);
+  if (changed_out) *changed_out = false;
   auto it = records_.find(id);
   if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
   JobRecord& rec = it->second;
@@ -184,6 +185,7 @@ Status LiveScheduler::Hold(JobId id, bool hold) {
   changed.held = hold;
   if (Status s = store_->UpdateJob(changed); !s.ok()) return s;
   rec = std::move(changed);  // only once it is on disk
+  if (changed_out) *changed_out = true;
   eligibility_dirty_ = true;
   dirty_ = true;
   wake_ = true;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <filesystem>
 #include <fstream>
@@ -113,17 +114,22 @@ nlohmann::json LiveScheduler::List(const ListFilter& f, size_t* total) {
   const Time now = Now();
   nlohmann::json out = nlohmann::json::array();
   size_t matched = 0;
-  for (const auto& [id, r] : records_) {
-    if (!f.states.empty() && !f.states.contains(r.state)) continue;
-    if (f.states.empty() && f.active_only && IsTerminal(r.state)) continue;
-    if (!f.user.empty() && r.user != f.user) continue;
-    if (!f.vc.empty() && r.vc != f.vc) continue;
-    if (f.array != JobId() && r.array_id != f.array) continue;
-    if (f.ended_after >= 0 && (r.end < 0 || r.end + store_->epoch_ms() < f.ended_after)) continue;
-    if (f.ended_before >= 0 && (r.end < 0 || r.end + store_->epoch_ms() >= f.ended_before))
-      continue;
-    if (matched++ < f.offset || out.size() >= f.limit) continue;
+  auto take = [&](const JobRecord& r) {
+    if (!f.states.empty() && !f.states.contains(r.state)) return;
+    if (f.states.empty() && f.active_only && IsTerminal(r.state)) return;
+    if (!f.user.empty() && r.user != f.user) return;
+    if (!f.vc.empty() && r.vc != f.vc) return;
+    if (f.array != JobId() && r.array_id != f.array) return;
+    if (f.ended_after >= 0 && (r.end < 0 || r.end + store_->epoch_ms() < f.ended_after)) return;
+    if (f.ended_before >= 0 && (r.end < 0 || r.end + store_->epoch_ms() >= f.ended_before)) return;
+    if (matched++ < f.offset || out.size() >= f.limit) return;
     out.push_back(ToJson(r, now));
+  };
+  if (f.newest) {  // from the last, then back in order
+    for (auto it = records_.rbegin(); it != records_.rend(); ++it) take(it->second);
+    std::reverse(out.begin(), out.end());
+  } else {
+    for (const auto& [id, r] : records_) take(r);
   }
   if (total) *total = matched;
   return out;
