@@ -7,6 +7,7 @@
 // answer was lost (no second held job, nothing left when the job is cancelled meanwhile); a
 // release whose answer was lost (not a failed launch); a squeue slower than the deadline.
 // Faults are injected by wrappers of the Slurm tools put first on PATH (FaultyTools).
+// Two runs on one node never share a MASTER_PORT.
 // Each test skips with the reason when the Slurm packages or root are missing.
 #include "exec/slurm_executor.h"
 
@@ -185,6 +186,34 @@ TEST_F(SlurmExecutorTest, ASlurmIdThatNoLongerCarriesTheJobsTagIsNeverActedOn) {
   EXPECT_EQ(Squeue(first, "%T"), "PENDING");
   // JobHeldUser: as submitted.
   EXPECT_NE(Squeue(first, "%r").find("Held"), std::string::npos) << Squeue(first, "%r");
+}
+
+TEST_F(SlurmExecutorTest, TwoRunsOnTheSameFirstNodeNeverShareAMasterPort) {
+  // Regression: MASTER_PORT was 20000 + (job x 7 + attempt) mod 20000, so job 1's attempt 7
+  // and job 2's attempt 0 got the same port on the same node: one of them could not bind its
+  // rendezvous. A port another of our runs holds on that node is skipped; after a restart
+  // the adopted run's port (from its attempt file) is known.
+  auto x = Open("ports");
+  ASSERT_TRUE(x);
+  const LaunchSpec a = Spec(1, {"sleep", "60"}, 7), b = Spec(2, {"sleep", "60"});
+  for (const LaunchSpec& s : {a, b}) x->Prepare(s);
+  ASSERT_TRUE(x->Drain(30s));
+  auto la = x->Launch(a), lb = x->Launch(b);
+  ASSERT_TRUE(la.ok()) << la.status().message();
+  ASSERT_TRUE(lb.ok()) << lb.status().message();
+  EXPECT_EQ(la->master_port, 20000 + 1 * 7 + 7);
+  EXPECT_NE(lb->master_port, la->master_port);
+  EXPECT_EQ(ReadAttemptFile(b.job_dir)["MASTER_PORT"], std::to_string(lb->master_port));
+  // serve restarts and adopts job 1's run; job 2 is launched again: not on job 1's port.
+  const int64_t sid = x->SlurmId(JobId(1));
+  ASSERT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "RUNNING"; }, 30s)) << Squeue(sid, "%T");
+  x.reset();
+  auto y = Open("ports");
+  ASSERT_TRUE(y);
+  ASSERT_TRUE(y->Adopt(JobId(1), 7, la->ref, a.job_dir));
+  auto again = y->Launch(b);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_NE(again->master_port, la->master_port);
 }
 
 TEST_F(SlurmExecutorTest, AnEarlierAttemptsEndIsNeverCreditedToALaunchCutOffByARestart) {

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 
 #include "common/atomic_file.h"
 #include "common/strings.h"
@@ -421,7 +422,18 @@ StatusOr<Launched> SlurmExecutor::Launch(const LaunchSpec& spec) {
   if (const SlurmJob* s = Ours(j)) restarts = s->restarts + (SlurmEnded(s->state) ? 1 : 0);
   // The attempt's variables, read by the batch script at its start.
   const SlurmNode& first = nodes_[static_cast<size_t>(placement.front().first)];
-  const int master_port = 20000 + static_cast<int>((spec.job.value() * 7 + spec.attempt) % 20000);
+  // MASTER_PORT: spread by job and attempt, and never one another of our runs on the same
+  // first node uses (job 1 attempt 7 and job 2 attempt 0 once shared one).
+  std::set<int> taken;
+  for (const auto& [id, other] : jobs_) {
+    if (id != spec.job && !other.placement.empty() &&
+        other.placement.front().first == placement.front().first &&
+        (other.phase == Phase::kLaunching || other.phase == Phase::kReleased)) {
+      taken.insert(other.master_port);
+    }
+  }
+  int master_port = 20000 + static_cast<int>((spec.job.value() * 7 + spec.attempt) % 20000);
+  while (taken.contains(master_port)) master_port = master_port == 39999 ? 20000 : master_port + 1;
   const std::string vars = fmt::format(
       "TIRESIAS_ATTEMPT={}\nTIRESIAS_SLURM_RESTARTS={}\nMASTER_ADDR={}\nMASTER_PORT={}\n"
       "WORLD_SIZE={}\nTIRESIAS_GPUS={}\nTIRESIAS_NODES={}\nTIRESIAS_PLACEMENT={}\n",
@@ -436,6 +448,7 @@ StatusOr<Launched> SlurmExecutor::Launch(const LaunchSpec& spec) {
   j.attempt = spec.attempt;
   j.phase = Phase::kLaunching;
   j.placement = placement;
+  j.master_port = master_port;
   j.released_seq = 0;
   j.restart_base.reset();
   j.seen_active = j.stop_requested = j.kill_requested = false;
@@ -510,6 +523,8 @@ bool SlurmExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std
   j.phase = Phase::kReleased;
   j.placement =
       ParsePlacement(vars.count("TIRESIAS_PLACEMENT") ? vars.at("TIRESIAS_PLACEMENT") : "");
+  j.master_port = static_cast<int>(
+      ParseInt(vars.count("MASTER_PORT") ? vars.at("MASTER_PORT") : "").value_or(0));
   j.released_seq = 0;
   j.restart_base = s->restarts;
   j.seen_active = SlurmActive(s->state);

@@ -35,9 +35,10 @@
 // command that finds no slurmctld (timeout, connection refused) is retried with exponential
 // backoff, in order, and nothing is lost; ContactLost says since when. An sbatch whose answer
 // was lost is not repeated before a snapshot shows whether it made the job; stray pending jobs
-// with a job's tag are cancelled (Sweep). A squeue slower than its deadline is given more time. Poll and PollNodes read
-// the latest snapshots and never block; Launch blocks only when a job's held batch job has not
-// been submitted yet (then it submits it; Unavailable while slurmctld cannot be reached).
+// with a job's tag are cancelled (Sweep). A squeue slower than its deadline is given more time.
+// Poll and PollNodes read the latest snapshots and never block; Launch blocks only when a job's
+// held batch job has not been submitted yet (then it submits it; Unavailable while slurmctld cannot
+// be reached).
 //
 // Thread-compatible like every Executor (one caller at a time); its own threads share its
 // state under a mutex. Needs the job directories on a filesystem the nodes share (the batch
@@ -142,6 +143,7 @@ class SlurmExecutor : public Executor {
     int attempt = -1;
     Phase phase = Phase::kNone;
     std::vector<std::pair<int, int>> placement;  // (core node, GPUs there)
+    int master_port = 0;                         // MASTER_PORT on the first node
     uint64_t released_seq = 0;                   // snapshots started after this see the release
     std::optional<int> restart_base;
     bool seen_active = false;

@@ -109,8 +109,11 @@ bool SlurmNode::Usable() const {
     if (s == bad) return false;
   }
   for (const auto& f : flags) {
+    // NOT_RESPONDING: its slurmd missed Slurm's pings ("idle*"); Slurm starts nothing there
+    // until it answers (or marks it down after SlurmdTimeout).
     if (f == "DRAIN" || f == "FAIL" || f == "POWERED_DOWN" || f == "POWER_DOWN" ||
-        f == "MAINTENANCE" || f == "REBOOT_REQUESTED" || f == "REBOOT_ISSUED") {
+        f == "MAINTENANCE" || f == "REBOOT_REQUESTED" || f == "REBOOT_ISSUED" ||
+        f == "NOT_RESPONDING") {
       return false;
     }
   }

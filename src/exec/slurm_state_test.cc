@@ -79,6 +79,9 @@ TEST(SlurmState, SinfoJsonWithANodeDown) {
   SlurmNode drained{.state = "idle", .flags = {"DRAIN"}};
   EXPECT_FALSE(drained.Usable());
   EXPECT_TRUE(SlurmNode{.state = "mixed"}.Usable());
+  // Regression: a node that stopped answering ("idle*") while not yet down counted as usable;
+  // jobs released there waited in Slurm until SlurmdTimeout.
+  EXPECT_FALSE((SlurmNode{.state = "idle", .flags = {"NOT_RESPONDING"}}.Usable()));
 }
 
 TEST(SlurmState, BadJsonIsAnErrorNotAnEmptyCluster) {
