@@ -78,6 +78,27 @@ class SlurmExecutorTest : public ::testing::Test {
                .job_dir = (dir_ / std::to_string(throwaway_)).string()});
     ASSERT_TRUE(x.Drain(30s));
   }
+  // The next exit Poll reports (nullopt: none within 30 s).
+  static std::optional<ExitInfo> NextExit(SlurmExecutor& x) {
+    std::optional<ExitInfo> end;
+    (void)WaitFor(
+        [&] {
+          for (const ExitInfo& e : x.Poll()) end = e;
+          return end.has_value();
+        },
+        30s);
+    return end;
+  }
+  // Job 1 (`true`) prepared, then launched with `fault` (a FaultyTools file) saying that
+  // the permission was denied; its end.
+  std::optional<ExitInfo> TrueWithFault(SlurmExecutor& x, const fs::path& fault) {
+    const LaunchSpec spec = Spec(1, {"true"});
+    x.Prepare(spec);
+    EXPECT_TRUE(x.Drain(30s));
+    Put(fault, "scontrol: error: Access/permission denied for job\n");
+    EXPECT_TRUE(x.Launch(spec).ok());
+    return NextExit(x);
+  }
   // What Slurm says of its job `sid` (squeue -o FORMAT, every state).
   std::string Squeue(int64_t sid, const std::string& format) const {
     return testing::Trimmed(
@@ -230,14 +251,8 @@ TEST_F(SlurmExecutorTest, AnEarlierAttemptsEndIsNeverCreditedToALaunchCutOffByAR
   ASSERT_TRUE(x->Drain(30s));
   ASSERT_TRUE(x->Launch(spec).ok());
   const int64_t sid = x->SlurmId(JobId(1));
-  std::optional<ExitInfo> first;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        for (const ExitInfo& e : x->Poll()) first = e;
-        return first.has_value();
-      },
-      30s))
-      << Squeue(sid, "%T");
+  const std::optional<ExitInfo> first = NextExit(*x);
+  ASSERT_TRUE(first) << Squeue(sid, "%T");
   EXPECT_EQ(first->exit_code, 0);
   EXPECT_EQ(Squeue(sid, "%T"), "COMPLETED");
   // slurmctld stops, attempt 1 is launched (the file written, the commands never run), and
@@ -318,18 +333,8 @@ TEST_F(SlurmExecutorTest, AReleaseSlurmRefusesFailsTheAttemptWithTheReason) {
   const fs::path bin = FaultyTools();
   auto x = Open("norelease", 250ms);
   ASSERT_TRUE(x);
-  const LaunchSpec spec = Spec(1, {"true"});
-  x->Prepare(spec);
-  ASSERT_TRUE(x->Drain(30s));
-  Put(bin / "fail-scontrol-release", "scontrol: error: Access/permission denied for job\n");
-  ASSERT_TRUE(x->Launch(spec).ok());
-  std::optional<ExitInfo> end;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        for (const ExitInfo& e : x->Poll()) end = e;
-        return end.has_value();
-      },
-      30s));
+  const std::optional<ExitInfo> end = TrueWithFault(*x, bin / "fail-scontrol-release");
+  ASSERT_TRUE(end);
   EXPECT_EQ(end->attempt, 0);
   EXPECT_FALSE(end->known());
   EXPECT_NE(end->reason.find("scontrol release"), std::string::npos) << end->reason;
@@ -382,18 +387,8 @@ TEST_F(SlurmExecutorTest, AReleaseWhoseAnswerWasLostIsNotAFailedLaunch) {
   const fs::path bin = FaultyTools();
   auto x = Open("lostrelease", 250ms);
   ASSERT_TRUE(x);
-  const LaunchSpec spec = Spec(1, {"true"});
-  x->Prepare(spec);
-  ASSERT_TRUE(x->Drain(30s));
-  Put(bin / "lose-scontrol-release", "scontrol: error: Access/permission denied for job\n");
-  ASSERT_TRUE(x->Launch(spec).ok());
-  std::optional<ExitInfo> end;
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        for (const ExitInfo& e : x->Poll()) end = e;
-        return end.has_value();
-      },
-      30s));
+  const std::optional<ExitInfo> end = TrueWithFault(*x, bin / "lose-scontrol-release");
+  ASSERT_TRUE(end);
   EXPECT_FALSE(fs::exists(bin / "lose-scontrol-release"));  // the fault happened
   EXPECT_EQ(end->exit_code, 0) << end->reason;
   EXPECT_EQ(end->reason.find("launch failed"), std::string::npos) << end->reason;
