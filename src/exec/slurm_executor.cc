@@ -94,9 +94,9 @@ StatusOr<std::vector<SlurmJob>> SlurmExecutor::Squeue(std::chrono::milliseconds 
 }
 
 StatusOr<std::vector<SlurmNode>> SlurmExecutor::Sinfo() const {
-  auto r = Slurm({"sinfo", "--json"});
+  auto r = Slurm(nodes_command_);
   if (!r.ok()) return r.status();
-  if (!r->ok()) return IoError("sinfo --json: " + r->Summary());
+  if (!r->ok()) return IoError(Join(nodes_command_, " ") + ": " + r->Summary());
   return ParseSinfoJson(r->out);
 }
 
@@ -106,6 +106,16 @@ std::string SlurmExecutor::Tag(JobId id) const {
 
 StatusOr<std::unique_ptr<SlurmExecutor>> SlurmExecutor::Open(SlurmOptions opts) {
   std::unique_ptr<SlurmExecutor> x(new SlurmExecutor(std::move(opts)));
+  // Which Slurm: what its JSON looks like, and which command lists nodes one by one. Asked of
+  // the tools (no controller needed); one that does not say is taken for 22.05.
+  if (auto v = x->Slurm({"sinfo", "--version"}); v.ok() && v->ok()) {
+    if (auto version = ParseSlurmVersion(v->out)) {
+      if (std::string why = SlurmVersionProblem(*version); !why.empty()) {
+        return FailedPrecondition(why);
+      }
+      x->nodes_command_ = NodesCommand(*version);
+    }
+  }
   auto nodes = x->Sinfo();
   if (!nodes.ok()) {
     return Status(nodes.status().code(), "cannot read Slurm's nodes: " + nodes.status().message());

@@ -2,7 +2,8 @@
 // tiresias keeps the decisions (order, placement, preemption), Slurm the mechanics (launching
 // on nodes, GPU binding, process tracking, accounting). It drives Slurm through its client
 // tools, run as subprocesses with deadlines (exec/subprocess.h): sbatch, scontrol, scancel,
-// squeue --json and sinfo --json.
+// squeue --json and sinfo --json (from Slurm 23.02, whose sinfo --json groups nodes, scontrol
+// show nodes --json; `sinfo --version` says which).
 //
 // One held Slurm batch job per tiresias job, for its whole life:
 //   Prepare  `sbatch --hold --requeue` (a user hold) of a generated batch script, tagged with
@@ -82,7 +83,7 @@ class SlurmExecutor : public Executor {
  public:
   // Reads the partition's nodes (sinfo --json) and this daemon's jobs (squeue --json), then
   // starts the poller and worker threads. Unavailable when slurmctld does not answer;
-  // FailedPrecondition when the partition has no node with GPUs.
+  // FailedPrecondition when the partition has no node with GPUs or Slurm is older than 21.08.
   static StatusOr<std::unique_ptr<SlurmExecutor>> Open(SlurmOptions opts);
   ~SlurmExecutor() override;  // stops its threads; Slurm jobs keep running
   SlurmExecutor(const SlurmExecutor&) = delete;
@@ -125,6 +126,8 @@ class SlurmExecutor : public Executor {
   // jobs), and what the first one (Open) gets.
   static constexpr std::chrono::milliseconds kMaxSqueueExtra{std::chrono::minutes(2)};
   static constexpr std::chrono::milliseconds kOpenSqueueExtra{std::chrono::seconds(50)};
+  // A squeue that takes longer than this sets the pace of polls (PollerLoop).
+  static constexpr std::chrono::milliseconds kSlowSqueue{std::chrono::seconds(3)};
   struct Job {
     JobId id;
     int64_t slurm_id = 0;
@@ -209,6 +212,7 @@ class SlurmExecutor : public Executor {
   SlurmOptions opts_;
   std::vector<SlurmNode> nodes_;
   std::map<std::string, int> node_index_;
+  std::vector<std::string> nodes_command_ = {"sinfo", "--json"};  // NodesCommand
 
   mutable std::mutex mu_;
   std::condition_variable cv_;  // work queued, snapshot taken, stop

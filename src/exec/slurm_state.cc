@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "common/strings.h"
 
@@ -16,9 +17,80 @@ std::string Str(const nlohmann::json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-int64_t Int(const nlohmann::json& j, const char* key) {
+// A number as 22.05 writes it (an integer) or as 23.02 and later do ({"set", "infinite",
+// "number"}); nullopt when absent, unset or infinite.
+std::optional<int64_t> NumberOf(const nlohmann::json& v) {
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (!v.is_object()) return std::nullopt;
+  auto flag = [&](const char* k, bool dflt) {
+    auto it = v.find(k);
+    return it != v.end() && it->is_boolean() ? it->get<bool>() : dflt;
+  };
+  auto n = v.find("number");
+  if (!flag("set", true) || flag("infinite", false) || n == v.end() || !n->is_number_integer()) {
+    return std::nullopt;
+  }
+  return n->get<int64_t>();
+}
+
+std::optional<int64_t> Num(const nlohmann::json& j, const char* key) {
   auto it = j.find(key);
-  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+  return it == j.end() ? std::nullopt : NumberOf(*it);
+}
+
+int64_t Int(const nlohmann::json& j, const char* key) {
+  return Num(j, key).value_or(0);
+}
+
+// A job's state as one word, as 22.05 and 23.02 write it. 23.11 and later write the base state
+// and its flags as an array; as 22.05's job_state_string(), a flag among these wins over the
+// base state (a job that ended and still releases its nodes is COMPLETING).
+std::string JobState(const nlohmann::json& j) {
+  auto it = j.find("job_state");
+  if (it == j.end()) return "";
+  if (it->is_string()) return it->get<std::string>();
+  if (!it->is_array()) return "";
+  std::vector<std::string> words;
+  for (const auto& w : *it) {
+    if (w.is_string()) words.push_back(w.get<std::string>());
+  }
+  auto has = [&](std::string_view w) {
+    return std::find(words.begin(), words.end(), w) != words.end();
+  };
+  for (std::string_view flag :
+       {"COMPLETING", "STAGE_OUT", "CONFIGURING", "RESIZING", "REQUEUED", "REQUEUE_FED",
+        "REQUEUE_HOLD", "SPECIAL_EXIT", "STOPPED", "REVOKED", "RESV_DEL_HOLD", "SIGNALING"}) {
+    if (has(flag)) return std::string(flag);
+  }
+  for (std::string_view base :
+       {"PENDING", "RUNNING", "SUSPENDED", "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT",
+        "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"}) {
+    if (has(base)) return std::string(base);
+  }
+  return words.empty() ? "" : words.front();
+}
+
+// The wait(2) status of a job's end: 22.05 writes it as an integer, 23.02 as a number object,
+// 23.11 and later as {"status", "return_code", "signal": {"id", "name"}}.
+int WaitStatus(const nlohmann::json& j) {
+  auto it = j.find("exit_code");
+  if (it == j.end()) return 0;
+  if (it->is_object() && (it->contains("return_code") || it->contains("signal"))) {
+    int64_t sig = 0;
+    if (auto s = it->find("signal"); s != it->end() && s->is_object()) {
+      sig = Num(*s, "id").value_or(0);
+    }
+    if (sig > 0 && sig < 128) return static_cast<int>(sig);  // WIFSIGNALED, WTERMSIG = sig
+    return static_cast<int>((Num(*it, "return_code").value_or(0) & 0xff) << 8);
+  }
+  return static_cast<int>(NumberOf(*it).value_or(0));
+}
+
+// A node's reason: a string, or (sinfo of 23.02 and later) {"description", ...}.
+std::string Reason(const nlohmann::json& j) {
+  auto it = j.find("reason");
+  if (it != j.end() && it->is_object()) return Str(*it, "description");
+  return Str(j, "reason");
 }
 
 std::vector<std::string> Strings(const nlohmann::json& j, const char* key) {
@@ -134,7 +206,7 @@ int GpusInGres(std::string_view gres) {
   int total = 0;
   for (std::string_view item : TopLevelItems(gres)) {
     item = Trim(item);
-    if (item.starts_with("gres:")) item.remove_prefix(5);
+    if (item.starts_with("gres:") || item.starts_with("gres/")) item.remove_prefix(5);
     if (!item.starts_with("gpu")) continue;
     const size_t paren = item.find('(');
     if (paren != std::string_view::npos) item = item.substr(0, paren);
@@ -209,7 +281,7 @@ StatusOr<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     s.comment = Str(j, "comment");
     s.user = Str(j, "user_name");
     s.partition = Str(j, "partition");
-    s.state = Str(j, "job_state");
+    s.state = JobState(j);
     s.reason = Str(j, "state_reason");
     // A node list this parser cannot read costs that job its nodes, not the snapshot all jobs.
     s.nodelist = Str(j, "nodes");
@@ -228,9 +300,9 @@ StatusOr<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
       s.node_gpus.assign(s.nodes.size(), per);
     }
     s.restarts = static_cast<int>(Int(j, "restart_cnt"));
-    s.wait_status = static_cast<int>(Int(j, "exit_code"));
+    s.wait_status = WaitStatus(j);
     s.end_time = Int(j, "end_time");
-    s.held = Int(j, "priority") == 0;
+    s.held = Num(j, "priority") == 0;
     out.push_back(std::move(s));
   }
   return out;
@@ -245,15 +317,46 @@ StatusOr<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text) {
     SlurmNode n;
     n.name = Str(j, "name");
     n.address = Str(j, "address");
+    // 22.05: "idle" and state_flags ["DRAIN"]; 23.02 and later: ["IDLE", "DRAIN"].
     n.state = Str(j, "state");
     n.flags = Strings(j, "state_flags");
+    if (auto words = Strings(j, "state"); !words.empty()) {
+      n.state = words.front();
+      std::transform(n.state.begin(), n.state.end(), n.state.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      n.flags.insert(n.flags.end(), words.begin() + 1, words.end());
+    }
     n.partitions = Strings(j, "partitions");
     n.gpus = GpusInGres(Str(j, "gres"));
     n.gpus_used = GpusInGres(Str(j, "gres_used"));
-    n.reason = Str(j, "reason");
+    n.reason = Reason(j);
     if (!n.name.empty()) out.push_back(std::move(n));
   }
   return out;
+}
+
+std::optional<std::pair<int, int>> ParseSlurmVersion(std::string_view text) {
+  text = Trim(text.substr(0, text.find('\n')));
+  const size_t space = text.rfind(' ');
+  if (space != std::string_view::npos) text = text.substr(space + 1);
+  auto parts = Split(text, '.');
+  if (parts.size() < 2) return std::nullopt;
+  auto major = ParseInt(parts[0]), minor = ParseInt(parts[1]);
+  if (!major || !minor) return std::nullopt;
+  return std::make_pair(static_cast<int>(*major), static_cast<int>(*minor));
+}
+
+std::vector<std::string> NodesCommand(std::pair<int, int> version) {
+  if (version >= std::make_pair(23, 2)) return {"scontrol", "show", "nodes", "--json"};
+  return {"sinfo", "--json"};
+}
+
+std::string SlurmVersionProblem(std::pair<int, int> version) {
+  if (version >= std::make_pair(21, 8)) return "";
+  return fmt::format(
+      "Slurm {}.{:02} is older than 21.08, the first with squeue --json and sinfo --json, which "
+      "tiresias reads",
+      version.first, version.second);
 }
 
 std::map<std::string, std::string> ParseSlurmConfig(std::string_view text) {

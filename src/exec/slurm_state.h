@@ -1,13 +1,19 @@
-// What the Slurm client tools say, parsed: `squeue --json` jobs and `sinfo --json` nodes
-// (OpenAPI v0.0.38 in Slurm 22.05; only the fields the Slurm executor reads), hostlist
-// expressions ("node[1-3,07]") and GRES strings ("gpu:4", "gpu:a100:2(IDX:0-1)"). Pure
-// functions, unit-tested on output captured from a real 22.05 cluster.
+// What the Slurm client tools say, parsed: `squeue --json` jobs and the nodes of `sinfo --json`
+// (22.05) or `scontrol show nodes --json` (23.02 and later; only the fields the Slurm executor
+// reads), hostlist expressions ("node[1-3,07]") and GRES strings ("gpu:4",
+// "gpu:a100:2(IDX:0-1)"). The JSON of 22.05 (OpenAPI v0.0.38) and of the data_parser of 23.02
+// and later (v0.0.39 to v0.0.43: states as arrays of base state and flags, numbers as
+// {"set", "infinite", "number"}, exit codes as objects) are both read. Pure functions,
+// unit-tested on output captured from a real 22.05 cluster and on documents in the later
+// shapes.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -41,7 +47,18 @@ struct SlurmNode {
 };
 
 StatusOr<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text);
+// The nodes of `sinfo --json` (22.05) or `scontrol show nodes --json` (23.02 and later).
 StatusOr<std::vector<SlurmNode>> ParseSinfoJson(std::string_view text);
+
+// "slurm 23.11.4" (what the tools' --version print) -> {23, 11}; nullopt when it names none.
+std::optional<std::pair<int, int>> ParseSlurmVersion(std::string_view text);
+// The command that lists the nodes, one JSON entry each, in this Slurm version: `sinfo --json`
+// up to 22.05; from 23.02 sinfo's JSON groups nodes by partition and state, and `scontrol
+// show nodes --json` (new then) has one entry per node.
+std::vector<std::string> NodesCommand(std::pair<int, int> version);
+// Why this serve cannot drive Slurm `version` ("" when it can): squeue --json and sinfo
+// --json first came in 21.08.
+std::string SlurmVersionProblem(std::pair<int, int> version);
 
 // "node[1-3,5],gpu07" -> node1 node2 node3 node5 gpu07; zero padding is kept ("n[08-10]").
 // Several bracket groups in one name are expanded left to right. InvalidArgument on a
