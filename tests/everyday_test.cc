@@ -248,6 +248,15 @@ TEST_F(EverydayTest, ScriptsGetWhatTheyAskForFromLogsJsonAndTimes) {
   ASSERT_EQ(Cli("wait " + killed + " --timeout 60").rc, 128 + 15);
   const std::string show = Cli("show " + killed).out;
   EXPECT_NE(show.find("ExitCode=0:15"), std::string::npos) << show;
+  // submit -o FILE -e FILE as sbatch takes them (-o was the output format: "train.log not
+  // in {text, json}"); the format is still --json there.
+  const std::string out = sd() + "/o-%j.log", err = sd() + "/e-%j.log";
+  const std::string io = Submit("-o " + out + " -e " + err + " -- sh -c 'echo out; echo err >&2'");
+  ASSERT_EQ(Cli("wait " + io + " --timeout 60").rc, 0);
+  EXPECT_NE(testing::ReadAll(sd() + "/o-" + io + ".log").find("out\n"), std::string::npos);
+  EXPECT_EQ(testing::ReadAll(sd() + "/e-" + io + ".log"), "err\n");
+  auto json = nlohmann::json::parse(Cli("submit --json -- true").out, nullptr, false);
+  EXPECT_TRUE(json.is_object() && json.contains("id")) << json.dump();
 }
 
 class TenantsCliTest : public EverydayTest {
@@ -327,6 +336,19 @@ TEST(EverydayDocs, CompletionKnowsCommandsFlagsAndPolicies) {
   EXPECT_EQ(complete("tiresias sim --pol", 2), "--policy\n");
   EXPECT_NE(complete("tiresias sim --policy \"\"", 3).find("dlas gittins"), std::string::npos);
   EXPECT_NE(complete("tiresias submit --dep", 2).find("--dependency"), std::string::npos);
+  // After `--`: the job's command (a program), then its arguments (files), not our flags; it
+  // offered tiresias's flags and subcommands there.
+  const std::string program = complete("tiresias submit --gpus 2 -- bas", 5);
+  EXPECT_NE((" " + program).find(" bash"), std::string::npos) << program;
+  EXPECT_EQ(complete("tiresias submit --gpus 2 -- --gp", 5), "\n");
+  const fs::path dir = script.parent_path();
+  std::ofstream(dir / "train.py") << "";
+  EXPECT_EQ(complete("tiresias submit -- python " + (dir / "tra").string(), 4),
+            (dir / "train.py").string() + "\n");
+  // submit's -o is the output file (sbatch's), elsewhere the format.
+  EXPECT_EQ(complete("tiresias submit -o " + (dir / "tra").string(), 3),
+            (dir / "train.py").string() + "\n");
+  EXPECT_EQ(complete("tiresias ls -o js", 3), "json\n");
   CmdResult zsh = RunTiresias("completion zsh");
   EXPECT_EQ(zsh.out.rfind("#compdef tiresias", 0), 0u) << zsh.out.substr(0, 80);
 }

@@ -170,21 +170,35 @@ _tiresias() {{
   local cur prev path words w i
   cur="${{COMP_WORDS[COMP_CWORD]}}"
   prev="${{COMP_WORDS[COMP_CWORD-1]}}"
-  case "$prev" in
-    --policy|--policies) COMPREPLY=($(compgen -W "{}" -- "$cur")); return ;;
-    --placement) COMPREPLY=($(compgen -W "{}" -- "$cur")); return ;;
-    -o|--output-format) COMPREPLY=($(compgen -W "text json wide" -- "$cur")); return ;;
-    --state-dir|--trace|--cluster|--out|--events|--profiles|--output|--error)
-      COMPREPLY=($(compgen -f -- "$cur")); return ;;
-  esac
   path=""
   for ((i = 1; i < COMP_CWORD; i++)); do
     w="${{COMP_WORDS[i]}}"
+    if [[ "$w" == "--" ]]; then  # the job's command: a program, then its arguments
+      if ((i == COMP_CWORD - 1)); then
+        COMPREPLY=($(compgen -c -- "$cur"))
+      else
+        COMPREPLY=($(compgen -f -- "$cur"))
+      fi
+      return
+    fi
     [[ "$w" == -* ]] && continue
     case " $(_tiresias_words "$path") " in
       *" $w "*) path="${{path:+$path }}$w" ;;
     esac
   done
+  case "$prev" in
+    --policy|--policies) COMPREPLY=($(compgen -W "{}" -- "$cur")); return ;;
+    --placement) COMPREPLY=($(compgen -W "{}" -- "$cur")); return ;;
+    -o|--output-format)
+      if [[ "$path" == submit && "$prev" == -o ]]; then  # sbatch's -o: the output file
+        COMPREPLY=($(compgen -f -- "$cur"))
+      else
+        COMPREPLY=($(compgen -W "text json wide" -- "$cur"))
+      fi
+      return ;;
+    --state-dir|--trace|--cluster|--out|--events|--profiles|--output|--error|-e)
+      COMPREPLY=($(compgen -f -- "$cur")); return ;;
+  esac
   COMPREPLY=($(compgen -W "$(_tiresias_words "$path")" -- "$cur"))
 }}
 _tiresias_words() {{

@@ -22,11 +22,11 @@ void AddConnFlags(CLI::App* c, Common& o) {
                 "directory's tiresias.token when readable)");
 }
 
-void AddOutputFlag(CLI::App* c, Common& o, bool wide) {
+void AddOutputFlag(CLI::App* c, Common& o, bool wide, bool short_o) {
   std::map<std::string, OutputFormat> formats = {{"text", OutputFormat::kText},
                                                  {"json", OutputFormat::kJson}};
   if (wide) formats["wide"] = OutputFormat::kWide;
-  c->add_option("-o,--output-format", o.out,
+  c->add_option(short_o ? "-o,--output-format" : "--output-format", o.out,
                 wide ? "text, wide (more columns) or json" : "text or json")
       ->transform(CLI::CheckedTransformer(formats, CLI::ignore_case));
   c->add_flag_callback(

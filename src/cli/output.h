@@ -24,7 +24,8 @@ struct Common {
 
 void AddConnFlags(CLI::App* c, Common& o);
 // -o/--output-format text|json (and wide where `wide`).
-void AddOutputFlag(CLI::App* c, Common& o, bool wide = false);
+// `short_o`: -o names the format too (submit leaves -o to its output file, as sbatch does).
+void AddOutputFlag(CLI::App* c, Common& o, bool wide = false, bool short_o = true);
 
 // Prints the error for people and returns the runtime exit code, 1.
 int Error(const Status& s);

@@ -138,7 +138,7 @@ void AddSubmitCommand(CLI::App& app, int& rc) {
   static SubmitFlags sf;
   auto* submit = app.add_subcommand("submit", "submit a job: tiresias submit --gpus 2 -- CMD ARGS");
   AddConnFlags(submit, o);
-  AddOutputFlag(submit, o);
+  AddOutputFlag(submit, o, /*wide=*/false, /*short_o=*/false);  // -o: the output file
   submit->add_option("--gpus", sf.gpus, "GPUs (gang-scheduled)")
       ->check(IntegerIn(1, kMaxRequestGpus));
   submit
@@ -170,10 +170,10 @@ void AddSubmitCommand(CLI::App& app, int& rc) {
                      "afterok:ID[:ID..], afterany:ID, afternotok:ID, comma-separated");
   submit->add_option("--array,-a", sf.array,
                      "array tasks: 0-99, 0-99%8 (at most 8 at once), 1,3,5-7");
-  submit->add_option("--output", sf.output,
+  submit->add_option("--output,-o", sf.output,
                      "stdout file (%j job id, %a array index, %A array id, %u user, %x name); "
                      "default: the job's log");
-  submit->add_option("--error", sf.error, "stderr file (same patterns); default: with stdout");
+  submit->add_option("--error,-e", sf.error, "stderr file (same patterns); default: with stdout");
   submit->add_flag("--hold,-H", sf.hold, "submit held: it waits until `tiresias release`");
   submit->add_option("--env", sf.env, "extra environment KEY=VALUE (repeatable)");
   submit->add_flag("--export-env,!--no-export-env", sf.export_env,
