@@ -115,6 +115,21 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
   EXPECT_EQ(Cli("wait " + c + " --timeout 60").rc, 125);  // cancelled
   EXPECT_EQ(Cli("wait " + t + " --timeout 60").rc, 124);  // timeout
 
+  // show of the array's id: every task (as scontrol show job), it showed task 0 alone; of a
+  // task, that task.
+  const std::string all_tasks = Cli("show " + a).out;
+  size_t shown = 0;
+  for (size_t at = all_tasks.find("JobId="); at != std::string::npos;
+       at = all_tasks.find("JobId=", at + 1)) {
+    ++shown;
+  }
+  EXPECT_EQ(shown, 4u) << all_tasks;
+  EXPECT_NE(all_tasks.find("ArrayTask=" + a + "_3"), std::string::npos) << all_tasks;
+  const auto array_json = Json("show " + a);
+  ASSERT_TRUE(array_json.is_array()) << array_json.dump();
+  EXPECT_EQ(array_json.size(), 4u);
+  EXPECT_EQ(Json("show " + a + "_2")["ref"], a + "_2");
+
   // The array: never more than 2 tasks at once; each printed its own index.
   const auto tasks = Json("ls -a");
   std::vector<std::pair<int64_t, int>> edges;  // (+1 at start, -1 at end) of each task

@@ -124,11 +124,36 @@ int List(const Common& o, const ListFlags& f) {
   return 0;
 }
 
+void ShowOne(const Common& o, const nlohmann::json& j);
+
+// An array's id names every task (as `scontrol show job` of an array's id): each is shown,
+// and -o json gives their list; a task (42_7) or a plain job, its object.
 int Show(const Common& o, const std::string& ref) {
   int rc = 0;
-  auto r = Fetch(o, "/v1/jobs/" + ref, rc);
+  const Common text{.conn = o.conn};
+  auto r = Fetch(text, "/v1/jobs/" + ref, rc);
   if (!r) return rc;
-  const auto& j = *r;
+  nlohmann::json jobs = nlohmann::json::array({*r});
+  const bool whole_array =
+      ref.find('_') == std::string::npos && Str(*r, "ref") == Str(*r, "id") + "_0";
+  if (whole_array) {
+    auto tasks = Fetch(text, "/v1/jobs?array=" + Str(*r, "id"), rc);
+    if (!tasks) return rc;
+    jobs = std::move(*tasks);
+  }
+  if (o.json()) {
+    std::cout << (whole_array ? jobs : jobs.front()).dump(2) << "\n";
+    return 0;
+  }
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    if (k > 0) std::cout << "\n";
+    ShowOne(o, jobs[k]);
+  }
+  return 0;
+}
+
+void ShowOne(const Common& o, const nlohmann::json& j) {
+  int rc = 0;
   auto ev =
       Fetch(Common{.conn = o.conn}, fmt::format("/v1/events?job={}&limit=1000", Str(j, "id")), rc);
   std::vector<std::string> argv = j.value("argv", std::vector<std::string>{});
@@ -190,7 +215,6 @@ int Show(const Common& o, const std::string& ref) {
                                Str(e, "text"));
     }
   }
-  return 0;
 }
 
 int Logs(const Common& o, const std::string& ref, bool follow, int64_t tail, bool stderr_stream) {
@@ -455,8 +479,9 @@ void AddJobCommands(CLI::App& app, int& rc) {
   ls->add_option("--offset", lf.offset, "skip this many (paging)")->check(IntegerIn(0, INT64_MAX));
   ls->callback([&rc] { rc = List(o, lf); });
 
-  auto* show =
-      app.add_subcommand("show", "one job in detail, with its timeline (like scontrol show job)");
+  auto* show = app.add_subcommand(
+      "show",
+      "one job in detail, with its timeline (like scontrol show job; an array's id: every task)");
   AddConnFlags(show, o);
   AddOutputFlag(show, o);
   show->add_option("job", ref, "job id or ARRAY_INDEX")->required()->check(JobRef());
