@@ -129,6 +129,12 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
   ASSERT_TRUE(array_json.is_array()) << array_json.dump();
   EXPECT_EQ(array_json.size(), 4u);
   EXPECT_EQ(Json("show " + a + "_2")["ref"], a + "_2");
+  // logs of the array's id: task 0's, and it says so on stderr.
+  const CmdResult log0 =
+      testing::RunCommandLine("(TIRESIAS_STATE_DIR=" + sd() + " " + TIRESIAS_BINARY + " logs " + a +
+                              " 2>&1 >/dev/null)");  // stderr alone
+  EXPECT_NE(log0.out.find("this is task " + a + "_0's log"), std::string::npos) << log0.out;
+  EXPECT_NE(Cli("logs " + a + "_1").out.find("task 1 of " + a), std::string::npos);
 
   // The array: never more than 2 tasks at once; each printed its own index.
   const auto tasks = Json("ls -a");

@@ -221,6 +221,17 @@ int Logs(const Common& o, const std::string& ref, bool follow, int64_t tail, boo
   auto c = ApiClient::Connect(o.conn);
   if (!c.ok()) return Error(c.status());
   const std::string stream = stderr_stream ? "&stream=stderr" : "";
+  // An array's id is its task 0's too: each task has its own log, and that is said (on
+  // stderr: the log itself stays what stdout carries).
+  if (ref.find('_') == std::string::npos) {
+    if (auto j = c->GetJson("/v1/jobs/" + ref);
+        j.ok() && j->value("ref", std::string()) == ref + "_0") {
+      std::cerr << fmt::format(
+          "tiresias: job {} is an array: this is task {}_0's log (`tiresias logs {}_N` for "
+          "task N)\n",
+          ref, ref, ref);
+    }
+  }
   int64_t offset = 0;
   for (bool first = true;; first = false) {
     const std::string tail_q = first && tail > 0 ? fmt::format("&tail_lines={}", tail) : "";
