@@ -114,4 +114,15 @@ std::string EscapeControl(std::string_view s) {
   return out;
 }
 
+void EnvUnset(std::vector<std::string>& env, std::string_view key) {
+  std::erase_if(env, [&](const std::string& kv) {
+    return std::string_view(kv).substr(0, kv.find('=')) == key;
+  });
+}
+
+void EnvSet(std::vector<std::string>& env, std::string_view key, std::string_view value) {
+  EnvUnset(env, key);
+  env.push_back(std::string(key) + "=" + std::string(value));
+}
+
 }  // namespace tiresias

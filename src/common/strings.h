@@ -15,6 +15,10 @@ std::string_view Trim(std::string_view s);
 std::optional<int64_t> ParseInt(std::string_view s);
 std::optional<double> ParseDouble(std::string_view s);
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
+// An environment as KEY=VALUE strings: every entry of `key` removed; `key` set to `value` (as
+// the last entry, once).
+void EnvUnset(std::vector<std::string>& env, std::string_view key);
+void EnvSet(std::vector<std::string>& env, std::string_view key, std::string_view value);
 // `s` made safe to print on a terminal: control characters (C0, DEL, and C1 such as the
 // 8-bit CSI) become escapes (\n, \r, \t, \x1b, \u009b) and bytes that are not valid UTF-8
 // become \xHH, so a job name cannot move the cursor, recolour or rewrite the screen. Valid

@@ -41,5 +41,17 @@ TEST(EscapeControl, InvalidUtf8BecomesBytes) {
   EXPECT_EQ(EscapeControl("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // beyond U+10FFFF
 }
 
+TEST(Strings, EnvSetReplacesOnlyItsOwnKey) {
+  // PATHX and a value holding "PATH=" are other variables; the last PATH wins, once.
+  std::vector<std::string> env = {"PATH=/a", "PATHX=/x", "A=PATH=/b", "PATH=/c"};
+  EnvSet(env, "PATH", "/d");
+  EXPECT_EQ(env, (std::vector<std::string>{"PATHX=/x", "A=PATH=/b", "PATH=/d"}));
+  EnvUnset(env, "A");
+  EnvUnset(env, "NONE");
+  EXPECT_EQ(env, (std::vector<std::string>{"PATHX=/x", "PATH=/d"}));
+  EnvSet(env, "EMPTY", "");
+  EXPECT_EQ(env.back(), "EMPTY=");
+}
+
 }  // namespace
 }  // namespace tiresias

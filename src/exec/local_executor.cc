@@ -159,16 +159,9 @@ constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/
 std::vector<std::string> BuildEnv(std::vector<std::string> base,
                                   const std::vector<std::pair<std::string, std::string>>& set,
                                   const std::vector<std::string>& drop) {
-  auto key_of = [](std::string_view kv) { return kv.substr(0, kv.find('=')); };
   std::vector<std::string> env = std::move(base);
-  auto erase_key = [&](std::string_view key) {
-    std::erase_if(env, [&](const std::string& kv) { return key_of(kv) == key; });
-  };
-  for (const auto& key : drop) erase_key(key);
-  for (const auto& [key, value] : set) {
-    erase_key(key);
-    env.push_back(key + "=" + value);
-  }
+  for (const auto& key : drop) EnvUnset(env, key);
+  for (const auto& [key, value] : set) EnvSet(env, key, value);
   return env;
 }
 

@@ -38,12 +38,7 @@ LogPump::LogPump(std::string path, int64_t limit, int64_t keep_free, std::vector
       free_(std::move(free)),
       overshoot_(std::min<int64_t>(limit_, 64 << 10)),
       recheck_ms_(recheck_ms) {
-  if (!free_) {
-    const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
-    free_ = [dir = parent.empty() ? std::filesystem::path(".") : parent] {
-      return FreeBytesOn(dir.string());
-    };
-  }
+  if (!free_) free_ = FreeBytesBeside(path_);
   struct stat st {};
   if (!fds_.empty() && fstat(fds_.front(), &st) == 0) size_ = st.st_size;
 }
@@ -56,12 +51,6 @@ void LogPump::Note(const std::string& what) {
 }
 
 namespace {
-
-int64_t SteadyMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 constexpr int64_t kMiB = 1 << 20;
 

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/free_space.h"
 #include "common/status.h"
 
 namespace tiresias {
@@ -32,7 +33,7 @@ size_t WriteAllTo(int fd, std::string_view s);
 
 class LogPump {
  public:
-  using FreeBytes = std::function<StatusOr<int64_t>()>;
+  using FreeBytes = FreeBytesFn;
   // `fds`: the descriptors open on the log at `path` (the first one is written to; every one is
   // moved to the new log on a rotation). The log's current size counts against the limit.
   // `limit` <= 0: none; `keep_free` <= 0: none. `free`: the free space of its file system

@@ -144,12 +144,6 @@ std::vector<std::string> CommandEnv(int fd) {
   return env;
 }
 
-// `env` with KEY set to `value`.
-void SetIn(std::vector<std::string>& env, const std::string& key, const std::string& value) {
-  std::erase_if(env, [&](const std::string& kv) { return kv.starts_with(key + "="); });
-  env.push_back(key + "=" + value);
-}
-
 // The command's side of the fork: becomes the job's user, opens its output files and execs.
 // `pump`: the pipe to the log's pump (stdout and stderr unless --stdout/--stderr), or -1.
 // `env`: the command's environment, in effect only once the user is the job's.
@@ -269,9 +263,9 @@ int RunShim(const std::vector<std::string>& args) {
     if (pid != 0) return pid;
     if (task >= 0) {  // only this process: the shim is single-threaded
       const std::string rank = std::to_string(task);
-      SetIn(env, "RANK", rank);
-      SetIn(env, "LOCAL_RANK", rank);
-      SetIn(env, "CUDA_VISIBLE_DEVICES", devices[static_cast<size_t>(task)]);
+      EnvSet(env, "RANK", rank);
+      EnvSet(env, "LOCAL_RANK", rank);
+      EnvSet(env, "CUDA_VISIBLE_DEVICES", devices[static_cast<size_t>(task)]);
     }
     Exec(a, pump[1], env);
   };

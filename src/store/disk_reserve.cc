@@ -24,15 +24,11 @@ std::string Mib(int64_t bytes) {
 
 DiskReserve::DiskReserve(std::string path, int64_t bytes, FreeBytes free, int check_every_ms)
     : path_(std::move(path)),
+      dir_(std::filesystem::path(path_).parent_path().string()),
       bytes_(bytes),
       free_fn_(std::move(free)),
       check_every_ms_(check_every_ms) {
-  if (!free_fn_) {
-    const std::filesystem::path parent = std::filesystem::path(path_).parent_path();
-    free_fn_ = [dir = parent.empty() ? std::filesystem::path(".") : parent] {
-      return FreeBytesOn(dir.string());
-    };
-  }
+  if (!free_fn_) free_fn_ = FreeBytesBeside(path_);
 }
 
 bool DiskReserve::Make() {
@@ -68,15 +64,12 @@ void DiskReserve::Release() {
 
 DiskReserve::Change DiskReserve::Check() {
   if (bytes_ <= 0) return {};
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch())
-                          .count();
+  const int64_t now = SteadyMs();
   if (now < next_check_ms_) return {};
   next_check_ms_ = now + check_every_ms_;
   auto free = free_fn_();
   if (!free.ok()) return {};  // nothing known: nothing changes
   free_ = *free;
-  const std::string dir = std::filesystem::path(path_).parent_path().string();
   Change c;
   if (!low_ && free_ < bytes_) {
     Release();
@@ -86,7 +79,7 @@ DiskReserve::Change DiskReserve::Check() {
          .message = fmt::format("the file system of {} is nearly full ({} free): released the {} "
                                 "kept in reserve for the journal; new jobs are refused until {} "
                                 "are free",
-                                dir, Mib(*free), Mib(bytes_), Mib(2 * bytes_))};
+                                dir_, Mib(*free), Mib(bytes_), Mib(2 * bytes_))};
   } else if (low_ ? free_ >= 2 * bytes_ : true) {
     // Also when not low: a reserve deleted by hand, or never made, is made again.
     const bool made = Make();
@@ -96,7 +89,7 @@ DiskReserve::Change DiskReserve::Check() {
       c = {.changed = true,
            .message = fmt::format("the file system of {} has {} free again: {} kept in reserve "
                                   "for the journal; new jobs are accepted",
-                                  dir, Mib(*free), Mib(bytes_))};
+                                  dir_, Mib(*free), Mib(bytes_))};
     }
   }
   if (full_ != (free_ < kJournalRoom)) {
@@ -107,8 +100,8 @@ DiskReserve::Change DiskReserve::Check() {
         full_ ? fmt::format(
                     "only {} free on the file system of {}: serve pauses (no "
                     "decisions, no changes accepted) until {} are free",
-                    Mib(free_), dir, Mib(kJournalRoom))
-              : fmt::format("{} free on the file system of {}: serve goes on", Mib(free_), dir);
+                    Mib(free_), dir_, Mib(kJournalRoom))
+              : fmt::format("{} free on the file system of {}: serve goes on", Mib(free_), dir_);
   }
   return c;
 }
@@ -125,17 +118,16 @@ std::string DiskReserve::Summary() const {
 }
 
 std::string DiskReserve::LowReason() const {
-  const std::string dir = std::filesystem::path(path_).parent_path().string();
   if (full_) {
     return fmt::format(
         "the file system of serve's state directory {} is full ({} free): serve makes no "
         "decision until {} are free, and accepts new jobs when {} are",
-        dir, Mib(free_), Mib(kJournalRoom), Mib(2 * bytes_));
+        dir_, Mib(free_), Mib(kJournalRoom), Mib(2 * bytes_));
   }
   return fmt::format(
       "the file system of serve's state directory {} is nearly full ({} free): new jobs are "
       "refused until {} are free (serve --disk-reserve)",
-      dir, Mib(free_), Mib(2 * bytes_));
+      dir_, Mib(free_), Mib(2 * bytes_));
 }
 
 }  // namespace tiresias

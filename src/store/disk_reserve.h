@@ -24,7 +24,7 @@ namespace tiresias {
 
 class DiskReserve {
  public:
-  using FreeBytes = std::function<StatusOr<int64_t>()>;
+  using FreeBytes = FreeBytesFn;
   // `path`: the reserve file; `bytes`: its size (0: none, never low); `free`: the free space
   // of its file system (FreeBytesOn its directory by default).
   // Looks at the disk at most every `check_every_ms` (statvfs on a network file system is a
@@ -58,6 +58,7 @@ class DiskReserve {
   bool Make();
 
   std::string path_;
+  std::string dir_;  // path_'s directory, as messages name it
   int64_t bytes_;
   FreeBytes free_fn_;
   int check_every_ms_;
