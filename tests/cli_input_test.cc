@@ -5,6 +5,7 @@
 // really failed with its state directory; and job names are printed with control
 // characters escaped (JSON output stays exact).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -204,6 +205,43 @@ TEST(CliInput, ServeSaysWhatReallyFailedWithTheStateDir) {
     std::filesystem::permissions(ro, std::filesystem::perms::owner_all);
     EXPECT_TRUE(Has(r.out, "Permission denied")) << r.out;
     EXPECT_FALSE(Has(r.out, "another tiresias serve")) << r.out;
+  }
+}
+
+// Found by an exploratory test: a user who may not enter serve's state directory got
+// "terminate called after throwing ... filesystem_error" and SIGABRT from every command; and
+// serve made the missing directories above its state directory 0700, so that no other user
+// could reach its socket.
+TEST(CliInput, AStateDirTheCallerCannotEnterIsAnErrorAndServeMakesItsParentsSearchable) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to act as another user (runuser)";
+  auto dir = ScratchDir("private_state");
+  std::filesystem::create_directories(dir / "x");
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all);  // 0700
+  const std::string bin = TIRESIAS_BINARY, x = (dir / "x").string();
+  for (const std::string& cmd :
+       {"runuser -u nobody -- " + bin + " ls --state-dir " + x,
+        "runuser -u nobody -- env TIRESIAS_STATE_DIR=" + x + " " + bin + " version"}) {
+    CmdResult r = RunCommandLine(cmd);
+    EXPECT_EQ(r.rc, 1) << cmd << "\n" << r.out;
+    EXPECT_TRUE(Has(r.out, "Permission denied")) << r.out;
+    EXPECT_FALSE(Has(r.out, "terminate called")) << r.out;
+  }
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all |
+                                        std::filesystem::perms::group_exec |
+                                        std::filesystem::perms::others_exec);  // 0711
+  // serve makes new/deeper/state and each directory it made on the way is searchable.
+  const auto state = dir / "new" / "deeper" / "state";
+  {
+    ServeProcess serve(state, {"--gpus", "1"});
+    serve.Start();
+    for (const auto& d : {dir / "new", dir / "new" / "deeper", state}) {
+      struct stat st {};
+      ASSERT_EQ(stat(d.c_str(), &st), 0) << d;
+      EXPECT_EQ(st.st_mode & 07777, 0711u) << d;
+    }
+    CmdResult r =
+        RunCommandLine("runuser -u nobody -- " + bin + " ls --state-dir " + state.string());
+    EXPECT_EQ(r.rc, 0) << r.out;
   }
 }
 

@@ -71,6 +71,11 @@ class SlurmExecutorTest : public ::testing::Test {
             .gpus = {GpuId{0, 0}},
             .job_dir = (dir_ / std::to_string(job)).string()};
   }
+  // `spec`'s job submitted (its Slurm job held): Prepare, and the worker done with it.
+  static void Prepared(SlurmExecutor& x, const LaunchSpec& spec) {
+    x.Prepare(spec);
+    ASSERT_TRUE(x.Drain(30s));
+  }
   // A batch of commands (the submission of a throwaway job), after which the poller reads.
   void Refresh(SlurmExecutor& x) {
     x.Prepare({.job = JobId(++throwaway_),
@@ -93,8 +98,7 @@ class SlurmExecutorTest : public ::testing::Test {
   // the permission was denied; its end.
   std::optional<ExitInfo> TrueWithFault(SlurmExecutor& x, const fs::path& fault) {
     const LaunchSpec spec = Spec(1, {"true"});
-    x.Prepare(spec);
-    EXPECT_TRUE(x.Drain(30s));
+    Prepared(x, spec);
     Put(fault, "scontrol: error: Access/permission denied for job\n");
     EXPECT_TRUE(x.Launch(spec).ok());
     return NextExit(x);
@@ -149,8 +153,7 @@ TEST_F(SlurmExecutorTest, AKillFromAStaleSnapshotNeverCancelsTheRequeuedJob) {
   auto x = Open("stale");
   ASSERT_TRUE(x);
   const LaunchSpec spec = Spec(1, {"sleep", "60"});
-  x->Prepare(spec);
-  ASSERT_TRUE(x->Drain(30s));
+  Prepared(*x, spec);
   auto launched = x->Launch(spec);
   ASSERT_TRUE(launched.ok()) << launched.status().message();
   const int64_t sid = x->SlurmId(JobId(1));
@@ -185,8 +188,7 @@ TEST_F(SlurmExecutorTest, ASlurmIdThatNoLongerCarriesTheJobsTagIsNeverActedOn) {
   auto x = Open("reuse");
   ASSERT_TRUE(x);
   const LaunchSpec spec = Spec(1, {"sleep", "60"});
-  x->Prepare(spec);
-  ASSERT_TRUE(x->Drain(30s));
+  Prepared(*x, spec);
   const int64_t first = x->SlurmId(JobId(1));
   ASSERT_GT(first, 0);
   ASSERT_EQ(cluster_->Sh(fmt::format("scontrol update JobId={} Comment=someone-else", first)).rc,
@@ -247,8 +249,7 @@ TEST_F(SlurmExecutorTest, AnEarlierAttemptsEndIsNeverCreditedToALaunchCutOffByAR
   auto x = Open("credit", 250ms, 3s);
   ASSERT_TRUE(x);
   const LaunchSpec spec = Spec(1, {"true"});
-  x->Prepare(spec);
-  ASSERT_TRUE(x->Drain(30s));
+  Prepared(*x, spec);
   ASSERT_TRUE(x->Launch(spec).ok());
   const int64_t sid = x->SlurmId(JobId(1));
   const std::optional<ExitInfo> first = NextExit(*x);
@@ -274,7 +275,8 @@ TEST_F(SlurmExecutorTest, AnEarlierAttemptsEndIsNeverCreditedToALaunchCutOffByAR
   ASSERT_TRUE(y->Drain(30s));
   ASSERT_TRUE(
       WaitFor([&] { return Squeue(sid, "%T") == "COMPLETED" && y->Poll().size() == 1; }, 30s))
-      << Squeue(sid, "%T");
+      << cluster_->Sh(fmt::format("scontrol -o show job {}", sid)).out << y->EngineState(JobId(1))
+      << cluster_->Sh("squeue --json | grep -E '\"(job_state|restart_cnt|priority)\"'").out;
   y.reset();
   auto z = Open("credit");
   ASSERT_TRUE(z);
@@ -293,8 +295,7 @@ TEST_F(SlurmExecutorTest, AKillWhoseRequeueSlurmDoesNotAnswerIsNeverACancelOutsi
   auto x = Open("slowhold", 250ms);
   ASSERT_TRUE(x);
   const LaunchSpec spec = Spec(1, {"sleep", "60"});
-  x->Prepare(spec);
-  ASSERT_TRUE(x->Drain(30s));
+  Prepared(*x, spec);
   auto launched = x->Launch(spec);
   ASSERT_TRUE(launched.ok()) << launched.status().message();
   const int64_t sid = x->SlurmId(JobId(1));
@@ -351,8 +352,7 @@ TEST_F(SlurmExecutorTest, AnSbatchWhoseAnswerWasLostLeavesNoSecondHeldJob) {
   auto x = Open("lostsbatch", 250ms);
   ASSERT_TRUE(x);
   Put(bin / "lose-sbatch", "sbatch: error: Socket timed out on send/recv operation\n");
-  x->Prepare(Spec(1, {"true"}));
-  ASSERT_TRUE(x->Drain(30s));
+  Prepared(*x, Spec(1, {"true"}));
   ASSERT_FALSE(fs::exists(bin / "lose-sbatch"));  // the fault happened
   ASSERT_TRUE(WaitFor([&] { return x->SlurmId(JobId(1)) != 0; }, 30s));
   const std::string ours =
@@ -370,8 +370,7 @@ TEST_F(SlurmExecutorTest, ASqueueSlowerThanTheDeadlineIsGivenMoreTime) {
   ASSERT_TRUE(x);
   Put(bin / "slow-squeue", "3\n");
   const LaunchSpec spec = Spec(1, {"sleep", "30"});
-  x->Prepare(spec);
-  ASSERT_TRUE(x->Drain(30s));
+  Prepared(*x, spec);
   ASSERT_TRUE(x->Launch(spec).ok());
   EXPECT_TRUE(
       WaitFor([&] { return x->EngineState(JobId(1)).find("RUNNING") != std::string::npos; }, 40s))

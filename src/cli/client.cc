@@ -99,8 +99,13 @@ StatusOr<ApiClient> ApiClient::Connect(const ClientOptions& o) {
     c.socket_ = server.substr(5);
   } else if (!server.empty()) {
     c.url_ = server;
-  } else if (std::filesystem::exists(dir / "tiresias.sock")) {
+  } else if (std::error_code ec; std::filesystem::exists(dir / "tiresias.sock", ec)) {
     c.socket_ = (dir / "tiresias.sock").string();
+  } else if (ec) {  // e.g. a state directory this user may not enter (it aborted the CLI)
+    return FailedPrecondition(fmt::format(
+        "cannot reach the server's socket in {}: {} (serve's state directory and those above "
+        "it must be searchable by you)",
+        dir.string(), ec.message()));
   } else {
     std::string why;
     auto addr = ReadFirstLine(dir / "tiresias.addr", &why);

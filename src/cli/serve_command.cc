@@ -120,13 +120,23 @@ int Serve(const ServeFlags& f) {
   }
   umask(077);  // the journal, logs, tokens and job directories are private to serve's user
   std::error_code ec;
+  // The directories serve makes on the way to the state directory: searchable (0711), as the
+  // state directory itself, so that local users reach the socket (umask 077 made them 0700).
+  std::vector<fs::path> made;
+  for (fs::path p = fs::absolute(f.state_dir, ec); !p.empty() && !fs::exists(p, ec) && !ec;
+       p = p.parent_path()) {
+    made.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  ec.clear();
   fs::create_directories(f.state_dir, ec);
   if (ec) {  // e.g. a parent without write permission, or a file in the way
     return fail(
         IoError(fmt::format("--state-dir {}: cannot create: {}", f.state_dir, ec.message())));
   }
+  for (const fs::path& p : made) (void)chmod(p.c_str(), 0711);
   const fs::path dir = fs::weakly_canonical(fs::absolute(f.state_dir), ec);
-  if (!fs::is_directory(dir)) {
+  if (!fs::is_directory(dir, ec)) {
     return fail(IoError(fmt::format("--state-dir {}: not a directory", f.state_dir)));
   }
   // One serve per state directory: a second one would replay and run the same jobs. A POSIX
@@ -149,7 +159,7 @@ int Serve(const ServeFlags& f) {
   }
   // The lock file may have been removed under a running serve (found by a review: a second
   // serve then took the state over); one that still answers on the socket is running.
-  if (const fs::path sock = dir / "tiresias.sock"; fs::exists(sock)) {
+  if (const fs::path sock = dir / "tiresias.sock"; fs::exists(sock, ec)) {
     // Alive only if it answers: a job's launcher forked by a serve killed mid-launch may hold
     // the listening socket until it execs, accepting nothing.
     auto probe = ApiClient::Connect({.server = "unix:" + sock.string(), .timeout_ms = 2000});
