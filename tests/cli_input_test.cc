@@ -4,7 +4,10 @@
 // reaches no run and an explicit --profiles that cannot be read are errors; serve says what
 // really failed with its state directory; and job names are printed with control
 // characters escaped (JSON output stays exact).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -243,6 +246,28 @@ TEST(CliInput, AStateDirTheCallerCannotEnterIsAnErrorAndServeMakesItsParentsSear
         RunCommandLine("runuser -u nobody -- " + bin + " ls --state-dir " + state.string());
     EXPECT_EQ(r.rc, 0) << r.out;
   }
+}
+
+// Found by an exploratory test: a serve that could not listen (its port taken) had already
+// recorded its settings, so the next start with other settings was refused although no serve
+// had ever run there.
+TEST(CliInput, AServeThatCannotListenLeavesTheStateUnwritten) {
+  auto dir = ScratchDir("serve_port_taken");
+  const int held = socket(AF_INET, SOCK_STREAM, 0);  // a port something else listens on
+  sockaddr_in a{.sin_family = AF_INET, .sin_port = 0, .sin_addr = {htonl(INADDR_LOOPBACK)}};
+  ASSERT_EQ(bind(held, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(held, 1), 0);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(getsockname(held, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const std::string port = std::to_string(ntohs(a.sin_port));
+  CmdResult r = RunTiresias("serve --gpus 1 --port " + port + " --state-dir " + dir.string());
+  close(held);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "Address already in use")) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "tiresias.db"));
+  ServeProcess second(dir, {"--gpus", "2"});
+  second.Start();  // other settings: fine, nothing was recorded
+  EXPECT_EQ(RunTiresias("ls --state-dir " + dir.string()).rc, 0);
 }
 
 // Found by a review: with the lock file removed under a running serve, a second one took the

@@ -161,8 +161,10 @@ HttpServer::~HttpServer() {
   Stop();
 }
 
-StatusOr<int> HttpServer::StartTcp(const std::string& host, int port) {
-  if (daemon_) return FailedPrecondition("http server: already started");
+namespace {
+
+// host:port as a socket address; InvalidArgument for a host that is no numeric address.
+StatusOr<sockaddr_storage> ListenAddress(const std::string& host, int port, bool* v6_out) {
   if (port < 0 || port > 65535) {
     return InvalidArgument(fmt::format("port {} is not in 0..65535", port));
   }
@@ -184,6 +186,40 @@ StatusOr<int> HttpServer::StartTcp(const std::string& host, int port) {
   } else {
     reinterpret_cast<sockaddr_in*>(&addr)->sin_port = htons(static_cast<uint16_t>(port));
   }
+  *v6_out = v6;
+  return addr;
+}
+
+}  // namespace
+
+Status HttpServer::CheckListen(const std::string& host, int port, const std::string& unix_path) {
+  bool v6 = false;
+  auto addr = ListenAddress(host, port, &v6);
+  if (!addr.ok()) return addr.status();
+  if (sockaddr_un a{}; unix_path.size() >= sizeof a.sun_path) {
+    return InvalidArgument(fmt::format("{}: too long for a Unix socket path ({} bytes at most)",
+                                       unix_path, sizeof a.sun_path - 1));
+  }
+  if (port == 0) return Status::Ok();  // any free port
+  const int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return IoError(fmt::format("socket: {}", std::strerror(errno)));
+  const int one = 1;
+  (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // as the daemon does
+  const socklen_t len = v6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  const bool ok = bind(fd, reinterpret_cast<const sockaddr*>(&*addr), len) == 0;
+  const int err = errno;
+  close(fd);
+  if (!ok)
+    return IoError(fmt::format("cannot listen on {}:{}: {}", host, port, std::strerror(err)));
+  return Status::Ok();
+}
+
+StatusOr<int> HttpServer::StartTcp(const std::string& host, int port) {
+  if (daemon_) return FailedPrecondition("http server: already started");
+  bool v6 = false;
+  auto parsed = ListenAddress(host, port, &v6);
+  if (!parsed.ok()) return parsed.status();
+  sockaddr_storage addr = *parsed;
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
   if (v6) flags |= MHD_USE_IPv6;
   daemon_ = MHD_start_daemon(

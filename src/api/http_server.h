@@ -75,6 +75,9 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
+  // Whether StartTcp(host, port) and StartUnix(unix_path) could listen now (the port free,
+  // the path short enough), so that serve can say so before it writes anything.
+  static Status CheckListen(const std::string& host, int port, const std::string& unix_path);
   // Listens on host:port (port 0: any free port) and serves; returns the bound port.
   StatusOr<int> StartTcp(const std::string& host, int port);
   // Also listens on a Unix socket at `path` (replacing a stale one), mode 0666: any local

@@ -244,6 +244,12 @@ int Serve(const ServeFlags& f) {
         "again (jobs keep running meanwhile)",
         dir.string(), *free, DiskReserve::kJournalRoom >> 20)));
   }
+  // Before anything is written: a serve that cannot listen must not fix this state's
+  // settings (the next start with others was refused, though none had run).
+  if (Status s = HttpServer::CheckListen(f.host, f.port, (dir / "tiresias.sock").string());
+      !s.ok()) {
+    return fail(s);
+  }
   auto token = EnsureAdminToken((dir / "tiresias.token").string());
   if (!token.ok()) return fail(token.status());
   auto ids = Identities::Open(*token, (dir / "tiresias.tokens").string(), geteuid());
