@@ -276,6 +276,19 @@ TEST_F(EverydayTest, ScriptsGetWhatTheyAskForFromLogsJsonAndTimes) {
   ASSERT_EQ(Cli("wait " + io + " --timeout 60").rc, 0);
   EXPECT_NE(testing::ReadAll(sd() + "/o-" + io + ".log").find("out\n"), std::string::npos);
   EXPECT_EQ(testing::ReadAll(sd() + "/e-" + io + ".log"), "err\n");
+  // An empty value is refused, not read as no flag (`-a ''` made a plain job).
+  for (const char* flag : {"-a", "-J", "-t", "-d", "-o"}) {
+    CmdResult empty = Cli(std::string("submit ") + flag + " '' -- true");
+    EXPECT_NE(empty.rc, 0) << flag << ": " << empty.out;
+    EXPECT_NE(empty.out.find("an empty value"), std::string::npos) << flag << ": " << empty.out;
+  }
+  // release of an array counts the tasks it released (it counted all six, "2 not held").
+  const std::string arr = Submit("-H -a 0-5%2 -- sleep 30");
+  EXPECT_EQ(Cli("release " + arr + "_0").out, "released job " + arr + "_0\n");
+  EXPECT_EQ(Cli("release " + arr).out, "released job " + arr + " (5 tasks; 1 not held)\n");
+  EXPECT_EQ(Cli("cancel " + arr).rc, 0);
+  // logs --tail 0 prints nothing (as tail -n 0; it printed everything).
+  EXPECT_EQ(Cli("logs " + io + " --tail 0").out, "");
   auto json = nlohmann::json::parse(Cli("submit --json -- true").out, nullptr, false);
   EXPECT_TRUE(json.is_object() && json.contains("id")) << json.dump();
 }

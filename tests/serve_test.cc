@@ -249,6 +249,8 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
   EXPECT_EQ(raw.Get("/v1/%ff")->status, 404);  // invalid UTF-8 in the path: no crash
   EXPECT_EQ(anon.Get("/v1/health")->status, 200);
   EXPECT_EQ(raw.Get("/v1/events?limit=0")->status, 400);
+  EXPECT_EQ(raw.Get("/v1/events?latest=0")->status, 400);  // it gave every event
+  EXPECT_EQ(raw.Get("/v1/events?latest=1")->status, 200);
   r = post("{\"argv\": [\"true\"], \"gpus\": 4294967297}");
   EXPECT_EQ(r.status, 400) << r.body;
   r = post("{\"argv\": [\"true\"], \"env\": {\"\": \"x\"}}");

@@ -276,7 +276,8 @@ TEST_F(SlurmExecutorTest, AnEarlierAttemptsEndIsNeverCreditedToALaunchCutOffByAR
   ASSERT_TRUE(
       WaitFor([&] { return Squeue(sid, "%T") == "COMPLETED" && y->Poll().size() == 1; }, 30s))
       << cluster_->Sh(fmt::format("scontrol -o show job {}", sid)).out << y->EngineState(JobId(1))
-      << cluster_->Sh("squeue --json | grep -E '\"(job_state|restart_cnt|priority)\"'").out;
+      << cluster_->Sh("squeue --json | grep -E '\"(job_state|restart_cnt|priority)\"'").out
+      << "y is " << static_cast<const void*>(y.get());
   y.reset();
   auto z = Open("credit");
   ASSERT_TRUE(z);

@@ -284,6 +284,10 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     if (!after.ok()) return Fail(after.status());
     auto latest = QueryInt(req, "latest", 0);
     if (!latest.ok()) return Fail(latest.status());
+    // latest=0 gave everything, as without latest; it is refused as limit=0 is.
+    if (req.query.contains("latest") && (*latest < 1 || *latest > 100000)) {
+      return Fail(400, "latest must be in 1..100000");
+    }
     auto limit = QueryInt(req, "limit", *latest > 0 ? *latest : 1000);
     if (!limit.ok()) return Fail(limit.status());
     if (*limit < 1 || *limit > 100000) return Fail(400, "limit must be in 1..100000");

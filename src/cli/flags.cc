@@ -62,6 +62,14 @@ CLI::Validator IntegerIn(int64_t lo, int64_t hi) {
       "INT in " + range);
 }
 
+CLI::Validator NotEmpty() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        return input.empty() ? "an empty value: give one, or leave the flag out" : "";
+      },
+      "", "NOT_EMPTY");
+}
+
 CLI::Validator JobStates() {
   return CLI::Validator(
       [](std::string& input) -> std::string {

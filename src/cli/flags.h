@@ -20,5 +20,7 @@ CLI::Validator JobRef();
 CLI::Validator Unsigned();
 // Job states, comma-separated (pending, running, ...; store/job_record.h).
 CLI::Validator JobStates();
+// Refuses an empty value: `-a ''` must not quietly mean "no array".
+CLI::Validator NotEmpty();
 
 }  // namespace tiresias

@@ -234,11 +234,13 @@ int Logs(const Common& o, const std::string& ref, bool follow, int64_t tail, boo
   }
   int64_t offset = 0;
   for (bool first = true;; first = false) {
-    const std::string tail_q = first && tail > 0 ? fmt::format("&tail_lines={}", tail) : "";
+    // --tail 0: nothing of what is there (the last line is asked for its end offset only).
+    const std::string tail_q =
+        first && tail >= 0 ? fmt::format("&tail_lines={}", std::max<int64_t>(tail, 1)) : "";
     auto r = c->Get(fmt::format("/v1/jobs/{}/logs?offset={}{}{}", ref, offset, stream, tail_q));
     if (!r.ok()) return Error(r.status());
     if (Status s = ErrorOf(*r); !s.ok()) return Error(s);
-    std::cout << r->body << std::flush;
+    if (!(first && tail == 0)) std::cout << r->body << std::flush;
     offset = ParseInt(r->next_offset).value_or(offset);
     if (!follow || (r->body.empty() && Terminal(r->job_state))) return 0;
     if (r->body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(250));
@@ -265,13 +267,16 @@ int Act(const Common& o, const std::string& verb, const std::vector<std::string>
                                                 : verb + "d";
       // A hold or release that changed nothing says so (as `scontrol release` of a job
       // that is not held).
-      const std::string tasks = n > 1 ? fmt::format(" ({} tasks)", n) : "";
       const std::string already = verb == "hold" ? "already held" : "not held";
       if (same > 0 && same == n) {
-        std::cout << fmt::format("job {}{}: {}; nothing to {}\n", ref, tasks, already, verb);
-      } else {
-        std::cout << fmt::format("{} job {}{}{}\n", done, ref, tasks,
+        std::cout << fmt::format("job {}{}: {}; nothing to {}\n", ref,
+                                 n > 1 ? fmt::format(" ({} tasks)", n) : "", already, verb);
+      } else if (n > 1) {  // the tasks it changed; those it found so already
+        std::cout << fmt::format("{} job {} ({} task{}{})\n", done, ref, n - same,
+                                 n - same == 1 ? "" : "s",
                                  same > 0 ? fmt::format("; {} {}", same, already) : "");
+      } else {
+        std::cout << fmt::format("{} job {}\n", done, ref);
       }
     }
   }
@@ -474,7 +479,7 @@ void AddJobCommands(CLI::App& app, int& rc) {
   static std::string ref;
   static std::vector<std::string> refs;
   static bool follow = false, stderr_stream = false;
-  static int64_t tail = 0;
+  static int64_t tail = -1;  // not given: the whole log
   static double wait_timeout = 0;
 
   auto* ls = app.add_subcommand("ls", "list jobs, like squeue: where each runs or why it waits");
@@ -486,7 +491,7 @@ void AddJobCommands(CLI::App& app, int& rc) {
   ls->add_option("--user,-u", lf.user, "only this user's jobs");
   ls->add_option("--vc,--account,-A", lf.vc, "only this virtual cluster's jobs");
   ls->add_flag("--me", lf.me, "only my jobs");
-  ls->add_option("--limit", lf.limit, "at most this many")->check(IntegerIn(0, 1000000));
+  ls->add_option("--limit", lf.limit, "at most this many (0: all)")->check(IntegerIn(0, 1000000));
   ls->add_option("--offset", lf.offset, "skip this many (paging)")->check(IntegerIn(0, INT64_MAX));
   ls->callback([&rc] { rc = List(o, lf); });
 
@@ -502,7 +507,10 @@ void AddJobCommands(CLI::App& app, int& rc) {
   AddConnFlags(logs, o);
   logs->add_option("job", ref, "job id or ARRAY_INDEX")->required()->check(JobRef());
   logs->add_flag("-f,--follow", follow, "keep printing until the job ends");
-  logs->add_option("--tail", tail, "start with the last N lines")->check(IntegerIn(0, 1000000));
+  logs->add_option("--tail", tail,
+                   "start with the last N lines (0: none, as tail -n 0; with -f, "
+                   "only what comes)")
+      ->check(IntegerIn(0, 1000000));
   logs->add_flag("--stderr", stderr_stream, "its stderr (when --error sent it elsewhere)");
   logs->callback([&rc] { rc = Logs(o, ref, follow, tail, stderr_stream); });
 
@@ -540,7 +548,7 @@ void AddJobCommands(CLI::App& app, int& rc) {
   hist->add_option("--since,-S", hf.since,
                    "ended at or after: YYYY-MM-DD[THH:MM[:SS]] UTC, or 2h, 3d ago");
   hist->add_option("--until,-E", hf.until, "ended before (same forms)");
-  hist->add_option("--limit", hf.limit, "only the last this many (the newest jobs)")
+  hist->add_option("--limit", hf.limit, "only the last this many (the newest jobs; 0: all)")
       ->check(IntegerIn(0, 1000000));
   hist->callback([&rc] { rc = History(o, hf); });
 

@@ -88,11 +88,15 @@ std::optional<nlohmann::json> Fetch(const Common& o, const std::string& path, in
 // "in 2h 10m (1h 30m to 4h 0m)": a p10/p50/p90 range of wall times, from now.
 namespace {
 
+// Without a median (a held job, one waiting on what never ends): "not within a year" once,
+// not three times over.
 std::string FromNow(const nlohmann::json& range, int64_t now_ms) {
+  auto known = [&](const char* k) { return range.contains(k) && range[k].is_number(); };
   auto in = [&](const char* k) -> std::string {
-    if (!range.contains(k) || !range[k].is_number()) return "not within a year";
+    if (!known(k)) return "beyond a year";
     return Human(std::max<double>(0, (range[k].get<int64_t>() - now_ms) / 1000.0));
   };
+  if (!known("p50_ms")) return "not within a year";
   return fmt::format("in {} ({} to {}, p10-p90)", in("p50_ms"), in("p10_ms"), in("p90_ms"));
 }
 

@@ -155,25 +155,36 @@ void AddSubmitCommand(CLI::App& app, int& rc) {
                    "($TIRESIAS_CHECKPOINT_FILE), stop it at once (SIGKILL, no signal or grace); "
                    "0 (default): always the signal and the grace")
       ->check(NumberIn(0, kMaxStopAtCheckpointS));
-  submit->add_option("--name,-J", sf.name, "job name (default: the command)");
-  submit->add_option("--vc,--account,-A", sf.vc,
-                     "virtual cluster to charge (default: your VC; see `tiresias vcs`)");
-  submit->add_option("--model", sf.model, "model name, for placement (e.g. resnet50, vgg16)");
+  submit->add_option("--name,-J", sf.name, "job name (default: the command)")->check(NotEmpty());
+  submit
+      ->add_option("--vc,--account,-A", sf.vc,
+                   "virtual cluster to charge (default: your VC; see `tiresias vcs`)")
+      ->check(NotEmpty());
+  submit->add_option("--model", sf.model, "model name, for placement (e.g. resnet50, vgg16)")
+      ->check(NotEmpty());
   submit
       ->add_option("--duration", sf.duration_s,
                    "expected run time in seconds (only sjf/srtf/srsf use it; 0 = not given)")
       ->check(NumberIn(0, kMaxRequestDurationS));
-  submit->add_option("--time,-t", sf.time,
-                     "time limit: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS (running "
-                     "time only; then the checkpoint signal, the grace, and state timeout)");
-  submit->add_option("--dependency,-d", sf.dependency,
-                     "afterok:ID[:ID..], afterany:ID, afternotok:ID, comma-separated");
-  submit->add_option("--array,-a", sf.array,
-                     "array tasks: 0-99, 0-99%8 (at most 8 at once), 1,3,5-7");
-  submit->add_option("--output,-o", sf.output,
-                     "stdout file (%j job id, %a array index, %A array id, %u user, %x name); "
-                     "default: the job's log");
-  submit->add_option("--error,-e", sf.error, "stderr file (same patterns); default: with stdout");
+  submit
+      ->add_option("--time,-t", sf.time,
+                   "time limit: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS (running "
+                   "time only; then the checkpoint signal, the grace, and state timeout)")
+      ->check(NotEmpty());
+  submit
+      ->add_option("--dependency,-d", sf.dependency,
+                   "afterok:ID[:ID..], afterany:ID, afternotok:ID, comma-separated")
+      ->check(NotEmpty());
+  submit
+      ->add_option("--array,-a", sf.array, "array tasks: 0-99, 0-99%8 (at most 8 at once), 1,3,5-7")
+      ->check(NotEmpty());
+  submit
+      ->add_option("--output,-o", sf.output,
+                   "stdout file (%j job id, %a array index, %A array id, %u user, %x name); "
+                   "default: the job's log")
+      ->check(NotEmpty());
+  submit->add_option("--error,-e", sf.error, "stderr file (same patterns); default: with stdout")
+      ->check(NotEmpty());
   submit->add_flag("--hold,-H", sf.hold, "submit held: it waits until `tiresias release`");
   submit->add_option("--env", sf.env, "extra environment KEY=VALUE (repeatable)");
   submit->add_flag("--export-env,!--no-export-env", sf.export_env,

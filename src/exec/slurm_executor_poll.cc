@@ -217,8 +217,9 @@ void SlurmExecutor::PollerLoop() {
     }
     static const bool trace = std::getenv("TIRESIAS_SLURM_TRACE") != nullptr;
     if (trace) {
-      std::cerr << fmt::format("tiresias slurm poll: squeue {} jobs in {} ms\n",
-                               jobs.ok() ? jobs->size() : 0, took.count());
+      std::cerr << fmt::format("tiresias slurm poll {}: squeue {} jobs in {} ms{}\n",
+                               static_cast<const void*>(this), jobs.ok() ? jobs->size() : 0,
+                               took.count(), jobs.ok() ? "" : ": " + jobs.status().message());
     }
     std::optional<StatusOr<std::vector<SlurmNode>>> nodes;
     if (jobs.ok() && std::chrono::steady_clock::now() >= next_sinfo) {
