@@ -53,6 +53,35 @@ TEST_F(ServeTest, AJobThatEndedWhileServeWasDownEndsWhenItEnded) {
   EXPECT_LT(j["attained_gpu_s"].get<double>(), 2.3) << j.dump();
 }
 
+TEST_F(ServeTest, WaitAndLogsFollowRideThroughARestartOfServe) {
+  // Found by an exploratory test: `wait` and `logs -f` gave up ("cannot reach tiresias
+  // serve", exit 1, as wait's own timeout) when serve was restarted, though the job went on.
+  Serve({"--gpus", "1"});
+  const int64_t id = Submit({{"argv", {"sh", "-c", "sleep 3; echo done"}}});
+  ASSERT_TRUE(WaitFor([&] { return State(id) == "running"; }, 5s));
+  const std::string sd = dir_.string(), bin = TIRESIAS_BINARY;
+  for (const char* what : {"wait", "logs -f"}) {
+    const std::string out = sd + "/" + std::string(what).substr(0, 4) + ".out";
+    ASSERT_EQ(std::system(fmt::format("({} {} {} --state-dir {} > {} 2>&1; echo rc=$? >> {}) &",
+                                      bin, what, id, sd, out, out)
+                              .c_str()),
+              0);
+  }
+  std::this_thread::sleep_for(500ms);
+  serve_->Stop(SIGTERM);
+  std::this_thread::sleep_for(2s);
+  serve_->Start();
+  for (const char* out : {"/wait.out", "/logs.out"}) {
+    ASSERT_TRUE(WaitFor([&] { return ReadAll(sd + out).find("rc=") != std::string::npos; }, 30s))
+        << out << ": " << ReadAll(sd + out);
+    const std::string got = ReadAll(sd + out);
+    EXPECT_NE(got.find("rc=0"), std::string::npos) << got;
+    EXPECT_NE(got.find("waiting for serve to come back"), std::string::npos) << got;
+  }
+  EXPECT_NE(ReadAll(sd + "/wait.out").find(fmt::format("job {}: finished", id)), std::string::npos);
+  EXPECT_NE(ReadAll(sd + "/logs.out").find("done\n"), std::string::npos);
+}
+
 TEST_F(ServeTest, DamagedJournalIsRefusedAndNoJobIdIsReused) {
   // Two jobs run and end; serve is killed; then its journal is damaged three ways. Each
   // restart is refused with the recovery choices (it used to start with fewer or zero jobs

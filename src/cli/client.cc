@@ -9,8 +9,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "common/strings.h"
 
@@ -31,14 +33,6 @@ std::optional<std::string> ReadFirstLine(const std::filesystem::path& p,
     return std::nullopt;
   }
   return std::string(Trim(line));
-}
-
-StatusOr<nlohmann::json> JsonOf(const StatusOr<HttpReply>& r) {
-  if (!r.ok()) return r.status();
-  if (Status s = ErrorOf(*r); !s.ok()) return s;
-  auto j = nlohmann::json::parse(r->body, nullptr, false);
-  if (j.is_discarded()) return Status(StatusCode::kInternal, "server sent invalid JSON");
-  return j;
 }
 
 size_t OnBody(char* data, size_t size, size_t n, void* out) {
@@ -79,6 +73,14 @@ Status ErrorOf(const HttpReply& r) {
                     : r.status / 100 == 4 ? StatusCode::kInvalidArgument
                                           : StatusCode::kInternal;
   return Status(code, msg);
+}
+
+StatusOr<nlohmann::json> JsonOf(const StatusOr<HttpReply>& r) {
+  if (!r.ok()) return r.status();
+  if (Status s = ErrorOf(*r); !s.ok()) return s;
+  auto j = nlohmann::json::parse(r->body, nullptr, false);
+  if (j.is_discarded()) return Status(StatusCode::kInternal, "server sent invalid JSON");
+  return j;
 }
 
 std::string StateDirOrDefault(const std::string& flag) {
@@ -164,13 +166,30 @@ StatusOr<HttpReply> ApiClient::Call(const std::string& method, const std::string
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms_);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   if (CURLcode rc = curl_easy_perform(h); rc != CURLE_OK) {
-    return IoError(fmt::format("cannot reach tiresias serve at {}: {} (is it running?)", where(),
-                               curl_easy_strerror(rc)));
+    return Unavailable(fmt::format("cannot reach tiresias serve at {}: {} (is it running?)",
+                                   where(), curl_easy_strerror(rc)));
   }
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   reply.status = static_cast<int>(status);
   return reply;
+}
+
+StatusOr<HttpReply> ApiClient::GetThroughRestarts(const std::string& path, const ClientOptions& o,
+                                                  std::chrono::seconds patience) {
+  const auto give_up = std::chrono::steady_clock::now() + patience;
+  for (bool said = false;; std::this_thread::sleep_for(std::chrono::seconds(1))) {
+    auto r = Get(path);
+    const Status s = r.ok() ? ErrorOf(*r) : r.status();
+    if (s.code() != StatusCode::kUnavailable || std::chrono::steady_clock::now() >= give_up) {
+      return r;
+    }
+    if (!said) {
+      std::cerr << "tiresias: " << s.message() << "; waiting for serve to come back\n";
+      said = true;
+    }
+    if (auto again = Connect(o); again.ok()) *this = std::move(*again);
+  }
 }
 
 StatusOr<nlohmann::json> ApiClient::GetJson(const std::string& path) const {

@@ -5,6 +5,7 @@
 // when readable (the operator's). HTTP by libcurl.
 #pragma once
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -31,6 +32,8 @@ struct HttpReply {
 
 // Ok for a 2xx reply, else the server's error message with a matching code.
 Status ErrorOf(const HttpReply& r);
+// The JSON body of a 2xx reply, or the server's error message (or the request's failure).
+StatusOr<nlohmann::json> JsonOf(const StatusOr<HttpReply>& r);
 
 class ApiClient {
  public:
@@ -49,6 +52,12 @@ class ApiClient {
   StatusOr<nlohmann::json> PostJson(const std::string& path, const nlohmann::json& body) const;
   // Where it connects: the socket path or the URL.
   std::string where() const { return socket_.empty() ? url_ : "unix:" + socket_; }
+  // GET through a restart of serve (an upgrade, a crash: the jobs go on, so does a `wait` or
+  // `logs -f`): while serve cannot be reached, or says it is unavailable (503), again every
+  // second, connecting anew with `o` each time (a restarted serve may listen elsewhere), for
+  // at most `patience`; said once on stderr. Other failures and replies come back at once.
+  StatusOr<HttpReply> GetThroughRestarts(const std::string& path, const ClientOptions& o,
+                                         std::chrono::seconds patience);
 
  private:
   std::string socket_;  // Unix socket path, or "" for TCP

@@ -237,7 +237,10 @@ int Logs(const Common& o, const std::string& ref, bool follow, int64_t tail, boo
     // --tail 0: nothing of what is there (the last line is asked for its end offset only).
     const std::string tail_q =
         first && tail >= 0 ? fmt::format("&tail_lines={}", std::max<int64_t>(tail, 1)) : "";
-    auto r = c->Get(fmt::format("/v1/jobs/{}/logs?offset={}{}{}", ref, offset, stream, tail_q));
+    // -f: through a restart of serve (for up to 10 minutes without it), as `wait`.
+    const std::string path =
+        fmt::format("/v1/jobs/{}/logs?offset={}{}{}", ref, offset, stream, tail_q);
+    auto r = follow ? c->GetThroughRestarts(path, o.conn, std::chrono::seconds(600)) : c->Get(path);
     if (!r.ok()) return Error(r.status());
     if (Status s = ErrorOf(*r); !s.ok()) return Error(s);
     if (!(first && tail == 0)) std::cout << r->body << std::flush;
@@ -304,17 +307,27 @@ int Wait(const Common& o, const std::vector<std::string>& refs, double timeout_s
   if (!c.ok()) return Error(c.status());
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  // Through a restart of serve: until the wait's own deadline, or 10 minutes without it.
+  auto get = [&](const std::string& path) {
+    auto patience = std::chrono::seconds(600);
+    if (timeout_s > 0) {
+      patience =
+          std::max(std::chrono::seconds(0), std::chrono::duration_cast<std::chrono::seconds>(
+                                                deadline - std::chrono::steady_clock::now()));
+    }
+    return JsonOf(c->GetThroughRestarts(path, o.conn, patience));
+  };
   for (;;) {
     int worst = 0;
     bool all_ended = true;
     nlohmann::json states = nlohmann::json::array();
     for (const auto& ref : refs) {
-      auto j = c->GetJson("/v1/jobs/" + ref);
+      auto j = get("/v1/jobs/" + ref);
       if (!j.ok()) return Error(j.status());
       std::vector<nlohmann::json> jobs = {*j};
       // An array's id (its first task's): every task of the array, as cancel does.
       if (ref.find('_') == std::string::npos && Ref(*j).starts_with(ref + "_")) {
-        auto tasks = c->GetJson("/v1/jobs?array=" + ref);
+        auto tasks = get("/v1/jobs?array=" + ref);
         if (!tasks.ok()) return Error(tasks.status());
         jobs.assign(tasks->begin(), tasks->end());
       }
