@@ -287,6 +287,10 @@ TEST_F(EverydayTest, ScriptsGetWhatTheyAskForFromLogsJsonAndTimes) {
   EXPECT_EQ(Cli("release " + arr + "_0").out, "released job " + arr + "_0\n");
   EXPECT_EQ(Cli("release " + arr).out, "released job " + arr + " (5 tasks; 1 not held)\n");
   EXPECT_EQ(Cli("cancel " + arr).rc, 0);
+  // A task's error names the task as the user did (it named the task's own id).
+  const CmdResult again_task = Cli("cancel " + arr + "_1");
+  EXPECT_NE(again_task.out.find("job " + arr + "_1: already cancelled"), std::string::npos)
+      << again_task.out;
   // logs --tail 0 prints nothing (as tail -n 0; it printed everything).
   EXPECT_EQ(Cli("logs " + io + " --tail 0").out, "");
   auto json = nlohmann::json::parse(Cli("submit --json -- true").out, nullptr, false);

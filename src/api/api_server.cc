@@ -380,6 +380,14 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
       if (s.ok()) {
         done.push_back(t.value());
         if (!changed) unchanged.push_back(t.value());
+      } else if (auto task = sched_.Get(t); task.ok() && task->contains("ref")) {
+        // An array task is named as its user names it ("job 64_1", not its own id 65).
+        const std::string own = fmt::format("job {}:", t.value());
+        std::string msg = s.message();
+        if (msg.starts_with(own)) {
+          msg = fmt::format("job {}:", (*task)["ref"].get<std::string>()) + msg.substr(own.size());
+        }
+        last = Status(s.code(), msg);
       } else {
         last = s;
       }
