@@ -270,6 +270,15 @@ TEST(CliInput, AServeThatCannotListenLeavesTheStateUnwritten) {
   EXPECT_EQ(RunTiresias("ls --state-dir " + dir.string()).rc, 0);
 }
 
+// Found by an exploratory test: --host localhost was "reachable from other machines".
+TEST(CliInput, ServeTakesLocalhostForLoopback) {
+  auto dir = ScratchDir("serve_localhost");
+  ServeProcess serve(dir, {"--gpus", "1", "--host", "localhost"});
+  serve.Start();
+  EXPECT_EQ(ReadAll(dir / "tiresias.addr").rfind("http://127.0.0.1:", 0), 0u)
+      << ReadAll(dir / "serve.out");
+}
+
 // Found by a review: with the lock file removed under a running serve, a second one took the
 // state over (the first aborted on its next journal write); and SIGHUP (a closed terminal)
 // killed serve without its clean stop, leaving tiresias.addr behind.

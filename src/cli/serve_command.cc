@@ -393,8 +393,11 @@ void AddServeCommand(CLI::App& app, int& rc) {
                 "where the database, token, address file and job logs live")
       ->capture_default_str();
   s->add_option("--host", f.host,
-                "numeric address to listen on (loopback by default; others need --allow-remote)")
-      ->capture_default_str();
+                "numeric address to listen on (loopback by default; others need --allow-remote; "
+                "localhost is 127.0.0.1)")
+      ->capture_default_str()
+      // It was called "reachable from other machines", then refused as not numeric.
+      ->transform([](std::string h) { return h == "localhost" ? std::string("127.0.0.1") : h; });
   s->add_flag("--allow-remote", f.allow_remote,
               "allow --host to be reachable from other machines (token authentication, no TLS)");
   s->add_option("--port", f.port, "port (0 = any free port)")
