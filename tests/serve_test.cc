@@ -209,6 +209,16 @@ TEST_F(ServeTest, PreemptionEscalatesToSigkillAfterTheGrace) {
   ASSERT_TRUE(WaitFor([&] { return Job(stubborn)["pid"] == 0; }, 5s));
 }
 
+TEST_F(ServeTest, AJobPastItsTimeLimitIsStoppingWithReasonTimeLimitDuringItsGrace) {
+  // Found by an exploratory test: during the grace after its time limit, the job was shown
+  // `running` with no reason (the README promises preempting, TimeLimit).
+  Serve({"--gpus", "1", "--grace", "3"});
+  const int64_t id = Submit({{"argv", {"sh", "-c", "trap '' TERM; sleep 100"}}, {"time", "0:01"}});
+  ASSERT_TRUE(WaitFor([&] { return State(id) == "preempting"; }, 10s)) << Job(id).dump();
+  EXPECT_EQ(Job(id)["reason"], "TimeLimit") << Job(id).dump();
+  ASSERT_TRUE(WaitFor([&] { return State(id) == "timeout"; }, 15s)) << Job(id).dump();
+}
+
 TEST_F(ServeTest, BadRequestsGetClearErrors) {
   Serve({"--gpus", "2"});
   // Over TCP, as a remote caller: without a token, with a wrong one, with the admin's.
