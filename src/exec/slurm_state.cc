@@ -181,11 +181,10 @@ bool SlurmNode::Usable() const {
     if (s == bad) return false;
   }
   for (const auto& f : flags) {
-    // NOT_RESPONDING: its slurmd missed Slurm's pings ("idle*"); Slurm starts nothing there
-    // until it answers (or marks it down after SlurmdTimeout).
+    // Not NOT_RESPONDING: a missed ping is often transient, and unusable capacity evicts the
+    // jobs there; Slurm marks a dead node down after SlurmdTimeout (then it is not usable).
     if (f == "DRAIN" || f == "FAIL" || f == "POWERED_DOWN" || f == "POWER_DOWN" ||
-        f == "MAINTENANCE" || f == "REBOOT_REQUESTED" || f == "REBOOT_ISSUED" ||
-        f == "NOT_RESPONDING") {
+        f == "MAINTENANCE" || f == "REBOOT_REQUESTED" || f == "REBOOT_ISSUED") {
       return false;
     }
   }
