@@ -59,6 +59,13 @@ std::string Ref(const nlohmann::json& j) {
   return j.contains("ref") ? Str(j, "ref") : Str(j, "id");
 }
 
+// Whether `ref`, as the user gave it, names a whole array: an id without an index whose job
+// (`j`, what GET /v1/jobs/REF answered) is the array's task 0 (an array's id is its first
+// task's).
+bool NamesArray(const std::string& ref, const nlohmann::json& j) {
+  return ref.find('_') == std::string::npos && Ref(j) == Str(j, "id") + "_0";
+}
+
 // Where a job runs, as squeue's NODELIST: its nodes, and locally the GPU devices too
 // ("local:0,1"), in Slurm its job id too ("slurm:17 node1,node2"); "" when it holds none.
 std::string Where(const nlohmann::json& j) {
@@ -134,8 +141,7 @@ int Show(const Common& o, const std::string& ref) {
   auto r = Fetch(text, "/v1/jobs/" + ref, rc);
   if (!r) return rc;
   nlohmann::json jobs = nlohmann::json::array({*r});
-  const bool whole_array =
-      ref.find('_') == std::string::npos && Str(*r, "ref") == Str(*r, "id") + "_0";
+  const bool whole_array = NamesArray(ref, *r);
   if (whole_array) {
     auto tasks = Fetch(text, "/v1/jobs?array=" + Str(*r, "id"), rc);
     if (!tasks) return rc;
@@ -224,8 +230,7 @@ int Logs(const Common& o, const std::string& ref, bool follow, int64_t tail, boo
   // An array's id is its task 0's too: each task has its own log, and that is said (on
   // stderr: the log itself stays what stdout carries).
   if (ref.find('_') == std::string::npos) {
-    if (auto j = c->GetJson("/v1/jobs/" + ref);
-        j.ok() && j->value("ref", std::string()) == ref + "_0") {
+    if (auto j = c->GetJson("/v1/jobs/" + ref); j.ok() && NamesArray(ref, *j)) {
       std::cerr << fmt::format(
           "tiresias: job {} is an array: this is task {}_0's log (`tiresias logs {}_N` for "
           "task N)\n",
@@ -326,7 +331,7 @@ int Wait(const Common& o, const std::vector<std::string>& refs, double timeout_s
       if (!j.ok()) return Error(j.status());
       std::vector<nlohmann::json> jobs = {*j};
       // An array's id (its first task's): every task of the array, as cancel does.
-      if (ref.find('_') == std::string::npos && Ref(*j).starts_with(ref + "_")) {
+      if (NamesArray(ref, *j)) {
         auto tasks = get("/v1/jobs?array=" + ref);
         if (!tasks.ok()) return Error(tasks.status());
         jobs.assign(tasks->begin(), tasks->end());

@@ -54,6 +54,31 @@ std::map<std::string, std::string> ReadAttemptFile(const std::string& job_dir) {
   return out;
 }
 
+std::optional<int64_t> RecordedAttempt(const std::map<std::string, std::string>& vars) {
+  auto it = vars.find("TIRESIAS_ATTEMPT");
+  if (it == vars.end()) return std::nullopt;
+  return ParseInt(it->second);
+}
+
+std::string PlacementString(const std::vector<std::pair<int, int>>& placement) {
+  std::string out;
+  for (const auto& [n, g] : placement) {
+    out += fmt::format("{}{}:{}", out.empty() ? "" : ",", n, g);
+  }
+  return out;
+}
+
+std::vector<std::pair<int, int>> ParsePlacement(std::string_view s) {
+  std::vector<std::pair<int, int>> out;
+  for (auto item : Split(s, ',')) {
+    const size_t colon = item.find(':');
+    if (colon == std::string_view::npos) continue;
+    auto n = ParseInt(item.substr(0, colon)), g = ParseInt(item.substr(colon + 1));
+    if (n && g) out.emplace_back(static_cast<int>(*n), static_cast<int>(*g));
+  }
+  return out;
+}
+
 bool OfRecordedRun(const std::map<std::string, std::string>& vars, int restarts) {
   auto it = vars.find("TIRESIAS_SLURM_RESTARTS");
   if (it == vars.end()) return true;

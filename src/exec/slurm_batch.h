@@ -4,7 +4,9 @@
 // before each release). Used by exec/slurm_executor.cc.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,6 +24,12 @@ std::string SlurmLiteral(std::string_view path);
 // `<job_dir>/slurm-attempt.env` and its KEY=VALUE lines.
 std::string AttemptFile(const std::string& job_dir);
 std::map<std::string, std::string> ReadAttemptFile(const std::string& job_dir);
+// The attempt slurm-attempt.env was written for; nullopt when it names none.
+std::optional<int64_t> RecordedAttempt(const std::map<std::string, std::string>& vars);
+// "0:4,1:4" <-> [(0, 4), (1, 4)]: the core's nodes and GPU counts of an attempt
+// (TIRESIAS_PLACEMENT).
+std::string PlacementString(const std::vector<std::pair<int, int>>& placement);
+std::vector<std::pair<int, int>> ParsePlacement(std::string_view s);
 // Whether a Slurm job's end with `restarts` (restart_cnt) can be the end of the run
 // slurm-attempt.env `vars` was written for: the file names the restart count Slurm's job has
 // once that attempt is released (TIRESIAS_SLURM_RESTARTS). An end with fewer is an earlier

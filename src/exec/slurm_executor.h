@@ -193,7 +193,10 @@ class SlurmExecutor : public Executor {
   // Runs one batch of ops; the ops that must be retried are returned.
   std::vector<Op> RunBatch(std::vector<Op> ops);
   Status SubmitNow(JobId id);  // sbatch; mu_ not held
-  void Enqueue(Op op);         // mu_ held
+  // mu_ held: `j`'s last sbatch lost its answer and no snapshot since says whether it made the
+  // job (its submission waits for one; a retired job's does not).
+  bool AwaitsSubmitAnswer(const Job& j) const;
+  void Enqueue(Op op);  // mu_ held
   // A hold, requeue-hold or kill of `j`, counted until it is done; mu_ held.
   void EnqueueHold(Job& j, Op op);
   // The job's entry, created if new (recovery asks about jobs before it adopts them).

@@ -396,8 +396,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     for (const Op& o : by_kind(OpKind::kSubmit)) {
       std::lock_guard lk(mu_);
       const Job* j = Find(o.job);
-      if (j && !j->retired && j->submit_uncertain_seq != 0 &&
-          seen_seq_ <= j->submit_uncertain_seq) {
+      if (j && AwaitsSubmitAnswer(*j)) {
         retry.push_back(o);
       } else {
         submits.push_back(o);
@@ -418,8 +417,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
       if (result[k].code() == StatusCode::kUnavailable) {
         contact = result[k];
         retry.push_back(submits[k]);
-      } else if (j && !j->retired && j->submit_uncertain_seq != 0 &&
-                 seen_seq_ <= j->submit_uncertain_seq) {
+      } else if (j && AwaitsSubmitAnswer(*j)) {
         retry.push_back(submits[k]);  // its answer was lost: looked for in the next snapshot
       } else if (j) {
         j->submit_queued = false;

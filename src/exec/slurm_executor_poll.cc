@@ -182,7 +182,7 @@ void SlurmExecutor::PollerLoop() {
   auto next_sinfo = std::chrono::steady_clock::now();
   auto backoff = opts_.poll_interval;
   // A squeue that found no answer in time is given more next time (a cluster with very many
-  // jobs); polls never come faster than squeue takes (slurmctld is not kept busy with them).
+  // jobs); one slower than kSlowSqueue sets the pace of polls (slurmctld is not kept busy).
   std::chrono::milliseconds squeue_extra{0}, interval = opts_.poll_interval;
   std::set<int64_t> warned_nodes;
   while (true) {

@@ -1,0 +1,101 @@
+// SlurmExecutor after a restart of serve and at an attempt's end: which Slurm job and run an
+// attempt recorded in the journal is (Adopt, FindLaunched), the end Slurm recorded for it
+// (ReadExit; an earlier attempt's end never counts, slurm_batch.h OfRecordedRun), and how
+// Slurm's record of a job reads as an exit (ExitOf). See slurm_executor.h.
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "common/strings.h"
+#include "exec/exit_file.h"
+#include "exec/slurm_batch.h"
+#include "exec/slurm_executor.h"
+
+namespace tiresias {
+
+bool SlurmExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std::string& job_dir) {
+  std::lock_guard lk(mu_);
+  Job& j = Track(job, job_dir);
+  j.spec.job = job;
+  j.spec.job_dir = job_dir;
+  const SlurmJob* s = Seen(p.pid);
+  if (!s || s->comment != Tag(job)) return false;
+  j.slurm_id = s->id;
+  if (j.phase == Phase::kReleased && j.attempt == attempt) return true;
+  const bool released = SlurmActive(s->state) || (s->state == "PENDING" && !s->held);
+  if (!released) return false;
+  const auto vars = ReadAttemptFile(job_dir);
+  if (RecordedAttempt(vars) != attempt) {
+    return false;  // Slurm runs another attempt than the one recorded: not this one
+  }
+  j.attempt = attempt;
+  j.phase = Phase::kReleased;
+  j.placement =
+      ParsePlacement(vars.count("TIRESIAS_PLACEMENT") ? vars.at("TIRESIAS_PLACEMENT") : "");
+  j.master_port = static_cast<int>(
+      ParseInt(vars.count("MASTER_PORT") ? vars.at("MASTER_PORT") : "").value_or(0));
+  j.released_seq = 0;
+  j.restart_base = s->restarts;
+  j.seen_active = SlurmActive(s->state);
+  j.stop_requested = j.kill_requested = false;
+  return true;
+}
+
+std::optional<ExitInfo> SlurmExecutor::ReadExit(JobId job, int attempt,
+                                                const std::string& job_dir) {
+  std::lock_guard lk(mu_);
+  Job& j = Track(job, job_dir);
+  const SlurmJob* s = Ours(j);
+  if (!s || !SlurmEnded(s->state)) return std::nullopt;  // held or forgotten: vanished
+  const auto vars = ReadAttemptFile(job_dir);
+  if (vars.contains("TIRESIAS_ATTEMPT") && RecordedAttempt(vars) != attempt) return std::nullopt;
+  if (!OfRecordedRun(vars, s->restarts)) return std::nullopt;  // an earlier attempt's
+  Job probe = j;
+  probe.attempt = attempt;
+  return ExitOf(probe, s);
+}
+
+std::optional<ProcessRef> SlurmExecutor::FindLaunched(JobId job, int attempt,
+                                                      const std::string& job_dir) {
+  std::lock_guard lk(mu_);
+  Job& j = Track(job, job_dir);
+  const SlurmJob* s = Ours(j);
+  const auto vars = ReadAttemptFile(job_dir);
+  if (!s || RecordedAttempt(vars) != attempt) return std::nullopt;
+  // Released (running, or about to): that attempt is Slurm's now. Ended: it ran and ended
+  // (unless that end is an earlier attempt's).
+  if (SlurmEnded(s->state) && !OfRecordedRun(vars, s->restarts)) return std::nullopt;
+  if (SlurmActive(s->state) || SlurmEnded(s->state) || (s->state == "PENDING" && !s->held)) {
+    return ProcessRef{.pid = static_cast<int>(s->id), .start_ticks = attempt};
+  }
+  return std::nullopt;
+}
+
+ExitInfo SlurmExecutor::ExitOf(const Job& j, const SlurmJob* s) const {
+  ExitInfo e{.job = j.id, .attempt = j.attempt, .exit_code = -1, .signal = 0};
+  if (!s) {
+    e.reason = fmt::format("Slurm no longer knows job {}", j.slurm_id);
+    e.lost = !j.stop_requested && !j.kill_requested;
+    return e;
+  }
+  if (WIFEXITED(s->wait_status)) e.exit_code = WEXITSTATUS(s->wait_status);
+  if (WIFSIGNALED(s->wait_status)) e.signal = WTERMSIG(s->wait_status);
+  if (j.kill_requested && !e.known()) e.signal = SIGKILL;
+  if (s->end_time > 0) e.ended_wall_ms = s->end_time * 1000;
+  e.completed = DoneFileExists(j.job_dir);
+  const bool stopped = j.stop_requested || j.kill_requested;
+  if (s->state == "CANCELLED") {
+    e.cancelled = !stopped;
+    e.reason = fmt::format("Slurm job {} CANCELLED outside tiresias{}", s->id,
+                           s->reason.empty() || s->reason == "None" ? "" : " (" + s->reason + ")");
+  } else if (s->state == "NODE_FAIL" || s->state == "PREEMPTED" || s->state == "BOOT_FAIL") {
+    e.lost = !stopped;
+    e.reason = fmt::format("Slurm job {} {} on {}", s->id, s->state, Join(s->nodes, ","));
+  } else if (s->state != "COMPLETED" && s->state != "FAILED") {
+    e.reason = fmt::format("Slurm job {} {}{}", s->id, s->state,
+                           s->reason.empty() || s->reason == "None" ? "" : " (" + s->reason + ")");
+  }
+  return e;
+}
+
+}  // namespace tiresias
