@@ -322,9 +322,14 @@ TEST_F(SlurmExecutorTest, AKillWhoseRequeueSlurmDoesNotAnswerIsNeverACancelOutsi
       for (const ExitInfo& e : x->Poll()) exits.push_back(e);
     }
   };
-  poll_for(4s);
-  // The requeue waits; Slurm says the job was cancelled (as it does after KILL).
-  EXPECT_EQ(Squeue(sid, "%T"), "CANCELLED");
+  // The requeue waits; Slurm says the job was cancelled (as it does after KILL), and a poll
+  // has seen it so (a loaded slurmd takes seconds to leave COMPLETING: wait for the word).
+  for (auto until = std::chrono::steady_clock::now() + 30s;
+       Squeue(sid, "%T") != "CANCELLED" && std::chrono::steady_clock::now() < until;) {
+    poll_for(500ms);
+  }
+  ASSERT_EQ(Squeue(sid, "%T"), "CANCELLED");
+  poll_for(2s);
   fs::remove(bin / "fail-scontrol-requeuehold");
   ASSERT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "PENDING"; }, 30s)) << Squeue(sid, "%T");
   poll_for(2s);

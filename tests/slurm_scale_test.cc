@@ -44,7 +44,9 @@ constexpr int64_t kComparedMs = 140'000;  // events compared: before this (the e
 constexpr int64_t kBriefRunMs = 1000;
 // What Slurm and this machine add to a job's run as the core sees it (it counts service from
 // the release) beyond the job's own measured start latency: the exit's detection by squeue,
-// with margin (the two together measured 1-4 s on 2 loaded cores).
+// with margin (the two together measured 1-4 s on 2 loaded cores); on a slower host it grows
+// with Slurm's pace as the other tolerances do (a CI machine at x4.4 detected exits of 40-48 s
+// runs late enough for the core to demote them at 60 s).
 constexpr int64_t kLagMs = 8000;
 
 // The busiest hour: the 3,600 s window from a submission that holds the most submissions,
@@ -283,7 +285,7 @@ TEST(SlurmScaleTest, PhillyHourOn512GpusStartsAndPreemptsLikeTheSimulator) {
   for (const auto& [id, n] : live.preemptions) {
     const JobSpec& j = *spec_of.at(id);
     if (!simulated.preemptions.contains(id) &&
-        static_cast<double>(*j.duration + released_after_ms[id] + kLagMs) <
+        static_cast<double>(*j.duration + released_after_ms[id]) + kLagMs * slow <
             demoted_after_ms / j.gpus) {
       unexplained.push_back(fmt::format("job {} ({} GPUs, {} ms)", id, j.gpus, *j.duration));
     }
