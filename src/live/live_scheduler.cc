@@ -263,7 +263,12 @@ void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
   if (p.stopping) return;
   p.stopping = true;
   p.kill_at = now + cfg_.grace;
-  if (const Job* cj = sched_->Find(id)) p.loss = cj->RunLossAt(now);
+  // The work lost is the run's progress since its last checkpoint when the core stopped it:
+  // a restart stops again a process the core had stopped before the crash, and the time
+  // since then (downtime included) was never its service.
+  if (const Job* cj = sched_->Find(id)) {
+    p.loss = cj->RunLossAt(cj->running() ? now : std::min(now, cj->last_stop));
+  }
   (void)executor_->Signal(p.ref, sig);  // NotFound: already gone, Poll reports it
 }
 

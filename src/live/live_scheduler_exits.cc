@@ -195,7 +195,7 @@ Time LiveScheduler::EnforceTimeLimits(Time now, std::vector<JobId>& changed) {
     changed.push_back(id);
     if (procs_.contains(id)) {
       StopProcess(id, now, cfg_.preempt_signal);  // the checkpoint signal, then the grace
-      rec.state = LiveState::kPreempting;  // stopping, reason TimeLimit (it said "running")
+      rec.state = LiveState::kPreempting;         // stopping, reason TimeLimit (it said "running")
     } else {  // not launched yet (waiting for its GPUs): it simply ends
       EndAsTimeout(rec, now, "not running");
     }

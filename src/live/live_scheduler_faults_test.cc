@@ -374,5 +374,53 @@ TEST_F(LiveSchedulerTest, CheckpointAwareVictimsStopAtACheckpointAndCountTheWork
   }
 }
 
+TEST_F(LiveSchedulerTest, AKill9DuringAPreemptionsGraceNeitherDemotesTheWaiterNorInflatesTheLoss) {
+  // Regression (found by an exploratory test): dlas, 8 GPU-s first queue, 4 GPUs, grace 4 s,
+  // processes that ignore SIGTERM. X (4 GPUs) runs from 0 and is demoted at 2 s (8 GPU-s).
+  // Y (4 GPUs, Q1) arrives at 3 s and preempts X: X is told to stop and keeps its GPUs until
+  // its kill at 7 s; Y's progress is pinned there. serve is killed at 4 s and is down 60 s.
+  // At the restart Y has never run: it had attained 0 GPU-s and must still be in Q1 (the
+  // downtime counted as its service demoted it: 57 s x 4 GPUs past its pin). X's run lost
+  // what it did since its start when it was preempted, 3 s x 4 GPUs = 12 GPU-s, all it
+  // attained (the loss was measured at the restart's stop: 64 s x 4 = 256 GPU-s).
+  policy_opts_ = {"thresholds=8"};
+  grace_ = Seconds(4);
+  world_.ignore_term = true;
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId x = *d->Submit({.name = "x", .gpus = 4, .argv = {"train"}});
+  world_.work[x] = 1'000'000;
+  d->Step();
+  world_.now = t0 + 3'000;
+  d->Step();
+  EXPECT_EQ((*d->Get(x))["queue"], "Q2");
+  const JobId y = *d->Submit({.name = "y", .gpus = 4, .argv = {"train"}});
+  world_.work[y] = 1'000;
+  d->Step();
+  ASSERT_EQ((*d->Get(x))["state"], "preempting");
+  world_.now = t0 + 4'000;
+  d->Step();
+  d.reset();  // kill -9
+  world_.now = t0 + 64'000;
+  d = Start();
+  for (int round = 0; round < 1'000 && (*d->Get(y))["state"] != "finished"; ++round) {
+    d->Step();
+    ASSERT_EQ((*d->Get(y))["queue"], "Q1") << "at " << world_.now - t0 << " ms";
+    world_.now += 100;
+  }
+  EXPECT_EQ((*d->Get(y))["state"], "finished");
+  EXPECT_DOUBLE_EQ((*d->Get(y))["attained_gpu_s"].get<double>(), 4.0);  // its 1 s on 4 GPUs
+  // (X runs again once Y is done: its service grows from there.)
+  EXPECT_DOUBLE_EQ((*d->Get(x))["lost_gpu_s"].get<double>(), 12.0);
+  EXPECT_GE((*d->Get(x))["attained_gpu_s"].get<double>(), 12.0);
+  EXPECT_TRUE(world_.overlaps.empty()) << fmt::format("{}", fmt::join(world_.overlaps, "\n"));
+  // A replay of the journal tells the same story.
+  const double y_attained = (*d->Get(y))["attained_gpu_s"].get<double>();
+  d.reset();
+  d = Start();
+  EXPECT_DOUBLE_EQ((*d->Get(y))["attained_gpu_s"].get<double>(), y_attained);
+  EXPECT_EQ((*d->Get(y))["queue"], "Q1");
+}
+
 }  // namespace
 }  // namespace tiresias

@@ -300,6 +300,15 @@ Status LiveScheduler::Reconcile(Time now) {
       rec.state = LiveState::kPending;
     }
   }
+  // A job the core runs but that has no process was never running while the daemon was
+  // down (a launch waiting for a preempted process's GPUs had its progress pinned to that
+  // process's kill deadline, long past): its progress starts now at the earliest, or the
+  // downtime would count as its service (and demote it).
+  for (const auto& [id, gpus] : to_launch_) {
+    if (sched_->Find(id)->progress_start >= now) continue;
+    Journal({.t = now, .kind = EventKind::kDrain, .job = id, .detail = {{"until_ms", now}}});
+    MustOk(sched_->SetProgressStart(id, now, now));
+  }
   dirty_ = true;
   if (Status s = SaveRows(changed); !s.ok()) return s;
   if (Status s = txn.Commit(); !s.ok()) return s;
