@@ -303,6 +303,14 @@ TEST(TenantsTest, ReplacedTenantsReassignEveryJobAndTakeEffectAtTheNextPass) {
   EXPECT_NE(refused.message().find("job 3 (user bob) belongs to no VC"), std::string::npos)
       << refused.message();
   EXPECT_TRUE(s->VcUsages(Seconds(50)).empty());  // still off
+  // One VC (the tenant level stays off) is held to the same rule: bob's jobs 3 and 4 would be
+  // in no VC (found by an exploratory test: accepted, where two VCs were refused).
+  const Status single =
+      s->SetTenants({.vcs = {{.name = "A", .quota = 1, .users = {"alice"}}}}, Seconds(50));
+  EXPECT_EQ(single.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(single.message().find("job 3 (user bob) belongs to no VC"), std::string::npos)
+      << single.message();
+  EXPECT_TRUE(s->tenants().vcs.empty());
   ASSERT_TRUE(s->SetTenants(two, Seconds(100)).ok());
   EXPECT_EQ(Brief(s->Schedule(Seconds(100))), "");
   auto use = s->VcUsages(Seconds(100));

@@ -134,6 +134,13 @@ Status LiveScheduler::Open() {
 
 Status LiveScheduler::ApplyTenants(Time now) {
   if (!cfg_.tenants) return Status::Ok();
+  if (const auto& vcs = cfg_.tenants->vcs; vcs.size() == 1 && vcs[0].quota >= 0) {
+    Warn(
+        fmt::format("--tenants {}: a single VC: the tenant level needs two or more, so `{}` has "
+                    "the whole cluster ({} GPUs), not its quota of {} (it still decides who "
+                    "may submit)",
+                    cfg_.tenants_file, vcs[0].name, sched_->topology().total_gpus(), vcs[0].quota));
+  }
   const nlohmann::json want = TenantConfigToJson(*cfg_.tenants);
   const TenantConfig& had = sched_->tenants();
   if (want == TenantConfigToJson(had)) return Status::Ok();

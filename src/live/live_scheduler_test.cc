@@ -141,6 +141,46 @@ TEST_F(LiveSchedulerTest, AKilledProcessSlowToGoAddsADrainEventPerSecondNotPerRo
   EXPECT_LE(drains, 14);  // about one per second of the 10 it lingered
 }
 
+TEST_F(LiveSchedulerTest, TimeCountsFromTheLaunchNotWhileStartingBehindAPreemptedJob) {
+  // Regression (found by an exploratory test: `ls` TIME and `history` ELAPSED disagreed).
+  // dlas, 8 GPU-s first queue, 4 GPUs, grace 4 s, processes that ignore SIGTERM. X (4 GPUs)
+  // runs from 0, is demoted at 2 s; Y (4 GPUs) arrives at 3 s and preempts it; X keeps the
+  // GPUs until its kill at 7 s. At 5 s Y is `starting`: it ran 0 s and has waited 2 s. It is
+  // launched at 7 s (X's kill is seen at once here); at 9 s it ran 2 s and waited 4 s, the same
+  // 2 s as its end minus its start, and as its time limit counts.
+  policy_opts_ = {"thresholds=8"};
+  grace_ = Seconds(4);
+  world_.ignore_term = true;
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId x = *d->Submit({.name = "x", .gpus = 4, .argv = {"train"}});
+  world_.work[x] = 1'000'000;
+  d->Step();
+  world_.now = t0 + 3'000;
+  d->Step();
+  const JobId y = *d->Submit({.name = "y", .gpus = 4, .argv = {"train"}});
+  world_.work[y] = 60'000;
+  d->Step();
+  world_.now = t0 + 5'000;
+  d->Step();
+  auto yj = *d->Get(y);
+  ASSERT_EQ(yj["state"], "starting");
+  EXPECT_DOUBLE_EQ(yj["time_s"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(yj["wait_s"].get<double>(), 2.0);
+  world_.now = t0 + 7'000;
+  d->Step();
+  d->Step();
+  world_.now = t0 + 9'000;
+  d->Step();
+  yj = *d->Get(y);
+  ASSERT_EQ(yj["state"], "running");
+  EXPECT_EQ(yj["last_start_ms"], t0 + 7'000);
+  EXPECT_DOUBLE_EQ(yj["time_s"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(yj["wait_s"].get<double>(), 4.0);
+  // X ran 3 s (from 0 to its preemption: the core's run; its grace is not service).
+  EXPECT_DOUBLE_EQ((*d->Get(x))["time_s"].get<double>(), 3.0);
+}
+
 TEST_F(LiveSchedulerTest, VanishedJobKeepsTheServiceItAttainedBeforeTheCrash) {
   // dlas with a 60 GPU-s first queue on 4 GPUs. Job A (4 GPUs) runs 14 s: 56 GPU-s. The daemon
   // crashes, and A's processes vanish while it is down (no exit record). It comes back 100 s

@@ -57,10 +57,12 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   const Time until = r.end >= 0 ? std::min(r.end, now) : now;
   if (const Job* cj = sched_->Find(r.id)) {
     const Time at = std::max(until, cj->last_stop);
-    // Time holding GPUs so far (runs, restores included), and all the rest of its life.
-    const Duration held = cj->held + (cj->running() ? at - cj->run_start : 0);
-    j["time_s"] = ToSeconds(held);
-    j["wait_s"] = ToSeconds(std::max<Duration>(0, until - r.submit - held));
+    // Time its processes ran so far (each run from its launch, as its time limit counts it;
+    // not the time `starting`, waiting for a preempted job to leave its GPUs), and all the
+    // rest of its life.
+    const Duration ran = cj->ExecutedAt(at);
+    j["time_s"] = ToSeconds(ran);
+    j["wait_s"] = ToSeconds(std::max<Duration>(0, until - r.submit - ran));
     j["attained_gpu_s"] = ToSeconds(cj->AttainedAt(at));
     j["queue"] = QueueName(cj->queue);
     j["reason"] = ReasonWord(r, *cj, now);
