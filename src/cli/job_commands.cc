@@ -171,9 +171,13 @@ void ShowOne(const Common& o, const nlohmann::json& j) {
   std::cout << fmt::format("   State={} Reason={} Queue={} Held={} Attempt={}\n", Str(j, "state"),
                            Str(j, "reason") == "" ? "None" : Str(j, "reason"), Str(j, "queue"),
                            j.value("held", false) ? "yes" : "no", Str(j, "attempt"));
+  const int checkpointed = j.value("checkpointed", preemptions - kills);
+  const int stopping = preemptions - kills - checkpointed;
   std::cout << fmt::format(
-      "   Preemptions={} (checkpointed {}, killed at the grace deadline {}) Lost={:.3f} GPU-h{}\n",
-      preemptions, preemptions - kills, kills, j.value("lost_gpu_s", 0.0) / 3600,
+      "   Preemptions={} (checkpointed {}, killed at the grace deadline {}{}) Lost={:.3f} "
+      "GPU-h{}\n",
+      preemptions, checkpointed, kills, stopping > 0 ? ", 1 being stopped now" : "",
+      j.value("lost_gpu_s", 0.0) / 3600,
       j.contains("stop_at_checkpoint_ms")
           ? fmt::format(" StopAtCheckpoint={}",
                         Human(j["stop_at_checkpoint_ms"].get<double>() / 1000))

@@ -205,6 +205,7 @@ void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& c
     return;
   }
   ++rec.preemptions;  // the times its process was told to stop
+  procs_.at(a.job).preempted = true;
   metrics_.CountPreemption();
   rec.state = LiveState::kPreempting;
 }
@@ -249,6 +250,7 @@ void LiveScheduler::ApplyNodes(const std::vector<NodeReport>& nodes, Time now,
         continue;
       }
       ++rec.preemptions;  // its process is told to stop
+      procs_.at(id).preempted = true;
       rec.state = LiveState::kPreempting;
       stop.push_back(id);
     }

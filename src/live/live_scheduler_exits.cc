@@ -93,7 +93,7 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
         {"how", what}, {"after", "preemption"}, {"checkpointed", checkpointed}};
     if (lost > 0) detail["lost_gpu_ms"] = lost;
     Journal({.t = now, .kind = EventKind::kExit, .job = e.job, .detail = detail});
-    if (p.killed && !p.at_checkpoint) ++rec.kills;
+    if (p.killed && !p.at_checkpoint && p.preempted) ++rec.kills;
     rec.lost += lost;
     metrics_.CountLost(ToSeconds(lost));
     rec.state = to_launch_.contains(e.job) ? LiveState::kStarting : LiveState::kPending;

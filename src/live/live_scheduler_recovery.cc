@@ -170,6 +170,17 @@ Status LiveScheduler::Replay(const EventRow& row) {
   return Status::Ok();
 }
 
+namespace {
+
+// Whether the stop in progress when the daemon went down was a preemption's (or an
+// eviction's). The record does not say what stopped it: a requeue's or a time limit's stop
+// that a crash interrupted counts as a preemption's (its kill at the deadline as a kill).
+bool WasPreempted(const JobRecord& rec) {
+  return rec.state == LiveState::kPreempting;
+}
+
+}  // namespace
+
 Status LiveScheduler::Reconcile(Time now) {
   // A job whose directory exists but that the journal no longer knows (serve was started with
   // --accept-journal-loss) may still be running: its GPUs would be handed out again under it
@@ -215,7 +226,8 @@ Status LiveScheduler::Reconcile(Time now) {
     Proc p{.ref = {.pid = rec.pid, .start_ticks = rec.start_ticks},
            .attempt = rec.attempt,
            .gpus = rec.gpus_held,
-           .stopping = rec.state != LiveState::kRunning};
+           .stopping = rec.state != LiveState::kRunning,
+           .preempted = WasPreempted(rec)};
     procs_[ex.job] = p;
     HandleExit(ex, at, changed);
   }
@@ -256,7 +268,8 @@ Status LiveScheduler::Reconcile(Time now) {
       continue;
     }
     const ProcessRef ref{.pid = rec.pid, .start_ticks = rec.start_ticks};
-    Proc p{.ref = ref, .attempt = rec.attempt, .gpus = rec.gpus_held};
+    Proc p{
+        .ref = ref, .attempt = rec.attempt, .gpus = rec.gpus_held, .preempted = WasPreempted(rec)};
     changed.push_back(id);
     if (executor_->Adopt(id, rec.attempt, ref, JobDir(id))) {
       for (const GpuId& g : p.gpus) gpu_owner_[g] = id;

@@ -141,13 +141,15 @@ TEST_F(LiveSchedulerTest, AKilledProcessSlowToGoAddsADrainEventPerSecondNotPerRo
   EXPECT_LE(drains, 14);  // about one per second of the 10 it lingered
 }
 
-TEST_F(LiveSchedulerTest, TimeCountsFromTheLaunchNotWhileStartingBehindAPreemptedJob) {
+TEST_F(LiveSchedulerTest, TimeCountsFromTheLaunchAndAStopInItsGraceIsNotYetCheckpointed) {
   // Regression (found by an exploratory test: `ls` TIME and `history` ELAPSED disagreed).
   // dlas, 8 GPU-s first queue, 4 GPUs, grace 4 s, processes that ignore SIGTERM. X (4 GPUs)
   // runs from 0, is demoted at 2 s; Y (4 GPUs) arrives at 3 s and preempts it; X keeps the
   // GPUs until its kill at 7 s. At 5 s Y is `starting`: it ran 0 s and has waited 2 s. It is
   // launched at 7 s (X's kill is seen at once here); at 9 s it ran 2 s and waited 4 s, the same
-  // 2 s as its end minus its start, and as its time limit counts.
+  // 2 s as its end minus its start, and as its time limit counts. X's preemption, in its
+  // grace at 5 s, is neither checkpointed nor killed (`show` said "checkpointed 1"); from its
+  // kill at 7 s it is a kill.
   policy_opts_ = {"thresholds=8"};
   grace_ = Seconds(4);
   world_.ignore_term = true;
@@ -167,6 +169,11 @@ TEST_F(LiveSchedulerTest, TimeCountsFromTheLaunchNotWhileStartingBehindAPreempte
   ASSERT_EQ(yj["state"], "starting");
   EXPECT_DOUBLE_EQ(yj["time_s"].get<double>(), 0.0);
   EXPECT_DOUBLE_EQ(yj["wait_s"].get<double>(), 2.0);
+  auto xj = *d->Get(x);
+  ASSERT_EQ(xj["state"], "preempting");
+  EXPECT_EQ(xj["preemptions"], 1);
+  EXPECT_EQ(xj["checkpointed"], 0);
+  EXPECT_EQ(xj["kills"], 0);
   world_.now = t0 + 7'000;
   d->Step();
   d->Step();
@@ -178,7 +185,10 @@ TEST_F(LiveSchedulerTest, TimeCountsFromTheLaunchNotWhileStartingBehindAPreempte
   EXPECT_DOUBLE_EQ(yj["time_s"].get<double>(), 2.0);
   EXPECT_DOUBLE_EQ(yj["wait_s"].get<double>(), 4.0);
   // X ran 3 s (from 0 to its preemption: the core's run; its grace is not service).
-  EXPECT_DOUBLE_EQ((*d->Get(x))["time_s"].get<double>(), 3.0);
+  xj = *d->Get(x);
+  EXPECT_DOUBLE_EQ(xj["time_s"].get<double>(), 3.0);
+  EXPECT_EQ(xj["checkpointed"], 0);
+  EXPECT_EQ(xj["kills"], 1);
 }
 
 TEST_F(LiveSchedulerTest, VanishedJobKeepsTheServiceItAttainedBeforeTheCrash) {

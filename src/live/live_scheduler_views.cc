@@ -51,6 +51,11 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
     j["signal"] = r.signal;
   }
   j["kills"] = r.kills;
+  // Preemptions whose process left by itself (checkpointed); one being stopped now, in its
+  // grace, is neither that nor a kill yet.
+  const auto proc = procs_.find(r.id);
+  const bool stopping = proc != procs_.end() && proc->second.preempted;
+  j["checkpointed"] = std::max(0, r.preemptions - r.kills - (stopping ? 1 : 0));
   j["lost_gpu_s"] = ToSeconds(r.lost);  // work lost to its preemptions
   j["held"] = r.held;
   if (r.array_id != JobId()) j["ref"] = fmt::format("{}_{}", r.array_id.value(), r.array_index);
