@@ -143,6 +143,22 @@ TEST(CliInput, AnOptionThatReachesNoRunIsAnError) {
   EXPECT_EQ(r.rc, 0) << r.out;
 }
 
+// `submit python train.py --lr 3` without `--`: the command's option is not submit's. The
+// refusal says where `--` goes (it only suggested submit's nearest flag, --vc); a misspelled
+// submit flag still gets its suggestion.
+TEST(CliInput, ACommandsOwnOptionWithoutDashDashSaysWhereItGoes) {
+  CmdResult r = RunTiresias("submit python train.py --lr 3");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(Has(r.out,
+                  "if --lr is the command's own option, put -- before the command: tiresias "
+                  "submit [OPTIONS] -- COMMAND [ARGS...]"))
+      << r.out;
+  r = RunTiresias("submit --gpu 2 -- sleep 1");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(Has(r.out, "did you mean --gpus?")) << r.out;
+  EXPECT_FALSE(Has(r.out, "put -- before")) << r.out;
+}
+
 // Only the default profile paths (../shared) may be absent; a file named on the command line
 // must load, or the run stops (it used to fall back to "speed model: off" silently).
 TEST(CliInput, AnExplicitProfilesFileMustLoad) {

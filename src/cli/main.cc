@@ -2,9 +2,12 @@
 // Exit codes: 0 success; 1 a runtime error (the server refused, a file is unreadable, a job
 // failed to be found); 2 a usage error (an unknown command or flag, a bad value), with the
 // closest command or flag suggested. `wait` exits with its jobs' worst status (README).
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
+#include <string_view>
 
 #include "cli/commands.h"
 
@@ -94,6 +97,16 @@ int main(int argc, char** argv) {
     (void)app.exit(e);
     // "The following arguments were not expected: --gpu 2": suggest the closest name.
     const std::string what = e.what();
+    // `submit python train.py --lr 3`: the command's own options were read as submit's.
+    const bool dashdash = std::find(argv + 1, argv + argc, std::string_view("--")) != argv + argc;
+    if (argc > 1 && std::string_view(argv[1]) == "submit" && !dashdash &&
+        what.find("not expected") != std::string::npos) {
+      const std::string word = what.substr(what.rfind(' ') + 1);
+      std::cerr << fmt::format(
+          "if {} is the command's own option, put -- before the command: tiresias submit "
+          "[OPTIONS] -- COMMAND [ARGS...]\n",
+          word);
+    }
     if (what.find("not expected") != std::string::npos ||
         what.find("A subcommand is required") != std::string::npos ||
         what.find("could not be matched") != std::string::npos) {
