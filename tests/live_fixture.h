@@ -244,6 +244,33 @@ class LiveSchedulerTest : public ::testing::Test {
     final_ = d->List();
   }
 
+  // dlas with an 8 GPU-s first queue on the 4 GPUs, grace 4 s, processes that ignore SIGTERM.
+  // X (4 GPUs) runs from t0 and is demoted at 2 s; Y (4 GPUs, `y_work` ms) arrives at 3 s and
+  // preempts it: X is told to stop and keeps its GPUs until its kill at 7 s. Returns at 3 s,
+  // X preempting.
+  struct Preempted {
+    std::unique_ptr<LiveScheduler> d;
+    JobId x, y;
+    int64_t t0;
+  };
+  Preempted PreemptATermIgnoringJob(Duration y_work) {
+    policy_opts_ = {"thresholds=8"};
+    grace_ = Seconds(4);
+    world_.ignore_term = true;
+    Preempted p{.d = Start(), .t0 = world_.now};
+    p.x = *p.d->Submit({.name = "x", .gpus = 4, .argv = {"train"}});
+    world_.work[p.x] = 1'000'000;
+    p.d->Step();
+    world_.now = p.t0 + 3'000;
+    p.d->Step();
+    EXPECT_EQ((*p.d->Get(p.x))["queue"], "Q2");
+    p.y = *p.d->Submit({.name = "y", .gpus = 4, .argv = {"train"}});
+    world_.work[p.y] = y_work;
+    p.d->Step();
+    EXPECT_EQ((*p.d->Get(p.x))["state"], "preempting");
+    return p;
+  }
+
   std::filesystem::path dir_;
   FakeWorld world_;
   nlohmann::json final_;

@@ -383,21 +383,7 @@ TEST_F(LiveSchedulerTest, AKill9DuringAPreemptionsGraceNeitherDemotesTheWaiterNo
   // downtime counted as its service demoted it: 57 s x 4 GPUs past its pin). X's run lost
   // what it did since its start when it was preempted, 3 s x 4 GPUs = 12 GPU-s, all it
   // attained (the loss was measured at the restart's stop: 64 s x 4 = 256 GPU-s).
-  policy_opts_ = {"thresholds=8"};
-  grace_ = Seconds(4);
-  world_.ignore_term = true;
-  const int64_t t0 = world_.now;
-  auto d = Start();
-  const JobId x = *d->Submit({.name = "x", .gpus = 4, .argv = {"train"}});
-  world_.work[x] = 1'000'000;
-  d->Step();
-  world_.now = t0 + 3'000;
-  d->Step();
-  EXPECT_EQ((*d->Get(x))["queue"], "Q2");
-  const JobId y = *d->Submit({.name = "y", .gpus = 4, .argv = {"train"}});
-  world_.work[y] = 1'000;
-  d->Step();
-  ASSERT_EQ((*d->Get(x))["state"], "preempting");
+  auto [d, x, y, t0] = PreemptATermIgnoringJob(1'000);
   world_.now = t0 + 4'000;
   d->Step();
   d.reset();  // kill -9

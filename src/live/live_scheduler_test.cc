@@ -150,19 +150,7 @@ TEST_F(LiveSchedulerTest, TimeCountsFromTheLaunchAndAStopInItsGraceIsNotYetCheck
   // 2 s as its end minus its start, and as its time limit counts. X's preemption, in its
   // grace at 5 s, is neither checkpointed nor killed (`show` said "checkpointed 1"); from its
   // kill at 7 s it is a kill.
-  policy_opts_ = {"thresholds=8"};
-  grace_ = Seconds(4);
-  world_.ignore_term = true;
-  const int64_t t0 = world_.now;
-  auto d = Start();
-  const JobId x = *d->Submit({.name = "x", .gpus = 4, .argv = {"train"}});
-  world_.work[x] = 1'000'000;
-  d->Step();
-  world_.now = t0 + 3'000;
-  d->Step();
-  const JobId y = *d->Submit({.name = "y", .gpus = 4, .argv = {"train"}});
-  world_.work[y] = 60'000;
-  d->Step();
+  auto [d, x, y, t0] = PreemptATermIgnoringJob(60'000);
   world_.now = t0 + 5'000;
   d->Step();
   auto yj = *d->Get(y);
