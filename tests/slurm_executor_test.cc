@@ -425,5 +425,32 @@ TEST_F(SlurmExecutorTest, AJobRetiredWhileItsSbatchAnswerWasLostLeavesNothingInS
   EXPECT_EQ(x->SlurmId(JobId(1)), 0);
 }
 
+TEST_F(SlurmExecutorTest, AStopDoesNotWaitForASlowSqueue) {
+  // Regression: serve's shutdown waited for a squeue in flight to answer or reach its
+  // deadline (up to minutes on a big cluster: the deadline grows with squeue's pace). A read
+  // in flight is abandoned when the executor stops; what was decided still reaches Slurm
+  // first (Drain, at most 2 s). Here squeue takes 30 s and the deadline is 20 s.
+  const fs::path bin = FaultyTools();
+  auto x = Open("slowstop", 250ms, 20s);
+  ASSERT_TRUE(x);
+  Put(bin / "slow-squeue", "30\n");
+  const auto squeues = [&] {
+    const std::string calls = testing::ReadAll(bin / "calls.log");
+    size_t n = 0;
+    for (size_t at = calls.find("squeue --json"); at != std::string::npos;
+         at = calls.find("squeue --json", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  const size_t before = squeues();
+  ASSERT_TRUE(WaitFor([&] { return squeues() > before; }, 10s));  // one is in flight
+  const auto t0 = std::chrono::steady_clock::now();
+  x.reset();
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_LT(took, 5s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                      << " ms";
+}
+
 }  // namespace
 }  // namespace tiresias

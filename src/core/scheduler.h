@@ -228,6 +228,11 @@ class Scheduler {
   // for quotas that do not fit; FailedPrecondition naming a job that no VC of `cfg` takes (then
   // nothing changes). The next pass walks every job.
   Status SetTenants(TenantConfig cfg, Time now);
+  // FailedPrecondition naming the first job not ended that no VC of `cfg` takes. SetTenants
+  // checks it with two VCs or more; with one (the tenant level off, nothing to replay
+  // differently) a daemon checks it before a new tenants file applies: journals written
+  // before that check replay as they were.
+  Status EveryJobHasAVc(const TenantConfig& cfg) const;
   // Why the placement policy said the job can never be placed, or "".
   const std::string& NeverFitsReasonOf(const Job& j) const;
 

@@ -314,6 +314,17 @@ std::optional<std::string> Scheduler::TenantAdmit(Job& j) const {
   return std::nullopt;
 }
 
+Status Scheduler::EveryJobHasAVc(const TenantConfig& cfg) const {
+  for (const Job& j : jobs_) {
+    if (j.ended() || VcIndexOf(cfg, j.spec)) continue;
+    return FailedPrecondition(fmt::format(
+        "job {} (user {}{}) belongs to no VC of the new tenants: keep its VC, list its user "
+        "in a VC or name a default_vc",
+        j.spec.id.value(), j.spec.user, j.spec.vc.empty() ? "" : ", VC " + j.spec.vc));
+  }
+  return Status::Ok();
+}
+
 Status Scheduler::SetTenants(TenantConfig cfg, Time now) {
   std::vector<int> quotas;
   if (cfg.on()) {
@@ -321,20 +332,14 @@ Status Scheduler::SetTenants(TenantConfig cfg, Time now) {
     if (!q.ok()) return q.status();
     quotas = std::move(*q);
   }
-  // Every job not ended must belong to a VC of the new tenants, also of a single VC (the
-  // tenant level is off then, but the daemon admits a job only to a VC: the same rule holds).
+  if (cfg.on()) {
+    if (Status s = EveryJobHasAVc(cfg); !s.ok()) return s;
+  }
   std::vector<int32_t> vc(jobs_.size(), -1);
-  for (size_t slot = 0; !cfg.vcs.empty() && slot < jobs_.size(); ++slot) {
+  for (size_t slot = 0; cfg.on() && slot < jobs_.size(); ++slot) {
     const Job& j = jobs_[slot];
     if (j.ended()) continue;
-    auto v = VcIndexOf(cfg, j.spec);
-    if (!v) {
-      return FailedPrecondition(fmt::format(
-          "job {} (user {}{}) belongs to no VC of the new tenants: keep its VC, list its user "
-          "in a VC or name a default_vc",
-          j.spec.id.value(), j.spec.user, j.spec.vc.empty() ? "" : ", VC " + j.spec.vc));
-    }
-    if (!cfg.on()) continue;  // off: no job has a tenant index, no quota applies
+    const auto v = VcIndexOf(cfg, j.spec);
     if (!cfg.borrow && j.gpus() > quotas[static_cast<size_t>(*v)]) {
       return FailedPrecondition(fmt::format(
           "job {} needs {} GPUs, more than VC `{}`'s new quota of {}, and borrowing is off",

@@ -38,11 +38,12 @@ int64_t WallMs() {
 }  // namespace
 
 StatusOr<CommandResult> SlurmExecutor::Slurm(const std::vector<std::string>& argv, size_t items,
-                                             std::chrono::milliseconds extra) const {
+                                             std::chrono::milliseconds extra, bool read) const {
   // A command over many jobs makes one request per job (scancel): ~10 ms each, 50-100 ms when
   // slurmctld is busy. Its deadline grows with them: killed halfway, it would be repeated whole.
   const auto timeout = opts_.command_timeout + std::chrono::milliseconds(100) * items + extra;
-  auto r = RunCommand(argv, timeout, opts_.env.empty() ? nullptr : &opts_.env);
+  auto r = RunCommand(argv, timeout, opts_.env.empty() ? nullptr : &opts_.env,
+                      read ? &stopping_ : nullptr);
   if (!r.ok()) {
     if (r.status().code() == StatusCode::kUnavailable) return r.status();
     return IoError(fmt::format("{}: {}", argv[0], r.status().message()));
@@ -62,14 +63,14 @@ bool SlurmExecutor::Retryable(const CommandResult& r) const {
 }
 
 StatusOr<std::vector<SlurmJob>> SlurmExecutor::Squeue(std::chrono::milliseconds extra) const {
-  auto r = Slurm({"squeue", "--json"}, 1, extra);
+  auto r = Slurm({"squeue", "--json"}, 1, extra, /*read=*/true);
   if (!r.ok()) return r.status();
   if (!r->ok()) return IoError("squeue --json: " + r->Summary());
   return ParseSqueueJson(r->out);
 }
 
 StatusOr<std::vector<SlurmNode>> SlurmExecutor::Sinfo() const {
-  auto r = Slurm(nodes_command_);
+  auto r = Slurm(nodes_command_, 1, {}, /*read=*/true);
   if (!r.ok()) return r.status();
   if (!r->ok()) return IoError(Join(nodes_command_, " ") + ": " + r->Summary());
   return ParseSinfoJson(r->out);
@@ -135,6 +136,7 @@ StatusOr<std::unique_ptr<SlurmExecutor>> SlurmExecutor::Open(SlurmOptions opts) 
 
 SlurmExecutor::~SlurmExecutor() {
   (void)Drain(std::chrono::seconds(2));  // what was decided reaches Slurm if it can
+  stopping_ = true;
   {
     std::lock_guard lk(mu_);
     stop_ = true;

@@ -46,6 +46,7 @@
 // script, the attempt file, the log and the checkpoint directory live there).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -179,9 +180,10 @@ class SlurmExecutor : public Executor {
 
   explicit SlurmExecutor(SlurmOptions opts) : opts_(std::move(opts)) {}
   // A Slurm client command over `items` jobs, given `extra` time beyond the usual deadline;
-  // Unavailable when slurmctld cannot be reached.
+  // Unavailable when slurmctld cannot be reached. A `read` (squeue, the nodes) is abandoned
+  // when the executor stops (a slow squeue used to hold serve's shutdown for minutes).
   StatusOr<CommandResult> Slurm(const std::vector<std::string>& argv, size_t items = 1,
-                                std::chrono::milliseconds extra = {}) const;
+                                std::chrono::milliseconds extra = {}, bool read = false) const;
   // A failed command is retried (not the request's fault) when its words say slurmctld did
   // not answer, or when `scontrol ping` finds no controller up.
   bool Retryable(const CommandResult& r) const;
@@ -223,6 +225,7 @@ class SlurmExecutor : public Executor {
   std::deque<Op> ops_;
   int running_ops_ = 0;
   bool stop_ = false;
+  std::atomic<bool> stopping_{false};  // the destructor runs: reads in flight are abandoned
   bool poke_poller_ = false;
   // The latest snapshots: squeue (by Slurm id) and sinfo; their sequence numbers are taken
   // when the command started.

@@ -194,6 +194,7 @@ void SlurmExecutor::PollerLoop() {
     }
     const auto began = std::chrono::steady_clock::now();
     auto jobs = Squeue(squeue_extra);
+    if (stopping_) return;  // abandoned, or done after the executor began to stop
     const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - began);
     if (!jobs.ok() && jobs.status().message().find("no answer within") != std::string::npos) {

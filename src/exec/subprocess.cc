@@ -28,7 +28,8 @@ std::string CommandResult::Summary() const {
 
 StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                    std::chrono::milliseconds timeout,
-                                   const std::vector<std::string>* env) {
+                                   const std::vector<std::string>* env,
+                                   const std::atomic<bool>* abandon) {
   if (argv.empty() || argv[0].empty()) return InvalidArgument("run: empty command");
   int out[2], err[2];
   if (::pipe2(out, O_CLOEXEC) != 0) return IoError(fmt::format("pipe: {}", std::strerror(errno)));
@@ -77,15 +78,17 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool timed_out = false;
+  const auto abandoned = [&] { return abandon && abandon->load(); };
   int open_fds = 2;
   while (open_fds > 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+    if (left.count() <= 0 || abandoned()) {
       timed_out = true;
       break;
     }
-    const int n = ::poll(fds, 2, static_cast<int>(left.count()));
+    const int n = ::poll(
+        fds, 2, static_cast<int>(abandon ? std::min<int64_t>(left.count(), 100) : left.count()));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) break;
     for (int i = 0; i < 2; ++i) {
@@ -110,7 +113,7 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
   while (!timed_out) {
     const pid_t w = ::waitpid(pid, &status, WNOHANG);
     if (w == pid || (w < 0 && errno != EINTR)) break;
-    if (std::chrono::steady_clock::now() >= deadline) {
+    if (std::chrono::steady_clock::now() >= deadline || abandoned()) {
       timed_out = true;
       break;
     }
@@ -121,6 +124,7 @@ StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
   }
+  if (timed_out && abandoned()) return Unavailable(fmt::format("{}: abandoned", argv[0]));
   if (timed_out) {
     return Unavailable(fmt::format("{}: no answer within {} ms", argv[0], timeout.count()));
   }

@@ -4,6 +4,7 @@
 // the daemon's other file descriptors, an empty signal mask and default signal handling.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -23,9 +24,12 @@ struct CommandResult {
 
 // Runs argv (argv[0] is looked up in PATH unless it contains '/'). `env`: the child's whole
 // environment as KEY=VALUE entries; null = the daemon's. A command that cannot be started is
-// IoError; one still running at `timeout` is killed (SIGKILL) and Unavailable.
+// IoError; one still running at `timeout` is killed (SIGKILL) and Unavailable. One still
+// running when `*abandon` becomes true (looked at every 100 ms) is killed and Unavailable: a
+// read its caller no longer needs (a daemon that stops).
 StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv,
                                    std::chrono::milliseconds timeout,
-                                   const std::vector<std::string>* env = nullptr);
+                                   const std::vector<std::string>* env = nullptr,
+                                   const std::atomic<bool>* abandon = nullptr);
 
 }  // namespace tiresias

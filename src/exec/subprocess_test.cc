@@ -1,10 +1,13 @@
 // RunCommand: output and exit status, the environment it is given, a command that cannot be
-// started, and one that overstays its deadline (killed, Unavailable, without waiting it out).
+// started, one that overstays its deadline (killed, Unavailable, without waiting it out), and
+// one its caller abandons.
 #include "exec/subprocess.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
 
 namespace tiresias {
 namespace {
@@ -42,6 +45,32 @@ TEST(Subprocess, MissingCommandAndTimeout) {
   auto l = RunCommand({"sh", "-c", "exec >&- 2>&-; sleep 30"}, 200ms);
   EXPECT_EQ(l.status().code(), StatusCode::kUnavailable);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
+}
+
+TEST(Subprocess, AnAbandonedCommandIsKilledWithoutWaitingForItsDeadline) {
+  // A daemon that stops abandons its reads: killed within ~100 ms of the flag, Unavailable,
+  // whether it still writes its output or has closed it and lingers.
+  for (const char* cmd : {"sleep 30", "exec >&- 2>&-; sleep 30"}) {
+    SCOPED_TRACE(cmd);
+    std::atomic<bool> abandon = false;
+    std::thread stop([&] {
+      std::this_thread::sleep_for(300ms);
+      abandon = true;
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = RunCommand({"sh", "-c", cmd}, 60s, nullptr, &abandon);
+    const auto took = std::chrono::steady_clock::now() - t0;
+    stop.join();
+    EXPECT_EQ(r.status().code(), StatusCode::kUnavailable);
+    EXPECT_NE(r.status().message().find("abandoned"), std::string::npos) << r.status().message();
+    EXPECT_GE(took, 300ms);
+    EXPECT_LT(took, 5s);
+  }
+  // Not abandoned: it runs to its end as ever.
+  std::atomic<bool> keep = false;
+  auto r = RunCommand({"sh", "-c", "sleep 0.2; echo done"}, 60s, nullptr, &keep);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->out, "done\n");
 }
 
 }  // namespace

@@ -408,5 +408,34 @@ TEST_F(LiveSchedulerTest, AKill9DuringAPreemptionsGraceNeitherDemotesTheWaiterNo
   EXPECT_EQ((*d->Get(y))["queue"], "Q1");
 }
 
+TEST_F(LiveSchedulerTest, AKill9DuringATimeLimitsGraceStillEndsTheJobAsTimedOut) {
+  // Regression (found by a review of the restart's drain): T has a 10 s limit and ignores
+  // SIGTERM; grace 4 s. At 10 s it is told to stop (kill due at 14 s); serve is killed at 11 s
+  // and restarts at 12 s. Its process is adopted and stopped again; the restart must not
+  // move its progress start (that erased the 10 s it ran, so the limit found time left and
+  // relaunched it). It ends `timeout` at its kill, having run once, 10 s.
+  grace_ = Seconds(4);
+  world_.ignore_term = true;
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId t = *d->Submit({.name = "t", .gpus = 1, .argv = {"train"}, .time = "0:10"});
+  world_.work[t] = 1'000'000;
+  d->Step();
+  world_.now = t0 + 10'000;
+  d->Step();
+  ASSERT_EQ((*d->Get(t))["state"], "preempting");
+  world_.now = t0 + 11'000;
+  d->Step();
+  d.reset();  // kill -9
+  world_.now = t0 + 12'000;
+  d = Start();
+  for (; world_.now < t0 + 30'000; world_.now += 100) d->Step();
+  const auto tj = *d->Get(t);
+  EXPECT_EQ(tj["state"], "timeout") << tj.dump();
+  EXPECT_EQ(world_.launches.size(), 1u) << fmt::format("{}", fmt::join(world_.launches, " "));
+  EXPECT_GE(tj["time_s"].get<double>(), 10.0);
+  EXPECT_EQ(tj["kills"], 0);  // a time limit's kill is not a preemption's
+}
+
 }  // namespace
 }  // namespace tiresias

@@ -144,7 +144,9 @@ Status LiveScheduler::ApplyTenants(Time now) {
   const nlohmann::json want = TenantConfigToJson(*cfg_.tenants);
   const TenantConfig& had = sched_->tenants();
   if (want == TenantConfigToJson(had)) return Status::Ok();
-  if (Status s = sched_->SetTenants(*cfg_.tenants, now); !s.ok()) {
+  Status s = cfg_.tenants->vcs.size() == 1 ? sched_->EveryJobHasAVc(*cfg_.tenants) : Status::Ok();
+  if (s.ok()) s = sched_->SetTenants(*cfg_.tenants, now);
+  if (!s.ok()) {
     return Status(s.code(), fmt::format("--tenants {}: {}", cfg_.tenants_file, s.message()));
   }
   return Note({.t = now,
@@ -175,8 +177,10 @@ namespace {
 // Whether the stop in progress when the daemon went down was a preemption's (or an
 // eviction's). The record does not say what stopped it: a requeue's or a time limit's stop
 // that a crash interrupted counts as a preemption's (its kill at the deadline as a kill).
+// (`starting` with a process: the core started its next run while that process was in its
+// grace.)
 bool WasPreempted(const JobRecord& rec) {
-  return rec.state == LiveState::kPreempting;
+  return rec.state == LiveState::kPreempting || rec.state == LiveState::kStarting;
 }
 
 }  // namespace
@@ -278,6 +282,16 @@ Status LiveScheduler::Reconcile(Time now) {
         Journal({.t = now, .kind = EventKind::kAdopt, .job = id, .detail = {{"pid", rec.pid}}});
         continue;
       }
+      if (core_running && p.gpus == core_gpus && rec.state == LiveState::kPreempting) {
+        // Its time limit's grace (the core runs a timed-out job until its process exits):
+        // it is told to stop again, and its exit ends it. (It was relaunched, its run's time
+        // erased by the wait for its own process.)
+        Journal({.t = now, .kind = EventKind::kAdopt, .job = id, .detail = {{"pid", rec.pid}}});
+        rec.timing_out = true;
+        procs_[id].preempted = false;
+        stop.push_back(id);
+        continue;
+      }
       // The core no longer runs it here: stop it, and start the core's run after it exits.
       stop.push_back(id);
       if (core_running) to_launch_[id] = core_gpus;
@@ -325,7 +339,11 @@ Status LiveScheduler::Reconcile(Time now) {
   // process's kill deadline, long past): its progress starts now at the earliest, or the
   // downtime would count as its service (and demote it).
   for (const auto& [id, gpus] : to_launch_) {
-    if (sched_->Find(id)->progress_start >= now) continue;
+    const Job* cj = sched_->Find(id);
+    if (cj->progress_start >= now) continue;
+    // (Not a process of its current run, adopted and being stopped, as in its time limit's
+    // grace: that run did run, and its service stands.)
+    if (procs_.contains(id) && records_.at(id).last_start >= cj->run_start) continue;
     Journal({.t = now, .kind = EventKind::kDrain, .job = id, .detail = {{"until_ms", now}}});
     MustOk(sched_->SetProgressStart(id, now, now));
   }

@@ -296,7 +296,8 @@ nlohmann::json LiveScheduler::Queues() {
                         {"gpus", r.gpus},
                         {"state", ToString(r.state)},
                         {"attained_gpu_s", ToSeconds(cj->AttainedAt(std::max(now, cj->last_stop)))},
-                        {"wait_s", ToSeconds(now - r.submit - cj->ExecutedAt(now) - cj->overhead)},
+                        {"wait_s", ToSeconds(std::max<Duration>(
+                                       0, now - r.submit - cj->ExecutedAt(now)))},  // as in ls
                         {"reason", e["reasons"].empty() ? "" : e["reasons"][0]}};
     if (e.contains("next_transition_in_s")) j["next_transition_in_s"] = e["next_transition_in_s"];
     queues[static_cast<size_t>(cj->queue)]["jobs"].push_back(std::move(j));

@@ -165,6 +165,18 @@ TEST_F(LiveSchedulerTest, TenantsAreKeptWithTheStateAndAChangeAppliesToJobsAlrea
   EXPECT_NE(s.message().find("--tenants tenants.json: job 4 (user bob, VC nlp) belongs to no VC"),
             std::string::npos)
       << s.message();
+  // One VC (the tenant level off) is held to the same rule (found by an exploratory test:
+  // accepted, where two VCs were refused).
+  tenants_ = TenantConfig{.vcs = {{.name = "vision", .quota = 2, .users = {"alice"}}}};
+  auto store1 = Store::Open((dir_ / "tiresias.db").string(), world_.now);
+  ASSERT_TRUE(store1.ok());
+  LiveScheduler single(Config(), std::move(*store1), std::make_unique<FakeRunner>(world_),
+                       [this] { return world_.now; });
+  const Status one = single.Open();
+  EXPECT_EQ(one.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(one.message().find("--tenants tenants.json: job 4 (user bob, VC nlp) belongs to no VC"),
+            std::string::npos)
+      << one.message();
   // whatif replays the journal, tenants and all, and then simulates under the live tenants.
   auto run = ReplayJournal((dir_ / "tiresias.db").string(), {});
   ASSERT_FALSE(run.ok());     // no job finished yet
