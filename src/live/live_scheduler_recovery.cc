@@ -334,16 +334,13 @@ Status LiveScheduler::Reconcile(Time now) {
       rec.state = LiveState::kPending;
     }
   }
-  // A job the core runs but that has no process was never running while the daemon was
-  // down (a launch waiting for a preempted process's GPUs had its progress pinned to that
+  // A job the core runs but still has to launch was never running while the daemon was down
+  // (a launch waiting for a preempted process's GPUs had its progress pinned to that
   // process's kill deadline, long past): its progress starts now at the earliest, or the
-  // downtime would count as its service (and demote it).
+  // downtime would count as its service (and demote it). (A process of its current run is
+  // never here: one in its time limit's grace is adopted and stopped above.)
   for (const auto& [id, gpus] : to_launch_) {
-    const Job* cj = sched_->Find(id);
-    if (cj->progress_start >= now) continue;
-    // (Not a process of its current run, adopted and being stopped, as in its time limit's
-    // grace: that run did run, and its service stands.)
-    if (procs_.contains(id) && records_.at(id).last_start >= cj->run_start) continue;
+    if (sched_->Find(id)->progress_start >= now) continue;
     Journal({.t = now, .kind = EventKind::kDrain, .job = id, .detail = {{"until_ms", now}}});
     MustOk(sched_->SetProgressStart(id, now, now));
   }
