@@ -205,7 +205,7 @@ void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& c
     return;
   }
   ++rec.preemptions;  // the times its process was told to stop
-  procs_.at(a.job).preempted = true;
+  procs_.at(a.job).preempted = rec.stop_preempted = true;
   metrics_.CountPreemption();
   rec.state = LiveState::kPreempting;
 }
@@ -250,7 +250,7 @@ void LiveScheduler::ApplyNodes(const std::vector<NodeReport>& nodes, Time now,
         continue;
       }
       ++rec.preemptions;  // its process is told to stop
-      procs_.at(id).preempted = true;
+      procs_.at(id).preempted = rec.stop_preempted = true;
       rec.state = LiveState::kPreempting;
       stop.push_back(id);
     }
@@ -265,12 +265,17 @@ void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
   if (p.stopping) return;
   p.stopping = true;
   p.kill_at = now + cfg_.grace;
-  // The work lost is the run's progress since its last checkpoint when the core stopped it:
-  // a restart stops again a process the core had stopped before the crash, and the time
-  // since then (downtime included) was never its service.
-  if (const Job* cj = sched_->Find(id)) {
+  // The work lost is the run's progress since its last checkpoint when the core stopped it.
+  // A restart stops again a process told to stop before the crash: its loss is the one
+  // measured then (the core may have started its next run since); without one, measured at
+  // the core's stop (the time since, downtime included, was never its service).
+  JobRecord& rec = records_.at(id);
+  if (rec.stop_loss >= 0) {
+    p.loss = rec.stop_loss;
+  } else if (const Job* cj = sched_->Find(id)) {
     p.loss = cj->RunLossAt(cj->running() ? now : std::min(now, cj->last_stop));
   }
+  rec.stop_loss = p.loss;
   (void)executor_->Signal(p.ref, sig);  // NotFound: already gone, Poll reports it
 }
 
@@ -289,7 +294,7 @@ void LiveScheduler::PreemptProcess(JobId id, Time now) {
   p.stopping = p.killed = p.at_checkpoint = true;
   p.kill_at = kNever;
   p.gone_by = now + Seconds(1);
-  p.loss = cj->RunLossAt(now);
+  p.loss = rec->second.stop_loss = cj->RunLossAt(now);
   (void)executor_->Signal(p.ref, SIGKILL);
 }
 
@@ -401,6 +406,8 @@ void LiveScheduler::LaunchReady(Time now) {
     rec.state = LiveState::kRunning;
     rec.pid = ref->ref.pid;
     rec.start_ticks = ref->ref.start_ticks;
+    rec.stop_preempted = false;
+    rec.stop_loss = -1;
     rec.gpus_held = gpus;
     rec.devices = ref->visible_devices;
     if (!ref->engine_job.empty()) rec.engine_job = ref->engine_job;

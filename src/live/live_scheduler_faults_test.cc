@@ -437,5 +437,67 @@ TEST_F(LiveSchedulerTest, AKill9DuringATimeLimitsGraceStillEndsTheJobAsTimedOut)
   EXPECT_EQ(tj["kills"], 0);  // a time limit's kill is not a preemption's
 }
 
+TEST_F(LiveSchedulerTest, AKill9DuringARequeuesGraceCountsNeitherAPreemptionNorAKill) {
+  // Regression: the record did not keep what started a stop, so after a restart a requeue's
+  // stop still in progress counted as a preemption's, and its kill at the deadline in kills.
+  // R (1 GPU) ignores SIGTERM; grace 4 s. It runs from 0 and is requeued at 3 s (kill due at
+  // 7 s); the core starts it again at once (`starting`, behind its own process). serve is
+  // killed at 4 s and restarts at 5 s, which stops the process again (kill at 9 s). That kill
+  // is a requeue's: no kill, no preemption. The run lost the 3 s x 1 GPU it did, measured at
+  // the requeue, not at the restart's stop (5 GPU-s).
+  grace_ = Seconds(4);
+  world_.ignore_term = true;
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId r = *d->Submit({.name = "r", .gpus = 1, .argv = {"train"}});
+  world_.work[r] = 1'000'000;
+  d->Step();
+  world_.now = t0 + 3'000;
+  d->Step();
+  ASSERT_TRUE(d->Requeue(r, "alice").ok());
+  d->Step();
+  ASSERT_EQ((*d->Get(r))["state"], "starting");
+  world_.now = t0 + 4'000;
+  d->Step();
+  d.reset();  // kill -9
+  world_.now = t0 + 5'000;
+  d = Start();
+  for (; world_.now < t0 + 12'000; world_.now += 100) d->Step();
+  const auto rj = *d->Get(r);
+  EXPECT_EQ(rj["state"], "running") << rj.dump();
+  EXPECT_EQ(rj["kills"], 0);
+  EXPECT_EQ(rj["preemptions"], 0);
+  EXPECT_DOUBLE_EQ(rj["lost_gpu_s"].get<double>(), 3.0);
+  EXPECT_EQ(world_.launches.size(), 2u) << fmt::format("{}", fmt::join(world_.launches, " "));
+}
+
+TEST_F(LiveSchedulerTest, AKill9AfterThePreemptedJobWasStartedAgainKeepsItsOldRunsLoss) {
+  // Regression: a restart stopping the process of a run the core had already replaced (it
+  // started the job again during the old process's grace) measured the new run's loss.
+  // dlas, 8 GPU-s first queue, grace 4 s, processes ignore SIGTERM. X (4 GPUs) runs from 0;
+  // Y (4 GPUs) preempts it at 3 s (kill due at 7 s). Y is cancelled at 3.5 s: the core starts
+  // X again at once, behind its old process (`starting`). serve is killed at 4 s, restarts at
+  // 64 s and stops the old process again (kill at 68 s). It is a preemption's kill (kills 1,
+  // checkpointed 0), and the old run lost what it did before the preemption: 3 s x 4 GPUs =
+  // 12 GPU-s (the new run, drained to the restart, had lost nothing).
+  auto [d, x, y, t0] = PreemptATermIgnoringJob(1'000'000);
+  world_.now = t0 + 3'500;
+  ASSERT_TRUE(d->Cancel(y).ok());
+  d->Step();
+  ASSERT_EQ((*d->Get(x))["state"], "starting");
+  world_.now = t0 + 4'000;
+  d->Step();
+  d.reset();  // kill -9
+  world_.now = t0 + 64'000;
+  d = Start();
+  for (; world_.now < t0 + 70'000; world_.now += 100) d->Step();
+  const auto xj = *d->Get(x);
+  EXPECT_EQ(xj["state"], "running") << xj.dump();
+  EXPECT_EQ(xj["preemptions"], 1);
+  EXPECT_EQ(xj["kills"], 1);
+  EXPECT_EQ(xj["checkpointed"], 0);
+  EXPECT_DOUBLE_EQ(xj["lost_gpu_s"].get<double>(), 12.0);
+}
+
 }  // namespace
 }  // namespace tiresias

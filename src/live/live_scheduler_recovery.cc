@@ -172,19 +172,6 @@ Status LiveScheduler::Replay(const EventRow& row) {
   return Status::Ok();
 }
 
-namespace {
-
-// Whether the stop in progress when the daemon went down was a preemption's (or an
-// eviction's). The record does not say what stopped it: a requeue's or a time limit's stop
-// that a crash interrupted counts as a preemption's (its kill at the deadline as a kill).
-// (`starting` with a process: the core started its next run while that process was in its
-// grace.)
-bool WasPreempted(const JobRecord& rec) {
-  return rec.state == LiveState::kPreempting || rec.state == LiveState::kStarting;
-}
-
-}  // namespace
-
 Status LiveScheduler::Reconcile(Time now) {
   // A job whose directory exists but that the journal no longer knows (serve was started with
   // --accept-journal-loss) may still be running: its GPUs would be handed out again under it
@@ -231,7 +218,7 @@ Status LiveScheduler::Reconcile(Time now) {
            .attempt = rec.attempt,
            .gpus = rec.gpus_held,
            .stopping = rec.state != LiveState::kRunning,
-           .preempted = WasPreempted(rec)};
+           .preempted = rec.stop_preempted};
     procs_[ex.job] = p;
     HandleExit(ex, at, changed);
   }
@@ -273,7 +260,7 @@ Status LiveScheduler::Reconcile(Time now) {
     }
     const ProcessRef ref{.pid = rec.pid, .start_ticks = rec.start_ticks};
     Proc p{
-        .ref = ref, .attempt = rec.attempt, .gpus = rec.gpus_held, .preempted = WasPreempted(rec)};
+        .ref = ref, .attempt = rec.attempt, .gpus = rec.gpus_held, .preempted = rec.stop_preempted};
     changed.push_back(id);
     if (executor_->Adopt(id, rec.attempt, ref, JobDir(id))) {
       for (const GpuId& g : p.gpus) gpu_owner_[g] = id;
@@ -288,7 +275,7 @@ Status LiveScheduler::Reconcile(Time now) {
         // erased by the wait for its own process.)
         Journal({.t = now, .kind = EventKind::kAdopt, .job = id, .detail = {{"pid", rec.pid}}});
         rec.timing_out = true;
-        procs_[id].preempted = false;
+        procs_[id].preempted = rec.stop_preempted = false;
         stop.push_back(id);
         continue;
       }
