@@ -7,7 +7,8 @@
 // answer was lost (no second held job, nothing left when the job is cancelled meanwhile); a
 // release whose answer was lost (not a failed launch); a squeue slower than the deadline.
 // Faults are injected by wrappers of the Slurm tools put first on PATH (FaultyTools).
-// Two runs on one node never share a MASTER_PORT.
+// Two runs on one node never share a MASTER_PORT. A run Slurm started by itself, not where
+// the attempt recorded was placed, is never credited to that attempt.
 // Each test skips with the reason when the Slurm packages or root are missing.
 #include "exec/slurm_executor.h"
 
@@ -22,6 +23,7 @@
 #include <iostream>
 #include <thread>
 
+#include "common/strings.h"
 #include "exec/slurm_batch.h"
 #include "serve_process.h"
 #include "slurm_cluster.h"
@@ -425,31 +427,112 @@ TEST_F(SlurmExecutorTest, AJobRetiredWhileItsSbatchAnswerWasLostLeavesNothingInS
   EXPECT_EQ(x->SlurmId(JobId(1)), 0);
 }
 
-TEST_F(SlurmExecutorTest, AStopDoesNotWaitForASlowSqueue) {
+TEST_F(SlurmExecutorTest, AStopWaitsForNeitherASlowSqueueNorASlowCommandOfTheWorker) {
   // Regression: serve's shutdown waited for a squeue in flight to answer or reach its
-  // deadline (up to minutes on a big cluster: the deadline grows with squeue's pace). A read
+  // deadline (up to minutes on a big cluster: the deadline grows with squeue's pace), and for
+  // the worker's batch in flight (against a hung slurmctld, tens of seconds). Every command
   // in flight is abandoned when the executor stops; what was decided still reaches Slurm
-  // first (Drain, at most 2 s). Here squeue takes 30 s and the deadline is 20 s.
+  // first (Drain, at most 2 s). Here squeue, then scontrol, take 30 s; the deadline is 20 s.
   const fs::path bin = FaultyTools();
+  const auto calls = [&](const std::string& what) {
+    const std::string log = testing::ReadAll(bin / "calls.log");
+    size_t n = 0;
+    for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+    return n;
+  };
+  const auto timed_stop = [](std::unique_ptr<SlurmExecutor>& x) {
+    const auto t0 = std::chrono::steady_clock::now();
+    x.reset();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 t0);
+  };
   auto x = Open("slowstop", 250ms, 20s);
   ASSERT_TRUE(x);
   Put(bin / "slow-squeue", "30\n");
-  const auto squeues = [&] {
-    const std::string calls = testing::ReadAll(bin / "calls.log");
-    size_t n = 0;
-    for (size_t at = calls.find("squeue --json"); at != std::string::npos;
-         at = calls.find("squeue --json", at + 1)) {
-      ++n;
-    }
-    return n;
-  };
-  const size_t before = squeues();
-  ASSERT_TRUE(WaitFor([&] { return squeues() > before; }, 10s));  // one is in flight
-  const auto t0 = std::chrono::steady_clock::now();
-  x.reset();
-  const auto took = std::chrono::steady_clock::now() - t0;
-  EXPECT_LT(took, 5s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
-                      << " ms";
+  const size_t before = calls("squeue --json");
+  ASSERT_TRUE(WaitFor([&] { return calls("squeue --json") > before; }, 10s));  // in flight
+  EXPECT_LT(timed_stop(x), 5s);
+  fs::remove(bin / "slow-squeue");
+  // The worker: a launch's pin (scontrol update) in flight.
+  auto y = Open("slowstop", 1h, 20s);
+  ASSERT_TRUE(y);
+  const LaunchSpec spec = Spec(1, {"sleep", "30"});
+  Prepared(*y, spec);
+  Put(bin / "slow-scontrol", "30\n");
+  ASSERT_TRUE(y->Launch(spec).ok());
+  ASSERT_TRUE(WaitFor([&] { return calls("scontrol update") > 0; }, 10s));
+  EXPECT_LT(timed_stop(y), 5s);
+}
+
+TEST_F(SlurmExecutorTest, ARunSlurmStartedByItselfIsNeverCreditedToAnAttemptWhosePinNeverRan) {
+  // Regression (found by a review): attempt 0 runs on one node; Slurm requeues the job by
+  // itself (`scontrol requeue`, as after a node failure: pending, not held, restart count 1)
+  // while serve is down, and serve had written attempt 1's file (placed on the other node)
+  // before it died, its pin never run. The restarted serve took Slurm's pending (or restarted)
+  // job for attempt 1: it runs where attempt 0 was pinned, on GPUs the core gave to others.
+  // Now it is neither adopted nor found, and it is stopped; attempt 1, launched again, runs
+  // where it was placed.
+  cluster_.reset();
+  cluster_ = std::make_unique<SlurmCluster>(2, 1);
+  ASSERT_TRUE(cluster_->up()) << cluster_->error();
+  auto x = Open("unplaced", 250ms, 3s);
+  ASSERT_TRUE(x);
+  const LaunchSpec first = Spec(1, {"sleep", "300"});
+  Prepared(*x, first);
+  ASSERT_TRUE(x->Launch(first).ok());
+  const int64_t sid = x->SlurmId(JobId(1));
+  ASSERT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "RUNNING"; }, 30s)) << Squeue(sid, "%T");
+  const std::string node_a = Squeue(sid, "%N");
+  std::string node_b;
+  const std::string nodes = cluster_->Sh("sinfo -h -N -o %N").out;
+  for (const auto& n : Split(nodes, '\n')) {
+    if (!n.empty() && n != node_a) node_b = std::string(n);
+  }
+  ASSERT_FALSE(node_b.empty());
+  x.reset();  // serve goes away
+  ASSERT_EQ(cluster_->Sh(fmt::format("scontrol requeue {}", sid)).rc, 0);
+  // Attempt 1's file, as Launch writes it for node 1 (restart count 1: Slurm's requeue had
+  // counted).
+  const LaunchSpec again{.job = JobId(1),
+                         .attempt = 1,
+                         .argv = {"sleep", "300"},
+                         .gpus = {GpuId{1, 0}},
+                         .job_dir = first.job_dir};
+  Put(AttemptFile(again.job_dir),
+      fmt::format("TIRESIAS_ATTEMPT=1\nTIRESIAS_SLURM_RESTARTS=1\nMASTER_ADDR={0}\n"
+                  "MASTER_PORT=20008\nWORLD_SIZE=1\nTIRESIAS_GPUS=1\nTIRESIAS_NODES={0}\n"
+                  "TIRESIAS_PLACEMENT=1:1\n",
+                  node_b));
+  // Slurm's requeue done: pending, not held (or started again by Slurm).
+  const auto show = [&] { return cluster_->Sh(fmt::format("scontrol -o show job {}", sid)).out; };
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const std::string j = show();
+        return j.find(" Restarts=1 ") != std::string::npos &&
+               (j.find("JobState=PENDING") != std::string::npos ||
+                j.find("JobState=RUNNING") != std::string::npos);
+      },
+      30s))
+      << show();
+  auto y = Open("unplaced", 250ms, 3s);
+  ASSERT_TRUE(y);
+  Refresh(*y);
+  const std::string state = Squeue(sid, "%T %Q");
+  ASSERT_TRUE(state.starts_with("PENDING") || state.starts_with("RUNNING")) << state;
+  EXPECT_NE(state, "PENDING 0") << "held: not the case this test is for";
+  const ProcessRef ref{.pid = static_cast<int>(sid), .start_ticks = 1};
+  EXPECT_FALSE(y->FindLaunched(JobId(1), 1, again.job_dir)) << state;
+  EXPECT_FALSE(y->Adopt(JobId(1), 1, ref, again.job_dir)) << state;
+  // Recovery relaunches the attempt that vanished: it runs on node b, the other is stopped.
+  ASSERT_TRUE(y->Drain(30s));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        (void)y->Poll();
+        return y->Launch(again).ok();
+      },
+      30s));
+  ASSERT_TRUE(WaitFor([&] { return Squeue(sid, "%T %N") == "RUNNING " + node_b; }, 60s))
+      << Squeue(sid, "%T %N %r");
 }
 
 }  // namespace

@@ -86,6 +86,29 @@ bool OfRecordedRun(const std::map<std::string, std::string>& vars, int restarts)
   return !recorded || restarts >= *recorded;
 }
 
+bool PlacedAsRecorded(const SlurmJob& s, const std::map<std::string, std::string>& vars) {
+  const auto nodes = vars.find("TIRESIAS_NODES");
+  if (nodes == vars.end()) return true;
+  std::vector<std::string> want;
+  for (auto n : Split(nodes->second, ',')) want.emplace_back(n);
+  std::sort(want.begin(), want.end());
+  int most = 0;
+  const auto placement = vars.find("TIRESIAS_PLACEMENT");
+  for (const auto& [n, g] : ParsePlacement(placement == vars.end() ? "" : placement->second)) {
+    most = std::max(most, g);
+  }
+  auto same_nodes = [&](std::vector<std::string> have) {
+    std::sort(have.begin(), have.end());
+    return have == want;
+  };
+  if (SlurmActive(s.state)) {
+    if (s.nodes_unreadable) return true;
+    return same_nodes(s.nodes) && std::all_of(s.node_gpus.begin(), s.node_gpus.end(),
+                                              [&](int g) { return most == 0 || g == most; });
+  }
+  return same_nodes(s.required_nodes) && (most == 0 || s.gpus_per_node == most);
+}
+
 std::string JobEnvFile(const std::string& job_dir) {
   return (fs::path(job_dir) / "slurm-job.env").string();
 }

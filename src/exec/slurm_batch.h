@@ -1,7 +1,8 @@
 // The files a Slurm job of tiresias runs from, in its job directory: the batch script, the
 // job's own variables (slurm-job.env, which the script loads as the job's user: sbatch itself
 // runs with serve's environment, never a user's) and the attempt's (slurm-attempt.env, written
-// before each release). Used by exec/slurm_executor.cc.
+// before each release), and whether what Slurm runs is what such a file records. Used by
+// exec/slurm_executor.cc.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "core/executor.h"
+#include "exec/slurm_state.h"
 
 namespace tiresias {
 
@@ -37,6 +39,14 @@ std::vector<std::pair<int, int>> ParsePlacement(std::string_view s);
 // requeued since (a node failure, an admin's requeue), still its own. No count (a file from
 // before it was recorded): yes.
 bool OfRecordedRun(const std::map<std::string, std::string>& vars, int restarts);
+// Whether Slurm runs job `s` where the attempt slurm-attempt.env `vars` was written for was
+// placed (TIRESIAS_NODES, and TIRESIAS_PLACEMENT's most GPUs on a node, which the pin asks of
+// each): running, on those nodes with those GPUs; pending (and not held), pinned there
+// (required_nodes, tres_per_node). No: Slurm started or requeued the job by itself (a node
+// failure, an admin) after the file was written and before that attempt's pin ran, so the
+// run is not that attempt's. A file without nodes, or a running job whose node list cannot
+// be read: yes (as before the check).
+bool PlacedAsRecorded(const SlurmJob& s, const std::map<std::string, std::string>& vars);
 // `<job_dir>/slurm-job.env` and its text: `export NAME='value'` per variable, less those that
 // would change Slurm's tools (SBATCH_*, SLURM_*) and names bash cannot export.
 std::string JobEnvFile(const std::string& job_dir);

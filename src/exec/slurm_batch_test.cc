@@ -1,6 +1,6 @@
 // Tests of the Slurm job's files (exec/slurm_batch.h): the job's variables as the batch script
-// loads them, paths as sbatch takes them literally, the script's order of loading, and which
-// Slurm end is the recorded attempt's.
+// loads them, paths as sbatch takes them literally, the script's order of loading, which
+// Slurm end is the recorded attempt's, and whether a run is where that attempt was placed.
 #include "exec/slurm_batch.h"
 
 #include <gtest/gtest.h>
@@ -52,6 +52,30 @@ TEST(SlurmBatch, AnEndIsTheRecordedAttemptsOnlyAtOrPastItsRestartCount) {
   EXPECT_TRUE(OfRecordedRun(vars, 1));
   EXPECT_TRUE(OfRecordedRun(vars, 2));
   EXPECT_TRUE(OfRecordedRun({{"TIRESIAS_ATTEMPT", "1"}}, 0));
+}
+
+TEST(SlurmBatch, ARunIsTheRecordedAttemptsOnlyWhereThatAttemptWasPlaced) {
+  // Attempt 1 was placed on b and c, 2 GPUs on c and 1 on b: its pin asks each node for 2.
+  const std::map<std::string, std::string> vars = {
+      {"TIRESIAS_ATTEMPT", "1"}, {"TIRESIAS_NODES", "c,b"}, {"TIRESIAS_PLACEMENT", "1:1,2:2"}};
+  // Running there (either order), 2 GPUs held on each: its own.
+  SlurmJob run{.state = "RUNNING", .nodes = {"b", "c"}, .node_gpus = {2, 2}};
+  EXPECT_TRUE(PlacedAsRecorded(run, vars));
+  // Slurm started it by itself, where the last pin (attempt 0's) put it: not attempt 1's.
+  EXPECT_FALSE(PlacedAsRecorded(
+      SlurmJob{.state = "RUNNING", .nodes = {"a", "b"}, .node_gpus = {2, 2}}, vars));
+  EXPECT_FALSE(
+      PlacedAsRecorded(SlurmJob{.state = "RUNNING", .nodes = {"b", "c"}, .node_gpus = {1, 1}},
+                       vars));  // attempt 0 had 1 GPU a node
+  // Pending, not held: pinned for it, or still for the attempt before.
+  SlurmJob pinned{.state = "PENDING", .required_nodes = {"b", "c"}, .gpus_per_node = 2};
+  EXPECT_TRUE(PlacedAsRecorded(pinned, vars));
+  pinned.required_nodes = {"a"};
+  EXPECT_FALSE(PlacedAsRecorded(pinned, vars));
+  EXPECT_FALSE(PlacedAsRecorded(SlurmJob{.state = "PENDING"}, vars));  // never pinned
+  // A file from before the nodes were recorded, or nodes Slurm wrote unreadably: cannot tell.
+  EXPECT_TRUE(PlacedAsRecorded(pinned, {{"TIRESIAS_ATTEMPT", "1"}}));
+  EXPECT_TRUE(PlacedAsRecorded(SlurmJob{.state = "RUNNING", .nodes_unreadable = true}, vars));
 }
 
 }  // namespace

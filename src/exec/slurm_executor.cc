@@ -38,12 +38,11 @@ int64_t WallMs() {
 }  // namespace
 
 StatusOr<CommandResult> SlurmExecutor::Slurm(const std::vector<std::string>& argv, size_t items,
-                                             std::chrono::milliseconds extra, bool read) const {
+                                             std::chrono::milliseconds extra) const {
   // A command over many jobs makes one request per job (scancel): ~10 ms each, 50-100 ms when
   // slurmctld is busy. Its deadline grows with them: killed halfway, it would be repeated whole.
   const auto timeout = opts_.command_timeout + std::chrono::milliseconds(100) * items + extra;
-  auto r = RunCommand(argv, timeout, opts_.env.empty() ? nullptr : &opts_.env,
-                      read ? &stopping_ : nullptr);
+  auto r = RunCommand(argv, timeout, opts_.env.empty() ? nullptr : &opts_.env, &stopping_);
   if (!r.ok()) {
     if (r.status().code() == StatusCode::kUnavailable) return r.status();
     return IoError(fmt::format("{}: {}", argv[0], r.status().message()));
@@ -58,19 +57,19 @@ bool SlurmExecutor::Retryable(const CommandResult& r) const {
   if (SlurmTransientFailure(r.err) || SlurmTransientFailure(r.out)) return true;
   // Words we do not know: a refusal only if a controller answers now.
   auto ping = RunCommand({"scontrol", "ping"}, opts_.command_timeout,
-                         opts_.env.empty() ? nullptr : &opts_.env);
+                         opts_.env.empty() ? nullptr : &opts_.env, &stopping_);
   return !ping.ok() || !SlurmPingSaysUp(ping->out);
 }
 
 StatusOr<std::vector<SlurmJob>> SlurmExecutor::Squeue(std::chrono::milliseconds extra) const {
-  auto r = Slurm({"squeue", "--json"}, 1, extra, /*read=*/true);
+  auto r = Slurm({"squeue", "--json"}, 1, extra);
   if (!r.ok()) return r.status();
   if (!r->ok()) return IoError("squeue --json: " + r->Summary());
   return ParseSqueueJson(r->out);
 }
 
 StatusOr<std::vector<SlurmNode>> SlurmExecutor::Sinfo() const {
-  auto r = Slurm(nodes_command_, 1, {}, /*read=*/true);
+  auto r = Slurm(nodes_command_);
   if (!r.ok()) return r.status();
   if (!r->ok()) return IoError(Join(nodes_command_, " ") + ": " + r->Summary());
   return ParseSinfoJson(r->out);
@@ -335,7 +334,7 @@ Status SlurmExecutor::SubmitNow(JobId id) {
     if (Job* j = Find(id)) j->submit_uncertain_seq = ++op_seq_;
     return s;
   };
-  auto r = RunCommand(argv, opts_.command_timeout, &env);
+  auto r = RunCommand(argv, opts_.command_timeout, &env, &stopping_);
   if (!r.ok()) {
     return r.status().code() == StatusCode::kUnavailable ? uncertain(r.status()) : r.status();
   }

@@ -180,10 +180,12 @@ class SlurmExecutor : public Executor {
 
   explicit SlurmExecutor(SlurmOptions opts) : opts_(std::move(opts)) {}
   // A Slurm client command over `items` jobs, given `extra` time beyond the usual deadline;
-  // Unavailable when slurmctld cannot be reached. A `read` (squeue, the nodes) is abandoned
-  // when the executor stops (a slow squeue used to hold serve's shutdown for minutes).
+  // Unavailable when slurmctld cannot be reached. Every command is abandoned when the
+  // executor stops (after Drain's 2 s): a slow squeue held serve's shutdown for minutes, and
+  // a worker's batch against a hung slurmctld for tens of seconds. A write cut off is an
+  // answer lost, as at its deadline: a restart finds what it did (its attempt file, Sweep).
   StatusOr<CommandResult> Slurm(const std::vector<std::string>& argv, size_t items = 1,
-                                std::chrono::milliseconds extra = {}, bool read = false) const;
+                                std::chrono::milliseconds extra = {}) const;
   // A failed command is retried (not the request's fault) when its words say slurmctld did
   // not answer, or when `scontrol ping` finds no controller up.
   bool Retryable(const CommandResult& r) const;
@@ -201,6 +203,9 @@ class SlurmExecutor : public Executor {
   void Enqueue(Op op);  // mu_ held
   // A hold, requeue-hold or kill of `j`, counted until it is done; mu_ held.
   void EnqueueHold(Job& j, Op op);
+  // Slurm runs `s` (or will: pending, not held) where no attempt of tiresias placed it: it is
+  // killed and requeued held (or held), as a run Slurm started by itself; mu_ held.
+  void StopUnplaced(Job& j, const SlurmJob& s);
   // The job's entry, created if new (recovery asks about jobs before it adopts them).
   Job& Track(JobId id, const std::string& job_dir);
   Job* Find(JobId id);                           // mu_ held

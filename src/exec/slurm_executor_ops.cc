@@ -136,12 +136,14 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
 
   // A signal or kill queued for an attempt that has ended or been superseded since (a retry
   // after slurmctld was unreachable) must not reach the job's next state: a KILL to a job
-  // that is pending again cancels it in Slurm. attempt -1: whatever Slurm started on its own.
+  // that is pending again cancels it in Slurm. attempt -1: whatever Slurm started on its own,
+  // until tiresias released an attempt (a launch queued meanwhile waits for it: kills come
+  // before launches in a batch).
   auto current = [&](const Op& o) {
     std::lock_guard lk(mu_);
     const Job* j = Find(o.job);
     if (!j || j->retired) return false;
-    if (o.attempt < 0) return j->phase == Phase::kNone;
+    if (o.attempt < 0) return j->phase != Phase::kReleased;
     return j->attempt == o.attempt &&
            (j->phase == Phase::kLaunching || j->phase == Phase::kReleased);
   };

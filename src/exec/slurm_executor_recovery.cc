@@ -1,6 +1,7 @@
 // SlurmExecutor after a restart of serve and at an attempt's end: which Slurm job and run an
 // attempt recorded in the journal is (Adopt, FindLaunched), the end Slurm recorded for it
-// (ReadExit; an earlier attempt's end never counts, slurm_batch.h OfRecordedRun), and how
+// (ReadExit; an earlier attempt's end never counts, slurm_batch.h OfRecordedRun; a run Slurm
+// started by itself, not where the attempt was placed, is none of them: PlacedAsRecorded), and how
 // Slurm's record of a job reads as an exit (ExitOf). See slurm_executor.h.
 #include <fmt/format.h>
 #include <signal.h>
@@ -27,6 +28,10 @@ bool SlurmExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std
   const auto vars = ReadAttemptFile(job_dir);
   if (RecordedAttempt(vars) != attempt) {
     return false;  // Slurm runs another attempt than the one recorded: not this one
+  }
+  if (!PlacedAsRecorded(*s, vars)) {
+    StopUnplaced(j, *s);
+    return false;
   }
   j.attempt = attempt;
   j.phase = Phase::kReleased;
@@ -64,11 +69,25 @@ std::optional<ProcessRef> SlurmExecutor::FindLaunched(JobId job, int attempt,
   if (!s || RecordedAttempt(vars) != attempt) return std::nullopt;
   // Released (running, or about to): that attempt is Slurm's now. Ended: it ran and ended
   // (unless that end is an earlier attempt's).
+  // Running or released where Slurm put it by itself (it requeued the job before that
+  // attempt's pin): not that attempt.
   if (SlurmEnded(s->state) && !OfRecordedRun(vars, s->restarts)) return std::nullopt;
-  if (SlurmActive(s->state) || SlurmEnded(s->state) || (s->state == "PENDING" && !s->held)) {
-    return ProcessRef{.pid = static_cast<int>(s->id), .start_ticks = attempt};
+  if (SlurmActive(s->state) || (s->state == "PENDING" && !s->held)) {
+    if (!PlacedAsRecorded(*s, vars)) {
+      StopUnplaced(j, *s);
+      return std::nullopt;
+    }
+  } else if (!SlurmEnded(s->state)) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  return ProcessRef{.pid = static_cast<int>(s->id), .start_ticks = attempt};
+}
+
+void SlurmExecutor::StopUnplaced(Job& j, const SlurmJob& s) {
+  if (j.holds_queued > 0) return;  // one is on its way
+  EnqueueHold(
+      j,
+      {.kind = SlurmActive(s.state) ? OpKind::kKill : OpKind::kHold, .job = j.id, .attempt = -1});
 }
 
 ExitInfo SlurmExecutor::ExitOf(const Job& j, const SlurmJob* s) const {

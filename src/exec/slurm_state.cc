@@ -290,13 +290,16 @@ StatusOr<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     } else {
       s.nodes_unreadable = true;
     }
+    if (auto req = ExpandHostlist(Str(j, "required_nodes")); req.ok()) {
+      s.required_nodes = std::move(*req);
+    }
+    s.gpus_per_node = GpusInGres(Str(j, "tres_per_node"));
     // gres_detail has one entry per node of the allocation while it holds them.
     const auto gres = Strings(j, "gres_detail");
     if (gres.size() == s.nodes.size()) {
       for (const auto& g : gres) s.node_gpus.push_back(GpusInGres(g));
     } else if (!s.nodes.empty()) {
-      const int per = GpusInGres(Str(j, "tres_per_node"));
-      s.node_gpus.assign(s.nodes.size(), per);
+      s.node_gpus.assign(s.nodes.size(), s.gpus_per_node);
     }
     s.restarts = static_cast<int>(Int(j, "restart_cnt"));
     s.wait_status = WaitStatus(j);

@@ -29,10 +29,14 @@ struct SlurmJob {
   std::string nodelist;            // as Slurm wrote it
   bool nodes_unreadable = false;   // a node list ExpandHostlist cannot read: `nodes` empty
   std::vector<int> node_gpus;      // GPUs held on each of `nodes` (from gres_detail)
-  int restarts = 0;                // restart_cnt: +1 per requeue
-  int wait_status = 0;             // exit_code: a wait(2) status
-  int64_t end_time = 0;            // seconds since the epoch, 0 when none
-  bool held = false;               // priority 0 (a user or admin hold)
+  // What the job asks for (tiresias' pin of its last launch): the nodes (required_nodes,
+  // expanded; empty when none or unreadable) and the GPUs on each (tres_per_node; 0: none).
+  std::vector<std::string> required_nodes;
+  int gpus_per_node = 0;
+  int restarts = 0;      // restart_cnt: +1 per requeue
+  int wait_status = 0;   // exit_code: a wait(2) status
+  int64_t end_time = 0;  // seconds since the epoch, 0 when none
+  bool held = false;     // priority 0 (a user or admin hold)
 };
 
 struct SlurmNode {

@@ -28,6 +28,8 @@ TEST(SlurmState, SqueueJsonOfARealCluster) {
   EXPECT_EQ(a.state, "RUNNING");
   EXPECT_EQ(a.nodes, (std::vector<std::string>{"node2", "node3"}));
   EXPECT_EQ(a.node_gpus, (std::vector<int>{3, 3}));
+  EXPECT_EQ(a.required_nodes, (std::vector<std::string>{"node2", "node3"}));  // its pin
+  EXPECT_EQ(a.gpus_per_node, 3);
   EXPECT_FALSE(a.held);
   // Job 2: outside tiresias, 1 GPU on node1.
   EXPECT_EQ((*jobs)[1].comment, "");
