@@ -145,7 +145,8 @@ TEST(CliInput, AnOptionThatReachesNoRunIsAnError) {
 
 // `submit python train.py --lr 3` without `--`: the command's option is not submit's. The
 // refusal says where `--` goes (it only suggested submit's nearest flag, --vc); a misspelled
-// submit flag still gets its suggestion.
+// submit flag, before the command, gets only its suggestion (`submit --gpu 2 sleep 1` got
+// both: the hint about `--` was wrong there).
 TEST(CliInput, ACommandsOwnOptionWithoutDashDashSaysWhereItGoes) {
   CmdResult r = RunTiresias("submit python train.py --lr 3");
   EXPECT_EQ(r.rc, 2) << r.out;
@@ -153,10 +154,19 @@ TEST(CliInput, ACommandsOwnOptionWithoutDashDashSaysWhereItGoes) {
                   "if --lr is the command's own option, put -- before the command: tiresias "
                   "submit [OPTIONS] -- COMMAND [ARGS...]"))
       << r.out;
-  r = RunTiresias("submit --gpu 2 -- sleep 1");
+  EXPECT_FALSE(Has(r.out, "did you mean")) << r.out;
+  // After submit's own options and their values, still the command's.
+  r = RunTiresias("submit --gpus 2 -t 1:00 --name x python train.py --gpu 3");
   EXPECT_EQ(r.rc, 2) << r.out;
-  EXPECT_TRUE(Has(r.out, "did you mean --gpus?")) << r.out;
-  EXPECT_FALSE(Has(r.out, "put -- before")) << r.out;
+  EXPECT_TRUE(Has(r.out, "if --gpu is the command's own option")) << r.out;
+  EXPECT_FALSE(Has(r.out, "did you mean")) << r.out;
+  for (const char* typo :
+       {"submit --gpu 2 -- sleep 1", "submit --gpu 2 sleep 1", "submit --name x --gpu=2 sleep 1"}) {
+    r = RunTiresias(typo);
+    EXPECT_EQ(r.rc, 2) << typo << ": " << r.out;
+    EXPECT_TRUE(Has(r.out, "did you mean --gpus?")) << typo << ": " << r.out;
+    EXPECT_FALSE(Has(r.out, "put -- before")) << typo << ": " << r.out;
+  }
 }
 
 // Only the default profile paths (../shared) may be absent; a file named on the command line

@@ -339,7 +339,9 @@ TEST_F(TenantsCliTest, AVcClaimingItsQuotaGetsItWithinOneGracePeriodAndTheCliSho
   EXPECT_NE(ls.out.find("VC"), std::string::npos) << ls.out;
   EXPECT_NE(ls.out.find("(VcQuota)"), std::string::npos) << ls.out;
   CmdResult why = Cli("explain " + vision[2]);
-  EXPECT_NE(why.out.find("VC `vision` has used its share: 2 of 2 GPUs"), std::string::npos)
+  EXPECT_NE(why.out.find("VC `vision` has 2 of its quota of 2 GPUs in use and this job needs 1, "
+                         "over the quota: it runs only on GPUs lent"),
+            std::string::npos)
       << why.out;
   CmdResult show = Cli("show " + vision[2]);
   EXPECT_NE(show.out.find("VC=vision"), std::string::npos) << show.out;

@@ -68,6 +68,21 @@ std::vector<std::string> Choices(const CLI::App& app) {
   return out;
 }
 
+// Whether `word`, a flag submit did not expect, comes after the command's first word (then
+// it is the command's own option, not a misspelled one of submit's). Submit's options that
+// take a value skip it.
+bool AfterTheCommand(CLI::App& submit, int argc, char** argv, std::string_view word) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == word || a.substr(0, a.find('=')) == word || a == "--") return false;
+    if (!a.starts_with("-") || a == "-") return true;
+    if (a.find('=') != std::string_view::npos) continue;
+    const CLI::Option* o = submit.get_option_no_throw(std::string(a));
+    if (o && o->get_items_expected_max() > 0) ++i;  // its value
+  }
+  return false;
+}
+
 }  // namespace
 }  // namespace tiresias
 
@@ -102,10 +117,13 @@ int main(int argc, char** argv) {
     if (argc > 1 && std::string_view(argv[1]) == "submit" && !dashdash &&
         what.find("not expected") != std::string::npos) {
       const std::string word = what.substr(what.rfind(' ') + 1);
-      std::cerr << fmt::format(
-          "if {} is the command's own option, put -- before the command: tiresias submit "
-          "[OPTIONS] -- COMMAND [ARGS...]\n",
-          word);
+      if (tiresias::AfterTheCommand(*app.get_subcommand("submit"), argc, argv, word)) {
+        std::cerr << fmt::format(
+            "if {} is the command's own option, put -- before the command: tiresias submit "
+            "[OPTIONS] -- COMMAND [ARGS...]\n",
+            word);
+        return 2;
+      }
     }
     if (what.find("not expected") != std::string::npos ||
         what.find("A subcommand is required") != std::string::npos ||

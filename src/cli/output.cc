@@ -60,9 +60,16 @@ std::string Str(const nlohmann::json& j, const char* key) {
 }
 
 std::string Clip(const std::string& s, size_t width) {
-  if (s.size() <= width) return s;
-  size_t end = width;
-  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  // Column by column as fmt pads them: its display width (fmt/format.h; a wide East Asian
+  // character or an emoji takes two), whole characters only.
+  size_t used = 0, end = 0;
+  fmt::detail::for_each_codepoint(fmt::string_view(s), [&](uint32_t, fmt::string_view cp) {
+    const size_t w = fmt::detail::compute_width(cp);
+    if (used + w > width) return false;
+    used += w;
+    end += cp.size();
+    return true;
+  });
   return s.substr(0, end);
 }
 

@@ -40,7 +40,8 @@ std::string Str(const nlohmann::json& j, const char* key);
 // A forecast (explain's "estimate", /v1/whatif): likely start and end from now with their
 // p10-p90 range, who is most in the way, and the method.
 void PrintEstimate(const nlohmann::json& estimate);
-// The first `width` bytes of `s`, not cutting a UTF-8 sequence in two.
+// The start of `s` that fits `width` terminal columns (as fmt pads: wide characters take two),
+// never cutting a character.
 std::string Clip(const std::string& s, size_t width);
 bool Terminal(const std::string& state);
 

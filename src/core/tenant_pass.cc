@@ -262,20 +262,22 @@ std::string Scheduler::TenantReason(const Job& j, Time /*now*/) const {
         name, used, q, used - q);
   }
   if (j.wait == WaitKind::kOverQuota) {
-    if (!tenants_.borrow) {
-      return fmt::format("VC `{}` has used its quota: {} of {} GPUs, and borrowing is off", name,
-                         used, q);
-    }
-    if (used > q) {
+    if (used > q && tenants_.borrow) {
       return fmt::format(
           "VC `{}` is above its share: {} of {} GPUs, {} borrowed; it borrows more only when "
           "other VCs leave GPUs unused",
           name, used, q, used - q);
     }
+    // Free GPUs need not be lendable: the jobs ahead of it (other VCs' within their quotas
+    // first) may claim them, and the pass saw the cluster before this job's turn.
+    const std::string over = fmt::format(
+        "VC `{}` has {} of its quota of {} GPUs in use and this job needs {}, over the quota", name,
+        used, q, j.gpus());
+    if (!tenants_.borrow) return over + "; borrowing is off";
     return fmt::format(
-        "VC `{}` has used its share: {} of {} GPUs; it borrows only GPUs other VCs leave "
-        "unused, and none were left",
-        name, used, q);
+        "{}: it runs only on GPUs lent, those that every VC's jobs within "
+        "their quotas and the borrowers ahead of it leave unused, and {} left",
+        over, j.gpus() == 1 ? "none was" : fmt::format("fewer than {} were", j.gpus()));
   }
   int lent = 0;
   for (size_t o = 0; o < vc_quota_.size(); ++o) {

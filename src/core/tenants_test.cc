@@ -62,7 +62,12 @@ TEST(TenantsTest, UnusedQuotaIsLentAndReclaimedByPreemption) {
             "its VC `A` holds 8 GPUs, over its quota of 4: GPUs it borrowed go back to VCs that "
             "need their quota");
   const Explanation e = s->Explain(JobId(3), Seconds(100));
-  EXPECT_TRUE(Says(e, "VC `A` has used its share: 4 of 4 GPUs")) << e.reasons.back();
+  EXPECT_TRUE(Says(e,
+                   "VC `A` has 4 of its quota of 4 GPUs in use and this job needs 2, over the "
+                   "quota: it runs only on GPUs lent, those that every VC's jobs within their "
+                   "quotas and the borrowers ahead of it leave unused, and fewer than 2 were "
+                   "left"))
+      << e.reasons.back();
   const auto use = s->VcUsages(Seconds(100));
   ASSERT_EQ(use.size(), 2u);
   EXPECT_EQ(use[0].running_gpus, 4);
@@ -75,6 +80,25 @@ TEST(TenantsTest, UnusedQuotaIsLentAndReclaimedByPreemption) {
   EXPECT_EQ(s->VcUsages(Seconds(200))[0].borrowed(), 2);  // A: 6 of 4
 }
 
+// Regression (an exploratory test): a job bigger than its idle VC's quota was told its VC "has
+// used its share: 0 of 2 GPUs ... none were left" while GPUs were free. A's 3-GPU job (first
+// in order) would take A (quota 2, nothing running) over its quota: it is set aside to borrow.
+// B's 6-GPU job, within B's quota of 6, takes 6 of the 8 GPUs first; 2 are left to lend.
+TEST(TenantsTest, AJobBiggerThanItsIdleVcsQuotaIsToldItMustBorrow) {
+  TenantConfig t = {.vcs = {{.name = "A", .quota = 2}, {.name = "B", .quota = 6}}, .borrow = true};
+  auto s = Make(std::move(t));
+  Submit(*s, 1, 3, "A", 0);
+  Submit(*s, 2, 6, "B", Seconds(1));
+  EXPECT_EQ(Brief(s->Schedule(Seconds(1))), "start 2");
+  const Explanation e = s->Explain(JobId(1), Seconds(1));
+  EXPECT_TRUE(Says(e,
+                   "VC `A` has 0 of its quota of 2 GPUs in use and this job needs 3, over the "
+                   "quota: it runs only on GPUs lent, those that every VC's jobs within their "
+                   "quotas and the borrowers ahead of it leave unused, and fewer than 3 were "
+                   "left"))
+      << fmt::format("{}", fmt::join(e.reasons, "\n"));
+}
+
 // Without borrowing each VC is a fixed partition: A's jobs 3 and 4 wait although B's 4 GPUs
 // are idle, and a 6-GPU job of A can never run, so it is rejected at submit.
 TEST(TenantsTest, FixedQuotasWithoutBorrowing) {
@@ -82,7 +106,8 @@ TEST(TenantsTest, FixedQuotasWithoutBorrowing) {
   for (int id = 1; id <= 4; ++id) Submit(*s, id, 2, "A", 0);
   EXPECT_EQ(Brief(s->Schedule(0)), "start 1, start 2");
   EXPECT_TRUE(Says(s->Explain(JobId(3), 0),
-                   "VC `A` has used its quota: 4 of 4 GPUs, and borrowing is off"));
+                   "VC `A` has 4 of its quota of 4 GPUs in use and this job needs 2, over the "
+                   "quota; borrowing is off"));
   const Status big = s->Submit({.id = JobId(9), .gpus = 6, .vc = "A", .duration = Seconds(1)}, 0);
   EXPECT_FALSE(big.ok());
   EXPECT_NE(big.message().find("more than VC `A`'s quota of 4, and borrowing is off"),
@@ -183,7 +208,8 @@ TEST(TenantsTest, BorrowersDoNotPreemptRunningJobsWithinTheirQuota) {
     Submit(s, 4, 4, "C", Seconds(30));
     const std::string acts = Brief(s.Schedule(Seconds(30)));
     if (protect != TenantConfig::Protect::kNone) {
-      EXPECT_TRUE(Says(s.Explain(JobId(4), Seconds(30)), "VC `C` has used its share: 0 of 0 GPUs"));
+      EXPECT_TRUE(Says(s.Explain(JobId(4), Seconds(30)),
+                       "VC `C` has 0 of its quota of 0 GPUs in use and this job needs 4"));
     }
     return acts;
   };
