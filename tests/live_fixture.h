@@ -188,6 +188,7 @@ class LiveSchedulerTest : public ::testing::Test {
     c.tenants = tenants_;
     c.tenants_file = "tenants.json";
     c.disk = disk_;
+    c.keep_finished = keep_finished_;
     return c;
   }
 
@@ -279,6 +280,7 @@ class LiveSchedulerTest : public ::testing::Test {
   std::optional<bool> checkpoint_aware_;
   std::optional<TenantConfig> tenants_;  // ServeConfig::tenants
   std::shared_ptr<DiskReserve> disk_;    // ServeConfig::disk
+  Duration keep_finished_ = 0;           // ServeConfig::keep_finished
   Store::Options store_opts_;            // how Start() opens the journal
   std::string executor_;  // the cluster executor's name when cluster_ is set ("fake")
   std::vector<std::string> policy_opts_ = {"thresholds=20"};  // demote after 20 s on 1 GPU

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <random>
 #include <thread>
@@ -67,6 +68,7 @@ struct ServeFlags {
   int slurm_cpus = 1;
   int64_t max_log_size = int64_t{1} << 30;    // 0: none
   int64_t disk_reserve = int64_t{128} << 20;  // 0: none
+  int64_t keep_finished_s = 0;                // 0: keep ended jobs' directories
 };
 
 // The smallest --max-log-size other than 0 (none).
@@ -218,6 +220,7 @@ int Serve(const ServeFlags& f) {
                   .checkpoint_aware = f.checkpoint_aware,
                   .log_events = true};
   cfg.executor = f.executor;
+  cfg.keep_finished = Seconds(f.keep_finished_s);
   if (f.tenants == "none") {
     cfg.tenants = TenantConfig{};
   } else if (!f.tenants.empty()) {
@@ -362,6 +365,13 @@ int Serve(const ServeFlags& f) {
                        : "",
                    dir.string())
             << std::flush;
+  if (f.keep_finished_s > 0) {
+    std::cout << fmt::format(
+                     "  an ended job's directory (its log, checkpoints) is removed {} after it "
+                     "ended (--keep-finished)\n",
+                     RetentionText(cfg.keep_finished))
+              << std::flush;
+  }
   for (const auto& w : slurm_warnings) {
     std::cerr << "tiresias serve: warning: Slurm setting: " << w << "\n";
   }
@@ -461,6 +471,14 @@ void AddServeCommand(CLI::App& app, int& rc) {
                 "free again (0: none)")
       ->transform(CLI::AsSizeValue(false))
       ->default_str("128MiB");
+  s->add_option("--keep-finished", f.keep_finished_s,
+                "remove an ended job's directory (its own log, checkpoints) this long after it "
+                "ended, e.g. 7d, 12h, 90m (seconds without a unit; 0: keep them); a job "
+                "submitted with --keep-checkpoints keeps it, --output files are never touched")
+      ->transform(CLI::AsNumberWithUnit(
+          std::map<std::string, int64_t>{{"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}}))
+      ->check(CLI::Range(int64_t{0}, int64_t{3650} * 86400))
+      ->default_str("0");
   s->add_flag("--no-cgroups", f.no_cgroups,
               "contain jobs by process group only, even where a cgroup per job could be made");
   s->callback([&rc] { rc = Serve(f); });

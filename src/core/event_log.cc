@@ -20,7 +20,7 @@ const std::vector<EventKindInfo>& EventKinds() {
       {EventKind::kPromote, "promote", false},    {EventKind::kEligible, "eligible", true},
       {EventKind::kRequeue, "requeue", true},     {EventKind::kCapacity, "capacity", true},
       {EventKind::kEvict, "evict", false},        {EventKind::kCheckpoint, "checkpoint", true},
-      {EventKind::kTenants, "tenants", true},
+      {EventKind::kTenants, "tenants", true},     {EventKind::kCleanup, "cleanup", false},
   };
   return kAll;
 }
@@ -269,6 +269,9 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
     }
     case EventKind::kInterrupt:
       return fmt::format("{}; service kept up to {}", Str(d, "reason"), when("last_alive_ms"));
+    case EventKind::kCleanup:
+      return fmt::format("its directory {} removed {} after it ended (serve --keep-finished)",
+                         Str(d, "dir"), Str(d, "after"));
     case EventKind::kDemote:
       return fmt::format("demoted from {} to {}", Str(d, "from"), Str(d, "to"));
     case EventKind::kPromote:

@@ -71,6 +71,7 @@ enum class EventKind {
   kEvict,
   kCheckpoint,  // a running job reported a checkpoint (at_ms: when it was complete)
   kTenants,     // the tenants changed (Scheduler::SetTenants); no job
+  kCleanup,     // an ended job's directory was removed (serve --keep-finished)
 };
 
 struct EventKindInfo {

@@ -3,10 +3,14 @@
 // full, new jobs are refused (507 through the API) and the rest goes on; full, serve makes no
 // decision and accepts no change, so it never has to stop for a journal write that cannot be
 // made; with room again everything resumes. Another process holding the database's write
-// lock: the same pause, not a stop.
+// lock: the same pause, not a stop. Retention: an ended job's directory goes --keep-finished
+// after it ended.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "live_fixture.h"
 
@@ -110,6 +114,61 @@ TEST_F(LiveSchedulerTest, AnotherProcessHoldingTheJournalsLockPausesServeInstead
   d = Start();
   EXPECT_EQ((*d->Get(a))["state"], "running");
   EXPECT_EQ(d->List().size(), 1u);
+}
+
+TEST_F(LiveSchedulerTest, AnEndedJobsDirectoryIsRemovedKeepFinishedAfterItEndedAndNotBefore) {
+  // serve --keep-finished 10s. Jobs a and k (1 GPU, 2 s of work each; k asked to keep its
+  // checkpoints) run from 0 and end at 2 s. Their directories (made here, as the executor
+  // makes them) are there until 12 s; then a's is removed, journalled, and its log says why;
+  // k's stays. A restart finds ended jobs' directories again: b ends at 13 s, serve is
+  // restarted at 14 s, and b's directory goes at 23 s, not before.
+  keep_finished_ = Seconds(10);
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
+  const JobId k = *d->Submit({.name = "k", .gpus = 1, .argv = {"train"}, .keep_checkpoints = true});
+  const auto dir = [&](JobId id) { return dir_ / "tiresias-jobs" / id.str(); };
+  for (JobId id : {a, k}) {
+    world_.work[id] = 2'000;
+    std::filesystem::create_directories(dir(id) / "checkpoint");
+    std::ofstream(dir(id) / "output.log") << "epoch 1\n";
+  }
+  const auto step_to = [&](int64_t ms) {
+    for (; world_.now < t0 + ms; world_.now += 100) d->Step();
+    d->Step();
+  };
+  step_to(11'900);
+  ASSERT_EQ((*d->Get(a))["state"], "finished");
+  EXPECT_TRUE(std::filesystem::exists(dir(a)));
+  int64_t next = 0;
+  EXPECT_EQ(*d->Logs(a, 0, 1 << 20, next), "epoch 1\n");
+  step_to(12'100);
+  EXPECT_FALSE(std::filesystem::exists(dir(a)));
+  EXPECT_TRUE(std::filesystem::exists(dir(k) / "checkpoint"));
+  auto log = d->Logs(a, 0, 1 << 20, next);
+  ASSERT_FALSE(log.ok());
+  EXPECT_EQ(log.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(log.status().message().find("its log was removed with its directory 10s after "
+                                        "it ended (serve --keep-finished)"),
+            std::string::npos)
+      << log.status().message();
+  const std::string events = d->Events(0, 1000, a)->dump();
+  EXPECT_NE(events.find("\"cleanup\""), std::string::npos) << events;
+  EXPECT_EQ((*d->Get(a))["state"], "finished");  // the record stays
+  // Across a restart.
+  const JobId b = *d->Submit({.name = "b", .gpus = 1, .argv = {"train"}});
+  world_.work[b] = 1'000;
+  std::filesystem::create_directories(dir(b));
+  step_to(13'500);
+  ASSERT_EQ((*d->Get(b))["state"], "finished");
+  d.reset();
+  world_.now = t0 + 14'000;
+  d = Start();
+  step_to(22'900);
+  EXPECT_TRUE(std::filesystem::exists(dir(b)));
+  step_to(24'000);
+  EXPECT_FALSE(std::filesystem::exists(dir(b)));
+  EXPECT_TRUE(std::filesystem::exists(dir(k)));
 }
 
 }  // namespace

@@ -75,6 +75,7 @@ void LiveScheduler::RetireEnded(const std::vector<JobId>& ids) {
     auto it = records_.find(id);
     if (it != records_.end() && IsTerminal(it->second.state) && !procs_.contains(id)) {
       executor_->Retire(id);
+      NoteEndedDir(id);
     }
   }
 }
@@ -500,6 +501,7 @@ int64_t LiveScheduler::Step() {
     }
     UpdateEligibility(now, changed);
     time_limit_due_ = EnforceTimeLimits(now, changed);
+    removal_due_ = RemoveEndedDirs(now);
     if (dirty_ || now >= sched_->NextWakeup()) {
       MustOk(Note({.t = now, .kind = EventKind::kTick}));
       const auto pass_start = std::chrono::steady_clock::now();
@@ -528,7 +530,7 @@ int64_t LiveScheduler::Step() {
   KillOverdue(now);  // before deciding what can launch
   LaunchReady(now);
   SampleCluster(now);
-  Time next = std::min(sched_->NextWakeup(), time_limit_due_);
+  Time next = std::min({sched_->NextWakeup(), time_limit_due_, removal_due_});
   for (const auto& [id, p] : procs_) next = std::min(next, p.kill_at);
   if (dirty_ || eligibility_dirty_) next = now;
   return next == kNever ? kNever : next + store_->epoch_ms();

@@ -90,7 +90,13 @@ struct ServeConfig {
   // Room kept for the journal on the state directory's file system (store/disk_reserve.h);
   // null: none. Checked at every step; while low, new jobs are refused.
   std::shared_ptr<DiskReserve> disk;
+  // A job's directory (its log, checkpoints, Slurm files) is removed this long after the job
+  // ended, unless it asked to keep its checkpoints; 0: never. Its record stays (history).
+  Duration keep_finished = 0;
 };
+
+// A --keep-finished span as the flag takes it: 7d, 12h, 90m, 45s.
+std::string RetentionText(Duration d);
 
 // Which jobs List returns, filtered and paged by the server.
 struct ListFilter {
@@ -314,6 +320,7 @@ class LiveScheduler {
   std::map<JobId, int64_t> estimates_;
   bool eligibility_dirty_ = true;  // holds, dependencies or array slots may have changed
   Time time_limit_due_ = kNever;
+  Time removal_due_ = kNever;  // when the next ended job's directory is due for removal
   // Liveness: every kAliveStampMs while processes run, the loop records (meta kAliveKey) the
   // core time at which it last saw them all alive. After a crash, a job whose processes
   // vanished keeps the service it attained up to then (Scheduler::Interrupted).
@@ -331,6 +338,16 @@ class LiveScheduler {
   void PublishWarnings();
   std::mutex warnings_mu_;
   std::vector<std::string> warnings_;
+  // Retention (ServeConfig::keep_finished, live_scheduler_retention.cc): the ended jobs whose
+  // directories may still exist, by end time; at most kRemovedPerStep removed a step.
+  std::set<std::pair<Time, JobId>> ended_dirs_;
+  static constexpr size_t kRemovedPerStep = 64;
+  // Adds `id` to ended_dirs_ if it ended, has no process left and its directory goes.
+  void NoteEndedDir(JobId id);
+  // Removes the directories due by `now` (journalled: `cleanup`); when the next is due.
+  Time RemoveEndedDirs(Time now);
+  // Why a job's own log cannot be read: its directory was removed ("" if not).
+  std::string Removed(const JobRecord& r) const;
   Time alive_stamped_ = 0;  // when the stamp was last written
   Time last_alive_ = 0;     // after Open: the previous daemon's last moment of knowledge
 };

@@ -399,6 +399,9 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, 
     // serve as root must not read, say, /etc/shadow for them. The job directory's own log is
     // serve's, written for the job.
     const bool chosen = !(stderr_stream && !r.error.empty() ? r.error : r.output).empty();
+    if (!chosen) {
+      if (std::string why = Removed(r); !why.empty()) return NotFound(why);
+    }
     if (chosen && geteuid() == 0 && r.uid >= 0) {
       as.emplace(static_cast<uid_t>(r.uid), static_cast<gid_t>(r.gid >= 0 ? r.gid : r.uid));
     }

@@ -1,0 +1,62 @@
+// LiveScheduler's retention of ended jobs' directories (ServeConfig::keep_finished, serve
+// --keep-finished): a job's directory (its own log, checkpoints, Slurm files) is removed that
+// long after the job ended, journalled as `cleanup`; its record stays, for history and show.
+// A job that asked to keep its checkpoints keeps its directory. See live_scheduler.h.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "common/remove_tree.h"
+#include "live/live_scheduler.h"
+
+namespace tiresias {
+
+std::string RetentionText(Duration d) {
+  const int64_t s = d / kMsPerSecond;
+  if (s > 0 && s % 86400 == 0) return fmt::format("{}d", s / 86400);
+  if (s > 0 && s % 3600 == 0) return fmt::format("{}h", s / 3600);
+  if (s > 0 && s % 60 == 0) return fmt::format("{}m", s / 60);
+  return fmt::format("{}s", s);
+}
+
+void LiveScheduler::NoteEndedDir(JobId id) {
+  if (cfg_.keep_finished <= 0) return;
+  const JobRecord& r = records_.at(id);
+  if (r.keep_checkpoints || r.end < 0) return;
+  std::error_code ec;
+  if (std::filesystem::exists(JobDir(id), ec)) ended_dirs_.insert({r.end, id});
+}
+
+Time LiveScheduler::RemoveEndedDirs(Time now) {
+  for (size_t removed = 0; !ended_dirs_.empty(); ++removed) {
+    const auto [end, id] = *ended_dirs_.begin();
+    if (end + cfg_.keep_finished > now) return end + cfg_.keep_finished;
+    if (removed == kRemovedPerStep) return now;  // the rest in the next step
+    ended_dirs_.erase(ended_dirs_.begin());
+    if (procs_.contains(id)) continue;  // RetireEnded notes it again once it is gone
+    const std::string dir = JobDir(id);
+    if (Status s = RemoveTree(dir); !s.ok()) {
+      Warn(fmt::format("job {}: removing its directory: {}", id.value(), s.message()));
+      continue;
+    }
+    Journal({.t = now,
+             .kind = EventKind::kCleanup,
+             .job = id,
+             .detail = {{"dir", dir}, {"after", RetentionText(cfg_.keep_finished)}}});
+  }
+  return kNever;
+}
+
+std::string LiveScheduler::Removed(const JobRecord& r) const {
+  std::error_code ec;
+  if (cfg_.keep_finished <= 0 || !IsTerminal(r.state) ||
+      std::filesystem::exists(JobDir(r.id), ec)) {
+    return "";
+  }
+  return fmt::format(
+      "job {}: its log was removed with its directory {} after it ended (serve "
+      "--keep-finished)",
+      r.id.value(), RetentionText(cfg_.keep_finished));
+}
+
+}  // namespace tiresias
