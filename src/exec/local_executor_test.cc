@@ -341,6 +341,36 @@ TEST_P(LocalExecutorTest, AJobWritesItsLogThroughTheShimWhichRotatesItAtTheLimit
 
 }  // namespace
 
+TEST_P(LocalExecutorTest, TasksWritingLongLinesAtOnceNeverSplitEachOthersLines) {
+  // Regression: with --tasks-per-gpu the tasks shared one pipe to the log, which keeps only
+  // writes of up to 4 KiB whole: two ranks printing 20,000-character lines at once could cut
+  // each other's lines. Each task has its own pipe now, joined into whole lines. Rank r
+  // prints 100 lines of 20,000 times the digit r, one write each; every line of the log is
+  // one task's, whole.
+  auto dir = TempDir("lines");
+  const fs::path job = dir / "job";
+  LaunchSpec spec = Spec(dir, 8,
+                         "line=$(printf \"%020000d\" 0 | tr 0 $RANK); for i in $(seq 100); do "
+                         "printf '%s\\n' \"$line\"; done");
+  spec.gpus = {{0, 0}, {0, 1}};
+  spec.tasks_per_gpu = 1;
+  ASSERT_TRUE(ex_->Launch(spec).ok());
+  auto e = WaitExit(*ex_);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->exit_code, 0);
+  std::istringstream log(testing::ReadAll(job / "output.log"));
+  int whole[2] = {0, 0};
+  for (std::string line; std::getline(log, line);) {
+    if (line.starts_with("====")) continue;
+    ASSERT_EQ(line.size(), 20000u) << line.substr(0, 80);
+    ASSERT_TRUE(line == std::string(20000, line[0]) && (line[0] == '0' || line[0] == '1'))
+        << "a line with two tasks' output: " << line.substr(0, 80);
+    ++whole[line[0] - '0'];
+  }
+  EXPECT_EQ(whole[0], 100);
+  EXPECT_EQ(whole[1], 100);
+}
+
 INSTANTIATE_TEST_SUITE_P(Containment, LocalExecutorTest, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "Cgroup" : "ProcessGroup"; });
 

@@ -18,6 +18,25 @@
 
 namespace tiresias {
 
+void LineJoiner::Write(std::string_view data, int64_t now_ms) {
+  if (held_.empty()) held_since_ = now_ms;
+  const size_t end = data.find_last_of("\n\r");
+  if (end == std::string_view::npos) {
+    held_.append(data);
+  } else {
+    held_.append(data.substr(0, end + 1));
+    log_->Write(held_);
+    held_.assign(data.substr(end + 1));
+    held_since_ = now_ms;
+  }
+  if (held_.size() >= kMaxHeld) Flush();
+}
+
+void LineJoiner::Flush() {
+  if (!held_.empty()) log_->Write(held_);
+  held_.clear();
+}
+
 size_t WriteAllTo(int fd, std::string_view s) {
   size_t done = 0;
   while (done < s.size()) {

@@ -1,5 +1,6 @@
 // The job's output on its way to its log. The shim gives the job a pipe for stdout and stderr
-// and copies what comes through it here, so that a job that writes without end cannot fill the
+// (one per task with --tasks-per-gpu, joined into whole lines: LineJoiner) and copies what
+// comes through it here, so that a job that writes without end cannot fill the
 // file system that holds serve's state (serve --max-log-size, --disk-reserve).
 //
 // Size: the log holds at most `limit` bytes of the job's output (and lines of tiresias'). A
@@ -70,6 +71,30 @@ class LogPump {
   int64_t next_check_ms_ = 0;        // steady clock
   int64_t written_since_check_ = 0;  // bytes
   bool room_ = true;                 // as of the last look
+};
+
+// One task's output on its way to a LogPump that other tasks share (--tasks-per-gpu): passed
+// on in whole lines, so that tasks writing at once never split each other's lines (they used
+// to share one pipe, which keeps only writes of up to 4 KiB whole). A line ends at '\n' or at
+// '\r' (a progress bar redrawn in place); one longer than kMaxHeld is passed on in pieces, and
+// a line begun and not ended is passed on kHoldMs after it began (Due, Flush): a prompt or a
+// bar without an end still shows.
+class LineJoiner {
+ public:
+  static constexpr size_t kMaxHeld = 64 << 10;
+  static constexpr int64_t kHoldMs = 500;
+  explicit LineJoiner(LogPump& log) : log_(&log) {}
+  // `now_ms`: a steady clock, for how long a partial line is held.
+  void Write(std::string_view data, int64_t now_ms);
+  // Passes on what is held (the task ended, or it is due).
+  void Flush();
+  // When the partial line held is due, or -1 when none is held.
+  int64_t Due() const { return held_.empty() ? -1 : held_since_ + kHoldMs; }
+
+ private:
+  LogPump* log_;
+  std::string held_;  // a line begun and not ended
+  int64_t held_since_ = 0;
 };
 
 }  // namespace tiresias

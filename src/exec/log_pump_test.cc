@@ -1,6 +1,7 @@
 // Tests of LogPump (exec/log_pump.h): a job's log rotates at its limit and keeps the newest
 // output whole, gives way to serve's journal while the disk is nearly full, and never blocks
-// on a write that fails. The shim's use of it (a job's stdout through a pipe) is in
+// on a write that fails; tasks sharing it never split each other's lines (LineJoiner). The
+// shim's use of it (a job's stdout through a pipe) is in
 // local_executor_test.cc.
 #include "exec/log_pump.h"
 
@@ -129,6 +130,30 @@ TEST_F(LogPumpTest, AWriteThatFailsIsDroppedAndNeverBlocks) {
   pump.Write(std::string(4096, 'y'));
   EXPECT_EQ(pump.dropped(), 4096);
   close(full);
+}
+
+TEST_F(LogPumpTest, TasksWritingAtOnceNeverSplitEachOthersLines) {
+  // Two tasks' joiners on one log. Task 0 writes "aaa" then "a\nA" and task 1 "bb" between
+  // them: the log gets task 0's whole line first, never "aaabb". A '\r' ends a line (a
+  // progress bar); a partial line is due kHoldMs after it began, and a task's end passes on
+  // what it held. 70 KiB without an end is passed on in pieces of at least kMaxHeld.
+  LogPump log(log_, 0, 0, {fd_});
+  LineJoiner t0(log), t1(log);
+  t0.Write("aaa", 0);
+  t1.Write("bb", 10);
+  EXPECT_EQ(testing::ReadAll(log_), "");
+  EXPECT_EQ(t0.Due(), LineJoiner::kHoldMs);
+  t0.Write("a\nA", 20);
+  EXPECT_EQ(testing::ReadAll(log_), "aaaa\n");
+  EXPECT_EQ(t0.Due(), 20 + LineJoiner::kHoldMs);  // "A" began at 20
+  t1.Write(" 50%\r", 30);
+  EXPECT_EQ(testing::ReadAll(log_), "aaaa\nbb 50%\r");
+  EXPECT_EQ(t1.Due(), -1);
+  t0.Flush();
+  EXPECT_EQ(testing::ReadAll(log_), "aaaa\nbb 50%\rA");
+  t1.Write(std::string(70 << 10, 'x'), 40);
+  EXPECT_EQ(testing::ReadAll(log_).size(), 13 + (70u << 10));
+  EXPECT_EQ(t1.Due(), -1);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -248,13 +249,17 @@ int RunShim(const std::vector<std::string>& args) {
   sigaddset(&chld, SIGCHLD);
   sigprocmask(SIG_BLOCK, &chld, nullptr);
   const int chld_fd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-  // With --log the tasks write to a pipe that the shim copies to the log.
-  int pump[2] = {-1, -1};
-  if (!a.log_file.empty() &&
-      (pipe2(pump, O_CLOEXEC) != 0 || fcntl(pump[0], F_SETFL, O_NONBLOCK) != 0)) {
-    Say(std::string("cannot make the log's pipe: ") + std::strerror(errno));
-    (void)WriteExitFile(a.exit_file, ExitRecord{.exit_code = 127});
-    return 127;
+  // With --log the tasks write to pipes that the shim copies to the log: one per task, each
+  // joined into whole lines when there are several (LineJoiner).
+  const int streams = std::max(a.tasks, 1);
+  std::vector<std::array<int, 2>> pipes(static_cast<size_t>(a.log_file.empty() ? 0 : streams),
+                                        {-1, -1});
+  for (auto& p : pipes) {
+    if (pipe2(p.data(), O_CLOEXEC) != 0 || fcntl(p[0], F_SETFL, O_NONBLOCK) != 0) {
+      Say(std::string("cannot make the log's pipe: ") + std::strerror(errno));
+      (void)WriteExitFile(a.exit_file, ExitRecord{.exit_code = 127});
+      return 127;
+    }
   }
 
   // Starts the command (as task `task`, or as itself when -1); its pid, or -1.
@@ -267,7 +272,7 @@ int RunShim(const std::vector<std::string>& args) {
       EnvSet(env, "LOCAL_RANK", rank);
       EnvSet(env, "CUDA_VISIBLE_DEVICES", devices[static_cast<size_t>(task)]);
     }
-    Exec(a, pump[1], env);
+    Exec(a, pipes.empty() ? -1 : pipes[static_cast<size_t>(std::max(task, 0))][1], env);
   };
   std::map<pid_t, int> running;  // pid -> task (-1: the command)
   for (int task = a.tasks > 0 ? 0 : -1; task < std::max(a.tasks, 0); ++task) {
@@ -284,35 +289,67 @@ int RunShim(const std::vector<std::string>& args) {
     if (task < 0) break;
   }
 
-  if (pump[1] >= 0) close(pump[1]);  // the tasks hold it: EOF once they (and theirs) are gone
+  // The tasks hold the write ends: a pipe's end comes once its task (and its children) are gone.
+  for (auto& p : pipes) close(p[1]);
   std::optional<LogPump> log;
-  if (pump[0] >= 0) log.emplace(a.log_file, a.log_limit, a.log_keep_free, std::vector<int>{1, 2});
-  // Copies up to `reads` reads of what the pipe holds; false at its end.
-  auto copy_output = [&](int reads) {
+  std::vector<LineJoiner> joiners;
+  if (!pipes.empty()) {
+    log.emplace(a.log_file, a.log_limit, a.log_keep_free, std::vector<int>{1, 2});
+    if (pipes.size() > 1) joiners.assign(pipes.size(), LineJoiner(*log));
+  }
+  auto steady_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  // Copies up to `reads` reads of what stream `k` holds; at its end, closes it.
+  auto copy_output = [&](size_t k, int reads) {
     char buf[65536];
-    while (reads > 0) {
-      const ssize_t n = read(pump[0], buf, sizeof buf);
+    int& fd = pipes[k][0];
+    while (fd >= 0 && reads > 0) {
+      const ssize_t n = read(fd, buf, sizeof buf);
       if (n > 0) {
-        log->Write(std::string_view(buf, static_cast<size_t>(n)));
+        const std::string_view got(buf, static_cast<size_t>(n));
+        if (joiners.empty()) {
+          log->Write(got);
+        } else {
+          joiners[k].Write(got, steady_ms());
+        }
         --reads;
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
-      return n < 0 && errno == EAGAIN;
+      if (n == 0 || errno != EAGAIN) {
+        close(fd);
+        fd = -1;
+      }
+      break;
     }
-    return true;
   };
-  // All the pipe can hold (64 KiB by default, up to 1 MiB), not an endless writer's output.
+  // All a pipe can hold (64 KiB by default, up to 1 MiB), not an endless writer's output;
+  // then what the stream's joiner holds.
   constexpr int kDrainReads = 16;
+  auto drain = [&](size_t k) {
+    copy_output(k, kDrainReads);
+    if (!joiners.empty()) joiners[k].Flush();
+  };
 
   std::optional<ExitRecord> worst;
   while (!running.empty()) {
     int status = 0;
     const pid_t pid = waitpid(-1, &status, WNOHANG);  // the shim's only children are its tasks
     if (pid == 0) {  // none has ended: wait for one to, copying the output meanwhile
-      pollfd fds[2] = {{.fd = chld_fd, .events = POLLIN, .revents = 0},
-                       {.fd = pump[0], .events = POLLIN, .revents = 0}};
-      if (poll(fds, pump[0] >= 0 ? 2 : 1, chld_fd >= 0 ? -1 : 100) < 0 && errno != EINTR) {
+      std::vector<pollfd> fds = {{.fd = chld_fd, .events = POLLIN, .revents = 0}};
+      for (const auto& p : pipes) fds.push_back({.fd = p[0], .events = POLLIN, .revents = 0});
+      int timeout = chld_fd >= 0 ? -1 : 100;
+      for (const LineJoiner& j : joiners) {
+        if (j.Due() >= 0) {
+          const auto wait = std::max<int64_t>(0, j.Due() - steady_ms());
+          timeout =
+              timeout < 0 ? static_cast<int>(wait) : std::min(timeout, static_cast<int>(wait));
+        }
+      }
+      if (poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) {
         Say(std::string("lost the command: poll: ") + std::strerror(errno));
         worst = RecordOf(-1);
         break;
@@ -320,9 +357,11 @@ int RunShim(const std::vector<std::string>& args) {
       signalfd_siginfo info;
       while (chld_fd >= 0 && read(chld_fd, &info, sizeof info) > 0) {
       }
-      if (pump[0] >= 0 && fds[1].revents != 0 && !copy_output(1)) {
-        close(pump[0]);
-        pump[0] = -1;
+      for (size_t k = 0; k < pipes.size(); ++k) {
+        if (fds[k + 1].revents != 0) copy_output(k, 1);
+        if (!joiners.empty() && joiners[k].Due() >= 0 && joiners[k].Due() <= steady_ms()) {
+          joiners[k].Flush();
+        }
       }
       continue;
     }
@@ -336,17 +375,18 @@ int RunShim(const std::vector<std::string>& args) {
     if (it == running.end()) continue;
     const ExitRecord rec = RecordOf(status);
     if (it->second >= 0) {
-      if (pump[0] >= 0) copy_output(kDrainReads);  // the task's last words before the shim's line
+      // The task's last words before the shim's line.
+      if (!pipes.empty()) drain(static_cast<size_t>(it->second));
       const ExitInfo info{.exit_code = rec.exit_code, .signal = rec.signal};
       Say(fmt::format("task {} ended: {}", it->second, info.Describe()));
     }
     if (!worst || Worse(rec, *worst)) worst = rec;
     running.erase(it);
   }
-  if (pump[0] >= 0) {
-    // What the command wrote before it ended; not what anything it left running writes later.
-    copy_output(kDrainReads);
-    close(pump[0]);
+  // What the command wrote before it ended; not what anything it left running writes later.
+  for (size_t k = 0; k < pipes.size(); ++k) {
+    drain(k);
+    if (pipes[k][0] >= 0) close(pipes[k][0]);
   }
   const ExitRecord rec = *worst;
   ExitInfo info{.exit_code = rec.exit_code, .signal = rec.signal};
