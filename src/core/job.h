@@ -90,7 +90,10 @@ struct Job {
   // none reported. A run resumes from a checkpoint, so the work a running job would lose if
   // stopped now is the progress since max(ckpt_at, progress_start) (LossAt).
   Time ckpt_at = -1;
-  Service lost = 0;   // GPU-ms of progress lost to preemptions (SchedulerOptions::lose_work)
+  Service lost = 0;  // GPU-ms of progress lost to preemptions (SchedulerOptions::lose_work)
+  // RunLossAt when it last stopped running: what its run loses if a driver's process of that
+  // run is killed rather than checkpointing (the core may have started the next run since).
+  Service stop_loss = 0;
   Duration held = 0;  // total time holding GPUs (runs incl. restore), ms
 
   // Scheduler bookkeeping.

@@ -430,6 +430,7 @@ void Scheduler::NoteSlices(uint32_t slot) {
 void Scheduler::Stop(uint32_t slot, Time now, bool release) {
   Job& j = jobs_[slot];
   assert(j.running());
+  j.stop_loss = j.RunLossAt(now);
   Erase(slot);
   j.executed = j.ExecutedAt(now);
   j.work_done = j.WorkDoneAt(now);

@@ -39,13 +39,14 @@ std::vector<std::pair<int, int>> ParsePlacement(std::string_view s);
 // requeued since (a node failure, an admin's requeue), still its own. No count (a file from
 // before it was recorded): yes.
 bool OfRecordedRun(const std::map<std::string, std::string>& vars, int restarts);
-// Whether Slurm runs job `s` where the attempt slurm-attempt.env `vars` was written for was
-// placed (TIRESIAS_NODES, and TIRESIAS_PLACEMENT's most GPUs on a node, which the pin asks of
-// each): running, on those nodes with those GPUs; pending (and not held), pinned there
-// (required_nodes, tres_per_node). No: Slurm started or requeued the job by itself (a node
-// failure, an admin) after the file was written and before that attempt's pin ran, so the
-// run is not that attempt's. A file without nodes, or a running job whose node list cannot
-// be read: yes (as before the check).
+// Whether Slurm runs (or ran) job `s` where the attempt slurm-attempt.env `vars` was written
+// for was placed (TIRESIAS_NODES, and TIRESIAS_PLACEMENT's most GPUs on a node, which the pin
+// asks of each): running or ended, on those nodes with at least those GPUs; ending
+// (COMPLETING...), on some of them (Slurm lists the nodes still completing); pending (and not
+// held), pinned there (required_nodes, tres_per_node). No: Slurm started or requeued the job
+// by itself (a node failure, an admin) after the file was written and before that attempt's
+// pin ran, so the run is not that attempt's. A file without nodes, a job whose node list
+// cannot be read, or an end that never ran anywhere: yes (as before the check).
 bool PlacedAsRecorded(const SlurmJob& s, const std::map<std::string, std::string>& vars);
 // `<job_dir>/slurm-job.env` and its text: `export NAME='value'` per variable, less those that
 // would change Slurm's tools (SBATCH_*, SLURM_*) and names bash cannot export.

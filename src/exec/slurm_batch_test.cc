@@ -73,6 +73,20 @@ TEST(SlurmBatch, ARunIsTheRecordedAttemptsOnlyWhereThatAttemptWasPlaced) {
   pinned.required_nodes = {"a"};
   EXPECT_FALSE(PlacedAsRecorded(pinned, vars));
   EXPECT_FALSE(PlacedAsRecorded(SlurmJob{.state = "PENDING"}, vars));  // never pinned
+  // More GPUs than the pin asked for on each node: its own (the surplus shows as held outside).
+  run.node_gpus = {4, 4};
+  EXPECT_TRUE(PlacedAsRecorded(run, vars));
+  // Ending: Slurm lists only the nodes still completing, some of the attempt's: its own; a
+  // node that is not the attempt's: not.
+  EXPECT_TRUE(PlacedAsRecorded(SlurmJob{.state = "COMPLETING", .nodes = {"c"}}, vars));
+  EXPECT_TRUE(PlacedAsRecorded(SlurmJob{.state = "COMPLETING"}, vars));
+  EXPECT_FALSE(PlacedAsRecorded(SlurmJob{.state = "COMPLETING", .nodes = {"a"}}, vars));
+  // Ended: where it ran; an end that never ran anywhere (cancelled pending) cannot tell.
+  EXPECT_TRUE(PlacedAsRecorded(
+      SlurmJob{.state = "FAILED", .nodes = {"c", "b"}, .node_gpus = {2, 2}}, vars));
+  EXPECT_FALSE(PlacedAsRecorded(
+      SlurmJob{.state = "FAILED", .nodes = {"a", "b"}, .node_gpus = {2, 2}}, vars));
+  EXPECT_TRUE(PlacedAsRecorded(SlurmJob{.state = "CANCELLED"}, vars));
   // A file from before the nodes were recorded, or nodes Slurm wrote unreadably: cannot tell.
   EXPECT_TRUE(PlacedAsRecorded(pinned, {{"TIRESIAS_ATTEMPT", "1"}}));
   EXPECT_TRUE(PlacedAsRecorded(SlurmJob{.state = "RUNNING", .nodes_unreadable = true}, vars));

@@ -57,7 +57,16 @@ std::optional<ExitInfo> SlurmExecutor::ReadExit(JobId job, int attempt,
   if (!OfRecordedRun(vars, s->restarts)) return std::nullopt;  // an earlier attempt's
   Job probe = j;
   probe.attempt = attempt;
-  return ExitOf(probe, s);
+  ExitInfo e = ExitOf(probe, s);
+  if (!PlacedAsRecorded(*s, vars)) {
+    // A run Slurm started by itself, elsewhere, before this attempt's pin: not its end; the
+    // attempt is lost and relaunched (keeping its service).
+    e.lost = true;
+    e.cancelled = false;
+    e.reason = fmt::format("Slurm job {} ran by itself on {}, not where attempt {} was placed",
+                           s->id, Join(s->nodes, ","), attempt);
+  }
+  return e;
 }
 
 std::optional<ProcessRef> SlurmExecutor::FindLaunched(JobId job, int attempt,

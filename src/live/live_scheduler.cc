@@ -266,18 +266,15 @@ void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
   if (p.stopping) return;
   p.stopping = true;
   p.kill_at = now + cfg_.grace;
-  // The work lost is the run's progress since its last checkpoint when the core stopped it.
-  // A restart stops again a process told to stop before the crash: its loss is the one
-  // measured then (the core may have started its next run since); without one, measured at
-  // the core's stop (the time since, downtime included, was never its service).
-  JobRecord& rec = records_.at(id);
-  if (rec.stop_loss >= 0) {
-    p.loss = rec.stop_loss;
-  } else if (const Job* cj = sched_->Find(id)) {
-    p.loss = cj->RunLossAt(cj->running() ? now : std::min(now, cj->last_stop));
-  }
-  rec.stop_loss = p.loss;
+  p.loss = LossOfStop(id, now);
   (void)executor_->Signal(p.ref, sig);  // NotFound: already gone, Poll reports it
+}
+
+Service LiveScheduler::LossOfStop(JobId id, Time now) const {
+  const Job* cj = sched_->Find(id);
+  if (!cj) return 0;
+  const bool current = cj->running() && !to_launch_.contains(id) && records_.at(id).timing_out;
+  return current ? cj->RunLossAt(now) : cj->stop_loss;
 }
 
 void LiveScheduler::PreemptProcess(JobId id, Time now) {
@@ -295,7 +292,7 @@ void LiveScheduler::PreemptProcess(JobId id, Time now) {
   p.stopping = p.killed = p.at_checkpoint = true;
   p.kill_at = kNever;
   p.gone_by = now + Seconds(1);
-  p.loss = rec->second.stop_loss = cj->RunLossAt(now);
+  p.loss = cj->stop_loss;
   (void)executor_->Signal(p.ref, SIGKILL);
 }
 
@@ -408,7 +405,6 @@ void LiveScheduler::LaunchReady(Time now) {
     rec.pid = ref->ref.pid;
     rec.start_ticks = ref->ref.start_ticks;
     rec.stop_preempted = false;
-    rec.stop_loss = -1;
     rec.gpus_held = gpus;
     rec.devices = ref->visible_devices;
     if (!ref->engine_job.empty()) rec.engine_job = ref->engine_job;

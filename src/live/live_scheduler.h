@@ -207,6 +207,12 @@ class LiveScheduler {
   // on, so a lost write would make replay diverge. Crash-only: abort, and the next serve
   // replays what was committed.
   void MustOk(const Status& s);
+  // What the run of `id`'s process loses if it is killed rather than checkpointing: its
+  // progress since its last checkpoint when the core stopped it (Job::stop_loss: the core may
+  // have started the next run since, in the same step or before a crash, whose replay has
+  // it), or, for the run the core still runs (past its time limit: until its process exits),
+  // as of now.
+  Service LossOfStop(JobId id, Time now) const;
   // Stops a preempted (or evicted) job's process: at once when it opted in and its last
   // reported checkpoint is recent enough (JobRecord::stop_at_checkpoint), else StopProcess.
   void PreemptProcess(JobId id, Time now);

@@ -53,7 +53,6 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   rec.signal = e.signal;
   rec.pid = 0;
   rec.stop_preempted = false;
-  rec.stop_loss = -1;
   changed.push_back(e.job);
   const std::string what = e.Describe();
   const Job* cj = sched_->Find(e.job);

@@ -499,5 +499,40 @@ TEST_F(LiveSchedulerTest, AKill9AfterThePreemptedJobWasStartedAgainKeepsItsOldRu
   EXPECT_DOUBLE_EQ(xj["lost_gpu_s"].get<double>(), 12.0);
 }
 
+TEST_F(LiveSchedulerTest, AnEvictedJobStartedAgainInTheSameStepKeepsItsOldRunsLoss) {
+  // Regression (found by a review): the loss of a stopping run was measured after the step's
+  // pass, which may already have started the job again elsewhere: then it measured the new
+  // run (nothing yet). Two nodes x 2 GPUs, grace 4 s, processes ignore SIGTERM. n1 is down at
+  // first, so B (2 GPUs) runs on n2 from 0. At 3 s n1 is back and n2 goes down: B is evicted
+  // and the same pass starts it on n1, behind its old process. That process is killed at
+  // 7 s: its run lost 3 s x 2 GPUs = 6 GPU-s, not 0. (The core keeps the loss of the run it
+  // stopped, Job::stop_loss, which a replay after a crash rebuilds.)
+  cluster_ = {{"n1", 2}, {"n2", 2}};
+  policy_opts_ = {"thresholds=100000"};
+  grace_ = Seconds(4);
+  world_.ignore_term = true;
+  const int64_t t0 = world_.now;
+  world_.node_report = std::vector<NodeReport>{
+      {.name = "n1", .state = "down", .usable = false, .gpus = 2, .reason = "maintenance"},
+      {.name = "n2", .state = "idle", .gpus = 2}};
+  auto d = Start();
+  const JobId b = *d->Submit({.name = "b", .gpus = 2, .argv = {"train"}});
+  world_.work[b] = 1'000'000;
+  d->Step();
+  ASSERT_EQ((*d->Get(b))["state"], "running");
+  world_.now = t0 + 3'000;
+  world_.node_report = std::vector<NodeReport>{
+      {.name = "n1", .state = "idle", .gpus = 2},
+      {.name = "n2", .state = "down", .usable = false, .gpus = 2, .reason = "Not responding"}};
+  d->Step();
+  ASSERT_EQ((*d->Get(b))["state"], "starting") << (*d->Get(b)).dump();
+  for (; world_.now < t0 + 9'000; world_.now += 100) d->Step();
+  const auto bj = *d->Get(b);
+  EXPECT_EQ(bj["state"], "running") << bj.dump();
+  EXPECT_EQ(bj["kills"], 1);
+  EXPECT_DOUBLE_EQ(bj["lost_gpu_s"].get<double>(), 6.0);
+  EXPECT_EQ(world_.launches.size(), 2u) << fmt::format("{}", fmt::join(world_.launches, " "));
+}
+
 }  // namespace
 }  // namespace tiresias

@@ -218,6 +218,7 @@ Status LiveScheduler::Reconcile(Time now) {
            .attempt = rec.attempt,
            .gpus = rec.gpus_held,
            .stopping = rec.state != LiveState::kRunning,
+           .loss = LossOfStop(ex.job, at),
            .preempted = rec.stop_preempted};
     procs_[ex.job] = p;
     HandleExit(ex, at, changed);
@@ -294,6 +295,7 @@ Status LiveScheduler::Reconcile(Time now) {
       HandleExit(*ex, now, changed);
     } else {
       rec.pid = 0;
+      rec.stop_preempted = false;
       if (core_running && p.gpus == core_gpus && rec.state == LiveState::kRunning) {
         // The core's current run vanished: it keeps the service it attained while the daemon
         // could see it alive; the time it was down is not service.

@@ -210,7 +210,6 @@ Status LiveScheduler::Requeue(JobId id, const std::string& by) {
   JobRecord changed = rec;
   changed.message = "requeued by " + by;
   changed.state = launched ? LiveState::kPreempting : LiveState::kPending;
-  if (launched) changed.stop_loss = cj->RunLossAt(now);  // kept: a restart may stop it again
   {
     Store::Txn txn(*store_);
     if (Status s = Note({.t = now, .kind = EventKind::kRequeue, .job = id, .detail = {{"by", by}}});

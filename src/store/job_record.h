@@ -92,12 +92,10 @@ struct JobRecord {
   // GPU-ms of work lost to preemptions: a run killed at the grace deadline or stopped at a
   // reported checkpoint loses its progress since its last reported checkpoint (or its start).
   Service lost = 0;
-  // The stop in progress (its process told to stop and not yet gone), kept so that a restart
-  // goes on accounting it as it began: whether a preemption or an eviction started it (only
-  // those count in `preemptions`' kills), and what its run loses if it is killed (GPU-ms,
-  // measured when it was told to stop; -1: not measured, measured at the restart's stop).
+  // The stop in progress (its process told to stop and not yet gone): whether a preemption or
+  // an eviction started it (only those count in `kills`), kept so that a restart goes on
+  // counting it as it began. (What its run loses is the core's: Job::stop_loss.)
   bool stop_preempted = false;
-  Service stop_loss = -1;
   bool held = false;        // held by its user (or an admin) until released
   bool timing_out = false;  // stopping because it ran out of time (not stored: recomputed)
   std::string message;      // the last reason (start, preemption, failure)

@@ -44,8 +44,7 @@ class Store {
  public:
   // The layout this build reads and writes; a database of another version is refused, except
   // versions 2 to 4, which are upgraded in place (3 added the jobs' engine column: the Slurm
-  // job id and nodes; 4 the GPU-time lost to preemptions; 5 what started a stop in progress
-  // and what it loses).
+  // job id and nodes; 4 the GPU-time lost to preemptions; 5 what started a stop in progress).
   static constexpr int kSchemaVersion = 5;
 
   struct Options {

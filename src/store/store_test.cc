@@ -110,9 +110,9 @@ TEST(Store, OlderSchemasAreUpgradedInPlaceAndTheirNewColumnsRoundTrip) {
   r.lost = 7'200'000;
   ASSERT_TRUE((*s)->UpdateJob(r).ok());
   EXPECT_EQ((*(*s)->LoadJobs())[0].lost, 7'200'000);
-  // Schema 4 (no stop columns): a stop an older build left in progress (`preempting` or
-  // `starting` with a process) is taken for a preemption's, as that build did; its loss is
-  // unknown (-1). A running process's is not. Both round-trip after.
+  // Schema 4 (no stop_preempted): a stop an older build left in progress (`preempting` or
+  // `starting` with a process) is taken for a preemption's, as that build did; a running
+  // process's is not. It round-trips after.
   r.pid = 42;
   r.state = LiveState::kPreempting;
   ASSERT_TRUE((*s)->UpdateJob(r).ok());
@@ -123,21 +123,18 @@ TEST(Store, OlderSchemasAreUpgradedInPlaceAndTheirNewColumnsRoundTrip) {
   ASSERT_TRUE((*s)->UpdateJob(other).ok());
   s->reset();
   Sql(db,
-      "ALTER TABLE jobs DROP COLUMN stop_preempted; ALTER TABLE jobs DROP COLUMN stop_loss; "
-      "UPDATE meta SET value = '4' WHERE key = 'schema';");
+      "ALTER TABLE jobs DROP COLUMN stop_preempted; UPDATE meta SET value = '4' WHERE key = "
+      "'schema';");
   s = Store::Open(db.string(), 2000);
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_EQ((*s)->GetMeta("schema"), std::to_string(Store::kSchemaVersion));
   auto upgraded = *(*s)->LoadJobs();
   ASSERT_EQ(upgraded.size(), 2u);
   EXPECT_TRUE(upgraded[0].stop_preempted);
-  EXPECT_EQ(upgraded[0].stop_loss, -1);
   EXPECT_FALSE(upgraded[1].stop_preempted);
   upgraded[0].stop_preempted = false;
-  upgraded[0].stop_loss = 12'000;
   ASSERT_TRUE((*s)->UpdateJob(upgraded[0]).ok());
   EXPECT_FALSE((*(*s)->LoadJobs())[0].stop_preempted);
-  EXPECT_EQ((*(*s)->LoadJobs())[0].stop_loss, 12'000);
   EXPECT_EQ((*jobs)[0].name, "a");
   EXPECT_EQ((*jobs)[0].engine_job, "");
   EXPECT_TRUE((*jobs)[0].nodes.empty());
