@@ -160,8 +160,8 @@ TEST(CliInput, ACommandsOwnOptionWithoutDashDashSaysWhereItGoes) {
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_TRUE(Has(r.out, "if --gpu is the command's own option")) << r.out;
   EXPECT_FALSE(Has(r.out, "did you mean")) << r.out;
-  for (const char* typo :
-       {"submit --gpu 2 -- sleep 1", "submit --gpu 2 sleep 1", "submit --name x --gpu=2 sleep 1"}) {
+  for (const char* typo : {"submit --gpu 2 -- sleep 1", "submit --gpu 2 sleep 1",
+                           "submit --name x --gpu=2 sleep 1", "submit --gpu 2 --nmae x sleep 1"}) {
     r = RunTiresias(typo);
     EXPECT_EQ(r.rc, 2) << typo << ": " << r.out;
     EXPECT_TRUE(Has(r.out, "did you mean --gpus?")) << typo << ": " << r.out;

@@ -79,6 +79,8 @@ bool AfterTheCommand(CLI::App& submit, int argc, char** argv, std::string_view w
     if (a.find('=') != std::string_view::npos) continue;
     const CLI::Option* o = submit.get_option_no_throw(std::string(a));
     if (o && o->get_items_expected_max() > 0) ++i;  // its value
+    // An unknown one (a typo of submit's) likely takes the word after it as its value.
+    if (!o && i + 1 < argc && !std::string_view(argv[i + 1]).starts_with("-")) ++i;
   }
   return false;
 }

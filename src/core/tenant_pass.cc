@@ -270,9 +270,16 @@ std::string Scheduler::TenantReason(const Job& j, Time /*now*/) const {
     }
     // Free GPUs need not be lendable: the jobs ahead of it (other VCs' within their quotas
     // first) may claim them, and the pass saw the cluster before this job's turn.
+    int ahead = 0;  // the VC's waiting jobs ahead of it take their share of the quota first
+    for (const auto& [key, slot] : waiting_) {
+      if (!(key < j.key)) break;
+      if (jobs_[slot].tenant == j.tenant) ahead += jobs_[slot].gpus();
+    }
     const std::string over = fmt::format(
-        "VC `{}` has {} of its quota of {} GPUs in use and this job needs {}, over the quota", name,
-        used, q, j.gpus());
+        "VC `{}` has {} of its quota of {} GPUs in use{} and this job needs {}, over the quota",
+        name, used, q,
+        ahead > 0 ? fmt::format(", its jobs waiting ahead of this one want {} more", ahead) : "",
+        j.gpus());
     if (!tenants_.borrow) return over + "; borrowing is off";
     return fmt::format(
         "{}: it runs only on GPUs lent, those that every VC's jobs within "

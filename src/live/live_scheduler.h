@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/tree_reaper.h"
 #include "core/event_log.h"
 #include "core/executor.h"
 #include "core/scheduler.h"
@@ -345,9 +346,14 @@ class LiveScheduler {
   std::mutex warnings_mu_;
   std::vector<std::string> warnings_;
   // Retention (ServeConfig::keep_finished, live_scheduler_retention.cc): the ended jobs whose
-  // directories may still exist, by end time; at most kRemovedPerStep removed a step.
+  // directories may still exist, by end time; at most kRemovedPerStep a step are renamed to
+  // `.removed-<id>` and removed by reaper_, off the loop.
   std::set<std::pair<Time, JobId>> ended_dirs_;
   static constexpr size_t kRemovedPerStep = 64;
+  static constexpr const char* kRemovedPrefix = ".removed-";
+  std::unique_ptr<TreeReaper> reaper_;
+  // With keep_finished: starts reaper_, on what an earlier serve left renamed too.
+  void StartRetention();
   // Adds `id` to ended_dirs_ if it ended, has no process left and its directory goes.
   void NoteEndedDir(JobId id);
   // Removes the directories due by `now` (journalled: `cleanup`); when the next is due.

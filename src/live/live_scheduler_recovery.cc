@@ -129,6 +129,7 @@ Status LiveScheduler::Open() {
   }
   // (Now() advances the core's time: only after last_alive_ was read.)
   if (Status s = ApplyTenants(Now()); !s.ok()) return s;
+  StartRetention();
   return Reconcile(Now());
 }
 

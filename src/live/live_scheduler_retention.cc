@@ -1,12 +1,13 @@
 // LiveScheduler's retention of ended jobs' directories (ServeConfig::keep_finished, serve
 // --keep-finished): a job's directory (its own log, checkpoints, Slurm files) is removed that
-// long after the job ended, journalled as `cleanup`; its record stays, for history and show.
+// long after the job ended (renamed in the loop, removed by a TreeReaper off it), journalled as
+// `cleanup`; its record stays, for history and show.
 // A job that asked to keep its checkpoints keeps its directory. See live_scheduler.h.
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <iostream>
 
-#include "common/remove_tree.h"
 #include "live/live_scheduler.h"
 
 namespace tiresias {
@@ -27,6 +28,17 @@ void LiveScheduler::NoteEndedDir(JobId id) {
   if (std::filesystem::exists(JobDir(id), ec)) ended_dirs_.insert({r.end, id});
 }
 
+void LiveScheduler::StartRetention() {
+  if (cfg_.keep_finished <= 0) return;
+  reaper_ = std::make_unique<TreeReaper>([](const std::string& path, const Status& why) {
+    std::cerr << "tiresias serve: removing " << path << ": " << why.message() << "\n";
+  });
+  std::error_code ec;
+  for (const auto& d : std::filesystem::directory_iterator(JobsDir(), ec)) {
+    if (d.path().filename().string().starts_with(kRemovedPrefix)) reaper_->Remove(d.path());
+  }
+}
+
 Time LiveScheduler::RemoveEndedDirs(Time now) {
   for (size_t removed = 0; !ended_dirs_.empty(); ++removed) {
     const auto [end, id] = *ended_dirs_.begin();
@@ -34,11 +46,18 @@ Time LiveScheduler::RemoveEndedDirs(Time now) {
     if (removed == kRemovedPerStep) return now;  // the rest in the next step
     ended_dirs_.erase(ended_dirs_.begin());
     if (procs_.contains(id)) continue;  // RetireEnded notes it again once it is gone
+    // Renamed now (gone from where it was), removed off the loop.
     const std::string dir = JobDir(id);
-    if (Status s = RemoveTree(dir); !s.ok()) {
-      Warn(fmt::format("job {}: removing its directory: {}", id.value(), s.message()));
+    const auto renamed = std::filesystem::path(JobsDir()) / (kRemovedPrefix + id.str());
+    std::error_code ec;
+    std::filesystem::rename(dir, renamed, ec);
+    if (ec) {
+      if (ec != std::errc::no_such_file_or_directory) {
+        Warn(fmt::format("job {}: removing its directory: {}", id.value(), ec.message()));
+      }
       continue;
     }
+    reaper_->Remove(renamed.string());
     Journal({.t = now,
              .kind = EventKind::kCleanup,
              .job = id,
@@ -49,8 +68,8 @@ Time LiveScheduler::RemoveEndedDirs(Time now) {
 
 std::string LiveScheduler::Removed(const JobRecord& r) const {
   std::error_code ec;
-  if (cfg_.keep_finished <= 0 || !IsTerminal(r.state) ||
-      std::filesystem::exists(JobDir(r.id), ec)) {
+  if (cfg_.keep_finished <= 0 || !IsTerminal(r.state) || r.end < 0 ||
+      r.end + cfg_.keep_finished > last_now_ || std::filesystem::exists(JobDir(r.id), ec)) {
     return "";
   }
   return fmt::format(
