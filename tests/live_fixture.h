@@ -272,6 +272,18 @@ class LiveSchedulerTest : public ::testing::Test {
     return p;
   }
 
+  // From `t0`: steps at `crash` ms, kills serve there (-9: nothing flushed beyond what was
+  // committed), starts it again at `restart` and steps every 100 ms until `until`.
+  void Kill9AndRestart(std::unique_ptr<LiveScheduler>& d, int64_t t0, int64_t crash,
+                       int64_t restart, int64_t until) {
+    world_.now = t0 + crash;
+    d->Step();
+    d.reset();
+    world_.now = t0 + restart;
+    d = Start();
+    for (; world_.now < t0 + until; world_.now += 100) d->Step();
+  }
+
   std::filesystem::path dir_;
   FakeWorld world_;
   nlohmann::json final_;

@@ -424,12 +424,7 @@ TEST_F(LiveSchedulerTest, AKill9DuringATimeLimitsGraceStillEndsTheJobAsTimedOut)
   world_.now = t0 + 10'000;
   d->Step();
   ASSERT_EQ((*d->Get(t))["state"], "preempting");
-  world_.now = t0 + 11'000;
-  d->Step();
-  d.reset();  // kill -9
-  world_.now = t0 + 12'000;
-  d = Start();
-  for (; world_.now < t0 + 30'000; world_.now += 100) d->Step();
+  Kill9AndRestart(d, t0, 11'000, 12'000, 30'000);
   const auto tj = *d->Get(t);
   EXPECT_EQ(tj["state"], "timeout") << tj.dump();
   EXPECT_EQ(world_.launches.size(), 1u) << fmt::format("{}", fmt::join(world_.launches, " "));
@@ -457,12 +452,7 @@ TEST_F(LiveSchedulerTest, AKill9DuringARequeuesGraceCountsNeitherAPreemptionNorA
   ASSERT_TRUE(d->Requeue(r, "alice").ok());
   d->Step();
   ASSERT_EQ((*d->Get(r))["state"], "starting");
-  world_.now = t0 + 4'000;
-  d->Step();
-  d.reset();  // kill -9
-  world_.now = t0 + 5'000;
-  d = Start();
-  for (; world_.now < t0 + 12'000; world_.now += 100) d->Step();
+  Kill9AndRestart(d, t0, 4'000, 5'000, 12'000);
   const auto rj = *d->Get(r);
   EXPECT_EQ(rj["state"], "running") << rj.dump();
   EXPECT_EQ(rj["kills"], 0);
@@ -485,12 +475,7 @@ TEST_F(LiveSchedulerTest, AKill9AfterThePreemptedJobWasStartedAgainKeepsItsOldRu
   ASSERT_TRUE(d->Cancel(y).ok());
   d->Step();
   ASSERT_EQ((*d->Get(x))["state"], "starting");
-  world_.now = t0 + 4'000;
-  d->Step();
-  d.reset();  // kill -9
-  world_.now = t0 + 64'000;
-  d = Start();
-  for (; world_.now < t0 + 70'000; world_.now += 100) d->Step();
+  Kill9AndRestart(d, t0, 4'000, 64'000, 70'000);
   const auto xj = *d->Get(x);
   EXPECT_EQ(xj["state"], "running") << xj.dump();
   EXPECT_EQ(xj["preemptions"], 1);
