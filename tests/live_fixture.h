@@ -108,13 +108,25 @@ class FakeRunner : public Executor {
     }
     return Status::Ok();
   }
+  // As the local executor: a process that has exited is not adopted; its exit is read from
+  // its record instead (ReadExit).
   bool Adopt(JobId, int, const ProcessRef& r, const std::string&) override {
     auto it = w_.procs.find(r.pid);
     if (it == w_.procs.end() || it->second.reported || r.start_ticks != r.pid * 7) return false;
+    if (it->second.exit_at <= w_.now) return false;
     mine_.insert(r.pid);
     return true;
   }
-  std::optional<ExitInfo> ReadExit(JobId, int, const std::string&) override { return std::nullopt; }
+  std::optional<ExitInfo> ReadExit(JobId job, int attempt, const std::string&) override {
+    for (auto& [pid, p] : w_.procs) {
+      if (p.job != job || p.attempt != attempt || p.reported || p.exit_at > w_.now) continue;
+      p.reported = true;
+      ExitInfo e = ExitOf(p);
+      e.ended_wall_ms = p.exit_at;
+      return e;
+    }
+    return std::nullopt;
+  }
   std::optional<ProcessRef> FindLaunched(JobId job, int attempt, const std::string&) override {
     if (!w_.find_launched) return std::nullopt;
     for (const auto& [pid, p] : w_.procs) {
@@ -130,18 +142,21 @@ class FakeRunner : public Executor {
       auto& p = w_.procs.at(pid);
       if (p.reported || p.exit_at > w_.now) continue;
       p.reported = true;
-      out.push_back({.job = p.job,
-                     .attempt = p.attempt,
-                     .exit_code = p.sig || p.lost || p.cancelled ? -1 : p.code,
-                     .signal = p.sig,
-                     .cancelled = p.cancelled,
-                     .lost = p.lost,
-                     .reason = p.lost        ? "NODE_FAIL on n1"
-                               : p.cancelled ? "scancel by bob"
-                                             : "",
-                     .completed = p.done_file});
+      out.push_back(ExitOf(p));
     }
     return out;
+  }
+  static ExitInfo ExitOf(const FakeWorld::P& p) {
+    return {.job = p.job,
+            .attempt = p.attempt,
+            .exit_code = p.sig || p.lost || p.cancelled ? -1 : p.code,
+            .signal = p.sig,
+            .cancelled = p.cancelled,
+            .lost = p.lost,
+            .reason = p.lost        ? "NODE_FAIL on n1"
+                      : p.cancelled ? "scancel by bob"
+                                    : "",
+            .completed = p.done_file};
   }
   std::optional<std::vector<NodeReport>> PollNodes() override {
     auto r = w_.node_report;

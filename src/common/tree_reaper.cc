@@ -1,51 +1,63 @@
 // TreeReaper: directory trees removed on a thread of its own (see tree_reaper.h).
 #include "common/tree_reaper.h"
 
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <utility>
 
 #include "common/remove_tree.h"
 
 namespace tiresias {
 
-TreeReaper::TreeReaper(OnError on_error)
-    : on_error_(std::move(on_error)), thread_([this] { Loop(); }) {}
+struct TreeReaper::State {
+  OnError on_error;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::string> queue;
+  bool busy = false;
+  bool stop = false;
+};
+
+TreeReaper::TreeReaper(OnError on_error) : state_(std::make_shared<State>()) {
+  state_->on_error = on_error;
+  std::thread([s = state_] {
+    std::unique_lock lk(s->mu);
+    while (true) {
+      s->cv.wait(lk, [&] { return s->stop || !s->queue.empty(); });
+      if (s->stop) return;
+      const std::string path = std::move(s->queue.front());
+      s->queue.pop_front();
+      s->busy = true;
+      lk.unlock();
+      const Status st = RemoveTree(path);
+      if (!st.ok() && s->on_error) s->on_error(path, st);
+      lk.lock();
+      s->busy = false;
+    }
+  }).detach();
+}
 
 TreeReaper::~TreeReaper() {
   {
-    std::lock_guard lk(mu_);
-    stop_ = true;
+    std::lock_guard lk(state_->mu);
+    state_->stop = true;
   }
-  cv_.notify_all();
-  thread_.join();
+  state_->cv.notify_all();
 }
 
 void TreeReaper::Remove(std::string path) {
   {
-    std::lock_guard lk(mu_);
-    queue_.push_back(std::move(path));
+    std::lock_guard lk(state_->mu);
+    state_->queue.push_back(std::move(path));
   }
-  cv_.notify_all();
+  state_->cv.notify_all();
 }
 
-bool TreeReaper::Idle() {
-  std::lock_guard lk(mu_);
-  return queue_.empty() && !busy_;
-}
-
-void TreeReaper::Loop() {
-  std::unique_lock lk(mu_);
-  while (true) {
-    cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
-    if (stop_) return;
-    const std::string path = std::move(queue_.front());
-    queue_.pop_front();
-    busy_ = true;
-    lk.unlock();
-    const Status s = RemoveTree(path);
-    if (!s.ok() && on_error_) on_error_(path, s);
-    lk.lock();
-    busy_ = false;
-  }
+bool TreeReaper::Idle() const {
+  std::lock_guard lk(state_->mu);
+  return state_->queue.empty() && !state_->busy;
 }
 
 }  // namespace tiresias

@@ -3,12 +3,8 @@
 // a large one: a job's checkpoints can be gigabytes in many files.
 #pragma once
 
-#include <condition_variable>
-#include <deque>
-#include <functional>
-#include <mutex>
+#include <memory>
 #include <string>
-#include <thread>
 
 #include "common/status.h"
 
@@ -17,27 +13,21 @@ namespace tiresias {
 class TreeReaper {
  public:
   // `on_error`: called on the reaper's thread for a tree it could not remove.
-  using OnError = std::function<void(const std::string& path, const Status& why)>;
+  using OnError = void (*)(const std::string& path, const Status& why);
   explicit TreeReaper(OnError on_error);
-  // Finishes the tree being removed; those still queued are left for a later reaper.
+  // Returns at once: the thread finishes the tree it is removing and leaves the rest (a later
+  // reaper takes them), or ends with the process.
   ~TreeReaper();
   TreeReaper(const TreeReaper&) = delete;
   TreeReaper& operator=(const TreeReaper&) = delete;
 
   void Remove(std::string path);
   // Nothing queued and nothing being removed.
-  bool Idle();
+  bool Idle() const;
 
  private:
-  void Loop();
-
-  OnError on_error_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> queue_;
-  bool busy_ = false;
-  bool stop_ = false;
-  std::thread thread_;  // last: started once the rest is ready
+  struct State;  // shared with the thread, which may outlive this object
+  std::shared_ptr<State> state_;
 };
 
 }  // namespace tiresias

@@ -162,6 +162,30 @@ TEST(CheckpointVictims, ACheckpointIsOnlyForARunningJobAndNotFromAnEarlierRun) {
   EXPECT_EQ(s->Find(JobId(1))->LossAt(Seconds(40)), 10'000);
 }
 
+// What a stopped run loses (Job::stop_loss), kept for a driver whose process of that run may
+// still be stopping. Job 1 (1 GPU) runs from 0 and checkpoints at 30 s; requeued at 50 s, its
+// run loses 50 - 30 = 20 s = 20,000 GPU-ms. Started again at once, its progress pinned to 60 s
+// (the old process's deadline), and requeued at 55 s before it made any: the old run's 20,000
+// stays (that process may still be stopping). Started again with progress from 56 s and
+// requeued at 70 s: 70 - max(30, 56) = 14 s = 14,000.
+TEST(CheckpointVictims, AStoppedRunsLossIsKeptUntilARunThatMadeProgressStops) {
+  auto s = Make(1, true, /*lose_work=*/false);
+  ASSERT_TRUE(
+      s->Submit({.id = JobId(1), .gpus = 1, .submit = 0, .duration = Seconds(1000)}, 0).ok());
+  s->Schedule(0);
+  ASSERT_TRUE(s->Checkpointed(JobId(1), Seconds(30), Seconds(30)).ok());
+  ASSERT_TRUE(s->Requeue(JobId(1), Seconds(50)).ok());
+  EXPECT_EQ(s->Find(JobId(1))->stop_loss, 20'000);
+  EXPECT_EQ(Brief(s->Schedule(Seconds(50))), "start 1");
+  ASSERT_TRUE(s->SetProgressStart(JobId(1), Seconds(60), Seconds(50)).ok());
+  ASSERT_TRUE(s->Requeue(JobId(1), Seconds(55)).ok());
+  EXPECT_EQ(s->Find(JobId(1))->stop_loss, 20'000);
+  EXPECT_EQ(Brief(s->Schedule(Seconds(55))), "start 1");
+  ASSERT_TRUE(s->SetProgressStart(JobId(1), Seconds(56), Seconds(55)).ok());
+  ASSERT_TRUE(s->Requeue(JobId(1), Seconds(70)).ok());
+  EXPECT_EQ(s->Find(JobId(1))->stop_loss, 14'000);
+}
+
 TEST(CheckpointSimulation, APreemptedJobRedoesTheWorkSinceItsLastCheckpoint) {
   // One GPU, dlas (2 queues at 60 GPU-s, running-first), no restore cost, checkpoints every
   // 200 s of progress. Job 1 (1000 s) runs from 0, checkpoints at 200 and 400 s, and is in Q2.

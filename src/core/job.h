@@ -91,8 +91,9 @@ struct Job {
   // stopped now is the progress since max(ckpt_at, progress_start) (LossAt).
   Time ckpt_at = -1;
   Service lost = 0;  // GPU-ms of progress lost to preemptions (SchedulerOptions::lose_work)
-  // RunLossAt when it last stopped running: what its run loses if a driver's process of that
-  // run is killed rather than checkpointing (the core may have started the next run since).
+  // RunLossAt when a run that made progress last stopped: what that run loses if a driver's
+  // process of it is killed rather than checkpointing (the core may have started, and even
+  // stopped, runs that never made progress since).
   Service stop_loss = 0;
   Duration held = 0;  // total time holding GPUs (runs incl. restore), ms
 

@@ -430,7 +430,9 @@ void Scheduler::NoteSlices(uint32_t slot) {
 void Scheduler::Stop(uint32_t slot, Time now, bool release) {
   Job& j = jobs_[slot];
   assert(j.running());
-  j.stop_loss = j.RunLossAt(now);
+  // A run that never made progress (its launch waited for the previous run's process) keeps
+  // the previous run's loss: that process may still be stopping.
+  if (now > j.progress_start) j.stop_loss = j.RunLossAt(now);
   Erase(slot);
   j.executed = j.ExecutedAt(now);
   j.work_done = j.WorkDoneAt(now);

@@ -101,21 +101,25 @@ bool PlacedAsRecorded(const SlurmJob& s, const std::map<std::string, std::string
     std::sort(have.begin(), have.end());
     return have == want;
   };
-  // At least the pin's GPUs on each node (more: PollNodes reports the surplus as held outside).
-  const bool gpus =
-      std::all_of(s.node_gpus.begin(), s.node_gpus.end(), [&](int g) { return g >= most; });
+  // At least the pin's GPUs on each node (more: PollNodes reports the surplus as held outside;
+  // 0: not known).
+  auto enough = [&](int g) { return g == 0 || g >= most; };
+  const bool gpus = std::all_of(s.node_gpus.begin(), s.node_gpus.end(), enough);
   if (s.nodes_unreadable) return true;
   if (s.state == "RUNNING" || s.state == "CONFIGURING" || s.state == "SUSPENDED" ||
       s.state == "STOPPED" || s.state == "RESIZING") {
     return same_nodes(s.nodes) && gpus;
   }
-  if (SlurmActive(s.state)) {  // ending (COMPLETING...): Slurm lists the nodes still at it
+  if (SlurmEnded(s.state)) return s.nodes.empty() || (same_nodes(s.nodes) && gpus);
+  if (SlurmActive(s.state) && !s.state.starts_with("REQUEUE")) {
+    // Ending (COMPLETING...): Slurm lists the nodes still at it.
     return std::all_of(s.nodes.begin(), s.nodes.end(), [&](const std::string& n) {
       return std::binary_search(want.begin(), want.end(), n);
     });
   }
-  if (SlurmEnded(s.state)) return s.nodes.empty() || (same_nodes(s.nodes) && gpus);
-  return same_nodes(s.required_nodes) && s.gpus_per_node >= most;
+  // Pending, or going back to it (REQUEUED...): where its pin puts it.
+  if (!s.required_nodes_known) return true;
+  return same_nodes(s.required_nodes) && enough(s.gpus_per_node);
 }
 
 std::string JobEnvFile(const std::string& job_dir) {

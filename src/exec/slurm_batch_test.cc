@@ -68,11 +68,22 @@ TEST(SlurmBatch, ARunIsTheRecordedAttemptsOnlyWhereThatAttemptWasPlaced) {
       PlacedAsRecorded(SlurmJob{.state = "RUNNING", .nodes = {"b", "c"}, .node_gpus = {1, 1}},
                        vars));  // attempt 0 had 1 GPU a node
   // Pending, not held: pinned for it, or still for the attempt before.
-  SlurmJob pinned{.state = "PENDING", .required_nodes = {"b", "c"}, .gpus_per_node = 2};
+  SlurmJob pinned{.state = "PENDING",
+                  .required_nodes = {"b", "c"},
+                  .required_nodes_known = true,
+                  .gpus_per_node = 2};
   EXPECT_TRUE(PlacedAsRecorded(pinned, vars));
+  pinned.gpus_per_node = 1;  // attempt 0's pin: 1 GPU a node
+  EXPECT_FALSE(PlacedAsRecorded(pinned, vars));
+  pinned.gpus_per_node = 2;
   pinned.required_nodes = {"a"};
   EXPECT_FALSE(PlacedAsRecorded(pinned, vars));
-  EXPECT_FALSE(PlacedAsRecorded(SlurmJob{.state = "PENDING"}, vars));  // never pinned
+  pinned.state = "REQUEUED";  // going back to pending: the same
+  EXPECT_FALSE(PlacedAsRecorded(pinned, vars));
+  EXPECT_FALSE(PlacedAsRecorded(SlurmJob{.state = "PENDING", .required_nodes_known = true},
+                                vars));  // never pinned
+  // A Slurm that does not say (no required_nodes): cannot tell.
+  EXPECT_TRUE(PlacedAsRecorded(SlurmJob{.state = "PENDING"}, vars));
   // More GPUs than the pin asked for on each node: its own (the surplus shows as held outside).
   run.node_gpus = {4, 4};
   EXPECT_TRUE(PlacedAsRecorded(run, vars));

@@ -290,8 +290,10 @@ StatusOr<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     } else {
       s.nodes_unreadable = true;
     }
-    if (auto req = ExpandHostlist(Str(j, "required_nodes")); req.ok()) {
+    if (auto req = ExpandHostlist(Str(j, "required_nodes"));
+        req.ok() && j.contains("required_nodes")) {
       s.required_nodes = std::move(*req);
+      s.required_nodes_known = true;
     }
     s.gpus_per_node = GpusInGres(Str(j, "tres_per_node"));
     // gres_detail has one entry per node of the allocation while it holds them.

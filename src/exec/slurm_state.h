@@ -30,8 +30,10 @@ struct SlurmJob {
   bool nodes_unreadable = false;   // a node list ExpandHostlist cannot read: `nodes` empty
   std::vector<int> node_gpus;      // GPUs held on each of `nodes` (from gres_detail)
   // What the job asks for (tiresias' pin of its last launch): the nodes (required_nodes,
-  // expanded; empty when none or unreadable) and the GPUs on each (tres_per_node; 0: none).
+  // expanded; known: the field was there and readable) and the GPUs on each (tres_per_node;
+  // 0: none or unreadable).
   std::vector<std::string> required_nodes;
+  bool required_nodes_known = false;
   int gpus_per_node = 0;
   int restarts = 0;      // restart_cnt: +1 per requeue
   int wait_status = 0;   // exit_code: a wait(2) status

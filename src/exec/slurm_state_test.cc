@@ -30,6 +30,7 @@ TEST(SlurmState, SqueueJsonOfARealCluster) {
   EXPECT_EQ(a.node_gpus, (std::vector<int>{3, 3}));
   EXPECT_EQ(a.required_nodes, (std::vector<std::string>{"node2", "node3"}));  // its pin
   EXPECT_EQ(a.gpus_per_node, 3);
+  EXPECT_TRUE(a.required_nodes_known);
   EXPECT_FALSE(a.held);
   // Job 2: outside tiresias, 1 GPU on node1.
   EXPECT_EQ((*jobs)[1].comment, "");
@@ -60,8 +61,9 @@ TEST(SlurmState, SqueueJsonInTheShapesOf23Point02AndLater) {
   EXPECT_EQ(a.comment, "tiresias:1:5");
   EXPECT_EQ(a.nodes, (std::vector<std::string>{"node2", "node3"}));
   EXPECT_EQ(a.node_gpus, (std::vector<int>{3, 3}));
-  EXPECT_EQ(a.end_time, 1827607625);  // {"set": true, "number": ...}
-  EXPECT_FALSE(a.held);               // priority {"number": 4294901759}
+  EXPECT_EQ(a.end_time, 1827607625);     // {"set": true, "number": ...}
+  EXPECT_FALSE(a.required_nodes_known);  // not in these documents: placement is not checked
+  EXPECT_FALSE(a.held);                  // priority {"number": 4294901759}
   EXPECT_EQ((*jobs)[1].user, "alice");
   EXPECT_TRUE((*jobs)[2].held);  // priority {"set": true, "number": 0}
   EXPECT_EQ((*jobs)[2].state, "PENDING");

@@ -208,6 +208,10 @@ class LiveScheduler {
   // on, so a lost write would make replay diverge. Crash-only: abort, and the next serve
   // replays what was committed.
   void MustOk(const Status& s);
+  // Whether a stopping job is in its time limit's grace (timing_out is not stored): the core
+  // still runs it on the GPUs of the process told to stop (a preempted job's the core stopped
+  // or started again elsewhere, `starting`).
+  bool InTimeLimitGrace(const JobRecord& rec) const;
   // What the run of `id`'s process loses if it is killed rather than checkpointing: its
   // progress since its last checkpoint when the core stopped it (Job::stop_loss: the core may
   // have started the next run since, in the same step or before a crash, whose replay has
@@ -352,7 +356,8 @@ class LiveScheduler {
   static constexpr size_t kRemovedPerStep = 64;
   static constexpr const char* kRemovedPrefix = ".removed-";
   std::unique_ptr<TreeReaper> reaper_;
-  // With keep_finished: starts reaper_, on what an earlier serve left renamed too.
+  // Starts reaper_ with keep_finished, or for what an earlier serve left renamed (removed
+  // also when retention is off now).
   void StartRetention();
   // Adds `id` to ended_dirs_ if it ended, has no process left and its directory goes.
   void NoteEndedDir(JobId id);

@@ -88,8 +88,11 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
     // Checkpointed: it exited by itself after the signal, or was stopped at once at a fresh
     // checkpoint (it opted in); killed when its grace ran out (or its run was lost meanwhile,
     // e.g. its node failed): then its work since its last reported checkpoint is lost.
+    // (Not yet told to stop: the core stopped it in this step, e.g. an eviction with the run
+    // lost on the same node.)
     const bool checkpointed = (p.at_checkpoint || !p.killed) && !e.lost;
-    const Service lost = checkpointed && !p.at_checkpoint ? 0 : p.loss;
+    const Service loss = p.stopping ? p.loss : LossOfStop(e.job, now);
+    const Service lost = checkpointed && !p.at_checkpoint ? 0 : loss;
     nlohmann::json detail = {
         {"how", what}, {"after", "preemption"}, {"checkpointed", checkpointed}};
     if (lost > 0) detail["lost_gpu_ms"] = lost;

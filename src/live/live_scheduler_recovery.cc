@@ -173,6 +173,12 @@ Status LiveScheduler::Replay(const EventRow& row) {
   return Status::Ok();
 }
 
+bool LiveScheduler::InTimeLimitGrace(const JobRecord& rec) const {
+  const Job* cj = sched_->Find(rec.id);
+  return rec.state == LiveState::kPreempting && cj && cj->running() &&
+         cj->alloc.Gpus() == rec.gpus_held;
+}
+
 Status LiveScheduler::Reconcile(Time now) {
   // A job whose directory exists but that the journal no longer knows (serve was started with
   // --accept-journal-loss) may still be running: its GPUs would be handed out again under it
@@ -215,10 +221,16 @@ Status LiveScheduler::Reconcile(Time now) {
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [at, ex] : ended) {
     JobRecord& rec = records_.at(ex.job);
+    // A stop in its grace when the daemon went down: past its time limit, the job ends with
+    // this exit (it was relaunched, its run's time erased); killed at the deadline, it did
+    // not checkpoint.
+    rec.timing_out = InTimeLimitGrace(rec);
+    const bool stopping = rec.state != LiveState::kRunning;
     Proc p{.ref = {.pid = rec.pid, .start_ticks = rec.start_ticks},
            .attempt = rec.attempt,
            .gpus = rec.gpus_held,
-           .stopping = rec.state != LiveState::kRunning,
+           .stopping = stopping,
+           .killed = stopping && ex.signal == SIGKILL,
            .loss = LossOfStop(ex.job, at),
            .preempted = rec.stop_preempted};
     procs_[ex.job] = p;
@@ -271,7 +283,7 @@ Status LiveScheduler::Reconcile(Time now) {
         Journal({.t = now, .kind = EventKind::kAdopt, .job = id, .detail = {{"pid", rec.pid}}});
         continue;
       }
-      if (core_running && p.gpus == core_gpus && rec.state == LiveState::kPreempting) {
+      if (InTimeLimitGrace(rec)) {
         // Its time limit's grace (the core runs a timed-out job until its process exits):
         // it is told to stop again, and its exit ends it. (It was relaunched, its run's time
         // erased by the wait for its own process.)

@@ -29,13 +29,20 @@ void LiveScheduler::NoteEndedDir(JobId id) {
 }
 
 void LiveScheduler::StartRetention() {
-  if (cfg_.keep_finished <= 0) return;
-  reaper_ = std::make_unique<TreeReaper>([](const std::string& path, const Status& why) {
-    std::cerr << "tiresias serve: removing " << path << ": " << why.message() << "\n";
-  });
+  auto start = [&] {
+    if (!reaper_) {
+      reaper_ = std::make_unique<TreeReaper>([](const std::string& path, const Status& why) {
+        std::cerr << "tiresias serve: removing " << path << ": " << why.message() << "\n";
+      });
+    }
+  };
+  if (cfg_.keep_finished > 0) start();
+  // What an earlier serve renamed and did not finish removing (also if retention is off now).
   std::error_code ec;
   for (const auto& d : std::filesystem::directory_iterator(JobsDir(), ec)) {
-    if (d.path().filename().string().starts_with(kRemovedPrefix)) reaper_->Remove(d.path());
+    if (!d.path().filename().string().starts_with(kRemovedPrefix)) continue;
+    start();
+    reaper_->Remove(d.path());
   }
 }
 

@@ -1,0 +1,231 @@
+// LiveScheduler's accounting when serve is killed (-9) or the core moves on in the middle of
+// a stop, on the virtual clock of tests/live_fixture.h: what a stopping run lost, whether its
+// kill counts as a preemption's, and time limits, across restarts; a run stopped and started
+// again elsewhere in one step.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include "live_fixture.h"
+
+namespace tiresias {
+namespace {
+
+TEST_F(LiveSchedulerTest, AKill9DuringAPreemptionsGraceNeitherDemotesTheWaiterNorInflatesTheLoss) {
+  // Regression (found by an exploratory test): dlas, 8 GPU-s first queue, 4 GPUs, grace 4 s,
+  // processes that ignore SIGTERM. X (4 GPUs) runs from 0 and is demoted at 2 s (8 GPU-s).
+  // Y (4 GPUs, Q1) arrives at 3 s and preempts X: X is told to stop and keeps its GPUs until
+  // its kill at 7 s; Y's progress is pinned there. serve is killed at 4 s and is down 60 s.
+  // At the restart Y has never run: it had attained 0 GPU-s and must still be in Q1 (the
+  // downtime counted as its service demoted it: 57 s x 4 GPUs past its pin). X's run lost
+  // what it did since its start when it was preempted, 3 s x 4 GPUs = 12 GPU-s, all it
+  // attained (the loss was measured at the restart's stop: 64 s x 4 = 256 GPU-s).
+  auto [d, x, y, t0] = PreemptATermIgnoringJob(1'000);
+  world_.now = t0 + 4'000;
+  d->Step();
+  d.reset();  // kill -9
+  world_.now = t0 + 64'000;
+  d = Start();
+  for (int round = 0; round < 1'000 && (*d->Get(y))["state"] != "finished"; ++round) {
+    d->Step();
+    ASSERT_EQ((*d->Get(y))["queue"], "Q1") << "at " << world_.now - t0 << " ms";
+    world_.now += 100;
+  }
+  EXPECT_EQ((*d->Get(y))["state"], "finished");
+  EXPECT_DOUBLE_EQ((*d->Get(y))["attained_gpu_s"].get<double>(), 4.0);  // its 1 s on 4 GPUs
+  // (X runs again once Y is done: its service grows from there.)
+  EXPECT_DOUBLE_EQ((*d->Get(x))["lost_gpu_s"].get<double>(), 12.0);
+  EXPECT_GE((*d->Get(x))["attained_gpu_s"].get<double>(), 12.0);
+  EXPECT_TRUE(world_.overlaps.empty()) << fmt::format("{}", fmt::join(world_.overlaps, "\n"));
+  // A replay of the journal tells the same story.
+  const double y_attained = (*d->Get(y))["attained_gpu_s"].get<double>();
+  d.reset();
+  d = Start();
+  EXPECT_DOUBLE_EQ((*d->Get(y))["attained_gpu_s"].get<double>(), y_attained);
+  EXPECT_EQ((*d->Get(y))["queue"], "Q1");
+}
+
+TEST_F(LiveSchedulerTest, AKill9DuringATimeLimitsGraceStillEndsTheJobAsTimedOut) {
+  // Regression (found by a review of the restart's drain): T has a 10 s limit and ignores
+  // SIGTERM; grace 4 s. At 10 s it is told to stop (kill due at 14 s); serve is killed at 11 s
+  // and restarts at 12 s. Its process is adopted and stopped again; the restart must not
+  // move its progress start (that erased the 10 s it ran, so the limit found time left and
+  // relaunched it). It ends `timeout` at its kill, having run once, 10 s.
+  grace_ = Seconds(4);
+  world_.ignore_term = true;
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId t = *d->Submit({.name = "t", .gpus = 1, .argv = {"train"}, .time = "0:10"});
+  world_.work[t] = 1'000'000;
+  d->Step();
+  world_.now = t0 + 10'000;
+  d->Step();
+  ASSERT_EQ((*d->Get(t))["state"], "preempting");
+  Kill9AndRestart(d, t0, 11'000, 12'000, 30'000);
+  const auto tj = *d->Get(t);
+  EXPECT_EQ(tj["state"], "timeout") << tj.dump();
+  EXPECT_EQ(world_.launches.size(), 1u) << fmt::format("{}", fmt::join(world_.launches, " "));
+  EXPECT_GE(tj["time_s"].get<double>(), 10.0);
+  EXPECT_EQ(tj["kills"], 0);  // a time limit's kill is not a preemption's
+}
+
+TEST_F(LiveSchedulerTest, AKill9DuringARequeuesGraceCountsNeitherAPreemptionNorAKill) {
+  // Regression: the record did not keep what started a stop, so after a restart a requeue's
+  // stop still in progress counted as a preemption's, and its kill at the deadline in kills.
+  // R (1 GPU) ignores SIGTERM; grace 4 s. It runs from 0 and is requeued at 3 s (kill due at
+  // 7 s); the core starts it again at once (`starting`, behind its own process). serve is
+  // killed at 4 s and restarts at 5 s, which stops the process again (kill at 9 s). That kill
+  // is a requeue's: no kill, no preemption. The run lost the 3 s x 1 GPU it did, measured at
+  // the requeue, not at the restart's stop (5 GPU-s).
+  grace_ = Seconds(4);
+  world_.ignore_term = true;
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId r = *d->Submit({.name = "r", .gpus = 1, .argv = {"train"}});
+  world_.work[r] = 1'000'000;
+  d->Step();
+  world_.now = t0 + 3'000;
+  d->Step();
+  ASSERT_TRUE(d->Requeue(r, "alice").ok());
+  d->Step();
+  ASSERT_EQ((*d->Get(r))["state"], "starting");
+  Kill9AndRestart(d, t0, 4'000, 5'000, 12'000);
+  const auto rj = *d->Get(r);
+  EXPECT_EQ(rj["state"], "running") << rj.dump();
+  EXPECT_EQ(rj["kills"], 0);
+  EXPECT_EQ(rj["preemptions"], 0);
+  EXPECT_DOUBLE_EQ(rj["lost_gpu_s"].get<double>(), 3.0);
+  EXPECT_EQ(world_.launches.size(), 2u) << fmt::format("{}", fmt::join(world_.launches, " "));
+}
+
+TEST_F(LiveSchedulerTest, AKill9AfterThePreemptedJobWasStartedAgainKeepsItsOldRunsLoss) {
+  // Regression: a restart stopping the process of a run the core had already replaced (it
+  // started the job again during the old process's grace) measured the new run's loss.
+  // dlas, 8 GPU-s first queue, grace 4 s, processes ignore SIGTERM. X (4 GPUs) runs from 0;
+  // Y (4 GPUs) preempts it at 3 s (kill due at 7 s). Y is cancelled at 3.5 s: the core starts
+  // X again at once, behind its old process (`starting`). serve is killed at 4 s, restarts at
+  // 64 s and stops the old process again (kill at 68 s). It is a preemption's kill (kills 1,
+  // checkpointed 0), and the old run lost what it did before the preemption: 3 s x 4 GPUs =
+  // 12 GPU-s (the new run, drained to the restart, had lost nothing).
+  auto [d, x, y, t0] = PreemptATermIgnoringJob(1'000'000);
+  world_.now = t0 + 3'500;
+  ASSERT_TRUE(d->Cancel(y).ok());
+  d->Step();
+  ASSERT_EQ((*d->Get(x))["state"], "starting");
+  Kill9AndRestart(d, t0, 4'000, 64'000, 70'000);
+  const auto xj = *d->Get(x);
+  EXPECT_EQ(xj["state"], "running") << xj.dump();
+  EXPECT_EQ(xj["preemptions"], 1);
+  EXPECT_EQ(xj["kills"], 1);
+  EXPECT_EQ(xj["checkpointed"], 0);
+  EXPECT_DOUBLE_EQ(xj["lost_gpu_s"].get<double>(), 12.0);
+}
+
+TEST_F(LiveSchedulerTest, AnEvictedJobStartedAgainInTheSameStepKeepsItsOldRunsLoss) {
+  // Regression (found by a review): the loss of a stopping run was measured after the step's
+  // pass, which may already have started the job again elsewhere: then it measured the new
+  // run (nothing yet). Two nodes x 2 GPUs, grace 4 s, processes ignore SIGTERM. n1 is down at
+  // first, so B (2 GPUs) runs on n2 from 0. At 3 s n1 is back and n2 goes down: B is evicted
+  // and the same pass starts it on n1, behind its old process. That process is killed at
+  // 7 s: its run lost 3 s x 2 GPUs = 6 GPU-s, not 0. (The core keeps the loss of the run it
+  // stopped, Job::stop_loss, which a replay after a crash rebuilds.)
+  cluster_ = {{"n1", 2}, {"n2", 2}};
+  policy_opts_ = {"thresholds=100000"};
+  grace_ = Seconds(4);
+  world_.ignore_term = true;
+  const int64_t t0 = world_.now;
+  world_.node_report = std::vector<NodeReport>{
+      {.name = "n1", .state = "down", .usable = false, .gpus = 2, .reason = "maintenance"},
+      {.name = "n2", .state = "idle", .gpus = 2}};
+  auto d = Start();
+  const JobId b = *d->Submit({.name = "b", .gpus = 2, .argv = {"train"}});
+  world_.work[b] = 1'000'000;
+  d->Step();
+  ASSERT_EQ((*d->Get(b))["state"], "running");
+  world_.now = t0 + 3'000;
+  world_.node_report = std::vector<NodeReport>{
+      {.name = "n1", .state = "idle", .gpus = 2},
+      {.name = "n2", .state = "down", .usable = false, .gpus = 2, .reason = "Not responding"}};
+  d->Step();
+  ASSERT_EQ((*d->Get(b))["state"], "starting") << (*d->Get(b)).dump();
+  for (; world_.now < t0 + 9'000; world_.now += 100) d->Step();
+  const auto bj = *d->Get(b);
+  EXPECT_EQ(bj["state"], "running") << bj.dump();
+  EXPECT_EQ(bj["kills"], 1);
+  EXPECT_DOUBLE_EQ(bj["lost_gpu_s"].get<double>(), 6.0);
+  EXPECT_EQ(world_.launches.size(), 2u) << fmt::format("{}", fmt::join(world_.launches, " "));
+}
+TEST_F(LiveSchedulerTest, AProcessPastItsTimeLimitThatExitsWhileServeIsDownEndsAsTimedOut) {
+  // Regression (found by a review): T has a 10 s limit; at 10 s it is told to stop and exits
+  // (it checkpoints on SIGTERM), but serve is killed before it sees the exit and restarts at
+  // 12 s. `timing_out` is not stored: the exit read at the restart was taken for a
+  // checkpointed preemption, T was relaunched and its run's time erased (it ran its whole
+  // limit again). It ends `timeout`, having run once.
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId t = *d->Submit({.name = "t", .gpus = 1, .argv = {"train"}, .time = "0:10"});
+  world_.work[t] = 1'000'000;
+  d->Step();
+  world_.now = t0 + 10'000;
+  d->Step();
+  ASSERT_EQ((*d->Get(t))["state"], "preempting");
+  d.reset();  // kill -9, before the next step reads the exit
+  world_.now = t0 + 12'000;
+  d = Start();
+  for (; world_.now < t0 + 30'000; world_.now += 100) d->Step();
+  const auto tj = *d->Get(t);
+  EXPECT_EQ(tj["state"], "timeout") << tj.dump();
+  EXPECT_EQ(world_.launches.size(), 1u) << fmt::format("{}", fmt::join(world_.launches, " "));
+}
+
+TEST_F(LiveSchedulerTest, ARunLostWithItsNodeCountsTheWorkItLost) {
+  // Regression (found by a review): a node fails; the same poll reports it down and the run
+  // on it lost. The eviction stops the job in the core, and the exit arrives before its
+  // process was ever told to stop: it counted no lost work. B (2 GPUs) runs on n2 from 0 and
+  // has reported no checkpoint; at 3 s n2 fails with it: 3 s x 2 GPUs = 6 GPU-s lost.
+  cluster_ = {{"n1", 2}, {"n2", 2}};
+  policy_opts_ = {"thresholds=100000"};
+  const int64_t t0 = world_.now;
+  world_.node_report = std::vector<NodeReport>{
+      {.name = "n1", .state = "down", .usable = false, .gpus = 2, .reason = "maintenance"},
+      {.name = "n2", .state = "idle", .gpus = 2}};
+  auto d = Start();
+  const JobId b = *d->Submit({.name = "b", .gpus = 2, .argv = {"train"}});
+  world_.work[b] = 1'000'000;
+  d->Step();
+  ASSERT_EQ((*d->Get(b))["state"], "running");
+  world_.now = t0 + 3'000;
+  world_.node_report = std::vector<NodeReport>{
+      {.name = "n1", .state = "down", .usable = false, .gpus = 2, .reason = "maintenance"},
+      {.name = "n2", .state = "down", .usable = false, .gpus = 2, .reason = "Not responding"}};
+  auto& run = world_.procs.begin()->second;
+  run.lost = true;
+  run.exit_at = world_.now;
+  d->Step();
+  const auto bj = *d->Get(b);
+  EXPECT_EQ(bj["state"], "pending") << bj.dump();
+  EXPECT_DOUBLE_EQ(bj["lost_gpu_s"].get<double>(), 6.0);
+}
+
+TEST_F(LiveSchedulerTest, AKillAtTheDeadlineThatServeDidNotSeeEndIsStillAKill) {
+  // Regression (found by a review): serve sends SIGKILL at a preempted job's deadline and is
+  // killed before it reads the exit; the restart read the exit as a checkpoint (no kill, no
+  // loss). X (4 GPUs, ignores SIGTERM) is preempted at 3 s, killed at 7 s; serve dies right
+  // after and restarts at 8 s. X lost 3 s x 4 GPUs = 12 GPU-s, and it is a kill.
+  auto [d, x, y, t0] = PreemptATermIgnoringJob(1'000'000);
+  world_.now = t0 + 7'000;
+  d->Step();
+  d.reset();  // kill -9, before the next step reads the exit
+  world_.now = t0 + 8'000;
+  d = Start();
+  d->Step();
+  const auto xj = *d->Get(x);
+  EXPECT_EQ(xj["kills"], 1) << xj.dump();
+  EXPECT_EQ(xj["checkpointed"], 0);
+  EXPECT_DOUBLE_EQ(xj["lost_gpu_s"].get<double>(), 12.0);
+  EXPECT_EQ((*d->Get(y))["state"], "running");
+}
+
+}  // namespace
+}  // namespace tiresias
