@@ -112,7 +112,8 @@ TEST_F(DiskFullTest, AnEndlessLogStopsShortOfTheJournalsRoomAndAFullDiskPausesSe
       "done; rm \"$TIRESIAS_CHECKPOINT_DIR/big\"; sleep 600",
       stop.string()));
   ASSERT_TRUE(WaitFor([&] { return Health().find("is full") != std::string::npos; }, 20s))
-      << Health();
+      << Health() << "\n--- serve's output\n"
+      << testing::ReadAll(dir_ / "serve.out");
   auto refused = serve_->SubmitJob({{"argv", {"true"}}, {"gpus", 1}});
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted);

@@ -67,9 +67,10 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
   const std::string a = Submit(
       "--array 0-3%2 --gpus 1 -J arr -- sh -c 'echo task $TIRESIAS_ARRAY_TASK_ID of "
       "$TIRESIAS_ARRAY_JOB_ID; sleep 2'");
-  // 2. A chain: b fails (exit 3); c after b ok (never: cancelled, as Slurm with
+  // 2. A chain: b fails (exit 3, after 4 s: the first `ls` below must see c still waiting
+  // for it, also on a loaded machine); c after b ok (never: cancelled, as Slurm with
   // kill_invalid_depend); d after b failed (runs); e after d ok (runs after d).
-  const std::string b = Submit("--gpus 1 -J b -- sh -c 'sleep 1; exit 3'");
+  const std::string b = Submit("--gpus 1 -J b -- sh -c 'sleep 4; exit 3'");
   const std::string c = Submit("--gpus 1 -J c --dependency afterok:" + b + " -- true");
   const std::string d = Submit("--gpus 1 -J d -d afternotok:" + b + " -- sh -c 'sleep 1'");
   const std::string e = Submit("--gpus 1 -J e -d afterok:" + d + " -- true");
