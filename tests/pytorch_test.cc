@@ -59,12 +59,16 @@ class PyTorchTest : public serve_test::ServeTest {
     return {kScript, "--steps", "60", "--log-every", "5", "--seed", "7"};
   }
   // The uninterrupted run: both ranks started by hand, as torchrun would, without serve.
+  // Run before the live job, not beside it: the two picked free ports at once, and a rank of
+  // one run joined the other's (the reference's rank 1 then waited without end).
   void Reference(const fs::path& result) {
     const int port = FreeLoopbackPort().value_or(29731);
     std::string cmd;
     for (int rank = 0; rank < 2; ++rank) {
-      std::string line = fmt::format("RANK={} WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT={} {}",
-                                     rank, port, python_);
+      // A rank whose peer is gone waits for it without end: 5 minutes at most.
+      std::string line =
+          fmt::format("RANK={} WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT={} timeout 300 {}",
+                      rank, port, python_);
       for (const auto& a : TrainArgs()) line += " " + a;
       line += fmt::format(" --checkpoint-dir {} --result {}", (dir_ / "ref-ckpt").string(),
                           result.string());
@@ -113,7 +117,7 @@ class PyTorchTest : public serve_test::ServeTest {
 
 TEST_F(PyTorchTest, DdpPerGpuRequeuedResumesBitIdentically) {
   Serve({"--gpus", "2", "--grace", "60"});
-  std::thread ref([&] { Reference(dir_ / "ref.txt"); });
+  Reference(dir_ / "ref.txt");  // first: alone on its port (a race for one crossed the runs)
   std::vector<std::string> argv = {python_};
   for (const auto& a : TrainArgs()) argv.push_back(a);
   // Periodic checkpoints too (every 5 steps), each reported through TIRESIAS_CHECKPOINT_FILE.
@@ -123,7 +127,6 @@ TEST_F(PyTorchTest, DdpPerGpuRequeuedResumesBitIdentically) {
   EXPECT_TRUE(WaitFor([&] { return !Job(id)["last_checkpoint_ms"].is_null(); }, 60s))
       << Log(id) << Job(id).dump();
   RequeueMidwayAndFinish(id);
-  ref.join();
 
   const auto j = Job(id);
   const std::string log = Log(id);
@@ -156,7 +159,7 @@ TEST_F(PyTorchTest, TorchrunOwnPortResumesBitIdentically) {
     GTEST_SKIP() << "torchrun is not on PATH";
   }
   Serve({"--gpus", "2", "--grace", "60"});
-  std::thread ref([&] { Reference(dir_ / "ref.txt"); });
+  Reference(dir_ / "ref.txt");  // first: alone on its port (a race for one crossed the runs)
   // Debian 12's torchrun (torch 1.13 under Python 3.11) cannot parse its own default
   // --redirects/--tee ("0"); naming a local rank no job has (9) redirects nothing (README).
   std::vector<std::string> argv = {"torchrun", "--redirects", "9:1", "--tee", "9:1"};
@@ -164,7 +167,6 @@ TEST_F(PyTorchTest, TorchrunOwnPortResumesBitIdentically) {
   argv.insert(argv.end(), {"--step-ms", "100", "--result", (dir_ / "live.txt").string()});
   const int64_t id = Submit({{"gpus", 2}, {"name", "torchrun"}, {"argv", argv}});
   RequeueMidwayAndFinish(id);
-  ref.join();
 
   const auto j = Job(id);
   const std::string log = Log(id);
