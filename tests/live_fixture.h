@@ -287,6 +287,35 @@ class LiveSchedulerTest : public ::testing::Test {
     return p;
   }
 
+  // Two nodes x 2 GPUs (a cluster executor's) with n1 down, dlas without demotion: a 2-GPU job
+  // B runs on n2 from now (after one step). Returns B.
+  JobId RunOnTheSecondOfTwoNodes(std::unique_ptr<LiveScheduler>& d) {
+    cluster_ = {{"n1", 2}, {"n2", 2}};
+    policy_opts_ = {"thresholds=100000"};
+    world_.node_report = std::vector<NodeReport>{
+        {.name = "n1", .state = "down", .usable = false, .gpus = 2, .reason = "maintenance"},
+        {.name = "n2", .state = "idle", .gpus = 2}};
+    d = Start();
+    const JobId b = *d->Submit({.name = "b", .gpus = 2, .argv = {"train"}});
+    world_.work[b] = 1'000'000;
+    d->Step();
+    EXPECT_EQ((*d->Get(b))["state"], "running");
+    return b;
+  }
+
+  // Starts serve with a 1-GPU job T with a 10 s time limit, from `t0`; steps to 10 s, where T
+  // is told to stop (`preempting`). Returns T.
+  JobId TellToStopAtItsTimeLimit(std::unique_ptr<LiveScheduler>& d, int64_t t0) {
+    d = Start();
+    const JobId t = *d->Submit({.name = "t", .gpus = 1, .argv = {"train"}, .time = "0:10"});
+    world_.work[t] = 1'000'000;
+    d->Step();
+    world_.now = t0 + 10'000;
+    d->Step();
+    EXPECT_EQ((*d->Get(t))["state"], "preempting");
+    return t;
+  }
+
   // From `t0`: steps at `crash` ms, kills serve there (-9: nothing flushed beyond what was
   // committed), starts it again at `restart` and steps every 100 ms until `until`.
   void Kill9AndRestart(std::unique_ptr<LiveScheduler>& d, int64_t t0, int64_t crash,

@@ -55,13 +55,8 @@ TEST_F(LiveSchedulerTest, AKill9DuringATimeLimitsGraceStillEndsTheJobAsTimedOut)
   grace_ = Seconds(4);
   world_.ignore_term = true;
   const int64_t t0 = world_.now;
-  auto d = Start();
-  const JobId t = *d->Submit({.name = "t", .gpus = 1, .argv = {"train"}, .time = "0:10"});
-  world_.work[t] = 1'000'000;
-  d->Step();
-  world_.now = t0 + 10'000;
-  d->Step();
-  ASSERT_EQ((*d->Get(t))["state"], "preempting");
+  std::unique_ptr<LiveScheduler> d;
+  const JobId t = TellToStopAtItsTimeLimit(d, t0);
   Kill9AndRestart(d, t0, 11'000, 12'000, 30'000);
   const auto tj = *d->Get(t);
   EXPECT_EQ(tj["state"], "timeout") << tj.dump();
@@ -130,19 +125,11 @@ TEST_F(LiveSchedulerTest, AnEvictedJobStartedAgainInTheSameStepKeepsItsOldRunsLo
   // and the same pass starts it on n1, behind its old process. That process is killed at
   // 7 s: its run lost 3 s x 2 GPUs = 6 GPU-s, not 0. (The core keeps the loss of the run it
   // stopped, Job::stop_loss, which a replay after a crash rebuilds.)
-  cluster_ = {{"n1", 2}, {"n2", 2}};
-  policy_opts_ = {"thresholds=100000"};
   grace_ = Seconds(4);
   world_.ignore_term = true;
   const int64_t t0 = world_.now;
-  world_.node_report = std::vector<NodeReport>{
-      {.name = "n1", .state = "down", .usable = false, .gpus = 2, .reason = "maintenance"},
-      {.name = "n2", .state = "idle", .gpus = 2}};
-  auto d = Start();
-  const JobId b = *d->Submit({.name = "b", .gpus = 2, .argv = {"train"}});
-  world_.work[b] = 1'000'000;
-  d->Step();
-  ASSERT_EQ((*d->Get(b))["state"], "running");
+  std::unique_ptr<LiveScheduler> d;
+  const JobId b = RunOnTheSecondOfTwoNodes(d);
   world_.now = t0 + 3'000;
   world_.node_report = std::vector<NodeReport>{
       {.name = "n1", .state = "idle", .gpus = 2},
@@ -156,6 +143,7 @@ TEST_F(LiveSchedulerTest, AnEvictedJobStartedAgainInTheSameStepKeepsItsOldRunsLo
   EXPECT_DOUBLE_EQ(bj["lost_gpu_s"].get<double>(), 6.0);
   EXPECT_EQ(world_.launches.size(), 2u) << fmt::format("{}", fmt::join(world_.launches, " "));
 }
+
 TEST_F(LiveSchedulerTest, AProcessPastItsTimeLimitThatExitsWhileServeIsDownEndsAsTimedOut) {
   // Regression (found by a review): T has a 10 s limit; at 10 s it is told to stop and exits
   // (it checkpoints on SIGTERM), but serve is killed before it sees the exit and restarts at
@@ -163,13 +151,8 @@ TEST_F(LiveSchedulerTest, AProcessPastItsTimeLimitThatExitsWhileServeIsDownEndsA
   // checkpointed preemption, T was relaunched and its run's time erased (it ran its whole
   // limit again). It ends `timeout`, having run once.
   const int64_t t0 = world_.now;
-  auto d = Start();
-  const JobId t = *d->Submit({.name = "t", .gpus = 1, .argv = {"train"}, .time = "0:10"});
-  world_.work[t] = 1'000'000;
-  d->Step();
-  world_.now = t0 + 10'000;
-  d->Step();
-  ASSERT_EQ((*d->Get(t))["state"], "preempting");
+  std::unique_ptr<LiveScheduler> d;
+  const JobId t = TellToStopAtItsTimeLimit(d, t0);
   d.reset();  // kill -9, before the next step reads the exit
   world_.now = t0 + 12'000;
   d = Start();
@@ -184,17 +167,9 @@ TEST_F(LiveSchedulerTest, ARunLostWithItsNodeCountsTheWorkItLost) {
   // on it lost. The eviction stops the job in the core, and the exit arrives before its
   // process was ever told to stop: it counted no lost work. B (2 GPUs) runs on n2 from 0 and
   // has reported no checkpoint; at 3 s n2 fails with it: 3 s x 2 GPUs = 6 GPU-s lost.
-  cluster_ = {{"n1", 2}, {"n2", 2}};
-  policy_opts_ = {"thresholds=100000"};
   const int64_t t0 = world_.now;
-  world_.node_report = std::vector<NodeReport>{
-      {.name = "n1", .state = "down", .usable = false, .gpus = 2, .reason = "maintenance"},
-      {.name = "n2", .state = "idle", .gpus = 2}};
-  auto d = Start();
-  const JobId b = *d->Submit({.name = "b", .gpus = 2, .argv = {"train"}});
-  world_.work[b] = 1'000'000;
-  d->Step();
-  ASSERT_EQ((*d->Get(b))["state"], "running");
+  std::unique_ptr<LiveScheduler> d;
+  const JobId b = RunOnTheSecondOfTwoNodes(d);
   world_.now = t0 + 3'000;
   world_.node_report = std::vector<NodeReport>{
       {.name = "n1", .state = "down", .usable = false, .gpus = 2, .reason = "maintenance"},
