@@ -206,7 +206,7 @@ void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& c
     return;
   }
   ++rec.preemptions;  // the times its process was told to stop
-  procs_.at(a.job).preempted = rec.stop_preempted = true;
+  rec.stop_preempted = true;
   metrics_.CountPreemption();
   rec.state = LiveState::kPreempting;
 }
@@ -251,7 +251,7 @@ void LiveScheduler::ApplyNodes(const std::vector<NodeReport>& nodes, Time now,
         continue;
       }
       ++rec.preemptions;  // its process is told to stop
-      procs_.at(id).preempted = rec.stop_preempted = true;
+      rec.stop_preempted = true;
       rec.state = LiveState::kPreempting;
       stop.push_back(id);
     }

@@ -200,9 +200,7 @@ class LiveScheduler {
     // checkpoint or its start): counted as lost unless it exits by itself after the signal.
     Service loss = 0;
     bool at_checkpoint = false;  // stopped at once at a fresh checkpoint (stop_at_checkpoint)
-    // Told to stop by a preemption or an eviction (counted in JobRecord::preemptions; a kill
-    // at its grace deadline in JobRecord::kills), not by a requeue or its time limit.
-    bool preempted = false;
+    // (Whether a preemption or an eviction told it to stop: JobRecord::stop_preempted.)
   };
   // Journal and state writes in the loop must not fail silently: the core has already moved
   // on, so a lost write would make replay diverge. Crash-only: abort, and the next serve

@@ -52,6 +52,7 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   rec.exit_code = e.exit_code;
   rec.signal = e.signal;
   rec.pid = 0;
+  const bool preempted = rec.stop_preempted;  // its stop's, if it was told to stop
   rec.stop_preempted = false;
   changed.push_back(e.job);
   const std::string what = e.Describe();
@@ -97,7 +98,7 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
         {"how", what}, {"after", "preemption"}, {"checkpointed", checkpointed}};
     if (lost > 0) detail["lost_gpu_ms"] = lost;
     Journal({.t = now, .kind = EventKind::kExit, .job = e.job, .detail = detail});
-    if (p.killed && !p.at_checkpoint && p.preempted) ++rec.kills;
+    if (p.killed && !p.at_checkpoint && preempted) ++rec.kills;
     rec.lost += lost;
     metrics_.CountLost(ToSeconds(lost));
     rec.state = to_launch_.contains(e.job) ? LiveState::kStarting : LiveState::kPending;

@@ -226,13 +226,14 @@ Status LiveScheduler::Reconcile(Time now) {
     // not checkpoint.
     rec.timing_out = InTimeLimitGrace(rec);
     const bool stopping = rec.state != LiveState::kRunning;
-    Proc p{.ref = {.pid = rec.pid, .start_ticks = rec.start_ticks},
-           .attempt = rec.attempt,
-           .gpus = rec.gpus_held,
-           .stopping = stopping,
-           .killed = stopping && ex.signal == SIGKILL,
-           .loss = LossOfStop(ex.job, at),
-           .preempted = rec.stop_preempted};
+    Proc p{
+        .ref = {.pid = rec.pid, .start_ticks = rec.start_ticks},
+        .attempt = rec.attempt,
+        .gpus = rec.gpus_held,
+        .stopping = stopping,
+        .killed = stopping && ex.signal == SIGKILL,
+        .loss = LossOfStop(ex.job, at),
+    };
     procs_[ex.job] = p;
     HandleExit(ex, at, changed);
   }
@@ -273,8 +274,7 @@ Status LiveScheduler::Reconcile(Time now) {
       continue;
     }
     const ProcessRef ref{.pid = rec.pid, .start_ticks = rec.start_ticks};
-    Proc p{
-        .ref = ref, .attempt = rec.attempt, .gpus = rec.gpus_held, .preempted = rec.stop_preempted};
+    Proc p{.ref = ref, .attempt = rec.attempt, .gpus = rec.gpus_held};
     changed.push_back(id);
     if (executor_->Adopt(id, rec.attempt, ref, JobDir(id))) {
       for (const GpuId& g : p.gpus) gpu_owner_[g] = id;
@@ -289,7 +289,7 @@ Status LiveScheduler::Reconcile(Time now) {
         // erased by the wait for its own process.)
         Journal({.t = now, .kind = EventKind::kAdopt, .job = id, .detail = {{"pid", rec.pid}}});
         rec.timing_out = true;
-        procs_[id].preempted = rec.stop_preempted = false;
+        rec.stop_preempted = false;
         stop.push_back(id);
         continue;
       }

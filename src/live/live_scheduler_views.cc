@@ -53,8 +53,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["kills"] = r.kills;
   // Preemptions whose process left by itself (checkpointed); one being stopped now, in its
   // grace, is neither that nor a kill yet.
-  const auto proc = procs_.find(r.id);
-  const bool stopping = proc != procs_.end() && proc->second.preempted;
+  const bool stopping = r.stop_preempted && procs_.contains(r.id);
   j["checkpointed"] = std::max(0, r.preemptions - r.kills - (stopping ? 1 : 0));
   j["lost_gpu_s"] = ToSeconds(r.lost);  // work lost to its preemptions
   j["held"] = r.held;
