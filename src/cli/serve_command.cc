@@ -237,6 +237,7 @@ int Serve(const ServeFlags& f) {
   // Room for the journal on a full disk, released before the journal is opened if the disk
   // is full now (a restart after a write failed for want of space).
   cfg.disk = std::make_shared<DiskReserve>((dir / "tiresias.reserve").string(), f.disk_reserve);
+  cfg.disk->KeepRoomIn({(dir / "tiresias.db-wal").string()});
   if (auto c = cfg.disk->Check(); c.changed && !cfg.disk->full()) {
     std::cerr << "tiresias serve: warning: " << c.message << "\n";
   }
@@ -261,6 +262,7 @@ int Serve(const ServeFlags& f) {
       (dir / "tiresias.db").string(), WallMs(),
       Store::Options{.fsync_commits = f.fsync, .accept_journal_loss = f.accept_journal_loss});
   if (!store.ok()) return fail(store.status());
+  cfg.disk->KeepRoom();  // its WAL is there now
   for (const auto& w : (*store)->warnings()) std::cerr << "tiresias serve: warning: " << w << "\n";
 
   // Signals: handled by sigwait below, so block them before any thread starts.

@@ -57,6 +57,19 @@ bool DiskReserve::Make() {
   return made;
 }
 
+void DiskReserve::KeepRoom() const {
+  if (bytes_ <= 0) return;
+  for (const std::string& file : room_in_) {
+    const int fd = open(file.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) continue;  // not made yet
+    struct stat st {};
+    // Fails while the disk is full (what is held stays held) or where the file system does
+    // not allocate ahead: nothing to do then but look again.
+    if (fstat(fd, &st) == 0) (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, st.st_size, kJournalRoom);
+    close(fd);
+  }
+}
+
 void DiskReserve::Release() {
   if (bytes_ > 0) unlink(path_.c_str());
   made_ = false;
@@ -67,12 +80,14 @@ DiskReserve::Change DiskReserve::Check() {
   const int64_t now = SteadyMs();
   if (now < next_check_ms_) return {};
   next_check_ms_ = now + check_every_ms_;
+  KeepRoom();
   auto free = free_fn_();
   if (!free.ok()) return {};  // nothing known: nothing changes
   free_ = *free;
   Change c;
   if (!low_ && free_ < bytes_) {
     Release();
+    KeepRoom();  // what this look could not take, now that there is room
     low_ = true;
     if (auto after = free_fn_(); after.ok()) free_ = *after;
     c = {.changed = true,

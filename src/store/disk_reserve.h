@@ -8,6 +8,10 @@
 //   - while even less than kJournalRoom is free ("full": a job ate the reserve too), serve
 //     pauses: it makes no decision and accepts no change, so nothing needs writing, until
 //     there is room again. Jobs keep running meanwhile.
+// The free space is only looked at now and then, and a job can fill the disk between a look
+// and the step's commit (on a fast disk, megabytes in a millisecond): so the journal's own
+// growth is kept allocated ahead, kJournalRoom past the end of its WAL file at every look
+// (KeepRoomIn), and a commit writes into blocks serve already holds.
 // A serve that stops on a full disk all the same releases the reserve first.
 // What fills a disk in practice is jobs' output: a job's own log stops taking space while less
 // than twice `bytes` is free (the shim's log pump, exec/log_pump.h).
@@ -16,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "common/free_space.h"
 #include "common/status.h"
@@ -39,6 +44,15 @@ class DiskReserve {
   Change Check();
   // Deletes the reserve file now (serve is about to stop because a write failed).
   void Release();
+  // Files kept kJournalRoom allocated past their end at every look (fallocate with
+  // FALLOC_FL_KEEP_SIZE: their length, all their readers see, does not change), where they
+  // exist and the file system allocates ahead. Not for the SQLite database file itself:
+  // closing a second descriptor of it would drop SQLite's locks on it.
+  // With no reserve (`bytes` 0), none of this is done.
+  void KeepRoomIn(std::vector<std::string> files) { room_in_ = std::move(files); }
+  // Allocates kJournalRoom past the end of each of those files now (best effort); Check does
+  // at every look.
+  void KeepRoom() const;
 
   // The room one step of serve writes at most (a margin over a step's journal rows).
   static constexpr int64_t kJournalRoom = int64_t{4} << 20;
@@ -58,6 +72,7 @@ class DiskReserve {
   bool Make();
 
   std::string path_;
+  std::vector<std::string> room_in_;
   std::string dir_;  // path_'s directory, as messages name it
   int64_t bytes_;
   FreeBytes free_fn_;

@@ -1,13 +1,20 @@
 // Tests of DiskReserve (store/disk_reserve.h) on a modelled file system: the reserve file is
 // released when the free space drops under its size, made again at twice its size, and the
-// reserve says "full" (serve pauses) under kJournalRoom.
+// reserve says "full" (serve pauses) under kJournalRoom; and on a real small file system, the
+// journal's WAL keeps room allocated ahead, so commits go on after others filled the disk.
 #include "store/disk_reserve.h"
 
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <vector>
 
+#include "store/store.h"
 #include "test_util.h"
 
 namespace tiresias {
@@ -89,6 +96,48 @@ TEST(DiskReserve, SizeZeroIsNoReserveAndNeverLow) {
   EXPECT_FALSE(r.full());
   EXPECT_FALSE(fs::exists(dir / "tiresias.reserve"));
   fs::remove_all(dir);
+}
+
+// A job fills the disk between two looks at it (on a fast disk, megabytes in a millisecond):
+// serve's next commits still fit, in the room its WAL holds past its end. Before, the commit
+// failed (SQLITE_FULL) and serve stopped.
+TEST(DiskReserve, TheJournalsCommitsFitInTheRoomItsWalHoldsWhenOthersFillTheDisk) {
+  const fs::path dir = testing::ScratchDir("disk_reserve_wal");
+  if (geteuid() != 0) GTEST_SKIP() << "mounting a small tmpfs needs root";
+  if (mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=24m,mode=0700") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  }
+  struct Unmount {
+    fs::path dir;
+    ~Unmount() {
+      umount2(dir.c_str(), MNT_DETACH);
+      fs::remove_all(dir);
+    }
+  } unmount{dir};
+  constexpr int64_t kMiB = 1 << 20;
+  auto store = Store::Open((dir / "tiresias.db").string(), 0);
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  ASSERT_TRUE((*store)->SetMeta("first", "x").ok());  // the WAL exists
+  DiskReserve r((dir / "tiresias.reserve").string(), 8 * kMiB, nullptr, /*check_every_ms=*/0);
+  r.KeepRoomIn({(dir / "tiresias.db-wal").string()});
+  r.Check();
+  EXPECT_FALSE(r.low());
+  EXPECT_FALSE(r.full());
+
+  {  // Another writer takes every block left.
+    std::ofstream filler(dir / "filler", std::ios::binary);
+    const std::vector<char> mib(kMiB, 'z');
+    while (filler.write(mib.data(), static_cast<std::streamsize>(mib.size()))) filler.flush();
+  }
+  std::ofstream probe(dir / "probe", std::ios::binary);
+  EXPECT_FALSE(probe.write("p", 1).flush()) << "the disk is not full";
+
+  // Steps' worth of journal, 2 MiB in all (half the room), commit after commit.
+  const std::string row(256 * 1024, 'j');
+  for (int i = 0; i < 8; ++i) {
+    const Status s = (*store)->SetMeta("row" + std::to_string(i), row);
+    ASSERT_TRUE(s.ok()) << "commit " << i << ": " << s.message();
+  }
 }
 
 }  // namespace

@@ -118,7 +118,10 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t no
   // WAL with synchronous=NORMAL: a commit is in the WAL file before it returns, so it
   // survives the daemon's crash (kill -9); FULL also fsyncs each commit (power loss).
   const char* sync = fsync_commits ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;";
-  for (const char* sql : {"PRAGMA journal_mode=WAL;", sync, kSchema}) {
+  // The WAL is never truncated while open: the room serve keeps allocated past its end
+  // (DiskReserve::KeepRoomIn) stays serve's.
+  for (const char* sql :
+       {"PRAGMA journal_mode=WAL;", "PRAGMA journal_size_limit=-1;", sync, kSchema}) {
     if (Status st = s->Exec(sql); !st.ok()) {
       return FailedPrecondition(fmt::format("{}: {}.{}", path, st.message(), Choices(false)));
     }
