@@ -77,11 +77,12 @@ struct Bed {
     auto r = c.PostJson("/v1/jobs", {{"argv", testing::SleepJobArgv(work_ms)}});
     return r.ok() ? (*r)["id"].get<int64_t>() : -1;
   }
-  // The first start stamp of a job (0: none yet).
+  // The start stamp of a job's first attempt (0: not started yet).
   int64_t Started(int64_t id) const {
     auto s = testing::StartStamps(
         testing::ReadAll(dir / "tiresias-jobs" / std::to_string(id) / "output.log"));
-    return s.empty() ? 0 : s.front();
+    auto it = s.find(0);
+    return it == s.end() ? 0 : it->second;
   }
 
   std::string why;

@@ -51,7 +51,8 @@ struct FakeWorld {
   std::vector<std::string> overlaps;                // launches onto a GPU a live process still held
   std::map<int, std::vector<std::string>> devices;  // pid -> its GPUs
   std::optional<std::vector<NodeReport>> node_report;  // the next PollNodes answer
-  bool find_launched = false;  // FindLaunched finds this world's processes (else never)
+  bool find_launched = false;     // FindLaunched finds this world's processes (else never)
+  int64_t engine_busy_until = 0;  // until then Launch is Unavailable (a queued submission)
 
   bool Alive(const P& p) const { return !p.reported && p.exit_at > now; }
 
@@ -68,6 +69,10 @@ class FakeRunner : public Executor {
  public:
   explicit FakeRunner(FakeWorld& w) : w_(w) {}
   StatusOr<Launched> Launch(const LaunchSpec& s) override {
+    if (w_.now < w_.engine_busy_until) {
+      return Unavailable(
+          fmt::format("job {}: its held Slurm job is being submitted", s.job.value()));
+    }
     const int pid = w_.next_pid++;
     std::vector<std::string> devs;
     for (const GpuId& g : s.gpus) {

@@ -169,23 +169,41 @@ TEST(SlurmScaleTest, PhillyHourOn512GpusStartsAndPreemptsLikeTheSimulator) {
   auto nodes = client.GetJson("/v1/nodes");
   serve.reset();  // the cluster's teardown cancels what still runs
   // Release to running: each launch (serve hands the attempt to Slurm) to that attempt's first
-  // output, the sleep job's start stamp (both wall clock).
+  // output, the sleep job's start stamp (both wall clock). An attempt that Slurm never ran did
+  // no work in all the time the core counted: launch to its preemption (or eviction, or loss).
   std::vector<double> release_s;
   std::map<int64_t, int64_t> released_after_ms;  // per job, summed over its attempts
   {
-    std::map<int64_t, std::vector<int64_t>> stamps;
+    std::map<int64_t, std::map<int64_t, int64_t>> stamps;  // job -> attempt -> stamp
     for (const auto& [id, spec] : spec_of) {
       stamps[id] = testing::StartStamps(
           testing::ReadAll(state / "tiresias-jobs" / std::to_string(id) / "output.log"));
     }
+    std::map<int64_t, int64_t> unreleased_since;  // job -> launch of its attempt not yet run
     for (const auto& e : events) {
-      if (e["kind"] != "launch") continue;
-      const auto& s = stamps[e["job"].get<int64_t>()];
-      const size_t attempt = e["detail"]["attempt"].get<size_t>();
-      if (attempt < s.size()) {
-        const int64_t ms = s[attempt] - e["time_ms"].get<int64_t>();
-        release_s.push_back(static_cast<double>(ms) / 1000);
-        released_after_ms[e["job"].get<int64_t>()] += std::max<int64_t>(0, ms);
+      if (!e["job"].is_number_integer()) continue;
+      const int64_t job = e["job"].get<int64_t>(), at = e["time_ms"].get<int64_t>();
+      const std::string kind = e["kind"];
+      if (kind == "launch") {
+        unreleased_since.erase(job);
+        const auto& s = stamps[job];
+        if (auto it = s.find(e["detail"]["attempt"].get<int64_t>()); it != s.end()) {
+          const int64_t ms = it->second - at;
+          release_s.push_back(static_cast<double>(ms) / 1000);
+          released_after_ms[job] += std::max<int64_t>(0, ms);
+        } else {
+          unreleased_since[job] = at;
+        }
+      } else if (auto it = unreleased_since.find(job); it != unreleased_since.end()) {
+        // The core's run of it ends (preempted, evicted, lost to Slurm's requeue) or the job
+        // does.
+        if (kind == "preempt" || kind == "evict" || kind == "relaunch") {
+          released_after_ms[job] += std::max<int64_t>(0, at - it->second);
+        }
+        if (kind == "preempt" || kind == "evict" || kind == "relaunch" || kind == "exit" ||
+            kind == "finish" || kind == "cancel") {
+          unreleased_since.erase(it);
+        }
       }
     }
   }
@@ -287,7 +305,15 @@ TEST(SlurmScaleTest, PhillyHourOn512GpusStartsAndPreemptsLikeTheSimulator) {
     if (!simulated.preemptions.contains(id) &&
         static_cast<double>(*j.duration + released_after_ms[id]) + kLagMs * slow <
             demoted_after_ms / j.gpus) {
-      unexplained.push_back(fmt::format("job {} ({} GPUs, {} ms)", id, j.gpus, *j.duration));
+      std::string story;  // what the journal says of it, for a look
+      for (const auto& e : journal) {
+        if (e["job"] == id && e["kind"] != "submit") {
+          story +=
+              fmt::format(" {}@{}", e["kind"].get<std::string>(), e["t_ms"].get<int64_t>() - first);
+        }
+      }
+      unexplained.push_back(fmt::format("job {} ({} GPUs, {} ms; released after {} ms in all;{})",
+                                        id, j.gpus, *j.duration, released_after_ms[id], story));
     }
   }
   const double rho = Spearman(x, y), rho_waited = Spearman(waited_x, waited_y);

@@ -1,8 +1,9 @@
 // The workload of the Slurm scale test and benchmark: a `sleep` job that checkpoints (on the
 // checkpoint signal it writes the milliseconds it has left to TIRESIAS_CHECKPOINT_DIR and
 // exits; the next attempt sleeps only those), so a preempted job resumes where it stopped as
-// the simulator assumes. Each attempt prints "tiresias-sleep start <wall ms>" first, the
-// moment Slurm really started it. Plus reading those stamps back, the whole journal through
+// the simulator assumes. Each attempt prints "tiresias-sleep start <wall ms> attempt <n>"
+// first, the moment Slurm really started it (an attempt stopped before Slurm ran it prints
+// nothing). Plus reading those stamps back, the whole journal through
 // the API, and percentiles.
 #pragma once
 
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <regex>
 #include <string>
 #include <vector>
@@ -22,20 +24,21 @@ namespace tiresias::testing {
 inline std::vector<std::string> SleepJobArgv(int64_t ms) {
   static const std::string script =
       "f=$TIRESIAS_CHECKPOINT_DIR/left_ms; left=$(cat \"$f\" 2>/dev/null || echo \"$1\"); "
-      "s=$(date +%s%3N); echo \"tiresias-sleep start $s\"; "
+      "s=$(date +%s%3N); echo \"tiresias-sleep start $s attempt $TIRESIAS_ATTEMPT\"; "
       "trap 'echo $((left - $(date +%s%3N) + s)) > \"$f\"; exit 0' TERM; "
       "if [ \"$left\" -gt 0 ]; then "
       "sleep \"$((left / 1000)).$(printf %03d $((left % 1000)))\" & wait $!; fi";
   return {"sh", "-c", script, "tiresias-sleep", std::to_string(ms)};
 }
 
-// The wall-clock start stamps (ms) of a sleep job's attempts, from its log.
-inline std::vector<int64_t> StartStamps(const std::string& log) {
-  static const std::regex line(R"(tiresias-sleep start (\d+))");
-  std::vector<int64_t> out;
+// The wall-clock start stamps (ms) of a sleep job's attempts that Slurm ran, by attempt (the
+// first, should Slurm have run one twice), from its log.
+inline std::map<int64_t, int64_t> StartStamps(const std::string& log) {
+  static const std::regex line(R"(tiresias-sleep start (\d+) attempt (\d+))");
+  std::map<int64_t, int64_t> out;
   for (auto it = std::sregex_iterator(log.begin(), log.end(), line); it != std::sregex_iterator();
        ++it) {
-    out.push_back(std::stoll((*it)[1]));
+    out.emplace(std::stoll((*it)[2]), std::stoll((*it)[1]));
   }
   return out;
 }

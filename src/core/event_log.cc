@@ -212,6 +212,9 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
       return out;
     }
     case EventKind::kDrain:
+      if (!Str(d, "why").empty()) {  // its launch waits (LiveScheduler::LaunchReady)
+        return fmt::format("not started yet, no service counted: {}", Str(d, "why"));
+      }
       return fmt::format("waiting for preempted processes to release its GPUs (at the latest {})",
                          when("until_ms"));
     case EventKind::kReject:

@@ -380,11 +380,20 @@ void LiveScheduler::LaunchReady(Time now) {
     auto ref = executor_->Launch(spec);
     rec.start_ticks = 0;
     if (!ref.ok() && ref.status().code() == StatusCode::kUnavailable) {
-      // The engine cannot be reached now (slurmctld down): nothing was started; the same
-      // attempt is tried again on a later round.
+      // The engine cannot take it now (slurmctld down, its held job still being submitted):
+      // nothing was started; the same attempt is tried again on a later round. Meanwhile it
+      // holds its GPUs and does nothing: no progress, no service, no demotion (pinned ahead
+      // kEngineWaitPinMs at a time: a long wait adds an event every 10 s, not one a round).
       --rec.attempt;
       to_launch_[id] = gpus;
       rec.message = "waiting for the cluster engine: " + ref.status().message();
+      if (now >= sched_->Find(id)->progress_start) {
+        Journal({.t = now,
+                 .kind = EventKind::kDrain,
+                 .job = id,
+                 .detail = {{"until_ms", now + kEngineWaitPinMs}, {"why", rec.message}}});
+        MustOk(sched_->SetProgressStart(id, now + kEngineWaitPinMs, now));
+      }
       continue;
     }
     if (!ref.ok()) {

@@ -263,6 +263,10 @@ class LiveScheduler {
   Time ExpectedRelease(const std::vector<GpuId>& gpus, JobId id, Time now) const;
   // How much longer a holder that is overdue (killed, past its second) is expected to take.
   static constexpr Duration kOverdueMs = 1000;
+  // How far ahead the progress of a start the engine cannot take yet is pinned, again and
+  // again while it waits (LaunchReady). Any distance is exact (the launch sets the real
+  // start); a longer one journals fewer events.
+  static constexpr Duration kEngineWaitPinMs = 10'000;
   // JobRecord::start_ticks while a launch is in flight (committed before the fork).
   static constexpr int64_t kLaunchInFlight = -1;
   void StopProcess(JobId id, Time now, int sig);

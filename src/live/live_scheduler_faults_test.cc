@@ -154,6 +154,51 @@ TEST_F(LiveSchedulerTest, ARunLostWithItsNodeResumesAndACancelInTheEngineCancels
   EXPECT_EQ((*d->Get(h))["state"], "running");
 }
 
+// A start the engine cannot take yet (Slurm: the job's held batch job is still queued for
+// sbatch, 60 s in a burst on a busy machine) holds its GPUs but does nothing: no service
+// counts until its launch. dlas with an 8 GPU-s first queue: a 1-GPU job started at 0 and
+// launched at 30 s has 0 GPU-s at 29 s (Q1; counted from its start it would have 29 GPU-s,
+// demoted at 8 s), then runs its 3 s of work and finishes at 33 s in Q1. Found by the Slurm
+// scale test: such a job was demoted and preempted before it ever ran.
+TEST_F(LiveSchedulerTest, AStartTheEngineCannotTakeYetCountsNoServiceUntilItsLaunch) {
+  policy_opts_ = {"thresholds=8"};
+  const int64_t t0 = world_.now;
+  world_.engine_busy_until = t0 + 30'000;
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
+  world_.work[a] = 3'000;
+  for (world_.now = t0; world_.now < t0 + 30'000; world_.now += 500) d->Step();
+  auto ja = *d->Get(a);
+  EXPECT_EQ(ja["state"], "starting") << ja.dump();  // its GPUs held, not launched
+  EXPECT_EQ(ja["queue"], "Q1") << ja.dump();
+  EXPECT_EQ(ja["attained_gpu_s"], 0.0) << ja.dump();
+  EXPECT_NE(ja["message"].get<std::string>().find("being submitted"), std::string::npos)
+      << ja.dump();
+  EXPECT_TRUE(world_.launches.empty());
+  for (; world_.now <= t0 + 40'000; world_.now += 500) d->Step();
+  ASSERT_EQ(world_.launches.size(), 1u);
+  EXPECT_EQ(world_.launches[0], fmt::format("{}@{}:0", a.value(), t0 + 30'000));
+  ja = *d->Get(a);
+  EXPECT_EQ(ja["state"], "finished") << ja.dump();
+  EXPECT_EQ(ja["queue"], "Q1") << ja.dump();
+  const auto journal = Journal(dir_ / "tiresias.db");
+  EXPECT_EQ(Count(journal, EventKind::kDemote), 0);
+  // Pinned 10 s ahead at a time: 3 for the 30 s wait (at 0, 10 and 20 s), not one a round.
+  EXPECT_EQ(Count(journal, EventKind::kDrain), 3);
+  for (const Event& e : journal) {
+    if (e.kind == EventKind::kDrain) {
+      EXPECT_EQ(Describe(e),
+                "not started yet, no service counted: waiting for the cluster engine: job 1: its "
+                "held Slurm job is being submitted");
+    }
+  }
+  // A replay agrees.
+  d.reset();
+  d = Start();
+  EXPECT_EQ((*d->Get(a))["state"], "finished");
+  EXPECT_EQ((*d->Get(a))["queue"], "Q1");
+}
+
 // An array 0-5%2 of 1-GPU tasks on 4 free GPUs: the limit, not the GPUs, decides. Tasks run
 // two at a time in index order (0,1 then 2,3 then 4,5) and the rest say JobArrayTaskLimit.
 // Found by the CLI scenario: tasks submitted pending in the core were never held.
