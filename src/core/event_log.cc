@@ -213,7 +213,8 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
     }
     case EventKind::kDrain:
       if (!Str(d, "why").empty()) {  // its launch waits (LiveScheduler::LaunchReady)
-        return fmt::format("not started yet, no service counted: {}", Str(d, "why"));
+        return fmt::format("not launched yet, no service counted until {} at least: {}",
+                           when("until_ms"), Str(d, "why"));
       }
       return fmt::format("waiting for preempted processes to release its GPUs (at the latest {})",
                          when("until_ms"));

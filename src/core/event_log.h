@@ -14,6 +14,7 @@
 //   tick     yes    {}                      a Schedule(now) call
 //   launch   yes    {"attempt", "pid", "devices", "master_port"}: progress counts from here
 //   drain    yes    {"until_ms"}: a started job waits for its GPUs to drain; progress from then
+//                   (with {"why"}: it waits for the cluster engine to take it)
 //   eligible yes    {"eligible", "why"}: a waiting job held ("held", "dependency", "array
 //                   limit") or released (Scheduler::SetEligible)
 //   requeue  yes    {"by"}: a running job stopped to wait again, by request (Scheduler::Requeue)

@@ -383,11 +383,15 @@ void LiveScheduler::LaunchReady(Time now) {
       // The engine cannot take it now (slurmctld down, its held job still being submitted):
       // nothing was started; the same attempt is tried again on a later round. Meanwhile it
       // holds its GPUs and does nothing: no progress, no service, no demotion (pinned ahead
-      // kEngineWaitPinMs at a time: a long wait adds an event every 10 s, not one a round).
+      // kEngineWaitPinMs at a time: a long wait adds an event every 10 s, not one a round),
+      // for kEngineWaitPinMaxMs since the core started it. A longer wait may have no end (a
+      // submit limit waits for other jobs to end): its service counts again then, so that
+      // the policy can demote it and give its GPUs to a job that can run.
       --rec.attempt;
       to_launch_[id] = gpus;
       rec.message = "waiting for the cluster engine: " + ref.status().message();
-      if (now >= sched_->Find(id)->progress_start) {
+      if (const Job* cj = sched_->Find(id);
+          now >= cj->progress_start && now - cj->run_start < kEngineWaitPinMaxMs) {
         Journal({.t = now,
                  .kind = EventKind::kDrain,
                  .job = id,

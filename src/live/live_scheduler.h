@@ -267,6 +267,8 @@ class LiveScheduler {
   // again while it waits (LaunchReady). Any distance is exact (the launch sets the real
   // start); a longer one journals fewer events.
   static constexpr Duration kEngineWaitPinMs = 10'000;
+  // For how long after its start a job waiting for the engine is pinned at most.
+  static constexpr Duration kEngineWaitPinMaxMs = 120'000;
   // JobRecord::start_ticks while a launch is in flight (committed before the fork).
   static constexpr int64_t kLaunchInFlight = -1;
   void StopProcess(JobId id, Time now, int sig);

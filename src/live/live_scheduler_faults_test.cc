@@ -168,6 +168,10 @@ TEST_F(LiveSchedulerTest, AStartTheEngineCannotTakeYetCountsNoServiceUntilItsLau
   const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
   world_.work[a] = 3'000;
   for (world_.now = t0; world_.now < t0 + 30'000; world_.now += 500) d->Step();
+  EXPECT_EQ((*d->Explain(a))["reasons"][0],
+            fmt::format("scheduled to start; waiting for the cluster engine: job {}: its held "
+                        "Slurm job is being submitted",
+                        a.value()));
   auto ja = *d->Get(a);
   EXPECT_EQ(ja["state"], "starting") << ja.dump();  // its GPUs held, not launched
   EXPECT_EQ(ja["queue"], "Q1") << ja.dump();
@@ -187,9 +191,13 @@ TEST_F(LiveSchedulerTest, AStartTheEngineCannotTakeYetCountsNoServiceUntilItsLau
   EXPECT_EQ(Count(journal, EventKind::kDrain), 3);
   for (const Event& e : journal) {
     if (e.kind == EventKind::kDrain) {
-      EXPECT_EQ(Describe(e),
-                "not started yet, no service counted: waiting for the cluster engine: job 1: its "
-                "held Slurm job is being submitted");
+      EXPECT_TRUE(Describe(e).starts_with("not launched yet, no service counted until "))
+          << Describe(e);
+      EXPECT_TRUE(Describe(e).ends_with(fmt::format(
+          "at least: waiting for the cluster engine: job {}: its held Slurm job is being "
+          "submitted",
+          a.value())))
+          << Describe(e);
     }
   }
   // A replay agrees.
@@ -197,6 +205,25 @@ TEST_F(LiveSchedulerTest, AStartTheEngineCannotTakeYetCountsNoServiceUntilItsLau
   d = Start();
   EXPECT_EQ((*d->Get(a))["state"], "finished");
   EXPECT_EQ((*d->Get(a))["queue"], "Q1");
+  EXPECT_EQ((*d->Get(a))["attained_gpu_s"], 3.0);
+}
+
+// A wait for the engine that may have no end (a submit limit waits for other jobs to end) is
+// pinned for 2 minutes from the start at most; then its service counts, so that the policy
+// can demote it and give its GPUs to a job that can run. dlas, 8 GPU-s first queue: the
+// last pin is at 110 s (until 120 s); service from 120 s reaches 8 GPU-s at 128 s.
+TEST_F(LiveSchedulerTest, AnEngineWaitWithoutEndCountsServiceAgainAfterTwoMinutes) {
+  policy_opts_ = {"thresholds=8"};
+  const int64_t t0 = world_.now;
+  world_.engine_busy_until = kNever;
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
+  world_.work[a] = 3'000;
+  for (world_.now = t0; world_.now <= t0 + 127'000; world_.now += 500) d->Step();
+  EXPECT_EQ((*d->Get(a))["queue"], "Q1") << d->Get(a)->dump();
+  for (; world_.now <= t0 + 129'000; world_.now += 500) d->Step();
+  EXPECT_EQ((*d->Get(a))["queue"], "Q2") << d->Get(a)->dump();
+  EXPECT_EQ(Count(Journal(dir_ / "tiresias.db"), EventKind::kDrain), 12);  // 0, 10, ... 110 s
 }
 
 // An array 0-5%2 of 1-GPU tasks on 4 free GPUs: the limit, not the GPUs, decides. Tasks run

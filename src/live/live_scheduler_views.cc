@@ -224,9 +224,11 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
     }
     if (procs_.contains(id)) holders.push_back("its own previous attempt");
     reasons.insert(reasons.begin(),
-                   fmt::format("scheduled to start; waiting for preempted processes to "
-                               "checkpoint and exit: {}",
-                               Join(holders, ", ")));
+                   holders.empty() && r.message.starts_with("waiting for the cluster engine")
+                       ? "scheduled to start; " + r.message
+                       : fmt::format("scheduled to start; waiting for preempted processes to "
+                                     "checkpoint and exit: {}",
+                                     Join(holders, ", ")));
   } else if (r.state == LiveState::kPreempting) {
     reasons.insert(reasons.begin(), "preempted; its process is checkpointing (grace period)");
   }
