@@ -18,6 +18,43 @@
 namespace tiresias {
 namespace {
 
+// A job still waiting to launch (here for the cluster engine, its progress pinned 10 s ahead
+// at a time) does not run while serve is paused either: the pause is not its service. dlas,
+// 8 GPU-s first queue: A (1 GPU) starts at 0 and waits for the engine; the disk is full from
+// 1 s to 5 min (pin lapsed at 10 s); with room again A is still in Q1 with no service, and it
+// launches when the engine takes it at 5 min + 5 s. Before, the paused 290 s counted as its
+// service at the first step with room: demoted at once (and its time limit would have run).
+TEST_F(LiveSchedulerTest, APauseIsNotServiceForAJobStillWaitingToLaunch) {
+  constexpr int64_t kMiB = 1 << 20;
+  int64_t free = 1024 * kMiB;
+  disk_ = std::make_shared<DiskReserve>((dir_ / "tiresias.reserve").string(), 64 * kMiB,
+                                        [&]() -> StatusOr<int64_t> { return free; }, 0);
+  policy_opts_ = {"thresholds=8"};
+  const int64_t t0 = world_.now;
+  world_.engine_busy_until = t0 + 305'000;
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
+  world_.work[a] = 3'000;
+  d->Step();
+  EXPECT_EQ((*d->Get(a))["state"], "starting");
+  world_.now = t0 + 1'000;
+  free = 1 * kMiB;
+  for (; world_.now < t0 + 300'000; world_.now += 1'000) d->Step();  // paused
+  ASSERT_FALSE(d->Warnings().empty());
+  free = 1024 * kMiB;
+  d->Step();
+  EXPECT_TRUE(d->Warnings().empty());
+  auto ja = *d->Get(a);
+  EXPECT_EQ(ja["queue"], "Q1") << ja.dump();
+  EXPECT_EQ(ja["attained_gpu_s"], 0.0) << ja.dump();
+  for (world_.now += 500; world_.now <= t0 + 310'000; world_.now += 500) d->Step();
+  ASSERT_EQ(world_.launches.size(), 1u);
+  ja = *d->Get(a);
+  EXPECT_EQ(ja["state"], "finished") << ja.dump();
+  EXPECT_EQ(ja["queue"], "Q1") << ja.dump();
+  EXPECT_EQ(Count(Journal(dir_ / "tiresias.db"), EventKind::kDemote), 0);
+}
+
 TEST_F(LiveSchedulerTest, ANearlyFullDiskRefusesNewJobsAFullOnePausesAndRoomResumesAll) {
   constexpr int64_t kMiB = 1 << 20;
   int64_t free = 1024 * kMiB;  // statvfs of the state directory, as the test says

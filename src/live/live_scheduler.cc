@@ -13,6 +13,7 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <utility>
 
 #include "common/strings.h"
 #include "live/journal_replay.h"
@@ -456,6 +457,7 @@ void LiveScheduler::KillOverdue(Time now) {
 
 int64_t LiveScheduler::Paused(Time now) {
   // A grace period still ends (a kill needs no journal row), and the step is tried again.
+  paused_ = true;
   KillOverdue(now);
   return now + kPausedRetryMs + store_->epoch_ms();
 }
@@ -500,6 +502,7 @@ int64_t LiveScheduler::Step() {
     if (journal_blocked_) Warn("the journal can be written again: serve goes on");
     journal_blocked_ = false;
     PublishWarnings();
+    if (std::exchange(paused_, false)) DrainWaitingToNow(now, "serve was paused");
     // Capacity before exits: a run lost with its node is then already an eviction.
     if (auto nodes = executor_->PollNodes()) ApplyNodes(*nodes, now, changed, stop);
     for (const ExitInfo& e : executor_->Poll()) HandleExit(e, now, changed);

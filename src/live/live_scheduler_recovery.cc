@@ -336,16 +336,9 @@ Status LiveScheduler::Reconcile(Time now) {
       rec.state = LiveState::kPending;
     }
   }
-  // A job the core runs but still has to launch was never running while the daemon was down
-  // (a launch waiting for a preempted process's GPUs had its progress pinned to that
-  // process's kill deadline, long past): its progress starts now at the earliest, or the
-  // downtime would count as its service (and demote it). (A process of its current run is
-  // never here: one in its time limit's grace is adopted and stopped above.)
-  for (const auto& [id, gpus] : to_launch_) {
-    if (sched_->Find(id)->progress_start >= now) continue;
-    Journal({.t = now, .kind = EventKind::kDrain, .job = id, .detail = {{"until_ms", now}}});
-    MustOk(sched_->SetProgressStart(id, now, now));
-  }
+  // (A process of a job's current run is never in to_launch_: one in its time limit's grace
+  // is adopted and stopped above.)
+  DrainWaitingToNow(now, "serve was down");
   dirty_ = true;
   if (Status s = SaveRows(changed); !s.ok()) return s;
   if (Status s = txn.Commit(); !s.ok()) return s;
@@ -364,6 +357,21 @@ Status LiveScheduler::Reconcile(Time now) {
   }
   RetireEnded(over);
   return Status::Ok();
+}
+
+void LiveScheduler::DrainWaitingToNow(Time now, const std::string& why) {
+  // A job the core runs but still has to launch did not run while serve was down or paused
+  // (its progress pinned to a preempted process's kill deadline or ahead of an engine's wait,
+  // long past): its progress starts now at the earliest, or that time would count as its
+  // service (and demote it, or end it by its time limit).
+  for (const auto& [id, gpus] : to_launch_) {
+    if (sched_->Find(id)->progress_start >= now) continue;
+    Journal({.t = now,
+             .kind = EventKind::kDrain,
+             .job = id,
+             .detail = {{"until_ms", now}, {"why", why}}});
+    MustOk(sched_->SetProgressStart(id, now, now));
+  }
 }
 
 }  // namespace tiresias
