@@ -212,9 +212,13 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
       return out;
     }
     case EventKind::kDrain:
-      if (!Str(d, "why").empty()) {  // its launch waits (LiveScheduler::LaunchReady)
-        return fmt::format("not launched yet, no service counted until {} at least: {}",
-                           when("until_ms"), Str(d, "why"));
+      if (!Str(d, "why").empty()) {  // not launched: a wait for the engine, a pause, a restart
+        return IntField(d, "until_ms") == e.t
+                   ? fmt::format(
+                         "not launched yet; its service counts from now at the earliest: {}",
+                         Str(d, "why"))
+                   : fmt::format("not launched yet, no service counted until {} at least: {}",
+                                 when("until_ms"), Str(d, "why"));
       }
       return fmt::format("waiting for preempted processes to release its GPUs (at the latest {})",
                          when("until_ms"));

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -23,7 +24,7 @@ namespace {
 // 8 GPU-s first queue: A (1 GPU) starts at 0 and waits for the engine; the disk is full from
 // 1 s to 5 min (pin lapsed at 10 s); with room again A is still in Q1 with no service, and it
 // launches when the engine takes it at 5 min + 5 s. Before, the paused 290 s counted as its
-// service at the first step with room: demoted at once (and its time limit would have run).
+// service at the first step with room: demoted at once.
 TEST_F(LiveSchedulerTest, APauseIsNotServiceForAJobStillWaitingToLaunch) {
   constexpr int64_t kMiB = 1 << 20;
   int64_t free = 1024 * kMiB;
@@ -52,7 +53,43 @@ TEST_F(LiveSchedulerTest, APauseIsNotServiceForAJobStillWaitingToLaunch) {
   ja = *d->Get(a);
   EXPECT_EQ(ja["state"], "finished") << ja.dump();
   EXPECT_EQ(ja["queue"], "Q1") << ja.dump();
-  EXPECT_EQ(Count(Journal(dir_ / "tiresias.db"), EventKind::kDemote), 0);
+  const auto journal = Journal(dir_ / "tiresias.db");
+  EXPECT_EQ(Count(journal, EventKind::kDemote), 0);
+  const auto drained = std::find_if(journal.begin(), journal.end(), [](const Event& e) {
+    return e.kind == EventKind::kDrain && e.detail.value("why", "") == "serve was paused";
+  });
+  ASSERT_NE(drained, journal.end());
+  EXPECT_EQ(drained->detail["until_ms"], drained->t);
+  EXPECT_EQ(Describe(*drained),
+            "not launched yet; its service counts from now at the earliest: serve was paused");
+  // A replay agrees.
+  d.reset();
+  d = Start();
+  EXPECT_EQ((*d->Get(a))["queue"], "Q1");
+  EXPECT_EQ((*d->Get(a))["attained_gpu_s"], 3.0);
+}
+
+// But a wait for the engine past its 2 minutes counts service on through a pause, so that
+// the policy can still move it: A (1 GPU, the engine never takes it) counts from 120 s; the
+// disk is full from 125 to 127 s; A reaches 8 GPU-s and is demoted at 128 s all the same
+// (drained at 127 s it would have reached them only at 135 s).
+TEST_F(LiveSchedulerTest, APauseDoesNotResetTheServiceOfAnEngineWaitPastItsTwoMinutes) {
+  constexpr int64_t kMiB = 1 << 20;
+  int64_t free = 1024 * kMiB;
+  disk_ = std::make_shared<DiskReserve>((dir_ / "tiresias.reserve").string(), 64 * kMiB,
+                                        [&]() -> StatusOr<int64_t> { return free; }, 0);
+  policy_opts_ = {"thresholds=8"};
+  const int64_t t0 = world_.now;
+  world_.engine_busy_until = kNever;
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
+  world_.work[a] = 3'000;
+  for (world_.now = t0; world_.now < t0 + 125'000; world_.now += 500) d->Step();
+  free = 1 * kMiB;
+  for (; world_.now < t0 + 127'000; world_.now += 500) d->Step();
+  free = 1024 * kMiB;
+  for (; world_.now <= t0 + 128'500; world_.now += 500) d->Step();
+  EXPECT_EQ((*d->Get(a))["queue"], "Q2") << d->Get(a)->dump();
 }
 
 TEST_F(LiveSchedulerTest, ANearlyFullDiskRefusesNewJobsAFullOnePausesAndRoomResumesAll) {

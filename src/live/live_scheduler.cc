@@ -457,7 +457,7 @@ void LiveScheduler::KillOverdue(Time now) {
 
 int64_t LiveScheduler::Paused(Time now) {
   // A grace period still ends (a kill needs no journal row), and the step is tried again.
-  paused_ = true;
+  if (!std::exchange(paused_, true)) pause_began_ = now;
   KillOverdue(now);
   return now + kPausedRetryMs + store_->epoch_ms();
 }
@@ -502,7 +502,7 @@ int64_t LiveScheduler::Step() {
     if (journal_blocked_) Warn("the journal can be written again: serve goes on");
     journal_blocked_ = false;
     PublishWarnings();
-    if (std::exchange(paused_, false)) DrainWaitingToNow(now, "serve was paused");
+    if (std::exchange(paused_, false)) DrainWaitingToNow(now, pause_began_, "serve was paused");
     // Capacity before exits: a run lost with its node is then already an eviction.
     if (auto nodes = executor_->PollNodes()) ApplyNodes(*nodes, now, changed, stop);
     for (const ExitInfo& e : executor_->Poll()) HandleExit(e, now, changed);

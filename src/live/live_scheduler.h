@@ -345,10 +345,14 @@ class LiveScheduler {
   // process looks again.
   static constexpr Duration kPausedRetryMs = 500;
   bool journal_blocked_ = false;  // the last step could not begin its transaction
-  bool paused_ = false;           // a step was paused since the last one that ran
-  // Journals a drain to `now` (`why`) for each job still to launch whose pinned progress
-  // start has passed: it did not run meanwhile.
-  void DrainWaitingToNow(Time now, const std::string& why);
+  // A step was paused since the last one that ran (from pause_began_): the next that runs
+  // drains the jobs still waiting to launch (DrainWaitingToNow).
+  bool paused_ = false;
+  Time pause_began_ = 0;
+  // Journals a drain to `now` (`why`) for each job still to launch whose progress start was
+  // pinned to `pinned_from` or later and has passed: it did not run meanwhile. (One whose
+  // pin had lapsed before, a wait for the engine past kEngineWaitPinMaxMs, counts service.)
+  void DrainWaitingToNow(Time now, Time pinned_from, const std::string& why);
   // A step that cannot journal: only grace deadlines are enforced; when to try again (wall).
   int64_t Paused(Time now);
   // SIGKILL to every stopping process past its grace deadline.

@@ -338,7 +338,7 @@ Status LiveScheduler::Reconcile(Time now) {
   }
   // (A process of a job's current run is never in to_launch_: one in its time limit's grace
   // is adopted and stopped above.)
-  DrainWaitingToNow(now, "serve was down");
+  DrainWaitingToNow(now, 0, "serve was down");
   dirty_ = true;
   if (Status s = SaveRows(changed); !s.ok()) return s;
   if (Status s = txn.Commit(); !s.ok()) return s;
@@ -359,13 +359,14 @@ Status LiveScheduler::Reconcile(Time now) {
   return Status::Ok();
 }
 
-void LiveScheduler::DrainWaitingToNow(Time now, const std::string& why) {
+void LiveScheduler::DrainWaitingToNow(Time now, Time pinned_from, const std::string& why) {
   // A job the core runs but still has to launch did not run while serve was down or paused
   // (its progress pinned to a preempted process's kill deadline or ahead of an engine's wait,
   // long past): its progress starts now at the earliest, or that time would count as its
   // service (and demote it, or end it by its time limit).
   for (const auto& [id, gpus] : to_launch_) {
-    if (sched_->Find(id)->progress_start >= now) continue;
+    const Time pinned = sched_->Find(id)->progress_start;
+    if (pinned < pinned_from || pinned >= now) continue;
     Journal({.t = now,
              .kind = EventKind::kDrain,
              .job = id,
