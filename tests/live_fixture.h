@@ -292,6 +292,24 @@ class LiveSchedulerTest : public ::testing::Test {
     return p;
   }
 
+  // dlas with an 8 GPU-s first queue, and an engine that cannot take a launch (Unavailable,
+  // a queued submission) until `busy_until`: a 1-GPU job of 3 s of work submitted now, not
+  // stepped yet. Returns it.
+  JobId OneJobTheEngineTakesAt(std::unique_ptr<LiveScheduler>& d, int64_t busy_until) {
+    policy_opts_ = {"thresholds=8"};
+    world_.engine_busy_until = busy_until;
+    d = Start();
+    const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
+    world_.work[a] = 3'000;
+    return a;
+  }
+
+  // A 64 MiB reserve on a disk whose free space is `free` (read at every look), before Start.
+  void ModelDisk(const int64_t& free) {
+    disk_ = std::make_shared<DiskReserve>((dir_ / "tiresias.reserve").string(), int64_t{64} << 20,
+                                          [&free]() -> StatusOr<int64_t> { return free; }, 0);
+  }
+
   // Two nodes x 2 GPUs (a cluster executor's) with n1 down, dlas without demotion: a 2-GPU job
   // B runs on n2 from now (after one step). Returns B.
   JobId RunOnTheSecondOfTwoNodes(std::unique_ptr<LiveScheduler>& d) {

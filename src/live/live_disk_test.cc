@@ -28,14 +28,10 @@ namespace {
 TEST_F(LiveSchedulerTest, APauseIsNotServiceForAJobStillWaitingToLaunch) {
   constexpr int64_t kMiB = 1 << 20;
   int64_t free = 1024 * kMiB;
-  disk_ = std::make_shared<DiskReserve>((dir_ / "tiresias.reserve").string(), 64 * kMiB,
-                                        [&]() -> StatusOr<int64_t> { return free; }, 0);
-  policy_opts_ = {"thresholds=8"};
+  ModelDisk(free);
   const int64_t t0 = world_.now;
-  world_.engine_busy_until = t0 + 305'000;
-  auto d = Start();
-  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
-  world_.work[a] = 3'000;
+  std::unique_ptr<LiveScheduler> d;
+  const JobId a = OneJobTheEngineTakesAt(d, t0 + 305'000);
   d->Step();
   EXPECT_EQ((*d->Get(a))["state"], "starting");
   world_.now = t0 + 1'000;
@@ -76,14 +72,10 @@ TEST_F(LiveSchedulerTest, APauseIsNotServiceForAJobStillWaitingToLaunch) {
 TEST_F(LiveSchedulerTest, APauseDoesNotResetTheServiceOfAnEngineWaitPastItsTwoMinutes) {
   constexpr int64_t kMiB = 1 << 20;
   int64_t free = 1024 * kMiB;
-  disk_ = std::make_shared<DiskReserve>((dir_ / "tiresias.reserve").string(), 64 * kMiB,
-                                        [&]() -> StatusOr<int64_t> { return free; }, 0);
-  policy_opts_ = {"thresholds=8"};
+  ModelDisk(free);
   const int64_t t0 = world_.now;
-  world_.engine_busy_until = kNever;
-  auto d = Start();
-  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
-  world_.work[a] = 3'000;
+  std::unique_ptr<LiveScheduler> d;
+  const JobId a = OneJobTheEngineTakesAt(d, kNever);
   for (world_.now = t0; world_.now < t0 + 125'000; world_.now += 500) d->Step();
   free = 1 * kMiB;
   for (; world_.now < t0 + 127'000; world_.now += 500) d->Step();
@@ -95,8 +87,7 @@ TEST_F(LiveSchedulerTest, APauseDoesNotResetTheServiceOfAnEngineWaitPastItsTwoMi
 TEST_F(LiveSchedulerTest, ANearlyFullDiskRefusesNewJobsAFullOnePausesAndRoomResumesAll) {
   constexpr int64_t kMiB = 1 << 20;
   int64_t free = 1024 * kMiB;  // statvfs of the state directory, as the test says
-  disk_ = std::make_shared<DiskReserve>((dir_ / "tiresias.reserve").string(), 64 * kMiB,
-                                        [&]() -> StatusOr<int64_t> { return free; }, 0);
+  ModelDisk(free);
   auto d = Start();
   const JobId a = *d->Submit({.name = "a", .gpus = 4, .argv = {"train"}});
   const JobId b = *d->Submit({.name = "b", .gpus = 1, .argv = {"train"}});

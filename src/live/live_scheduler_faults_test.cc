@@ -161,12 +161,9 @@ TEST_F(LiveSchedulerTest, ARunLostWithItsNodeResumesAndACancelInTheEngineCancels
 // demoted at 8 s), then runs its 3 s of work and finishes at 33 s in Q1. Found by the Slurm
 // scale test: such a job was demoted and preempted before it ever ran.
 TEST_F(LiveSchedulerTest, AStartTheEngineCannotTakeYetCountsNoServiceUntilItsLaunch) {
-  policy_opts_ = {"thresholds=8"};
   const int64_t t0 = world_.now;
-  world_.engine_busy_until = t0 + 30'000;
-  auto d = Start();
-  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
-  world_.work[a] = 3'000;
+  std::unique_ptr<LiveScheduler> d;
+  const JobId a = OneJobTheEngineTakesAt(d, t0 + 30'000);
   for (world_.now = t0; world_.now < t0 + 30'000; world_.now += 500) d->Step();
   EXPECT_EQ((*d->Explain(a))["reasons"][0],
             fmt::format("scheduled to start; waiting for the cluster engine: job {}: its held "
@@ -213,12 +210,9 @@ TEST_F(LiveSchedulerTest, AStartTheEngineCannotTakeYetCountsNoServiceUntilItsLau
 // can demote it and give its GPUs to a job that can run. dlas, 8 GPU-s first queue: the
 // last pin is at 110 s (until 120 s); service from 120 s reaches 8 GPU-s at 128 s.
 TEST_F(LiveSchedulerTest, AnEngineWaitWithoutEndCountsServiceAgainAfterTwoMinutes) {
-  policy_opts_ = {"thresholds=8"};
   const int64_t t0 = world_.now;
-  world_.engine_busy_until = kNever;
-  auto d = Start();
-  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
-  world_.work[a] = 3'000;
+  std::unique_ptr<LiveScheduler> d;
+  const JobId a = OneJobTheEngineTakesAt(d, kNever);
   for (world_.now = t0; world_.now <= t0 + 127'000; world_.now += 500) d->Step();
   EXPECT_EQ((*d->Get(a))["queue"], "Q1") << d->Get(a)->dump();
   for (; world_.now <= t0 + 129'000; world_.now += 500) d->Step();
