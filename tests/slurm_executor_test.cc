@@ -8,8 +8,9 @@
 // release whose answer was lost (not a failed launch); a squeue slower than the deadline.
 // Faults are injected by wrappers of the Slurm tools put first on PATH (FaultyTools).
 // Two runs on one node never share a MASTER_PORT. A run Slurm started by itself, not where
-// the attempt recorded was placed, is never credited to that attempt.
-// Each test skips with the reason when the Slurm packages or root are missing.
+// the attempt recorded was placed, is never credited to that attempt. (After a run Slurm
+// requeued by itself: tests/slurm_executor_replace_test.cc.) The fixture:
+// tests/slurm_executor_fixture.h.
 #include "exec/slurm_executor.h"
 
 #include <fmt/format.h>
@@ -26,125 +27,14 @@
 #include "common/strings.h"
 #include "exec/slurm_batch.h"
 #include "serve_process.h"
-#include "slurm_cluster.h"
+#include "slurm_executor_fixture.h"
 #include "test_util.h"
 
 namespace tiresias {
 namespace {
 
-namespace fs = std::filesystem;
-using namespace std::chrono_literals;
 using testing::SlurmCluster;
 using testing::WaitFor;
-
-class SlurmExecutorTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (const std::string why = SlurmCluster::Missing(); !why.empty()) GTEST_SKIP() << why;
-    const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    dir_ = testing::ScratchDir("slurmx_" + name.substr(0, 16));
-    cluster_ = std::make_unique<SlurmCluster>(1, 1);
-    ASSERT_TRUE(cluster_->up()) << "could not bring up Slurm: " << cluster_->error();
-  }
-  void TearDown() override {
-    if (old_path_.empty()) return;
-    ::setenv("PATH", old_path_.c_str(), 1);
-    if (HasFailure()) {
-      std::cerr << "--- the Slurm commands run\n" << testing::ReadAll(dir_ / "bin" / "calls.log");
-    }
-  }
-
-  // An executor for this cluster. With a poll interval of an hour the poller reads Slurm's
-  // jobs only after each batch of commands (Refresh makes one).
-  std::unique_ptr<SlurmExecutor> Open(const std::string& tag, std::chrono::milliseconds poll = 1h,
-                                      std::chrono::milliseconds command_timeout = 10s) {
-    auto x = SlurmExecutor::Open({.tag = tag,
-                                  .env = {"SLURM_CONF=" + cluster_->conf()},
-                                  .poll_interval = poll,
-                                  .command_timeout = command_timeout,
-                                  .max_backoff = 1s});
-    EXPECT_TRUE(x.ok()) << x.status().message();
-    return x.ok() ? std::move(*x) : nullptr;
-  }
-  LaunchSpec Spec(int job, std::vector<std::string> argv, int attempt = 0) const {
-    return {.job = JobId(job),
-            .attempt = attempt,
-            .argv = std::move(argv),
-            .gpus = {GpuId{0, 0}},
-            .job_dir = (dir_ / std::to_string(job)).string()};
-  }
-  // `spec`'s job submitted (its Slurm job held): Prepare, and the worker done with it.
-  static void Prepared(SlurmExecutor& x, const LaunchSpec& spec) {
-    x.Prepare(spec);
-    ASSERT_TRUE(x.Drain(30s));
-  }
-  // A batch of commands (the submission of a throwaway job), after which the poller reads.
-  void Refresh(SlurmExecutor& x) {
-    x.Prepare({.job = JobId(++throwaway_),
-               .argv = {"true"},
-               .job_dir = (dir_ / std::to_string(throwaway_)).string()});
-    ASSERT_TRUE(x.Drain(30s));
-  }
-  // The next exit Poll reports (nullopt: none within 30 s).
-  static std::optional<ExitInfo> NextExit(SlurmExecutor& x) {
-    std::optional<ExitInfo> end;
-    (void)WaitFor(
-        [&] {
-          for (const ExitInfo& e : x.Poll()) end = e;
-          return end.has_value();
-        },
-        30s);
-    return end;
-  }
-  // Job 1 (`true`) prepared, then launched with `fault` (a FaultyTools file) saying that
-  // the permission was denied; its end.
-  std::optional<ExitInfo> TrueWithFault(SlurmExecutor& x, const fs::path& fault) {
-    const LaunchSpec spec = Spec(1, {"true"});
-    Prepared(x, spec);
-    Put(fault, "scontrol: error: Access/permission denied for job\n");
-    EXPECT_TRUE(x.Launch(spec).ok());
-    return NextExit(x);
-  }
-  // What Slurm says of its job `sid` (squeue -o FORMAT, every state).
-  std::string Squeue(int64_t sid, const std::string& format) const {
-    return testing::Trimmed(
-        cluster_->Sh(fmt::format("squeue -h -t all -j {} -o '{}'", sid, format)).out);
-  }
-  // Wrappers of the Slurm tools first on PATH. While <bin>/fail-<tool>-<first argument>
-  // exists, that command fails saying what the file says; while <bin>/slow-<tool> exists, the
-  // tool first sleeps as many seconds as it says; <bin>/lose-<tool> (or lose-<tool>-<first
-  // argument>) makes its next run do its work and then fail saying what the file says (its
-  // answer lost), once.
-  fs::path FaultyTools() {
-    const fs::path bin = dir_ / "bin";
-    fs::create_directories(bin);
-    for (const char* tool : {"sbatch", "scontrol", "scancel", "squeue", "sinfo"}) {
-      const fs::path p = bin / tool;
-      std::ofstream(p) << fmt::format(
-          "#!/bin/sh\n"
-          "d='{0}'; t={1}\n"
-          "echo \"$t $*\" >> \"$d/calls.log\"\n"
-          "if [ -e \"$d/fail-$t-$1\" ]; then cat \"$d/fail-$t-$1\" >&2; exit 1; fi\n"
-          "if [ -e \"$d/slow-$t\" ]; then sleep \"$(cat \"$d/slow-$t\")\"; fi\n"
-          "for f in \"$d/lose-$t\" \"$d/lose-$t-$1\"; do\n"
-          "  [ -e \"$f\" ] || continue\n"
-          "  /usr/bin/$t \"$@\" >/dev/null 2>&1; cat \"$f\" >&2; rm -f \"$f\"; exit 1\n"
-          "done\n"
-          "exec /usr/bin/$t \"$@\"\n",
-          bin.string(), tool);
-      ::chmod(p.c_str(), 0755);
-    }
-    old_path_ = ::getenv("PATH");
-    ::setenv("PATH", (bin.string() + ":" + old_path_).c_str(), 1);
-    return bin;
-  }
-  static void Put(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
-
-  fs::path dir_;
-  std::unique_ptr<SlurmCluster> cluster_;
-  std::string old_path_;
-  int throwaway_ = 100;
-};
 
 TEST_F(SlurmExecutorTest, AKillFromAStaleSnapshotNeverCancelsTheRequeuedJob) {
   // Regression: a kill queued again for an attempt whose Slurm job the first kill already put
@@ -478,10 +368,8 @@ TEST_F(SlurmExecutorTest, ARunSlurmStartedByItselfIsNeverCreditedToAnAttemptWhos
   auto x = Open("unplaced", 250ms, 3s);
   ASSERT_TRUE(x);
   const LaunchSpec first = Spec(1, {"sleep", "300"});
-  Prepared(*x, first);
-  ASSERT_TRUE(x->Launch(first).ok());
-  const int64_t sid = x->SlurmId(JobId(1));
-  ASSERT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "RUNNING"; }, 30s)) << Squeue(sid, "%T");
+  const int64_t sid = RunningSleep(*x);
+  ASSERT_NE(sid, 0);
   const std::string node_a = Squeue(sid, "%N");
   std::string node_b;
   const std::string nodes = cluster_->Sh("sinfo -h -N -o %N").out;

@@ -80,10 +80,21 @@ std::vector<std::pair<int, int>> ParsePlacement(std::string_view s) {
 }
 
 bool OfRecordedRun(const std::map<std::string, std::string>& vars, int restarts) {
-  auto it = vars.find("TIRESIAS_SLURM_RESTARTS");
-  if (it == vars.end()) return true;
-  auto recorded = ParseInt(it->second);
+  const auto recorded = RecordedRestarts(vars);
   return !recorded || restarts >= *recorded;
+}
+
+bool RequeuedSinceRelease(const SlurmJob& s, const std::map<std::string, std::string>& vars) {
+  const auto recorded = RecordedRestarts(vars);
+  return recorded && s.restarts > *recorded;
+}
+
+std::optional<int> RecordedRestarts(const std::map<std::string, std::string>& vars) {
+  auto it = vars.find("TIRESIAS_SLURM_RESTARTS");
+  if (it == vars.end()) return std::nullopt;
+  auto n = ParseInt(it->second);
+  if (!n) return std::nullopt;
+  return static_cast<int>(*n);
 }
 
 bool PlacedAsRecorded(const SlurmJob& s, const std::map<std::string, std::string>& vars) {

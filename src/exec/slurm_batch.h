@@ -39,6 +39,11 @@ std::vector<std::pair<int, int>> ParsePlacement(std::string_view s);
 // requeued since (a node failure, an admin's requeue), still its own. No count (a file from
 // before it was recorded): yes.
 bool OfRecordedRun(const std::map<std::string, std::string>& vars, int restarts);
+// TIRESIAS_SLURM_RESTARTS of slurm-attempt.env `vars`; nullopt when it names none.
+std::optional<int> RecordedRestarts(const std::map<std::string, std::string>& vars);
+// Whether Slurm requeued job `s` since the release `vars` was written for (its restart count
+// is above the recorded one): by itself (a node failure, an admin) while serve was away.
+bool RequeuedSinceRelease(const SlurmJob& s, const std::map<std::string, std::string>& vars);
 // Whether Slurm runs (or ran) job `s` where the attempt slurm-attempt.env `vars` was written
 // for was placed (TIRESIAS_NODES, and TIRESIAS_PLACEMENT's most GPUs on a node, which the pin
 // asks of each): running or ended, on those nodes with at least those GPUs; ending

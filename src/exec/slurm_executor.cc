@@ -116,16 +116,24 @@ StatusOr<std::unique_ptr<SlurmExecutor>> SlurmExecutor::Open(SlurmOptions opts) 
     return Status(jobs.status().code(), "cannot read Slurm's jobs: " + jobs.status().message());
   }
   const std::string prefix = fmt::format("tiresias:{}:", x->opts_.tag);
+  // Normally one per job. Of several (a stray of an sbatch whose answer was lost, one replaced
+  // just before serve stopped): the newest (highest id) of those Slurm runs (a replaced one is
+  // not adopted: Adopt), else of those pending, else the newest.
+  std::map<JobId, std::pair<int, int64_t>> newest;
   for (SlurmJob& s : *jobs) {
     if (s.comment.starts_with(prefix)) {
       if (auto id = ParseInt(std::string_view(s.comment).substr(prefix.size()))) {
-        Job& j = x->jobs_[JobId(*id)];
-        j.id = JobId(*id);
-        // Normally one per job; of several, the newest (highest id) is the live one.
-        if (!SlurmEnded(s.state) || j.slurm_id == 0) j.slurm_id = std::max(j.slurm_id, s.id);
+        auto& best = newest[JobId(*id)];
+        const int rank = SlurmActive(s.state) ? 2 : SlurmEnded(s.state) ? 0 : 1;
+        best = std::max(best, std::make_pair(rank, s.id));
       }
     }
     x->seen_[s.id] = std::move(s);
+  }
+  for (const auto& [id, best] : newest) {
+    Job& j = x->jobs_[id];
+    j.id = id;
+    j.slurm_id = best.second;
   }
   x->seen_seq_ = ++x->op_seq_;
   x->poller_ = std::thread([p = x.get()] { p->PollerLoop(); });
@@ -207,6 +215,7 @@ void SlurmExecutor::Enqueue(Op op) {
 
 void SlurmExecutor::EnqueueHold(Job& j, Op op) {
   ++j.holds_queued;
+  if (op.slurm_id == 0) op.slurm_id = j.slurm_id;  // not a fresh one that replaced it since
   Enqueue(op);
 }
 
@@ -221,7 +230,7 @@ void SlurmExecutor::Prepare(const LaunchSpec& spec) {
   j.id = spec.job;
   j.job_dir = spec.job_dir;
   j.spec = spec;
-  if (j.slurm_id != 0 || j.submit_queued || j.retired) return;
+  if ((j.slurm_id != 0 && !j.replace) || j.submit_queued || j.retired) return;
   j.submit_queued = true;
   Enqueue({.kind = OpKind::kSubmit, .job = spec.job});
 }
@@ -236,17 +245,20 @@ Status SlurmExecutor::SubmitNow(JobId id) {
     std::lock_guard lk(mu_);
     Job* j = Find(id);
     if (!j || j->retired) return Status::Ok();
-    if (j->slurm_id != 0) return Status::Ok();
+    if (j->slurm_id != 0 && !j->replace) return Status::Ok();
     if (j->submit_uncertain_seq != 0) {
       // The last sbatch may have made the job: a second would leave one held forever (the
       // poller's sweep cancels one it finds later all the same).
       if (AwaitsSubmitAnswer(*j)) return Status::Ok();  // RunBatch waits
       j->submit_uncertain_seq = 0;
+      int64_t made = 0;  // newer than the one it replaces
       for (const auto& [sid, s] : seen_) {
-        if (s.comment == Tag(id) && s.state == "PENDING" && sid > j->slurm_id) j->slurm_id = sid;
+        if (s.comment == Tag(id) && s.state == "PENDING" && sid > std::max(made, j->slurm_id)) {
+          made = sid;
+        }
       }
-      if (j->slurm_id != 0) {
-        j->known_seq = seen_seq_;
+      if (made != 0) {
+        Submitted(*j, made, seen_seq_);
         return Status::Ok();
       }
     }
@@ -349,12 +361,42 @@ Status SlurmExecutor::SubmitNow(JobId id) {
   if (!sid || *sid <= 0) return IoError(where("unexpected output '" + r->out + "'"));
   std::lock_guard lk(mu_);
   if (Job* j = Find(id)) {
-    j->slurm_id = *sid;
-    j->known_seq = ++op_seq_;  // older snapshots do not show it yet
+    Submitted(*j, *sid, ++op_seq_);  // older snapshots do not show it yet
     if (j->retired) Enqueue({.kind = OpKind::kCancel, .job = id});
   }
   cv_.notify_all();
   return Status::Ok();
+}
+
+void SlurmExecutor::Submitted(Job& j, int64_t sid, uint64_t seq) {
+  if (j.replace && j.slurm_id != 0 && j.slurm_id != sid) {
+    strays_.insert(j.slurm_id);  // not Sweep's to cancel again
+    j.replaced_id = j.slurm_id;
+    Enqueue({.kind = OpKind::kCancelAny, .job = j.id, .slurm_id = j.slurm_id});
+  }
+  j.replace = false;
+  j.slurm_id = sid;
+  j.known_seq = seq;
+}
+
+void SlurmExecutor::NoteRestartBase(Job& j, int base) {
+  const std::string was = fmt::format("TIRESIAS_SLURM_RESTARTS={}\n", j.restart_base);
+  j.restart_base = base;
+  if (auto at = j.attempt_vars.find(was); at != std::string::npos) {
+    j.attempt_vars.replace(at, was.size(), fmt::format("TIRESIAS_SLURM_RESTARTS={}\n", base));
+    (void)WriteFileAtomically(AttemptFile(j.job_dir), j.attempt_vars);
+    (void)::chmod(AttemptFile(j.job_dir).c_str(), 0644);
+  }
+}
+
+void SlurmExecutor::Replace(Job& j) {
+  if (j.replace || j.retired) return;
+  j.replace = true;
+  // Submitted now if its command is known (else by Prepare, as after a restart, or Launch).
+  if (!j.submit_queued && !j.spec.argv.empty()) {
+    j.submit_queued = true;
+    Enqueue({.kind = OpKind::kSubmit, .job = j.id});
+  }
 }
 
 StatusOr<Launched> SlurmExecutor::Launch(const LaunchSpec& spec) {
@@ -387,9 +429,10 @@ StatusOr<Launched> SlurmExecutor::Launch(const LaunchSpec& spec) {
           fmt::format("{}: attempt {} still runs in Slurm", where, j.attempt));
     }
     if (!j.submit_error.empty()) return IoError(where + ": " + j.submit_error);
-    if (j.slurm_id == 0) {
-      // Its held batch job is not submitted yet (Prepare's sbatch is queued, or Slurm forgot
-      // the job): the worker submits it; the launch is tried again then. Never blocks.
+    if (j.slurm_id == 0 || j.replace) {
+      // Its held batch job is not submitted yet (Prepare's sbatch is queued, Slurm forgot the
+      // job, or a lost run's job is being replaced): the worker submits it; the launch is
+      // tried again then. Never blocks.
       // After a submit limit, not before the retry time: no sbatch every round.
       if (!j.submit_queued && !j.retired && std::chrono::steady_clock::now() >= j.submit_retry_at) {
         j.submit_queued = true;
@@ -400,6 +443,10 @@ StatusOr<Launched> SlurmExecutor::Launch(const LaunchSpec& spec) {
                    : !j.submit_limited.empty()
                        ? fmt::format(": Slurm takes no more jobs now ({}); tried again every {} s",
                                      j.submit_limited, kSubmitRetryS)
+                   : j.replace && j.slurm_id != 0
+                       ? fmt::format(": Slurm job {}'s last run was lost; a fresh "
+                                     "held Slurm job replaces it and is being submitted",
+                                     j.slurm_id)
                        : ": its held Slurm job is being submitted"));
     }
   }
@@ -440,7 +487,10 @@ StatusOr<Launched> SlurmExecutor::Launch(const LaunchSpec& spec) {
   j.placement = placement;
   j.master_port = master_port;
   j.released_seq = 0;
-  j.restart_base.reset();
+  // Slurm's requeue of this run is a count above the one its release gives, even one the
+  // first snapshot after the release already shows (the release checks it again).
+  j.restart_base = restarts;
+  j.attempt_vars = vars;
   j.seen_active = j.stop_requested = j.kill_requested = false;
   j.ended.reset();
   Enqueue({.kind = OpKind::kLaunch, .job = spec.job, .attempt = spec.attempt});
@@ -459,6 +509,18 @@ Status SlurmExecutor::Signal(const ProcessRef& p, int sig) {
     if (x.slurm_id == p.pid && x.attempt == p.start_ticks) j = &x;
   }
   if (!j || (j->phase != Phase::kLaunching && j->phase != Phase::kReleased)) {
+    // A run of a job this serve never launched nor adopted (FindLaunched found it: the
+    // journal lost the job): SIGKILL cancels its Slurm job outright.
+    for (auto& [id, x] : jobs_) {
+      const SlurmJob* s = Ours(x);
+      if (sig != SIGKILL || x.slurm_id != p.pid || x.attempt >= 0 || !s || !SlurmActive(s->state)) {
+        continue;
+      }
+      strays_.insert(s->id);
+      x.retired = true;  // no journal knows it: nothing of it is reported
+      Enqueue({.kind = OpKind::kCancelAny, .job = id, .slurm_id = s->id});
+      return Status::Ok();
+    }
     return NotFound(where + ": no attempt of it runs");
   }
   if (j->phase == Phase::kLaunching) {

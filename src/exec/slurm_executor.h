@@ -5,7 +5,8 @@
 // squeue --json and sinfo --json (from Slurm 23.02, whose sinfo --json groups nodes, scontrol
 // show nodes --json; `sinfo --version` says which).
 //
-// One held Slurm batch job per tiresias job, for its whole life:
+// One held Slurm batch job per tiresias job, for its whole life (until a run of it is lost
+// to a node failure or requeued by Slurm itself: then a fresh one, see Job::replace):
 //   Prepare  `sbatch --hold --requeue` (a user hold) of a generated batch script, tagged with
 //            the comment "tiresias:<tag>:<job id>" so a restarted serve finds it again;
 //   Launch   writes the attempt's variables (DIR/slurm-attempt.env, with the Slurm restart
@@ -18,7 +19,7 @@
 //            TIRESIAS_GPUS;
 //   Signal   `scancel --signal=SIG` reaches the job's tasks (not the batch shell); SIGKILL (the
 //            end of the grace period) is `scancel --signal=KILL --full` then `scontrol
-//            requeuehold`: the same Slurm job waits, held, for the next attempt;
+//            requeuehold`, and the next attempt runs in a fresh Slurm job (Job::replace);
 //   Retire   `scancel` of the held job once the tiresias job has ended.
 // GPUs: the core's GpuId{node, index} is node i of the partition (Slurm's order) and a count
 // there; Slurm binds the devices. A job whose nodes get unequal counts asks every node for
@@ -27,7 +28,8 @@
 // What it reports: an attempt ended once Slurm no longer runs it (not while COMPLETING: its
 // GPUs are still held), with the exit status Slurm recorded; a run lost to a node failure or
 // requeued by Slurm itself as `lost` (requeue, not the job's end; the Slurm job is put on hold
-// again so Slurm never restarts it on its own); a job cancelled with scancel as `cancelled`,
+// again so Slurm never restarts it on its own, then replaced by a fresh one, Job::replace);
+// a job cancelled with scancel as `cancelled`,
 // with Slurm's reason. PollNodes: the partition's nodes (sinfo), usable or not, and the GPUs
 // jobs outside tiresias hold on each (squeue), so the core never double-books them.
 //
@@ -143,13 +145,26 @@ class SlurmExecutor : public Executor {
     uint64_t submit_uncertain_seq = 0;
     bool retired = false;
     bool cancel_reported = false;
+    // The Slurm job's last run was requeued by Slurm (a node failed under it, an admin) or
+    // lost: the next attempt runs in a fresh Slurm job, submitted at once; this one is
+    // cancelled once that exists (Submitted). Slurm 22.05 delivers the failed node's stale
+    // terminate for the old run to the same job id when the node returns: it killed the next
+    // run there (SIGTERM, or SIGKILL at the next registration, "on wrong node"). Also after
+    // tiresias's own kill (a node failure in the grace looks the same). If no fresh one can
+    // be submitted (any sbatch failure: a submit limit the old one fills), the old one is
+    // used again.
+    bool replace = false;
+    int64_t replaced_id = 0;  // the last one replaced: a launch waits while it still runs
     // The current attempt.
     int attempt = -1;
     Phase phase = Phase::kNone;
     std::vector<std::pair<int, int>> placement;  // (core node, GPUs there)
     int master_port = 0;                         // MASTER_PORT on the first node
     uint64_t released_seq = 0;                   // snapshots started after this see the release
-    std::optional<int> restart_base;
+    // Slurm's restart count once this run is released (TIRESIAS_SLURM_RESTARTS, recomputed
+    // at the release from a snapshot that shows the job stopped): a higher one is a requeue.
+    int restart_base = 0;
+    std::string attempt_vars;  // slurm-attempt.env as written, rewritten if the count moves
     bool seen_active = false;
     bool stop_requested = false, kill_requested = false;
     std::optional<ExitInfo> ended;  // for Poll
@@ -167,7 +182,8 @@ class SlurmExecutor : public Executor {
     kHold,
     kRequeueHold,
     kCancel,
-    kCancelStray
+    kCancelStray,
+    kCancelAny  // a replaced Slurm job, or a run of a job the journal lost: in any state
   };
   struct Op {
     OpKind kind;
@@ -175,7 +191,9 @@ class SlurmExecutor : public Executor {
     int attempt = 0;
     int sig = 0;
     int tries = 0;
-    int64_t slurm_id = 0;  // kCancelStray: which Slurm job
+    // Which Slurm job: kCancelStray, kCancelAny; holds and kills (EnqueueHold), the one
+    // they were decided for; 0: the job's at the time the op runs.
+    int64_t slurm_id = 0;
   };
 
   explicit SlurmExecutor(SlurmOptions opts) : opts_(std::move(opts)) {}
@@ -200,6 +218,14 @@ class SlurmExecutor : public Executor {
   // mu_ held: `j`'s last sbatch lost its answer and no snapshot since says whether it made the
   // job (its submission waits for one; a retired job's does not).
   bool AwaitsSubmitAnswer(const Job& j) const;
+  // mu_ held: `sid` (learned after snapshot `seq`) is `j`'s Slurm job now; the one it
+  // replaces (Job::replace) is cancelled.
+  void Submitted(Job& j, int64_t sid, uint64_t seq);
+  // mu_ held: `j`'s run was lost; its next attempt gets a fresh Slurm job (Job::replace).
+  void Replace(Job& j);
+  // mu_ held: the count `j`'s release gives is `base`, not Launch's guess: kept, and written
+  // to its attempt file (a restart's ReadExit and Adopt read it).
+  void NoteRestartBase(Job& j, int base);
   void Enqueue(Op op);  // mu_ held
   // A hold, requeue-hold or kill of `j`, counted until it is done; mu_ held.
   void EnqueueHold(Job& j, Op op);
@@ -240,7 +266,7 @@ class SlurmExecutor : public Executor {
   uint64_t op_seq_ = 0;  // advances when a command starts or an op completes
   uint64_t reported_nodes_seq_ = 0;
   uint64_t swept_seq_ = 0;
-  std::set<int64_t> strays_;  // Slurm jobs Sweep cancelled
+  std::set<int64_t> strays_;  // Slurm jobs Sweep cancelled, and replaced ones
   std::optional<std::pair<int64_t, std::string>> contact_lost_;
   std::thread poller_, worker_;
 };

@@ -85,10 +85,14 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     }
     return out;
   };
-  auto slurm_id = [&](JobId id) {
+  // The Slurm job an op is for: the one it names (holds and kills name the one they were
+  // decided for), else the job's now.
+  // 0 (skipped) for one replaced since: a requeue-hold after its cancel would bring it back.
+  auto slurm_id = [&](const Op& o) {
     std::lock_guard lk(mu_);
-    const Job* j = jobs_.count(id) ? &jobs_.at(id) : nullptr;
-    return j ? j->slurm_id : 0;
+    if (o.slurm_id != 0) return strays_.contains(o.slurm_id) ? int64_t{0} : o.slurm_id;
+    const Job* j = Find(o.job);
+    return j ? j->slurm_id : int64_t{0};
   };
   auto state_of = [&](int64_t sid) {
     std::lock_guard lk(mu_);
@@ -125,7 +129,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     std::vector<int64_t> ids;
     std::vector<Op> those;
     for (const Op& o : by_kind(kind)) {
-      if (int64_t sid = slurm_id(o.job)) {
+      if (int64_t sid = slurm_id(o)) {
         ids.push_back(sid);
         those.push_back(o);
       }
@@ -159,11 +163,25 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
                           std::chrono::duration_cast<std::chrono::milliseconds>(t - t0).count());
     t0 = t;
   };
-  // 1. Holds (pending jobs Slurm must not start on its own) and requeue-holds.
+  // Those that name their Slurm job (op.slurm_id), as one command; how many.
+  auto each_named = [&](OpKind kind, std::vector<std::string> head) {
+    std::vector<int64_t> ids;
+    std::vector<Op> those;
+    for (const Op& o : by_kind(kind)) {
+      ids.push_back(o.slurm_id);
+      those.push_back(o);
+    }
+    each(std::move(head), ids, false, those);
+    return ids.size();
+  };
+  // 1. Holds (pending jobs Slurm must not start on its own) and requeue-holds; cancels of
+  // Slurm jobs replaced after a lost run (Job::replace), in whatever state Slurm has them,
+  // before any launch (one waits for its processes to end).
   {
     (void)each_known(OpKind::kHold, {"scontrol", "uhold"}, true);
     const size_t requeued = each_known(OpKind::kRequeueHold, {"scontrol", "requeuehold"}, true);
     lap("holds", by_kind(OpKind::kHold).size() + requeued);
+    lap("cancelled in any state", each_named(OpKind::kCancelAny, {"scancel", "--quiet"}));
   }
   // 2. Signals: to the whole batch step of a one-node job (the command and its children), to
   // the srun tasks of a multi-node one (not to srun itself, which would forward it again); a
@@ -173,7 +191,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     std::vector<int64_t> hold;
     std::vector<Op> hold_ops;
     for (const Op& o : by_kind(OpKind::kSignal)) {
-      const int64_t sid = slurm_id(o.job);
+      const int64_t sid = slurm_id(o);
       if (!sid || !current(o)) continue;
       if (state_of(sid).first == "PENDING") {
         hold.push_back(sid);
@@ -208,7 +226,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     std::vector<int64_t> active, pending;
     std::vector<Op> active_ops, pending_ops;
     for (const Op& o : by_kind(OpKind::kKill)) {
-      const int64_t sid = slurm_id(o.job);
+      const int64_t sid = slurm_id(o);
       if (!sid || !current(o)) continue;
       const auto [state, held] = state_of(sid);
       if (state == "PENDING") {
@@ -258,19 +276,26 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     std::vector<Op> ended_ops;
     for (const Op& o : by_kind(OpKind::kLaunch)) {
       Todo t{.op = o};
-      {
-        std::lock_guard lk(mu_);
-        Job* j = Find(o.job);
-        if (!j || j->retired || j->phase != Phase::kLaunching || j->attempt != o.attempt) continue;
-        t.placement = j->placement;
-        t.sid = j->slurm_id;
-      }
-      const auto [state, held] = state_of(t.sid);
-      if (SlurmActive(state)) {  // still being stopped (e.g. started outside tiresias): later
+      std::lock_guard lk(mu_);
+      Job* j = Find(o.job);
+      if (!j || j->retired || j->phase != Phase::kLaunching || j->attempt != o.attempt) continue;
+      t.placement = j->placement;
+      t.sid = j->slurm_id;
+      const SlurmJob* s = Seen(t.sid);
+      const SlurmJob* replaced = Seen(j->replaced_id);
+      // Still being stopped (e.g. started outside tiresias), or the job it replaced (its
+      // processes may still write the checkpoint): later.
+      if ((s && SlurmActive(s->state)) ||
+          (replaced && replaced->comment == Tag(o.job) && SlurmActive(replaced->state))) {
         retry.push_back(o);
         continue;
       }
-      if (SlurmEnded(state)) {  // the previous attempt ended in a final Slurm state
+      // The restart count this release gives, from a snapshot that shows the job stopped:
+      // Launch's guess may predate a kill's requeue.
+      const bool over = s && SlurmEnded(s->state);
+      const int base = s ? s->restarts + (over ? 1 : 0) : 0;
+      if (base != j->restart_base) NoteRestartBase(*j, base);
+      if (over) {  // the previous attempt ended in a final Slurm state
         ended.push_back(t.sid);
         ended_ops.push_back(o);
       }
@@ -424,7 +449,11 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
       } else if (j) {
         j->submit_queued = false;
         j->submit_limited.clear();
-        if (result[k].code() == StatusCode::kResourceExhausted) {
+        if (!result[k].ok() && j->replace && j->slurm_id != 0) {
+          // No fresh Slurm job (at a submit limit the job's own may hold the last place): the
+          // old one runs the next attempt rather than none.
+          j->replace = false;
+        } else if (result[k].code() == StatusCode::kResourceExhausted) {
           j->submit_limited = result[k].message();
           j->submit_retry_at =
               std::chrono::steady_clock::now() + std::chrono::seconds(kSubmitRetryS);
@@ -438,16 +467,8 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
   }
   // 6. Cancels of retired jobs, and of stray Slurm jobs (Sweep).
   (void)each_known(OpKind::kCancel, {"scancel", "--quiet"}, false);
-  {
-    std::vector<int64_t> ids;
-    std::vector<Op> those;
-    for (const Op& o : by_kind(OpKind::kCancelStray)) {
-      ids.push_back(o.slurm_id);
-      those.push_back(o);
-    }
-    each({"scancel", "--quiet", "--state=PENDING"}, ids, false, those);
-    lap("strays cancelled", ids.size());
-  }
+  lap("strays cancelled",
+      each_named(OpKind::kCancelStray, {"scancel", "--quiet", "--state=PENDING"}));
   if (trace && !timing.empty()) std::cerr << "tiresias slurm batch:" << timing << "\n";
   std::lock_guard lk(mu_);
   NoteContact(contact);

@@ -76,8 +76,7 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
       ended = ExitOf(j, nullptr);
       j.slurm_id = 0;
     } else {
-      if (!j.restart_base) j.restart_base = s->restarts;
-      if (s->restarts > *j.restart_base) {
+      if (s->restarts > j.restart_base) {
         // Requeued since the release: by tiresias (the kill), or by Slurm (node failure).
         ended = ExitInfo{.job = id, .attempt = j.attempt, .exit_code = -1, .signal = 0};
         if (j.kill_requested) {
@@ -89,14 +88,19 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
         if (!s->held) {
           EnqueueHold(j, {.kind = OpKind::kHold, .job = id});
         }
+        // Slurm's requeue (or tiresias's kill's, which a node failure may have been too): a
+        // fresh Slurm job for the next attempt.
+        Replace(j);
       } else if (SlurmActive(s->state)) {
         j.seen_active = true;
       } else if (SlurmEnded(s->state)) {
         ended = ExitOf(j, s);
-        // Keep the Slurm job for the next attempt: back to pending, held.
+        // Keep the Slurm job for the next attempt: back to pending, held. After a node
+        // failure, a fresh one (the old one held until it is cancelled).
         if (j.stop_requested || j.kill_requested || ended->lost) {
           EnqueueHold(j, {.kind = OpKind::kRequeueHold, .job = id});
         }
+        if (ended->lost || s->state == "NODE_FAIL" || s->state == "BOOT_FAIL") Replace(j);
       } else if (s->held && (j.stop_requested || j.kill_requested)) {
         ended = ExitInfo{.job = id,
                          .attempt = j.attempt,

@@ -1,8 +1,9 @@
 // SlurmExecutor after a restart of serve and at an attempt's end: which Slurm job and run an
 // attempt recorded in the journal is (Adopt, FindLaunched), the end Slurm recorded for it
 // (ReadExit; an earlier attempt's end never counts, slurm_batch.h OfRecordedRun; a run Slurm
-// started by itself, not where the attempt was placed, is none of them: PlacedAsRecorded), and how
-// Slurm's record of a job reads as an exit (ExitOf). See slurm_executor.h.
+// started by itself, not where the attempt was placed, is none of them: PlacedAsRecorded; nor is
+// one Slurm requeued since the release: RequeuedSinceRelease, and the job gets a fresh Slurm
+// job), and how Slurm's record of a job reads as an exit (ExitOf). See slurm_executor.h.
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -21,7 +22,15 @@ bool SlurmExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std
   j.spec.job_dir = job_dir;
   const SlurmJob* s = Seen(p.pid);
   if (!s || s->comment != Tag(job)) return false;
-  j.slurm_id = s->id;
+  // The journal's Slurm job is the job's (ReadExit reads it next), unless a fresh one replaced
+  // it: then it is cancelled, and a newer job carries the tag (Open chose that one).
+  bool superseded = false;
+  if (s->state == "CANCELLED") {
+    for (auto it = seen_.upper_bound(s->id); it != seen_.end() && !superseded; ++it) {
+      superseded = it->second.comment == s->comment;
+    }
+  }
+  if (!superseded) j.slurm_id = s->id;
   if (j.phase == Phase::kReleased && j.attempt == attempt) return true;
   const bool released = SlurmActive(s->state) || (s->state == "PENDING" && !s->held);
   if (!released) return false;
@@ -29,8 +38,14 @@ bool SlurmExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std
   if (RecordedAttempt(vars) != attempt) {
     return false;  // Slurm runs another attempt than the one recorded: not this one
   }
-  if (!PlacedAsRecorded(*s, vars)) {
+  // Slurm requeued the run by itself while serve was away (a node failure) and runs it, or
+  // will, again; or started it elsewhere: not that attempt's run. It is stopped; after a
+  // requeue a fresh Slurm job runs the next attempt (the same one could be killed by the
+  // failed node's stale terminate).
+  const bool requeued = RequeuedSinceRelease(*s, vars);
+  if (requeued || !PlacedAsRecorded(*s, vars)) {
     StopUnplaced(j, *s);
+    if (requeued) Replace(j);
     return false;
   }
   j.attempt = attempt;
@@ -58,6 +73,7 @@ std::optional<ExitInfo> SlurmExecutor::ReadExit(JobId job, int attempt,
   Job probe = j;
   probe.attempt = attempt;
   ExitInfo e = ExitOf(probe, s);
+  const bool requeued = RequeuedSinceRelease(*s, vars);
   if (!PlacedAsRecorded(*s, vars)) {
     // A run Slurm started by itself, elsewhere, before this attempt's pin: not its end; the
     // attempt is lost and relaunched (keeping its service).
@@ -65,7 +81,17 @@ std::optional<ExitInfo> SlurmExecutor::ReadExit(JobId job, int attempt,
     e.cancelled = false;
     e.reason = fmt::format("Slurm job {} ran by itself on {}, not where attempt {} was placed",
                            s->id, Join(s->nodes, ","), attempt);
+  } else if (requeued && s->state != "CANCELLED" && !e.completed && e.exit_code != 0) {
+    // Slurm requeued the run by itself (a node failure) and ran it again while serve was
+    // away, and that run failed (a failed node's stale terminate kills it on its return):
+    // lost, not the job's end.
+    e.lost = true;
+    e.reason = fmt::format(
+        "Slurm job {} was requeued by Slurm ({} restarts, {} at the release) "
+        "and its run then ended: {}",
+        s->id, s->restarts, RecordedRestarts(vars).value_or(0), e.Describe());
   }
+  if (requeued && e.lost) Replace(j);  // the next attempt in a fresh Slurm job
   return e;
 }
 
@@ -82,8 +108,11 @@ std::optional<ProcessRef> SlurmExecutor::FindLaunched(JobId job, int attempt,
   // attempt's pin): not that attempt.
   if (SlurmEnded(s->state) && !OfRecordedRun(vars, s->restarts)) return std::nullopt;
   if (SlurmActive(s->state) || (s->state == "PENDING" && !s->held)) {
-    if (!PlacedAsRecorded(*s, vars)) {
+    // As in Adopt: requeued by Slurm since, or started elsewhere, it is not that attempt's.
+    const bool requeued = RequeuedSinceRelease(*s, vars);
+    if (requeued || !PlacedAsRecorded(*s, vars)) {
       StopUnplaced(j, *s);
+      if (requeued) Replace(j);
       return std::nullopt;
     }
   } else if (!SlurmEnded(s->state)) {

@@ -1,0 +1,178 @@
+// The fixture of the Slurm executor's tests (tests/slurm_executor_test.cc,
+// tests/slurm_executor_replace_test.cc): a real one-node Slurm cluster per test
+// (tests/slurm_cluster.h), executors opened on it, launch specs, and wrappers of the Slurm
+// tools that inject faults (FaultyTools). Each test skips with the reason when the Slurm
+// packages or root are missing.
+#pragma once
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exec/slurm_executor.h"
+#include "serve_process.h"
+#include "slurm_cluster.h"
+#include "test_util.h"
+
+namespace tiresias {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+class SlurmExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string why = testing::SlurmCluster::Missing(); !why.empty()) GTEST_SKIP() << why;
+    const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = testing::ScratchDir("slurmx_" + name.substr(0, 16));
+    cluster_ = std::make_unique<testing::SlurmCluster>(1, 1);
+    ASSERT_TRUE(cluster_->up()) << "could not bring up Slurm: " << cluster_->error();
+  }
+  void TearDown() override {
+    if (old_path_.empty()) return;
+    ::setenv("PATH", old_path_.c_str(), 1);
+    if (HasFailure()) {
+      std::cerr << "--- the Slurm commands run\n" << testing::ReadAll(dir_ / "bin" / "calls.log");
+    }
+  }
+
+  // An executor for this cluster. With a poll interval of an hour the poller reads Slurm's
+  // jobs only after each batch of commands (Refresh makes one).
+  std::unique_ptr<SlurmExecutor> Open(const std::string& tag, std::chrono::milliseconds poll = 1h,
+                                      std::chrono::milliseconds command_timeout = 10s) {
+    auto x = SlurmExecutor::Open({.tag = tag,
+                                  .env = {"SLURM_CONF=" + cluster_->conf()},
+                                  .poll_interval = poll,
+                                  .command_timeout = command_timeout,
+                                  .max_backoff = 1s});
+    EXPECT_TRUE(x.ok()) << x.status().message();
+    return x.ok() ? std::move(*x) : nullptr;
+  }
+  LaunchSpec Spec(int job, std::vector<std::string> argv, int attempt = 0) const {
+    return {.job = JobId(job),
+            .attempt = attempt,
+            .argv = std::move(argv),
+            .gpus = {GpuId{0, 0}},
+            .job_dir = (dir_ / std::to_string(job)).string()};
+  }
+  // `spec`'s job submitted (its Slurm job held): Prepare, and the worker done with it.
+  static void Prepared(SlurmExecutor& x, const LaunchSpec& spec) {
+    x.Prepare(spec);
+    ASSERT_TRUE(x.Drain(30s));
+  }
+  // A batch of commands (the submission of a throwaway job), after which the poller reads.
+  void Refresh(SlurmExecutor& x) {
+    x.Prepare({.job = JobId(++throwaway_),
+               .argv = {"true"},
+               .job_dir = (dir_ / std::to_string(throwaway_)).string()});
+    ASSERT_TRUE(x.Drain(30s));
+  }
+  // The next exit Poll reports (nullopt: none within 30 s).
+  static std::optional<ExitInfo> NextExit(SlurmExecutor& x) {
+    std::optional<ExitInfo> end;
+    (void)testing::WaitFor(
+        [&] {
+          for (const ExitInfo& e : x.Poll()) end = e;
+          return end.has_value();
+        },
+        30s);
+    return end;
+  }
+  // Job 1 (`true`) prepared, then launched with `fault` (a FaultyTools file) saying that
+  // the permission was denied; its end.
+  std::optional<ExitInfo> TrueWithFault(SlurmExecutor& x, const fs::path& fault) {
+    const LaunchSpec spec = Spec(1, {"true"});
+    Prepared(x, spec);
+    Put(fault, "scontrol: error: Access/permission denied for job\n");
+    EXPECT_TRUE(x.Launch(spec).ok());
+    return NextExit(x);
+  }
+  // What Slurm says of its job `sid` (squeue -o FORMAT, every state).
+  std::string Squeue(int64_t sid, const std::string& format) const {
+    return testing::Trimmed(
+        cluster_->Sh(fmt::format("squeue -h -t all -j {} -o '{}'", sid, format)).out);
+  }
+  // Wrappers of the Slurm tools first on PATH. While <bin>/fail-<tool>-<first argument>
+  // exists, that command fails saying what the file says; while <bin>/slow-<tool> exists, the
+  // tool first sleeps as many seconds as it says; <bin>/lose-<tool> (or lose-<tool>-<first
+  // argument>) makes its next run do its work and then fail saying what the file says (its
+  // answer lost), once.
+  fs::path FaultyTools() {
+    const fs::path bin = dir_ / "bin";
+    fs::create_directories(bin);
+    for (const char* tool : {"sbatch", "scontrol", "scancel", "squeue", "sinfo"}) {
+      const fs::path p = bin / tool;
+      std::ofstream(p) << fmt::format(
+          "#!/bin/sh\n"
+          "d='{0}'; t={1}\n"
+          "echo \"$t $*\" >> \"$d/calls.log\"\n"
+          "if [ -e \"$d/fail-$t-$1\" ]; then cat \"$d/fail-$t-$1\" >&2; exit 1; fi\n"
+          "if [ -e \"$d/slow-$t\" ]; then sleep \"$(cat \"$d/slow-$t\")\"; fi\n"
+          "for f in \"$d/lose-$t\" \"$d/lose-$t-$1\"; do\n"
+          "  [ -e \"$f\" ] || continue\n"
+          "  /usr/bin/$t \"$@\" >/dev/null 2>&1; cat \"$f\" >&2; rm -f \"$f\"; exit 1\n"
+          "done\n"
+          "exec /usr/bin/$t \"$@\"\n",
+          bin.string(), tool);
+      ::chmod(p.c_str(), 0755);
+    }
+    old_path_ = ::getenv("PATH");
+    ::setenv("PATH", (bin.string() + ":" + old_path_).c_str(), 1);
+    return bin;
+  }
+  static void Put(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+  // Job 1 (`sleep 300`, attempt 0) prepared and launched on `x`, and running in Slurm: its
+  // Slurm job id (0 with a failure recorded when it did not start).
+  int64_t RunningSleep(SlurmExecutor& x) {
+    const LaunchSpec first = Spec(1, {"sleep", "300"});
+    x.Prepare(first);
+    EXPECT_TRUE(x.Drain(30s));
+    EXPECT_TRUE(x.Launch(first).ok());
+    const int64_t sid = x.SlurmId(JobId(1));
+    if (!testing::WaitFor([&] { return Squeue(sid, "%T") == "RUNNING"; }, 30s)) {
+      ADD_FAILURE() << "not running: " << Squeue(sid, "%T %r");
+      return 0;
+    }
+    return sid;
+  }
+  // Slurm requeues its job `sid` by itself (`scontrol requeue`, as after a node failure): `x`
+  // reports the run lost (not cancelled).
+  void Requeue(SlurmExecutor& x, int64_t sid) {
+    ASSERT_EQ(cluster_->Sh(fmt::format("scontrol requeue {}", sid)).rc, 0);
+    auto end = NextExit(x);
+    ASSERT_TRUE(end);
+    EXPECT_TRUE(end->lost) << end->reason;
+    EXPECT_FALSE(end->cancelled);
+  }
+  // `spec` launched on `x` once it can be (a fresh Slurm job may still be being submitted),
+  // polling meanwhile (an exit reported then is a failure): the launch, or the last refusal
+  // after 30 s.
+  static StatusOr<Launched> LaunchWhenReady(SlurmExecutor& x, const LaunchSpec& spec) {
+    StatusOr<Launched> launched = Unavailable("not tried");
+    (void)testing::WaitFor(
+        [&] {
+          for (const ExitInfo& e : x.Poll()) ADD_FAILURE() << "an exit reported: " << e.reason;
+          launched = x.Launch(spec);
+          return launched.ok();
+        },
+        30s);
+    return launched;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<testing::SlurmCluster> cluster_;
+  std::string old_path_;
+  int throwaway_ = 100;
+};
+
+}  // namespace tiresias

@@ -1,0 +1,134 @@
+// The Slurm executor after Slurm requeued a run by itself (a node failure): the next attempt
+// runs in a fresh Slurm job, seen live or after a restart (Slurm 22.05 applies a failed
+// node's stale terminate of the old run to the same job id, killing the next run there);
+// a fresh job sbatch refuses leaves the old one to run it. And a kill of a run whose job the
+// journal lost cancels its Slurm job. On a real one-node Slurm cluster
+// (tests/slurm_executor_fixture.h); `scontrol requeue` stands for the node failure.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "exec/slurm_batch.h"
+#include "slurm_executor_fixture.h"
+#include "test_util.h"
+
+namespace tiresias {
+namespace {
+
+using testing::WaitFor;
+
+TEST_F(SlurmExecutorTest, ARunSlurmRequeuedByItselfRunsItsNextAttemptInAFreshSlurmJob) {
+  // Regression (CI: SlurmTest.ANodeKilledMidRunLosesNoJob): a node dies under attempt 0;
+  // Slurm requeues the job. When the node came back, the next attempt, released in the same
+  // Slurm job on that node, was killed within seconds: slurmd applied the failed node's
+  // stale terminate of the old run to the job id (SIGTERM, "CANCELLED ... DUE TO NODE
+  // FAILURE"), or slurmctld aborted it at the next registration ("on wrong node", SIGKILL).
+  // Now a run Slurm requeued by itself is replaced: a fresh held Slurm job runs the next
+  // attempt; the old one is cancelled, and that cancel is not reported as the job's. Here
+  // Slurm's own requeue (`scontrol requeue`, as after a node failure) stands for the failure.
+  auto x = Open("fresh", 250ms, 3s);
+  ASSERT_TRUE(x);
+  const int64_t sid = RunningSleep(*x);
+  ASSERT_NE(sid, 0);
+  ASSERT_NO_FATAL_FAILURE(Requeue(*x, sid));
+  // A fresh Slurm job, submitted at once; the old one cancelled.
+  ASSERT_TRUE(WaitFor([&] { return x->Drain(1s) && x->SlurmId(JobId(1)) != sid; }, 30s));
+  const int64_t fresh = x->SlurmId(JobId(1));
+  EXPECT_GT(fresh, sid);
+  EXPECT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "CANCELLED"; }, 30s))
+      << Squeue(sid, "%T %r");
+  auto launched = LaunchWhenReady(*x, Spec(1, {"sleep", "300"}, 1));
+  ASSERT_TRUE(launched.ok()) << launched.status().message();
+  EXPECT_EQ(launched->engine_job, std::to_string(fresh));
+  ASSERT_TRUE(WaitFor([&] { return Squeue(fresh, "%T") == "RUNNING"; }, 30s))
+      << Squeue(fresh, "%T %r");
+  // The old job's cancel is no news of the job's: no exit while the new run runs.
+  const auto until = std::chrono::steady_clock::now() + 2s;
+  while (std::chrono::steady_clock::now() < until) {
+    for (const ExitInfo& e : x->Poll()) ADD_FAILURE() << "an exit reported: " << e.reason;
+    std::this_thread::sleep_for(250ms);
+  }
+  EXPECT_EQ(Squeue(fresh, "%T"), "RUNNING");
+}
+
+TEST_F(SlurmExecutorTest, ARunSlurmRequeuedWhileServeWasAwayIsNotAdoptedAndIsReplaced) {
+  // The same failure while serve is down: Slurm requeues attempt 0's run (a node failure)
+  // and, the job pending and not held, starts it again by itself on the same node. The
+  // restarted serve must not adopt that run as attempt 0 (its restart count is above the one
+  // the release recorded): the failed node's stale terminate may kill it. It is stopped; a
+  // fresh Slurm job, submitted once serve prepares the job again, runs the next attempt.
+  auto x = Open("away", 250ms, 3s);
+  ASSERT_TRUE(x);
+  const LaunchSpec first = Spec(1, {"sleep", "300"});
+  const int64_t sid = RunningSleep(*x);
+  ASSERT_NE(sid, 0);
+  x.reset();  // serve goes away
+  ASSERT_EQ(cluster_->Sh(fmt::format("scontrol requeue {}", sid)).rc, 0);
+  const auto show = [&] { return cluster_->Sh(fmt::format("scontrol -o show job {}", sid)).out; };
+  ASSERT_TRUE(WaitFor([&] { return show().find(" Restarts=1 ") != std::string::npos; }, 30s))
+      << show();
+  auto y = Open("away", 250ms, 3s);
+  ASSERT_TRUE(y);
+  Refresh(*y);
+  const ProcessRef ref{.pid = static_cast<int>(sid), .start_ticks = 0};
+  EXPECT_FALSE(y->Adopt(JobId(1), 0, ref, first.job_dir)) << Squeue(sid, "%T %r");
+  EXPECT_FALSE(y->ReadExit(JobId(1), 0, first.job_dir));
+  y->Prepare(first);  // as recovery does for every job still to run
+  ASSERT_TRUE(WaitFor([&] { return y->Drain(1s) && y->SlurmId(JobId(1)) != sid; }, 30s));
+  EXPECT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "CANCELLED"; }, 30s))
+      << Squeue(sid, "%T %r");
+  ASSERT_TRUE(LaunchWhenReady(*y, Spec(1, {"sleep", "300"}, 1)).ok());
+  const int64_t fresh = y->SlurmId(JobId(1));
+  EXPECT_TRUE(WaitFor([&] { return Squeue(fresh, "%T") == "RUNNING"; }, 30s))
+      << Squeue(fresh, "%T %r");
+}
+
+TEST_F(SlurmExecutorTest, AFreshSlurmJobSbatchRefusesLeavesTheOldOneToRunTheNextAttempt) {
+  // A run Slurm requeued is replaced, but sbatch refuses the fresh job (here a submit limit,
+  // which the old job itself may fill): the old Slurm job, held, runs the next attempt
+  // rather than none.
+  const fs::path bin = FaultyTools();
+  auto x = Open("fallback", 250ms, 3s);
+  ASSERT_TRUE(x);
+  const int64_t sid = RunningSleep(*x);
+  ASSERT_NE(sid, 0);
+  Put(bin / "fail-sbatch---parsable",
+      "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job "
+      "submit limit, user's size and/or time limits)\n");
+  ASSERT_NO_FATAL_FAILURE(Requeue(*x, sid));
+  auto launched = LaunchWhenReady(*x, Spec(1, {"sleep", "300"}, 1));
+  ASSERT_TRUE(launched.ok()) << launched.status().message();
+  EXPECT_EQ(launched->engine_job, std::to_string(sid));
+  EXPECT_NE(testing::ReadAll(bin / "calls.log").find("sbatch --parsable"), std::string::npos)
+      << "a fresh job was tried";
+  EXPECT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "RUNNING"; }, 30s)) << Squeue(sid, "%T %r");
+}
+
+TEST_F(SlurmExecutorTest, AKillOfARunWhoseJobTheJournalLostCancelsItsSlurmJob) {
+  // Regression (found by a review): serve started with --accept-journal-loss finds a job's
+  // directory the journal no longer knows, and kills the attempts the executor can prove
+  // alive (FindLaunched), so that their GPUs are not given out twice. Under Slurm that kill
+  // was refused ("no attempt of it runs": this serve never launched it) and the run went on.
+  auto x = Open("lost", 250ms, 3s);
+  ASSERT_TRUE(x);
+  const LaunchSpec first = Spec(1, {"sleep", "300"});
+  const int64_t sid = RunningSleep(*x);
+  ASSERT_NE(sid, 0);
+  x.reset();  // serve goes away; the next one's journal lost job 1
+  auto y = Open("lost", 250ms, 3s);
+  ASSERT_TRUE(y);
+  const auto ref = y->FindLaunched(JobId(1), 0, first.job_dir);
+  ASSERT_TRUE(ref);
+  ASSERT_TRUE(y->Signal(*ref, SIGKILL).ok());
+  EXPECT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "CANCELLED"; }, 30s))
+      << Squeue(sid, "%T %r");
+  for (const ExitInfo& e : y->Poll()) ADD_FAILURE() << "an exit reported: " << e.reason;
+}
+
+}  // namespace
+}  // namespace tiresias
