@@ -131,15 +131,21 @@ class SlurmExecutorTest : public ::testing::Test {
     return bin;
   }
   static void Put(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
-  // Job 1 (`sleep 300`, attempt 0) prepared and launched on `x`, and running in Slurm: its
-  // Slurm job id (0 with a failure recorded when it did not start).
+  // Job 1 (`sleep 300`, attempt 0) prepared and launched on `x`, and running in Slurm (as
+  // `x`'s snapshot shows too): its Slurm job id (0 with a failure recorded when it did not).
   int64_t RunningSleep(SlurmExecutor& x) {
     const LaunchSpec first = Spec(1, {"sleep", "300"});
     x.Prepare(first);
     EXPECT_TRUE(x.Drain(30s));
     EXPECT_TRUE(x.Launch(first).ok());
     const int64_t sid = x.SlurmId(JobId(1));
-    if (!testing::WaitFor([&] { return Squeue(sid, "%T") == "RUNNING"; }, 30s)) {
+    // Running, and the executor's own snapshot says so too.
+    if (!testing::WaitFor(
+            [&] {
+              return Squeue(sid, "%T") == "RUNNING" &&
+                     x.EngineState(JobId(1)).find("RUNNING") != std::string::npos;
+            },
+            30s)) {
       ADD_FAILURE() << "not running: " << Squeue(sid, "%T %r");
       return 0;
     }

@@ -362,7 +362,7 @@ Status SlurmExecutor::SubmitNow(JobId id) {
   std::lock_guard lk(mu_);
   if (Job* j = Find(id)) {
     Submitted(*j, *sid, ++op_seq_);  // older snapshots do not show it yet
-    if (j->retired) Enqueue({.kind = OpKind::kCancel, .job = id});
+    if (j->retired) CancelSlurmJob(id, *sid);
   }
   cv_.notify_all();
   return Status::Ok();
@@ -370,9 +370,8 @@ Status SlurmExecutor::SubmitNow(JobId id) {
 
 void SlurmExecutor::Submitted(Job& j, int64_t sid, uint64_t seq) {
   if (j.replace && j.slurm_id != 0 && j.slurm_id != sid) {
-    strays_.insert(j.slurm_id);  // not Sweep's to cancel again
     j.replaced_id = j.slurm_id;
-    Enqueue({.kind = OpKind::kCancelAny, .job = j.id, .slurm_id = j.slurm_id});
+    CancelSlurmJob(j.id, j.slurm_id);
   }
   j.replace = false;
   j.slurm_id = sid;
@@ -516,9 +515,8 @@ Status SlurmExecutor::Signal(const ProcessRef& p, int sig) {
       if (sig != SIGKILL || x.slurm_id != p.pid || x.attempt >= 0 || !s || !SlurmActive(s->state)) {
         continue;
       }
-      strays_.insert(s->id);
       x.retired = true;  // no journal knows it: nothing of it is reported
-      Enqueue({.kind = OpKind::kCancelAny, .job = id, .slurm_id = s->id});
+      CancelSlurmJob(id, s->id);
       return Status::Ok();
     }
     return NotFound(where + ": no attempt of it runs");
@@ -553,7 +551,13 @@ void SlurmExecutor::Retire(JobId job) {
   Job* j = Find(job);
   if (!j || j->retired) return;
   j->retired = true;
-  if (j->slurm_id != 0) Enqueue({.kind = OpKind::kCancel, .job = job});
+  if (j->slurm_id != 0) CancelSlurmJob(job, j->slurm_id);
+}
+
+void SlurmExecutor::CancelSlurmJob(JobId job, int64_t sid) {
+  strays_.insert(sid);  // not Sweep's to cancel, nor a hold's or kill's to act on
+  cancelling_[sid] = {};
+  Enqueue({.kind = OpKind::kCancelAny, .job = job, .slurm_id = sid});
 }
 
 }  // namespace tiresias

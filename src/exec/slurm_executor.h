@@ -181,9 +181,8 @@ class SlurmExecutor : public Executor {
     kKill,
     kHold,
     kRequeueHold,
-    kCancel,
     kCancelStray,
-    kCancelAny  // a replaced Slurm job, or a run of a job the journal lost: in any state
+    kCancelAny  // CancelSlurmJob (retired, replaced, a lost journal's run), in any state
   };
   struct Op {
     OpKind kind;
@@ -221,6 +220,8 @@ class SlurmExecutor : public Executor {
   // mu_ held: `sid` (learned after snapshot `seq`) is `j`'s Slurm job now; the one it
   // replaces (Job::replace) is cancelled.
   void Submitted(Job& j, int64_t sid, uint64_t seq);
+  // mu_ held: Slurm job `sid` (of `job`) is cancelled, in any state, until it is gone.
+  void CancelSlurmJob(JobId job, int64_t sid);
   // mu_ held: `j`'s run was lost; its next attempt gets a fresh Slurm job (Job::replace).
   void Replace(Job& j);
   // mu_ held: the count `j`'s release gives is `base`, not Launch's guess: kept, and written
@@ -240,7 +241,8 @@ class SlurmExecutor : public Executor {
   std::string Tag(JobId id) const;
   void NoteContact(const Status& s);  // mu_ held
   // Pending Slurm jobs with a job's tag that are not its Slurm job (an sbatch whose answer
-  // was lost made one; the job was retired meanwhile) are cancelled, once; mu_ held.
+  // was lost made one; the job was retired meanwhile) are cancelled, once; cancelled ones
+  // (CancelSlurmJob) that a snapshot shows back are cancelled again; mu_ held.
   void Sweep();
   // How an attempt ended, from Slurm's record of the job.
   ExitInfo ExitOf(const Job& j, const SlurmJob* s) const;
@@ -266,7 +268,18 @@ class SlurmExecutor : public Executor {
   uint64_t op_seq_ = 0;  // advances when a command starts or an op completes
   uint64_t reported_nodes_seq_ = 0;
   uint64_t swept_seq_ = 0;
-  std::set<int64_t> strays_;  // Slurm jobs Sweep cancelled, and replaced ones
+  std::set<int64_t> strays_;  // Slurm jobs cancelled: Sweep's, retired and replaced ones
+  // Slurm jobs being ended (a retired job's, a replaced one, a run the journal lost): the op
+  // sequence after which a snapshot shows the last scancel's effect (0: one queued), and how
+  // many were sent. A scancel that finds the job completing may do nothing, and a kill's
+  // requeue under way then leaves it pending and held: it is cancelled again (Sweep), up to
+  // kMaxCancels times, until Slurm forgets it.
+  struct Cancelling {
+    uint64_t done = 0;
+    int sent = 1;
+  };
+  static constexpr int kMaxCancels = 20;
+  std::map<int64_t, Cancelling> cancelling_;
   std::optional<std::pair<int64_t, std::string>> contact_lost_;
   std::thread poller_, worker_;
 };

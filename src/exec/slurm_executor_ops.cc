@@ -174,9 +174,9 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     each(std::move(head), ids, false, those);
     return ids.size();
   };
-  // 1. Holds (pending jobs Slurm must not start on its own) and requeue-holds; cancels of
-  // Slurm jobs replaced after a lost run (Job::replace), in whatever state Slurm has them,
-  // before any launch (one waits for its processes to end).
+  // 1. Holds (pending jobs Slurm must not start on its own) and requeue-holds; cancels
+  // (CancelSlurmJob: of retired jobs, of Slurm jobs replaced after a lost run), in whatever
+  // state Slurm has them, before any launch (one waits for a replaced job's processes).
   {
     (void)each_known(OpKind::kHold, {"scontrol", "uhold"}, true);
     const size_t requeued = each_known(OpKind::kRequeueHold, {"scontrol", "requeuehold"}, true);
@@ -185,8 +185,11 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
   }
   // 2. Signals: to the whole batch step of a one-node job (the command and its children), to
   // the srun tasks of a multi-node one (not to srun itself, which would forward it again); a
-  // job that has not started yet is held instead.
+  // job that has not started yet is held first (the snapshot that says so may be older than
+  // its start: it is signalled too; --state=RUNNING skips it if it is still pending; a stop
+  // was lost so, found by a stress run, and the job ran its grace out).
   {
+    const size_t retried = retry.size();
     std::map<std::pair<int, bool>, std::pair<std::vector<int64_t>, std::vector<Op>>> by_sig;
     std::vector<int64_t> hold;
     std::vector<Op> hold_ops;
@@ -196,7 +199,6 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
       if (state_of(sid).first == "PENDING") {
         hold.push_back(sid);
         hold_ops.push_back(o);
-        continue;
       }
       bool one_node;
       {
@@ -208,6 +210,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
       v.first.push_back(sid);
       v.second.push_back(o);
     }
+    each({"scontrol", "uhold"}, hold, true, hold_ops);
     for (const auto& [key, v] : by_sig) {
       const char* abbrev = sigabbrev_np(key.first);
       // --state=RUNNING: Slurm itself skips a job that is not running (any more) by now.
@@ -217,7 +220,14 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
       if (key.second) head.push_back("--full");
       each(head, v.first, false, v.second);
     }
-    each({"scontrol", "uhold"}, hold, true, hold_ops);
+    // An op both held and signalled is retried once (not once for each: doubled at every
+    // retry while slurmctld is away).
+    std::set<std::tuple<JobId, int, int>> seen;
+    retry.erase(std::remove_if(retry.begin() + static_cast<std::ptrdiff_t>(retried), retry.end(),
+                               [&](const Op& o) {
+                                 return !seen.insert({o.job, o.attempt, o.sig}).second;
+                               }),
+                retry.end());
     lap("signals", by_kind(OpKind::kSignal).size());
   }
   // 3. Kills: the grace period is over. Everything of the job is killed, then the job goes
@@ -465,18 +475,24 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     cv_.notify_all();  // Launch may wait for a submission
     lap("sbatch", submits.size());
   }
-  // 6. Cancels of retired jobs, and of stray Slurm jobs (Sweep).
-  (void)each_known(OpKind::kCancel, {"scancel", "--quiet"}, false);
+  // 6. Cancels of stray Slurm jobs (Sweep).
   lap("strays cancelled",
       each_named(OpKind::kCancelStray, {"scancel", "--quiet", "--state=PENDING"}));
   if (trace && !timing.empty()) std::cerr << "tiresias slurm batch:" << timing << "\n";
   std::lock_guard lk(mu_);
   NoteContact(contact);
   ++op_seq_;
-  // The holds done (not to be retried): snapshots from now on show them.
+  // The holds and cancels done (not to be retried): snapshots from now on show them.
   std::map<std::pair<JobId, OpKind>, int> again;
-  for (const Op& o : retry) ++again[{o.job, o.kind}];
+  std::set<int64_t> cancel_again;
+  for (const Op& o : retry) {
+    ++again[{o.job, o.kind}];
+    if (o.kind == OpKind::kCancelAny) cancel_again.insert(o.slurm_id);
+  }
   for (const Op& o : ops) {
+    if (o.kind == OpKind::kCancelAny && !cancel_again.contains(o.slurm_id)) {
+      if (auto c = cancelling_.find(o.slurm_id); c != cancelling_.end()) c->second.done = op_seq_;
+    }
     if (o.kind != OpKind::kHold && o.kind != OpKind::kRequeueHold && o.kind != OpKind::kKill) {
       continue;
     }

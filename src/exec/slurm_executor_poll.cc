@@ -21,6 +21,26 @@ namespace tiresias {
 void SlurmExecutor::Sweep() {
   if (seen_seq_ <= swept_seq_) return;
   swept_seq_ = seen_seq_;
+  // Cancelled, yet pending (or running) again: the cancel found it completing a kill's
+  // requeue, which Slurm finished after it. Cancelled again.
+  for (auto it = cancelling_.begin(); it != cancelling_.end();) {
+    auto& [sid, c] = *it;
+    if (c.done == 0 || seen_seq_ <= c.done) {  // queued, or no snapshot since
+      ++it;
+      continue;
+    }
+    const SlurmJob* s = Seen(sid);
+    if (!s || c.sent >= kMaxCancels) {
+      it = cancelling_.erase(it);  // Slurm forgot it (or will not cancel it)
+      continue;
+    }
+    if (!SlurmEnded(s->state) && s->state != "COMPLETING") {
+      c.done = 0;
+      ++c.sent;
+      Enqueue({.kind = OpKind::kCancelAny, .slurm_id = sid});
+    }
+    ++it;
+  }
   const std::string prefix = fmt::format("tiresias:{}:", opts_.tag);
   for (const auto& [sid, s] : seen_) {
     if (s.state != "PENDING" || !s.comment.starts_with(prefix) || strays_.contains(sid)) continue;
