@@ -451,11 +451,9 @@ StatusOr<Launched> SlurmExecutor::Launch(const LaunchSpec& spec) {
   }
   std::lock_guard lk(mu_);
   Job& j = jobs_[spec.job];
-  // The restart count Slurm's job will have once this attempt is released: one more than now
-  // if the previous run ended in a final state (the launch requeues it first; a requeue
-  // already under way, COMPLETING, has counted).
-  int restarts = 0;
-  if (const SlurmJob* s = Ours(j)) restarts = s->restarts + (SlurmEnded(s->state) ? 1 : 0);
+  // The restart count Slurm's job will have once this attempt is released (a guess the
+  // release checks again).
+  const int restarts = RestartsOnRelease(Ours(j));
   // The attempt's variables, read by the batch script at its start.
   const SlurmNode& first = nodes_[static_cast<size_t>(placement.front().first)];
   // MASTER_PORT: spread by job and attempt, and never one another of our runs on the same

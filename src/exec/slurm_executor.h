@@ -246,6 +246,12 @@ class SlurmExecutor : public Executor {
   void Sweep();
   // How an attempt ended, from Slurm's record of the job.
   ExitInfo ExitOf(const Job& j, const SlurmJob* s) const;
+  // The restart count Slurm's job `s` (null: not seen yet, a fresh one) has once released:
+  // one more than now if its previous run ended in a final state (the launch requeues it
+  // first; a requeue already under way, COMPLETING, has counted).
+  static int RestartsOnRelease(const SlurmJob* s) {
+    return s ? s->restarts + (SlurmEnded(s->state) ? 1 : 0) : 0;
+  }
 
   SlurmOptions opts_;
   std::vector<SlurmNode> nodes_;

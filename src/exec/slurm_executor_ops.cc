@@ -303,7 +303,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
       // The restart count this release gives, from a snapshot that shows the job stopped:
       // Launch's guess may predate a kill's requeue.
       const bool over = s && SlurmEnded(s->state);
-      const int base = s ? s->restarts + (over ? 1 : 0) : 0;
+      const int base = RestartsOnRelease(s);
       if (base != j->restart_base) NoteRestartBase(*j, base);
       if (over) {  // the previous attempt ended in a final Slurm state
         ended.push_back(t.sid);
