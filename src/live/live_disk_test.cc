@@ -249,5 +249,53 @@ TEST_F(LiveSchedulerTest, AnEndedJobsDirectoryIsRemovedKeepFinishedAfterItEndedA
   EXPECT_TRUE(std::filesystem::exists(dir(k)));
 }
 
+TEST_F(LiveSchedulerTest, AFullDiskStillLosesTheEndedJobsDirectoriesDueAndServeGoesOnWithTheRoom) {
+  // serve --keep-finished 10s. Job a (1 GPU, 2 s of work) ends at 2 s and leaves a large
+  // directory (here: the disk has 1 MiB free while it exists, 200 MiB once it is gone). The
+  // disk is full from 5 s: serve pauses and makes no decision, so b (submitted before) waits.
+  // At 12 s a's directory is due: it goes all the same, while paused, since that is what frees
+  // the room; its `cleanup` row is journalled by the first step that can write, and b starts.
+  // Before, a full disk stopped retention too: serve stayed paused with the room it needed
+  // due for removal.
+  keep_finished_ = Seconds(10);
+  const int64_t t0 = world_.now;
+  bool full = false;
+  const auto dir = [&](JobId id) { return dir_ / "tiresias-jobs" / id.str(); };
+  JobId a;
+  disk_ = std::make_shared<DiskReserve>(
+      (dir_ / "tiresias.reserve").string(), int64_t{64} << 20,
+      [&]() -> StatusOr<int64_t> {
+        const bool big = a.value() >= 0 && std::filesystem::exists(dir(a));
+        return full && big ? int64_t{1} << 20 : int64_t{200} << 20;
+      },
+      0);
+  auto d = Start();
+  a = *d->Submit({.name = "a", .gpus = 4, .argv = {"train"}});
+  world_.work[a] = 2'000;
+  std::filesystem::create_directories(dir(a) / "checkpoint");
+  const auto step_to = [&](int64_t ms) {
+    for (; world_.now < t0 + ms; world_.now += 100) d->Step();
+    d->Step();
+  };
+  step_to(4'000);
+  ASSERT_EQ((*d->Get(a))["state"], "finished");
+  const JobId b = *d->Submit({.name = "b", .gpus = 4, .argv = {"train"}});
+  world_.work[b] = 100'000;
+  full = true;
+  step_to(11'900);
+  EXPECT_TRUE(std::filesystem::exists(dir(a)));
+  ASSERT_EQ(d->Warnings().size(), 1u);
+  EXPECT_EQ((*d->Get(b))["state"], "pending");
+  std::string events = d->Events(0, 1000, a)->dump();
+  EXPECT_EQ(events.find("\"cleanup\""), std::string::npos) << events;
+  step_to(12'100);
+  EXPECT_FALSE(std::filesystem::exists(dir(a)));
+  step_to(13'000);
+  EXPECT_TRUE(d->Warnings().empty());
+  EXPECT_EQ((*d->Get(b))["state"], "running");
+  events = d->Events(0, 1000, a)->dump();
+  EXPECT_NE(events.find("\"cleanup\""), std::string::npos) << events;
+}
+
 }  // namespace
 }  // namespace tiresias

@@ -312,9 +312,11 @@ void LiveScheduler::MustOk(const Status& s) {
 }
 
 int64_t LiveScheduler::Paused(Time now) {
-  // A grace period still ends (a kill needs no journal row), and the step is tried again.
+  // A grace period still ends (a kill needs no journal row), ended jobs' directories due for
+  // removal go (their rows later), and the step is tried again.
   if (!std::exchange(paused_, true)) pause_began_ = now;
   KillOverdue(now);
+  RemoveEndedDirs(now, /*journal_now=*/false);  // what is due frees room
   return now + kPausedRetryMs + store_->epoch_ms();
 }
 

@@ -373,8 +373,12 @@ class LiveScheduler {
   void StartRetention();
   // Adds `id` to ended_dirs_ if it ended, has no process left and its directory goes.
   void NoteEndedDir(JobId id);
-  // Removes the directories due by `now` (journalled: `cleanup`); when the next is due.
-  Time RemoveEndedDirs(Time now);
+  // Removes the directories due by `now` (journalled: `cleanup`); when the next is due. While
+  // paused (`journal_now` false: the disk full or the journal locked) they are removed all the
+  // same, since that is what frees room, and their rows wait in unjournalled_ for the next
+  // step that can write (a crash before it loses only those narrative rows).
+  Time RemoveEndedDirs(Time now, bool journal_now = true);
+  std::vector<Event> unjournalled_;
   // Why a job's own log cannot be read: its directory was removed ("" if not).
   std::string Removed(const JobRecord& r) const;
   Time alive_stamped_ = 0;  // when the stamp was last written

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <utility>
 
 #include "live/live_scheduler.h"
 
@@ -46,7 +47,10 @@ void LiveScheduler::StartRetention() {
   }
 }
 
-Time LiveScheduler::RemoveEndedDirs(Time now) {
+Time LiveScheduler::RemoveEndedDirs(Time now, bool journal_now) {
+  if (journal_now) {
+    for (const Event& e : std::exchange(unjournalled_, {})) Journal(e);
+  }
   for (size_t removed = 0; !ended_dirs_.empty(); ++removed) {
     const auto [end, id] = *ended_dirs_.begin();
     if (end + cfg_.keep_finished > now) return end + cfg_.keep_finished;
@@ -65,10 +69,15 @@ Time LiveScheduler::RemoveEndedDirs(Time now) {
       continue;
     }
     reaper_->Remove(renamed.string());
-    Journal({.t = now,
-             .kind = EventKind::kCleanup,
-             .job = id,
-             .detail = {{"dir", dir}, {"after", RetentionText(cfg_.keep_finished)}}});
+    Event e{.t = now,
+            .kind = EventKind::kCleanup,
+            .job = id,
+            .detail = {{"dir", dir}, {"after", RetentionText(cfg_.keep_finished)}}};
+    if (journal_now) {
+      Journal(e);
+    } else {
+      unjournalled_.push_back(std::move(e));
+    }
   }
   return kNever;
 }
