@@ -99,14 +99,16 @@ class SlurmCluster {
   void StartNode(const std::string& node) const {
     (void)Sh(Script("slurm_node.sh") + " " + dir_.string() + " start " + node);
   }
-  // slurmctld stops (SIGTERM: it saves its state) or starts again from that state.
+  // slurmctld stops (SIGTERM: it saves its state) or starts again from that state (`clean`:
+  // without it, every job forgotten: slurmctld -c).
   void StopController() const {
     (void)Sh("kill $(cat " + (dir_ / "run" / "slurmctld.pid").string() +
              ") && for i in $(seq 100); do kill -0 $(cat " +
              (dir_ / "run" / "slurmctld.pid").string() + ") 2>/dev/null || break; sleep 0.1; done");
   }
-  void StartController() const {
-    (void)Sh("TIRESIAS_SLURM_DIR=" + dir_.string() + " /usr/sbin/slurmctld -f " + conf_);
+  void StartController(bool clean = false) const {
+    (void)Sh("TIRESIAS_SLURM_DIR=" + dir_.string() + " /usr/sbin/slurmctld -f " + conf_ +
+             (clean ? " -c" : ""));
   }
 
  private:

@@ -136,13 +136,16 @@ TEST_F(SlurmExecutorTest, AKillOfARunWhoseJobTheJournalLostCancelsItsSlurmJob) {
   for (const ExitInfo& e : y->Poll()) ADD_FAILURE() << "an exit reported: " << e.reason;
 }
 
-TEST_F(SlurmExecutorTest, AKilledJobsReplacedAndRetiredSlurmJobsEndCancelled) {
+TEST_F(SlurmExecutorTest, AKilledJobsReplacedAndRetiredSlurmJobsEndCancelledAndForgottenWithSlurm) {
   // A job killed at the end of its grace (scancel KILL, then requeuehold) is replaced by a
   // fresh Slurm job and the old one cancelled at once, while Slurm may still be completing
   // the kill (an epilog of 3 s here); when the job is retired, the fresh one is cancelled
   // too. Neither is left pending and held. (A stress run once found the old one pending and
   // held after its cancel, Slurm having requeued it after all; such a job is now cancelled
-  // again, Sweep. That race is not forced here: this checks the end state.)
+  // again, Sweep. That race is not forced here: this checks the end state.) The executor
+  // remembers both cancelled jobs while Slurm does, and forgets them once Slurm has (here a
+  // slurmctld started clean; MinJobAge is 10 minutes): before, it remembered every Slurm job
+  // it ever cancelled, one per job run, for as long as serve ran.
   const fs::path epilog = dir_ / "epilog.sh";
   Put(epilog, "#!/bin/sh\nsleep 3\n");
   ::chmod(epilog.c_str(), 0755);
@@ -167,6 +170,17 @@ TEST_F(SlurmExecutorTest, AKilledJobsReplacedAndRetiredSlurmJobsEndCancelled) {
   EXPECT_TRUE(WaitFor([&] { return cancelled(sid); }, 30s)) << Squeue(sid, "%T %r");
   x->Retire(JobId(1));  // as serve does at the job's end
   EXPECT_TRUE(WaitFor([&] { return cancelled(fresh); }, 30s)) << Squeue(fresh, "%T %r");
+  (void)x->Poll();
+  EXPECT_EQ(x->CancelledKnown(), 2u);
+  cluster_->StopController();
+  cluster_->StartController(/*clean=*/true);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        (void)x->Poll();
+        return x->CancelledKnown() == 0;
+      },
+      30s))
+      << x->CancelledKnown();
 }
 
 TEST_F(SlurmExecutorTest, AStopDecidedOnASnapshotOlderThanTheStartStillReachesTheJob) {

@@ -552,8 +552,13 @@ void SlurmExecutor::Retire(JobId job) {
   if (j->slurm_id != 0) CancelSlurmJob(job, j->slurm_id);
 }
 
+size_t SlurmExecutor::CancelledKnown() const {
+  std::lock_guard lk(mu_);
+  return strays_.size();
+}
+
 void SlurmExecutor::CancelSlurmJob(JobId job, int64_t sid) {
-  strays_.insert(sid);  // not Sweep's to cancel, nor a hold's or kill's to act on
+  strays_.insert({sid, op_seq_});  // not Sweep's to cancel, nor a hold's or kill's to act on
   cancelling_[sid] = {};
   Enqueue({.kind = OpKind::kCancelAny, .job = job, .slurm_id = sid});
 }

@@ -115,6 +115,8 @@ class SlurmExecutor : public Executor {
   bool Drain(std::chrono::milliseconds timeout);
   // The Slurm job id of a tiresias job (0: none yet).
   int64_t SlurmId(JobId job) const;
+  // For tests: how many Slurm jobs it cancelled it still remembers (until Slurm forgets them).
+  size_t CancelledKnown() const;
 
  private:
   enum class Phase {
@@ -274,7 +276,12 @@ class SlurmExecutor : public Executor {
   uint64_t op_seq_ = 0;  // advances when a command starts or an op completes
   uint64_t reported_nodes_seq_ = 0;
   uint64_t swept_seq_ = 0;
-  std::set<int64_t> strays_;  // Slurm jobs cancelled: Sweep's, retired and replaced ones
+  // Slurm jobs cancelled (Sweep's, retired and replaced ones), each with op_seq_ when it was
+  // cancelled. Sweep forgets one that a later snapshot no longer shows (Slurm forgot it) and
+  // no op names: nothing can then act on it, and the set stays as small as Slurm's memory.
+  std::map<int64_t, uint64_t> strays_;
+  std::set<int64_t> batch_ids_;  // the Slurm jobs the running batch's ops name
+  void ForgetStrays();
   // Slurm jobs being ended (a retired job's, a replaced one, a run the journal lost): the op
   // sequence after which a snapshot shows the last scancel's effect (0: one queued), and how
   // many were sent. A scancel that finds the job completing may do nothing, and a kill's

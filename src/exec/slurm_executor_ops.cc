@@ -48,10 +48,12 @@ void SlurmExecutor::WorkerLoop() {
         it = ops_.erase(it);
       }
       running_ops_ = static_cast<int>(batch.size());
+      for (const Op& o : batch) batch_ids_.insert(o.slurm_id);
     }
     std::vector<Op> retry = RunBatch(std::move(batch));
     std::lock_guard lk(mu_);
     running_ops_ = 0;
+    batch_ids_.clear();
     if (!retry.empty()) {
       ops_.insert(ops_.begin(), retry.begin(), retry.end());
       retry_at = std::chrono::steady_clock::now() + backoff;

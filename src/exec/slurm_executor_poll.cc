@@ -41,6 +41,7 @@ void SlurmExecutor::Sweep() {
     }
     ++it;
   }
+  ForgetStrays();
   const std::string prefix = fmt::format("tiresias:{}:", opts_.tag);
   for (const auto& [sid, s] : seen_) {
     if (s.state != "PENDING" || !s.comment.starts_with(prefix) || strays_.contains(sid)) continue;
@@ -52,8 +53,22 @@ void SlurmExecutor::Sweep() {
     if (!j->retired && (j->slurm_id == 0 || j->submit_queued || j->submit_uncertain_seq != 0)) {
       continue;
     }
-    strays_.insert(sid);
+    strays_.insert({sid, op_seq_});
     Enqueue({.kind = OpKind::kCancelStray, .job = j->id, .slurm_id = sid});
+  }
+}
+
+void SlurmExecutor::ForgetStrays() {
+  std::set<int64_t> named = batch_ids_;
+  for (const Op& o : ops_) named.insert(o.slurm_id);
+  for (auto it = strays_.begin(); it != strays_.end();) {
+    const auto [sid, seq] = *it;
+    if (seen_seq_ > seq && !seen_.contains(sid) && !cancelling_.contains(sid) &&
+        !named.contains(sid)) {
+      it = strays_.erase(it);
+    } else {
+      ++it;
+    }
   }
 }
 
