@@ -10,7 +10,8 @@
 // Two runs on one node never share a MASTER_PORT. A run Slurm started by itself, not where
 // the attempt recorded was placed, is never credited to that attempt. (After a run Slurm
 // requeued by itself: tests/slurm_executor_replace_test.cc.) The fixture:
-// tests/slurm_executor_fixture.h.
+// tests/slurm_executor_fixture.h. A scancel of a job held before its next attempt is
+// the job's cancel, not undone by the launch; so is one during a stop's grace period.
 #include "exec/slurm_executor.h"
 
 #include <fmt/format.h>
@@ -22,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <thread>
 
 #include "common/strings.h"
@@ -421,6 +423,87 @@ TEST_F(SlurmExecutorTest, ARunSlurmStartedByItselfIsNeverCreditedToAnAttemptWhos
       30s));
   ASSERT_TRUE(WaitFor([&] { return Squeue(sid, "%T %N") == "RUNNING " + node_b; }, 60s))
       << Squeue(sid, "%T %N %r");
+}
+
+TEST_F(SlurmExecutorTest, AScancelOfAHeldJobBeforeItsLaunchIsACancelNotUndone) {
+  // Regression (a review): the launch step requeue-holds a Slurm job whose last run ended in
+  // a final state, to run the next attempt in it. A job someone scancelled while it was held
+  // between attempts is CANCELLED too: the requeue-hold brought it back, and it ran. Now a
+  // cancel a snapshot shows after our last hold ends the attempt as cancelled (the job's
+  // cancel). Job 1 between attempts (stopped, requeue-held), job 2 before its first.
+  auto x = Open("undone", 250ms);
+  ASSERT_TRUE(x);
+  const int64_t sid = RunningSleep(*x);
+  ASSERT_NE(sid, 0);
+  ASSERT_TRUE(x->Signal({.pid = static_cast<int>(sid), .start_ticks = 0}, SIGTERM).ok());
+  ASSERT_TRUE(NextExit(*x));
+  ASSERT_TRUE(x->Drain(30s));
+  ASSERT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "PENDING"; }, 30s)) << Squeue(sid, "%T");
+  const LaunchSpec second = Spec(2, {"sleep", "300"});
+  Prepared(*x, second);
+  const int64_t sid2 = x->SlurmId(JobId(2));
+  for (int64_t id : {sid, sid2}) ASSERT_EQ(cluster_->Sh(fmt::format("scancel {}", id)).rc, 0);
+  // A snapshot that shows both cancelled, not yet polled.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return x->EngineState(JobId(1)).find("CANCELLED") != std::string::npos &&
+               x->EngineState(JobId(2)).find("CANCELLED") != std::string::npos;
+      },
+      30s))
+      << x->EngineState(JobId(1)) << "; " << x->EngineState(JobId(2));
+  ASSERT_TRUE(x->Launch(Spec(1, {"sleep", "300"}, /*attempt=*/1)).ok());
+  ASSERT_TRUE(x->Launch(second).ok());
+  ASSERT_TRUE(x->Drain(30s));
+  std::map<int64_t, ExitInfo> ends;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (const ExitInfo& e : x->Poll()) ends[e.job.value()] = e;
+        return ends.size() == 2;
+      },
+      30s));
+  EXPECT_EQ(ends[1].attempt, 1);
+  EXPECT_EQ(ends[2].attempt, 0);
+  for (auto& [job, e] : ends) {
+    EXPECT_TRUE(e.cancelled) << job << ": " << e.reason;
+    EXPECT_NE(e.reason.find("CANCELLED outside tiresias"), std::string::npos) << e.reason;
+  }
+  std::this_thread::sleep_for(2s);  // nothing brings them back
+  EXPECT_EQ(Squeue(sid, "%T"), "CANCELLED");
+  EXPECT_EQ(Squeue(sid2, "%T"), "CANCELLED");
+}
+
+TEST_F(SlurmExecutorTest, AScancelDuringAStopsGraceIsACancelNotAStop) {
+  // Regression (found with the test above): a run told to stop (SIGTERM) that someone
+  // scancelled in its grace period ended CANCELLED, was read as the stop's end, and was
+  // requeue-held for its next attempt: the cancel was undone. Our stops only signal (the run
+  // ends COMPLETED or FAILED); only our kill ends it CANCELLED. Job 1 ignores SIGTERM.
+  auto x = Open("grace", 250ms);
+  ASSERT_TRUE(x);
+  const fs::path ready = dir_ / "ready";
+  const LaunchSpec spec =
+      Spec(1, {"sh", "-c", "trap '' TERM; touch " + ready.string() + "; sleep 300"});
+  Prepared(*x, spec);
+  ASSERT_TRUE(x->Launch(spec).ok());
+  const int64_t sid = x->SlurmId(JobId(1));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return fs::exists(ready) && x->EngineState(JobId(1)).find("RUNNING") != std::string::npos;
+      },
+      30s))
+      << Squeue(sid, "%T %r");
+  ASSERT_TRUE(x->Signal({.pid = static_cast<int>(sid), .start_ticks = 0}, SIGTERM).ok());
+  ASSERT_TRUE(x->Drain(30s));
+  std::this_thread::sleep_for(1s);
+  ASSERT_EQ(Squeue(sid, "%T"), "RUNNING");  // it ignored the stop
+  ASSERT_EQ(cluster_->Sh(fmt::format("scancel {}", sid)).rc, 0);
+  const std::optional<ExitInfo> end = NextExit(*x);
+  ASSERT_TRUE(end);
+  EXPECT_TRUE(end->cancelled) << end->reason;
+  ASSERT_TRUE(x->Drain(30s));
+  std::this_thread::sleep_for(2s);  // nothing brings it back
+  (void)x->Poll();
+  ASSERT_TRUE(x->Drain(30s));
+  EXPECT_EQ(Squeue(sid, "%T"), "CANCELLED");
 }
 
 }  // namespace

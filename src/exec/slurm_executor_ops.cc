@@ -302,6 +302,22 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
         retry.push_back(o);
         continue;
       }
+      // Cancelled by someone (scancel) after our last hold or requeue-hold, as a snapshot
+      // since shows: a requeue-hold now would bring it back and run it. Its cancel is the
+      // job's, as Poll reports it between attempts (a cancel seen there first).
+      if (s && s->state == "CANCELLED" && j->holds_queued == 0 &&
+          seen_seq_ > std::max(j->hold_done_seq, j->known_seq)) {
+        j->phase = Phase::kEnded;
+        j->cancel_reported = true;
+        j->ended = ExitInfo{
+            .job = o.job,
+            .attempt = o.attempt,
+            .cancelled = true,
+            .reason = fmt::format("Slurm job {} CANCELLED outside tiresias before the attempt "
+                                  "started",
+                                  s->id)};
+        continue;
+      }
       // The restart count this release gives, from a snapshot that shows the job stopped:
       // Launch's guess may predate a kill's requeue.
       const bool over = s && SlurmEnded(s->state);

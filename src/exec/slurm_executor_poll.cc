@@ -130,9 +130,10 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
         j.seen_active = true;
       } else if (SlurmEnded(s->state)) {
         ended = ExitOf(j, s);
-        // Keep the Slurm job for the next attempt: back to pending, held. After a node
-        // failure, a fresh one (the old one held until it is cancelled).
-        if (j.stop_requested || j.kill_requested || ended->lost) {
+        // Keep the Slurm job for the next attempt: back to pending, held (not one someone
+        // cancelled). After a node failure, a fresh one (the old one held until it is
+        // cancelled).
+        if ((j.stop_requested || j.kill_requested || ended->lost) && !ended->cancelled) {
           EnqueueHold(j, {.kind = OpKind::kRequeueHold, .job = id});
         }
         if (ended->lost || s->state == "NODE_FAIL" || s->state == "BOOT_FAIL") Replace(j);

@@ -142,7 +142,9 @@ ExitInfo SlurmExecutor::ExitOf(const Job& j, const SlurmJob* s) const {
   e.completed = DoneFileExists(j.job_dir);
   const bool stopped = j.stop_requested || j.kill_requested;
   if (s->state == "CANCELLED") {
-    e.cancelled = !stopped;
+    // Our stops only signal (the run then ends COMPLETED or FAILED); our kill (scancel
+    // --signal=KILL) ends it CANCELLED. So a cancel during a stop's grace is someone's scancel.
+    e.cancelled = !j.kill_requested;
     e.reason = fmt::format("Slurm job {} CANCELLED outside tiresias{}", s->id,
                            s->reason.empty() || s->reason == "None" ? "" : " (" + s->reason + ")");
   } else if (s->state == "NODE_FAIL" || s->state == "PREEMPTED" || s->state == "BOOT_FAIL") {
