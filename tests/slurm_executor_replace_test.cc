@@ -3,7 +3,8 @@
 // node's stale terminate of the old run to the same job id, killing the next run there);
 // a fresh job sbatch refuses leaves the old one to run it. And a kill of a run whose job the
 // journal lost cancels its Slurm job; a killed job's replaced and retired Slurm jobs end
-// cancelled; a stop decided on a stale snapshot reaches the job.
+// cancelled; a stop decided on a stale snapshot reaches the job; a job started under a
+// submit limit takes the place of a held one.
 // On a real one-node Slurm cluster
 // (tests/slurm_executor_fixture.h); `scontrol requeue` stands for the node failure.
 #include <fmt/format.h>
@@ -204,6 +205,50 @@ TEST_F(SlurmExecutorTest, AStopDecidedOnASnapshotOlderThanTheStartStillReachesTh
   ASSERT_TRUE(x->Drain(30s));
   EXPECT_TRUE(WaitFor([&] { return Squeue(sid, "%T") != "RUNNING"; }, 10s))
       << "the stop did not reach it: " << Squeue(sid, "%T %r");
+}
+
+TEST_F(SlurmExecutorTest, AJobStartedUnderASubmitLimitTakesThePlaceOfAHeldJob) {
+  // Every tiresias job waits in Slurm as a held job, so a user's submit limit (here 2 jobs,
+  // an sbatch that counts them, as MaxSubmitJobsPerUser does) can leave a job the core starts
+  // with no Slurm job: its GPUs sat idle until one of the user's jobs ended. Now it takes the
+  // place of a job whose held Slurm job only waits (the newest that never ran: job 2), which
+  // is untagged and cancelled, and submits at once. Job 2 submits again at its own launch, and
+  // a later serve does not read its cancelled job as someone's cancel.
+  const fs::path bin = FaultyTools();
+  Put(bin / "sbatch",
+      "#!/bin/sh\n"
+      "n=$(/usr/bin/squeue -h -t PD,R,CG,CF -o %i | wc -l)\n"
+      "if [ \"$n\" -ge 2 ]; then\n"
+      "  echo 'sbatch: error: Batch job submission failed: Job violates accounting/QOS policy "
+      "(job submit limit, user'\\''s size and/or time limits)' >&2; exit 1\n"
+      "fi\n"
+      "exec /usr/bin/sbatch \"$@\"\n");
+  auto x = Open("limit", 250ms, 3s);
+  ASSERT_TRUE(x);
+  for (int job : {1, 2, 3}) Prepared(*x, Spec(job, {"sleep", "300"}));
+  const int64_t held1 = x->SlurmId(JobId(1)), held2 = x->SlurmId(JobId(2));
+  ASSERT_NE(held1, 0);
+  ASSERT_NE(held2, 0);
+  ASSERT_EQ(x->SlurmId(JobId(3)), 0);  // refused: the limit
+  ASSERT_TRUE(
+      WaitFor([&] { return x->EngineState(JobId(2)).find("PENDING") != std::string::npos; }, 30s));
+  auto launched = LaunchWhenReady(*x, Spec(3, {"sleep", "300"}));
+  ASSERT_TRUE(launched.ok()) << launched.status().message();
+  const int64_t sid3 = x->SlurmId(JobId(3));
+  ASSERT_NE(sid3, 0);
+  EXPECT_TRUE(WaitFor([&] { return Squeue(sid3, "%T") == "RUNNING"; }, 30s)) << Squeue(sid3, "%T");
+  EXPECT_EQ(x->SlurmId(JobId(2)), 0);
+  EXPECT_EQ(x->SlurmId(JobId(1)), held1);
+  EXPECT_EQ(Squeue(held2, "%T %k"), "CANCELLED tiresias:limit:gave-place-of:2");
+  EXPECT_EQ(Squeue(held1, "%T"), "PENDING");
+  for (const ExitInfo& e : x->Poll()) ADD_FAILURE() << "an exit reported: " << e.reason;
+  // A later serve: job 2 has no Slurm job, and nothing is reported of it.
+  x.reset();
+  auto y = Open("limit", 250ms, 3s);
+  ASSERT_TRUE(y);
+  EXPECT_EQ(y->SlurmId(JobId(2)), 0);
+  std::this_thread::sleep_for(1s);
+  for (const ExitInfo& e : y->Poll()) ADD_FAILURE() << "an exit reported: " << e.reason;
 }
 
 }  // namespace

@@ -374,8 +374,35 @@ void SlurmExecutor::Submitted(Job& j, int64_t sid, uint64_t seq) {
     CancelSlurmJob(j.id, j.slurm_id);
   }
   j.replace = false;
+  j.took_place = false;
   j.slurm_id = sid;
   j.known_seq = seq;
+}
+
+SlurmExecutor::Job* SlurmExecutor::PlaceFor(const Job& x) {
+  Job* best = nullptr;
+  for (auto& [id, v] : jobs_) {
+    if (id == x.id || v.retired || v.slurm_id == 0 || v.replace || v.submit_queued ||
+        v.phase != Phase::kNone || v.holds_queued > 0 || v.spec.argv.empty() ||
+        v.spec.uid != x.spec.uid) {
+      continue;
+    }
+    const SlurmJob* s = Ours(v);
+    if (!s || s->state != "PENDING" || !s->held) continue;
+    if (!best || std::make_pair(v.attempt < 0, id) > std::make_pair(best->attempt < 0, best->id)) {
+      best = &v;
+    }
+  }
+  return best;
+}
+
+void SlurmExecutor::GivePlace(Job& v) {
+  const int64_t sid = v.slurm_id;
+  v.slurm_id = 0;
+  v.submit_limited.clear();
+  v.submit_retry_at = {};
+  Enqueue({.kind = OpKind::kUntag, .job = v.id, .slurm_id = sid});
+  CancelSlurmJob(v.id, sid);
 }
 
 void SlurmExecutor::NoteRestartBase(Job& j, int base) {
@@ -432,8 +459,20 @@ StatusOr<Launched> SlurmExecutor::Launch(const LaunchSpec& spec) {
       // Its held batch job is not submitted yet (Prepare's sbatch is queued, Slurm forgot the
       // job, or a lost run's job is being replaced): the worker submits it; the launch is
       // tried again then. Never blocks.
+      // Refused for a submit limit: it takes the place of a job of the same user whose held
+      // Slurm job only waits, and submits at once (first in its batch). Again only at the
+      // retry time: if that did not get it in, the limit may not be one our jobs fill.
+      const auto now = std::chrono::steady_clock::now();
+      if (!j.submit_limited.empty() && j.slurm_id == 0 && !j.submit_queued && !j.retired &&
+          (!j.took_place || now >= j.submit_retry_at)) {
+        if (Job* v = PlaceFor(j)) {
+          GivePlace(*v);
+          j.took_place = true;
+          j.submit_retry_at = {};
+        }
+      }
       // After a submit limit, not before the retry time: no sbatch every round.
-      if (!j.submit_queued && !j.retired && std::chrono::steady_clock::now() >= j.submit_retry_at) {
+      if (!j.submit_queued && !j.retired && now >= j.submit_retry_at) {
         j.submit_queued = true;
         Enqueue({.kind = OpKind::kSubmit, .job = spec.job});
       }

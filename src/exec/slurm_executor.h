@@ -139,6 +139,7 @@ class SlurmExecutor : public Executor {
     std::string job_dir;
     LaunchSpec spec;  // as prepared (command, environment, account)
     bool submit_queued = false;
+    bool took_place = false;     // took a held job's place since it last got a Slurm job
     std::string submit_error;    // a permanent sbatch failure ("" none)
     std::string submit_limited;  // sbatch refused for a submit limit: tried again later
     std::chrono::steady_clock::time_point submit_retry_at{};
@@ -184,7 +185,8 @@ class SlurmExecutor : public Executor {
     kHold,
     kRequeueHold,
     kCancelStray,
-    kCancelAny  // CancelSlurmJob (retired, replaced, a lost journal's run), in any state
+    kCancelAny,  // CancelSlurmJob (retired, replaced, a lost journal's run), in any state
+    kUntag       // a held job that gave its place (GivePlace): its comment no longer ours
   };
   struct Op {
     OpKind kind;
@@ -226,6 +228,13 @@ class SlurmExecutor : public Executor {
   void CancelSlurmJob(JobId job, int64_t sid);
   // mu_ held: `j`'s run was lost; its next attempt gets a fresh Slurm job (Job::replace).
   void Replace(Job& j);
+  // mu_ held. Under a submit limit (sbatch refused `x`'s held job), the job `x` may take the
+  // place of: another job of the same user whose Slurm job only waits, held (the newest that
+  // never ran, else the newest; the core's order is not known here); nullptr if none.
+  Job* PlaceFor(const Job& x);
+  // mu_ held: `v`'s held Slurm job is untagged (so no later serve reads it as a cancel from
+  // outside) and cancelled, freeing its place; `v` submits again when it is launched.
+  void GivePlace(Job& v);
   // mu_ held: the count `j`'s release gives is `base`, not Launch's guess: kept, and written
   // to its attempt file (a restart's ReadExit and Adopt read it).
   void NoteRestartBase(Job& j, int base);

@@ -183,6 +183,13 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     (void)each_known(OpKind::kHold, {"scontrol", "uhold"}, true);
     const size_t requeued = each_known(OpKind::kRequeueHold, {"scontrol", "requeuehold"}, true);
     lap("holds", by_kind(OpKind::kHold).size() + requeued);
+    // Untagged before its cancel: a later serve must not read the cancel as someone's.
+    for (const Op& o : by_kind(OpKind::kUntag)) {
+      if (!run({"scontrol", "update", fmt::format("JobId={}", o.slurm_id),
+                fmt::format("Comment=tiresias:{}:gave-place-of:{}", opts_.tag, o.job.value())})) {
+        retry.push_back(o);
+      }
+    }
     lap("cancelled in any state", each_named(OpKind::kCancelAny, {"scancel", "--quiet"}));
   }
   // 2. Signals: to the whole batch step of a one-node job (the command and its children), to
@@ -446,22 +453,28 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
   // after the pins and releases: a launch waits for no unrelated submission.
   {
     // One whose last sbatch lost its answer waits for a snapshot that says whether it made
-    // the job (SubmitNow looks there first).
+    // the job (SubmitNow looks there first). Those that took a held job's place go first, on
+    // their own: the place is theirs, not another new job's.
     std::vector<Op> submits;
+    size_t first_ones = 0;
     for (const Op& o : by_kind(OpKind::kSubmit)) {
       std::lock_guard lk(mu_);
       const Job* j = Find(o.job);
       if (j && AwaitsSubmitAnswer(*j)) {
         retry.push_back(o);
+      } else if (j && j->took_place) {
+        submits.insert(submits.begin() + static_cast<std::ptrdiff_t>(first_ones++), o);
       } else {
         submits.push_back(o);
       }
     }
     std::vector<Status> result(submits.size());
     constexpr size_t kParallel = 4;
-    for (size_t first = 0; first < submits.size(); first += kParallel) {
+    for (size_t first = 0, end = 0; first < submits.size(); first = end) {
+      end =
+          std::min({submits.size(), first + kParallel, first < first_ones ? first_ones : SIZE_MAX});
       std::vector<std::thread> threads;
-      for (size_t k = first; k < std::min(submits.size(), first + kParallel); ++k) {
+      for (size_t k = first; k < end; ++k) {
         threads.emplace_back([&, k] { result[k] = SubmitNow(submits[k].job); });
       }
       for (auto& t : threads) t.join();
