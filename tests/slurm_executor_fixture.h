@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -150,6 +151,35 @@ class SlurmExecutorTest : public ::testing::Test {
       return 0;
     }
     return sid;
+  }
+  // Job 1 (`sleep 60`, attempt 0) prepared, launched and running on `x` (its snapshot says
+  // so, polled meanwhile), then killed (SIGKILL) while `scontrol requeuehold` cannot reach
+  // slurmctld (<bin>/fail-scontrol-requeuehold, left in place): its run (nullopt with a
+  // failure recorded).
+  std::optional<ProcessRef> KilledWithoutItsRequeue(SlurmExecutor& x, const fs::path& bin) {
+    const LaunchSpec spec = Spec(1, {"sleep", "60"});
+    Prepared(x, spec);
+    auto launched = x.Launch(spec);
+    if (!launched.ok()) {
+      ADD_FAILURE() << launched.status().message();
+      return std::nullopt;
+    }
+    if (!testing::WaitFor(
+            [&] {
+              (void)x.Poll();
+              return x.EngineState(JobId(1)).find("RUNNING") != std::string::npos;
+            },
+            30s)) {
+      ADD_FAILURE() << "not running: " << x.EngineState(JobId(1));
+      return std::nullopt;
+    }
+    Put(bin / "fail-scontrol-requeuehold",
+        "scontrol: error: Unable to contact slurm controller (connect failure)\n");
+    if (Status st = x.Signal(launched->ref, SIGKILL); !st.ok()) {
+      ADD_FAILURE() << st.message();
+      return std::nullopt;
+    }
+    return launched->ref;
   }
   // Slurm requeues its job `sid` by itself (`scontrol requeue`, as after a node failure): `x`
   // reports the run lost (not cancelled).

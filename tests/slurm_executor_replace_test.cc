@@ -144,9 +144,10 @@ TEST_F(SlurmExecutorTest, AKilledJobsReplacedAndRetiredSlurmJobsEndCancelledAndF
   // too. Neither is left pending and held. (A stress run once found the old one pending and
   // held after its cancel, Slurm having requeued it after all; such a job is now cancelled
   // again, Sweep. That race is not forced here: this checks the end state.) The executor
-  // remembers both cancelled jobs while Slurm does, and forgets them once Slurm has (here a
-  // slurmctld started clean; MinJobAge is 10 minutes): before, it remembered every Slurm job
-  // it ever cancelled, one per job run, for as long as serve ran.
+  // remembers the job and both cancelled Slurm jobs while Slurm does, and forgets them once
+  // Slurm has (here a slurmctld started clean; MinJobAge is 10 minutes): before, it remembered
+  // every job and every Slurm job it ever cancelled for as long as serve ran. A held Slurm job
+  // of the forgotten job that shows up later is cancelled.
   const fs::path epilog = dir_ / "epilog.sh";
   Put(epilog, "#!/bin/sh\nsleep 3\n");
   ::chmod(epilog.c_str(), 0755);
@@ -172,16 +173,21 @@ TEST_F(SlurmExecutorTest, AKilledJobsReplacedAndRetiredSlurmJobsEndCancelledAndF
   x->Retire(JobId(1));  // as serve does at the job's end
   EXPECT_TRUE(WaitFor([&] { return cancelled(fresh); }, 30s)) << Squeue(fresh, "%T %r");
   (void)x->Poll();
-  EXPECT_EQ(x->CancelledKnown(), 2u);
+  EXPECT_EQ(x->Remembered(), std::make_pair(size_t{1}, size_t{2}));
   cluster_->StopController();
   cluster_->StartController(/*clean=*/true);
   EXPECT_TRUE(WaitFor(
       [&] {
         (void)x->Poll();
-        return x->CancelledKnown() == 0;
+        return x->Remembered() == std::make_pair(size_t{0}, size_t{0});
       },
       30s))
-      << x->CancelledKnown();
+      << x->Remembered().first << " " << x->Remembered().second;
+  // A held Slurm job of the forgotten job that shows up (an sbatch answered late): cancelled.
+  const std::string late = testing::Trimmed(
+      cluster_->Sh("sbatch --parsable --hold --comment=tiresias:retire:1 --wrap true").out);
+  EXPECT_TRUE(WaitFor([&] { return cancelled(std::stoll(late)); }, 30s))
+      << late << ": " << Squeue(std::stoll(late), "%T %r");
 }
 
 TEST_F(SlurmExecutorTest, AStopDecidedOnASnapshotOlderThanTheStartStillReachesTheJob) {
@@ -211,9 +217,11 @@ TEST_F(SlurmExecutorTest, AJobStartedUnderASubmitLimitTakesThePlaceOfAHeldJob) {
   // Every tiresias job waits in Slurm as a held job, so a user's submit limit (here 2 jobs,
   // an sbatch that counts them, as MaxSubmitJobsPerUser does) can leave a job the core starts
   // with no Slurm job: its GPUs sat idle until one of the user's jobs ended. Now it takes the
-  // place of a job whose held Slurm job only waits (the newest that never ran: job 2), which
-  // is untagged and cancelled, and submits at once. Job 2 submits again at its own launch, and
-  // a later serve does not read its cancelled job as someone's cancel.
+  // place of a job whose held Slurm job only waits and that the core has not started (job 2
+  // is started too, held back: job 1), which is untagged and cancelled, and submits at once.
+  // Job 1 submits again at its own launch, and a later serve does not read its cancelled job
+  // as someone's cancel. A held job left untagged and not cancelled (serve stopped in
+  // between) is cancelled by the next serve.
   const fs::path bin = FaultyTools();
   Put(bin / "sbatch",
       "#!/bin/sh\n"
@@ -231,24 +239,35 @@ TEST_F(SlurmExecutorTest, AJobStartedUnderASubmitLimitTakesThePlaceOfAHeldJob) {
   ASSERT_NE(held2, 0);
   ASSERT_EQ(x->SlurmId(JobId(3)), 0);  // refused: the limit
   ASSERT_TRUE(
-      WaitFor([&] { return x->EngineState(JobId(2)).find("PENDING") != std::string::npos; }, 30s));
+      WaitFor([&] { return x->EngineState(JobId(1)).find("PENDING") != std::string::npos; }, 30s));
+  x->Starting({JobId(2), JobId(3)});
   auto launched = LaunchWhenReady(*x, Spec(3, {"sleep", "300"}));
   ASSERT_TRUE(launched.ok()) << launched.status().message();
   const int64_t sid3 = x->SlurmId(JobId(3));
   ASSERT_NE(sid3, 0);
   EXPECT_TRUE(WaitFor([&] { return Squeue(sid3, "%T") == "RUNNING"; }, 30s)) << Squeue(sid3, "%T");
-  EXPECT_EQ(x->SlurmId(JobId(2)), 0);
-  EXPECT_EQ(x->SlurmId(JobId(1)), held1);
-  EXPECT_EQ(Squeue(held2, "%T %k"), "CANCELLED tiresias:limit:gave-place-of:2");
-  EXPECT_EQ(Squeue(held1, "%T"), "PENDING");
+  EXPECT_EQ(x->SlurmId(JobId(1)), 0);
+  EXPECT_EQ(x->SlurmId(JobId(2)), held2);
+  EXPECT_EQ(Squeue(held1, "%T %k"), "CANCELLED tiresias:limit:gave-place-of:1");
+  EXPECT_EQ(Squeue(held2, "%T"), "PENDING");
   for (const ExitInfo& e : x->Poll()) ADD_FAILURE() << "an exit reported: " << e.reason;
-  // A later serve: job 2 has no Slurm job, and nothing is reported of it.
+  // A later serve: job 1 has no Slurm job, and nothing is reported of it.
   x.reset();
+  const std::string left = testing::Trimmed(
+      cluster_
+          ->Sh("/usr/bin/sbatch --parsable --hold --comment=tiresias:limit:gave-place-of:9 "
+               "--wrap true")
+          .out);
   auto y = Open("limit", 250ms, 3s);
   ASSERT_TRUE(y);
-  EXPECT_EQ(y->SlurmId(JobId(2)), 0);
-  std::this_thread::sleep_for(1s);
-  for (const ExitInfo& e : y->Poll()) ADD_FAILURE() << "an exit reported: " << e.reason;
+  EXPECT_EQ(y->SlurmId(JobId(1)), 0);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        for (const ExitInfo& e : y->Poll()) ADD_FAILURE() << "an exit reported: " << e.reason;
+        return Squeue(std::stoll(left), "%T") == "CANCELLED";
+      },
+      30s))
+      << left << ": " << Squeue(std::stoll(left), "%T %k");
 }
 
 }  // namespace

@@ -11,7 +11,8 @@
 // the attempt recorded was placed, is never credited to that attempt. (After a run Slurm
 // requeued by itself: tests/slurm_executor_replace_test.cc.) The fixture:
 // tests/slurm_executor_fixture.h. A scancel of a job held before its next attempt is
-// the job's cancel, not undone by the launch; so is one during a stop's grace period.
+// the job's cancel, not undone by the launch; so is one during a stop's grace period, but not
+// serve's own kill cut off by a restart.
 #include "exec/slurm_executor.h"
 
 #include <fmt/format.h>
@@ -194,21 +195,8 @@ TEST_F(SlurmExecutorTest, AKillWhoseRequeueSlurmDoesNotAnswerIsNeverACancelOutsi
   const fs::path bin = FaultyTools();
   auto x = Open("slowhold", 250ms);
   ASSERT_TRUE(x);
-  const LaunchSpec spec = Spec(1, {"sleep", "60"});
-  Prepared(*x, spec);
-  auto launched = x->Launch(spec);
-  ASSERT_TRUE(launched.ok()) << launched.status().message();
+  ASSERT_TRUE(KilledWithoutItsRequeue(*x, bin));
   const int64_t sid = x->SlurmId(JobId(1));
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        (void)x->Poll();
-        return x->EngineState(JobId(1)).find("RUNNING") != std::string::npos;
-      },
-      30s))
-      << x->EngineState(JobId(1));
-  Put(bin / "fail-scontrol-requeuehold",
-      "scontrol: error: Unable to contact slurm controller (connect failure)\n");
-  ASSERT_TRUE(x->Signal(launched->ref, SIGKILL).ok());
   std::vector<ExitInfo> exits;
   auto poll_for = [&](std::chrono::milliseconds d) {
     for (auto until = std::chrono::steady_clock::now() + d;
@@ -231,6 +219,42 @@ TEST_F(SlurmExecutorTest, AKillWhoseRequeueSlurmDoesNotAnswerIsNeverACancelOutsi
   EXPECT_NE(exits[0].signal, 0);  // as Slurm recorded it (SIGTERM: slurmstepd's first)
   EXPECT_FALSE(exits[0].cancelled) << exits[0].reason;
   for (const ExitInfo& e : exits) EXPECT_FALSE(e.cancelled) << e.reason;
+}
+
+TEST_F(SlurmExecutorTest, AKillCutOffByARestartBeforeItsRequeueIsNeverACancelOutside) {
+  // Found by a review: serve stopped between the kill's KILL (the run ends CANCELLED) and its
+  // requeue-hold. The next serve read the CANCELLED run as someone's scancel: the job was
+  // cancelled. The kill is now in the attempt file (TIRESIAS_KILLED), read after a restart.
+  const fs::path bin = FaultyTools();
+  auto x = Open("cutkill", 250ms);
+  ASSERT_TRUE(x);
+  const std::optional<ProcessRef> ref = KilledWithoutItsRequeue(*x, bin);
+  ASSERT_TRUE(ref);
+  const LaunchSpec spec = Spec(1, {"sleep", "60"});
+  const int64_t sid = x->SlurmId(JobId(1));
+  ASSERT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "CANCELLED"; }, 30s)) << Squeue(sid, "%T");
+  x.reset();  // serve stops before the requeue-hold
+  fs::remove(bin / "fail-scontrol-requeuehold");
+  auto y = Open("cutkill", 250ms);
+  ASSERT_TRUE(y);
+  EXPECT_FALSE(y->Adopt(JobId(1), 0, *ref, spec.job_dir));
+  const std::optional<ExitInfo> end = y->ReadExit(JobId(1), 0, spec.job_dir);
+  ASSERT_TRUE(end);
+  EXPECT_FALSE(end->cancelled) << end->reason;
+  EXPECT_NE(end->signal, 0);
+  // The kill's requeue-hold is done now: the job is not read as cancelled (between attempts
+  // or at its next launch), and its next attempt runs.
+  y->Prepare(spec);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        for (const ExitInfo& e : y->Poll()) ADD_FAILURE() << "an exit reported: " << e.reason;
+        return Squeue(sid, "%T") == "PENDING";
+      },
+      30s))
+      << Squeue(sid, "%T %r");
+  auto next = LaunchWhenReady(*y, Spec(1, {"sleep", "60"}, /*attempt=*/1));
+  ASSERT_TRUE(next.ok()) << next.status().message();
+  EXPECT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "RUNNING"; }, 30s)) << Squeue(sid, "%T");
 }
 
 TEST_F(SlurmExecutorTest, AReleaseSlurmRefusesFailsTheAttemptWithTheReason) {

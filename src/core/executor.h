@@ -138,6 +138,10 @@ class Executor {
   // A job reached an end (finished, failed, cancelled): drop what the engine keeps for it
   // (Slurm: cancel its held batch job). Never blocks.
   virtual void Retire(JobId /*job*/) {}
+  // The jobs the core started that wait to be launched (held back behind stopping processes,
+  // or launched now), every round: the engine keeps what they need (Slurm: their places
+  // under a submit limit). Never blocks.
+  virtual void Starting(const std::vector<JobId>& /*jobs*/) {}
   // The nodes as of the engine's latest look, when it has looked again since the last call;
   // nullopt otherwise (and always for the local executor, whose capacity never changes).
   virtual std::optional<std::vector<NodeReport>> PollNodes() { return std::nullopt; }

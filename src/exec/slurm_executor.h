@@ -107,6 +107,7 @@ class SlurmExecutor : public Executor {
   std::string Containment() const override;
   void Prepare(const LaunchSpec& spec) override;
   void Retire(JobId job) override;
+  void Starting(const std::vector<JobId>& jobs) override;
   std::optional<std::vector<NodeReport>> PollNodes() override;
   std::string EngineState(JobId job) const override;
   std::optional<std::pair<int64_t, std::string>> ContactLost() const override;
@@ -115,8 +116,9 @@ class SlurmExecutor : public Executor {
   bool Drain(std::chrono::milliseconds timeout);
   // The Slurm job id of a tiresias job (0: none yet).
   int64_t SlurmId(JobId job) const;
-  // For tests: how many Slurm jobs it cancelled it still remembers (until Slurm forgets them).
-  size_t CancelledKnown() const;
+  // For tests: how many jobs it remembers (retired ones until nothing can concern them), and
+  // how many Slurm jobs it cancelled (until Slurm forgets them).
+  std::pair<size_t, size_t> Remembered() const;
 
  private:
   enum class Phase {
@@ -147,6 +149,7 @@ class SlurmExecutor : public Executor {
     // snapshot started after this sequence number says, before sbatch runs again.
     uint64_t submit_uncertain_seq = 0;
     bool retired = false;
+    uint64_t retired_seq = 0;  // op_seq_ when it was retired
     bool cancel_reported = false;
     // The Slurm job's last run was requeued by Slurm (a node failed under it, an admin) or
     // lost: the next attempt runs in a fresh Slurm job, submitted at once; this one is
@@ -186,7 +189,7 @@ class SlurmExecutor : public Executor {
     kRequeueHold,
     kCancelStray,
     kCancelAny,  // CancelSlurmJob (retired, replaced, a lost journal's run), in any state
-    kUntag       // a held job that gave its place (GivePlace): its comment no longer ours
+    kGivePlace   // a held job gives its place (GivePlace): untagged, then cancelled
   };
   struct Op {
     OpKind kind;
@@ -228,13 +231,20 @@ class SlurmExecutor : public Executor {
   void CancelSlurmJob(JobId job, int64_t sid);
   // mu_ held: `j`'s run was lost; its next attempt gets a fresh Slurm job (Job::replace).
   void Replace(Job& j);
+  // mu_ held, before a kill of `j`'s run: its attempt file says so (TIRESIAS_KILLED=1), so that
+  // a later serve reads the run's CANCELLED as this kill, not as someone's scancel.
+  void NoteKill(Job& j);
   // mu_ held. Under a submit limit (sbatch refused `x`'s held job), the job `x` may take the
-  // place of: another job of the same user whose Slurm job only waits, held (the newest that
-  // never ran, else the newest; the core's order is not known here); nullptr if none.
+  // place of: another job of the same user whose Slurm job only waits, held, and that the
+  // core has not started (Starting); of those one that ran before (under 2D-LAS a demoted
+  // one, behind every job that never ran), the newest; the core's order is not known here.
+  // nullptr if none.
   Job* PlaceFor(const Job& x);
-  // mu_ held: `v`'s held Slurm job is untagged (so no later serve reads it as a cancel from
-  // outside) and cancelled, freeing its place; `v` submits again when it is launched.
+  // mu_ held: `v` gives its held Slurm job's place: a kGivePlace op untags it (so that no
+  // later serve reads its cancel as someone's), then cancels it; if Slurm refuses the untag,
+  // `v` keeps it. `v` submits again when it is launched.
   void GivePlace(Job& v);
+  std::set<JobId> starting_;  // Starting's
   // mu_ held: the count `j`'s release gives is `base`, not Launch's guess: kept, and written
   // to its attempt file (a restart's ReadExit and Adopt read it).
   void NoteRestartBase(Job& j, int base);
@@ -250,6 +260,9 @@ class SlurmExecutor : public Executor {
   const SlurmJob* Seen(int64_t slurm_id) const;  // mu_ held; in the latest snapshot
   const SlurmJob* Ours(const Job& j) const;      // mu_ held; Seen, if it carries j's tag
   std::string Tag(JobId id) const;
+  // The comment of a held Slurm job that gave its place (GivePlace), before the job's id: no
+  // tag parse accepts it.
+  std::string GavePlacePrefix() const;
   void NoteContact(const Status& s);  // mu_ held
   // Pending Slurm jobs with a job's tag that are not its Slurm job (an sbatch whose answer
   // was lost made one; the job was retired meanwhile) are cancelled, once; cancelled ones
@@ -290,7 +303,14 @@ class SlurmExecutor : public Executor {
   // no op names: nothing can then act on it, and the set stays as small as Slurm's memory.
   std::map<int64_t, uint64_t> strays_;
   std::set<int64_t> batch_ids_;  // the Slurm jobs the running batch's ops name
+  std::set<JobId> batch_jobs_;   // and the jobs
   void ForgetStrays();
+  // Forgets the retired jobs that nothing can concern any more: no op names them, no sbatch
+  // of theirs is queued or unanswered, a snapshot since their retirement, and Slurm forgot
+  // their cancelled jobs (a tagged job of a job the executor does not know that a snapshot
+  // shows pending is Sweep's to cancel). jobs_ (and Poll's, Signal's work) stays the size of
+  // what is live, not of every job serve ran.
+  void ForgetRetired();
   // Slurm jobs being ended (a retired job's, a replaced one, a run the journal lost): the op
   // sequence after which a snapshot shows the last scancel's effect (0: one queued), and how
   // many were sent. A scancel that finds the job completing may do nothing, and a kill's

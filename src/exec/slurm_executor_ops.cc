@@ -39,7 +39,9 @@ void SlurmExecutor::WorkerLoop() {
       constexpr int kSubmitsPerBatch = 32, kLaunchesPerBatch = 32;
       int submits = 0, launches = 0;
       for (auto it = ops_.begin(); it != ops_.end();) {
-        if ((it->kind == OpKind::kSubmit && ++submits > kSubmitsPerBatch) ||
+        const Job* j = it->kind == OpKind::kSubmit ? Find(it->job) : nullptr;
+        const bool place = j && j->took_place;  // the place it took is waiting for it
+        if ((it->kind == OpKind::kSubmit && !place && ++submits > kSubmitsPerBatch) ||
             (it->kind == OpKind::kLaunch && ++launches > kLaunchesPerBatch)) {
           ++it;
           continue;
@@ -48,12 +50,16 @@ void SlurmExecutor::WorkerLoop() {
         it = ops_.erase(it);
       }
       running_ops_ = static_cast<int>(batch.size());
-      for (const Op& o : batch) batch_ids_.insert(o.slurm_id);
+      for (const Op& o : batch) {
+        batch_ids_.insert(o.slurm_id);
+        batch_jobs_.insert(o.job);
+      }
     }
     std::vector<Op> retry = RunBatch(std::move(batch));
     std::lock_guard lk(mu_);
     running_ops_ = 0;
     batch_ids_.clear();
+    batch_jobs_.clear();
     if (!retry.empty()) {
       ops_.insert(ops_.begin(), retry.begin(), retry.end());
       retry_at = std::chrono::steady_clock::now() + backoff;
@@ -183,11 +189,30 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     (void)each_known(OpKind::kHold, {"scontrol", "uhold"}, true);
     const size_t requeued = each_known(OpKind::kRequeueHold, {"scontrol", "requeuehold"}, true);
     lap("holds", by_kind(OpKind::kHold).size() + requeued);
-    // Untagged before its cancel: a later serve must not read the cancel as someone's.
-    for (const Op& o : by_kind(OpKind::kUntag)) {
+    // Places given (GivePlace): untagged, then cancelled, so that a later serve never reads
+    // the cancel as someone's. An untag Slurm refuses: the job keeps its Slurm job.
+    for (const Op& o : by_kind(OpKind::kGivePlace)) {
+      StatusOr<CommandResult> untag = IoError(""), cancel = IoError("");
       if (!run({"scontrol", "update", fmt::format("JobId={}", o.slurm_id),
-                fmt::format("Comment=tiresias:{}:gave-place-of:{}", opts_.tag, o.job.value())})) {
+                fmt::format("Comment={}{}", GavePlacePrefix(), o.job.value())},
+               &untag)) {
         retry.push_back(o);
+        continue;
+      }
+      const bool untagged = untag.ok() && untag->ok();
+      const bool reached =
+          untagged && run({"scancel", "--quiet", std::to_string(o.slurm_id)}, &cancel);
+      std::lock_guard lk(mu_);
+      Job* v = Find(o.job);
+      if (!untagged && v && !v->retired && v->slurm_id == 0) {  // a queued sbatch sees it
+        v->slurm_id = o.slurm_id;
+        strays_.erase(o.slurm_id);
+      } else if (reached) {
+        cancelling_[o.slurm_id] = {.done = ++op_seq_};
+      } else {
+        // slurmctld went away between untag and cancel; or the untag was refused and `v` has
+        // another Slurm job by now (a restart picks that newer one), or ended.
+        CancelSlurmJob(o.job, o.slurm_id);
       }
     }
     lap("cancelled in any state", each_named(OpKind::kCancelAny, {"scancel", "--quiet"}));

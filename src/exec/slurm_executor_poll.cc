@@ -21,6 +21,7 @@ namespace tiresias {
 void SlurmExecutor::Sweep() {
   if (seen_seq_ <= swept_seq_) return;
   swept_seq_ = seen_seq_;
+  const std::string prefix = fmt::format("tiresias:{}:", opts_.tag);
   // Cancelled, yet pending (or running) again: the cancel found it completing a kill's
   // requeue, which Slurm finished after it. Cancelled again.
   for (auto it = cancelling_.begin(); it != cancelling_.end();) {
@@ -30,8 +31,9 @@ void SlurmExecutor::Sweep() {
       continue;
     }
     const SlurmJob* s = Seen(sid);
-    if (!s || c.sent >= kMaxCancels) {
-      it = cancelling_.erase(it);  // Slurm forgot it (or will not cancel it)
+    // Forgot it, will not cancel it, or gave its id to a job not ours (a clean restart).
+    if (!s || c.sent >= kMaxCancels || !s->comment.starts_with(prefix)) {
+      it = cancelling_.erase(it);
       continue;
     }
     if (!SlurmEnded(s->state) && s->state != "COMPLETING") {
@@ -42,14 +44,26 @@ void SlurmExecutor::Sweep() {
     ++it;
   }
   ForgetStrays();
-  const std::string prefix = fmt::format("tiresias:{}:", opts_.tag);
+  ForgetRetired();
   for (const auto& [sid, s] : seen_) {
     if (s.state != "PENDING" || !s.comment.starts_with(prefix) || strays_.contains(sid)) continue;
+    if (s.comment.starts_with(GavePlacePrefix())) {
+      // Untagged to give its place, and not cancelled yet (a serve stopped in between).
+      strays_.insert({sid, op_seq_});
+      Enqueue({.kind = OpKind::kCancelStray, .slurm_id = sid});
+      continue;
+    }
     auto id = ParseInt(std::string_view(s.comment).substr(prefix.size()));
-    const Job* j = id ? Find(JobId(*id)) : nullptr;
+    if (!id) continue;
+    const Job* j = Find(JobId(*id));
+    if (!j) {  // of a job forgotten since it was retired (every other has a Job from Open on)
+      strays_.insert({sid, op_seq_});
+      Enqueue({.kind = OpKind::kCancelStray, .job = JobId(*id), .slurm_id = sid});
+      continue;
+    }
     // Not on a snapshot older than its id; for a live job, not while its sbatch may still
     // be answering (the job may be the one it takes).
-    if (!j || sid == j->slurm_id || seen_seq_ <= j->known_seq) continue;
+    if (sid == j->slurm_id || seen_seq_ <= j->known_seq) continue;
     if (!j->retired && (j->slurm_id == 0 || j->submit_queued || j->submit_uncertain_seq != 0)) {
       continue;
     }
@@ -66,6 +80,22 @@ void SlurmExecutor::ForgetStrays() {
     if (seen_seq_ > seq && !seen_.contains(sid) && !cancelling_.contains(sid) &&
         !named.contains(sid)) {
       it = strays_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void SlurmExecutor::ForgetRetired() {
+  std::set<JobId> named = batch_jobs_;
+  for (const Op& o : ops_) named.insert(o.job);
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    const Job& j = it->second;
+    const auto gone = [&](int64_t sid) { return sid == 0 || !cancelling_.contains(sid); };
+    if (j.retired && !j.submit_queued &&
+        seen_seq_ > std::max(j.retired_seq, j.submit_uncertain_seq) && gone(j.slurm_id) &&
+        gone(j.replaced_id) && !named.contains(j.id)) {
+      it = jobs_.erase(it);
     } else {
       ++it;
     }

@@ -57,7 +57,8 @@ bool SlurmExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std
   j.released_seq = 0;
   j.restart_base = s->restarts;
   j.seen_active = SlurmActive(s->state);
-  j.stop_requested = j.kill_requested = false;
+  j.stop_requested = false;
+  j.kill_requested = vars.contains("TIRESIAS_KILLED");  // killed before serve stopped
   return true;
 }
 
@@ -72,6 +73,7 @@ std::optional<ExitInfo> SlurmExecutor::ReadExit(JobId job, int attempt,
   if (!OfRecordedRun(vars, s->restarts)) return std::nullopt;  // an earlier attempt's
   Job probe = j;
   probe.attempt = attempt;
+  probe.kill_requested = probe.kill_requested || vars.contains("TIRESIAS_KILLED");
   ExitInfo e = ExitOf(probe, s);
   const bool requeued = RequeuedSinceRelease(*s, vars);
   if (!PlacedAsRecorded(*s, vars)) {
@@ -92,6 +94,11 @@ std::optional<ExitInfo> SlurmExecutor::ReadExit(JobId job, int attempt,
         s->id, s->restarts, RecordedRestarts(vars).value_or(0), e.Describe());
   }
   if (requeued && e.lost) Replace(j);  // the next attempt in a fresh Slurm job
+  if (probe.kill_requested && s->state == "CANCELLED" && !e.lost) {
+    // Our kill, cut off before its requeue-hold: done now, as Poll does (until a snapshot
+    // shows it, the CANCELLED is not read as someone's cancel).
+    EnqueueHold(j, {.kind = OpKind::kRequeueHold, .job = job});
+  }
   return e;
 }
 

@@ -236,6 +236,13 @@ bool SlurmSubmitLimit(std::string_view output) {
   return false;
 }
 
+bool SlurmPlaceLimit(std::string_view output) {
+  // "job submit limit" is also in the words of a job over a size or time limit (the same
+  // error): then one held job gives its place for nothing, once for that job.
+  return output.find("MaxSubmitJob") != std::string_view::npos ||
+         output.find("job submit limit") != std::string_view::npos;
+}
+
 bool SlurmTransientFailure(std::string_view output) {
   // Slurm's own words (slurm_errno.c in 22.05) for the controller not answering the request.
   for (std::string_view m : {"Unable to contact slurm controller",

@@ -88,6 +88,10 @@ bool SlurmTransientFailure(std::string_view output);
 // association's MaxSubmitJobs, the cluster's MaxJobCount): the same request succeeds once
 // jobs have left, so it is tried again later rather than failing the job.
 bool SlurmSubmitLimit(std::string_view output);
+// Of those, a limit on the jobs a user, account or QOS has queued (MaxSubmitJobs), which a
+// cancel of one of them frees at once (not the cluster's MaxJobCount: a cancelled job counts
+// there until MinJobAge has passed).
+bool SlurmPlaceLimit(std::string_view output);
 // Whether `scontrol ping` says a controller answers. A failure whose words are not known to be
 // transient is taken for the request's own only while one does (the executor asks after such
 // a failure: a controller going down answers in many ways, e.g. "Connection reset by peer").

@@ -203,6 +203,11 @@ TEST(SlurmState, ASubmitLimitIsToldApartFromARefusal) {
            "sbatch: error: AssocMaxSubmitJobLimit",
        }) {
     EXPECT_TRUE(SlurmSubmitLimit(said)) << said;
+    // A limit on the jobs queued (a cancel frees a place at once), not on the cluster's
+    // records (MaxJobCount: a cancelled job counts until MinJobAge).
+    EXPECT_EQ(SlurmPlaceLimit(said),
+              std::string_view(said).find("temporarily") == std::string::npos)
+        << said;
   }
   for (const char* said : {
            "sbatch: error: Batch job submission failed: Requested node configuration is not "

@@ -316,7 +316,9 @@ int64_t LiveScheduler::Paused(Time now) {
   // removal go (their rows later), and the step is tried again.
   if (!std::exchange(paused_, true)) pause_began_ = now;
   KillOverdue(now);
-  RemoveEndedDirs(now, /*journal_now=*/false);  // what is due frees room
+  const size_t kept = unjournalled_.size();
+  RemoveEndedDirs(now, /*journal_now=*/false);           // what is due frees room
+  if (unjournalled_.size() > kept) FlushUnjournalled();  // not every retry: it may wait
   return now + kPausedRetryMs + store_->epoch_ms();
 }
 

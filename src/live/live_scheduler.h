@@ -379,6 +379,9 @@ class LiveScheduler {
   // step that can write (a crash before it loses only those narrative rows).
   Time RemoveEndedDirs(Time now, bool journal_now = true);
   std::vector<Event> unjournalled_;
+  // While paused by a full disk: unjournalled_ written at once if a transaction of its own
+  // can (it often can: the reserve was released), else kept.
+  void FlushUnjournalled();
   // Why a job's own log cannot be read: its directory was removed ("" if not).
   std::string Removed(const JobRecord& r) const;
   Time alive_stamped_ = 0;  // when the stamp was last written

@@ -36,7 +36,9 @@ Time LiveScheduler::ExpectedRelease(const std::vector<GpuId>& gpus, JobId id, Ti
 void LiveScheduler::LaunchReady(Time now) {
   // Phase 1, committed before any fork: holds for starts that must wait, and the attempt
   // number of each launch with its "in flight" mark, so that a crash mid-launch finds it.
-  std::vector<JobId> ready, changed;
+  std::vector<JobId> ready, changed, starting;
+  for (const auto& [id, gpus] : to_launch_) starting.push_back(id);
+  executor_->Starting(starting);
   {
     Store::Txn txn(*store_);
     if (!txn.begun().ok()) return;  // the lock was taken since the step's commit: next round

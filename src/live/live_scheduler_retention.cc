@@ -82,6 +82,17 @@ Time LiveScheduler::RemoveEndedDirs(Time now, bool journal_now) {
   return kNever;
 }
 
+void LiveScheduler::FlushUnjournalled() {
+  // Narrative rows only: a write that fails (the disk is full) leaves them for later.
+  if (unjournalled_.empty() || journal_blocked_) return;
+  Store::Txn txn(*store_);
+  if (!txn.begun().ok()) return;
+  for (const Event& e : unjournalled_) {
+    if (!Note(e).ok()) return;  // rolled back
+  }
+  if (txn.Commit().ok()) unjournalled_.clear();
+}
+
 std::string LiveScheduler::Removed(const JobRecord& r) const {
   std::error_code ec;
   if (cfg_.keep_finished <= 0 || !IsTerminal(r.state) || r.end < 0 ||
