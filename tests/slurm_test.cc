@@ -4,7 +4,8 @@
 // trainer; an 8-GPU job across two nodes whose two ranks see their variables; a node killed
 // mid-run (no job lost, its job resumes); kill -9 of serve mid-run (none lost, no attempt run
 // twice); GPUs held by a job outside tiresias never double-booked and shown; a job cancelled
-// with scancel marked so; slurmctld down for a while (retried, nothing lost). Each test skips
+// with scancel marked so; slurmctld down for a while (retried, nothing lost); a job started
+// under a submit limit takes a held job's place. Each test skips
 // with the reason when the Slurm packages or root are missing.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,7 +14,9 @@
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <regex>
@@ -452,6 +455,54 @@ TEST_F(SlurmTest, SlurmctldDownIsRetriedAndLosesNothing) {
   for (int64_t id : ids) EXPECT_EQ(State(id), "finished") << Job(id).dump();
   auto n = serve_->Client().GetJson("/v1/nodes");
   EXPECT_FALSE(n->contains("engine_unreachable")) << n->dump();
+}
+
+TEST_F(SlurmTest, AJobThePolicyStartsUnderASubmitLimitTakesAHeldJobsPlace) {
+  // Each tiresias job waits in Slurm as a held job, and here Slurm takes 2 jobs of the user at
+  // most (an sbatch that counts them, as MaxSubmitJobsPerUser does). dlas, 8 GPU-s first
+  // queue, 16-GPU jobs: A runs and is demoted; B arrives, preempts it and is demoted; A and B
+  // fill the limit, so C's held job is refused. C arrives in the first queue and preempts B:
+  // it takes the place of A's or B's held job and runs. Before, C held the whole cluster with
+  // no Slurm job of its own until its 2-minute wait lapsed (the jobs that filled the limit
+  // could not run while it held their GPUs).
+  const fs::path bin = dir_ / "bin";
+  fs::create_directories(bin);
+  std::ofstream(bin / "sbatch")
+      << "#!/bin/sh\n"
+         "n=$(/usr/bin/squeue -h -t PD,R,CG,CF -o %i | wc -l)\n"
+         "if [ \"$n\" -ge 2 ]; then\n"
+         "  echo 'sbatch: error: Batch job submission failed: Job violates accounting/QOS policy "
+         "(job submit limit, user'\\''s size and/or time limits)' >&2; exit 1\n"
+         "fi\n"
+         "exec /usr/bin/sbatch \"$@\"\n";
+  fs::permissions(bin / "sbatch",
+                  fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  const std::string path = std::getenv("PATH");
+  ::setenv("PATH", (bin.string() + ":" + path).c_str(), 1);
+  Serve({"--policy", "dlas", "--opt", "thresholds=8", "--grace", "5"});
+  ::setenv("PATH", path.c_str(), 1);  // serve has it
+  // Each ignores SIGTERM: it runs through its grace, so the limit stays full while C's held
+  // job is submitted (a stopped job is out of the count until its requeue-hold).
+  const nlohmann::json job = {{"gpus", 16}, {"argv", {"sh", "-c", "trap '' TERM; sleep 600"}}};
+  const int64_t a = Submit(job);
+  ASSERT_TRUE(WaitFor([&] { return State(a) == "running"; }, 30s)) << Job(a).dump();
+  std::this_thread::sleep_for(2s);  // demoted
+  const int64_t b = Submit(job);
+  ASSERT_TRUE(WaitFor([&] { return State(b) == "running" && State(a) == "pending"; }, 60s))
+      << Job(a).dump() << Job(b).dump();
+  std::this_thread::sleep_for(2s);  // demoted
+  const int64_t c = Submit(job);
+  ASSERT_TRUE(WaitFor([&] { return State(c) == "running"; }, 60s)) << Job(c).dump();
+  EXPECT_EQ(State(a), "pending") << Job(a).dump();
+  EXPECT_EQ(State(b), "pending") << Job(b).dump();
+  const std::string gave = cluster_->Sh("squeue -h -t CA -o %k").out;
+  EXPECT_NE(gave.find(":gave-place-of:"), std::string::npos) << gave;
+  for (int64_t id : {a, b, c}) {
+    (void)serve_->Client().PostJson(fmt::format("/v1/jobs/{}/cancel", id), {});
+  }
+  ASSERT_TRUE(AllEnded({a, b, c}, 60s));
+  ASSERT_TRUE(WaitFor([&] { return cluster_->Sh("squeue -h -t PD,R,CG -o %i").out.empty(); }, 30s))
+      << cluster_->Sh("squeue -o '%i %T %r %k'").out;
 }
 
 }  // namespace
