@@ -270,5 +270,29 @@ TEST_F(SlurmExecutorTest, AJobStartedUnderASubmitLimitTakesThePlaceOfAHeldJob) {
       << left << ": " << Squeue(std::stoll(left), "%T %k");
 }
 
+TEST_F(SlurmExecutorTest, AStopSentBeforeTheBatchScriptStartsStillStopsIt) {
+  // Regression (CI): a stop sent right after a job was allocated, before its batch script
+  // ran (here a 3 s prolog), was dropped by Slurm: the job ran its whole grace out. The stop
+  // is now in the attempt file first (TIRESIAS_STOPPED), and the script exits at its start.
+  const fs::path prolog = dir_ / "prolog.sh";
+  Put(prolog, "#!/bin/sh\nsleep 3\n");
+  ::chmod(prolog.c_str(), 0755);
+  cluster_.reset();
+  cluster_ = std::make_unique<testing::SlurmCluster>(1, 1, "Prolog=" + prolog.string());
+  ASSERT_TRUE(cluster_->up()) << cluster_->error();
+  auto x = Open("prolog", 250ms);
+  ASSERT_TRUE(x);
+  const LaunchSpec spec = Spec(1, {"sleep", "300"});
+  Prepared(*x, spec);
+  ASSERT_TRUE(x->Launch(spec).ok());
+  const int64_t sid = x->SlurmId(JobId(1));
+  ASSERT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "RUNNING"; }, 30s)) << Squeue(sid, "%T");
+  ASSERT_TRUE(x->Signal({.pid = static_cast<int>(sid), .start_ticks = 0}, SIGTERM).ok());
+  ASSERT_TRUE(x->Drain(30s));
+  const std::optional<ExitInfo> end = NextExit(*x);  // 30 s: well before 300
+  ASSERT_TRUE(end) << Squeue(sid, "%T %r");
+  EXPECT_FALSE(end->cancelled) << end->reason;
+}
+
 }  // namespace
 }  // namespace tiresias

@@ -39,6 +39,11 @@ TEST(SlurmBatch, TheScriptLoadsTheJobsVariablesBeforeTheAttemptsAndTiresias) {
   EXPECT_LT(job_env, attempt);
   EXPECT_LT(attempt, ours);
   EXPECT_NE(script.find("exec 'python3' 'train.py'\n"), std::string::npos) << script;
+  // A stop or kill serve sent before the script started (Slurm dropped it): it exits at once.
+  const size_t stopped = script.find("${TIRESIAS_STOPPED:-}${TIRESIAS_KILLED:-}");
+  ASSERT_NE(stopped, std::string::npos) << script;
+  EXPECT_LT(attempt, stopped);
+  EXPECT_LT(stopped, script.find("exec 'python3'"));
 }
 
 TEST(SlurmBatch, AnEndIsTheRecordedAttemptsOnlyAtOrPastItsRestartCount) {

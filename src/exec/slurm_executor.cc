@@ -235,10 +235,12 @@ void SlurmExecutor::NoteRestartBase(Job& j, int base) {
   }
 }
 
-void SlurmExecutor::NoteKill(Job& j) {
-  constexpr std::string_view kLine = "TIRESIAS_KILLED=1\n";
-  if (!j.attempt_vars.empty() && !j.attempt_vars.ends_with(kLine)) j.attempt_vars += kLine;
-  std::ofstream(AttemptFile(j.job_dir), std::ios::app) << kLine;
+void SlurmExecutor::NoteStop(Job& j, bool kill) {
+  const std::string line = kill ? "TIRESIAS_KILLED=1\n" : "TIRESIAS_STOPPED=1\n";
+  if (!j.attempt_vars.empty() && j.attempt_vars.find(line) == std::string::npos) {
+    j.attempt_vars += line;
+  }
+  std::ofstream(AttemptFile(j.job_dir), std::ios::app) << line;
 }
 
 void SlurmExecutor::Replace(Job& j) {
@@ -405,10 +407,11 @@ Status SlurmExecutor::Signal(const ProcessRef& p, int sig) {
   }
   if (sig == SIGKILL) {
     j->kill_requested = true;
-    NoteKill(*j);
+    NoteStop(*j, /*kill=*/true);
     EnqueueHold(*j, {.kind = OpKind::kKill, .job = j->id, .attempt = j->attempt, .sig = sig});
   } else {
     j->stop_requested = true;
+    NoteStop(*j, /*kill=*/false);
     Enqueue({.kind = OpKind::kSignal, .job = j->id, .attempt = j->attempt, .sig = sig});
   }
   return Status::Ok();

@@ -231,9 +231,12 @@ class SlurmExecutor : public Executor {
   void CancelSlurmJob(JobId job, int64_t sid);
   // mu_ held: `j`'s run was lost; its next attempt gets a fresh Slurm job (Job::replace).
   void Replace(Job& j);
-  // mu_ held, before a kill of `j`'s run: its attempt file says so (TIRESIAS_KILLED=1), so that
-  // a later serve reads the run's CANCELLED as this kill, not as someone's scancel.
-  void NoteKill(Job& j);
+  // mu_ held, before a stop or kill of `j`'s run: its attempt file says so (TIRESIAS_STOPPED=1,
+  // TIRESIAS_KILLED=1). A later serve reads the run's CANCELLED as the kill, not as someone's
+  // scancel; and a batch script that starts only after the signal was sent (Slurm drops a
+  // signal that comes before the batch step runs: the stop was lost and the job ran its grace
+  // out) exits at once.
+  void NoteStop(Job& j, bool kill);
   // mu_ held. Under a submit limit (sbatch refused `x`'s held job), the job `x` may take the
   // place of: another job of the same user whose Slurm job only waits, held, and that the
   // core has not started (Starting); of those one that ran before (under 2D-LAS a demoted
