@@ -45,20 +45,23 @@ void SlurmExecutor::Sweep() {
   }
   ForgetStrays();
   ForgetRetired();
+  // A pending Slurm job of ours that no job should have: cancelled (if still pending).
+  const auto cancel_stray = [&](int64_t sid, JobId job) {
+    strays_.insert({sid, op_seq_});
+    Enqueue({.kind = OpKind::kCancelStray, .job = job, .slurm_id = sid});
+  };
   for (const auto& [sid, s] : seen_) {
     if (s.state != "PENDING" || !s.comment.starts_with(prefix) || strays_.contains(sid)) continue;
     if (s.comment.starts_with(GavePlacePrefix())) {
       // Untagged to give its place, and not cancelled yet (a serve stopped in between).
-      strays_.insert({sid, op_seq_});
-      Enqueue({.kind = OpKind::kCancelStray, .slurm_id = sid});
+      cancel_stray(sid, JobId());
       continue;
     }
     auto id = ParseInt(std::string_view(s.comment).substr(prefix.size()));
     if (!id) continue;
     const Job* j = Find(JobId(*id));
     if (!j) {  // of a job forgotten since it was retired (every other has a Job from Open on)
-      strays_.insert({sid, op_seq_});
-      Enqueue({.kind = OpKind::kCancelStray, .job = JobId(*id), .slurm_id = sid});
+      cancel_stray(sid, JobId(*id));
       continue;
     }
     // Not on a snapshot older than its id; for a live job, not while its sbatch may still
@@ -67,8 +70,7 @@ void SlurmExecutor::Sweep() {
     if (!j->retired && (j->slurm_id == 0 || j->submit_queued || j->submit_uncertain_seq != 0)) {
       continue;
     }
-    strays_.insert({sid, op_seq_});
-    Enqueue({.kind = OpKind::kCancelStray, .job = j->id, .slurm_id = sid});
+    cancel_stray(sid, j->id);
   }
 }
 
