@@ -6,7 +6,6 @@
 // job), and how Slurm's record of a job reads as an exit (ExitOf). See slurm_executor.h.
 #include <fmt/format.h>
 #include <signal.h>
-#include <sys/wait.h>
 
 #include "common/strings.h"
 #include "exec/exit_file.h"
@@ -142,8 +141,9 @@ ExitInfo SlurmExecutor::ExitOf(const Job& j, const SlurmJob* s) const {
     e.lost = !j.stop_requested && !j.kill_requested;
     return e;
   }
-  if (WIFEXITED(s->wait_status)) e.exit_code = WEXITSTATUS(s->wait_status);
-  if (WIFSIGNALED(s->wait_status)) e.signal = WTERMSIG(s->wait_status);
+  const SlurmRunEnd end = RecordedEnd(*s);
+  e.exit_code = end.exit_code;
+  e.signal = end.signal;
   if (j.kill_requested && !e.known()) e.signal = SIGKILL;
   if (s->end_time > 0) e.ended_wall_ms = s->end_time * 1000;
   e.completed = DoneFileExists(j.job_dir);

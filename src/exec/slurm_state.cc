@@ -2,6 +2,7 @@
 #include "exec/slurm_state.h"
 
 #include <fmt/format.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -226,6 +227,13 @@ bool SlurmEnded(std::string_view s) {
   return s == "COMPLETED" || s == "FAILED" || s == "CANCELLED" || s == "TIMEOUT" ||
          s == "NODE_FAIL" || s == "PREEMPTED" || s == "BOOT_FAIL" || s == "DEADLINE" ||
          s == "OUT_OF_MEMORY" || s == "SPECIAL_EXIT" || s == "REVOKED";
+}
+
+SlurmRunEnd RecordedEnd(const SlurmJob& s) {
+  if (s.state == "CANCELLED" && s.wait_status == 0) return {};  // not reported yet
+  if (WIFEXITED(s.wait_status)) return {.exit_code = WEXITSTATUS(s.wait_status)};
+  if (WIFSIGNALED(s.wait_status)) return {.signal = WTERMSIG(s.wait_status)};
+  return {};
 }
 
 bool SlurmSubmitLimit(std::string_view output) {

@@ -78,6 +78,16 @@ int GpusInGres(std::string_view gres);
 // ...), ended (COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, ...), or neither (PENDING).
 bool SlurmActive(std::string_view state);
 bool SlurmEnded(std::string_view state);
+// How job `s`'s run ended as Slurm recorded it: its exit code, or the signal that killed it;
+// exit code -1 and no signal when none is recorded. Slurm marks a job CANCELLED as soon as
+// the cancel (or scancel --signal=KILL) is asked and records how its batch script ended only
+// when slurmd reports it, seconds later on a loaded node: until then it reads 0:0, which is
+// no end (not an exit 0).
+struct SlurmRunEnd {
+  int exit_code = -1;
+  int signal = 0;
+};
+SlurmRunEnd RecordedEnd(const SlurmJob& s);
 
 // Whether a client tool's failure (its stderr/stdout) says slurmctld could not answer now
 // rather than refused the request: not reachable, shutting down or restarting ("Unexpected

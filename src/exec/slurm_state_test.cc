@@ -48,6 +48,28 @@ TEST(SlurmState, SqueueJsonOfARealCluster) {
   EXPECT_FALSE(SlurmEnded("PENDING"));
 }
 
+TEST(SlurmState, ACancelledJobWhoseEndSlurmdHasNotReportedHasNoExitYet) {
+  // Regression (CI): Slurm marks a job CANCELLED as soon as scancel --signal=KILL is asked
+  // and records the batch script's end when slurmd reports it, seconds later on a loaded
+  // node. Read before then, its 0:0 was an exit 0 (so serve's kill read as a clean exit).
+  auto jobs = ParseSqueueJson(Data("squeue_23.11_shape.json"));
+  ASSERT_TRUE(jobs.ok()) << jobs.status().message();
+  SlurmJob cancelled = (*jobs)[4];
+  ASSERT_EQ(cancelled.state, "CANCELLED");
+  EXPECT_EQ(RecordedEnd(cancelled).signal, 9);  // reported: killed by signal 9
+  EXPECT_EQ(RecordedEnd(cancelled).exit_code, -1);
+  cancelled.wait_status = 0;  // not reported yet
+  EXPECT_EQ(RecordedEnd(cancelled).exit_code, -1);
+  EXPECT_EQ(RecordedEnd(cancelled).signal, 0);
+  // Any other end reads as recorded, 0:0 included: `exit 3` is 3, a completed job's 0 is 0.
+  EXPECT_EQ(RecordedEnd((*jobs)[3]).exit_code, 3);
+  SlurmJob completed = (*jobs)[3];
+  completed.state = "COMPLETED";
+  completed.wait_status = 0;
+  EXPECT_EQ(RecordedEnd(completed).exit_code, 0);
+  EXPECT_EQ(RecordedEnd(completed).signal, 0);
+}
+
 // Slurm 23.11's shapes (data_parser v0.0.40; 23.02 to 25.05 write these fields alike, see
 // slurm_state.h): no cluster of those versions is at hand, so these documents were written
 // after Slurm's parsers (src/plugins/data_parser/v0.0.4x/parsers.c) and recorded outputs of
