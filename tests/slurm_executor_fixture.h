@@ -132,19 +132,39 @@ class SlurmExecutorTest : public ::testing::Test {
     return bin;
   }
   static void Put(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+  // This test's cluster brought up again with a 3 s `setting` script (Prolog, Epilog): jobs
+  // stay a while before their batch script runs, or in COMPLETING after they end.
+  bool ClusterWithSlowScript(const std::string& setting) {
+    const fs::path script = dir_ / (setting + ".sh");
+    Put(script, "#!/bin/sh\nsleep 3\n");
+    ::chmod(script.c_str(), 0755);
+    cluster_.reset();
+    cluster_ = std::make_unique<testing::SlurmCluster>(1, 1, setting + "=" + script.string());
+    EXPECT_TRUE(cluster_->up()) << cluster_->error();
+    return cluster_->up();
+  }
   // Job 1 (`sleep 300`, attempt 0) prepared and launched on `x`, and running in Slurm (as
   // `x`'s snapshot shows too): its Slurm job id (0 with a failure recorded when it did not).
+  // Whether the batch script of `spec`'s attempt has started (its banner in output.log).
+  // Slurm says RUNNING before (a loaded slurmd, a prolog), and a kill sent then is dropped:
+  // the script exits at its start (TIRESIAS_KILLED), COMPLETED, not CANCELLED.
+  static bool ScriptStarted(const LaunchSpec& spec) {
+    return testing::ReadAll(fs::path(spec.job_dir) / "output.log")
+               .find(fmt::format("==== tiresias: job {} attempt {} started", spec.job.value(),
+                                 spec.attempt)) != std::string::npos;
+  }
   int64_t RunningSleep(SlurmExecutor& x) {
     const LaunchSpec first = Spec(1, {"sleep", "300"});
     x.Prepare(first);
     EXPECT_TRUE(x.Drain(30s));
     EXPECT_TRUE(x.Launch(first).ok());
     const int64_t sid = x.SlurmId(JobId(1));
-    // Running, and the executor's own snapshot says so too.
+    // Running, the executor's own snapshot says so too, and its batch script has started.
     if (!testing::WaitFor(
             [&] {
               return Squeue(sid, "%T") == "RUNNING" &&
-                     x.EngineState(JobId(1)).find("RUNNING") != std::string::npos;
+                     x.EngineState(JobId(1)).find("RUNNING") != std::string::npos &&
+                     ScriptStarted(first);
             },
             30s)) {
       ADD_FAILURE() << "not running: " << Squeue(sid, "%T %r");
@@ -153,9 +173,9 @@ class SlurmExecutorTest : public ::testing::Test {
     return sid;
   }
   // Job 1 (`sleep 60`, attempt 0) prepared, launched and running on `x` (its snapshot says
-  // so, polled meanwhile), then killed (SIGKILL) while `scontrol requeuehold` cannot reach
-  // slurmctld (<bin>/fail-scontrol-requeuehold, left in place): its run (nullopt with a
-  // failure recorded).
+  // so, polled meanwhile; its script started), then killed (SIGKILL) while `scontrol requeuehold`
+  // cannot reach slurmctld (<bin>/fail-scontrol-requeuehold, left in place): its run (nullopt with
+  // a failure recorded).
   std::optional<ProcessRef> KilledWithoutItsRequeue(SlurmExecutor& x, const fs::path& bin) {
     const LaunchSpec spec = Spec(1, {"sleep", "60"});
     Prepared(x, spec);
@@ -167,7 +187,8 @@ class SlurmExecutorTest : public ::testing::Test {
     if (!testing::WaitFor(
             [&] {
               (void)x.Poll();
-              return x.EngineState(JobId(1)).find("RUNNING") != std::string::npos;
+              return x.EngineState(JobId(1)).find("RUNNING") != std::string::npos &&
+                     ScriptStarted(spec);
             },
             30s)) {
       ADD_FAILURE() << "not running: " << x.EngineState(JobId(1));

@@ -52,7 +52,8 @@ TEST_F(SlurmExecutorTest, AKillFromAStaleSnapshotNeverCancelsTheRequeuedJob) {
   auto launched = x->Launch(spec);
   ASSERT_TRUE(launched.ok()) << launched.status().message();
   const int64_t sid = x->SlurmId(JobId(1));
-  ASSERT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "RUNNING"; }, 30s)) << Squeue(sid, "%T");
+  ASSERT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "RUNNING" && ScriptStarted(spec); }, 30s))
+      << Squeue(sid, "%T");
   Refresh(*x);
   ASSERT_TRUE(
       WaitFor([&] { return x->EngineState(JobId(1)).find("RUNNING") != std::string::npos; }, 10s))
