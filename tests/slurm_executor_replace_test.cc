@@ -4,7 +4,7 @@
 // a fresh job sbatch refuses leaves the old one to run it. And a kill of a run whose job the
 // journal lost cancels its Slurm job; a killed job's replaced and retired Slurm jobs end
 // cancelled; a stop decided on a stale snapshot reaches the job; a job started under a
-// submit limit takes the place of a held one.
+// submit limit takes the place of a held one, and one over a limit on its own size fails.
 // On a real one-node Slurm cluster
 // (tests/slurm_executor_fixture.h); `scontrol requeue` stands for the node failure.
 #include <fmt/format.h>
@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -148,12 +149,7 @@ TEST_F(SlurmExecutorTest, AKilledJobsReplacedAndRetiredSlurmJobsEndCancelledAndF
   // Slurm has (here a slurmctld started clean; MinJobAge is 10 minutes): before, it remembered
   // every job and every Slurm job it ever cancelled for as long as serve ran. A held Slurm job
   // of the forgotten job that shows up later is cancelled.
-  const fs::path epilog = dir_ / "epilog.sh";
-  Put(epilog, "#!/bin/sh\nsleep 3\n");
-  ::chmod(epilog.c_str(), 0755);
-  cluster_.reset();
-  cluster_ = std::make_unique<testing::SlurmCluster>(1, 1, "Epilog=" + epilog.string());
-  ASSERT_TRUE(cluster_->up()) << cluster_->error();
+  ASSERT_TRUE(ClusterWithSlowScript("Epilog"));
   auto x = Open("retire", 250ms, 3s);
   ASSERT_TRUE(x);
   const int64_t sid = RunningSleep(*x);
@@ -227,6 +223,7 @@ TEST_F(SlurmExecutorTest, AJobStartedUnderASubmitLimitTakesThePlaceOfAHeldJob) {
       "#!/bin/sh\n"
       "n=$(/usr/bin/squeue -h -t PD,R,CG,CF -o %i | wc -l)\n"
       "if [ \"$n\" -ge 2 ]; then\n"
+      "  echo 'sbatch: error: QOSMaxSubmitJobPerUserLimit' >&2\n"
       "  echo 'sbatch: error: Batch job submission failed: Job violates accounting/QOS policy "
       "(job submit limit, user'\\''s size and/or time limits)' >&2; exit 1\n"
       "fi\n"
@@ -274,12 +271,7 @@ TEST_F(SlurmExecutorTest, AStopSentBeforeTheBatchScriptStartsStillStopsIt) {
   // Regression (CI): a stop sent right after a job was allocated, before its batch script
   // ran (here a 3 s prolog), was dropped by Slurm: the job ran its whole grace out. The stop
   // is now in the attempt file first (TIRESIAS_STOPPED), and the script exits at its start.
-  const fs::path prolog = dir_ / "prolog.sh";
-  Put(prolog, "#!/bin/sh\nsleep 3\n");
-  ::chmod(prolog.c_str(), 0755);
-  cluster_.reset();
-  cluster_ = std::make_unique<testing::SlurmCluster>(1, 1, "Prolog=" + prolog.string());
-  ASSERT_TRUE(cluster_->up()) << cluster_->error();
+  ASSERT_TRUE(ClusterWithSlowScript("Prolog"));
   auto x = Open("prolog", 250ms);
   ASSERT_TRUE(x);
   const LaunchSpec spec = Spec(1, {"sleep", "300"});
@@ -292,6 +284,47 @@ TEST_F(SlurmExecutorTest, AStopSentBeforeTheBatchScriptStartsStillStopsIt) {
   const std::optional<ExitInfo> end = NextExit(*x);  // 30 s: well before 300
   ASSERT_TRUE(end) << Squeue(sid, "%T %r");
   EXPECT_FALSE(end->cancelled) << end->reason;
+}
+
+TEST_F(SlurmExecutorTest, AJobOverALimitOnItsOwnSizeFailsWithTheReasonAndTakesNoPlace) {
+  // Regression: slurmctld refuses a job over its QOS's MaxTRESPerJob (DenyOnLimit) by the same
+  // error as a full MaxSubmitJobs; such a job waited for ever as if for a place (its GPUs held
+  // by the core), and took a held job's place for nothing. The reason Slurm names first is
+  // read: the launch fails with it, and sbatch is not tried again.
+  const fs::path bin = FaultyTools();
+  auto x = Open("overlimit", 250ms);
+  ASSERT_TRUE(x);
+  Prepared(*x, Spec(1, {"sleep", "300"}));  // a held job whose place could be taken
+  ASSERT_NE(x->SlurmId(JobId(1)), 0);
+  Put(bin / "fail-sbatch---parsable",
+      "sbatch: error: QOSMaxGRESPerJob\n"
+      "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job "
+      "submit limit, user's size and/or time limits)\n");
+  const LaunchSpec spec = Spec(2, {"sleep", "300"});
+  Prepared(*x, spec);
+  x->Starting({JobId(2)});
+  StatusOr<Launched> launched = Unavailable("not tried");
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        launched = x->Launch(spec);
+        return launched.status().code() != StatusCode::kUnavailable;
+      },
+      30s))
+      << launched.status().message();
+  ASSERT_FALSE(launched.ok());
+  EXPECT_NE(launched.status().message().find("QOSMaxGRESPerJob"), std::string::npos)
+      << launched.status().message();
+  EXPECT_NE(launched.status().message().find("accounting policy"), std::string::npos)
+      << launched.status().message();
+  ASSERT_TRUE(x->Drain(10s));
+  const std::string calls = testing::ReadAll(bin / "calls.log");
+  std::istringstream lines(calls);
+  int tries = 0;
+  for (std::string line; std::getline(lines, line);) {
+    tries += line.starts_with("sbatch ") && line.find(":overlimit:2 ") != std::string::npos;
+  }
+  EXPECT_EQ(tries, 1) << calls;
+  EXPECT_EQ(Squeue(x->SlurmId(JobId(1)), "%T %k"), "PENDING tiresias:overlimit:1");  // kept
 }
 
 }  // namespace

@@ -167,6 +167,11 @@ Status SlurmExecutor::SubmitNow(JobId id) {
     if (SlurmSubmitLimit(r->err) || SlurmSubmitLimit(r->out)) {
       return ResourceExhausted(where(r->Summary()));
     }
+    if (const std::string reason = SlurmPolicyReason(r->err); !reason.empty()) {
+      // A limit of its association or QOS that the job itself is over (its size, its time).
+      return IoError(where(fmt::format("exit {}: Slurm's accounting policy refuses the job: {}",
+                                       r->exit_code, reason)));
+    }
     return IoError(where(r->Summary()));
   }
   auto sid = ParseInt(std::string_view(r->out).substr(0, r->out.find_first_of(";\n")));

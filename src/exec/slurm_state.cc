@@ -236,7 +236,26 @@ SlurmRunEnd RecordedEnd(const SlurmJob& s) {
   return {};
 }
 
+std::string SlurmPolicyReason(std::string_view output) {
+  for (std::string_view line : Split(output, '\n')) {
+    if (const size_t at = line.rfind("error: "); at != std::string_view::npos) {
+      line.remove_prefix(at + 7);
+    }
+    line = Trim(line);
+    if ((line.starts_with("Assoc") || line.starts_with("QOS")) &&
+        line.find_first_of(" \t") == std::string_view::npos) {
+      return std::string(line);
+    }
+  }
+  return "";
+}
+
 bool SlurmSubmitLimit(std::string_view output) {
+  // Named: a limit on the jobs queued, or a limit the job itself is over (its size, its time:
+  // the same error, "job submit limit, user's size and/or time limits"), which it never meets.
+  if (const std::string reason = SlurmPolicyReason(output); !reason.empty()) {
+    return reason.find("SubmitJob") != std::string::npos;
+  }
   for (std::string_view m :
        {"MaxSubmitJob", "job submit limit", "MaxJobCount", "temporarily unable to accept job"}) {
     if (output.find(m) != std::string_view::npos) return true;
@@ -245,8 +264,11 @@ bool SlurmSubmitLimit(std::string_view output) {
 }
 
 bool SlurmPlaceLimit(std::string_view output) {
-  // "job submit limit" is also in the words of a job over a size or time limit (the same
-  // error): then one held job gives its place for nothing, once for that job.
+  if (const std::string reason = SlurmPolicyReason(output); !reason.empty()) {
+    return reason.find("SubmitJob") != std::string::npos;
+  }
+  // No reason named (the error alone): "job submit limit" is also in the words of a job over
+  // a size or time limit; then one held job gives its place for nothing, once for that job.
   return output.find("MaxSubmitJob") != std::string_view::npos ||
          output.find("job submit limit") != std::string_view::npos;
 }

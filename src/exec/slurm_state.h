@@ -94,9 +94,16 @@ SlurmRunEnd RecordedEnd(const SlurmJob& s);
 // message received" while it stops), in standby, or busy ("try again"). Such a command is
 // retried with backoff; any other failure is the request's own.
 bool SlurmTransientFailure(std::string_view output);
+// The reason slurmctld names when an accounting policy refuses a job, on a line of its own
+// before "Job violates accounting/QOS policy (job submit limit, user's size and/or time
+// limits)": "sbatch: error: QOSMaxSubmitJobPerUserLimit", "...: AssocMaxWallDurationPerJobLimit"
+// (a job_reason code: Assoc*, QOS*); "" when none is named.
+std::string SlurmPolicyReason(std::string_view output);
 // Whether sbatch's refusal is a limit on how many jobs may be queued now (a QOS's or an
 // association's MaxSubmitJobs, the cluster's MaxJobCount): the same request succeeds once
-// jobs have left, so it is tried again later rather than failing the job.
+// jobs have left, so it is tried again later rather than failing the job. Where a reason is
+// named, only a *SubmitJob* one is: a job over a limit on its own size or time (QOSMaxGRESPerJob,
+// AssocMaxWallDurationPerJobLimit, ...) is refused by the same error and never gets in.
 bool SlurmSubmitLimit(std::string_view output);
 // Of those, a limit on the jobs a user, account or QOS has queued (MaxSubmitJobs), which a
 // cancel of one of them frees at once (not the cluster's MaxJobCount: a cancelled job counts

@@ -4,6 +4,7 @@
 // GRES strings, versions and the configuration checklist.
 #include "exec/slurm_state.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -239,6 +240,37 @@ TEST(SlurmState, ASubmitLimitIsToldApartFromARefusal) {
        }) {
     EXPECT_FALSE(SlurmSubmitLimit(said)) << said;
   }
+}
+
+TEST(SlurmState, AJobOverALimitOnItsOwnSizeOrTimeIsRefusedNotKeptWaiting) {
+  // Regression: slurmctld refuses a job over its QOS's MaxTRESPerJob (with DenyOnLimit) or
+  // its association's MaxWall by the same error as a full MaxSubmitJobs, "job submit limit,
+  // user's size and/or time limits": such a job waited for ever as if for a place, and took
+  // a held job's place for nothing. The line before the error names the reason (job_reason
+  // codes); only a *SubmitJob* reason is a limit on the jobs queued.
+  const std::string error =
+      "sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job "
+      "submit limit, user's size and/or time limits)\n";
+  for (const char* reason : {"QOSMaxGRESPerJob", "AssocMaxWallDurationPerJobLimit",
+                             "QOSMaxNodePerJobLimit", "AssocGrpGRES"}) {
+    const std::string said = fmt::format("sbatch: error: {}\n{}", reason, error);
+    EXPECT_EQ(SlurmPolicyReason(said), reason);
+    EXPECT_FALSE(SlurmSubmitLimit(said)) << said;
+    EXPECT_FALSE(SlurmPlaceLimit(said)) << said;
+  }
+  for (const char* reason : {"QOSMaxSubmitJobPerUserLimit", "AssocMaxSubmitJobLimit",
+                             "QOSGrpSubmitJobsLimit", "AssocGrpSubmitJobsLimit"}) {
+    const std::string said = fmt::format("sbatch: error: {}\n{}", reason, error);
+    EXPECT_EQ(SlurmPolicyReason(said), reason);
+    EXPECT_TRUE(SlurmSubmitLimit(said)) << said;
+    EXPECT_TRUE(SlurmPlaceLimit(said)) << said;
+  }
+  // The error alone (no reason named): a limit on the jobs queued, as before.
+  EXPECT_EQ(SlurmPolicyReason(error), "");
+  EXPECT_TRUE(SlurmSubmitLimit(error));
+  EXPECT_TRUE(SlurmPlaceLimit(error));
+  // Words that are not a reason code are not taken for one.
+  EXPECT_EQ(SlurmPolicyReason("sbatch: error: QOS name not found\n"), "");
 }
 
 TEST(SlurmState, PingSaysWhetherAControllerAnswers) {
