@@ -132,6 +132,21 @@ class SlurmExecutorTest : public ::testing::Test {
     return bin;
   }
   static void Put(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+  // An sbatch in FaultyTools' `bin` that refuses a job while `most` jobs are queued, in
+  // Slurm's words for a user's MaxSubmitJobs (as MaxSubmitJobsPerUser does).
+  static void SubmitLimit(const fs::path& bin, int most) {
+    Put(bin / "sbatch",
+        fmt::format("#!/bin/sh\n"
+                    "n=$(/usr/bin/squeue -h -t PD,R,CG,CF -o %i | wc -l)\n"
+                    "if [ \"$n\" -ge {} ]; then\n"
+                    "  echo 'sbatch: error: QOSMaxSubmitJobPerUserLimit' >&2\n"
+                    "  echo 'sbatch: error: Batch job submission failed: Job violates "
+                    "accounting/QOS policy (job submit limit, user'\\''s size and/or time "
+                    "limits)' >&2; exit 1\n"
+                    "fi\n"
+                    "exec /usr/bin/sbatch \"$@\"\n",
+                    most));
+  }
   // This test's cluster brought up again with a 3 s `setting` script (Prolog, Epilog): jobs
   // stay a while before their batch script runs, or in COMPLETING after they end.
   bool ClusterWithSlowScript(const std::string& setting) {

@@ -219,15 +219,7 @@ TEST_F(SlurmExecutorTest, AJobStartedUnderASubmitLimitTakesThePlaceOfAHeldJob) {
   // as someone's cancel. A held job left untagged and not cancelled (serve stopped in
   // between) is cancelled by the next serve.
   const fs::path bin = FaultyTools();
-  Put(bin / "sbatch",
-      "#!/bin/sh\n"
-      "n=$(/usr/bin/squeue -h -t PD,R,CG,CF -o %i | wc -l)\n"
-      "if [ \"$n\" -ge 2 ]; then\n"
-      "  echo 'sbatch: error: QOSMaxSubmitJobPerUserLimit' >&2\n"
-      "  echo 'sbatch: error: Batch job submission failed: Job violates accounting/QOS policy "
-      "(job submit limit, user'\\''s size and/or time limits)' >&2; exit 1\n"
-      "fi\n"
-      "exec /usr/bin/sbatch \"$@\"\n");
+  SubmitLimit(bin, 2);
   auto x = Open("limit", 250ms, 3s);
   ASSERT_TRUE(x);
   for (int job : {1, 2, 3}) Prepared(*x, Spec(job, {"sleep", "300"}));
@@ -237,7 +229,7 @@ TEST_F(SlurmExecutorTest, AJobStartedUnderASubmitLimitTakesThePlaceOfAHeldJob) {
   ASSERT_EQ(x->SlurmId(JobId(3)), 0);  // refused: the limit
   ASSERT_TRUE(
       WaitFor([&] { return x->EngineState(JobId(1)).find("PENDING") != std::string::npos; }, 30s));
-  x->Starting({JobId(2), JobId(3)});
+  x->Starting({JobId(2), JobId(3)}, {});
   auto launched = LaunchWhenReady(*x, Spec(3, {"sleep", "300"}));
   ASSERT_TRUE(launched.ok()) << launched.status().message();
   const int64_t sid3 = x->SlurmId(JobId(3));
@@ -265,6 +257,35 @@ TEST_F(SlurmExecutorTest, AJobStartedUnderASubmitLimitTakesThePlaceOfAHeldJob) {
       },
       30s))
       << left << ": " << Squeue(std::stoll(left), "%T %k");
+}
+
+TEST_F(SlurmExecutorTest, TheHeldJobThatGivesItsPlaceIsTheOneTheCoreWouldStartLast) {
+  // The core's order decides which held job gives its place under a submit limit: here it
+  // would start job 2 before job 1, so job 1 gives it (before, the executor did not know the
+  // order and took the newest that never ran: job 2, the next the core would start, which
+  // then needed the same exchange).
+  const fs::path bin = FaultyTools();
+  SubmitLimit(bin, 2);
+  auto x = Open("order", 250ms, 3s);
+  ASSERT_TRUE(x);
+  for (int job : {1, 2, 3}) Prepared(*x, Spec(job, {"sleep", "300"}));
+  const int64_t held1 = x->SlurmId(JobId(1)), held2 = x->SlurmId(JobId(2));
+  ASSERT_NE(held1, 0);
+  ASSERT_NE(held2, 0);
+  ASSERT_EQ(x->SlurmId(JobId(3)), 0);  // refused: the limit
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return x->EngineState(JobId(1)).find("PENDING") != std::string::npos &&
+               x->EngineState(JobId(2)).find("PENDING") != std::string::npos;
+      },
+      30s));
+  x->Starting({JobId(3)}, {JobId(2), JobId(1)});
+  auto launched = LaunchWhenReady(*x, Spec(3, {"sleep", "300"}));
+  ASSERT_TRUE(launched.ok()) << launched.status().message();
+  EXPECT_EQ(x->SlurmId(JobId(1)), 0);
+  EXPECT_EQ(x->SlurmId(JobId(2)), held2);
+  EXPECT_EQ(Squeue(held1, "%T %k"), "CANCELLED tiresias:order:gave-place-of:1");
+  EXPECT_EQ(Squeue(held2, "%T"), "PENDING");
 }
 
 TEST_F(SlurmExecutorTest, AStopSentBeforeTheBatchScriptStartsStillStopsIt) {
@@ -302,7 +323,7 @@ TEST_F(SlurmExecutorTest, AJobOverALimitOnItsOwnSizeFailsWithTheReasonAndTakesNo
       "submit limit, user's size and/or time limits)\n");
   const LaunchSpec spec = Spec(2, {"sleep", "300"});
   Prepared(*x, spec);
-  x->Starting({JobId(2)});
+  x->Starting({JobId(2)}, {});
   StatusOr<Launched> launched = Unavailable("not tried");
   ASSERT_TRUE(WaitFor(
       [&] {

@@ -139,9 +139,12 @@ class Executor {
   // (Slurm: cancel its held batch job). Never blocks.
   virtual void Retire(JobId /*job*/) {}
   // The jobs the core started that wait to be launched (held back behind stopping processes,
-  // or launched now), every round: the engine keeps what they need (Slurm: their places
-  // under a submit limit). Never blocks.
-  virtual void Starting(const std::vector<JobId>& /*jobs*/) {}
+  // or launched now), every round, and (when there are any) the jobs the core keeps waiting,
+  // in the order it would start them, best first: the engine keeps what the starting jobs
+  // need (Slurm: their places under a submit limit, taken from the job the core would start
+  // last). Never blocks.
+  virtual void Starting(const std::vector<JobId>& /*jobs*/, const std::vector<JobId>& /*waiting*/) {
+  }
   // The nodes as of the engine's latest look, when it has looked again since the last call;
   // nullopt otherwise (and always for the local executor, whose capacity never changes).
   virtual std::optional<std::vector<NodeReport>> PollNodes() { return std::nullopt; }

@@ -107,7 +107,7 @@ class SlurmExecutor : public Executor {
   std::string Containment() const override;
   void Prepare(const LaunchSpec& spec) override;
   void Retire(JobId job) override;
-  void Starting(const std::vector<JobId>& jobs) override;
+  void Starting(const std::vector<JobId>& jobs, const std::vector<JobId>& waiting) override;
   std::optional<std::vector<NodeReport>> PollNodes() override;
   std::string EngineState(JobId job) const override;
   std::optional<std::pair<int64_t, std::string>> ContactLost() const override;
@@ -239,15 +239,16 @@ class SlurmExecutor : public Executor {
   void NoteStop(Job& j, bool kill);
   // mu_ held. Under a submit limit (sbatch refused `x`'s held job), the job `x` may take the
   // place of: another job of the same user whose Slurm job only waits, held, and that the
-  // core has not started (Starting); of those one that ran before (under 2D-LAS a demoted
-  // one, behind every job that never ran), the newest; the core's order is not known here.
-  // nullptr if none.
+  // core has not started (Starting); of those the one the core would start last (Starting's
+  // order; one it does not keep waiting, e.g. a job on hold, before any), then one that ran
+  // before, then the newest. nullptr if none.
   Job* PlaceFor(const Job& x);
   // mu_ held: `v` gives its held Slurm job's place: a kGivePlace op untags it (so that no
   // later serve reads its cancel as someone's), then cancels it; if Slurm refuses the untag,
   // `v` keeps it. `v` submits again when it is launched.
   void GivePlace(Job& v);
-  std::set<JobId> starting_;  // Starting's
+  std::set<JobId> starting_;          // Starting's
+  std::vector<JobId> waiting_order_;  // Starting's, best first
   // mu_ held: the count `j`'s release gives is `base`, not Launch's guess: kept, and written
   // to its attempt file (a restart's ReadExit and Adopt read it).
   void NoteRestartBase(Job& j, int base);

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "common/atomic_file.h"
 #include "common/strings.h"
@@ -197,6 +199,13 @@ void SlurmExecutor::Submitted(Job& j, int64_t sid, uint64_t seq) {
 }
 
 SlurmExecutor::Job* SlurmExecutor::PlaceFor(const Job& x) {
+  // Where the core would start each waiting job: the later, the better to give a place.
+  std::map<JobId, size_t> position;
+  for (size_t k = 0; k < waiting_order_.size(); ++k) position.emplace(waiting_order_[k], k);
+  const auto later = [&](JobId id) {
+    auto it = position.find(id);
+    return it == position.end() ? SIZE_MAX : it->second;  // not waiting (on hold): last
+  };
   Job* best = nullptr;
   for (auto& [id, v] : jobs_) {
     if (id == x.id || v.retired || v.slurm_id == 0 || v.replace || v.submit_queued ||
@@ -207,8 +216,8 @@ SlurmExecutor::Job* SlurmExecutor::PlaceFor(const Job& x) {
     const SlurmJob* s = Ours(v);
     if (!s || s->state != "PENDING" || !s->held) continue;
     // Ran before: an attempt here, or (after a restart) one the journal gave Prepare.
-    const auto rank = [](const Job& c) {
-      return std::make_pair(std::max(c.attempt, c.spec.attempt) >= 0, c.id);
+    const auto rank = [&](const Job& c) {
+      return std::make_tuple(later(c.id), std::max(c.attempt, c.spec.attempt) >= 0, c.id);
     };
     if (!best || rank(v) > rank(*best)) best = &v;
   }
@@ -224,9 +233,10 @@ void SlurmExecutor::GivePlace(Job& v) {
   Enqueue({.kind = OpKind::kGivePlace, .job = v.id, .slurm_id = sid});
 }
 
-void SlurmExecutor::Starting(const std::vector<JobId>& jobs) {
+void SlurmExecutor::Starting(const std::vector<JobId>& jobs, const std::vector<JobId>& waiting) {
   std::lock_guard lk(mu_);
   starting_ = std::set<JobId>(jobs.begin(), jobs.end());
+  waiting_order_ = waiting;
 }
 
 }  // namespace tiresias

@@ -38,7 +38,8 @@ void LiveScheduler::LaunchReady(Time now) {
   // number of each launch with its "in flight" mark, so that a crash mid-launch finds it.
   std::vector<JobId> ready, changed, starting;
   for (const auto& [id, gpus] : to_launch_) starting.push_back(id);
-  executor_->Starting(starting);
+  // The core's order of those it keeps waiting matters only to jobs starting (O(waiting)).
+  executor_->Starting(starting, starting.empty() ? std::vector<JobId>{} : sched_->WaitingInOrder());
   {
     Store::Txn txn(*store_);
     if (!txn.begun().ok()) return;  // the lock was taken since the step's commit: next round
