@@ -158,16 +158,18 @@ class SlurmExecutorTest : public ::testing::Test {
     EXPECT_TRUE(cluster_->up()) << cluster_->error();
     return cluster_->up();
   }
-  // Job 1 (`sleep 300`, attempt 0) prepared and launched on `x`, and running in Slurm (as
-  // `x`'s snapshot shows too): its Slurm job id (0 with a failure recorded when it did not).
   // Whether the batch script of `spec`'s attempt has started (its banner in output.log).
-  // Slurm says RUNNING before (a loaded slurmd, a prolog), and a kill sent then is dropped:
-  // the script exits at its start (TIRESIAS_KILLED), COMPLETED, not CANCELLED.
+  // Slurm says RUNNING before (a loaded slurmd, a prolog), and a kill sent then may end the
+  // run another way (the script ends itself at its start, TIRESIAS_KILLED) than the CANCELLED
+  // a test of a running script's kill looks for.
   static bool ScriptStarted(const LaunchSpec& spec) {
     return testing::ReadAll(fs::path(spec.job_dir) / "output.log")
                .find(fmt::format("==== tiresias: job {} attempt {} started", spec.job.value(),
                                  spec.attempt)) != std::string::npos;
   }
+  // Job 1 (`sleep 300`, attempt 0) prepared and launched on `x`, and running in Slurm (as
+  // `x`'s snapshot shows too; its script started): its Slurm job id (0 with a failure recorded when
+  // it did not).
   int64_t RunningSleep(SlurmExecutor& x) {
     const LaunchSpec first = Spec(1, {"sleep", "300"});
     x.Prepare(first);

@@ -305,6 +305,44 @@ TEST_F(SlurmExecutorTest, AStopSentBeforeTheBatchScriptStartsStillStopsIt) {
   const std::optional<ExitInfo> end = NextExit(*x);  // 30 s: well before 300
   ASSERT_TRUE(end) << Squeue(sid, "%T %r");
   EXPECT_FALSE(end->cancelled) << end->reason;
+  // Back to pending, held, for the next attempt.
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        for (const ExitInfo& e : x->Poll()) ADD_FAILURE() << "an exit reported: " << e.reason;
+        return Squeue(sid, "%T") == "PENDING";
+      },
+      30s))
+      << Squeue(sid, "%T %r");
+  EXPECT_NE(Squeue(sid, "%r").find("held"), std::string::npos) << Squeue(sid, "%r");
+}
+
+TEST_F(SlurmExecutorTest, AKillSentBeforeTheBatchScriptStartsEndsTheRunKilled) {
+  // A kill sent while Slurm runs the job's prolog (3 s): the run ends killed (signal 9, not a
+  // cancel, not an exit 0, which a restarted serve read as a stop that checkpointed), and
+  // the job has a pending, held Slurm job for its next attempt (the same one, or, if the
+  // kill's requeue-hold reached the job before its script ran, a fresh one).
+  ASSERT_TRUE(ClusterWithSlowScript("Prolog"));
+  auto x = Open("earlykill", 250ms);
+  ASSERT_TRUE(x);
+  const LaunchSpec spec = Spec(1, {"sleep", "300"});
+  Prepared(*x, spec);
+  ASSERT_TRUE(x->Launch(spec).ok());
+  const int64_t sid = x->SlurmId(JobId(1));
+  ASSERT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "RUNNING"; }, 30s)) << Squeue(sid, "%T");
+  if (ScriptStarted(spec)) GTEST_SKIP() << "the script started before the kill could be sent";
+  ASSERT_TRUE(x->Signal({.pid = static_cast<int>(sid), .start_ticks = 0}, SIGKILL).ok());
+  const std::optional<ExitInfo> end = NextExit(*x);
+  ASSERT_TRUE(end) << Squeue(sid, "%T %r");
+  EXPECT_EQ(end->signal, SIGKILL) << end->Describe();
+  EXPECT_FALSE(end->cancelled) << end->reason;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        for (const ExitInfo& e : x->Poll()) ADD_FAILURE() << "an exit reported: " << e.reason;
+        const int64_t now = x->SlurmId(JobId(1));
+        return now != 0 && Squeue(now, "%T") == "PENDING";
+      },
+      30s))
+      << Squeue(sid, "%T %r") << "; now " << x->SlurmId(JobId(1));
 }
 
 TEST_F(SlurmExecutorTest, AJobOverALimitOnItsOwnSizeFailsWithTheReasonAndTakesNoPlace) {

@@ -4,6 +4,14 @@
 #include "exec/slurm_batch.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "exec/subprocess.h"
+#include "test_util.h"
 
 namespace tiresias {
 namespace {
@@ -44,6 +52,35 @@ TEST(SlurmBatch, TheScriptLoadsTheJobsVariablesBeforeTheAttemptsAndTiresias) {
   ASSERT_NE(stopped, std::string::npos) << script;
   EXPECT_LT(attempt, stopped);
   EXPECT_LT(stopped, script.find("exec 'python3'"));
+}
+
+TEST(SlurmBatch, AScriptToldToStopBeforeItStartedRunsNothingAndAKilledOneEndsKilled) {
+  // Slurm drops a signal sent before the batch script runs, so serve writes the stop into
+  // slurm-attempt.env first. A stopped script exits 0 without running the command; a killed
+  // one ends by signal 9, as a run killed while running does (before, it exited 0: serve read
+  // the kill as killed live, and as a stop that checkpointed after a restart).
+  const std::filesystem::path dir = testing::ScratchDir("slurm_batch_early_stop");
+  const std::filesystem::path ran = dir / "ran";
+  const std::string script_path = (dir / "slurm-batch.sh").string();
+  std::ofstream(script_path) << BatchScript(
+      {.job = JobId(7), .argv = {"touch", ran.string()}, .job_dir = dir.string()}, 1);
+  std::ofstream(JobEnvFile(dir.string())) << "";
+  const auto run = [&](const std::string& vars) {
+    std::ofstream(AttemptFile(dir.string())) << "TIRESIAS_ATTEMPT=0\n" << vars;
+    auto r = RunCommand({"/bin/bash", script_path}, std::chrono::seconds(10));
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? *r : CommandResult{};
+  };
+  CommandResult r = run("TIRESIAS_STOPPED=1\n");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.signal, 0);
+  EXPECT_NE(r.out.find("stopped before it started"), std::string::npos) << r.out;
+  r = run("TIRESIAS_STOPPED=1\nTIRESIAS_KILLED=1\n");  // a stop, then its kill
+  EXPECT_EQ(r.signal, SIGKILL);
+  EXPECT_FALSE(std::filesystem::exists(ran));
+  r = run("");
+  EXPECT_TRUE(r.ok()) << r.Summary();
+  EXPECT_TRUE(std::filesystem::exists(ran));
 }
 
 TEST(SlurmBatch, AnEndIsTheRecordedAttemptsOnlyAtOrPastItsRestartCount) {

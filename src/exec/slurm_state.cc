@@ -230,22 +230,27 @@ bool SlurmEnded(std::string_view s) {
 }
 
 SlurmRunEnd RecordedEnd(const SlurmJob& s) {
-  if (s.state == "CANCELLED" && s.wait_status == 0) return {};  // not reported yet
+  if (s.state != "COMPLETED" && s.wait_status == 0) return {};  // not reported (yet)
   if (WIFEXITED(s.wait_status)) return {.exit_code = WEXITSTATUS(s.wait_status)};
   if (WIFSIGNALED(s.wait_status)) return {.signal = WTERMSIG(s.wait_status)};
   return {};
 }
 
 std::string SlurmPolicyReason(std::string_view output) {
+  // The line just before the policy error (not any line: a site's job_submit plugin may say
+  // more).
+  std::string_view before;
   for (std::string_view line : Split(output, '\n')) {
-    if (const size_t at = line.rfind("error: "); at != std::string_view::npos) {
-      line.remove_prefix(at + 7);
+    if (line.find("accounting/QOS policy") != std::string_view::npos) {
+      if (const size_t at = before.rfind("error: "); at != std::string_view::npos) {
+        before.remove_prefix(at + 7);
+      }
+      before = Trim(before);
+      const bool code = (before.starts_with("Assoc") || before.starts_with("QOS")) &&
+                        before.find_first_of(" \t") == std::string_view::npos;
+      return code ? std::string(before) : "";
     }
-    line = Trim(line);
-    if ((line.starts_with("Assoc") || line.starts_with("QOS")) &&
-        line.find_first_of(" \t") == std::string_view::npos) {
-      return std::string(line);
-    }
+    before = line;
   }
   return "";
 }

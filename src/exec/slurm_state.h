@@ -79,10 +79,11 @@ int GpusInGres(std::string_view gres);
 bool SlurmActive(std::string_view state);
 bool SlurmEnded(std::string_view state);
 // How job `s`'s run ended as Slurm recorded it: its exit code, or the signal that killed it;
-// exit code -1 and no signal when none is recorded. Slurm marks a job CANCELLED as soon as
-// the cancel (or scancel --signal=KILL) is asked and records how its batch script ended only
-// when slurmd reports it, seconds later on a loaded node: until then it reads 0:0, which is
-// no end (not an exit 0).
+// exit code -1 and no signal when none is recorded. Slurm sets a job's end state when it
+// decides it (CANCELLED as soon as a cancel or scancel --signal=KILL is asked, TIMEOUT when
+// the limit hits) and records how its batch script ended only when slurmd reports it, seconds
+// later on a loaded node, or never (the script never ran): 0:0 is an exit 0 only for a
+// COMPLETED job.
 struct SlurmRunEnd {
   int exit_code = -1;
   int signal = 0;
@@ -94,7 +95,7 @@ SlurmRunEnd RecordedEnd(const SlurmJob& s);
 // message received" while it stops), in standby, or busy ("try again"). Such a command is
 // retried with backoff; any other failure is the request's own.
 bool SlurmTransientFailure(std::string_view output);
-// The reason slurmctld names when an accounting policy refuses a job, on a line of its own
+// The reason slurmctld names when an accounting policy refuses a job, on the line just
 // before "Job violates accounting/QOS policy (job submit limit, user's size and/or time
 // limits)": "sbatch: error: QOSMaxSubmitJobPerUserLimit", "...: AssocMaxWallDurationPerJobLimit"
 // (a job_reason code: Assoc*, QOS*); "" when none is named.

@@ -49,7 +49,7 @@ TEST(SlurmState, SqueueJsonOfARealCluster) {
   EXPECT_FALSE(SlurmEnded("PENDING"));
 }
 
-TEST(SlurmState, ACancelledJobWhoseEndSlurmdHasNotReportedHasNoExitYet) {
+TEST(SlurmState, AnEndWhoseExitSlurmdHasNotReportedHasNoExitYet) {
   // Regression (CI): Slurm marks a job CANCELLED as soon as scancel --signal=KILL is asked
   // and records the batch script's end when slurmd reports it, seconds later on a loaded
   // node. Read before then, its 0:0 was an exit 0 (so serve's kill read as a clean exit).
@@ -62,13 +62,19 @@ TEST(SlurmState, ACancelledJobWhoseEndSlurmdHasNotReportedHasNoExitYet) {
   cancelled.wait_status = 0;  // not reported yet
   EXPECT_EQ(RecordedEnd(cancelled).exit_code, -1);
   EXPECT_EQ(RecordedEnd(cancelled).signal, 0);
-  // Any other end reads as recorded, 0:0 included: `exit 3` is 3, a completed job's 0 is 0.
+  // So is any end state's but COMPLETED's (a TIMEOUT is set when the limit hits, its end
+  // reported later; a FAILED launch never ran): `exit 3` is 3, a completed job's 0 is 0.
   EXPECT_EQ(RecordedEnd((*jobs)[3]).exit_code, 3);
-  SlurmJob completed = (*jobs)[3];
-  completed.state = "COMPLETED";
-  completed.wait_status = 0;
-  EXPECT_EQ(RecordedEnd(completed).exit_code, 0);
-  EXPECT_EQ(RecordedEnd(completed).signal, 0);
+  SlurmJob ended = (*jobs)[3];
+  for (const char* state : {"TIMEOUT", "FAILED", "NODE_FAIL"}) {
+    ended.state = state;
+    ended.wait_status = 0;
+    EXPECT_EQ(RecordedEnd(ended).exit_code, -1) << state;
+    EXPECT_EQ(RecordedEnd(ended).signal, 0) << state;
+  }
+  ended.state = "COMPLETED";
+  EXPECT_EQ(RecordedEnd(ended).exit_code, 0);
+  EXPECT_EQ(RecordedEnd(ended).signal, 0);
 }
 
 // Slurm 23.11's shapes (data_parser v0.0.40; 23.02 to 25.05 write these fields alike, see
@@ -270,7 +276,11 @@ TEST(SlurmState, AJobOverALimitOnItsOwnSizeOrTimeIsRefusedNotKeptWaiting) {
   EXPECT_TRUE(SlurmSubmitLimit(error));
   EXPECT_TRUE(SlurmPlaceLimit(error));
   // Words that are not a reason code are not taken for one.
-  EXPECT_EQ(SlurmPolicyReason("sbatch: error: QOS name not found\n"), "");
+  EXPECT_EQ(SlurmPolicyReason("sbatch: error: QOS name not found\n" + error), "");
+  // Only the line just before the policy error: a one-word line elsewhere (a site's job_submit
+  // plugin) is not a reason, nor is one with no policy error after it.
+  EXPECT_EQ(SlurmPolicyReason("sbatch: QOSGold\nsbatch: error: note\n" + error), "");
+  EXPECT_EQ(SlurmPolicyReason("sbatch: error: QOSMaxGRESPerJob\n"), "");
 }
 
 TEST(SlurmState, PingSaysWhetherAControllerAnswers) {
