@@ -53,6 +53,7 @@ struct FakeWorld {
   std::optional<std::vector<NodeReport>> node_report;  // the next PollNodes answer
   bool find_launched = false;     // FindLaunched finds this world's processes (else never)
   int64_t engine_busy_until = 0;  // until then Launch is Unavailable (a queued submission)
+  std::set<JobId> refused;        // Launch refuses these jobs (an engine's permanent refusal)
 
   bool Alive(const P& p) const { return !p.reported && p.exit_at > now; }
 
@@ -72,6 +73,9 @@ class FakeRunner : public Executor {
     if (w_.now < w_.engine_busy_until) {
       return Unavailable(
           fmt::format("job {}: its held Slurm job is being submitted", s.job.value()));
+    }
+    if (w_.refused.contains(s.job)) {
+      return IoError(fmt::format("job {}: sbatch: exit 1: refused", s.job.value()));
     }
     const int pid = w_.next_pid++;
     std::vector<std::string> devs;

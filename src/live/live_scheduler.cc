@@ -164,12 +164,8 @@ void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
       Journal({.t = now, .kind = EventKind::kCancel, .job = id, .detail = {{"why", never}}});
       MustOk(sched_->Cancel(id, now));
       to_launch_.erase(id);
-      rec.state = LiveState::kCancelled;
-      rec.end = now;
-      rec.message = never;
-      CountEnded(rec);
+      EndRecord(rec, LiveState::kCancelled, now, never);
       changed.push_back(id);
-      eligibility_dirty_ = true;
       continue;
     }
     const bool have = cj->state == JobState::kPending;

@@ -23,11 +23,8 @@ void LiveScheduler::CancelledOutside(JobId id, const std::string& why, Time now,
     MustOk(sched_->Cancel(id, now));
   }
   to_launch_.erase(id);
-  rec.state = LiveState::kCancelled;
-  rec.end = now;
-  rec.message = "cancelled outside tiresias: " + why;
+  EndRecord(rec, LiveState::kCancelled, now, "cancelled outside tiresias: " + why);
   changed.push_back(id);
-  dirty_ = true;
 }
 
 void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed) {
@@ -126,12 +123,8 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   const bool ok = e.exit_code == 0 && e.signal == 0;
   Journal({.t = now, .kind = EventKind::kFinish, .job = e.job, .detail = {{"how", what}}});
   if (Status s = sched_->Finish(e.job, now); !s.ok()) Warn(s.message());
-  rec.state = ok ? LiveState::kFinished : LiveState::kFailed;
-  rec.end = now;
-  rec.message = ok ? "completed" : "failed: " + what;
-  dirty_ = true;
-  eligibility_dirty_ = true;  // jobs that depend on it
-  CountEnded(rec);
+  EndRecord(rec, ok ? LiveState::kFinished : LiveState::kFailed, now,
+            ok ? "completed" : "failed: " + what);
   if (ok) DropCheckpoints(rec);
 }
 
@@ -173,13 +166,9 @@ void LiveScheduler::FinishCompleted(JobRecord& rec, const std::string& how, Time
            .detail = {{"how", how + ", work complete (done file) after " + after}}});
   MustOk(sched_->Finish(rec.id, now));
   to_launch_.erase(rec.id);
-  rec.state = LiveState::kFinished;
-  rec.end = now;
   rec.timing_out = false;
-  rec.message = "completed: its work was done when it was stopped (done file)";
-  dirty_ = true;
-  eligibility_dirty_ = true;  // jobs that depend on it
-  CountEnded(rec);
+  EndRecord(rec, LiveState::kFinished, now,
+            "completed: its work was done when it was stopped (done file)");
   DropCheckpoints(rec);
 }
 
@@ -217,16 +206,17 @@ void LiveScheduler::EndAsTimeout(JobRecord& rec, Time now, const std::string& ho
            .detail = {{"how", "timeout (" + how + ")"}}});
   MustOk(running ? sched_->Finish(rec.id, now) : sched_->Cancel(rec.id, now));
   to_launch_.erase(rec.id);
-  rec.state = LiveState::kTimeout;
-  rec.end = now;
-  rec.message = fmt::format("time limit {} reached ({})", SlurmTime(*rec.time_limit), how);
   rec.timing_out = false;
-  CountEnded(rec);
-  eligibility_dirty_ = true;
-  dirty_ = true;
+  EndRecord(rec, LiveState::kTimeout, now,
+            fmt::format("time limit {} reached ({})", SlurmTime(*rec.time_limit), how));
 }
 
-void LiveScheduler::CountEnded(const JobRecord& rec) {
+void LiveScheduler::EndRecord(JobRecord& rec, LiveState state, Time now, std::string message) {
+  rec.state = state;
+  rec.end = now;
+  rec.message = std::move(message);
+  dirty_ = true;
+  eligibility_dirty_ = true;  // its array's slot, its dependents
   metrics_.JobEnded(ToString(rec.state), ToSeconds(rec.end - rec.submit),
                     rec.first_start >= 0 ? ToSeconds(rec.first_start - rec.submit) : -1);
 }

@@ -248,6 +248,55 @@ TEST_F(LiveSchedulerTest, AnArraysLimitBoundsItsRunningTasksWhateverTheFreeGpus)
   for (JobId t : tasks) EXPECT_EQ((*d->Get(t))["state"], "finished");
 }
 
+// Every way a job ends frees its array slot and settles its dependents in the next step:
+// cancelled by request, cancelled in the engine, and refused by the engine at its launch.
+// Regression: only exits, time limits and a never-satisfiable dependency did (a cancelled
+// task's slot stayed taken until some other job ended; its metrics end was not counted).
+TEST_F(LiveSchedulerTest, EveryEndFreesItsArraySlotAndSettlesItsDependents) {
+  for (const std::string how : {"request", "engine", "refused"}) {
+    SCOPED_TRACE(how);
+    world_ = FakeWorld{};
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    auto d = Start();
+    std::vector<JobId> tasks;
+    ASSERT_TRUE(d->Submit({.gpus = 1, .argv = {"x"}, .array = "0-1%1"}, &tasks).ok());
+    for (JobId t : tasks) world_.work[t] = 100'000;
+    const JobId after = *d->Submit(
+        {.gpus = 1, .argv = {"x"}, .dependency = fmt::format("afterok:{}", tasks[0].value())});
+    world_.work[after] = 100'000;
+    if (how == "refused") world_.refused.insert(tasks[0]);
+    d->Step();
+    if (how == "request") {
+      ASSERT_TRUE(d->Cancel(tasks[0]).ok());
+    } else if (how == "engine") {
+      ASSERT_EQ((*d->Get(tasks[0]))["state"], "running");
+      for (auto& [pid, p] : world_.procs) {
+        if (p.job == tasks[0]) p.cancelled = true, p.exit_at = world_.now;
+      }
+    }
+    for (int k = 0; k < 3; ++k, world_.now += 100) d->Step();
+    EXPECT_EQ((*d->Get(tasks[0]))["state"], how == "refused" ? "failed" : "cancelled");
+    if (how == "refused") {  // with the engine's words
+      EXPECT_EQ((*d->Get(tasks[0]))["message"],
+                fmt::format("launch failed: job {}: sbatch: exit 1: refused", tasks[0].value()));
+    }
+    EXPECT_EQ((*d->Get(tasks[1]))["state"], "running") << d->Get(tasks[1])->dump();
+    const auto dep = *d->Get(after);
+    EXPECT_EQ(dep["state"], "cancelled") << dep.dump();
+    const std::string metrics = d->MetricsText();
+    // The task and its dependent.
+    EXPECT_NE(metrics.find(how == "refused" ? R"(tiresias_jobs_ended_total{state="failed"} 1)"
+                                            : R"(tiresias_jobs_ended_total{state="cancelled"} 2)"),
+              std::string::npos)
+        << metrics;
+    d.reset();
+    d = Start();  // a replay of the journal agrees
+    EXPECT_EQ((*d->Get(tasks[1]))["state"], "running");
+    EXPECT_EQ((*d->Get(after))["state"], "cancelled");
+  }
+}
+
 TEST_F(LiveSchedulerTest, AJobThatCompletesDuringItsGraceAndSaysSoIsFinishedNotRelaunched) {
   // dlas with an 8 GPU-s first queue on 4 GPUs, grace 30 s. A (4 GPUs, 10 s of work) is
   // demoted at 2 s; B (4 GPUs, 1 s) arrives at 9.5 s in the first queue and preempts A. A does

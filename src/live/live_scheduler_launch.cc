@@ -111,10 +111,7 @@ void LiveScheduler::LaunchReady(Time now) {
                .job = id,
                .detail = {{"how", "launch failed: " + ref.status().message()}}});
       MustOk(sched_->Finish(id, now));
-      rec.state = LiveState::kFailed;
-      rec.end = now;
-      rec.message = "launch failed: " + ref.status().message();
-      dirty_ = true;
+      EndRecord(rec, LiveState::kFailed, now, "launch failed: " + ref.status().message());
       continue;
     }
     procs_[id] = Proc{.ref = ref->ref, .attempt = rec.attempt, .gpus = gpus};

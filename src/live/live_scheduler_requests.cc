@@ -147,18 +147,18 @@ Status LiveScheduler::CancelLocked(JobId id) {
     return FailedPrecondition(fmt::format("job {}: already {}", id.value(), ToString(rec.state)));
   }
   const Time now = Now();
-  JobRecord ended = rec;
+  const std::string why = "cancelled by request";
+  JobRecord ended = rec;  // as EndRecord leaves it
   ended.state = LiveState::kCancelled;
   ended.end = now;
-  ended.message = "cancelled by request";
+  ended.message = why;
   {
     Store::Txn txn(*store_);
     if (Status s = Note({.t = now, .kind = EventKind::kCancel, .job = id}); !s.ok()) return s;
     if (Status s = store_->UpdateJob(ended); !s.ok()) return s;
     if (Status s = txn.Commit(); !s.ok()) return s;
   }
-  rec = std::move(ended);  // only once it is on disk
-  CountEnded(rec);
+  EndRecord(rec, LiveState::kCancelled, now, why);  // only once it is on disk
   if (Status s = sched_->Cancel(id, now); !s.ok()) Warn(s.message());
   to_launch_.erase(id);
   if (procs_.contains(id)) StopProcess(id, now, cfg_.preempt_signal);
