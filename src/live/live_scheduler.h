@@ -282,9 +282,11 @@ class LiveScheduler {
   // Held, JobArrayTaskLimit, Starting, Preempted, TimeLimit; "" when it does not wait.
   std::string ReasonWord(const JobRecord& r, const Job& cj, Time now) const;
   void Warn(const std::string& m);
-  // Every end of a job goes through here: its record says so, and the next step settles what
-  // the end changes (its array's slot, its dependents) and /metrics counts it.
+  // Every end of a job goes through here: its record says so (Ended), and the next step
+  // settles what the end changes (its array's slot, its dependents) and /metrics counts it.
   void EndRecord(JobRecord& rec, LiveState state, Time now, std::string message);
+  // The fields of `rec` an end sets (as stored): for a row written before EndRecord.
+  static void Ended(JobRecord& rec, LiveState state, Time now, std::string message);
   // Why a waiting job may not run now ("dependency", "held"; "" when it may); `never` (if
   // given) is set when a dependency can never be met.
   std::string WhyIneligible(const JobRecord& rec, std::string* never) const;

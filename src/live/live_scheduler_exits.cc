@@ -211,10 +211,14 @@ void LiveScheduler::EndAsTimeout(JobRecord& rec, Time now, const std::string& ho
             fmt::format("time limit {} reached ({})", SlurmTime(*rec.time_limit), how));
 }
 
-void LiveScheduler::EndRecord(JobRecord& rec, LiveState state, Time now, std::string message) {
+void LiveScheduler::Ended(JobRecord& rec, LiveState state, Time now, std::string message) {
   rec.state = state;
   rec.end = now;
   rec.message = std::move(message);
+}
+
+void LiveScheduler::EndRecord(JobRecord& rec, LiveState state, Time now, std::string message) {
+  Ended(rec, state, now, std::move(message));
   dirty_ = true;
   eligibility_dirty_ = true;  // its array's slot, its dependents
   metrics_.JobEnded(ToString(rec.state), ToSeconds(rec.end - rec.submit),

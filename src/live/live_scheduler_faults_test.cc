@@ -250,8 +250,9 @@ TEST_F(LiveSchedulerTest, AnArraysLimitBoundsItsRunningTasksWhateverTheFreeGpus)
 
 // Every way a job ends frees its array slot and settles its dependents in the next step:
 // cancelled by request, cancelled in the engine, and refused by the engine at its launch.
-// Regression: only exits, time limits and a never-satisfiable dependency did (a cancelled
-// task's slot stayed taken until some other job ended; its metrics end was not counted).
+// Regression: a cancel in the engine and a refused launch did not (the task's slot stayed
+// taken until some other job ended, its dependents waited, its end was not counted in
+// /metrics); a cancel by request did, by a path of its own.
 TEST_F(LiveSchedulerTest, EveryEndFreesItsArraySlotAndSettlesItsDependents) {
   for (const std::string how : {"request", "engine", "refused"}) {
     SCOPED_TRACE(how);

@@ -149,9 +149,7 @@ Status LiveScheduler::CancelLocked(JobId id) {
   const Time now = Now();
   const std::string why = "cancelled by request";
   JobRecord ended = rec;  // as EndRecord leaves it
-  ended.state = LiveState::kCancelled;
-  ended.end = now;
-  ended.message = why;
+  Ended(ended, LiveState::kCancelled, now, why);
   {
     Store::Txn txn(*store_);
     if (Status s = Note({.t = now, .kind = EventKind::kCancel, .job = id}); !s.ok()) return s;
