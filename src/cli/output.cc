@@ -110,6 +110,10 @@ std::string FromNow(const nlohmann::json& range, int64_t now_ms) {
 }  // namespace
 
 void PrintEstimate(const nlohmann::json& e) {
+  if (e.contains("unknown")) {  // held back: nothing to forecast until that ends
+    std::cout << "  no forecast while it is " << Str(e, "unknown") << "\n";
+    return;
+  }
   const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();

@@ -26,6 +26,12 @@ StatusOr<nlohmann::json> LiveScheduler::Estimate(JobId id) {
   auto it = records_.find(id);
   if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
   if (IsTerminal(it->second.state)) return nlohmann::json(nullptr);
+  // Held back (its user's hold, a dependency, its array's limit): when that ends is not the
+  // scheduler's to forecast (a forecast would keep it held for ever: "not within a year", and
+  // name running jobs as in its way).
+  if (std::string held = HeldReason(it->second); !held.empty()) {
+    return nlohmann::json{{"unknown", std::move(held)}};
+  }
   return ForecastFor(lk, id, std::nullopt);
 }
 

@@ -290,6 +290,9 @@ class LiveScheduler {
   // Why a waiting job may not run now ("dependency", "held"; "" when it may); `never` (if
   // given) is set when a dependency can never be met.
   std::string WhyIneligible(const JobRecord& rec, std::string* never) const;
+  // Why the core does not schedule `r` (its user's hold, its dependency, its array's limit),
+  // for people; "" when it is not held back.
+  std::string HeldReason(const JobRecord& r) const;
   // Keeps the core's eligibility in step with holds, dependencies and array limits
   // (journalled); cancels jobs whose dependencies can never be met.
   void UpdateEligibility(Time now, std::vector<JobId>& changed);

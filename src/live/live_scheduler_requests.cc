@@ -147,16 +147,26 @@ Status LiveScheduler::CancelLocked(JobId id) {
     return FailedPrecondition(fmt::format("job {}: already {}", id.value(), ToString(rec.state)));
   }
   const Time now = Now();
-  const std::string why = "cancelled by request";
+  // In its time limit's grace its end is that (as Slurm's TIMEOUT): `wait` says 124.
+  const bool timed_out = rec.timing_out && rec.time_limit;
+  const LiveState state = timed_out ? LiveState::kTimeout : LiveState::kCancelled;
+  const std::string why = timed_out
+                              ? fmt::format("time limit {} reached (cancelled in its grace period)",
+                                            SlurmTime(*rec.time_limit))
+                              : "cancelled by request";
   JobRecord ended = rec;  // as EndRecord leaves it
-  Ended(ended, LiveState::kCancelled, now, why);
+  ended.timing_out = false;
+  Ended(ended, state, now, why);
   {
     Store::Txn txn(*store_);
-    if (Status s = Note({.t = now, .kind = EventKind::kCancel, .job = id}); !s.ok()) return s;
+    Event cancel{.t = now, .kind = EventKind::kCancel, .job = id};
+    if (timed_out) cancel.detail = {{"how", why}};
+    if (Status s = Note(cancel); !s.ok()) return s;
     if (Status s = store_->UpdateJob(ended); !s.ok()) return s;
     if (Status s = txn.Commit(); !s.ok()) return s;
   }
-  EndRecord(rec, LiveState::kCancelled, now, why);  // only once it is on disk
+  rec.timing_out = false;
+  EndRecord(rec, state, now, why);  // only once it is on disk
   if (Status s = sched_->Cancel(id, now); !s.ok()) Warn(s.message());
   to_launch_.erase(id);
   if (procs_.contains(id)) StopProcess(id, now, cfg_.preempt_signal);

@@ -177,6 +177,19 @@ StatusOr<nlohmann::json> LiveScheduler::Get(JobId id) {
   return ToJson(it->second, Now());
 }
 
+std::string LiveScheduler::HeldReason(const JobRecord& r) const {
+  const Job* cj = sched_->Find(r.id);
+  if (!cj || cj->state != JobState::kHeld) return "";
+  if (r.held) return fmt::format("held by its user (tiresias release {})", r.id.value());
+  if (WhyIneligible(r, nullptr) == "dependency") {
+    std::vector<std::string> deps;
+    for (const Dependency& d : r.dependencies) deps.push_back(ToString(d));
+    return fmt::format("waiting for its dependency ({})", Join(deps, ","));
+  }
+  return fmt::format("waiting for a running task of its array to end (at most {} at once)",
+                     r.array_limit);
+}
+
 StatusOr<nlohmann::json> LiveScheduler::Explain(JobId id) {
   std::lock_guard lk(mu_);
   auto it = records_.find(id);
@@ -198,16 +211,11 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
                       {"gpus_needed", e.gpus_needed},
                       {"gpus_free", e.gpus_free}};
   std::vector<std::string> reasons = e.reasons;
-  if (const Job* cj = sched_->Find(id);
-      cj && cj->state == JobState::kHeld && !r.held && !reasons.empty()) {
-    // The core knows only "not eligible"; the reason is this layer's.
-    std::vector<std::string> deps;
-    for (const Dependency& d : r.dependencies) deps.push_back(ToString(d));
-    reasons.front() =
-        WhyIneligible(r, nullptr) == "dependency"
-            ? fmt::format("waiting for its dependency ({})", Join(deps, ","))
-            : fmt::format("waiting for a running task of its array to end (at most {} at once)",
-                          r.array_limit);
+  if (const std::string held = HeldReason(r); !held.empty() && !r.held && !reasons.empty()) {
+    reasons.front() = held;  // the core knows only "not eligible"; the reason is this layer's
+  } else if (IsTerminal(r.state) && !reasons.empty()) {
+    // The core knows a failed, cancelled or timed-out job only as ended.
+    reasons.front() = fmt::format("{}; nothing to wait for", ToString(r.state));
   }
   if (r.state == LiveState::kStarting) {
     std::vector<std::string> holders;
@@ -229,6 +237,11 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
                        : fmt::format("scheduled to start; waiting for preempted processes to "
                                      "checkpoint and exit: {}",
                                      Join(holders, ", ")));
+  } else if (r.state == LiveState::kPreempting && r.timing_out) {
+    reasons.insert(reasons.begin(),
+                   fmt::format("its time limit ({}) is reached; its process is stopping (grace "
+                               "period)",
+                               r.time_limit ? SlurmTime(*r.time_limit) : "?"));
   } else if (r.state == LiveState::kPreempting) {
     reasons.insert(reasons.begin(), "preempted; its process is checkpointing (grace period)");
   }
