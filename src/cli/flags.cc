@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <map>
 #include <optional>
 
 #include "common/strings.h"
@@ -73,12 +74,17 @@ CLI::Validator NotEmpty() {
 CLI::Validator JobStates() {
   return CLI::Validator(
       [](std::string& input) -> std::string {
-        // Slurm's spellings too: any case, COMPLETED for finished.
+        // Slurm's spellings too: any case, COMPLETED for finished, and squeue's short codes
+        // (PD, CF: starting, R, CG: stopping, CD, F, CA, TO).
+        static const std::map<std::string, std::string> kSlurm = {
+            {"completed", "finished"}, {"pd", "pending"},    {"cf", "starting"},
+            {"r", "running"},          {"cg", "preempting"}, {"cd", "finished"},
+            {"f", "failed"},           {"ca", "cancelled"},  {"to", "timeout"}};
         std::vector<std::string> states;
         for (auto part : Split(input, ',')) {
-          std::string st(part);
+          std::string st(Trim(part));
           for (char& ch : st) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-          if (st == "completed") st = "finished";
+          if (auto it = kSlurm.find(st); it != kSlurm.end()) st = it->second;
           states.push_back(st);
         }
         input = Join(states, ",");
