@@ -107,13 +107,25 @@ Status LiveScheduler::SaveRows(const std::vector<JobId>& ids) {
   return Status::Ok();
 }
 
+const JobRecord* LiveScheduler::DependedOn(const Dependency& d) const {
+  auto t = records_.find(d.job);
+  if (t == records_.end() || d.task < 0) return t == records_.end() ? nullptr : &t->second;
+  // One task of an array: among the records from the array's id on with that array id (tasks
+  // take consecutive ids).
+  for (auto it = t; it != records_.end() && it->second.array_id == d.job; ++it) {
+    if (it->second.array_index == d.task) return &it->second;
+  }
+  return nullptr;
+}
+
 std::string LiveScheduler::WhyIneligible(const JobRecord& rec, std::string* never) const {
   for (const Dependency& d : rec.dependencies) {
-    auto t = records_.find(d.job);
-    if (t == records_.end()) continue;  // checked at submit; a job is never removed
+    const JobRecord* on = DependedOn(d);
+    if (!on) continue;  // checked at submit; a job is never removed
+    auto t = records_.find(on->id);
     // An array's id stands for all its tasks (Slurm's rule): the records from it on with that
-    // array id (tasks take consecutive ids).
-    const bool array = t->second.array_id == d.job;
+    // array id (tasks take consecutive ids); ID_INDEX for one task alone.
+    const bool array = d.task < 0 && t->second.array_id == d.job;
     bool all_ended = true, any_failed = false;
     const JobRecord* failed = nullptr;  // the first task that ended other than finished
     for (auto it = t; it != records_.end() && (it == t || (array && it->second.array_id == d.job));
@@ -131,12 +143,15 @@ std::string LiveScheduler::WhyIneligible(const JobRecord& rec, std::string* neve
     if (met) continue;
     if (never && d.kind == Dependency::Kind::kAfterOk && any_failed) {
       *never = fmt::format("dependency {} can never be met: job {} ended {}", ToString(d),
-                           array ? fmt::format("{}_{}", d.job.value(), failed->array_index)
-                                 : std::to_string(d.job.value()),
+                           array || d.task >= 0
+                               ? fmt::format("{}_{}", d.job.value(), failed->array_index)
+                               : std::to_string(d.job.value()),
                            ToString(failed->state));
     } else if (never && d.kind == Dependency::Kind::kAfterNotOk && all_ended) {
-      *never = fmt::format("dependency {} can never be met: job {} {}", ToString(d), d.job.value(),
-                           array ? "finished, every task of it" : "finished");
+      *never = fmt::format(
+          "dependency {} can never be met: job {} {}", ToString(d),
+          d.task >= 0 ? fmt::format("{}_{}", d.job.value(), d.task) : std::to_string(d.job.value()),
+          array ? "finished, every task of it" : "finished");
     }
     return "dependency";
   }

@@ -290,6 +290,8 @@ class LiveScheduler {
   // Why a waiting job may not run now ("dependency", "held"; "" when it may); `never` (if
   // given) is set when a dependency can never be met.
   std::string WhyIneligible(const JobRecord& rec, std::string* never) const;
+  // The record `d` names (a job, an array's first task, or ID_INDEX's task); null if none.
+  const JobRecord* DependedOn(const Dependency& d) const;
   // Why the core does not schedule `r` (its user's hold, its dependency, its array's limit),
   // for people; "" when it is not held back.
   std::string HeldReason(const JobRecord& r) const;

@@ -43,9 +43,10 @@ StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req, std::vector<JobI
   auto plan = Plan(req);
   if (!plan.ok()) return plan.status();
   for (const Dependency& d : plan->dependencies) {
-    if (!records_.contains(d.job)) {
+    if (!DependedOn(d)) {
       return InvalidArgument(
-          fmt::format("field 'dependency': job {} does not exist", d.job.value()));
+          fmt::format("field 'dependency': job {} does not exist",
+                      d.task < 0 ? d.job.str() : fmt::format("{}_{}", d.job.value(), d.task)));
     }
   }
   JobRecord base;

@@ -478,7 +478,8 @@ namespace {
 
 // Found by a review: a dependency on an array's id waited for its first task only (task 0
 // ended and the dependent started while tasks 1 and 2 still ran). As in Slurm, an array's id
-// stands for every task: afterok waits for all and can never be met once one fails.
+// stands for every task: afterok waits for all and can never be met once one fails. ID_INDEX
+// (Slurm's JOB_TASK) waits for that task alone (found by exploratory use: it was refused).
 TEST_F(LiveSchedulerTest, ADependencyOnAnArrayWaitsForEveryTask) {
   auto d = Start();
   std::vector<JobId> tasks;
@@ -494,6 +495,12 @@ TEST_F(LiveSchedulerTest, ADependencyOnAnArrayWaitsForEveryTask) {
   };
   const JobId ok = after(fmt::format("afterok:{}", arr.value()));
   const JobId any = after(fmt::format("afterany:{}", arr.value()));
+  const JobId first = after(fmt::format("afterok:{}_0", arr.value()));  // task 0 alone
+  auto no_task =
+      d->Submit({.gpus = 1, .argv = {"t"}, .dependency = fmt::format("afterok:{}_5", arr.value())});
+  ASSERT_FALSE(no_task.ok());
+  EXPECT_EQ(no_task.status().message(),
+            fmt::format("field 'dependency': job {}_5 does not exist", arr.value()));
   auto state = [&](JobId id) { return (*d->Get(id))["state"].get<std::string>(); };
   d->Step();
   world_.now += 2'000;
@@ -502,6 +509,7 @@ TEST_F(LiveSchedulerTest, ADependencyOnAnArrayWaitsForEveryTask) {
   ASSERT_EQ(state(tasks[0]), "finished");
   EXPECT_EQ(state(ok), "pending");
   EXPECT_EQ(state(any), "pending");
+  EXPECT_EQ(state(first), "running");
   world_.now += 10'000;
   d->Step();
   d->Step();
@@ -514,6 +522,7 @@ TEST_F(LiveSchedulerTest, ADependencyOnAnArrayWaitsForEveryTask) {
   const JobId arr2 = *d->Submit({.name = "c", .gpus = 1, .argv = {"t"}, .array = "0-1"}, &more);
   world_.work[more[0]] = world_.work[more[1]] = 1'000;
   const JobId doomed = after(fmt::format("afterok:{}", arr2.value()));
+  const JobId doomed1 = after(fmt::format("afterok:{}_1", arr2.value()));
   d->Step();
   for (auto& [pid, p] : world_.procs) {
     if (p.job == more[1]) p.code = 1;
@@ -525,6 +534,9 @@ TEST_F(LiveSchedulerTest, ADependencyOnAnArrayWaitsForEveryTask) {
   EXPECT_EQ(state(doomed), "cancelled");
   EXPECT_EQ((*d->Get(doomed))["message"],
             fmt::format("dependency afterok:{} can never be met: job {}_1 ended failed",
+                        arr2.value(), arr2.value()));
+  EXPECT_EQ((*d->Get(doomed1))["message"],
+            fmt::format("dependency afterok:{}_1 can never be met: job {}_1 ended failed",
                         arr2.value(), arr2.value()));
 }
 

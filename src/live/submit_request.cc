@@ -43,24 +43,19 @@ StatusOr<std::vector<Dependency>> ParseDependencies(const std::string& text) {
     auto bad = [&](const std::string& why) {
       return InvalidArgument(
           fmt::format("field 'dependency': '{}': {} (e.g. afterok:12:13, "
-                      "afterany:14, afternotok:15)",
+                      "afterany:14, afternotok:15, afterok:16_3)",
                       part, why));
     };
     if (fields.size() < 2) return bad("expected KIND:JOB[:JOB...]");
-    Dependency::Kind kind;
-    if (fields[0] == "afterok") {
-      kind = Dependency::Kind::kAfterOk;
-    } else if (fields[0] == "afterany") {
-      kind = Dependency::Kind::kAfterAny;
-    } else if (fields[0] == "afternotok") {
-      kind = Dependency::Kind::kAfterNotOk;
-    } else {
+    if (!ParseDependency(fields[0], "1")) {
       return bad("unknown kind (afterok, afterany, afternotok)");
     }
     for (size_t i = 1; i < fields.size(); ++i) {
-      auto id = Number(fields[i]);
-      if (!id || *id < 1) return bad(fmt::format("'{}' is not a job id", fields[i]));
-      out.push_back({kind, JobId(*id)});
+      auto d = ParseDependency(fields[0], fields[i]);
+      if (!d)
+        return bad(
+            fmt::format("'{}' is not a job id (ID, or ID_INDEX: one array task)", fields[i]));
+      out.push_back(*d);
     }
   }
   return out;

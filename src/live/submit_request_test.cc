@@ -142,5 +142,32 @@ TEST(SubmitRequest, NulBytesThatExecveWouldCutAreRefused) {
   EXPECT_EQ(Why(r), "field 'env': the value of LR contains a NUL byte");
 }
 
+TEST(SubmitRequest, ADependencyNamesAJobAnArrayOrOneTaskOfIt) {
+  // Slurm's JOB_TASK: afterok:16_3 waits for task 3 of array 16 alone (16 is every task).
+  // Found by exploratory use: it was refused, and task 0 (whose id is the array's) could not
+  // be waited for alone.
+  SubmitRequest r = Ok();
+  r.dependency = "afterok:12:16_3,afternotok:16_0";
+  auto plan = Plan(r);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  using K = Dependency::Kind;
+  EXPECT_EQ(plan->dependencies, (std::vector<Dependency>{{K::kAfterOk, JobId(12)},
+                                                         {K::kAfterOk, JobId(16), 3},
+                                                         {K::kAfterNotOk, JobId(16), 0}}));
+  // Written as it was given, and read back so (the store's JSON form).
+  EXPECT_EQ(ToString(plan->dependencies[1]), "afterok:16_3");
+  JobRecord rec;
+  rec.dependencies = plan->dependencies;
+  JobRecord back;
+  RequestFromJson(RequestToJson(rec), back);
+  EXPECT_EQ(back.dependencies, plan->dependencies);
+  for (const char* bad :
+       {"afterok:16_", "afterok:16_x", "afterok:_3", "afterok:+3", "afterok:3 ", "afterok:16_-1"}) {
+    r.dependency = bad;
+    EXPECT_NE(Why(r).find("is not a job id (ID, or ID_INDEX: one array task)"), std::string::npos)
+        << bad << ": " << Why(r);
+  }
+}
+
 }  // namespace
 }  // namespace tiresias

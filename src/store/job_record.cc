@@ -1,7 +1,12 @@
 // LiveState names, the GPUs column format and the JSON form of a job request.
 #include "store/job_record.h"
 
+#include <fmt/format.h>
+
 #include <array>
+#include <cstdint>
+
+#include "common/strings.h"
 
 namespace tiresias {
 namespace {
@@ -11,7 +16,34 @@ constexpr std::array<const char*, 3> kDependencyKinds = {"afterok", "afterany", 
 }  // namespace
 
 std::string ToString(const Dependency& d) {
-  return std::string(kDependencyKinds[static_cast<size_t>(d.kind)]) + ":" + d.job.str();
+  const char* kind = kDependencyKinds[static_cast<size_t>(d.kind)];
+  return d.task >= 0 ? fmt::format("{}:{}_{}", kind, d.job.value(), d.task)
+                     : fmt::format("{}:{}", kind, d.job.value());
+}
+
+std::optional<Dependency> ParseDependency(std::string_view kind, std::string_view ref) {
+  Dependency d;
+  size_t k = 0;
+  while (k < kDependencyKinds.size() && kind != kDependencyKinds[k]) ++k;
+  if (k == kDependencyKinds.size()) return std::nullopt;
+  d.kind = static_cast<Dependency::Kind>(k);
+  // Digits only (no sign, no spaces), as a job id is written.
+  const auto number = [](std::string_view s) -> std::optional<int64_t> {
+    if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != s.npos) {
+      return std::nullopt;
+    }
+    return ParseInt(s);
+  };
+  const size_t under = ref.find('_');
+  const auto job = number(ref.substr(0, under));
+  if (!job || *job < 1) return std::nullopt;
+  d.job = JobId(*job);
+  if (under != std::string_view::npos) {
+    const auto task = number(ref.substr(under + 1));
+    if (!task || *task > INT32_MAX) return std::nullopt;
+    d.task = static_cast<int>(*task);
+  }
+  return d;
 }
 
 const char* ToString(LiveState s) {
@@ -75,11 +107,10 @@ void RequestFromJson(const nlohmann::json& j, JobRecord& r) {
   for (const auto& d : j.value("dependencies", nlohmann::json::array())) {
     const std::string text = d.get<std::string>();
     const size_t colon = text.find(':');
-    for (size_t k = 0; k < kDependencyKinds.size(); ++k) {
-      if (text.substr(0, colon) == kDependencyKinds[k]) {
-        r.dependencies.push_back(
-            {static_cast<Dependency::Kind>(k), JobId(std::stoll(text.substr(colon + 1)))});
-      }
+    if (colon == std::string::npos) continue;
+    if (auto dep = ParseDependency(std::string_view(text).substr(0, colon),
+                                   std::string_view(text).substr(colon + 1))) {
+      r.dependencies.push_back(*dep);
     }
   }
   if (j.contains("array")) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -36,10 +37,13 @@ bool IsTerminal(LiveState s);
 struct Dependency {
   enum class Kind { kAfterOk, kAfterAny, kAfterNotOk };
   Kind kind = Kind::kAfterAny;
-  JobId job;
+  JobId job;      // a job, or an array's id: every task of it (Slurm's rule)
+  int task = -1;  // >= 0: that task of the array `job` alone (Slurm's JOB_TASK)
   auto operator<=>(const Dependency&) const = default;
 };
+// "afterok:42", "afterok:42_3"; ParseDependency reads it back (nullopt if it is not one).
 std::string ToString(const Dependency& d);
+std::optional<Dependency> ParseDependency(std::string_view kind, std::string_view ref);
 
 struct JobRecord {
   // Request.
