@@ -40,25 +40,44 @@ TEST_F(LiveSchedulerTest, AJobHeldBackHasNoForecastButItsReason) {
 
 TEST_F(LiveSchedulerTest, ACancelInTheTimeLimitsGraceEndsTheJobTimedOut) {
   // Regression: explain said a job stopping at its time limit was "preempted; checkpointing",
-  // and a cancel during that grace made it `cancelled` (`wait`: 125), although its end was
-  // its time limit (Slurm: TIMEOUT; `wait`: 124). An ended job's explain named its state.
-  grace_ = Seconds(30);
-  world_.ignore_term = true;
-  const int64_t t0 = world_.now;
-  std::unique_ptr<LiveScheduler> d;
-  const JobId t = TellToStopAtItsTimeLimit(d, t0);
-  EXPECT_EQ((*d->Explain(t))["reasons"][0],
-            "its time limit (00:00:10) is reached; its process is stopping (grace period)");
-  world_.now = t0 + 12'000;
-  ASSERT_TRUE(d->Cancel(t).ok());
-  for (; world_.now < t0 + 50'000; world_.now += 1'000) d->Step();
-  auto tj = *d->Get(t);
-  EXPECT_EQ(tj["state"], "timeout") << tj.dump();
-  EXPECT_EQ(tj["message"], "time limit 00:00:10 reached (cancelled in its grace period)");
-  EXPECT_EQ((*d->Explain(t))["reasons"][0], "timeout; nothing to wait for");
-  d.reset();
-  d = Start();  // a replay agrees
-  EXPECT_EQ((*d->Get(t))["state"], "timeout");
+  // and a cancel during that grace (by request, or in the engine) made it `cancelled`
+  // (`wait`: 125), although its end was its time limit (Slurm: TIMEOUT; `wait`: 124). It ends
+  // as a time limit's end does: a finish in the core (the policies learn its service). An
+  // ended job's explain names its state.
+  for (const std::string how : {"request", "engine"}) {
+    SCOPED_TRACE(how);
+    world_ = FakeWorld{.ignore_term = true};
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    grace_ = Seconds(30);
+    const int64_t t0 = world_.now;
+    std::unique_ptr<LiveScheduler> d;
+    const JobId t = TellToStopAtItsTimeLimit(d, t0);
+    EXPECT_EQ((*d->Explain(t))["reasons"][0],
+              "its time limit (00:00:10) is reached; its process is stopping (grace period)");
+    world_.now = t0 + 12'000;
+    if (how == "request") {
+      ASSERT_TRUE(d->Cancel(t).ok());
+    } else {
+      for (auto& [pid, p] : world_.procs) {
+        if (p.job == t) p.cancelled = true, p.exit_at = world_.now;
+      }
+    }
+    for (; world_.now < t0 + 50'000; world_.now += 1'000) d->Step();
+    auto tj = *d->Get(t);
+    EXPECT_EQ(tj["state"], "timeout") << tj.dump();
+    EXPECT_TRUE(tj["message"].get<std::string>().starts_with(
+        how == "request" ? "time limit 00:00:10 reached (cancelled in its grace period)"
+                         : "time limit 00:00:10 reached (cancelled outside tiresias in its grace"))
+        << tj.dump();
+    EXPECT_EQ((*d->Explain(t))["reasons"][0], "timeout; nothing to wait for");
+    const auto journal = Journal(dir_ / "tiresias.db");
+    EXPECT_EQ(Count(journal, EventKind::kFinish), 1);
+    EXPECT_EQ(Count(journal, EventKind::kCancel), 0);
+    d.reset();
+    d = Start();  // a replay agrees
+    EXPECT_EQ((*d->Get(t))["state"], "timeout");
+  }
 }
 
 }  // namespace

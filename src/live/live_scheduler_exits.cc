@@ -18,6 +18,11 @@ void LiveScheduler::CancelledOutside(JobId id, const std::string& why, Time now,
   auto it = records_.find(id);
   if (it == records_.end() || IsTerminal(it->second.state)) return;
   JobRecord& rec = it->second;
+  if (rec.timing_out && rec.time_limit) {  // in its time limit's grace: that is its end
+    EndAsTimeout(rec, now, "cancelled outside tiresias in its grace period: " + why);
+    changed.push_back(id);
+    return;
+  }
   Journal({.t = now, .kind = EventKind::kCancel, .job = id, .detail = {{"how", why}}});
   if (const Job* cj = sched_->Find(id); cj && (cj->running() || cj->state == JobState::kPending)) {
     MustOk(sched_->Cancel(id, now));

@@ -158,17 +158,24 @@ Status LiveScheduler::CancelLocked(JobId id) {
   JobRecord ended = rec;  // as EndRecord leaves it
   ended.timing_out = false;
   Ended(ended, state, now, why);
+  // Timed out and still running in the core: it ends as a time limit's end does (a finish,
+  // from which the policies learn its service; EndAsTimeout), else as a cancel.
+  const Job* cj = sched_->Find(id);
+  const bool finish = timed_out && cj && cj->running();
   {
     Store::Txn txn(*store_);
-    Event cancel{.t = now, .kind = EventKind::kCancel, .job = id};
-    if (timed_out) cancel.detail = {{"how", why}};
-    if (Status s = Note(cancel); !s.ok()) return s;
+    Event end{.t = now, .kind = finish ? EventKind::kFinish : EventKind::kCancel, .job = id};
+    if (finish) end.detail = {{"how", "timeout (cancelled in its grace period)"}};
+    if (timed_out && !finish) end.detail = {{"why", why}};
+    if (Status s = Note(end); !s.ok()) return s;
     if (Status s = store_->UpdateJob(ended); !s.ok()) return s;
     if (Status s = txn.Commit(); !s.ok()) return s;
   }
   rec.timing_out = false;
   EndRecord(rec, state, now, why);  // only once it is on disk
-  if (Status s = sched_->Cancel(id, now); !s.ok()) Warn(s.message());
+  if (Status s = finish ? sched_->Finish(id, now) : sched_->Cancel(id, now); !s.ok()) {
+    Warn(s.message());
+  }
   to_launch_.erase(id);
   if (procs_.contains(id)) StopProcess(id, now, cfg_.preempt_signal);
   RetireEnded({id});  // nothing running: the engine may drop it now (else after the exit)

@@ -178,16 +178,21 @@ StatusOr<nlohmann::json> LiveScheduler::Get(JobId id) {
 }
 
 std::string LiveScheduler::HeldReason(const JobRecord& r) const {
-  const Job* cj = sched_->Find(r.id);
-  if (!cj || cj->state != JobState::kHeld) return "";
+  // From the record (the core's state follows at the next step), but for an array's limit,
+  // which only the step's count decides.
+  if (IsTerminal(r.state)) return "";
   if (r.held) return fmt::format("held by its user (tiresias release {})", r.id.value());
   if (WhyIneligible(r, nullptr) == "dependency") {
     std::vector<std::string> deps;
     for (const Dependency& d : r.dependencies) deps.push_back(ToString(d));
     return fmt::format("waiting for its dependency ({})", Join(deps, ","));
   }
-  return fmt::format("waiting for a running task of its array to end (at most {} at once)",
-                     r.array_limit);
+  const Job* cj = sched_->Find(r.id);
+  if (r.array_limit > 0 && cj && cj->state == JobState::kHeld) {
+    return fmt::format("waiting for a running task of its array to end (at most {} at once)",
+                       r.array_limit);
+  }
+  return "";
 }
 
 StatusOr<nlohmann::json> LiveScheduler::Explain(JobId id) {
