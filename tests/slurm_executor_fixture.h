@@ -147,6 +147,26 @@ class SlurmExecutorTest : public ::testing::Test {
                     "exec /usr/bin/sbatch \"$@\"\n",
                     most));
   }
+  // Jobs 1, 2 and 3 (`sleep 300`) prepared on `x` (opened after FaultyTools) under a submit
+  // limit of 2 jobs (SubmitLimit): 1 and 2 held in Slurm, as `x`'s snapshot shows, 3 refused.
+  // The Slurm ids of 1 and 2 (0 with a failure recorded).
+  std::pair<int64_t, int64_t> TwoHeldOneRefused(SlurmExecutor& x) {
+    SubmitLimit(dir_ / "bin", 2);
+    for (int job : {1, 2, 3}) Prepared(x, Spec(job, {"sleep", "300"}));
+    const int64_t held1 = x.SlurmId(JobId(1)), held2 = x.SlurmId(JobId(2));
+    EXPECT_EQ(x.SlurmId(JobId(3)), 0);  // refused: the limit
+    const bool shown = testing::WaitFor(
+        [&] {
+          return x.EngineState(JobId(1)).find("PENDING") != std::string::npos &&
+                 x.EngineState(JobId(2)).find("PENDING") != std::string::npos;
+        },
+        30s);
+    if (held1 == 0 || held2 == 0 || !shown) {
+      ADD_FAILURE() << "not both held: " << held1 << " " << held2;
+      return {0, 0};
+    }
+    return {held1, held2};
+  }
   // This test's cluster brought up again with a 3 s `setting` script (Prolog, Epilog): jobs
   // stay a while before their batch script runs, or in COMPLETING after they end.
   bool ClusterWithSlowScript(const std::string& setting) {

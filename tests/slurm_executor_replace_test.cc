@@ -218,17 +218,11 @@ TEST_F(SlurmExecutorTest, AJobStartedUnderASubmitLimitTakesThePlaceOfAHeldJob) {
   // Job 1 submits again at its own launch, and a later serve does not read its cancelled job
   // as someone's cancel. A held job left untagged and not cancelled (serve stopped in
   // between) is cancelled by the next serve.
-  const fs::path bin = FaultyTools();
-  SubmitLimit(bin, 2);
+  FaultyTools();
   auto x = Open("limit", 250ms, 3s);
   ASSERT_TRUE(x);
-  for (int job : {1, 2, 3}) Prepared(*x, Spec(job, {"sleep", "300"}));
-  const int64_t held1 = x->SlurmId(JobId(1)), held2 = x->SlurmId(JobId(2));
-  ASSERT_NE(held1, 0);
+  const auto [held1, held2] = TwoHeldOneRefused(*x);
   ASSERT_NE(held2, 0);
-  ASSERT_EQ(x->SlurmId(JobId(3)), 0);  // refused: the limit
-  ASSERT_TRUE(
-      WaitFor([&] { return x->EngineState(JobId(1)).find("PENDING") != std::string::npos; }, 30s));
   x->Starting({JobId(2), JobId(3)}, {});
   auto launched = LaunchWhenReady(*x, Spec(3, {"sleep", "300"}));
   ASSERT_TRUE(launched.ok()) << launched.status().message();
@@ -264,21 +258,11 @@ TEST_F(SlurmExecutorTest, TheHeldJobThatGivesItsPlaceIsTheOneTheCoreWouldStartLa
   // would start job 2 before job 1, so job 1 gives it (before, the executor did not know the
   // order and took the newest that never ran: job 2, the next the core would start, which
   // then needed the same exchange).
-  const fs::path bin = FaultyTools();
-  SubmitLimit(bin, 2);
+  FaultyTools();
   auto x = Open("order", 250ms, 3s);
   ASSERT_TRUE(x);
-  for (int job : {1, 2, 3}) Prepared(*x, Spec(job, {"sleep", "300"}));
-  const int64_t held1 = x->SlurmId(JobId(1)), held2 = x->SlurmId(JobId(2));
-  ASSERT_NE(held1, 0);
+  const auto [held1, held2] = TwoHeldOneRefused(*x);
   ASSERT_NE(held2, 0);
-  ASSERT_EQ(x->SlurmId(JobId(3)), 0);  // refused: the limit
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        return x->EngineState(JobId(1)).find("PENDING") != std::string::npos &&
-               x->EngineState(JobId(2)).find("PENDING") != std::string::npos;
-      },
-      30s));
   x->Starting({JobId(3)}, {JobId(2), JobId(1)});
   auto launched = LaunchWhenReady(*x, Spec(3, {"sleep", "300"}));
   ASSERT_TRUE(launched.ok()) << launched.status().message();
