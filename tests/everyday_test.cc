@@ -241,11 +241,13 @@ TEST_F(EverydayTest, ScriptsGetWhatTheyAskForFromLogsJsonAndTimes) {
   EXPECT_NE(log.find("\nc\n==== tiresias: command ended: exit 0 ====\n"), std::string::npos) << log;
   EXPECT_EQ(Cli("logs " + j + " --tail 1").out, "==== tiresias: command ended: exit 0 ====\n");
   EXPECT_EQ(Cli("logs " + j + " --tail 2").out, "c\n==== tiresias: command ended: exit 0 ====\n");
-  // A dependency wait is explained as one, not as a hold.
+  // A dependency wait is explained as one, not as a hold, naming the job it waits for as held.
   const std::string first = Submit("-H -- true");
   const std::string after = Submit("-d afterok:" + first + " -- true");
   const std::string why = Cli("explain " + after).out;
-  EXPECT_NE(why.find("waiting for its dependency (afterok:" + first + ")"), std::string::npos)
+  EXPECT_NE(why.find("waiting for its dependency (afterok:" + first + "; job " + first +
+                     " is held by its user)"),
+            std::string::npos)
       << why;
   EXPECT_EQ(why.find("(held)"), std::string::npos) << why;
   // -o json of several jobs is one document: a list.

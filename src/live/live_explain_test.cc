@@ -33,6 +33,12 @@ TEST_F(LiveSchedulerTest, AJobHeldBackHasNoForecastButItsReason) {
   EXPECT_EQ(unknown(b), dep);
   EXPECT_EQ((*d->Explain(b))["reasons"][0], dep);
   EXPECT_EQ(unknown(c), fmt::format("held by its user (tiresias release {})", c.value()));
+  // Waiting on a held job: says so (found by exploratory use: explain named running jobs).
+  const JobId e = *d->Submit(
+      {.name = "e", .gpus = 1, .argv = {"x"}, .dependency = fmt::format("afterok:{}", c.value())});
+  EXPECT_EQ(unknown(e), fmt::format("waiting for its dependency (afterok:{}; job {} is held by its "
+                                    "user)",
+                                    c.value(), c.value()));
   EXPECT_EQ(unknown(tasks[1]),
             "waiting for a running task of its array to end (at most 1 at once)");
   EXPECT_EQ(unknown(tasks[0]), "(a forecast)");  // running: forecast as before

@@ -183,9 +183,20 @@ std::string LiveScheduler::HeldReason(const JobRecord& r) const {
   if (IsTerminal(r.state)) return "";
   if (r.held) return fmt::format("held by its user (tiresias release {})", r.id.value());
   if (WhyIneligible(r, nullptr) == "dependency") {
-    std::vector<std::string> deps;
-    for (const Dependency& d : r.dependencies) deps.push_back(ToString(d));
-    return fmt::format("waiting for its dependency ({})", Join(deps, ","));
+    std::vector<std::string> deps, held;
+    for (const Dependency& d : r.dependencies) {
+      deps.push_back(ToString(d));
+      // A job (or task) it waits for that waits on its user: what the user must know.
+      const JobRecord* on = DependedOn(d);
+      const bool array = d.task < 0 && on && on->array_id == d.job;
+      if (on && !array && on->held && !IsTerminal(on->state)) {
+        held.push_back(
+            fmt::format("job {} is held by its user",
+                        d.task < 0 ? d.job.str() : fmt::format("{}_{}", d.job.value(), d.task)));
+      }
+    }
+    return fmt::format("waiting for its dependency ({}{})", Join(deps, ","),
+                       held.empty() ? "" : "; " + Join(held, "; "));
   }
   const Job* cj = sched_->Find(r.id);
   if (r.array_limit > 0 && cj && cj->state == JobState::kHeld) {
