@@ -158,6 +158,25 @@ std::string LiveScheduler::WhyIneligible(const JobRecord& rec, std::string* neve
   return rec.held ? "held" : "";
 }
 
+JobRecord& LiveScheduler::AddRecord(JobRecord rec) {
+  total_preemptions_ += rec.preemptions;
+  const JobId id = rec.id;
+  JobRecord& r = records_.insert_or_assign(id, std::move(rec)).first->second;
+  if (IsTerminal(r.state)) {
+    ++ended_count_[r.state];
+  } else {
+    open_[id] = &r;
+  }
+  return r;
+}
+
+std::vector<JobRecord*> LiveScheduler::OpenRecords() const {
+  std::vector<JobRecord*> out;
+  out.reserve(open_.size());
+  for (const auto& [id, r] : open_) out.push_back(r);
+  return out;
+}
+
 void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
   if (!eligibility_dirty_) return;
   eligibility_dirty_ = false;
@@ -165,11 +184,14 @@ void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
   // then waiting ones are made eligible in index order (records_ is in id order) while the
   // count is under the limit; the rest are held with reason "array limit".
   std::map<JobId, int> active;
-  for (const auto& [id, rec] : records_) {
-    if (rec.array_limit <= 0 || IsTerminal(rec.state)) continue;
-    if (const Job* cj = sched_->Find(id); cj && cj->running()) ++active[rec.array_id];
+  const std::vector<JobRecord*> open = OpenRecords();
+  for (const JobRecord* rec : open) {
+    if (rec->array_limit <= 0) continue;
+    if (const Job* cj = sched_->Find(rec->id); cj && cj->running()) ++active[rec->array_id];
   }
-  for (auto& [id, rec] : records_) {
+  for (JobRecord* r : open) {
+    JobRecord& rec = *r;
+    const JobId id = rec.id;
     if (IsTerminal(rec.state)) continue;
     const Job* cj = sched_->Find(id);
     if (!cj || (cj->state != JobState::kPending && cj->state != JobState::kHeld)) continue;
@@ -219,6 +241,7 @@ void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& c
     return;
   }
   ++rec.preemptions;  // the times its process was told to stop
+  ++total_preemptions_;
   rec.stop_preempted = true;
   metrics_.CountPreemption();
   rec.state = LiveState::kPreempting;
@@ -244,8 +267,8 @@ void LiveScheduler::ApplyNodes(const std::vector<NodeReport>& nodes, Time now,
       why = fmt::format("node {}: all {} GPUs usable", r.name, want);
     }
     std::map<JobId, std::vector<GpuId>> held;  // for the evict events
-    for (const Job& j : sched_->jobs()) {
-      if (j.running()) held[j.spec.id] = j.alloc.Gpus();
+    for (const auto& [id, rec] : open_) {
+      if (const Job* j = sched_->Find(id); j && j->running()) held[id] = j->alloc.Gpus();
     }
     const uint64_t mask = sched_->UsableMaskFor(node, want);
     Journal(CapacityEvent(now, node, mask, why));
@@ -264,6 +287,7 @@ void LiveScheduler::ApplyNodes(const std::vector<NodeReport>& nodes, Time now,
         continue;
       }
       ++rec.preemptions;  // its process is told to stop
+      ++total_preemptions_;
       rec.stop_preempted = true;
       rec.state = LiveState::kPreempting;
       stop.push_back(id);
@@ -430,14 +454,9 @@ void LiveScheduler::SampleCluster(Time now) {
   s.gpus_busy = s.gpus_total - sched_->cluster().total_free();
   s.gpus_fragmented = FragmentedGpus();
   s.running = static_cast<int>(sched_->num_running());
-  s.waiting_by_queue.assign(static_cast<size_t>(sched_->policy().num_queues()), 0);
-  for (const Job& j : sched_->jobs()) {
-    if (j.state != JobState::kPending) continue;
-    const size_t q = static_cast<size_t>(std::max(0, j.queue));
-    if (q >= s.waiting_by_queue.size()) s.waiting_by_queue.resize(q + 1, 0);
-    ++s.waiting_by_queue[q];
-  }
-  for (const auto& [id, r] : records_) s.preemptions += r.preemptions;
+  std::vector<int> running_by_queue;
+  sched_->CountByQueue(s.waiting_by_queue, running_by_queue);
+  s.preemptions = total_preemptions_;
   metrics_.Sample(std::move(s));
 }
 

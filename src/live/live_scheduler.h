@@ -315,7 +315,17 @@ class LiveScheduler {
   std::condition_variable cv_;
   bool wake_ = false;
 
-  std::map<JobId, JobRecord> records_;
+  std::map<JobId, JobRecord> records_;  // every job ever submitted here (history)
+  // The records of the jobs that have not ended, in id order (pointers into records_, whose
+  // nodes never move; EndRecord, through which every end goes, takes a job out): what the
+  // loop walks at each step, so that a step costs O(open jobs), not O(every job ever run).
+  std::map<JobId, JobRecord*> open_;
+  std::map<LiveState, int64_t> ended_count_;  // records that ended, by state (/metrics)
+  int64_t total_preemptions_ = 0;             // JobRecord::preemptions summed (the samples)
+  // Adds a record (Submit, Open's load) to records_ and to open_ or ended_count_.
+  JobRecord& AddRecord(JobRecord rec);
+  // open_ as a list: the caller may end the jobs it walks.
+  std::vector<JobRecord*> OpenRecords() const;
   std::map<JobId, Proc> procs_;                    // live processes (incl. stopping ones)
   std::map<JobId, std::vector<GpuId>> to_launch_;  // core started it; process not yet up
   std::map<GpuId, JobId> gpu_owner_;               // the live process on each busy GPU

@@ -179,7 +179,9 @@ void LiveScheduler::FinishCompleted(JobRecord& rec, const std::string& how, Time
 
 Time LiveScheduler::EnforceTimeLimits(Time now, std::vector<JobId>& changed) {
   Time next = kNever;
-  for (auto& [id, rec] : records_) {
+  for (JobRecord* open : OpenRecords()) {
+    JobRecord& rec = *open;
+    const JobId id = rec.id;
     if (!rec.time_limit || rec.timing_out || IsTerminal(rec.state)) continue;
     const Job* cj = sched_->Find(id);
     if (!cj || !cj->running()) continue;
@@ -223,7 +225,10 @@ void LiveScheduler::Ended(JobRecord& rec, LiveState state, Time now, std::string
 }
 
 void LiveScheduler::EndRecord(JobRecord& rec, LiveState state, Time now, std::string message) {
+  const LiveState was = rec.state;
   Ended(rec, state, now, std::move(message));
+  if (!open_.erase(rec.id)) --ended_count_[was];  // it had ended before: counted as that
+  ++ended_count_[rec.state];
   dirty_ = true;
   eligibility_dirty_ = true;  // its array's slot, its dependents
   metrics_.JobEnded(ToString(rec.state), ToSeconds(rec.end - rec.submit),

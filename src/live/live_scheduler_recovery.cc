@@ -102,7 +102,7 @@ Status LiveScheduler::Open() {
   }
   auto jobs = store_->LoadJobs();
   if (!jobs.ok()) return jobs.status();
-  for (auto& r : *jobs) records_.emplace(r.id, std::move(r));
+  for (auto& r : *jobs) AddRecord(std::move(r));
   auto events = store_->LoadEvents(0, 0, /*inputs_only=*/true);
   if (!events.ok()) return events.status();
   for (const EventRow& row : *events) {

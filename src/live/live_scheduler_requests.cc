@@ -114,7 +114,7 @@ StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req, std::vector<JobI
     if (Status s = sched_->Submit(SpecOf(rec), rec.submit); !s.ok()) Warn(s.message());
     executor_->Prepare(PrepareSpec(rec));  // e.g. a held Slurm job; never blocks
     if (ids) ids->push_back(rec.id);
-    records_.emplace(rec.id, std::move(rec));
+    AddRecord(std::move(rec));
   }
   eligibility_dirty_ = true;  // holds, dependencies and array limits apply before any pass
   dirty_ = true;

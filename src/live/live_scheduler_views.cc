@@ -131,11 +131,23 @@ nlohmann::json LiveScheduler::List(const ListFilter& f, size_t* total) {
     if (matched++ < f.offset || out.size() >= f.limit) return;
     out.push_back(ToJson(r, now));
   };
-  if (f.newest) {  // from the last, then back in order
-    for (auto it = records_.rbegin(); it != records_.rend(); ++it) take(it->second);
-    std::reverse(out.begin(), out.end());
+  // Only jobs that have not ended can match: walk those alone (open_).
+  const bool open_only = f.states.empty()
+                             ? f.active_only
+                             : std::none_of(f.states.begin(), f.states.end(),
+                                            [](LiveState st) { return IsTerminal(st); });
+  auto walk = [&](const auto& jobs, auto record) {
+    if (f.newest) {  // from the last, then back in order
+      for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) take(record(it->second));
+      std::reverse(out.begin(), out.end());
+    } else {
+      for (const auto& [id, r] : jobs) take(record(r));
+    }
+  };
+  if (open_only) {
+    walk(open_, [](const JobRecord* r) -> const JobRecord& { return *r; });
   } else {
-    for (const auto& [id, r] : records_) take(r);
+    walk(records_, [](const JobRecord& r) -> const JobRecord& { return r; });
   }
   if (total) *total = matched;
   return out;
@@ -150,15 +162,18 @@ StatusOr<std::vector<JobId>> LiveScheduler::Resolve(const std::string& ref, bool
     auto index = ParseInt(ref.substr(us + 1));
     if (!index)
       return InvalidArgument(fmt::format("'{}' is not a job id (ID or ARRAY_INDEX)", ref));
-    for (const auto& [id, r] : records_) {
-      if (r.array_id == JobId(*head) && r.array_index == *index) return std::vector<JobId>{id};
+    // An array's tasks have the ids from the array's on, in a row.
+    for (auto it = records_.find(JobId(*head));
+         it != records_.end() && it->second.array_id == JobId(*head); ++it) {
+      if (it->second.array_index == *index) return std::vector<JobId>{it->first};
     }
     return NotFound(fmt::format("job {}: no such array task", ref));
   }
   std::vector<JobId> ids;
   if (whole_array) {  // an array's id names all its tasks
-    for (const auto& [id, r] : records_) {
-      if (r.array_id == JobId(*head)) ids.push_back(id);
+    for (auto it = records_.find(JobId(*head));
+         it != records_.end() && it->second.array_id == JobId(*head); ++it) {
+      ids.push_back(it->first);
     }
   }
   if (ids.empty()) {
@@ -501,11 +516,13 @@ std::string LiveScheduler::MetricsText() {
           LiveState::kFinished, LiveState::kFailed, LiveState::kCancelled}) {
       by_state[ToString(st)] = 0;
     }
-    for (const auto& [id, r] : records_) ++by_state[ToString(r.state)];
+    for (const auto& [st, n] : ended_count_) by_state[ToString(st)] += static_cast<int>(n);
+    for (const auto& [id, r] : open_) ++by_state[ToString(r->state)];
+    std::vector<int> waiting_by_queue, running_by_queue;
+    sched_->CountByQueue(waiting_by_queue, running_by_queue);
     std::map<std::string, int> waiting;
-    for (int q = 0; q < sched_->policy().num_queues(); ++q) waiting[QueueName(q)] = 0;
-    for (const Job& j : sched_->jobs()) {
-      if (j.state == JobState::kPending) ++waiting[QueueName(j.queue)];
+    for (size_t q = 0; q < waiting_by_queue.size(); ++q) {
+      waiting[QueueName(static_cast<int>(q))] = waiting_by_queue[q];
     }
     metrics_.SetJobs(by_state, waiting);
     const int total = sched_->topology().total_gpus(), free = sched_->cluster().total_free();
