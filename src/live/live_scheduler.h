@@ -275,6 +275,11 @@ class LiveScheduler {
   Status Reconcile(Time now);
   Status SaveRows(const std::vector<JobId>& ids);
   nlohmann::json ToJson(const JobRecord& r, Time now) const;
+  // The VC a job is scheduled in now: for a job that has not ended, the core's (a change of
+  // tenants moves a job whose VC is gone to its user's or the default; none without tenants);
+  // for one that ended, the one it was submitted to. (JobRecord::vc stays as submitted: the
+  // journal's replay submits it so.)
+  std::string VcOf(const JobRecord& r) const;
   nlohmann::json ExplainLocked(const JobRecord& r, Time now) const;
   // Where the job's stdout (or stderr) goes: its log, or --output/--error resolved.
   std::string OutputPath(const JobRecord& r, bool stderr_stream) const;

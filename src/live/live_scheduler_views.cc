@@ -25,6 +25,16 @@ std::vector<int64_t> Ids(const std::vector<JobId>& ids) {
 
 }  // namespace
 
+std::string LiveScheduler::VcOf(const JobRecord& r) const {
+  if (IsTerminal(r.state)) return r.vc;
+  // As the core assigns it (tenant_pass.cc VcIndexOf), also with a single VC.
+  const TenantConfig& tenants = sched_->tenants();
+  if (tenants.vcs.empty()) return "";
+  if (tenants.IndexOf(r.vc)) return r.vc;
+  auto vc = tenants.VcFor(r.user, "");
+  return vc.ok() ? *vc : "";
+}
+
 nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   const int64_t epoch = store_->epoch_ms();
   auto wall = [&](Time t) -> nlohmann::json {
@@ -33,6 +43,11 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   };
   nlohmann::json j = RequestToJson(r);
   j["id"] = r.id.value();
+  if (const std::string vc = VcOf(r); vc.empty()) {
+    j.erase("vc");
+  } else {
+    j["vc"] = vc;
+  }
   j["state"] = ToString(r.state);
   j["submitted_at_ms"] = wall(r.submit);
   j["first_start_ms"] = wall(r.first_start);
@@ -124,7 +139,7 @@ nlohmann::json LiveScheduler::List(const ListFilter& f, size_t* total) {
     if (!f.states.empty() && !f.states.contains(r.state)) return;
     if (f.states.empty() && f.active_only && IsTerminal(r.state)) return;
     if (!f.user.empty() && r.user != f.user) return;
-    if (!f.vc.empty() && r.vc != f.vc) return;
+    if (!f.vc.empty() && VcOf(r) != f.vc) return;
     if (f.array != JobId() && r.array_id != f.array) return;
     if (f.ended_after >= 0 && (r.end < 0 || r.end + store_->epoch_ms() < f.ended_after)) return;
     if (f.ended_before >= 0 && (r.end < 0 || r.end + store_->epoch_ms() >= f.ended_before)) return;
@@ -337,7 +352,7 @@ nlohmann::json LiveScheduler::Queues() {
     nlohmann::json j = {{"id", r.id.value()},
                         {"name", r.name},
                         {"user", r.user},
-                        {"vc", r.vc},
+                        {"vc", VcOf(r)},
                         {"gpus", r.gpus},
                         {"state", ToString(r.state)},
                         {"attained_gpu_s", ToSeconds(cj->AttainedAt(std::max(now, cj->last_stop)))},

@@ -183,6 +183,33 @@ TEST_F(LiveSchedulerTest, TenantsAreKeptWithTheStateAndAChangeAppliesToJobsAlrea
   tenants_ = TenantConfig{};  // `--tenants none`: no quotas from now on
   d = Start();
   EXPECT_TRUE(d->Vcs()["vcs"].empty());
+  // A job is shown in the VC the core schedules it in (found by an exploratory test: job 4
+  // still said `nlp` under no tenants, and then in `shared`, where `vcs` and /metrics counted
+  // it, and `ls --vc shared` did not list it): none now; then, its VC gone, the default.
+  EXPECT_EQ(VcOf(*d, JobId(4)), "");
+  EXPECT_TRUE(d->List({.vc = "nlp"}).empty());
+  d.reset();
+  tenants_ = TenantConfig{
+      .vcs = {{.name = "vision", .quota = 2, .users = {"alice"}}, {.name = "shared", .weight = 1}},
+      .default_vc = "shared"};
+  d = Start();
+  EXPECT_EQ(VcOf(*d, JobId(4)), "shared");
+  EXPECT_EQ(VcOf(*d, JobId(1)), "vision");
+  const auto shared = d->List({.vc = "shared"});
+  ASSERT_EQ(shared.size(), 2u);  // bob's jobs 4 and 5
+  EXPECT_EQ(shared[0]["id"], 4);
+  int queued = 0;  // the queues' view says the same
+  const nlohmann::json queues = d->Queues();
+  for (const auto& q : queues["queues"]) {
+    for (const auto& j : q["jobs"]) {
+      EXPECT_EQ(j["vc"], VcOf(*d, JobId(j["id"].get<int64_t>()))) << j.dump();
+      ++queued;
+    }
+  }
+  EXPECT_EQ(queued, 5) << queues.dump();
+  // A job that ended keeps the VC it was submitted to (the history's).
+  ASSERT_TRUE(d->Cancel(JobId(4)).ok());
+  EXPECT_EQ(VcOf(*d, JobId(4)), "nlp");
 }
 
 }  // namespace
