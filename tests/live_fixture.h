@@ -51,9 +51,10 @@ struct FakeWorld {
   std::vector<std::string> overlaps;                // launches onto a GPU a live process still held
   std::map<int, std::vector<std::string>> devices;  // pid -> its GPUs
   std::optional<std::vector<NodeReport>> node_report;  // the next PollNodes answer
-  bool find_launched = false;     // FindLaunched finds this world's processes (else never)
-  int64_t engine_busy_until = 0;  // until then Launch is Unavailable (a queued submission)
-  std::set<JobId> refused;        // Launch refuses these jobs (an engine's permanent refusal)
+  bool find_launched = false;        // FindLaunched finds this world's processes (else never)
+  int64_t engine_busy_until = 0;     // until then Launch is Unavailable (a queued submission)
+  std::set<JobId> refused;           // Launch refuses these jobs (an engine's permanent refusal)
+  std::vector<std::string> signals;  // "job:sig@ms", each signal sent to a live process
 
   bool Alive(const P& p) const { return !p.reported && p.exit_at > now; }
 
@@ -103,6 +104,7 @@ class FakeRunner : public Executor {
   Status Signal(const ProcessRef& r, int sig) override {
     auto& p = w_.procs.at(r.pid);
     if (p.reported || p.exit_at <= w_.now) return NotFound("gone");
+    w_.signals.push_back(fmt::format("{}:{}@{}", p.job.value(), sig, w_.now));
     if (sig != SIGKILL && w_.ignore_term) return Status::Ok();
     if (sig != SIGKILL && w_.finish_on_term) {
       w_.done[p.job] += p.exit_at - p.launched;

@@ -46,6 +46,28 @@ TEST_F(LiveSchedulerTest, AKill9DuringAPreemptionsGraceNeitherDemotesTheWaiterNo
   EXPECT_EQ((*d->Get(y))["queue"], "Q1");
 }
 
+TEST_F(LiveSchedulerTest, ARestartInAStopsGraceNeitherSignalsAgainNorMovesTheKillDeadline) {
+  // Regression (found by an exploratory test: a job got SIGTERM twice and its kill came 2-7 s
+  // late). As above: X, preempted at 3 s, ignores SIGTERM; its kill is due at 7 s. serve is
+  // killed at 4 s and back at 5 s: X gets no second SIGTERM, SIGKILL at 7 s (not 5 + 4 = 9 s),
+  // and Y starts then.
+  auto [d, x, y, t0] = PreemptATermIgnoringJob(1'000);
+  world_.now = t0 + 4'000;
+  d->Step();
+  d.reset();  // kill -9 (a serve stopped by SIGTERM leaves its jobs running too)
+  world_.now = t0 + 5'000;
+  d = Start();
+  for (; world_.now < t0 + 6'900; world_.now += 100) {
+    d->Step();
+    ASSERT_EQ((*d->Get(y))["state"], "starting") << "at " << world_.now - t0 << " ms";
+  }
+  for (; world_.now <= t0 + 7'300; world_.now += 100) d->Step();
+  EXPECT_EQ(world_.signals,
+            (std::vector<std::string>{fmt::format("{}:15@{}", x.value(), t0 + 3'000),
+                                      fmt::format("{}:9@{}", x.value(), t0 + 7'000)}));
+  EXPECT_EQ((*d->Get(y))["state"], "running");
+}
+
 TEST_F(LiveSchedulerTest, AKill9DuringATimeLimitsGraceStillEndsTheJobAsTimedOut) {
   // Regression (found by a review of the restart's drain): T has a 10 s limit and ignores
   // SIGTERM; grace 4 s. At 10 s it is told to stop (kill due at 14 s); serve is killed at 11 s

@@ -302,9 +302,19 @@ void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
   Proc& p = it->second;
   if (p.stopping) return;
   p.stopping = true;
+  JobRecord& rec = records_.at(id);
+  if (rec.stop_sent >= 0 && rec.pid == p.ref.pid) {
+    // Told to stop by a serve before a restart: its stop goes on as it began, without a
+    // second signal (it may be checkpointing), and it is killed at the first deadline.
+    p.kill_at = rec.stop_sent + cfg_.grace;
+    p.loss = LossOfStop(id, rec.stop_sent);
+    return;
+  }
   p.kill_at = now + cfg_.grace;
   p.loss = LossOfStop(id, now);
   (void)executor_->Signal(p.ref, sig);  // NotFound: already gone, Poll reports it
+  rec.stop_sent = now;
+  unsaved_.insert(id);  // saved by this step's transaction, or the next one's
 }
 
 Service LiveScheduler::LossOfStop(JobId id, Time now) const {
@@ -427,6 +437,8 @@ int64_t LiveScheduler::Step() {
       }
       dirty_ = false;
     }
+    changed.insert(changed.end(), unsaved_.begin(), unsaved_.end());
+    unsaved_.clear();
     MustOk(SaveRows(changed));
     const auto commit_start = std::chrono::steady_clock::now();
     MustOk(txn.Commit());

@@ -271,7 +271,11 @@ class LiveScheduler {
   static constexpr Duration kEngineWaitPinMaxMs = 120'000;
   // JobRecord::start_ticks while a launch is in flight (committed before the fork).
   static constexpr int64_t kLaunchInFlight = -1;
+  // Tells a process to stop (`sig`, then SIGKILL after the grace) and records when
+  // (JobRecord::stop_sent); one told so before a restart is not signalled again, and keeps
+  // its deadline.
   void StopProcess(JobId id, Time now, int sig);
+  std::set<JobId> unsaved_;  // records changed after a step's commit: saved by the next
   Status Reconcile(Time now);
   Status SaveRows(const std::vector<JobId>& ids);
   nlohmann::json ToJson(const JobRecord& r, Time now) const;

@@ -54,6 +54,7 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   rec.exit_code = e.exit_code;
   rec.signal = e.signal;
   rec.pid = 0;
+  rec.stop_sent = -1;
   const bool preempted = rec.stop_preempted;  // its stop's, if it was told to stop
   rec.stop_preempted = false;
   changed.push_back(e.job);

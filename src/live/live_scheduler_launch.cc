@@ -67,6 +67,7 @@ void LiveScheduler::LaunchReady(Time now) {
       JobRecord& rec = records_.at(id);
       ++rec.attempt;
       rec.pid = 0;
+      rec.stop_sent = -1;
       rec.start_ticks = kLaunchInFlight;
       ready.push_back(id);
     }

@@ -100,6 +100,9 @@ struct JobRecord {
   // an eviction started it (only those count in `kills`), kept so that a restart goes on
   // counting it as it began. (What its run loses is the core's: Job::stop_loss.)
   bool stop_preempted = false;
+  // When the current process (pid) was sent the stop signal (core time; -1: not sent), kept
+  // so that a restart in its grace neither signals it again nor moves its kill deadline.
+  Time stop_sent = -1;
   bool held = false;        // held by its user (or an admin) until released
   bool timing_out = false;  // stopping because it ran out of time (not stored: recomputed)
   std::string message;      // the last reason (start, preemption, failure)

@@ -45,7 +45,7 @@ class Store {
   // The layout this build reads and writes; a database of another version is refused, except
   // versions 2 to 4, which are upgraded in place (3 added the jobs' engine column: the Slurm
   // job id and nodes; 4 the GPU-time lost to preemptions; 5 what started a stop in progress).
-  static constexpr int kSchemaVersion = 5;
+  static constexpr int kSchemaVersion = 6;
 
   struct Options {
     // Survive power loss too (synchronous=FULL, head file fsynced), at ~10x the cost per

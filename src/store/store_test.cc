@@ -135,6 +135,20 @@ TEST(Store, OlderSchemasAreUpgradedInPlaceAndTheirNewColumnsRoundTrip) {
   upgraded[0].stop_preempted = false;
   ASSERT_TRUE((*s)->UpdateJob(upgraded[0]).ok());
   EXPECT_FALSE((*(*s)->LoadJobs())[0].stop_preempted);
+  EXPECT_EQ(upgraded[0].stop_sent, -1);
+  // Schema 5 (no stop_sent): no stop is taken for one sent; it round-trips after.
+  upgraded[0].stop_sent = 1500;
+  ASSERT_TRUE((*s)->UpdateJob(upgraded[0]).ok());
+  EXPECT_EQ((*(*s)->LoadJobs())[0].stop_sent, 1500);
+  s->reset();
+  Sql(db,
+      "ALTER TABLE jobs DROP COLUMN stop_sent; UPDATE meta SET value = '5' WHERE key = 'schema';");
+  s = Store::Open(db.string(), 2000);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ((*s)->GetMeta("schema"), std::to_string(Store::kSchemaVersion));
+  upgraded = *(*s)->LoadJobs();
+  EXPECT_EQ(upgraded[0].stop_sent, -1);
+  EXPECT_EQ(upgraded[1].stop_sent, -1);
   EXPECT_EQ((*jobs)[0].name, "a");
   EXPECT_EQ((*jobs)[0].engine_job, "");
   EXPECT_TRUE((*jobs)[0].nodes.empty());
