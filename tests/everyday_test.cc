@@ -298,6 +298,13 @@ TEST_F(EverydayTest, ScriptsGetWhatTheyAskForFromLogsJsonAndTimes) {
   EXPECT_EQ(Cli("logs " + io + " --tail 0").out, "");
   auto json = nlohmann::json::parse(Cli("submit --json -- true").out, nullptr, false);
   EXPECT_TRUE(json.is_object() && json.contains("id")) << json.dump();
+  // whatif replays the journal of $TIRESIAS_STATE_DIR, as every command reads it (it read
+  // ./tiresias.db), and -o json gives its comparison as one object (it printed the tables).
+  const auto whatif = Json("whatif");
+  EXPECT_EQ(whatif["journal"], (dir_ / "tiresias.db").string()) << whatif.dump();
+  EXPECT_GE(whatif["live"]["finished"].get<int>(), 3) << whatif.dump();
+  EXPECT_FALSE(whatif["jobs"].empty()) << whatif.dump();
+  EXPECT_EQ(whatif["users"].size(), 1u);
 }
 
 class TenantsCliTest : public EverydayTest {

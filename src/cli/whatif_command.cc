@@ -15,6 +15,7 @@
 #include <iostream>
 #include <map>
 
+#include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/output.h"
@@ -162,20 +163,19 @@ StatusOr<WhatIfRun> ReplayJournal(const std::string& path, const WhatIfConfig& f
 
 namespace {
 
-int FromJournal(const WhatIfFlags& f) {
+// The replay's comparison: the whole run, per user and VC, and the jobs that gain and lose
+// most; as text, or with -o json as one object.
+int FromJournal(const WhatIfFlags& f, bool json) {
   const std::string path =
       !f.journal.empty()
           ? f.journal
-          : (std::filesystem::path(f.state_dir.empty() ? "." : f.state_dir) / "tiresias.db")
-                .string();
+          : (std::filesystem::path(StateDirOrDefault(f.state_dir)) / "tiresias.db").string();
   auto run = ReplayJournal(path, f);
   if (!run.ok()) return Error(run.status());
   const SimResult& live = run->live;
   const SimResult* whatif = &run->whatif;
   const auto& records = run->records;
   std::vector<Metrics> m = {ComputeMetrics(live), ComputeMetrics(*whatif)};
-  std::cout << run->summary << "\n";
-  std::cout << CompareTable(m);
   // Per user and per job.
   std::map<JobId, const JobResult*> after;
   for (const JobResult& j : whatif->jobs) after[j.id] = &j;
@@ -196,6 +196,31 @@ int FromJournal(const WhatIfFlags& f) {
     }
     delta.push_back({b - a, j.id});
   }
+  const bool by_vc = vcs.size() > 1 || (vcs.size() == 1 && !vcs.begin()->first.empty());
+  std::sort(delta.begin(), delta.end());
+  if (json) {
+    auto rows = [](const std::map<std::string, User>& of) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& [name, u] : of) {
+        out.push_back({{"name", name},
+                       {"jobs", u.n},
+                       {"mean_jct_live_s", u.live / u.n},
+                       {"mean_jct_whatif_s", u.whatif / u.n}});
+      }
+      return out;
+    };
+    nlohmann::json jobs = nlohmann::json::array();  // by what they gain, most first
+    for (const auto& [d, id] : delta) jobs.push_back({{"id", id.value()}, {"jct_change_s", d}});
+    const nlohmann::json out = {
+        {"journal", path},      {"summary", run->summary},
+        {"live", ToJson(m[0])}, {"whatif", ToJson(m[1])},
+        {"users", rows(users)}, {"vcs", by_vc ? rows(vcs) : nlohmann::json::array()},
+        {"jobs", jobs}};
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << run->summary << "\n";
+  std::cout << CompareTable(m);
   auto table = [](const char* who, const std::map<std::string, User>& rows) {
     std::cout << fmt::format("\n{:<16} {:>6} {:>14} {:>14} {:>7}\n", who, "jobs", "mean JCT live",
                              "mean JCT whatif", "ratio");
@@ -206,8 +231,7 @@ int FromJournal(const WhatIfFlags& f) {
     }
   };
   table("user", users);
-  if (vcs.size() > 1 || (vcs.size() == 1 && !vcs.begin()->first.empty())) table("VC", vcs);
-  std::sort(delta.begin(), delta.end());
+  if (by_vc) table("VC", vcs);
   auto show = [&](const char* what, auto begin, auto end) {
     std::vector<std::string> out;
     for (auto it = begin; it != end && out.size() < 5; ++it) {
@@ -272,7 +296,7 @@ void AddWhatIfCommand(CLI::App& app, int& rc) {
       rc = ForNewJob(o, f);
     } else {
       f.state_dir = o.conn.state_dir;
-      rc = FromJournal(f);
+      rc = FromJournal(f, o.json());
     }
   });
 }
