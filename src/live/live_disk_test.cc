@@ -194,6 +194,9 @@ TEST_F(LiveSchedulerTest, AnEndedJobsDirectoryIsRemovedKeepFinishedAfterItEndedA
   auto d = Start();
   const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
   const JobId k = *d->Submit({.name = "k", .gpus = 1, .argv = {"train"}, .keep_checkpoints = true});
+  // A job that never ran (cancelled while held) never had a log: none was removed.
+  const JobId never = *d->Submit({.name = "never", .gpus = 1, .argv = {"train"}, .hold = true});
+  ASSERT_TRUE(d->Cancel(never).ok());
   const auto dir = [&](JobId id) { return dir_ / "tiresias-jobs" / id.str(); };
   for (JobId id : {a, k}) {
     world_.work[id] = 2'000;
@@ -229,6 +232,9 @@ TEST_F(LiveSchedulerTest, AnEndedJobsDirectoryIsRemovedKeepFinishedAfterItEndedA
       << log.status().message();
   const std::string events = d->Events(0, 1000, a)->dump();
   EXPECT_NE(events.find("\"cleanup\""), std::string::npos) << events;
+  auto never_log = d->Logs(never, 0, 1 << 20, next);  // it said "its log was removed"
+  ASSERT_TRUE(never_log.ok()) << never_log.status().message();
+  EXPECT_EQ(*never_log, "");
   EXPECT_EQ((*d->Get(a))["state"], "finished");  // the record stays
   // Across a restart.
   const JobId b = *d->Submit({.name = "b", .gpus = 1, .argv = {"train"}});

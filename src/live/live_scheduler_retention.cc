@@ -95,7 +95,8 @@ void LiveScheduler::FlushUnjournalled() {
 
 std::string LiveScheduler::Removed(const JobRecord& r) const {
   std::error_code ec;
-  if (cfg_.keep_finished <= 0 || !IsTerminal(r.state) || r.end < 0 ||
+  // (A job that never ran never had a log.)
+  if (cfg_.keep_finished <= 0 || !IsTerminal(r.state) || r.end < 0 || r.attempt < 0 ||
       r.end + cfg_.keep_finished > last_now_ || std::filesystem::exists(JobDir(r.id), ec)) {
     return "";
   }
