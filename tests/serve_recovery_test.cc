@@ -67,10 +67,24 @@ TEST_F(ServeTest, WaitAndLogsFollowRideThroughARestartOfServe) {
                               .c_str()),
               0);
   }
+  // events -f follows too (it exited, rc 1); it runs until stopped (here by timeout).
+  const std::string events_out = sd + "/events.out";
+  ASSERT_EQ(std::system(fmt::format("timeout 30 {} events -f --state-dir {} > {} 2>&1 &", bin, sd,
+                                    events_out)
+                            .c_str()),
+            0);
   std::this_thread::sleep_for(500ms);
   serve_->Stop(SIGTERM);
   std::this_thread::sleep_for(2s);
   serve_->Start();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const std::string got = ReadAll(events_out);
+        const size_t back = got.find("waiting for serve to come back");
+        return back != std::string::npos && got.find("finish", back) != std::string::npos;
+      },
+      30s))
+      << ReadAll(events_out);
   for (const char* out : {"/wait.out", "/logs.out"}) {
     ASSERT_TRUE(WaitFor([&] { return ReadAll(sd + out).find("rc=") != std::string::npos; }, 30s))
         << out << ": " << ReadAll(sd + out);

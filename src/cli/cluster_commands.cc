@@ -115,7 +115,9 @@ int Events(const Common& o, int64_t after, int limit, bool follow, bool jsonl) {
   std::string path = after >= 0 ? fmt::format("/v1/events?after={}&limit={}", after, limit)
                                 : fmt::format("/v1/events?latest={}", limit);
   for (;;) {
-    auto r = c->GetJson(path);
+    // Following, through a restart of serve (as logs -f and wait): the journal goes on.
+    auto r = follow ? JsonOf(c->GetThroughRestarts(path, o.conn, std::chrono::seconds(600)))
+                    : c->GetJson(path);
     if (!r.ok()) return Error(r.status());
     if (o.json() && !follow) {  // one JSON array; with -f one object per line as they come
       std::cout << r->dump(2) << "\n";
@@ -246,7 +248,9 @@ void AddClusterCommands(CLI::App& app, int& rc) {
       ->check(IntegerIn(0, INT64_MAX));
   events->add_option("--limit", limit, "how many (the latest ones, without --after)")
       ->check(IntegerIn(1, 100000));
-  events->add_flag("-f,--follow", follow, "keep printing events as they happen");
+  events->add_flag("-f,--follow", follow,
+                   "keep printing events as they happen (through a restart of serve, for up to 10 "
+                   "minutes without it)");
   events->add_flag("--jsonl", jsonl,
                    "one event per line in the format of `tiresias sim --events` (core time in "
                    "ms since the state directory was created)");
