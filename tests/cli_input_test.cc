@@ -169,6 +169,18 @@ TEST(CliInput, ACommandsOwnOptionWithoutDashDashSaysWhereItGoes) {
   }
 }
 
+// A flag like none of the command's is named (found by an exploratory test: `submit --bogus
+// 1 -- true` said only "The following argument was not expected: true").
+TEST(CliInput, AFlagLikeNoneOfTheCommandsIsNamed) {
+  for (const auto& [line, flag] :
+       {std::pair{"submit --gpus 1 --bogus 1 -- true", "--bogus"}, {"submit -Z -- true", "-Z"}}) {
+    CmdResult r = RunTiresias(line);
+    EXPECT_EQ(r.rc, 2) << line << ": " << r.out;
+    EXPECT_TRUE(Has(r.out, std::string(flag) + ": no such option (--help lists them)"))
+        << line << ": " << r.out;
+  }
+}
+
 // Only the default profile paths (../shared) may be absent; a file named on the command line
 // must load, or the run stops (it used to fall back to "speed model: off" silently).
 TEST(CliInput, AnExplicitProfilesFileMustLoad) {

@@ -46,7 +46,7 @@ std::optional<std::string> Closest(const std::string& word,
 namespace {
 
 // The deepest subcommand the user named, and what it takes.
-std::vector<std::string> Choices(const CLI::App& app) {
+std::vector<std::string> Choices(const CLI::App& app, bool shorts = false) {
   const CLI::App* at = &app;
   for (bool deeper = true; deeper;) {
     deeper = false;
@@ -64,6 +64,9 @@ std::vector<std::string> Choices(const CLI::App& app) {
   }
   for (const CLI::Option* o : at->get_options()) {
     for (const auto& l : o->get_lnames()) out.push_back("--" + l);
+    if (shorts) {
+      for (const auto& n : o->get_snames()) out.push_back("-" + n);
+    }
   }
   return out;
 }
@@ -142,6 +145,13 @@ int main(int argc, char** argv) {
         if (std::find(choices.begin(), choices.end(), word) != choices.end()) continue;
         if (auto near = tiresias::Closest(word, choices)) {
           std::cerr << "did you mean " << *near << "?\n";
+          break;
+        }
+        // A flag like nothing the command has (CLI11 may name another word as unexpected).
+        const auto all = tiresias::Choices(app, /*shorts=*/true);
+        if ((word.starts_with("--") || (word.size() == 2 && word[0] == '-')) &&
+            std::find(all.begin(), all.end(), word) == all.end()) {
+          std::cerr << fmt::format("{}: no such option (--help lists them)\n", word);
           break;
         }
       }
