@@ -300,10 +300,16 @@ TEST_F(EverydayTest, ScriptsGetWhatTheyAskForFromLogsJsonAndTimes) {
   EXPECT_TRUE(json.is_object() && json.contains("id")) << json.dump();
   // whatif replays the journal of $TIRESIAS_STATE_DIR, as every command reads it (it read
   // ./tiresias.db), and -o json gives its comparison as one object (it printed the tables).
+  const std::string two = Submit("--gpus 2 -- true");
+  ASSERT_EQ(Cli("wait " + two + " --timeout 60").rc, 0);
   const auto whatif = Json("whatif");
   EXPECT_EQ(whatif["journal"], (dir_ / "tiresias.db").string()) << whatif.dump();
   EXPECT_GE(whatif["live"]["finished"].get<int>(), 3) << whatif.dump();
   EXPECT_FALSE(whatif["jobs"].empty()) << whatif.dump();
+  // The live column knows its jobs' users and the shape of their runs (it had no users, so
+  // no fairness, and 0 nodes per multi-GPU job).
+  EXPECT_EQ(whatif["live"]["fairness"]["users"], 1) << whatif["live"].dump();
+  EXPECT_EQ(whatif["live"]["mean_nodes_multi_gpu"], 1.0) << whatif["live"].dump();
   EXPECT_EQ(whatif["users"].size(), 1u);
 }
 

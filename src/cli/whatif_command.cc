@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "cli/client.h"
 #include "cli/commands.h"
@@ -42,14 +43,25 @@ struct WhatIfFlags : WhatIfConfig {
   double duration = 0;
 };
 
-// The job results of the live run: the replayed core's view of every job that finished.
-SimResult LiveResult(const Scheduler& core, const std::string& label) {
+// The job results of the live run: the replayed core's view of every job that finished,
+// with its user, VC and the shape of its last run (nodes, switches) from its record.
+SimResult LiveResult(const Scheduler& core, const std::map<JobId, JobRecord>& records,
+                     const std::string& label) {
   SimResult r;
   r.label = label;
   r.topology = core.topology().str();
   r.total_gpus = core.topology().total_gpus();
   for (const Job& j : core.jobs()) {
     if (j.state != JobState::kFinished) continue;
+    std::set<int> nodes, switches;
+    if (auto rec = records.find(j.spec.id); rec != records.end()) {
+      for (const GpuId& g : rec->second.gpus_held) {
+        nodes.insert(g.node);
+        if (g.node >= 0 && g.node < core.topology().num_nodes()) {
+          switches.insert(core.topology().switch_of(g.node));
+        }
+      }
+    }
     r.jobs.push_back(JobResult{.id = j.spec.id,
                                .submit = j.spec.submit,
                                .first_start = j.first_start,
@@ -58,9 +70,13 @@ SimResult LiveResult(const Scheduler& core, const std::string& label) {
                                .executed = j.executed,
                                .work = j.work_done,
                                .model = r.names->Intern(j.spec.model),
+                               .user = r.names->Intern(j.spec.user),
+                               .vc = r.names->Intern(j.spec.vc),
                                .gpus = j.gpus(),
                                .preemptions = j.preemptions,
                                .promotions = j.promotions,
+                               .nodes = Saturate<uint16_t>(nodes.size()),
+                               .switches = Saturate<uint16_t>(switches.size()),
                                .final_queue = Saturate<int8_t>(j.queue),
                                .state = j.state});
     r.preemptions += static_cast<uint64_t>(j.preemptions);
@@ -115,7 +131,7 @@ StatusOr<WhatIfRun> ReplayJournal(const std::string& path, const WhatIfConfig& f
   }
   const std::string live_label =
       "live " + conf.value("policy", std::string()) + "+" + conf.value("placement", std::string());
-  run.live = LiveResult(**core, live_label);
+  run.live = LiveResult(**core, records, live_label);
   const SimResult& live = run.live;
   if (live.jobs.empty()) return FailedPrecondition(path + ": no finished job to replay");
   // The stream: every finished job with the work it did (packed ms), by submit.

@@ -18,6 +18,11 @@
 namespace tiresias {
 namespace {
 
+// A mean, or NaN ("-" in the tables) over no jobs (an empty size bucket said 0.00).
+double MeanOrNone(const Stats& s) {
+  return s.n > 0 ? s.mean : NAN;
+}
+
 struct Row {
   std::string name;
   double (*get)(const Metrics&);
@@ -35,10 +40,11 @@ const std::vector<Row>& Rows() {
       {"p99.9 JCT (s)", [](const Metrics& m) { return m.jct.p999; }, "{:.2f}"},
       {"mean queueing (s)", [](const Metrics& m) { return m.queueing.mean; }, "{:.2f}"},
       {"p95 queueing (s)", [](const Metrics& m) { return m.queueing.p95; }, "{:.2f}"},
-      {"mean JCT 1 GPU (s)", [](const Metrics& m) { return m.jct_by_size[0].mean; }, "{:.2f}"},
-      {"mean JCT 2-4 (s)", [](const Metrics& m) { return m.jct_by_size[1].mean; }, "{:.2f}"},
-      {"mean JCT 5-8 (s)", [](const Metrics& m) { return m.jct_by_size[2].mean; }, "{:.2f}"},
-      {"mean JCT >8 (s)", [](const Metrics& m) { return m.jct_by_size[3].mean; }, "{:.2f}"},
+      {"mean JCT 1 GPU (s)", [](const Metrics& m) { return MeanOrNone(m.jct_by_size[0]); },
+       "{:.2f}"},
+      {"mean JCT 2-4 (s)", [](const Metrics& m) { return MeanOrNone(m.jct_by_size[1]); }, "{:.2f}"},
+      {"mean JCT 5-8 (s)", [](const Metrics& m) { return MeanOrNone(m.jct_by_size[2]); }, "{:.2f}"},
+      {"mean JCT >8 (s)", [](const Metrics& m) { return MeanOrNone(m.jct_by_size[3]); }, "{:.2f}"},
       {"makespan (s)", [](const Metrics& m) { return m.makespan; }, "{:.0f}"},
       {"GPU utilisation", [](const Metrics& m) { return m.utilisation; }, "{:.3f}"},
       {"preemptions", [](const Metrics& m) { return double(m.preemptions); }, "{:.0f}"},
