@@ -216,6 +216,11 @@ TEST_F(ServeTest, AJobPastItsTimeLimitIsStoppingWithReasonTimeLimitDuringItsGrac
   const int64_t id = Submit({{"argv", {"sh", "-c", "trap '' TERM; sleep 100"}}, {"time", "0:01"}});
   ASSERT_TRUE(WaitFor([&] { return State(id) == "preempting"; }, 10s)) << Job(id).dump();
   EXPECT_EQ(Job(id)["reason"], "TimeLimit") << Job(id).dump();
+  // A cancel in that grace: the job ends timed out, and the CLI says so (it said "cancelled").
+  const testing::CmdResult cancel =
+      testing::RunTiresias(fmt::format("cancel {} --state-dir {}", id, dir_.string()));
+  EXPECT_EQ(cancel.out,
+            fmt::format("job {}: past its time limit, stopping: it ends timed out\n", id));
   ASSERT_TRUE(WaitFor([&] { return State(id) == "timeout"; }, 15s)) << Job(id).dump();
 }
 

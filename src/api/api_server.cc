@@ -366,7 +366,9 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     if (!mine) return not_yours(verb.c_str());
     // An array: every task that can still take it (ended tasks are left as they are).
     // `unchanged`: those a hold or release found so already.
-    nlohmann::json done = nlohmann::json::array(), unchanged = nlohmann::json::array();
+    // `timed_out`: those a cancel found in their time limit's grace, which end `timeout`.
+    nlohmann::json done = nlohmann::json::array(), unchanged = nlohmann::json::array(),
+                   timed_out = nlohmann::json::array();
     Status last = Status::Ok();
     std::vector<Status> cancelled;
     if (verb == "cancel") cancelled = sched_.Cancel(*ids);  // all tasks in one step
@@ -380,6 +382,10 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
       if (s.ok()) {
         done.push_back(t.value());
         if (!changed) unchanged.push_back(t.value());
+        if (auto after = sched_.Get(t);
+            verb == "cancel" && after.ok() && after->value("state", "") == "timeout") {
+          timed_out.push_back(t.value());
+        }
       } else if (auto task = sched_.Get(t); task.ok() && task->contains("ref")) {
         // An array task is named as its user names it ("job 64_1", not its own id 65).
         const std::string own = fmt::format("job {}:", t.value());
@@ -397,7 +403,8 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
                        {"ref", p[2]},
                        {"action", verb},
                        {"jobs", done},
-                       {"unchanged", unchanged}});
+                       {"unchanged", unchanged},
+                       {"timed_out", timed_out}});
   }
   if (m != "GET") return no_such();
   if (action.empty()) return Reply(200, Visible(*job, caller));

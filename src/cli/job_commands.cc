@@ -288,6 +288,10 @@ int Act(const Common& o, const std::string& verb, const std::vector<std::string>
         std::cout << fmt::format("{} job {} ({} task{}{})\n", done, ref, n - same,
                                  n - same == 1 ? "" : "s",
                                  same > 0 ? fmt::format("; {} {}", same, already) : "");
+      } else if (r->contains("timed_out") && !(*r)["timed_out"].empty()) {
+        // Cancelled in its time limit's grace: it ends as its time limit made it (sacct's
+        // TIMEOUT), not cancelled.
+        std::cout << fmt::format("job {}: past its time limit, stopping: it ends timed out\n", ref);
       } else {
         std::cout << fmt::format("{} job {}\n", done, ref);
       }
