@@ -150,6 +150,13 @@ void BM_LiveHistory(benchmark::State& state) {
     t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < kScrapes; ++i) benchmark::DoNotOptimize(live.d->MetricsText());
     state.counters["metrics_us"] = MicrosPer(t0, kScrapes);
+    // `explain` of a waiting job, with its forecast (forward simulations of a copy of the core).
+    constexpr int kEstimates = 5;
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kEstimates; ++i) {
+      benchmark::DoNotOptimize(live.d->Estimate(live.live_jobs.back()));
+    }
+    state.counters["estimate_ms"] = MicrosPer(t0, kEstimates) / 1000;
   }
   state.counters["history_jobs"] = history;
   state.counters["open_jobs"] = static_cast<double>(live.d->List({.active_only = true}).size());
