@@ -173,8 +173,8 @@ void AddSubmitCommand(CLI::App& app, int& rc) {
       ->check(NotEmpty());
   submit
       ->add_option("--dependency,-d", sf.dependency,
-                   "afterok:ID[:ID..], afterany:ID, afternotok:ID, comma-separated; ID_INDEX: one "
-                   "array task")
+                   "afterok:ID[:ID..], afterany:ID, afternotok:ID, singleton, comma-separated; "
+                   "ID_INDEX: one array task")
       ->check(NotEmpty());
   submit
       ->add_option("--array,-a", sf.array, "array tasks: 0-99, 0-99%8 (at most 8 at once), 1,3,5-7")

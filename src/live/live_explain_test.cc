@@ -44,6 +44,41 @@ TEST_F(LiveSchedulerTest, AJobHeldBackHasNoForecastButItsReason) {
   EXPECT_EQ(unknown(tasks[0]), "(a forecast)");  // running: forecast as before
 }
 
+TEST_F(LiveSchedulerTest, ASingletonWaitsForEveryJobOfItsNameAndUserSubmittedBefore) {
+  // sbatch --dependency=singleton: on 4 GPUs, alice's `train` (a, 5 s) and bob's `train` (b)
+  // run; alice's singleton `train` (c) waits for a alone, and starts when a ends at 5 s;
+  // alice's singleton `eval` (e) has no such job before it and runs at once. A restart keeps
+  // the rule.
+  auto d = Start();
+  const int64_t t0 = world_.now;
+  auto submit = [&](const char* name, const char* user, const char* dep, Duration work) {
+    const JobId id =
+        *d->Submit({.name = name, .user = user, .gpus = 1, .argv = {"x"}, .dependency = dep});
+    world_.work[id] = work;
+    return id;
+  };
+  const JobId a = submit("train", "alice", "", 5'000);
+  const JobId b = submit("train", "bob", "", 100'000);
+  const JobId c = submit("train", "alice", "singleton", 100'000);
+  const JobId e = submit("eval", "alice", "singleton", 100'000);
+  d->Step();
+  EXPECT_EQ((*d->Get(a))["state"], "running");
+  EXPECT_EQ((*d->Get(b))["state"], "running");
+  EXPECT_EQ((*d->Get(e))["state"], "running");
+  EXPECT_EQ((*d->Get(c))["reason"], "Dependency");
+  EXPECT_EQ((*d->Explain(c))["reasons"][0],
+            fmt::format("waiting for its dependency (singleton; job {} of the same name and user "
+                        "has not ended)",
+                        a.value()));
+  d.reset();
+  d = Start();
+  for (; world_.now < t0 + 4'900; world_.now += 100) d->Step();
+  EXPECT_EQ((*d->Get(c))["state"], "pending");
+  for (; world_.now <= t0 + 5'200; world_.now += 100) d->Step();
+  EXPECT_EQ((*d->Get(a))["state"], "finished");
+  EXPECT_EQ((*d->Get(c))["state"], "running");
+}
+
 TEST_F(LiveSchedulerTest, ACancelInTheTimeLimitsGraceEndsTheJobTimedOut) {
   // Regression: explain said a job stopping at its time limit was "preempted; checkpointing",
   // and a cancel during that grace (by request, or in the engine) made it `cancelled`

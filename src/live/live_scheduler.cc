@@ -118,8 +118,20 @@ const JobRecord* LiveScheduler::DependedOn(const Dependency& d) const {
   return nullptr;
 }
 
+const JobRecord* LiveScheduler::SingletonBlocker(const JobRecord& rec) const {
+  for (const auto& [id, other] : open_) {
+    if (id >= rec.id) break;
+    if (other->name == rec.name && other->user == rec.user) return other;
+  }
+  return nullptr;
+}
+
 std::string LiveScheduler::WhyIneligible(const JobRecord& rec, std::string* never) const {
   for (const Dependency& d : rec.dependencies) {
+    if (d.kind == Dependency::Kind::kSingleton) {
+      if (SingletonBlocker(rec)) return "dependency";
+      continue;
+    }
     const JobRecord* on = DependedOn(d);
     if (!on) continue;  // checked at submit; a job is never removed
     auto t = records_.find(on->id);
@@ -148,10 +160,8 @@ std::string LiveScheduler::WhyIneligible(const JobRecord& rec, std::string* neve
                                : std::to_string(d.job.value()),
                            ToString(failed->state));
     } else if (never && d.kind == Dependency::Kind::kAfterNotOk && all_ended) {
-      *never = fmt::format(
-          "dependency {} can never be met: job {} {}", ToString(d),
-          d.task >= 0 ? fmt::format("{}_{}", d.job.value(), d.task) : std::to_string(d.job.value()),
-          array ? "finished, every task of it" : "finished");
+      *never = fmt::format("dependency {} can never be met: job {} {}", ToString(d),
+                           DependencyTarget(d), array ? "finished, every task of it" : "finished");
     }
     return "dependency";
   }

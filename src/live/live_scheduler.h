@@ -301,6 +301,9 @@ class LiveScheduler {
   std::string WhyIneligible(const JobRecord& rec, std::string* never) const;
   // The record `d` names (a job, an array's first task, or ID_INDEX's task); null if none.
   const JobRecord* DependedOn(const Dependency& d) const;
+  // For a `singleton` dependency: the first job submitted before `rec` with its name and user
+  // that has not ended (null if none).
+  const JobRecord* SingletonBlocker(const JobRecord& rec) const;
   // Why the core does not schedule `r` (its user's hold, its dependency, its array's limit),
   // for people; "" when it is not held back.
   std::string HeldReason(const JobRecord& r) const;

@@ -43,10 +43,9 @@ StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req, std::vector<JobI
   auto plan = Plan(req);
   if (!plan.ok()) return plan.status();
   for (const Dependency& d : plan->dependencies) {
-    if (!DependedOn(d)) {
+    if (d.kind != Dependency::Kind::kSingleton && !DependedOn(d)) {
       return InvalidArgument(
-          fmt::format("field 'dependency': job {} does not exist",
-                      d.task < 0 ? d.job.str() : fmt::format("{}_{}", d.job.value(), d.task)));
+          fmt::format("field 'dependency': job {} does not exist", DependencyTarget(d)));
     }
   }
   JobRecord base;

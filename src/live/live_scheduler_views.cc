@@ -216,13 +216,18 @@ std::string LiveScheduler::HeldReason(const JobRecord& r) const {
     std::vector<std::string> deps, held;
     for (const Dependency& d : r.dependencies) {
       deps.push_back(ToString(d));
+      if (d.kind == Dependency::Kind::kSingleton) {
+        if (const JobRecord* on = SingletonBlocker(r)) {
+          held.push_back(fmt::format("job {} of the same name and user has not ended{}",
+                                     on->id.value(), on->held ? " and is held by its user" : ""));
+        }
+        continue;
+      }
       // A job (or task) it waits for that waits on its user: what the user must know.
       const JobRecord* on = DependedOn(d);
       const bool array = d.task < 0 && on && on->array_id == d.job;
       if (on && !array && on->held && !IsTerminal(on->state)) {
-        held.push_back(
-            fmt::format("job {} is held by its user",
-                        d.task < 0 ? d.job.str() : fmt::format("{}_{}", d.job.value(), d.task)));
+        held.push_back(fmt::format("job {} is held by its user", DependencyTarget(d)));
       }
     }
     return fmt::format("waiting for its dependency ({}{})", Join(deps, ","),

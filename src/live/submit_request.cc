@@ -43,12 +43,16 @@ StatusOr<std::vector<Dependency>> ParseDependencies(const std::string& text) {
     auto bad = [&](const std::string& why) {
       return InvalidArgument(
           fmt::format("field 'dependency': '{}': {} (e.g. afterok:12:13, "
-                      "afterany:14, afternotok:15, afterok:16_3)",
+                      "afterany:14, afternotok:15, afterok:16_3, singleton)",
                       part, why));
     };
-    if (fields.size() < 2) return bad("expected KIND:JOB[:JOB...]");
+    if (auto single = ParseDependency(part, ""); single && fields.size() == 1) {
+      out.push_back(*single);  // singleton
+      continue;
+    }
+    if (fields.size() < 2) return bad("expected KIND:JOB[:JOB...] or singleton");
     if (!ParseDependency(fields[0], "1")) {
-      return bad("unknown kind (afterok, afterany, afternotok)");
+      return bad("unknown kind (afterok, afterany, afternotok, singleton)");
     }
     for (size_t i = 1; i < fields.size(); ++i) {
       auto d = ParseDependency(fields[0], fields[i]);

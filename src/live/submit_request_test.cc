@@ -147,15 +147,18 @@ TEST(SubmitRequest, ADependencyNamesAJobAnArrayOrOneTaskOfIt) {
   // Found by exploratory use: it was refused, and task 0 (whose id is the array's) could not
   // be waited for alone.
   SubmitRequest r = Ok();
-  r.dependency = "afterok:12:16_3,afternotok:16_0";
+  // `singleton` (sbatch's) names no job.
+  r.dependency = "afterok:12:16_3,afternotok:16_0,singleton";
   auto plan = Plan(r);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   using K = Dependency::Kind;
   EXPECT_EQ(plan->dependencies, (std::vector<Dependency>{{K::kAfterOk, JobId(12)},
                                                          {K::kAfterOk, JobId(16), 3},
-                                                         {K::kAfterNotOk, JobId(16), 0}}));
+                                                         {K::kAfterNotOk, JobId(16), 0},
+                                                         {K::kSingleton}}));
   // Written as it was given, and read back so (the store's JSON form).
   EXPECT_EQ(ToString(plan->dependencies[1]), "afterok:16_3");
+  EXPECT_EQ(ToString(plan->dependencies[3]), "singleton");
   JobRecord rec;
   rec.dependencies = plan->dependencies;
   JobRecord back;
@@ -166,6 +169,10 @@ TEST(SubmitRequest, ADependencyNamesAJobAnArrayOrOneTaskOfIt) {
     r.dependency = bad;
     EXPECT_NE(Why(r).find("is not a job id (ID, or ID_INDEX: one array task)"), std::string::npos)
         << bad << ": " << Why(r);
+  }
+  for (const char* bad : {"singleton:3", "singletons", "singleton:"}) {
+    r.dependency = bad;
+    EXPECT_FALSE(Plan(r).ok()) << bad;
   }
 }
 

@@ -12,13 +12,19 @@ namespace tiresias {
 namespace {
 constexpr std::array<const char*, 8> kNames = {"pending",  "starting", "running",   "preempting",
                                                "finished", "failed",   "cancelled", "timeout"};
-constexpr std::array<const char*, 3> kDependencyKinds = {"afterok", "afterany", "afternotok"};
+constexpr std::array<const char*, 4> kDependencyKinds = {"afterok", "afterany", "afternotok",
+                                                         "singleton"};
 }  // namespace
+
+std::string DependencyTarget(const Dependency& d) {
+  if (d.kind == Dependency::Kind::kSingleton) return "";
+  return d.task >= 0 ? fmt::format("{}_{}", d.job.value(), d.task) : d.job.str();
+}
 
 std::string ToString(const Dependency& d) {
   const char* kind = kDependencyKinds[static_cast<size_t>(d.kind)];
-  return d.task >= 0 ? fmt::format("{}:{}_{}", kind, d.job.value(), d.task)
-                     : fmt::format("{}:{}", kind, d.job.value());
+  if (d.kind == Dependency::Kind::kSingleton) return kind;
+  return fmt::format("{}:{}", kind, DependencyTarget(d));
 }
 
 std::optional<Dependency> ParseDependency(std::string_view kind, std::string_view ref) {
@@ -27,6 +33,9 @@ std::optional<Dependency> ParseDependency(std::string_view kind, std::string_vie
   while (k < kDependencyKinds.size() && kind != kDependencyKinds[k]) ++k;
   if (k == kDependencyKinds.size()) return std::nullopt;
   d.kind = static_cast<Dependency::Kind>(k);
+  if (d.kind == Dependency::Kind::kSingleton) {
+    return ref.empty() ? std::optional<Dependency>(d) : std::nullopt;
+  }
   // Digits only (no sign, no spaces), as a job id is written.
   const auto number = [](std::string_view s) -> std::optional<int64_t> {
     if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != s.npos) {
@@ -107,9 +116,10 @@ void RequestFromJson(const nlohmann::json& j, JobRecord& r) {
   for (const auto& d : j.value("dependencies", nlohmann::json::array())) {
     const std::string text = d.get<std::string>();
     const size_t colon = text.find(':');
-    if (colon == std::string::npos) continue;
-    if (auto dep = ParseDependency(std::string_view(text).substr(0, colon),
-                                   std::string_view(text).substr(colon + 1))) {
+    const std::string_view kind = std::string_view(text).substr(0, colon);
+    const std::string_view ref =
+        colon == std::string::npos ? std::string_view() : std::string_view(text).substr(colon + 1);
+    if (auto dep = ParseDependency(kind, ref)) {
       r.dependencies.push_back(*dep);
     }
   }

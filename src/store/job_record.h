@@ -33,17 +33,21 @@ const char* ToString(LiveState s);
 std::optional<LiveState> ParseLiveState(std::string_view s);
 bool IsTerminal(LiveState s);
 
-// `afterok:12` and its kin (sbatch --dependency).
+// `afterok:12` and its kin (sbatch --dependency). `singleton` names no job: it waits until
+// every job submitted before it with the same name and user has ended.
 struct Dependency {
-  enum class Kind { kAfterOk, kAfterAny, kAfterNotOk };
+  enum class Kind { kAfterOk, kAfterAny, kAfterNotOk, kSingleton };
   Kind kind = Kind::kAfterAny;
   JobId job;      // a job, or an array's id: every task of it (Slurm's rule)
   int task = -1;  // >= 0: that task of the array `job` alone (Slurm's JOB_TASK)
   auto operator<=>(const Dependency&) const = default;
 };
-// "afterok:42", "afterok:42_3"; ParseDependency reads it back (nullopt if it is not one).
+// "afterok:42", "afterok:42_3", "singleton"; ParseDependency reads it back (nullopt if it is
+// not one; `ref` is "" for singleton).
 std::string ToString(const Dependency& d);
 std::optional<Dependency> ParseDependency(std::string_view kind, std::string_view ref);
+// The job a dependency names, as written: "42", "42_3" ("" for singleton).
+std::string DependencyTarget(const Dependency& d);
 
 struct JobRecord {
   // Request.
