@@ -187,13 +187,15 @@ Status Store::CheckSchema(const std::string& path) {
         return failed(st);
       }
     }
-    // A stop that an older build left in progress: what started it was not kept; as that
-    // build assumed, a preemption's (`starting` with a process: the core started the next run
-    // while it stopped).
-    if (Status st = Exec("UPDATE jobs SET stop_preempted = 1 WHERE pid > 0 AND state IN "
-                         "('preempting', 'starting')");
-        !st.ok()) {
-      return failed(st);
+    // A stop that a build before schema 5 left in progress: what started it was not kept; as
+    // that build assumed, a preemption's (`starting` with a process: the core started the next
+    // run while it stopped). Schema 5 kept it: left as it is.
+    if (!have.contains("stop_preempted")) {
+      if (Status st = Exec("UPDATE jobs SET stop_preempted = 1 WHERE pid > 0 AND state IN "
+                           "('preempting', 'starting')");
+          !st.ok()) {
+        return failed(st);
+      }
     }
     if (Status st = SetMeta("schema", std::to_string(kSchemaVersion)); !st.ok()) {
       return failed(st);

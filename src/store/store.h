@@ -43,8 +43,9 @@ struct EventRow {
 class Store {
  public:
   // The layout this build reads and writes; a database of another version is refused, except
-  // versions 2 to 4, which are upgraded in place (3 added the jobs' engine column: the Slurm
-  // job id and nodes; 4 the GPU-time lost to preemptions; 5 what started a stop in progress).
+  // versions 2 to 5, which are upgraded in place (3 added the jobs' engine column: the Slurm
+  // job id and nodes; 4 the GPU-time lost to preemptions; 5 what started a stop in progress;
+  // 6 when the stop signal was sent).
   static constexpr int kSchemaVersion = 6;
 
   struct Options {

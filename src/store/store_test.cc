@@ -136,9 +136,15 @@ TEST(Store, OlderSchemasAreUpgradedInPlaceAndTheirNewColumnsRoundTrip) {
   ASSERT_TRUE((*s)->UpdateJob(upgraded[0]).ok());
   EXPECT_FALSE((*(*s)->LoadJobs())[0].stop_preempted);
   EXPECT_EQ(upgraded[0].stop_sent, -1);
-  // Schema 5 (no stop_sent): no stop is taken for one sent; it round-trips after.
+  // Schema 5 (no stop_sent): no stop is taken for one sent; it round-trips after. What
+  // started a stop, which schema 5 kept, is kept (a review: the upgrade took every stop in
+  // progress for a preemption's, a requeue's too).
   upgraded[0].stop_sent = 1500;
   ASSERT_TRUE((*s)->UpdateJob(upgraded[0]).ok());
+  upgraded[1].pid = 44;
+  upgraded[1].state = LiveState::kPreempting;  // a requeue's stop: stop_preempted false
+  upgraded[1].stop_preempted = false;
+  ASSERT_TRUE((*s)->UpdateJob(upgraded[1]).ok());
   EXPECT_EQ((*(*s)->LoadJobs())[0].stop_sent, 1500);
   s->reset();
   Sql(db,
@@ -149,6 +155,7 @@ TEST(Store, OlderSchemasAreUpgradedInPlaceAndTheirNewColumnsRoundTrip) {
   upgraded = *(*s)->LoadJobs();
   EXPECT_EQ(upgraded[0].stop_sent, -1);
   EXPECT_EQ(upgraded[1].stop_sent, -1);
+  EXPECT_FALSE(upgraded[1].stop_preempted);
   EXPECT_EQ((*jobs)[0].name, "a");
   EXPECT_EQ((*jobs)[0].engine_job, "");
   EXPECT_TRUE((*jobs)[0].nodes.empty());
