@@ -172,13 +172,21 @@ TEST(CliInput, ACommandsOwnOptionWithoutDashDashSaysWhereItGoes) {
 // A flag like none of the command's is named (found by an exploratory test: `submit --bogus
 // 1 -- true` said only "The following argument was not expected: true").
 TEST(CliInput, AFlagLikeNoneOfTheCommandsIsNamed) {
-  for (const auto& [line, flag] :
-       {std::pair{"submit --gpus 1 --bogus 1 -- true", "--bogus"}, {"submit -Z -- true", "-Z"}}) {
+  // An option's value that looks like a flag is its value (a review: `-1` and `-x` were named).
+  for (const auto& [line, flag] : {std::pair{"submit --gpus 1 --bogus 1 -- true", "--bogus"},
+                                   {"submit -Z -- true", "-Z"},
+                                   {"history -S -1 --bogus", "--bogus"},
+                                   {"whatif --policy -x --bogus", "--bogus"}}) {
     CmdResult r = RunTiresias(line);
     EXPECT_EQ(r.rc, 2) << line << ": " << r.out;
     EXPECT_TRUE(Has(r.out, std::string(flag) + ": no such option (--help lists them)"))
         << line << ": " << r.out;
+    EXPECT_EQ(r.out.find("no such option"), r.out.rfind("no such option")) << r.out;
   }
+  // An unknown command: its flags are not judged (`--gpus` was said to be no option).
+  CmdResult r = RunTiresias("sbatch --gpus 2 -- true");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_FALSE(Has(r.out, "no such option")) << r.out;
 }
 
 // Only the default profile paths (../shared) may be absent; a file named on the command line

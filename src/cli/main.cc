@@ -6,7 +6,9 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <iostream>
+#include <optional>
 #include <string_view>
 
 #include "cli/commands.h"
@@ -46,7 +48,8 @@ std::optional<std::string> Closest(const std::string& word,
 namespace {
 
 // The deepest subcommand the user named, and what it takes.
-std::vector<std::string> Choices(const CLI::App& app, bool shorts = false) {
+// The command being parsed: the deepest subcommand parsed (the app itself if none).
+const CLI::App* Parsed(const CLI::App& app) {
   const CLI::App* at = &app;
   for (bool deeper = true; deeper;) {
     deeper = false;
@@ -58,17 +61,41 @@ std::vector<std::string> Choices(const CLI::App& app, bool shorts = false) {
       }
     }
   }
+  return at;
+}
+
+std::vector<std::string> Choices(const CLI::App& app) {
+  const CLI::App* at = Parsed(app);
   std::vector<std::string> out;
   for (const CLI::App* sub : at->get_subcommands({})) {
     if (!sub->get_name().starts_with("_")) out.push_back(sub->get_name());
   }
   for (const CLI::Option* o : at->get_options()) {
     for (const auto& l : o->get_lnames()) out.push_back("--" + l);
-    if (shorts) {
-      for (const auto& n : o->get_snames()) out.push_back("-" + n);
-    }
   }
   return out;
+}
+
+// The first word before `--` that is written as a flag but is none of the parsed command's
+// options (their values skipped: `-S -1`, `--policy -x`); nullopt when no command was parsed.
+std::optional<std::string> UnknownFlag(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* at = Parsed(app);
+  if (at == &app) return std::nullopt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view w = argv[i];
+    if (w == "--") break;
+    if (w.size() < 2 || w[0] != '-' || std::isdigit(static_cast<unsigned char>(w[1])) ||
+        w[1] == '.') {
+      continue;  // a command word, a positional or a negative number
+    }
+    const bool long_form = w.starts_with("--");
+    const std::string name(long_form ? w.substr(0, w.find('=')) : w.substr(0, 2));
+    const CLI::Option* o = at->get_option_no_throw(name);
+    if (!o) return name;
+    const bool attached = long_form ? w.find('=') != std::string_view::npos : w.size() > 2;
+    if (o->get_items_expected_min() > 0 && !attached) ++i;  // its value
+  }
+  return std::nullopt;
 }
 
 // Whether `word`, a flag submit did not expect, comes after the command's first word (then
@@ -147,13 +174,11 @@ int main(int argc, char** argv) {
           std::cerr << "did you mean " << *near << "?\n";
           break;
         }
-        // A flag like nothing the command has (CLI11 may name another word as unexpected).
-        const auto all = tiresias::Choices(app, /*shorts=*/true);
-        if ((word.starts_with("--") || (word.size() == 2 && word[0] == '-')) &&
-            std::find(all.begin(), all.end(), word) == all.end()) {
-          std::cerr << fmt::format("{}: no such option (--help lists them)\n", word);
-          break;
-        }
+      }
+      // A flag like nothing the command has (CLI11 may name another word as unexpected).
+      if (auto unknown = tiresias::UnknownFlag(app, argc, argv);
+          unknown && !tiresias::Closest(*unknown, choices)) {
+        std::cerr << fmt::format("{}: no such option (--help lists them)\n", *unknown);
       }
     }
     return 2;
