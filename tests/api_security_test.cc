@@ -431,7 +431,7 @@ TEST_F(ApiSecurityTest, WhatIfRefusesUnknownFieldsAsSubmitDoes) {
   auto typo = root.Post("/v1/whatif", R"({"gpus": 1, "duraton": 60})");
   EXPECT_EQ(typo->status, 400) << typo->body;
   EXPECT_EQ(nlohmann::json::parse(typo->body)["error"],
-            "unknown field \"duraton\" (expected gpus, duration, time)");
+            "unknown field \"duraton\" (expected gpus, duration, time, vc)");
   EXPECT_EQ(root.Post("/v1/whatif", R"({"gpus": 1, "duration": 60})")->status, 200);
 }
 

@@ -55,6 +55,7 @@ struct FakeWorld {
   int64_t engine_busy_until = 0;     // until then Launch is Unavailable (a queued submission)
   std::set<JobId> refused;           // Launch refuses these jobs (an engine's permanent refusal)
   std::vector<std::string> signals;  // "job:sig@ms", each signal sent to a live process
+  bool queued_signals = false;       // an engine whose signals are queued (SignalsAtOnce false)
 
   bool Alive(const P& p) const { return !p.reported && p.exit_at > now; }
 
@@ -101,6 +102,7 @@ class FakeRunner : public Executor {
     return Launched{.ref = {.pid = pid, .start_ticks = pid * 7},
                     .visible_devices = Join(devs, ",")};
   }
+  bool SignalsAtOnce() const override { return !w_.queued_signals; }
   Status Signal(const ProcessRef& r, int sig) override {
     auto& p = w_.procs.at(r.pid);
     if (p.reported || p.exit_at <= w_.now) return NotFound("gone");

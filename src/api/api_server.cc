@@ -307,8 +307,8 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     if (!body.ok()) return Fail(body.status());
     if (!body->is_object()) return Fail(400, "request body must be a JSON object");
     for (const auto& [key, v] : body->items()) {  // as submit: a typo is not silently ignored
-      if (key != "gpus" && key != "duration" && key != "time") {
-        return Fail(400, fmt::format("unknown field {} (expected gpus, duration, time)",
+      if (key != "gpus" && key != "duration" && key != "time" && key != "vc") {
+        return Fail(400, fmt::format("unknown field {} (expected gpus, duration, time, vc)",
                                      Echo(nlohmann::json(key))));
       }
     }
@@ -330,7 +330,12 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
       if (!limit.ok()) return Fail(400, "field 'time': " + limit.status().message());
       run = *limit;  // at most its limit: the end is pessimistic, the start is not
     }
-    auto est = sched_.WhatIfSubmit(static_cast<int>(*gpus), run);
+    if (body->contains("vc") && !(*body)["vc"].is_string()) {
+      return Fail(400, "field 'vc': a VC's name");
+    }
+    // As the caller would submit it: their VC (or the one named), its quota.
+    auto est = sched_.WhatIfSubmit(static_cast<int>(*gpus), run, caller.user,
+                                   body->value("vc", std::string()));
     return est.ok() ? Reply(200, *est) : Fail(est.status());
   }
   if (what == "version" && p.size() == 2 && m == "GET") {

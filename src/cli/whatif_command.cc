@@ -39,7 +39,7 @@ struct WhatIfFlags : WhatIfConfig {
   std::string journal, state_dir;
   bool submit = false;
   int gpus = 1;
-  std::string time;
+  std::string time, vc;
   double duration = 0;
 };
 
@@ -267,6 +267,7 @@ int ForNewJob(const Common& o, const WhatIfFlags& f) {
   nlohmann::json body = {{"gpus", f.gpus}};
   if (!f.time.empty()) body["time"] = f.time;
   if (f.duration > 0) body["duration"] = f.duration;
+  if (!f.vc.empty()) body["vc"] = f.vc;
   auto c = ApiClient::Connect(o.conn);
   if (!c.ok()) return Error(c.status());
   auto r = c->PostJson("/v1/whatif", body);
@@ -305,6 +306,7 @@ void AddWhatIfCommand(CLI::App& app, int& rc) {
   w->add_flag("--submit", f.submit, "when would a new job start and end (asks the server)");
   w->add_option("--gpus", f.gpus, "with --submit: GPUs")->check(IntegerIn(1, kMaxRequestGpus));
   w->add_option("-t,--time", f.time, "with --submit: its time limit (Slurm formats)");
+  w->add_option("--vc,-A,--account", f.vc, "with --submit: its VC (default: yours)");
   w->add_option("--duration", f.duration, "with --submit: its expected running time, seconds")
       ->check(NumberIn(0, kMaxRequestDurationS));
   w->callback([&rc] {

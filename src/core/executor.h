@@ -118,6 +118,10 @@ class Executor {
   // Signals every process of the attempt; NotFound when none is left. Never signals a process
   // it cannot prove belongs to the attempt.
   virtual Status Signal(const ProcessRef& p, int sig) = 0;
+  // Whether Signal has reached the processes when it returns Ok (a local kill). An engine
+  // that queues it (Slurm: scancel by a worker) may lose it with the daemon: a restart sends
+  // a stop in progress again (its deadline stays the first).
+  virtual bool SignalsAtOnce() const { return true; }
   // True when any process of the attempt survived a daemon restart; it is then tracked like a
   // launched one.
   virtual bool Adopt(JobId job, int attempt, const ProcessRef& p, const std::string& job_dir) = 0;

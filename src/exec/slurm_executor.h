@@ -98,6 +98,7 @@ class SlurmExecutor : public Executor {
   StatusOr<std::vector<std::string>> CheckConfig();
 
   StatusOr<Launched> Launch(const LaunchSpec& spec) override;
+  bool SignalsAtOnce() const override { return false; }  // scancel is queued for the worker
   Status Signal(const ProcessRef& p, int sig) override;
   bool Adopt(JobId job, int attempt, const ProcessRef& p, const std::string& job_dir) override;
   std::optional<ExitInfo> ReadExit(JobId job, int attempt, const std::string& job_dir) override;

@@ -35,11 +35,22 @@ StatusOr<nlohmann::json> LiveScheduler::Estimate(JobId id) {
   return ForecastFor(lk, id, std::nullopt);
 }
 
-StatusOr<nlohmann::json> LiveScheduler::WhatIfSubmit(int gpus, std::optional<Duration> run) {
+StatusOr<nlohmann::json> LiveScheduler::WhatIfSubmit(int gpus, std::optional<Duration> run,
+                                                     const std::string& user,
+                                                     const std::string& vc) {
   std::unique_lock lk(mu_);
   // An id no job has or will have: the next one, which this job would get.
   const JobId id(store_->NextJobId());
-  JobSpec spec{.id = id, .gpus = gpus, .submit = Now(), .name = "whatif", .duration = run};
+  // In the VC a submission of `user` would get (tenants: its quota, its borrowing).
+  JobRecord as{.user = user, .gpus = gpus};
+  if (Status s = ResolveVc(vc, as); !s.ok()) return s;
+  JobSpec spec{.id = id,
+               .gpus = gpus,
+               .submit = Now(),
+               .name = "whatif",
+               .user = as.user,
+               .vc = as.vc,
+               .duration = run};
   if (auto why = sched_->placement().NeverFitsReason(spec, sched_->topology())) {
     return InvalidArgument(fmt::format("a {}-GPU job could never run here: {}", gpus, *why));
   }

@@ -50,22 +50,48 @@ TEST_F(LiveSchedulerTest, ARestartInAStopsGraceNeitherSignalsAgainNorMovesTheKil
   // Regression (found by an exploratory test: a job got SIGTERM twice and its kill came 2-7 s
   // late). As above: X, preempted at 3 s, ignores SIGTERM; its kill is due at 7 s. serve is
   // killed at 4 s and back at 5 s: X gets no second SIGTERM, SIGKILL at 7 s (not 5 + 4 = 9 s),
-  // and Y starts then.
-  auto [d, x, y, t0] = PreemptATermIgnoringJob(1'000);
-  world_.now = t0 + 4'000;
-  d->Step();
-  d.reset();  // kill -9 (a serve stopped by SIGTERM leaves its jobs running too)
-  world_.now = t0 + 5'000;
-  d = Start();
-  for (; world_.now < t0 + 6'900; world_.now += 100) {
+  // and Y starts then. Under an engine whose signals are queued (Slurm's scancel, lost with
+  // serve), the signal is sent again at the restart, and the deadline is still the first.
+  for (const bool queued : {false, true}) {
+    SCOPED_TRACE(queued ? "queued signals" : "signals at once");
+    world_ = FakeWorld{.queued_signals = queued};
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    auto [d, x, y, t0] = PreemptATermIgnoringJob(1'000);
+    world_.now = t0 + 4'000;
     d->Step();
-    ASSERT_EQ((*d->Get(y))["state"], "starting") << "at " << world_.now - t0 << " ms";
+    d.reset();  // kill -9 (a serve stopped by SIGTERM leaves its jobs running too)
+    world_.now = t0 + 5'000;
+    d = Start();
+    for (; world_.now < t0 + 6'900; world_.now += 100) {
+      d->Step();
+      ASSERT_EQ((*d->Get(y))["state"], "starting") << "at " << world_.now - t0 << " ms";
+    }
+    for (; world_.now <= t0 + 7'300; world_.now += 100) d->Step();
+    std::vector<std::string> want = {fmt::format("{}:15@{}", x.value(), t0 + 3'000)};
+    if (queued) want.push_back(fmt::format("{}:15@{}", x.value(), t0 + 5'000));
+    want.push_back(fmt::format("{}:9@{}", x.value(), t0 + 7'000));
+    EXPECT_EQ(world_.signals, want);
+    EXPECT_EQ((*d->Get(y))["state"], "running");
   }
-  for (; world_.now <= t0 + 7'300; world_.now += 100) d->Step();
-  EXPECT_EQ(world_.signals,
-            (std::vector<std::string>{fmt::format("{}:15@{}", x.value(), t0 + 3'000),
-                                      fmt::format("{}:9@{}", x.value(), t0 + 7'000)}));
-  EXPECT_EQ((*d->Get(y))["state"], "running");
+}
+
+TEST_F(LiveSchedulerTest, AKillSentBeforeARestartIsAKillWhenTheExitComesAfterIt) {
+  // Found by a review: X (as above) is killed at 7 s and takes 2 s to go (an engine's kill);
+  // serve is killed at 7.5 s and back at 8.9 s, when X is still there (adopted, its stop
+  // going on); it exits at 9 s, SIGKILLed, before the new serve sends a kill of its own. That
+  // is the kill's end, not a checkpoint: X lost its 12 GPU-s and counts one kill.
+  auto [d, x, y, t0] = PreemptATermIgnoringJob(1'000);
+  world_.linger = 2'000;
+  for (world_.now = t0 + 3'100; world_.now <= t0 + 7'500; world_.now += 100) d->Step();
+  d.reset();
+  world_.now = t0 + 8'900;
+  d = Start();
+  world_.now = t0 + 9'000;
+  d->Step();
+  const auto job = *d->Get(x);
+  EXPECT_DOUBLE_EQ(job["lost_gpu_s"].get<double>(), 12.0) << job.dump();
+  EXPECT_EQ(job["kills"], 1) << job.dump();
 }
 
 TEST_F(LiveSchedulerTest, AKill9DuringATimeLimitsGraceStillEndsTheJobAsTimedOut) {

@@ -315,9 +315,11 @@ void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
   JobRecord& rec = records_.at(id);
   if (rec.stop_sent >= 0 && rec.pid == p.ref.pid) {
     // Told to stop by a serve before a restart: its stop goes on as it began, without a
-    // second signal (it may be checkpointing), and it is killed at the first deadline.
+    // second signal (it may be checkpointing), and it is killed at the first deadline. (An
+    // engine that queues signals may have lost it with that serve: sent again.)
     p.kill_at = rec.stop_sent + cfg_.grace;
     p.loss = LossOfStop(id, rec.stop_sent);
+    if (!executor_->SignalsAtOnce()) (void)executor_->Signal(p.ref, sig);
     return;
   }
   p.kill_at = now + cfg_.grace;
@@ -351,6 +353,8 @@ void LiveScheduler::PreemptProcess(JobId id, Time now) {
   p.gone_by = now + Seconds(1);
   p.loss = cj->stop_loss;
   (void)executor_->Signal(p.ref, SIGKILL);
+  rec->second.stop_sent = now;  // as StopProcess: a restart sends no preemption signal after it
+  unsaved_.insert(id);
 }
 
 void LiveScheduler::Journal(const Event& e) {
@@ -372,8 +376,9 @@ int64_t LiveScheduler::Paused(Time now) {
   if (!std::exchange(paused_, true)) pause_began_ = now;
   KillOverdue(now);
   const size_t kept = unjournalled_.size();
-  RemoveEndedDirs(now, /*journal_now=*/false);           // what is due frees room
-  if (unjournalled_.size() > kept) FlushUnjournalled();  // not every retry: it may wait
+  RemoveEndedDirs(now, /*journal_now=*/false);  // what is due frees room
+  // Not every retry (it may wait), but while a stop's record waits (StopProcess).
+  if (unjournalled_.size() > kept || !unsaved_.empty()) FlushOutsideStep();
   return now + kPausedRetryMs + store_->epoch_ms();
 }
 
@@ -506,6 +511,8 @@ void LiveScheduler::Run(const std::atomic<bool>& stop, int poll_ms) {
     cv_.wait_for(lk, std::chrono::milliseconds(wait), [&] { return wake_; });
     wake_ = false;
   }
+  std::lock_guard lk(mu_);
+  FlushOutsideStep();  // the stops of the last step (and of requests since) are kept
 }
 
 }  // namespace tiresias

@@ -146,9 +146,11 @@ class LiveScheduler {
   // When the job is likely to start and end (p10/p50/p90, wall ms) and who is most in its way,
   // from forward simulations of the core (engine/forecast.h); null for a job that ended.
   StatusOr<nlohmann::json> Estimate(JobId id);
-  // A forecast (as Estimate) for a job of `gpus` GPUs submitted now, running `run` (unknown:
-  // drawn like the others'); nothing is submitted. InvalidArgument if it could never fit.
-  StatusOr<nlohmann::json> WhatIfSubmit(int gpus, std::optional<Duration> run);
+  // A forecast (as Estimate) for a job of `gpus` GPUs submitted now by `user` (to `vc`, or
+  // the user's VC, as Submit), running `run` (unknown: drawn like the others'); nothing is
+  // submitted. InvalidArgument if it could never fit, or for a VC Submit would refuse.
+  StatusOr<nlohmann::json> WhatIfSubmit(int gpus, std::optional<Duration> run,
+                                        const std::string& user, const std::string& vc = "");
   // The likely (p50) start of every job that has not started, wall ms; cached a few seconds.
   std::map<JobId, int64_t> StartEstimates();
   nlohmann::json Nodes();
@@ -410,9 +412,10 @@ class LiveScheduler {
   // step that can write (a crash before it loses only those narrative rows).
   Time RemoveEndedDirs(Time now, bool journal_now = true);
   std::vector<Event> unjournalled_;
-  // While paused by a full disk: unjournalled_ written at once if a transaction of its own
-  // can (it often can: the reserve was released), else kept.
-  void FlushUnjournalled();
+  // While paused (a full disk, a locked journal) and when the loop stops: unjournalled_ and
+  // the rows of unsaved_ written at once if a transaction of its own can (it often can: the
+  // reserve was released), else kept.
+  void FlushOutsideStep();
   // Why a job's own log cannot be read: its directory was removed ("" if not).
   std::string Removed(const JobRecord& r) const;
   Time alive_stamped_ = 0;  // when the stamp was last written

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 
 #include "common/remove_tree.h"
@@ -24,9 +25,9 @@ void LiveScheduler::CancelledOutside(JobId id, const std::string& why, Time now,
     return;
   }
   Journal({.t = now, .kind = EventKind::kCancel, .job = id, .detail = {{"how", why}}});
-  if (const Job* cj = sched_->Find(id); cj && (cj->running() || cj->state == JobState::kPending)) {
-    MustOk(sched_->Cancel(id, now));
-  }
+  // Held back too (a hold, a dependency, its array's limit: kHeld), as the journal's replay
+  // cancels it (a review: the live core kept it held for ever).
+  if (const Job* cj = sched_->Find(id); cj && !cj->ended()) MustOk(sched_->Cancel(id, now));
   to_launch_.erase(id);
   EndRecord(rec, LiveState::kCancelled, now, "cancelled outside tiresias: " + why);
   changed.push_back(id);
@@ -94,14 +95,16 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
     // e.g. its node failed): then its work since its last reported checkpoint is lost.
     // (Not yet told to stop: the core stopped it in this step, e.g. an eviction with the run
     // lost on the same node.)
-    const bool checkpointed = (p.at_checkpoint || !p.killed) && !e.lost;
+    // Killed: by this serve, or, past its deadline, by one before a restart (its SIGKILL).
+    const bool killed = p.killed || (p.stopping && e.signal == SIGKILL && p.kill_at <= now);
+    const bool checkpointed = (p.at_checkpoint || !killed) && !e.lost;
     const Service loss = p.stopping ? p.loss : LossOfStop(e.job, now);
     const Service lost = checkpointed && !p.at_checkpoint ? 0 : loss;
     nlohmann::json detail = {
         {"how", what}, {"after", "preemption"}, {"checkpointed", checkpointed}};
     if (lost > 0) detail["lost_gpu_ms"] = lost;
     Journal({.t = now, .kind = EventKind::kExit, .job = e.job, .detail = detail});
-    if (p.killed && !p.at_checkpoint && preempted) ++rec.kills;
+    if (killed && !p.at_checkpoint && preempted) ++rec.kills;
     rec.lost += lost;
     metrics_.CountLost(ToSeconds(lost));
     rec.state = to_launch_.contains(e.job) ? LiveState::kStarting : LiveState::kPending;

@@ -82,21 +82,26 @@ Time LiveScheduler::RemoveEndedDirs(Time now, bool journal_now) {
   return kNever;
 }
 
-void LiveScheduler::FlushUnjournalled() {
-  // Narrative rows only: a write that fails (the disk is full) leaves them for later.
-  if (unjournalled_.empty() || journal_blocked_) return;
+void LiveScheduler::FlushOutsideStep() {
+  // Narrative rows and records (no decision): a write that fails (the disk is full) leaves
+  // them for later.
+  if ((unjournalled_.empty() && unsaved_.empty()) || journal_blocked_) return;
   Store::Txn txn(*store_);
   if (!txn.begun().ok()) return;
   for (const Event& e : unjournalled_) {
     if (!Note(e).ok()) return;  // rolled back
   }
-  if (txn.Commit().ok()) unjournalled_.clear();
+  if (!SaveRows({unsaved_.begin(), unsaved_.end()}).ok()) return;
+  if (txn.Commit().ok()) {
+    unjournalled_.clear();
+    unsaved_.clear();
+  }
 }
 
 std::string LiveScheduler::Removed(const JobRecord& r) const {
   std::error_code ec;
-  // (A job that never ran never had a log.)
-  if (cfg_.keep_finished <= 0 || !IsTerminal(r.state) || r.end < 0 || r.attempt < 0 ||
+  // (A job that never started, its launch failed or never came, never had a log.)
+  if (cfg_.keep_finished <= 0 || !IsTerminal(r.state) || r.end < 0 || r.first_start < 0 ||
       r.end + cfg_.keep_finished > last_now_ || std::filesystem::exists(JobDir(r.id), ec)) {
     return "";
   }

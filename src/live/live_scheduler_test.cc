@@ -298,14 +298,14 @@ TEST_F(LiveSchedulerTest, WhatIfSubmitForecastsANewJobWithoutSubmittingIt) {
   ASSERT_TRUE(big.ok());
   world_.work[*big] = 60'000;
   d->Step();
-  auto est = d->WhatIfSubmit(2, Seconds(10));
+  auto est = d->WhatIfSubmit(2, Seconds(10), "alice");
   ASSERT_TRUE(est.ok()) << est.status().message();
   const int64_t start = (*est)["start"]["p50_ms"].get<int64_t>();
   const int64_t end = (*est)["end"]["p50_ms"].get<int64_t>();
   EXPECT_EQ(start, world_.now + 5'000);
   EXPECT_EQ(end, start + 10'000);
-  EXPECT_EQ(d->List().size(), 1u);                      // nothing was submitted
-  EXPECT_FALSE(d->WhatIfSubmit(5, std::nullopt).ok());  // could never fit 4 GPUs
+  EXPECT_EQ(d->List().size(), 1u);                               // nothing was submitted
+  EXPECT_FALSE(d->WhatIfSubmit(5, std::nullopt, "alice").ok());  // could never fit 4 GPUs
 }
 
 // explain's margins adapt to how the daemon's own forecasts turn out (MarginTracker). On 4

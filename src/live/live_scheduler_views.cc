@@ -368,8 +368,8 @@ nlohmann::json LiveScheduler::Queues() {
     queues[static_cast<size_t>(cj->queue)]["jobs"].push_back(std::move(j));
   };
   // Running jobs first, then the waiting ones in the order they would get GPUs.
-  for (const auto& [id, r] : records_) {
-    if (!IsTerminal(r.state) && r.state != LiveState::kPending) add(r);
+  for (const auto& [id, r] : open_) {
+    if (r->state != LiveState::kPending) add(*r);
   }
   for (JobId id : sched_->WaitingInOrder()) {
     if (auto it = records_.find(id);

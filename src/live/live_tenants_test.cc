@@ -38,6 +38,17 @@ TEST_F(LiveSchedulerTest, AJobsVcIsTheOneItNamesElseItsUsersAndBadOnesAreRefused
   EXPECT_EQ(VcOf(*d, *other), "nlp");
   auto not_member = d->Submit({.user = "bob", .vc = "vision", .argv = {"x"}});
   EXPECT_EQ(not_member.status().code(), StatusCode::kPermissionDenied);
+  // whatif --submit asks as its caller would submit (a review: it named no user, and with no
+  // default VC was refused: "VC `` is not one of the tenants").
+  auto forecast = d->WhatIfSubmit(1, Seconds(60), "bob");
+  EXPECT_TRUE(forecast.ok()) << forecast.status().message();
+  EXPECT_TRUE(d->WhatIfSubmit(1, Seconds(60), "alice", "nlp").ok());
+  EXPECT_EQ(d->WhatIfSubmit(1, Seconds(60), "bob", "vision").status().code(),
+            StatusCode::kPermissionDenied);
+  auto stranger = d->WhatIfSubmit(1, Seconds(60), "carol");
+  ASSERT_FALSE(stranger.ok());
+  EXPECT_NE(stranger.status().message().find("field 'vc'"), std::string::npos)
+      << stranger.status().message();
   EXPECT_NE(not_member.status().message().find("user bob is not a member of VC `vision`"),
             std::string::npos)
       << not_member.status().message();
