@@ -89,7 +89,8 @@ SimResult LiveResult(const Scheduler& core, const std::map<JobId, JobRecord>& re
 StatusOr<WhatIfRun> ReplayJournal(const std::string& path, const WhatIfConfig& f) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return NotFound(path + ": no such journal");
-  auto store = Store::Open(path, 0);
+  // Beside a running serve, maybe of another build: read only (nothing upgraded or written).
+  auto store = Store::Open(path, 0, {.read_only = true});
   if (!store.ok()) return store.status();
   auto conf_text = (*store)->GetMeta("config");
   auto conf = nlohmann::json::parse(conf_text.value_or(""), nullptr, false);

@@ -106,9 +106,9 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t no
                                              Options opts) {
   const bool fsync_commits = opts.fsync_commits;
   sqlite3* db = nullptr;
-  int rc =
-      sqlite3_open_v2(path.c_str(), &db,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  const int mode =
+      opts.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+  int rc = sqlite3_open_v2(path.c_str(), &db, mode | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string m = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
@@ -123,13 +123,31 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t no
   // (DiskReserve::KeepRoomIn) stays serve's.
   for (const char* sql :
        {"PRAGMA journal_mode=WAL;", "PRAGMA journal_size_limit=-1;", sync, kSchema}) {
+    if (opts.read_only) break;
     if (Status st = s->Exec(sql); !st.ok()) {
       return FailedPrecondition(fmt::format("{}: {}.{}", path, st.message(), Choices(false)));
     }
   }
-  if (Status st = s->CheckSchema(path); !st.ok()) return st;
+  if (opts.read_only) {
+    const auto v = s->GetMeta("schema");
+    if (v != std::to_string(kSchemaVersion)) {
+      return FailedPrecondition(fmt::format(
+          "{}: schema {}, and this build reads schema {}: a serve of this build upgrades it when "
+          "it starts",
+          path, v.value_or("unknown"), kSchemaVersion));
+    }
+  } else if (Status st = s->CheckSchema(path); !st.ok()) {
+    return st;
+  }
   s->head_path_ = JournalHeadPath(path);
   if (Status st = s->Verify(path, opts.accept_journal_loss); !st.ok()) return st;
+  if (opts.read_only) {
+    auto e = s->GetMeta("epoch_ms");
+    auto v = e ? ParseInt(*e) : std::nullopt;
+    if (!v) return FailedPrecondition(fmt::format("{}: no epoch recorded", path));
+    s->epoch_ms_ = *v;
+    return s;
+  }
   auto head_file = JournalHeadFile::Open(s->head_path_, fsync_commits);
   if (!head_file.ok()) return head_file.status();
   s->head_file_ = std::move(*head_file);

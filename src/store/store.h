@@ -57,6 +57,9 @@ class Store {
     bool accept_journal_loss = false;
     // How long a write waits for another process's lock on the database before it fails.
     int busy_timeout_ms = 5000;
+    // For readers beside serve (whatif): nothing is created, upgraded or written (not the
+    // journal head either); a database of another schema is refused, not upgraded.
+    bool read_only = false;
   };
   // FailedPrecondition with the recovery choices for a damaged or truncated journal.
   static StatusOr<std::unique_ptr<Store>> Open(const std::string& path, int64_t now_wall_ms,

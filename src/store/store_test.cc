@@ -49,6 +49,39 @@ TEST(Store, NewDatabaseRecordsItsSchemaAndReopens) {
   fs::remove_all(dir);
 }
 
+TEST(Store, AReaderBesideServeChangesNothing) {
+  // whatif opens serve's live database: read only, it neither writes the journal's head nor
+  // upgrades an older schema (a review: a new CLI upgraded a running older serve's database).
+  fs::path dir = testing::ScratchDir("store_reader");
+  const std::string db = (dir / "t.db").string();
+  ASSERT_TRUE(Store::Open(db, 1000).ok());
+  fs::remove(JournalHeadPath(db));
+  auto reader = Store::Open(db, 2000, {.read_only = true});
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  EXPECT_EQ((*reader)->epoch_ms(), 1000);
+  EXPECT_TRUE((*reader)->LoadJobs().ok());
+  EXPECT_FALSE((*reader)->AppendEvent({.t = 5, .kind = EventKind::kTick}).ok());
+  reader->reset();
+  EXPECT_FALSE(fs::exists(JournalHeadPath(db)));
+  Sql(dir / "t.db",
+      "ALTER TABLE jobs DROP COLUMN stop_sent; UPDATE meta SET value = '5' WHERE "
+      "key = 'schema';");
+  auto old = Store::Open(db, 2000, {.read_only = true});
+  ASSERT_FALSE(old.ok());
+  EXPECT_NE(old.status().message().find("schema 5, and this build reads schema"), std::string::npos)
+      << old.status().message();
+  sqlite3* raw = nullptr;  // still schema 5
+  ASSERT_EQ(sqlite3_open_v2(db.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* q = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "SELECT value FROM meta WHERE key = 'schema'", -1, &q, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(q, 0)), "5");
+  sqlite3_finalize(q);
+  sqlite3_close(raw);
+  fs::remove_all(dir);
+}
+
 TEST(Store, RefusesADatabaseOfAnotherSchema) {
   fs::path dir = testing::ScratchDir("store_old");
   // Schema 1: a meta table with an epoch and no version, jobs without the gpus column.
