@@ -100,6 +100,16 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
     const auto held = Json("show " + h);
     EXPECT_EQ(held["reason"], "Held");
     EXPECT_TRUE(held["held"].get<bool>());
+    // explain of the array's id: its tasks, and the first that waits (it explained task 0,
+    // running, alone).
+    // (Tasks 0 and 1 run 2 s: on a loaded machine task 2 may have started by now.)
+    const CmdResult why = Cli("explain " + a);
+    EXPECT_NE(why.out.find("array " + a + ": 4 tasks ("), std::string::npos) << why.out;
+    const bool two = why.out.find("; task " + a + "_2, the first waiting:\njob " + a +
+                                  "_2 is pending") != std::string::npos;
+    const bool three = why.out.find("; task " + a + "_3, the first waiting:\njob " + a +
+                                    "_3 is pending") != std::string::npos;
+    EXPECT_TRUE(two || three) << why.out;
   }
   CmdResult released = Cli("release " + h);
   ASSERT_EQ(released.rc, 0) << released.out;

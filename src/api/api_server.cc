@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "api/dashboard.h"
@@ -414,9 +415,32 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
   if (m != "GET") return no_such();
   if (action.empty()) return Reply(200, Visible(*job, caller));
   if (action == "explain") {
-    auto j = sched_.Explain(id);
+    // An array's id: its first task still waiting (else its first), and its tasks by state
+    // (it explained task 0 alone, whatever the others did).
+    JobId target = id;
+    nlohmann::json array;
+    if (auto tasks = sched_.Resolve(p[2], /*whole_array=*/true);
+        tasks.ok() && tasks->size() > 1 && p[2].find('_') == std::string::npos) {
+      std::map<std::string, int> by_state;
+      std::optional<JobId> waiting;
+      for (JobId t : *tasks) {
+        auto tj = sched_.Get(t);
+        if (!tj.ok()) continue;
+        const std::string st = tj->value("state", "");
+        ++by_state[st];
+        if (!waiting && st == "pending") waiting = t;
+      }
+      target = waiting.value_or(id);
+      auto explained = sched_.Get(target);
+      array = {{"tasks", tasks->size()},
+               {"by_state", by_state},
+               {"explained", explained.ok() ? explained->value("ref", p[2]) : p[2]},
+               {"explained_waits", waiting.has_value()}};
+    }
+    auto j = sched_.Explain(target);
     if (!j.ok()) return Fail(j.status());
-    if (auto est = sched_.Estimate(id); est.ok()) {
+    if (!array.is_null()) (*j)["array"] = array;
+    if (auto est = sched_.Estimate(target); est.ok()) {
       (*j)["estimate"] = *est;
     } else {
       (*j)["estimate_error"] = est.status().message();  // e.g. a policy that cannot be copied

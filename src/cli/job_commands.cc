@@ -468,7 +468,19 @@ int ExplainJob(const Common& o, const std::string& ref) {
   auto r = Fetch(o, "/v1/jobs/" + ref + "/explain", rc);
   if (!r) return rc;
   const auto& j = *r;
-  std::cout << fmt::format("job {} is {}\n", ref, Str(j, "state"));
+  std::string who = ref;
+  if (j.contains("array")) {  // an array's id: its tasks, and the one explained
+    const auto& a = j["array"];
+    std::vector<std::string> states;
+    for (const auto& [st, n] : a["by_state"].items()) {
+      states.push_back(fmt::format("{} {}", n.get<int>(), st));
+    }
+    who = Str(a, "explained");
+    std::cout << fmt::format(
+        "array {}: {} tasks ({}); task {}, {}:\n", ref, a["tasks"].get<int>(), Join(states, ", "),
+        who, a.value("explained_waits", false) ? "the first waiting" : "the first (none waits)");
+  }
+  std::cout << fmt::format("job {} is {}\n", who, Str(j, "state"));
   if (!Str(j, "where").empty()) std::cout << "  " << Str(j, "where") << "\n";
   if (j["rank"].get<int>() > 0) {
     std::cout << fmt::format("  rank {} among waiting jobs: {} waiting and {} running ahead\n",
