@@ -285,9 +285,11 @@ int Act(const Common& o, const std::string& verb, const std::vector<std::string>
         std::cout << fmt::format("job {}{}: {}; nothing to {}\n", ref,
                                  n > 1 ? fmt::format(" ({} tasks)", n) : "", already, verb);
       } else if (n > 1) {  // the tasks it changed; those it found so already
-        std::cout << fmt::format("{} job {} ({} task{}{})\n", done, ref, n - same,
-                                 n - same == 1 ? "" : "s",
-                                 same > 0 ? fmt::format("; {} {}", same, already) : "");
+        const size_t timed = r->contains("timed_out") ? (*r)["timed_out"].size() : 0;
+        std::cout << fmt::format(
+            "{} job {} ({} task{}{}{})\n", done, ref, n - same, n - same == 1 ? "" : "s",
+            same > 0 ? fmt::format("; {} {}", same, already) : "",
+            timed > 0 ? fmt::format("; {} past its time limit, ending timed out", timed) : "");
       } else if (r->contains("timed_out") && !(*r)["timed_out"].empty()) {
         // Cancelled in its time limit's grace: it ends as its time limit made it (sacct's
         // TIMEOUT), not cancelled.

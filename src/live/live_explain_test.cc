@@ -70,6 +70,30 @@ TEST_F(LiveSchedulerTest, ASingletonWaitsForEveryJobOfItsNameAndUserSubmittedBef
             fmt::format("waiting for its dependency (singleton; job {} of the same name and user "
                         "has not ended)",
                         a.value()));
+  // A dependency that can never be met ends the job whatever else it waits for (a review:
+  // `singleton,afterok:X` with X cancelled waited, `afterok:X,singleton` was cancelled).
+  const JobId gone = submit("gone", "alice", "", 1'000);
+  ASSERT_TRUE(d->Cancel(gone).ok());
+  const JobId never =
+      submit("train", "alice", fmt::format("singleton,afterok:{}", gone.value()).c_str(), 1'000);
+  // An array's tasks wait one after another, each named as its user names it.
+  std::vector<JobId> tasks;
+  ASSERT_TRUE(d->Submit({.name = "arr",
+                         .user = "alice",
+                         .gpus = 1,
+                         .argv = {"x"},
+                         .dependency = "singleton",
+                         .array = "0-1"},
+                        &tasks)
+                  .ok());
+  for (JobId t : tasks) world_.work[t] = 100'000;
+  d->Step();
+  EXPECT_EQ((*d->Get(never))["state"], "cancelled");
+  EXPECT_EQ((*d->Get(tasks[0]))["state"], "running");
+  EXPECT_EQ((*d->Explain(tasks[1]))["reasons"][0],
+            fmt::format("waiting for its dependency (singleton; job {}_0 of the same name and "
+                        "user has not ended)",
+                        tasks[0].value()));
   d.reset();
   d = Start();
   for (; world_.now < t0 + 4'900; world_.now += 100) d->Step();

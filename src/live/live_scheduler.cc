@@ -119,17 +119,20 @@ const JobRecord* LiveScheduler::DependedOn(const Dependency& d) const {
 }
 
 const JobRecord* LiveScheduler::SingletonBlocker(const JobRecord& rec) const {
-  for (const auto& [id, other] : open_) {
-    if (id >= rec.id) break;
-    if (other->name == rec.name && other->user == rec.user) return other;
+  auto it = open_names_.find({rec.user, rec.name});
+  if (it == open_names_.end() || it->second.empty() || *it->second.begin() >= rec.id) {
+    return nullptr;
   }
-  return nullptr;
+  return &records_.at(*it->second.begin());
 }
 
 std::string LiveScheduler::WhyIneligible(const JobRecord& rec, std::string* never) const {
+  // Every dependency is looked at: one that can never be met ends the job, whichever others
+  // it waits for (Slurm's kill_invalid_depend; `singleton,afterok:FAILED` waited).
+  bool waits = false;
   for (const Dependency& d : rec.dependencies) {
     if (d.kind == Dependency::Kind::kSingleton) {
-      if (SingletonBlocker(rec)) return "dependency";
+      waits = waits || SingletonBlocker(rec);
       continue;
     }
     const JobRecord* on = DependedOn(d);
@@ -153,6 +156,7 @@ std::string LiveScheduler::WhyIneligible(const JobRecord& rec, std::string* neve
                      : d.kind == Dependency::Kind::kAfterOk ? all_ended && !any_failed
                                                             : all_ended && any_failed;
     if (met) continue;
+    waits = true;
     if (never && d.kind == Dependency::Kind::kAfterOk && any_failed) {
       *never = fmt::format("dependency {} can never be met: job {} ended {}", ToString(d),
                            array || d.task >= 0
@@ -163,8 +167,9 @@ std::string LiveScheduler::WhyIneligible(const JobRecord& rec, std::string* neve
       *never = fmt::format("dependency {} can never be met: job {} {}", ToString(d),
                            DependencyTarget(d), array ? "finished, every task of it" : "finished");
     }
-    return "dependency";
+    if (never && !never->empty()) return "dependency";
   }
+  if (waits) return "dependency";
   return rec.held ? "held" : "";
 }
 
@@ -176,6 +181,7 @@ JobRecord& LiveScheduler::AddRecord(JobRecord rec) {
     ++ended_count_[r.state];
   } else {
     open_[id] = &r;
+    open_names_[{r.user, r.name}].insert(id);
   }
   return r;
 }
@@ -353,8 +359,8 @@ void LiveScheduler::PreemptProcess(JobId id, Time now) {
   p.gone_by = now + Seconds(1);
   p.loss = cj->stop_loss;
   (void)executor_->Signal(p.ref, SIGKILL);
-  rec->second.stop_sent = now;  // as StopProcess: a restart sends no preemption signal after it
-  unsaved_.insert(id);
+  // (No stop_sent: at_checkpoint is not kept, and a restart that found it still going would
+  // count the kill's end as a kill that lost work; it signals it again instead.)
 }
 
 void LiveScheduler::Journal(const Event& e) {

@@ -335,7 +335,9 @@ class LiveScheduler {
   // loop walks at each step, so that a step costs O(open jobs), not O(every job ever run).
   std::map<JobId, JobRecord*> open_;
   std::map<LiveState, int64_t> ended_count_;  // records that ended, by state (/metrics)
-  int64_t total_preemptions_ = 0;             // JobRecord::preemptions summed (the samples)
+  // open_'s ids by (user, name): a `singleton` dependency's blocker in O(log n).
+  std::map<std::pair<std::string, std::string>, std::set<JobId>> open_names_;
+  int64_t total_preemptions_ = 0;  // JobRecord::preemptions summed (the samples)
   // Adds a record (Submit, Open's load) to records_ and to open_ or ended_count_.
   JobRecord& AddRecord(JobRecord rec);
   // open_ as a list: the caller may end the jobs it walks.

@@ -231,7 +231,14 @@ void LiveScheduler::Ended(JobRecord& rec, LiveState state, Time now, std::string
 void LiveScheduler::EndRecord(JobRecord& rec, LiveState state, Time now, std::string message) {
   const LiveState was = rec.state;
   Ended(rec, state, now, std::move(message));
-  if (!open_.erase(rec.id)) --ended_count_[was];  // it had ended before: counted as that
+  if (open_.erase(rec.id)) {
+    if (auto it = open_names_.find({rec.user, rec.name}); it != open_names_.end()) {
+      it->second.erase(rec.id);
+      if (it->second.empty()) open_names_.erase(it);
+    }
+  } else {
+    --ended_count_[was];  // it had ended before: counted as that
+  }
   ++ended_count_[rec.state];
   dirty_ = true;
   eligibility_dirty_ = true;  // its array's slot, its dependents

@@ -218,8 +218,11 @@ std::string LiveScheduler::HeldReason(const JobRecord& r) const {
       deps.push_back(ToString(d));
       if (d.kind == Dependency::Kind::kSingleton) {
         if (const JobRecord* on = SingletonBlocker(r)) {
-          held.push_back(fmt::format("job {} of the same name and user has not ended{}",
-                                     on->id.value(), on->held ? " and is held by its user" : ""));
+          const std::string ref = on->array_id != JobId()
+                                      ? fmt::format("{}_{}", on->array_id.value(), on->array_index)
+                                      : on->id.str();
+          held.push_back(fmt::format("job {} of the same name and user has not ended{}", ref,
+                                     on->held ? " and is held by its user" : ""));
         }
         continue;
       }

@@ -6,7 +6,9 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "common/strings.h"
@@ -131,15 +133,18 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t no
   if (opts.read_only) {
     const auto v = s->GetMeta("schema");
     if (v != std::to_string(kSchemaVersion)) {
+      const auto n = v ? ParseInt(*v) : std::nullopt;
       return FailedPrecondition(fmt::format(
-          "{}: schema {}, and this build reads schema {}: a serve of this build upgrades it when "
-          "it starts",
-          path, v.value_or("unknown"), kSchemaVersion));
+          "{}: schema {}, and this build reads schema {}{}", path, v.value_or("unknown"),
+          kSchemaVersion,
+          n && *n < kSchemaVersion ? ": a serve of this build upgrades it when it starts"
+                                   : ": use the tiresias that wrote it"));
     }
   } else if (Status st = s->CheckSchema(path); !st.ok()) {
     return st;
   }
   s->head_path_ = JournalHeadPath(path);
+  s->read_only_ = opts.read_only;
   if (Status st = s->Verify(path, opts.accept_journal_loss); !st.ok()) return st;
   if (opts.read_only) {
     auto e = s->GetMeta("epoch_ms");
@@ -241,6 +246,12 @@ Status Store::Verify(const std::string& path, bool accept_loss) {
   }
   // Recompute the chain; note the sum at the head's row on the way.
   auto head = ReadJournalHead(head_path_);
+  // Beside a running serve, which rewrites the head in place at each commit, a read may meet
+  // one half-written: read again.
+  for (int again = 0; read_only_ && !head.ok() && again < 5; ++again) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    head = ReadJournalHead(head_path_);
+  }
   if (!head.ok()) {
     if (!accept_loss) return FailedPrecondition(head.status().message() + "." + Choices(true));
     warnings_.push_back(head.status().message() + "; continuing (--accept-journal-loss)");

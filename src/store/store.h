@@ -131,6 +131,7 @@ class Store {
   sqlite3* db_;
   int64_t epoch_ms_ = 0;
   std::string head_path_;
+  bool read_only_ = false;  // Options::read_only: a reader beside serve, which writes the head
   std::unique_ptr<JournalHeadFile> head_file_;
   int txn_depth_ = 0;
   Status txn_failed_;     // a Txn in scope that could not begin: writes are refused
