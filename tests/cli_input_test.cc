@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "serve_process.h"
+#include "store/store.h"
 #include "test_util.h"
 
 namespace tiresias::testing {
@@ -187,6 +188,31 @@ TEST(CliInput, AFlagLikeNoneOfTheCommandsIsNamed) {
   CmdResult r = RunTiresias("sbatch --gpus 2 -- true");
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_FALSE(Has(r.out, "no such option")) << r.out;
+}
+
+// whatif's two modes take their own flags (found by an exploratory test: the other mode's were
+// taken and ignored), and a journal its caller cannot read says whose it is.
+TEST(CliInput, WhatIfTakesEachModesFlagsAndSaysWhoseAJournalIs) {
+  for (const auto& [line, says] :
+       {std::pair{"whatif --gpus 1", "--gpus requires --submit"},
+        {"whatif --submit --policy fifo", "--policy excludes --submit"},
+        {"whatif --journal x.db --submit", "--journal excludes --submit"}}) {
+    CmdResult r = RunTiresias(line);
+    EXPECT_EQ(r.rc, 2) << line << ": " << r.out;
+    EXPECT_TRUE(Has(r.out, says)) << line << ": " << r.out;
+  }
+  if (geteuid() != 0) GTEST_SKIP() << "needs root, to act as another user (runuser)";
+  auto dir = ScratchDir("whatif_unreadable");
+  fs::permissions(dir, fs::perms::all);
+  const std::string db = (dir / "tiresias.db").string();
+  ASSERT_TRUE(Store::Open(db, 1000).ok());
+  fs::permissions(db, fs::perms::owner_read | fs::perms::owner_write);
+  CmdResult r = testing::RunCommandLine("runuser -u nobody -- " + std::string(TIRESIAS_BINARY) +
+                                        " whatif --journal " + db);
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_TRUE(Has(r.out, "cannot read it (Permission denied): serve's state is its own user's"))
+      << r.out;
+  fs::remove_all(dir);
 }
 
 // Only the default profile paths (../shared) may be absent; a file named on the command line

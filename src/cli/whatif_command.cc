@@ -9,8 +9,10 @@
 // `tiresias whatif --submit --gpus N [--time T | --duration S]` asks the server instead when
 // such a job would start and end if submitted now (a forecast, engine/forecast.h).
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -89,6 +91,11 @@ SimResult LiveResult(const Scheduler& core, const std::map<JobId, JobRecord>& re
 StatusOr<WhatIfRun> ReplayJournal(const std::string& path, const WhatIfConfig& f) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return NotFound(path + ": no such journal");
+  if (access(path.c_str(), R_OK) != 0) {  // serve keeps its state to its own user (0600)
+    return PermissionDenied(fmt::format(
+        "{}: cannot read it ({}): serve's state is its own user's; run whatif as that user", path,
+        std::strerror(errno)));
+  }
   // Beside a running serve, maybe of another build: read only (nothing upgraded or written).
   auto store = Store::Open(path, 0, {.read_only = true});
   if (!store.ok()) return store.status();
@@ -304,12 +311,23 @@ void AddWhatIfCommand(CLI::App& app, int& rc) {
       ->check(NumberIn(0, 86400));
   w->add_option("--tenants", f.tenants,
                 "tenants file for the replay (default: the live tenants; `none`: no tenants)");
-  w->add_flag("--submit", f.submit, "when would a new job start and end (asks the server)");
-  w->add_option("--gpus", f.gpus, "with --submit: GPUs")->check(IntegerIn(1, kMaxRequestGpus));
-  w->add_option("-t,--time", f.time, "with --submit: its time limit (Slurm formats)");
-  w->add_option("--vc,-A,--account", f.vc, "with --submit: its VC (default: yours)");
-  w->add_option("--duration", f.duration, "with --submit: its expected running time, seconds")
-      ->check(NumberIn(0, kMaxRequestDurationS));
+  auto* submit =
+      w->add_flag("--submit", f.submit, "when would a new job start and end (asks the server)");
+  // Each mode's flags need it (they were taken and ignored by the other).
+  const std::vector<CLI::Option*> replay_only = {
+      w->get_option("--journal"),          w->get_option("--policy"), w->get_option("--opt"),
+      w->get_option("--placement"),        w->get_option("--popt"),   w->get_option("--cluster"),
+      w->get_option("--preempt-overhead"), w->get_option("--tenants")};
+  for (CLI::Option* opt : replay_only) opt->excludes(submit);
+  for (CLI::Option* opt :
+       {w->add_option("--gpus", f.gpus, "with --submit: GPUs")
+            ->check(IntegerIn(1, kMaxRequestGpus)),
+        w->add_option("-t,--time", f.time, "with --submit: its time limit (Slurm formats)"),
+        w->add_option("--vc,-A,--account", f.vc, "with --submit: its VC (default: yours)"),
+        w->add_option("--duration", f.duration, "with --submit: its expected running time, seconds")
+            ->check(NumberIn(0, kMaxRequestDurationS))}) {
+    opt->needs(submit);
+  }
   w->callback([&rc] {
     if (f.submit) {
       rc = ForNewJob(o, f);
