@@ -433,6 +433,14 @@ TEST_F(ApiSecurityTest, WhatIfRefusesUnknownFieldsAsSubmitDoes) {
   EXPECT_EQ(nlohmann::json::parse(typo->body)["error"],
             "unknown field \"duraton\" (expected gpus, duration, time, vc)");
   EXPECT_EQ(root.Post("/v1/whatif", R"({"gpus": 1, "duration": 60})")->status, 200);
+  // A duration past its time limit: it ends by its limit (found by an exploratory test: it was
+  // forecast to run its 10 minutes in full, past a 1-minute limit). The cluster is idle.
+  auto capped = root.PostJson("/v1/whatif", {{"gpus", 1}, {"duration", 600}, {"time", "1"}});
+  ASSERT_TRUE(capped.ok()) << capped.status().message();
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  EXPECT_LT((*capped)["end"]["p50_ms"].get<int64_t>() - now, 70'000) << capped->dump();
 }
 
 // Found by a review: 1,100 idle TCP connections, which any local process may open, locked

@@ -324,12 +324,16 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
         return Fail(400, fmt::format("field 'duration': seconds in (0, {}]", kMaxRequestDurationS));
       }
       run = static_cast<Duration>(d.get<double>() * kMsPerSecond);
-    } else if (body->contains("time") &&
-               !((*body)["time"].is_string() && NoTimeLimit((*body)["time"].get<std::string>()))) {
+    }
+    if (body->contains("time") &&
+        !((*body)["time"].is_string() && NoTimeLimit((*body)["time"].get<std::string>()))) {
       if (!(*body)["time"].is_string()) return Fail(400, "field 'time': a Slurm time string");
       auto limit = ParseSlurmTime((*body)["time"].get<std::string>());
       if (!limit.ok()) return Fail(400, "field 'time': " + limit.status().message());
-      run = *limit;  // at most its limit: the end is pessimistic, the start is not
+      // Its limit, or less with a shorter duration: it never runs past the limit (a longer
+      // duration was forecast in full). Without a duration: the end is pessimistic, the start
+      // is not.
+      run = std::min(run.value_or(*limit), *limit);
     }
     if (body->contains("vc") && !(*body)["vc"].is_string()) {
       return Fail(400, "field 'vc': a VC's name");
