@@ -216,6 +216,13 @@ TEST_F(ServeTest, AJobPastItsTimeLimitIsStoppingWithReasonTimeLimitDuringItsGrac
   const int64_t id = Submit({{"argv", {"sh", "-c", "trap '' TERM; sleep 100"}}, {"time", "0:01"}});
   ASSERT_TRUE(WaitFor([&] { return State(id) == "preempting"; }, 10s)) << Job(id).dump();
   EXPECT_EQ(Job(id)["reason"], "TimeLimit") << Job(id).dump();
+  // The journal says when it was told to stop (found by an exploratory test: nothing did).
+  const auto events = serve_->Client().GetJson(fmt::format("/v1/events?job={}", id));
+  ASSERT_TRUE(events.ok()) << events.status().message();
+  EXPECT_NE(events->dump().find(
+                R"("text":"time limit 00:00:01 reached: told to stop (the checkpoint signal)"),
+            std::string::npos)
+      << events->dump();
   // A cancel in that grace: the job ends timed out, and the CLI says so (it said "cancelled").
   const testing::CmdResult cancel =
       testing::RunTiresias(fmt::format("cancel {} --state-dir {}", id, dir_.string()));

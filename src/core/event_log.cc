@@ -10,17 +10,18 @@ namespace tiresias {
 
 const std::vector<EventKindInfo>& EventKinds() {
   static const std::vector<EventKindInfo> kAll = {
-      {EventKind::kSubmit, "submit", true},       {EventKind::kFinish, "finish", true},
-      {EventKind::kCancel, "cancel", true},       {EventKind::kTick, "tick", true},
-      {EventKind::kLaunch, "launch", true},       {EventKind::kDrain, "drain", true},
-      {EventKind::kReject, "reject", false},      {EventKind::kStart, "start", false},
-      {EventKind::kPreempt, "preempt", false},    {EventKind::kExit, "exit", false},
-      {EventKind::kAdopt, "adopt", false},        {EventKind::kRelaunch, "relaunch", false},
-      {EventKind::kInterrupt, "interrupt", true}, {EventKind::kDemote, "demote", false},
-      {EventKind::kPromote, "promote", false},    {EventKind::kEligible, "eligible", true},
-      {EventKind::kRequeue, "requeue", true},     {EventKind::kCapacity, "capacity", true},
-      {EventKind::kEvict, "evict", false},        {EventKind::kCheckpoint, "checkpoint", true},
-      {EventKind::kTenants, "tenants", true},     {EventKind::kCleanup, "cleanup", false},
+      {EventKind::kSubmit, "submit", true},        {EventKind::kFinish, "finish", true},
+      {EventKind::kCancel, "cancel", true},        {EventKind::kTick, "tick", true},
+      {EventKind::kLaunch, "launch", true},        {EventKind::kDrain, "drain", true},
+      {EventKind::kReject, "reject", false},       {EventKind::kStart, "start", false},
+      {EventKind::kPreempt, "preempt", false},     {EventKind::kExit, "exit", false},
+      {EventKind::kAdopt, "adopt", false},         {EventKind::kRelaunch, "relaunch", false},
+      {EventKind::kInterrupt, "interrupt", true},  {EventKind::kDemote, "demote", false},
+      {EventKind::kPromote, "promote", false},     {EventKind::kEligible, "eligible", true},
+      {EventKind::kRequeue, "requeue", true},      {EventKind::kCapacity, "capacity", true},
+      {EventKind::kEvict, "evict", false},         {EventKind::kCheckpoint, "checkpoint", true},
+      {EventKind::kTenants, "tenants", true},      {EventKind::kCleanup, "cleanup", false},
+      {EventKind::kTimeLimit, "timelimit", false},
   };
   return kAll;
 }
@@ -277,6 +278,11 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
     }
     case EventKind::kInterrupt:
       return fmt::format("{}; service kept up to {}", Str(d, "reason"), when("last_alive_ms"));
+    case EventKind::kTimeLimit:
+      return fmt::format(
+          "time limit {} reached: told to stop (the checkpoint signal), killed "
+          "after its grace",
+          Str(d, "limit"));
     case EventKind::kCleanup:
       return fmt::format("its directory {} removed {} after it ended (serve --keep-finished)",
                          Str(d, "dir"), Str(d, "after"));

@@ -73,6 +73,7 @@ enum class EventKind {
   kCheckpoint,  // a running job reported a checkpoint (at_ms: when it was complete)
   kTenants,     // the tenants changed (Scheduler::SetTenants); no job
   kCleanup,     // an ended job's directory was removed (serve --keep-finished)
+  kTimeLimit,   // a running job reached its time limit and was told to stop (serve)
 };
 
 struct EventKindInfo {

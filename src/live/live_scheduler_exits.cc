@@ -199,6 +199,10 @@ Time LiveScheduler::EnforceTimeLimits(Time now, std::vector<JobId>& changed) {
     rec.message = fmt::format("time limit {} reached; stopping", SlurmTime(*rec.time_limit));
     changed.push_back(id);
     if (procs_.contains(id)) {
+      Journal({.t = now,
+               .kind = EventKind::kTimeLimit,
+               .job = id,
+               .detail = {{"limit", SlurmTime(*rec.time_limit)}}});
       StopProcess(id, now, cfg_.preempt_signal);  // the checkpoint signal, then the grace
       rec.state = LiveState::kPreempting;         // stopping, reason TimeLimit (it said "running")
     } else {  // not launched yet (waiting for its GPUs): it simply ends
