@@ -12,8 +12,9 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 
-#include "api/dashboard.h"
+#include "api/api_reply.h"
 #include "common/strings.h"
 #include "core/event_log.h"
 #include "live/submit_request.h"
@@ -21,49 +22,10 @@
 namespace tiresias {
 namespace {
 
-int HttpCode(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kInvalidArgument:
-      return 400;
-    case StatusCode::kUnauthenticated:
-      return 401;
-    case StatusCode::kPermissionDenied:
-      return 403;
-    case StatusCode::kNotFound:
-      return 404;
-    case StatusCode::kFailedPrecondition:
-      return 409;
-    case StatusCode::kUnavailable:
-      return 503;
-    case StatusCode::kResourceExhausted:
-      return 507;  // Insufficient Storage
-    default:
-      return 500;
-  }
-}
-
-// Text from requests (paths, values) may be invalid UTF-8: replace, never throw.
-std::string Dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-// A value echoed in an error message: short, whatever the caller sent.
-std::string Echo(const nlohmann::json& j) {
-  std::string s = Dump(j);
-  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
-}
-
-HttpResponse Reply(int code, const nlohmann::json& body) {
-  return {.status = code, .body = Dump(body) + "\n"};
-}
-
-HttpResponse Fail(int code, const std::string& msg) {
-  return Reply(code, {{"error", msg}});
-}
-
-HttpResponse Fail(const Status& s) {
-  return Fail(HttpCode(s), s.message());
-}
+using api::Dump;
+using api::Echo;
+using api::Fail;
+using api::Reply;
 
 // A SAX pass that only measures nesting, so a deep body is refused before a tree of it (and
 // its recursive destruction or printing) exists.
@@ -425,21 +387,7 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     nlohmann::json array;
     if (auto tasks = sched_.Resolve(p[2], /*whole_array=*/true);
         tasks.ok() && tasks->size() > 1 && p[2].find('_') == std::string::npos) {
-      std::map<std::string, int> by_state;
-      std::optional<JobId> waiting;
-      for (JobId t : *tasks) {
-        auto tj = sched_.Get(t);
-        if (!tj.ok()) continue;
-        const std::string st = tj->value("state", "");
-        ++by_state[st];
-        if (!waiting && st == "pending") waiting = t;
-      }
-      target = waiting.value_or(id);
-      auto explained = sched_.Get(target);
-      array = {{"tasks", tasks->size()},
-               {"by_state", by_state},
-               {"explained", explained.ok() ? explained->value("ref", p[2]) : p[2]},
-               {"explained_waits", waiting.has_value()}};
+      std::tie(target, array) = sched_.ExplainArray(*tasks);
     }
     auto j = sched_.Explain(target);
     if (!j.ok()) return Fail(j.status());
@@ -571,49 +519,6 @@ HttpResponse ApiServer::Submit(const HttpRequest& req, const Caller& caller) {
     reply["jobs"] = all;
   }
   return Reply(201, reply);
-}
-
-HttpResponse ApiServer::Dashboard(const std::string& path) {
-  const std::string want = path == "/" ? "/index.html" : path;
-  for (const WebAsset& a : DashboardAssets()) {
-    if (a.path == want) {
-      return {.status = 200,
-              .body = std::string(a.body),
-              .content_type = std::string(a.content_type),
-              .headers = {{"Cache-Control", "no-cache"}}};
-    }
-  }
-  if (DashboardAssets().empty() && want == "/index.html") {
-    return {.status = 200,
-            .body =
-                "<!doctype html><title>tiresias</title><p>This tiresias was built without "
-                "node/npm, so it has no dashboard. The API is at /v1/.</p>\n",
-            .content_type = "text/html; charset=utf-8"};
-  }
-  return Fail(404, fmt::format("no such page: {}", Echo(nlohmann::json(path))));
-}
-
-HttpResponse ApiServer::Tokens(const HttpRequest& req, const Caller& caller,
-                               const std::string& user) {
-  if (!caller.admin) return Fail(403, "only an admin manages tokens");
-  if (req.method == "GET" && user.empty()) return Reply(200, {{"users", ids_.TokenUsers()}});
-  if (req.method == "DELETE" && !user.empty()) {
-    Status s = ids_.RevokeToken(user);
-    return s.ok() ? Reply(200, {{"user", user}, {"revoked", true}}) : Fail(s);
-  }
-  if (req.method == "POST" && user.empty()) {
-    auto body = ParseJsonBody(req.body);
-    if (!body.ok()) return Fail(body.status());
-    if (!body->is_object() || !body->contains("user") || !(*body)["user"].is_string()) {
-      return Fail(400, "field 'user': expected the user name the token is for");
-    }
-    const std::string name = (*body)["user"].get<std::string>();
-    auto tok = ids_.CreateToken(name);
-    if (!tok.ok()) return Fail(tok.status());
-    return Reply(201, {{"user", name}, {"token", *tok}});
-  }
-  return Fail(404,
-              fmt::format("no such endpoint: {} {}", req.method, Echo(nlohmann::json(req.path))));
 }
 
 }  // namespace tiresias

@@ -19,7 +19,8 @@ void AddWhatIfCommand(CLI::App& app, int& rc);    // whatif: another configurati
 // Clients of serve's API. submit, ls, show, logs, cancel, hold, release, requeue, wait,
 // history, explain:
 void AddJobCommands(CLI::App& app, int& rc);
-void AddSubmitCommand(CLI::App& app, int& rc);  // submit (AddJobCommands adds it)
+void AddSubmitCommand(CLI::App& app, int& rc);   // submit (AddJobCommands adds it)
+void AddExplainCommand(CLI::App& app, int& rc);  // explain (AddJobCommands adds it)
 // nodes, events, whoami, version, dashboard, token, completion:
 void AddClusterCommands(CLI::App& app, int& rc);
 // The closest of `candidates` to a misspelled `word`, if one is close enough to suggest.

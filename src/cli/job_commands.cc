@@ -1,7 +1,8 @@
 // The job commands of the client, in the style of squeue, scontrol and sacct: ls, show, logs,
-// cancel, hold, release, requeue, wait, history, explain (submit: submit_command.cc). Each is one
-// or a few API calls (api/api_server.h) rendered for people, or printed as the API's JSON
-// with -o json. A job is named by its id or, for an array task, ARRAY_INDEX ("42_7").
+// cancel, hold, release, requeue, wait, history (submit: submit_command.cc; explain:
+// explain_command.cc). Each is one or a few API calls (api/api_server.h) rendered for people,
+// or printed as the API's JSON with -o json. A job is named by its id or, for an array task,
+// ARRAY_INDEX ("42_7").
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <pwd.h>
@@ -465,51 +466,6 @@ int History(const Common& o, const HistoryFlags& f) {
   return 0;
 }
 
-int ExplainJob(const Common& o, const std::string& ref) {
-  int rc = 0;
-  auto r = Fetch(o, "/v1/jobs/" + ref + "/explain", rc);
-  if (!r) return rc;
-  const auto& j = *r;
-  std::string who = ref;
-  if (j.contains("array")) {  // an array's id: its tasks, and the one explained
-    const auto& a = j["array"];
-    std::vector<std::string> states;
-    for (const auto& [st, n] : a["by_state"].items()) {
-      states.push_back(fmt::format("{} {}", n.get<int>(), st));
-    }
-    who = Str(a, "explained");
-    std::cout << fmt::format(
-        "array {}: {} tasks ({}); task {}, {}:\n", ref, a["tasks"].get<int>(), Join(states, ", "),
-        who, a.value("explained_waits", false) ? "the first waiting" : "the first (none waits)");
-  }
-  std::cout << fmt::format("job {} is {}\n", who, Str(j, "state"));
-  if (!Str(j, "where").empty()) std::cout << "  " << Str(j, "where") << "\n";
-  if (j["rank"].get<int>() > 0) {
-    std::cout << fmt::format("  rank {} among waiting jobs: {} waiting and {} running ahead\n",
-                             j["rank"].get<int>(), j["waiting_ahead"].get<int>(),
-                             j["running_ahead"].get<int>());
-  }
-  auto named = [&](const char* key, const char* what, int total) {
-    const std::vector<int64_t> ids = j.value(key, std::vector<int64_t>{});
-    if (ids.empty()) return;
-    std::cout << fmt::format("  {} ahead: job {}{}\n", what, fmt::join(ids, ", job "),
-                             total > static_cast<int>(ids.size()) ? ", ..." : "");
-  };
-  named("running_ahead_ids", "running", j["running_ahead"].get<int>());
-  named("waiting_ahead_ids", "waiting", j["waiting_ahead"].get<int>());
-  std::cout << fmt::format("  needs {} GPUs; {} free now\n", j["gpus_needed"].get<int>(),
-                           j["gpus_free"].get<int>());
-  if (j.contains("next_transition_in_s")) {
-    std::cout << fmt::format("  next queue change (promotion/demotion) in {}\n",
-                             Human(j["next_transition_in_s"].get<double>()));
-  }
-  for (const auto& reason : j["reasons"]) {
-    std::cout << "  - " << EscapeControl(reason.get<std::string>()) << "\n";
-  }
-  if (j.contains("estimate") && j["estimate"].is_object()) PrintEstimate(j["estimate"]);
-  return 0;
-}
-
 }  // namespace
 
 void AddJobCommands(CLI::App& app, int& rc) {
@@ -593,11 +549,7 @@ void AddJobCommands(CLI::App& app, int& rc) {
       ->check(IntegerIn(0, 1000000));
   hist->callback([&rc] { rc = History(o, hf); });
 
-  auto* explain = app.add_subcommand("explain", "why is my job pending?");
-  AddConnFlags(explain, o);
-  AddOutputFlag(explain, o);
-  explain->add_option("job", ref, "job id or ARRAY_INDEX")->required()->check(JobRef());
-  explain->callback([&rc] { rc = ExplainJob(o, ref); });
+  AddExplainCommand(app, rc);
 }
 
 }  // namespace tiresias

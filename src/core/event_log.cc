@@ -99,10 +99,12 @@ std::optional<uint64_t> MaskFromJson(const nlohmann::json& j) {
   return mask;
 }
 
-Event CapacityEvent(Time t, int node, uint64_t mask, const std::string& reason) {
-  return Event{.t = t,
-               .kind = EventKind::kCapacity,
-               .detail = {{"node", node}, {"usable", MaskToJson(mask)}, {"reason", reason}}};
+Event CapacityEvent(Time t, int node, uint64_t mask, const std::string& reason, uint64_t stopping) {
+  Event e{.t = t,
+          .kind = EventKind::kCapacity,
+          .detail = {{"node", node}, {"usable", MaskToJson(mask)}, {"reason", reason}}};
+  if (stopping != 0) e.detail["stopping"] = MaskToJson(stopping);
+  return e;
 }
 
 std::string ToJsonLine(const Event& e) {

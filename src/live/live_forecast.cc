@@ -102,6 +102,7 @@ StatusOr<nlohmann::json> LiveScheduler::ForecastFor(std::unique_lock<std::mutex>
                              .margin = margins_.margin()};
   auto in = PrepareForecast(*sched_, now, opts);
   if (!in.ok()) return in.status();
+  RestoreStoppingGpus(*in->active, now);
   lk.unlock();
   if (extra) {
     if (Status s = in->active->Submit(*extra, now); !s.ok()) return s;

@@ -145,15 +145,22 @@ TEST_F(LiveSchedulerTest, AKill9DuringARequeuesGraceCountsNeitherAPreemptionNorA
 TEST_F(LiveSchedulerTest, AKill9AfterThePreemptedJobWasStartedAgainKeepsItsOldRunsLoss) {
   // Regression: a restart stopping the process of a run the core had already replaced (it
   // started the job again during the old process's grace) measured the new run's loss.
-  // dlas, 8 GPU-s first queue, grace 4 s, processes ignore SIGTERM. X (4 GPUs) runs from 0;
-  // Y (4 GPUs) preempts it at 3 s (kill due at 7 s). Y is cancelled at 3.5 s: the core starts
-  // X again at once, behind its old process (`starting`). serve is killed at 4 s, restarts at
-  // 64 s and stops the old process again (kill at 68 s). It is a preemption's kill (kills 1,
-  // checkpointed 0), and the old run lost what it did before the preemption: 3 s x 4 GPUs =
-  // 12 GPU-s (the new run, drained to the restart, had lost nothing).
+  // dlas, 8 GPU-s first queue, grace 4 s, processes ignore SIGTERM; two nodes of 4 GPUs, n2
+  // down at first. X (4 GPUs) runs on n1 from 0; Y (4 GPUs) preempts it at 3 s (kill due at
+  // 7 s). n2 is back at 3.5 s: the core starts X again there at once, behind its old process
+  // (`starting`). serve is killed at 4 s, restarts at 64 s and stops the old process again
+  // (kill at 68 s). It is a preemption's kill (kills 1, checkpointed 0), and the old run lost
+  // what it did before the preemption: 3 s x 4 GPUs = 12 GPU-s (the new run, drained to the
+  // restart, had lost nothing). (Before session 42 the scenario was Y's cancel, which gave X
+  // its own GPUs back at once; they are now left out until its old process is gone.)
+  cluster_ = {{"n1", 4}, {"n2", 4}};
+  world_.node_report = std::vector<NodeReport>{
+      {.name = "n1", .state = "idle", .gpus = 4},
+      {.name = "n2", .state = "down", .usable = false, .gpus = 4, .reason = "Not responding"}};
   auto [d, x, y, t0] = PreemptATermIgnoringJob(1'000'000);
   world_.now = t0 + 3'500;
-  ASSERT_TRUE(d->Cancel(y).ok());
+  world_.node_report = std::vector<NodeReport>{{.name = "n1", .state = "mixed", .gpus = 4},
+                                               {.name = "n2", .state = "idle", .gpus = 4}};
   d->Step();
   ASSERT_EQ((*d->Get(x))["state"], "starting");
   Kill9AndRestart(d, t0, 4'000, 64'000, 70'000);

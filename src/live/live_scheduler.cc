@@ -1,7 +1,8 @@
 // The live scheduler's loop: scheduling passes, preemption and grace (see live_scheduler.h).
 // Launches are in live_scheduler_launch.cc, users' requests (submit, cancel, hold, requeue)
 // in live_scheduler_requests.cc, what happens when a process ends in
-// live_scheduler_exits.cc, recovery in live_scheduler_recovery.cc, the API views in
+// live_scheduler_exits.cc, recovery in live_scheduler_recovery.cc, capacity (node reports,
+// GPUs of stopping processes) in live_scheduler_capacity.cc, the API views in
 // live_scheduler_views.cc.
 #include "live/live_scheduler.h"
 
@@ -263,55 +264,6 @@ void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& c
   rec.state = LiveState::kPreempting;
 }
 
-void LiveScheduler::ApplyNodes(const std::vector<NodeReport>& nodes, Time now,
-                               std::vector<JobId>& changed, std::vector<JobId>& stop) {
-  node_reports_ = nodes;
-  const std::vector<NodeSpec> cluster = ClusterNodes();
-  for (size_t i = 0; i < nodes.size() && i < cluster.size(); ++i) {
-    const NodeReport& r = nodes[i];
-    const int node = static_cast<int>(i), have = cluster[i].gpus;
-    const int want = r.usable ? std::clamp(std::min(r.gpus, have) - r.gpus_outside, 0, have) : 0;
-    if (std::popcount(sched_->cluster().usable_mask(node)) == want) continue;
-    std::string why;
-    if (!r.usable) {
-      why =
-          fmt::format("node {} is {}{}", r.name, r.state, r.reason.empty() ? "" : ": " + r.reason);
-    } else if (r.gpus_outside > 0) {
-      why = fmt::format("node {}: {} GPU(s) held outside tiresias ({})", r.name, r.gpus_outside,
-                        Join(r.outside_jobs, ", "));
-    } else {
-      why = fmt::format("node {}: all {} GPUs usable", r.name, want);
-    }
-    std::map<JobId, std::vector<GpuId>> held;  // for the evict events
-    for (const auto& [id, rec] : open_) {
-      if (const Job* j = sched_->Find(id); j && j->running()) held[id] = j->alloc.Gpus();
-    }
-    const uint64_t mask = sched_->UsableMaskFor(node, want);
-    Journal(CapacityEvent(now, node, mask, why));
-    auto stopped = sched_->SetNodeAvailability(node, mask, now);
-    MustOk(stopped.status());
-    for (JobId id : *stopped) {
-      JobRecord& rec = records_.at(id);
-      changed.push_back(id);
-      Journal({.t = now,
-               .kind = EventKind::kEvict,
-               .job = id,
-               .detail = {{"gpus", GpusToJson(held[id])}, {"reason", why}}});
-      rec.message = "evicted: " + why;
-      if (to_launch_.erase(id) || !procs_.contains(id)) {
-        rec.state = LiveState::kPending;  // never launched: nothing to stop
-        continue;
-      }
-      ++rec.preemptions;  // its process is told to stop
-      ++total_preemptions_;
-      rec.stop_preempted = true;
-      rec.state = LiveState::kPreempting;
-      stop.push_back(id);
-    }
-    dirty_ = true;
-  }
-}
-
 void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
   auto it = procs_.find(id);
   if (it == procs_.end()) return;  // it ended meanwhile
@@ -440,6 +392,7 @@ int64_t LiveScheduler::Step() {
     UpdateEligibility(now, changed);
     time_limit_due_ = EnforceTimeLimits(now, changed);
     removal_due_ = RemoveEndedDirs(now);
+    SyncStoppingGpus(now, changed, stop);  // the GPUs of processes still stopping, for the pass
     if (dirty_ || now >= sched_->NextWakeup()) {
       MustOk(Note({.t = now, .kind = EventKind::kTick}));
       const auto pass_start = std::chrono::steady_clock::now();

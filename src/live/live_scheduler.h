@@ -143,6 +143,10 @@ class LiveScheduler {
   StatusOr<std::vector<JobId>> Resolve(const std::string& ref, bool whole_array);
   StatusOr<nlohmann::json> Get(JobId id);
   StatusOr<nlohmann::json> Explain(JobId id);
+  // For explain of an array's id (`tasks`, its tasks' ids, not empty): the task to explain,
+  // the first still waiting (else the first), and the array's part of the answer: its tasks
+  // by state, the task explained and whether it waits.
+  std::pair<JobId, nlohmann::json> ExplainArray(const std::vector<JobId>& tasks);
   // When the job is likely to start and end (p10/p50/p90, wall ms) and who is most in its way,
   // from forward simulations of the core (engine/forecast.h); null for a job that ended.
   StatusOr<nlohmann::json> Estimate(JobId id);
@@ -249,6 +253,19 @@ class LiveScheduler {
   // The executor's node reports: capacity changes for the core (journalled), evictions.
   void ApplyNodes(const std::vector<NodeReport>& nodes, Time now, std::vector<JobId>& changed,
                   std::vector<JobId>& stop);
+  // Leaves out of the core the GPUs a live process holds while the core counts them free (a
+  // cancelled, preempted or evicted job's process in its grace), and gives back those whose
+  // process is gone (live_scheduler_capacity.cc).
+  void SyncStoppingGpus(Time now, std::vector<JobId>& changed, std::vector<JobId>& stop);
+  // Sets `node`'s base and the GPUs left out of it (journalled, applied to the core); the jobs
+  // the core stops on GPUs that become unusable are evicted.
+  void SetCapacity(int node, uint64_t base, uint64_t stopping, const std::string& why, Time now,
+                   std::vector<JobId>& changed, std::vector<JobId>& stop);
+  // Open's replay of a capacity event: the base and the GPUs left out as they were.
+  void ReplayCapacity(const Event& e);
+  // A forecast's copy of the core: GPUs left out for stopping processes are usable (they are
+  // gone within their grace).
+  void RestoreStoppingGpus(Scheduler& copy, Time now) const;
   // The nodes of the cluster (cfg_.nodes, or the one local node).
   std::vector<NodeSpec> ClusterNodes() const;
   // Tells the executor about jobs that ended and have nothing left running.
@@ -346,6 +363,10 @@ class LiveScheduler {
   std::map<JobId, std::vector<GpuId>> to_launch_;  // core started it; process not yet up
   std::map<GpuId, JobId> gpu_owner_;               // the live process on each busy GPU
   std::vector<NodeReport> node_reports_;           // the executor's latest, for the views
+  // Per node: the GPUs the node reports leave usable (the base), and those of them left out
+  // of the core while stopping processes hold them (SyncStoppingGpus). The core's usable mask
+  // is base & ~stopping.
+  std::vector<uint64_t> base_mask_, stopping_mask_;
   Time last_now_ = 0;
   Time last_replayed_ = 0;  // the journal's last time, after Open's replay
   bool dirty_ = false;      // core inputs applied since the last Schedule

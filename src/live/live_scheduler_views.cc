@@ -251,6 +251,29 @@ StatusOr<nlohmann::json> LiveScheduler::Explain(JobId id) {
   return ExplainLocked(it->second, Now());
 }
 
+std::pair<JobId, nlohmann::json> LiveScheduler::ExplainArray(const std::vector<JobId>& tasks) {
+  std::lock_guard lk(mu_);
+  std::map<std::string, int> by_state;
+  const JobRecord *first = nullptr, *waiting = nullptr;
+  for (JobId t : tasks) {
+    auto it = records_.find(t);
+    if (it == records_.end()) continue;
+    ++by_state[ToString(it->second.state)];
+    if (!first) first = &it->second;
+    if (!waiting && it->second.state == LiveState::kPending) waiting = &it->second;
+  }
+  const JobRecord* shown = waiting ? waiting : first;
+  const JobId target = shown ? shown->id : tasks.front();
+  const std::string ref = shown && shown->array_id != JobId()
+                              ? fmt::format("{}_{}", shown->array_id.value(), shown->array_index)
+                              : std::to_string(target.value());
+  return {target,
+          {{"tasks", tasks.size()},
+           {"by_state", by_state},
+           {"explained", ref},
+           {"explained_waits", waiting != nullptr}}};
+}
+
 nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const {
   const JobId id = r.id;
   Explanation e = sched_->Explain(id, now);
@@ -390,7 +413,8 @@ nlohmann::json LiveScheduler::Nodes() {
   nlohmann::json list = nlohmann::json::array();
   for (size_t i = 0; i < cluster.size(); ++i) {
     const int node = static_cast<int>(i);
-    const uint64_t usable = sched_->cluster().usable_mask(node);
+    // (A GPU left out while a stopping process holds it is usable: that process's.)
+    const uint64_t usable = base_mask_[i];
     nlohmann::json gpus = nlohmann::json::array();
     int busy = 0;
     for (int g = 0; g < cluster[i].gpus; ++g) {

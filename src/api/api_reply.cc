@@ -1,0 +1,48 @@
+// The API's replies (see api_reply.h).
+#include "api/api_reply.h"
+
+namespace tiresias::api {
+
+int HttpCode(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kUnauthenticated:
+      return 401;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kFailedPrecondition:
+      return 409;
+    case StatusCode::kUnavailable:
+      return 503;
+    case StatusCode::kResourceExhausted:
+      return 507;  // Insufficient Storage
+    default:
+      return 500;
+  }
+}
+
+std::string Dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string Echo(const nlohmann::json& j) {
+  std::string s = Dump(j);
+  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+}
+
+HttpResponse Reply(int code, const nlohmann::json& body) {
+  return {.status = code, .body = Dump(body) + "\n"};
+}
+
+HttpResponse Fail(int code, const std::string& msg) {
+  return Reply(code, {{"error", msg}});
+}
+
+HttpResponse Fail(const Status& s) {
+  return Fail(HttpCode(s), s.message());
+}
+
+}  // namespace tiresias::api

@@ -1,0 +1,24 @@
+// The API's replies: JSON bodies with their HTTP codes, and errors from a Status or a message
+// (used by api_server.cc and api_server_pages.cc).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "api/http_server.h"
+#include "common/status.h"
+
+namespace tiresias::api {
+
+// The HTTP code of a fault: 400 bad request, 401, 403, 404, 409 conflict, 503, 507, else 500.
+int HttpCode(const Status& s);
+// Text from requests (paths, values) may be invalid UTF-8: replaced, never thrown.
+std::string Dump(const nlohmann::json& j);
+// A value echoed in an error message: short, whatever the caller sent.
+std::string Echo(const nlohmann::json& j);
+HttpResponse Reply(int code, const nlohmann::json& body);
+// {"error": msg} with `code`; or the Status's message with its HttpCode.
+HttpResponse Fail(int code, const std::string& msg);
+HttpResponse Fail(const Status& s);
+
+}  // namespace tiresias::api
