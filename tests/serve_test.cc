@@ -337,6 +337,11 @@ TEST_F(ServeTest, CliClientSubmitLsShowLogsExplainCancel) {
   EXPECT_NE(ex.out.find("is pending"), std::string::npos) << ex.out;
   EXPECT_NE(ex.out.find("needs 1 GPUs; 0 free"), std::string::npos) << ex.out;
   EXPECT_NE(ex.out.find("running ahead: job " + id), std::string::npos) << ex.out;
+  // A running job's start is not a forecast: when it started (it said "likely to start in 0s").
+  auto ex1 = testing::RunTiresias(fmt::format("explain {} {}", sd, id));
+  EXPECT_NE(ex1.out.find("  started "), std::string::npos) << ex1.out;
+  EXPECT_EQ(ex1.out.find("likely to start"), std::string::npos) << ex1.out;
+  EXPECT_NE(ex1.out.find("likely to end"), std::string::npos) << ex1.out;
   auto nodes = testing::RunTiresias("nodes " + sd);
   EXPECT_NE(nodes.out.find("EMULATED"), std::string::npos) << nodes.out;
   auto cancel = testing::RunTiresias(fmt::format("cancel {} {}", sd, id2));

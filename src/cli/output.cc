@@ -117,7 +117,14 @@ void PrintEstimate(const nlohmann::json& e) {
   const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
-  std::cout << "  likely to start " << FromNow(e["start"], now) << "\n";
+  const auto& st = e["start"];
+  if (e.value("running", false) && st.value("p50_ms", nlohmann::json()).is_number()) {
+    std::cout << "  started         "
+              << Human(std::max<double>(0, (now - st["p50_ms"].get<int64_t>()) / 1000.0))
+              << " ago\n";  // not a forecast
+  } else {
+    std::cout << "  likely to start " << FromNow(st, now) << "\n";
+  }
   std::cout << "  likely to end   " << FromNow(e["end"], now) << "\n";
   std::vector<std::string> way;
   for (const auto& w : e.value("in_the_way", nlohmann::json::array())) {

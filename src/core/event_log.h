@@ -110,9 +110,9 @@ std::vector<GpuId> GpusFromJson(const nlohmann::json& j);
 // is nullopt for anything but an array of distinct indices in [0, kMaxGpusPerNode).
 nlohmann::json MaskToJson(uint64_t mask);
 std::optional<uint64_t> MaskFromJson(const nlohmann::json& j);
-// The capacity event of SetNodeAvailability(node, mask) at t, with a reason for people; a
-// daemon adds the GPUs it leaves out only while stopping processes still hold them
-// (`stopping`, not in `mask`).
+// The capacity event of SetNodeAvailability(node, mask, t, stopping) at t, with a reason for
+// people; `stopping`: of the usable GPUs, those a daemon reserves while the processes it is
+// stopping still hold them (omitted when none).
 Event CapacityEvent(Time t, int node, uint64_t mask, const std::string& reason,
                     uint64_t stopping = 0);
 

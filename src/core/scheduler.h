@@ -158,7 +158,17 @@ class Scheduler {
   // Job::evictions, not as preemptions) and returned in id order; GPUs that become usable are
   // free for the next pass, which re-walks every job (the budget changed). A job that fits the
   // cluster is never rejected because capacity is down: it waits for it to return.
-  StatusOr<std::vector<JobId>> SetNodeAvailability(int node, uint64_t usable_mask, Time now);
+  // `reserved_mask`: of the usable GPUs, those a driver holds back for a while (a process it
+  // is stopping still runs there): never placed on, but counted in the budget, as if a job
+  // that cannot be preempted held them, so that no job is preempted for them; they are free
+  // again at the next call for the node that leaves them out. Only GPUs free (or reserved)
+  // now are reserved.
+  StatusOr<std::vector<JobId>> SetNodeAvailability(int node, uint64_t usable_mask, Time now,
+                                                   uint64_t reserved_mask = 0);
+  // The GPUs of `node` reserved by the last SetNodeAvailability.
+  uint64_t reserved_mask(int node) const {
+    return static_cast<size_t>(node) < reserved_.size() ? reserved_[static_cast<size_t>(node)] : 0;
+  }
   // The mask that leaves `gpus` GPUs of `node` usable and stops as few jobs as possible: it
   // keeps the GPUs running jobs hold first, then free ones, then unusable ones, each lowest
   // index first. Deterministic: drivers that learn only a count (a node's usable GPUs) turn it
@@ -347,6 +357,7 @@ class Scheduler {
 
   Topology topo_;
   ClusterState cluster_;
+  std::vector<uint64_t> reserved_;  // by node: SetNodeAvailability's reserved GPUs (taken)
   std::unique_ptr<OrderingPolicy> policy_;
   std::unique_ptr<PlacementPolicy> placement_;
   SchedulerOptions opts_;

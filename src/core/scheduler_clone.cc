@@ -15,6 +15,7 @@ Scheduler::Scheduler(const Scheduler& o, std::unique_ptr<OrderingPolicy> policy,
                      std::unique_ptr<PlacementPolicy> placement, bool active_only)
     : topo_(o.topo_),
       cluster_(o.cluster_),
+      reserved_(o.reserved_),
       policy_(std::move(policy)),
       placement_(std::move(placement)),
       opts_(o.opts_),

@@ -204,6 +204,42 @@ struct Arrivals {
   Duration span = 0;  // none later than now + span
 };
 
+// The most work `j` can do by its time limit (ForecastOptions::time_limits): what it has done
+// plus the run time it has left (at least 1 ms), or nullopt without a limit.
+std::optional<Duration> WorkCap(const Job& j, Time now, const ForecastOptions& o) {
+  const auto it = o.time_limits.find(j.spec.id);
+  if (it == o.time_limits.end()) return std::nullopt;
+  const Time at = std::max(now, j.progress_start);
+  return j.WorkDoneAt(at) + std::max<Duration>(1, it->second - j.ExecutedAt(at));
+}
+
+// The margins widen both sides of a range; but a job ends after it starts, with a duration
+// given and used (capped by its time limit) not before that work is done after its earliest
+// start, and with a time limit not after its latest start plus the run time it has left and
+// the grace its stop may take.
+void ClampEnds(const Job& j, Time now, const ForecastOptions& o, bool needs_durations,
+               JobForecast& jf) {
+  const Time at = std::max(now, j.progress_start);
+  if (jf.start[0]) {
+    Time earliest = std::max(now, *jf.start[0]);
+    if (j.spec.duration && (o.use_given_durations || needs_durations)) {
+      const Duration work = std::min(*j.spec.duration, WorkCap(j, now, o).value_or(kNever));
+      earliest += std::max<Duration>(0, work - j.WorkDoneAt(at));
+    }
+    for (auto& e : jf.end) {
+      if (e && *e < earliest) e = earliest;
+    }
+  }
+  const auto limit = o.time_limits.find(j.spec.id);
+  if (limit != o.time_limits.end() && jf.start[2]) {
+    const Time latest = std::max(at, *jf.start[2]) +
+                        std::max<Duration>(0, limit->second - j.ExecutedAt(at)) + o.stop_grace;
+    for (auto& e : jf.end) {
+      if (!e || *e > latest) e = latest;  // (unknown: it ends by its limit all the same)
+    }
+  }
+}
+
 StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ModelSet& model,
                            const Arrivals& arrivals, const ForecastOptions& o, Rng rng) {
   auto made = active.Clone();
@@ -224,6 +260,11 @@ StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ModelSet& mo
   std::map<std::pair<std::string_view, int>, std::pair<Time, double>> bursts;
   for (const Job* jp : drawn) {
     const Job& j = *jp;
+    const std::optional<Duration> cap = WorkCap(j, now, o);
+    if (j.spec.duration && !draw_all && cap && *j.spec.duration > *cap &&
+        !sim.policy().needs_durations()) {
+      if (Status s = sim.AssumeDuration(j.spec.id, *cap); !s.ok()) return s;  // its limit
+    }
     if (!j.spec.duration || draw_all) {
       std::optional<double> u;
       if (o.burst_gap > 0) {
@@ -236,7 +277,8 @@ StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ModelSet& mo
       }
       const Service total = model.For(j.spec).Draw(j.AttainedAt(now), j.gpus(), rng, u);
       const Duration remaining = (total - j.AttainedAt(now) + j.gpus() - 1) / j.gpus();
-      if (Status s = sim.AssumeDuration(j.spec.id, j.WorkDoneAt(now) + remaining); !s.ok()) {
+      const Duration work = std::min(j.WorkDoneAt(now) + remaining, cap.value_or(kNever));
+      if (Status s = sim.AssumeDuration(j.spec.id, work); !s.ok()) {
         return s;
       }
     }
@@ -569,8 +611,9 @@ StatusOr<Forecast> RunForecast(const ForecastInput& in, Time now, const Forecast
       jf.start[k] = Percentile(st, static_cast<size_t>(f.samples), ps[k]);
       jf.end[k] = Percentile(en, static_cast<size_t>(f.samples), ps[k]);
     }
-    WidenRange(jf.start, now, o.margin);
+    if (!j.running()) WidenRange(jf.start, now, o.margin);  // (a running job's start is known)
     WidenRange(jf.end, now, o.margin);
+    ClampEnds(j, now, o, in.active->policy().needs_durations(), jf);
     f.jobs.emplace(j.spec.id, jf);
   }
   if (o.target && held_total > 0) {

@@ -151,6 +151,14 @@ struct ForecastOptions {
   // each job drawn alone. Measured on Philly and not the default (README, "When will my job
   // run"): it evens the weeks out but the margins fitted under it do not carry over.
   Duration burst_gap = 0;
+  // Jobs' time limits (the daemon's -t: run time, over all its runs): a job's duration, drawn
+  // or given, ends there at the latest (it is stopped), and no job is forecast to end before
+  // the work of a duration it was given (so capped) is done.
+  std::unordered_map<JobId, Duration> time_limits;
+  // How long a job stopped at its time limit may take to go (the daemon's grace): no end of a
+  // job with a limit is forecast later than its latest start plus the run time it has left
+  // plus this.
+  Duration stop_grace = 0;
 };
 
 struct JobForecast {

@@ -51,6 +51,43 @@ TEST(Forecast, KnownDurationsOnFifoAndWhoIsInTheWay) {
   EXPECT_EQ(core->Find(JobId(2))->state, JobState::kPending);
 }
 
+TEST(Forecast, ATimeLimitEndsAJobThereAndNoJobEndsBeforeItsGivenWorkOrAfterItsLimit) {
+  // 1 GPU, fifo. A (given 100 s, time limit 40 s) runs from 0; B (50 s, submitted at 10)
+  // waits. At 20: A is stopped by its limit at 40 (not 100), B runs 40..90.
+  auto core = Core("fifo", {}, 1);
+  ASSERT_TRUE(core->Submit(Spec(1, 1, 0, Seconds(100)), 0).ok());
+  (void)core->Schedule(0);
+  ASSERT_TRUE(core->Submit(Spec(2, 1, Seconds(10), Seconds(50)), Seconds(10)).ok());
+  (void)core->Schedule(Seconds(10));
+  ForecastOptions o{.samples = 4, .target = JobId(2), .margin = {0, 0}};
+  o.time_limits = {{JobId(1), Seconds(40)}};
+  auto f = ForecastJobs(*core, Seconds(20), o);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(f->jobs.at(JobId(1)).end[k], Seconds(40));
+    EXPECT_EQ(f->jobs.at(JobId(2)).start[k], Seconds(40));
+    EXPECT_EQ(f->jobs.at(JobId(2)).end[k], Seconds(90));
+  }
+  // A low margin of 1 moves t to now + max(0, (t - now + 60 s) / e - 60 s): every p10 here
+  // to now (20 s; e.g. B's start: 80 / e = 29 s < 60 s). But A has 20 s of its limit left:
+  // its end's p10 is 40 s, not 20; B cannot end before its earliest start (20 s) plus its
+  // 50 s: 70 s.
+  o.margin = {1, 0};
+  f = ForecastJobs(*core, Seconds(20), o);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->jobs.at(JobId(1)).end[0], Seconds(40));
+  EXPECT_EQ(f->jobs.at(JobId(2)).start[0], Seconds(20));
+  EXPECT_EQ(f->jobs.at(JobId(2)).end[0], Seconds(70));
+  // A high margin moves A's p90 end (40 s) later, past its limit: it is stopped there, and
+  // its process is gone within the grace (3 s): 43 s at the latest.
+  o.margin = {0, 1};
+  o.stop_grace = Seconds(3);
+  f = ForecastJobs(*core, Seconds(20), o);
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->jobs.at(JobId(1)).end[2], Seconds(43));
+  EXPECT_GT(f->jobs.at(JobId(2)).end[2], Seconds(90)) << "B has no limit: widened";
+}
+
 TEST(Forecast, AJobPreemptedWhileTheTargetWaitsIsInItsWayUntilItsStop) {
   // 1 GPU, dlas with two queues split at 10 GPU-s, no promotion. A (40 s) runs from 0. B and C
   // (5 s each) are submitted at 5, the forecast (for C) is made then. In the copy A, running

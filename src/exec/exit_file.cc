@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -21,8 +22,15 @@ std::string PidFilePath(const std::string& job_dir, int attempt) {
 }
 
 Status WriteExitFile(const std::string& path, const ExitRecord& rec) {
-  return WriteFileAtomically(path, rec.signal > 0 ? "signal " + std::to_string(rec.signal) + "\n"
-                                                  : "exit " + std::to_string(rec.exit_code) + "\n");
+  std::string text = rec.signal > 0 ? "signal " + std::to_string(rec.signal) + "\n"
+                                    : "exit " + std::to_string(rec.exit_code) + "\n";
+  if (!rec.reason.empty()) {
+    std::string line = rec.reason.substr(0, kMaxExitReason);
+    std::replace_if(
+        line.begin(), line.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+    text += "reason " + line + "\n";
+  }
+  return WriteFileAtomically(path, text);
 }
 
 Status WritePidFile(const std::string& path, int pid, int64_t start_ticks) {
@@ -41,10 +49,20 @@ std::optional<ExitRecord> ReadExitRecord(const std::string& path) {
   std::string kind;
   long value = 0;
   if (!(in >> kind >> value) || value < 0 || value > 255) return std::nullopt;
-  if (kind == "exit") return ExitRecord{.exit_code = static_cast<int>(value), .signal = 0};
-  if (kind == "signal" && value > 0)
-    return ExitRecord{.exit_code = -1, .signal = static_cast<int>(value)};
-  return std::nullopt;
+  ExitRecord rec;
+  if (kind == "exit") {
+    rec.exit_code = static_cast<int>(value);
+  } else if (kind == "signal" && value > 0) {
+    rec.signal = static_cast<int>(value);
+  } else {
+    return std::nullopt;
+  }
+  std::string line;
+  std::getline(in, line);  // the rest of the first
+  if (std::getline(in, line) && line.starts_with("reason ")) {
+    rec.reason = line.substr(7, kMaxExitReason);
+  }
+  return rec;
 }
 
 std::string DoneFilePath(const std::string& job_dir) {

@@ -1,9 +1,11 @@
 // The per-attempt exit and pid files: how the supervisor shim tells the daemon how a job ended,
-// even when the daemon was down at the time. One line, "exit N" or "signal N", written atomically
-// (tmp + rename) so a reader never sees a partial file. And the job's done file, by which a job
+// even when the daemon was down at the time. One line, "exit N" or "signal N", and a second
+// "reason TEXT" when the command could not be started (why), written atomically (tmp + rename)
+// so a reader never sees a partial file. And the job's done file, by which a job
 // tells the daemon its work is complete (TIRESIAS_DONE_FILE).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,11 +18,16 @@ namespace tiresias {
 struct ExitRecord {
   int exit_code = -1;  // >= 0 when the command exited normally
   int signal = 0;      // > 0 when a signal killed it
+  // Why the command never ran ("cannot open /x/out.log for the job's stdout: Permission
+  // denied"), one line; "" when it ran.
+  std::string reason;
 };
 
 // `<job_dir>/attempt-<attempt>.exit`
 std::string ExitFilePath(const std::string& job_dir, int attempt);
 
+// (A reason is cut at kMaxExitReason bytes, its line breaks made spaces.)
+inline constexpr size_t kMaxExitReason = 500;
 Status WriteExitFile(const std::string& path, const ExitRecord& rec);
 
 // `<job_dir>/attempt-<attempt>.pid`: "pid start_ticks", written by the shim as it starts, so

@@ -180,12 +180,31 @@ TEST_P(LocalExecutorTest, ExitCodes) {
     ASSERT_TRUE(e);
     EXPECT_EQ(e->exit_code, c.code) << c.argv[0];
     EXPECT_EQ(e->signal, 0);
-    EXPECT_EQ(e->Describe(), "exit " + std::to_string(c.code));
+    // A command that could not be started says why in its exit too (`show`), not only in
+    // its log.
+    EXPECT_EQ(
+        e->Describe(),
+        "exit " + std::to_string(c.code) +
+            (c.code == 127 ? ": cannot run 'tiresias-no-such-command': No such file or directory"
+                           : ""));
   }
   std::string log = testing::ReadAll(dir / "job" / "output.log");
   EXPECT_NE(log.find("cannot run 'tiresias-no-such-command': No such file or directory"),
             std::string::npos)
       << log;
+  // An --output file that cannot be opened: exit 126 with the reason, also when read back
+  // from the exit file (a restart: ReadExit).
+  LaunchSpec spec = Spec(dir, 1, "true", 1);
+  spec.stdout_path = (dir / "no-such-dir" / "out.log").string();
+  ASSERT_TRUE(ex_->Launch(spec).ok());
+  auto e = WaitExit(*ex_);
+  ASSERT_TRUE(e);
+  const std::string why = "exit 126: cannot open " + spec.stdout_path +
+                          " for the job's stdout: No such file or directory";
+  EXPECT_EQ(e->Describe(), why);
+  auto again = ex_->ReadExit(JobId(1), 1, (dir / "job").string());
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->Describe(), why);
 }
 
 TEST_P(LocalExecutorTest, TheDoneFileIsReportedAndAStaleOneIsRemovedBeforeTheNextLaunch) {

@@ -96,6 +96,7 @@ std::optional<ExitInfo> LocalExecutor::ReadExit(JobId job, int attempt,
                 .attempt = attempt,
                 .exit_code = rec->exit_code,
                 .signal = rec->signal,
+                .reason = rec->reason,
                 .completed = DoneFileExists(job_dir)};
   struct stat st {};
   if (stat(path.c_str(), &st) == 0) {  // the shim wrote it as the command ended
@@ -130,6 +131,7 @@ ExitInfo LocalExecutor::Ended(const Tracked& t) const {
                     .attempt = t.attempt,
                     .exit_code = rec->exit_code,
                     .signal = rec->signal,
+                    .reason = rec->reason,
                     .completed = done};
   }
   ExitInfo info{

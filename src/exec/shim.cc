@@ -16,6 +16,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -147,27 +148,35 @@ std::vector<std::string> CommandEnv(int fd) {
 
 // The command's side of the fork: becomes the job's user, opens its output files and execs.
 // `pump`: the pipe to the log's pump (stdout and stderr unless --stdout/--stderr), or -1.
-// `env`: the command's environment, in effect only once the user is the job's.
-[[noreturn]] void Exec(const ShimArgs& a, int pump, std::vector<std::string>& env) {
+// `env`: the command's environment, in effect only once the user is the job's. `why`: a
+// close-on-exec pipe to the shim, which gets the reason when the command cannot be started
+// (for the exit file: `show` says why, not only the job's log).
+[[noreturn]] void Exec(const ShimArgs& a, int pump, std::vector<std::string>& env, int why) {
+  const auto fail = [&](int code, const std::string& reason) {
+    Say(reason);
+    const std::string line = reason + "\n";
+    (void)!write(why, line.data(), std::min(line.size(), size_t{PIPE_BUF}));
+    _exit(code);
+  };
   for (int sig : kIgnored) signal(sig, SIG_DFL);  // ignored signals survive exec
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);  // so does the shim's blocked SIGCHLD
-  if (pump >= 0 && (dup2(pump, 1) < 0 || dup2(pump, 2) < 0)) _exit(126);
+  if (pump >= 0 && (dup2(pump, 1) < 0 || dup2(pump, 2) < 0)) {
+    fail(126, std::string("cannot connect the job's output to its log: ") + std::strerror(errno));
+  }
   umask(022);  // serve's own is 077; the job gets the usual default
   if (a.user && !BecomeUser(a.user->first, a.user->second)) {
-    Say(fmt::format("cannot run as uid {} gid {}: {}", a.user->first, a.user->second,
-                    std::strerror(errno)));
-    _exit(126);
+    fail(126, fmt::format("cannot run as uid {} gid {}: {}", a.user->first, a.user->second,
+                          std::strerror(errno)));
   }
   // --output / --error: opened as the command's own account, appended across attempts.
   for (const auto& [file, fd] : {std::pair{&a.out_file, 1}, std::pair{&a.err_file, 2}}) {
     if (file->empty()) continue;
     const int f = open(file->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (f < 0 || dup2(f, fd) < 0) {
-      Say(fmt::format("cannot open {} for the job's {}: {}", *file, fd == 1 ? "stdout" : "stderr",
-                      std::strerror(errno)));
-      _exit(126);
+      fail(126, fmt::format("cannot open {} for the job's {}: {}", *file,
+                            fd == 1 ? "stdout" : "stderr", std::strerror(errno)));
     }
     close(f);
   }
@@ -180,8 +189,8 @@ std::vector<std::string> CommandEnv(int fd) {
   envp.push_back(nullptr);
   environ = envp.data();  // execvp looks the command up in the job's PATH
   execvp(argv[0], argv.data());
-  Say("cannot run '" + a.cmd[0] + "': " + std::strerror(errno));
-  _exit(127);
+  fail(127, "cannot run '" + a.cmd[0] + "': " + std::strerror(errno));
+  _exit(127);  // (fail does not return)
 }
 
 ExitRecord RecordOf(int status) {
@@ -262,6 +271,12 @@ int RunShim(const std::vector<std::string>& args) {
     }
   }
 
+  // Why a task could not start its command (Exec): read once every task has ended.
+  std::array<int, 2> why{-1, -1};
+  if (pipe2(why.data(), O_CLOEXEC) != 0 || fcntl(why[0], F_SETFL, O_NONBLOCK) != 0) {
+    why = {-1, -1};  // only the reason is lost (it is in the log)
+  }
+
   // Starts the command (as task `task`, or as itself when -1); its pid, or -1.
   auto start = [&](int task) -> pid_t {
     const pid_t pid = fork();
@@ -272,7 +287,7 @@ int RunShim(const std::vector<std::string>& args) {
       EnvSet(env, "LOCAL_RANK", rank);
       EnvSet(env, "CUDA_VISIBLE_DEVICES", devices[static_cast<size_t>(task)]);
     }
-    Exec(a, pipes.empty() ? -1 : pipes[static_cast<size_t>(std::max(task, 0))][1], env);
+    Exec(a, pipes.empty() ? -1 : pipes[static_cast<size_t>(std::max(task, 0))][1], env, why[1]);
   };
   std::map<pid_t, int> running;  // pid -> task (-1: the command)
   for (int task = a.tasks > 0 ? 0 : -1; task < std::max(a.tasks, 0); ++task) {
@@ -291,6 +306,7 @@ int RunShim(const std::vector<std::string>& args) {
 
   // The tasks hold the write ends: a pipe's end comes once its task (and its children) are gone.
   for (auto& p : pipes) close(p[1]);
+  if (why[1] >= 0) close(why[1]);
   std::optional<LogPump> log;
   std::vector<LineJoiner> joiners;
   if (!pipes.empty()) {
@@ -388,7 +404,16 @@ int RunShim(const std::vector<std::string>& args) {
     drain(k);
     if (pipes[k][0] >= 0) close(pipes[k][0]);
   }
-  const ExitRecord rec = *worst;
+  ExitRecord rec = *worst;
+  if (why[0] >= 0) {  // the first task's words that could not start its command
+    char buf[PIPE_BUF];
+    const ssize_t n = read(why[0], buf, sizeof buf);
+    if (n > 0) {
+      const std::string text(buf, static_cast<size_t>(n));
+      rec.reason = text.substr(0, text.find('\n'));
+    }
+    close(why[0]);
+  }
   ExitInfo info{.exit_code = rec.exit_code, .signal = rec.signal};
   Say("command ended: " + info.Describe());
   if (Status s = WriteExitFile(a.exit_file, rec); !s.ok()) Say(s.message());

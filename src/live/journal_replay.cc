@@ -29,10 +29,12 @@ Status ReplayInput(Scheduler& core, const EventRow& row,
   if (e.kind == EventKind::kCapacity) {  // a node's usable GPUs; no job
     auto node = e.detail.find("node");
     auto mask = MaskFromJson(e.detail.value("usable", nlohmann::json()));
-    if (node == e.detail.end() || !node->is_number_integer() || !mask) {
+    // (Of those, the ones a stopping process still held: reserved. None in older journals.)
+    auto reserved = MaskFromJson(e.detail.value("stopping", nlohmann::json::array()));
+    if (node == e.detail.end() || !node->is_number_integer() || !mask || !reserved) {
       return IoError(fmt::format("journal event {} (capacity): no node or usable GPUs", row.seq));
     }
-    auto stopped = core.SetNodeAvailability(node->get<int>(), *mask, e.t);
+    auto stopped = core.SetNodeAvailability(node->get<int>(), *mask, e.t, *reserved);
     if (!stopped.ok()) {
       return IoError(
           fmt::format("journal event {} (capacity): {}", row.seq, stopped.status().message()));

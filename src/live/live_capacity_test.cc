@@ -65,37 +65,90 @@ TEST_F(LiveSchedulerTest, ACancelledJobsGpusAreLeftOutUntilItsProcessIsGone) {
   EXPECT_NE(d->Events(0, 100)->dump().find("GPU(s) 0,1 free again"), std::string::npos);
 }
 
-TEST_F(LiveSchedulerTest, AVictimsGpusTheCoreDidNotGiveAwayAreLeftOutUntilItIsGone) {
-  // dlas with an 8 GPU-s first queue on 4 GPUs, grace 4 s, processes that ignore SIGTERM.
-  // X (4 GPUs) runs from t0 and is demoted at 2 s; Y (2 GPUs) arrives at 3 s and preempts it:
-  // the core gives Y two of X's GPUs and counts the other two free, but X's process holds all
-  // four until its kill at 7 s. Z (2 GPUs, in the first queue too) arriving at 4 s waits for
-  // them, as the core now knows, and starts at 7 s; no launch lands on a GPU X still holds.
+TEST_F(LiveSchedulerTest, NoJobIsPreemptedForTheGpusOfAStoppingProcess) {
+  // dlas with an 8 GPU-s first queue, one node of 8 GPUs, grace 4 s, processes that ignore
+  // SIGTERM. W (4 GPUs) runs from 0 and is demoted at 2 s. A (4 GPUs, first queue) starts at
+  // 3 s on the other four and is cancelled at 3.5 s: its process holds them until its kill at
+  // 7.5 s. C (4 GPUs, first queue) arrives then. Its GPUs are A's, in a few seconds: it waits
+  // for them (pending, not placed), and W, behind it in the order, is not preempted for it (a
+  // core that left A's GPUs out of its budget would have stopped W, whose GPUs C would then
+  // wait for anyway). C starts on A's GPUs once A's process is gone.
+  cluster_ = {{"n1", 8}};
   policy_opts_ = {"thresholds=8"};
   grace_ = Seconds(4);
   world_.ignore_term = true;
   const int64_t t0 = world_.now;
   auto d = Start();
-  const JobId x = *d->Submit({.name = "x", .gpus = 4, .argv = {"train"}});
-  world_.work[x] = 1'000'000;
+  const JobId w = *d->Submit({.name = "w", .gpus = 4, .argv = {"train"}});
+  world_.work[w] = 1'000'000;
   d->Step();
   world_.now = t0 + 3'000;
   d->Step();
-  const JobId y = *d->Submit({.name = "y", .gpus = 2, .argv = {"train"}});
-  world_.work[y] = 1'000'000;
+  EXPECT_EQ((*d->Get(w))["queue"], "Q2");
+  const JobId a = *d->Submit({.name = "a", .gpus = 4, .argv = {"train"}});
+  world_.work[a] = 1'000'000;
   d->Step();
-  EXPECT_EQ((*d->Get(x))["state"], "preempting");
+  ASSERT_EQ((*d->Get(a))["state"], "running");
+  world_.now = t0 + 3'500;
+  ASSERT_TRUE(d->Cancel(a).ok());
+  const JobId c = *d->Submit({.name = "c", .gpus = 4, .argv = {"train"}});
+  world_.work[c] = 1'000'000;
+  for (; world_.now < t0 + 7'500; world_.now += 500) {
+    d->Step();
+    ASSERT_EQ((*d->Get(c))["state"], "pending") << "at " << world_.now - t0;
+    ASSERT_EQ((*d->Get(w))["state"], "running") << "at " << world_.now - t0;
+  }
+  d->Step();
+  d->Step();
+  EXPECT_EQ((*d->Get(c))["state"], "running");
+  EXPECT_EQ((*d->Get(w))["preemptions"], 0);
+  ASSERT_EQ(world_.launches.size(), 3u);
+  EXPECT_EQ(world_.launches[2], fmt::format("{}@{}:4,5,6,7", c.value(), t0 + 7'500));
+  EXPECT_TRUE(world_.overlaps.empty()) << Join(world_.overlaps, "; ");
+}
+
+TEST_F(LiveSchedulerTest, AVictimCancelledInItsGraceAndKilledCountsAKillNotACheckpoint) {
+  // X (4 GPUs, ignores SIGTERM) is preempted by Y at 3 s (kill due at 7 s) and cancelled at
+  // 4 s; it is killed at 7 s. Its preemption ended in a kill: kills 1, checkpointed 0 (it
+  // said checkpointed 1). Y, on X's GPUs, starts once X's process is gone.
+  auto [d, x, y, t0] = PreemptATermIgnoringJob(1'000'000);
   world_.now = t0 + 4'000;
-  const JobId z = *d->Submit({.name = "z", .gpus = 2, .argv = {"train"}});
-  world_.work[z] = 1'000'000;
-  d->Step();
-  const std::string events = d->Events(0, 100)->dump();
-  EXPECT_NE(events.find(fmt::format("still held by the stopping process of job {}", x.value())),
-            std::string::npos)
-      << events;
-  for (world_.now = t0 + 7'000; world_.now <= t0 + 8'000; world_.now += 500) d->Step();
+  ASSERT_TRUE(d->Cancel(x).ok());
+  for (; world_.now <= t0 + 8'000; world_.now += 500) d->Step();
+  const auto xj = *d->Get(x);
+  EXPECT_EQ(xj["state"], "cancelled");
+  EXPECT_EQ(xj["preemptions"], 1);
+  EXPECT_EQ(xj["kills"], 1);
+  EXPECT_EQ(xj["checkpointed"], 0);
   EXPECT_EQ((*d->Get(y))["state"], "running");
-  EXPECT_EQ((*d->Get(z))["state"], "running");
+  EXPECT_TRUE(world_.overlaps.empty()) << Join(world_.overlaps, "; ");
+}
+
+TEST_F(LiveSchedulerTest, ARequeuedJobsOwnGpusAreNotReservedForItsOldProcess) {
+  // R (2 GPUs of 4, ignores SIGTERM) runs on 0,1 and is requeued at 1 s: its process holds
+  // them until its kill at 5 s. S (2 GPUs) submitted then starts at once on 2,3, and R goes
+  // back on 0,1 behind its own process (reserving them for it sent R to 2,3, where it waited
+  // for that process all the same, and kept S waiting).
+  policy_opts_ = {"thresholds=100000"};
+  grace_ = Seconds(4);
+  world_.ignore_term = true;
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId r = *d->Submit({.name = "r", .gpus = 2, .argv = {"train"}});
+  world_.work[r] = 1'000'000;
+  d->Step();
+  world_.now = t0 + 1'000;
+  ASSERT_TRUE(d->Requeue(r, "alice").ok());
+  const JobId s = *d->Submit({.name = "s", .gpus = 2, .argv = {"train"}});
+  world_.work[s] = 1'000'000;
+  d->Step();
+  ASSERT_EQ(world_.launches.size(), 2u);
+  EXPECT_EQ(world_.launches[1], fmt::format("{}@{}:2,3", s.value(), t0 + 1'000));
+  world_.now = t0 + 5'000;
+  d->Step();  // the kill
+  d->Step();  // its exit, and R's launch
+  ASSERT_EQ(world_.launches.size(), 3u);
+  EXPECT_EQ(world_.launches[2], fmt::format("{}@{}:0,1", r.value(), t0 + 5'000));
   EXPECT_TRUE(world_.overlaps.empty()) << Join(world_.overlaps, "; ");
 }
 

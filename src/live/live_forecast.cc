@@ -57,6 +57,14 @@ StatusOr<nlohmann::json> LiveScheduler::WhatIfSubmit(int gpus, std::optional<Dur
   return ForecastFor(lk, id, spec);
 }
 
+std::unordered_map<JobId, Duration> LiveScheduler::TimeLimits() const {
+  std::unordered_map<JobId, Duration> out;
+  for (const auto& [id, rec] : open_) {
+    if (rec->time_limit) out[id] = *rec->time_limit;
+  }
+  return out;
+}
+
 void LiveScheduler::ResolveForecasts(Time now) {
   margins_.Resolve(now, [&](JobId id) {
     const Job* j = sched_->Find(id);
@@ -96,10 +104,12 @@ StatusOr<nlohmann::json> LiveScheduler::ForecastFor(std::unique_lock<std::mutex>
   const Time now = Now();
   const int64_t epoch = store_->epoch_ms();
   ResolveForecasts(now);
-  const ForecastOptions opts{.samples = kSamples,
-                             .seed = static_cast<uint64_t>(id.value()),
-                             .target = id,
-                             .margin = margins_.margin()};
+  ForecastOptions opts{.samples = kSamples,
+                       .seed = static_cast<uint64_t>(id.value()),
+                       .target = id,
+                       .margin = margins_.margin()};
+  opts.time_limits = TimeLimits();
+  opts.stop_grace = cfg_.grace;
   auto in = PrepareForecast(*sched_, now, opts);
   if (!in.ok()) return in.status();
   RestoreStoppingGpus(*in->active, now);
@@ -122,7 +132,10 @@ StatusOr<nlohmann::json> LiveScheduler::ForecastFor(std::unique_lock<std::mutex>
                    {"share", w.share}});
   }
   const std::array<double, 2> margin = opts.margin;
+  // (A job the core started that waits for GPUs to be let go, or for the engine, is not.)
+  const auto rec = records_.find(id);
   return nlohmann::json{
+      {"running", rec != records_.end() && rec->second.state == LiveState::kRunning},
       {"start", Range(jf.start, epoch)},
       {"end", Range(jf.end, epoch)},
       {"samples", f->samples},
@@ -147,9 +160,12 @@ std::map<JobId, int64_t> LiveScheduler::StartEstimates() {
   if (estimates_at_ && now - *estimates_at_ < kCacheFor) return estimates_;
   const int64_t epoch = store_->epoch_ms();
   ResolveForecasts(now);
-  const ForecastOptions opts{.samples = kSamples, .margin = margins_.margin()};
+  ForecastOptions opts{.samples = kSamples, .margin = margins_.margin()};
+  opts.time_limits = TimeLimits();
+  opts.stop_grace = cfg_.grace;
   auto in = PrepareForecast(*sched_, now, opts);
   if (!in.ok()) return {};
+  RestoreStoppingGpus(*in->active, now);
   lk.unlock();
   auto f = RunForecast(*in, now, opts);
   lk.lock();

@@ -34,6 +34,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "common/status.h"
@@ -253,19 +254,17 @@ class LiveScheduler {
   // The executor's node reports: capacity changes for the core (journalled), evictions.
   void ApplyNodes(const std::vector<NodeReport>& nodes, Time now, std::vector<JobId>& changed,
                   std::vector<JobId>& stop);
-  // Leaves out of the core the GPUs a live process holds while the core counts them free (a
-  // cancelled, preempted or evicted job's process in its grace), and gives back those whose
+  // Reserves in the core the GPUs a live process holds while the core would count them free
+  // (a cancelled, preempted or evicted job's process in its grace), and frees those whose
   // process is gone (live_scheduler_capacity.cc).
   void SyncStoppingGpus(Time now, std::vector<JobId>& changed, std::vector<JobId>& stop);
-  // Sets `node`'s base and the GPUs left out of it (journalled, applied to the core); the jobs
-  // the core stops on GPUs that become unusable are evicted.
-  void SetCapacity(int node, uint64_t base, uint64_t stopping, const std::string& why, Time now,
+  // Sets `node`'s usable and reserved GPUs (journalled, applied to the core); the jobs the
+  // core stops on GPUs that become unusable are evicted.
+  void SetCapacity(int node, uint64_t usable, uint64_t reserved, const std::string& why, Time now,
                    std::vector<JobId>& changed, std::vector<JobId>& stop);
-  // Open's replay of a capacity event: the base and the GPUs left out as they were.
-  void ReplayCapacity(const Event& e);
-  // A forecast's copy of the core: GPUs left out for stopping processes are usable (they are
-  // gone within their grace).
-  void RestoreStoppingGpus(Scheduler& copy, Time now) const;
+  // A forecast's copy of the core: GPUs reserved for stopping processes are free (they are
+  // within their grace).
+  static void RestoreStoppingGpus(Scheduler& copy, Time now);
   // The nodes of the cluster (cfg_.nodes, or the one local node).
   std::vector<NodeSpec> ClusterNodes() const;
   // Tells the executor about jobs that ended and have nothing left running.
@@ -363,10 +362,6 @@ class LiveScheduler {
   std::map<JobId, std::vector<GpuId>> to_launch_;  // core started it; process not yet up
   std::map<GpuId, JobId> gpu_owner_;               // the live process on each busy GPU
   std::vector<NodeReport> node_reports_;           // the executor's latest, for the views
-  // Per node: the GPUs the node reports leave usable (the base), and those of them left out
-  // of the core while stopping processes hold them (SyncStoppingGpus). The core's usable mask
-  // is base & ~stopping.
-  std::vector<uint64_t> base_mask_, stopping_mask_;
   Time last_now_ = 0;
   Time last_replayed_ = 0;  // the journal's last time, after Open's replay
   bool dirty_ = false;      // core inputs applied since the last Schedule
@@ -374,6 +369,8 @@ class LiveScheduler {
   // `lk` holds mu_ and is released while the copies run.
   StatusOr<nlohmann::json> ForecastFor(std::unique_lock<std::mutex>& lk, JobId id,
                                        std::optional<JobSpec> extra);
+  // The time limits of the jobs not ended, for the forecasts (ForecastOptions::time_limits).
+  std::unordered_map<JobId, Duration> TimeLimits() const;
   // The forecasts' margins, adapted from how the start forecasts made so far (the first of
   // each job that had not started) turned out (engine/forecast.h MarginTracker): from
   // kForecastMargin on a new state directory, kept in meta kMarginsKey across restarts (with

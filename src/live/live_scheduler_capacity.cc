@@ -1,11 +1,12 @@
 // The live scheduler's capacity (see live_scheduler.h): which GPUs of each node the core may
-// place jobs on. A node's base comes from the executor's node reports (a node down, GPUs held
-// by jobs outside tiresias). From it are left out, for a while, the GPUs the core counts free
-// but a process still holds: one told to stop (cancelled, preempted, evicted) and running
-// through its grace. Without that the core gives them to the next job, which then waits for
-// that process while other GPUs stay idle. Every change is journalled (a capacity event with
-// the GPUs left out as `stopping`) before the pass it affects, so that a replay rebuilds the
-// same core and the same base.
+// place jobs on. A node's usable GPUs come from the executor's node reports (a node down, GPUs
+// held by jobs outside tiresias). Of them, the GPUs the core would count free but the process
+// of a job that ended still holds (cancelled, also in its time limit's grace, and running
+// through its grace) are reserved in the core until that process is gone: never placed on,
+// but in the budget, so that no job is preempted for them. Without that the core gave them to
+// the next job, which then waited for that process while other GPUs stayed idle. Every change
+// is journalled (a capacity event with the reserved GPUs as `stopping`) before the pass it
+// affects, so that a replay rebuilds the same core.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -36,7 +37,7 @@ void LiveScheduler::ApplyNodes(const std::vector<NodeReport>& nodes, Time now,
     const NodeReport& r = nodes[i];
     const int node = static_cast<int>(i), have = cluster[i].gpus;
     const int want = r.usable ? std::clamp(std::min(r.gpus, have) - r.gpus_outside, 0, have) : 0;
-    if (std::popcount(base_mask_[i]) == want) continue;
+    if (std::popcount(sched_->cluster().usable_mask(node)) == want) continue;
     std::string why;
     if (!r.usable) {
       why =
@@ -47,57 +48,60 @@ void LiveScheduler::ApplyNodes(const std::vector<NodeReport>& nodes, Time now,
     } else {
       why = fmt::format("node {}: all {} GPUs usable", r.name, want);
     }
-    // (GPUs left out for a stopping process are not usable in the core: kept last.)
-    const uint64_t base = sched_->UsableMaskFor(node, want);
-    SetCapacity(node, base, stopping_mask_[i] & base, why, now, changed, stop);
+    // (Reserved GPUs are kept first with those jobs hold: a stopping process holds them.)
+    const uint64_t usable = sched_->UsableMaskFor(node, want);
+    SetCapacity(node, usable, sched_->reserved_mask(node) & usable, why, now, changed, stop);
   }
 }
 
 void LiveScheduler::SyncStoppingGpus(Time now, std::vector<JobId>& changed,
                                      std::vector<JobId>& stop) {
-  // A GPU a live process holds that no job of the core holds: free in the core, or already
-  // left out for that process.
-  std::vector<uint64_t> held(base_mask_.size(), 0);
-  std::vector<std::set<JobId>> by(base_mask_.size());
+  // A usable GPU the process of a job that has ended (cancelled, timed out) still holds while
+  // no job of the core holds it: free in the core, or already reserved for that process. (Not
+  // a preempted or requeued job's: the core may start that job again there, and it waits for
+  // its own process wherever it starts; reserved, they sent it to other GPUs and kept a job
+  // that could have started there from them.)
+  const int nodes = sched_->topology().num_nodes();
+  std::vector<uint64_t> held(static_cast<size_t>(nodes), 0);
+  std::vector<std::set<JobId>> by(static_cast<size_t>(nodes));
   for (const auto& [g, id] : gpu_owner_) {
-    const auto n = static_cast<size_t>(g.node);
+    if (g.node < 0 || g.node >= nodes || !IsTerminal(records_.at(id).state)) continue;
     const uint64_t bit = uint64_t{1} << g.index;
-    if (n >= held.size() || !(base_mask_[n] & bit)) continue;
-    if ((sched_->cluster().free_mask(g.node) & bit) || (stopping_mask_[n] & bit)) {
-      held[n] |= bit;
-      by[n].insert(id);
+    if ((sched_->cluster().free_mask(g.node) | sched_->reserved_mask(g.node)) & bit) {
+      held[static_cast<size_t>(g.node)] |= bit;
+      by[static_cast<size_t>(g.node)].insert(id);
     }
   }
   const std::vector<NodeSpec> cluster = ClusterNodes();
-  for (size_t n = 0; n < held.size(); ++n) {
-    if (held[n] == stopping_mask_[n]) continue;
-    const std::string name = n < cluster.size() ? cluster[n].name : std::to_string(n);
+  for (int node = 0; node < nodes; ++node) {
+    const auto n = static_cast<size_t>(node);
+    const uint64_t had = sched_->reserved_mask(node);
+    if (held[n] == had) continue;
+    const std::string name = n < cluster.size() ? cluster[n].name : std::to_string(node);
     std::string why;
     if (held[n] == 0) {
       why = fmt::format("node {}: GPU(s) {} free again (their stopping processes are gone)", name,
-                        Indices(stopping_mask_[n]));
+                        Indices(had));
     } else {
       std::vector<std::string> jobs;
       for (JobId id : by[n]) jobs.push_back(std::to_string(id.value()));
-      why = fmt::format("node {}: GPU(s) {} still held by the stopping process of job {}", name,
-                        Indices(held[n]), Join(jobs, ", "));
+      why = fmt::format("node {}: GPU(s) {} still held by the stopping process{} of job{} {}", name,
+                        Indices(held[n]), jobs.size() > 1 ? "es" : "", jobs.size() > 1 ? "s" : "",
+                        Join(jobs, ", "));
     }
-    SetCapacity(static_cast<int>(n), base_mask_[n], held[n], why, now, changed, stop);
+    SetCapacity(node, sched_->cluster().usable_mask(node), held[n], why, now, changed, stop);
   }
 }
 
-void LiveScheduler::SetCapacity(int node, uint64_t base, uint64_t stopping, const std::string& why,
-                                Time now, std::vector<JobId>& changed, std::vector<JobId>& stop) {
-  const auto n = static_cast<size_t>(node);
-  base_mask_[n] = base;
-  stopping_mask_[n] = stopping;
-  const uint64_t mask = base & ~stopping;
+void LiveScheduler::SetCapacity(int node, uint64_t usable, uint64_t reserved,
+                                const std::string& why, Time now, std::vector<JobId>& changed,
+                                std::vector<JobId>& stop) {
   std::map<JobId, std::vector<GpuId>> held;  // for the evict events
   for (const auto& [id, rec] : open_) {
     if (const Job* j = sched_->Find(id); j && j->running()) held[id] = j->alloc.Gpus();
   }
-  Journal(CapacityEvent(now, node, mask, why, stopping));
-  auto stopped = sched_->SetNodeAvailability(node, mask, now);
+  Journal(CapacityEvent(now, node, usable, why, reserved));
+  auto stopped = sched_->SetNodeAvailability(node, usable, now, reserved);
   MustOk(stopped.status());
   for (JobId id : *stopped) {
     JobRecord& rec = records_.at(id);
@@ -120,19 +124,11 @@ void LiveScheduler::SetCapacity(int node, uint64_t base, uint64_t stopping, cons
   dirty_ = true;
 }
 
-void LiveScheduler::ReplayCapacity(const Event& e) {
-  const auto node = e.detail.value("node", -1);
-  const auto usable = MaskFromJson(e.detail.value("usable", nlohmann::json()));
-  const auto stopping = MaskFromJson(e.detail.value("stopping", nlohmann::json::array()));
-  if (node < 0 || static_cast<size_t>(node) >= base_mask_.size() || !usable || !stopping) return;
-  base_mask_[static_cast<size_t>(node)] = *usable | *stopping;
-  stopping_mask_[static_cast<size_t>(node)] = *stopping;
-}
-
-void LiveScheduler::RestoreStoppingGpus(Scheduler& copy, Time now) const {
-  for (size_t n = 0; n < stopping_mask_.size(); ++n) {
-    if (stopping_mask_[n] != 0)
-      (void)copy.SetNodeAvailability(static_cast<int>(n), base_mask_[n], now);
+void LiveScheduler::RestoreStoppingGpus(Scheduler& copy, Time now) {
+  for (int node = 0; node < copy.topology().num_nodes(); ++node) {
+    if (copy.reserved_mask(node) != 0) {
+      (void)copy.SetNodeAvailability(node, copy.cluster().usable_mask(node), now);
+    }
   }
 }
 

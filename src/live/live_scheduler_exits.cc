@@ -78,6 +78,10 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
                .kind = EventKind::kExit,
                .job = e.job,
                .detail = {{"how", what}, {"after", "cancel"}}});
+      // Cancelled in a preemption's grace and killed at its end: that preemption's stop was a
+      // kill, not a checkpoint (its loss is moot: the job will not resume).
+      const bool killed = p.killed || (p.stopping && e.signal == SIGKILL && p.kill_at <= now);
+      if (killed && !p.at_checkpoint && preempted) ++rec.kills;
       return;
     }
     if (e.completed && e.exit_code == 0 && e.signal == 0 && !e.lost) {

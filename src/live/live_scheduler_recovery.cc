@@ -94,10 +94,6 @@ Status LiveScheduler::Open() {
       if (!s.ok()) return s.status();
     }
   }
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    base_mask_.push_back(sched_->cluster().usable_mask(static_cast<int>(i)));
-  }
-  stopping_mask_.assign(nodes.size(), 0);
 
   // Never give out the id of a job whose directory exists, even if the journal forgot it.
   std::error_code ec;
@@ -169,7 +165,6 @@ Status LiveScheduler::Replay(const EventRow& row) {
       },
       &refused);
   if (!s.ok()) return s;
-  if (row.event.kind == EventKind::kCapacity) ReplayCapacity(row.event);
   // A refusal by the core replays the refusal it gave then (e.g. a submission it rejected).
   if (!refused.ok()) {
     Warn(fmt::format("journal event {} ({}): {}", row.seq, ToString(row.event.kind),

@@ -413,8 +413,7 @@ nlohmann::json LiveScheduler::Nodes() {
   nlohmann::json list = nlohmann::json::array();
   for (size_t i = 0; i < cluster.size(); ++i) {
     const int node = static_cast<int>(i);
-    // (A GPU left out while a stopping process holds it is usable: that process's.)
-    const uint64_t usable = base_mask_[i];
+    const uint64_t usable = sched_->cluster().usable_mask(node);
     nlohmann::json gpus = nlohmann::json::array();
     int busy = 0;
     for (int g = 0; g < cluster[i].gpus; ++g) {
