@@ -1,9 +1,10 @@
 // The harness of the reference-pass tests (src/policy/reference_pass_test.cc and
 // reference_pass_bites_test.cc): seeded synthetic workloads (Philly-like and bursty with
 // ties, four cluster shapes, restore overhead 0 and 30 s; and the same with nodes losing and
-// regaining GPUs), Drive() to play one through a Scheduler as the simulator does (incremental
-// or with SchedulerOptions::reference_pass) and log every start, preemption, finish and
-// eviction, and FirstDifference() between two logs. In a named namespace: it spans files.
+// regaining GPUs, or with GPUs to avoid for a while), Drive() to play one through a Scheduler as
+// the simulator does (incremental or with SchedulerOptions::reference_pass) and log every start,
+// preemption, finish and eviction, and FirstDifference() between two logs. In a named namespace: it
+// spans files.
 #pragma once
 
 #include <fmt/format.h>
@@ -27,10 +28,13 @@ namespace tiresias::reference_pass_test {
 
 // From `at` on, `gpus` GPUs of `node` are usable (the driver turns the count into a mask with
 // Scheduler::UsableMaskFor, as the simulator does).
+// With `reserve` >= 0: the node's usable GPUs stay, and up to `reserve` of its free ones (the
+// lowest) are to be avoided from then on (0: none), as a daemon asks for a stopping process.
 struct CapacityChange {
   Time at;
   int node;
   int gpus;
+  int reserve = -1;
 };
 
 struct Workload {
@@ -140,6 +144,44 @@ inline const std::vector<Workload>& WithCapacityChanges() {
   return *w;
 }
 
+// Seeded GPUs to avoid over the synthetic workloads of seeds 5-8: eight times a random node
+// asks to avoid 1..all of its free GPUs during the arrivals, and none 1-20 minutes later (a
+// later ask of the node replaces an earlier one); by the end none is avoided.
+inline const std::vector<Workload>& WithReservations() {
+  static const auto* w = [] {
+    auto* out = new std::vector<Workload>;
+    uint64_t seed = 100;
+    for (const Workload& base : Synthetic()) {
+      if (!(base.name.ends_with("5") || base.name.ends_with("6") || base.name.ends_with("7") ||
+            base.name.ends_with("8"))) {
+        continue;
+      }
+      Workload c = base;
+      c.name = "reserved_" + base.name;
+      std::mt19937_64 rng(++seed);
+      const Time span = std::max<Time>(base.jobs.back().submit, Seconds(600));
+      const int per = base.topo.gpus_per_node();
+      std::uniform_int_distribution<Time> when(0, span);
+      std::uniform_int_distribution<int> node(0, base.topo.num_nodes() - 1), some(1, per),
+          minutes(1, 20);
+      for (int k = 0; k < 8; ++k) {
+        const Time at = when(rng);
+        const int n = node(rng);
+        c.capacity.push_back({at, n, per, some(rng)});
+        c.capacity.push_back({at + Seconds(60) * minutes(rng), n, per, 0});
+      }
+      std::stable_sort(c.capacity.begin(), c.capacity.end(),
+                       [](const auto& a, const auto& b) { return a.at < b.at; });
+      for (int n = 0; n < base.topo.num_nodes(); ++n) {
+        c.capacity.push_back({c.capacity.back().at + 1, n, per, 0});
+      }
+      out->push_back(std::move(c));
+    }
+    return out;
+  }();
+  return *w;
+}
+
 // Plays the simulator (src/sim/simulator.cc) over a core: completions, then arrivals, then
 // Schedule(t); a run completes at progress_start + ceil(remaining packed work / rate).
 // Returns one line per start, preemption and finish, and counts the finishes.
@@ -182,6 +224,20 @@ inline std::vector<std::string> Drive(std::unique_ptr<OrderingPolicy> policy,
     }
     for (; next_cap < w.capacity.size() && w.capacity[next_cap].at == t; ++next_cap) {
       const CapacityChange& c = w.capacity[next_cap];
+      if (c.reserve >= 0) {
+        uint64_t mask = 0;
+        const uint64_t free = s.cluster().free_mask(c.node);
+        for (int i = 0, left = c.reserve; i < w.topo.gpus_per_node() && left > 0; ++i) {
+          if (free >> i & 1) {
+            mask |= uint64_t{1} << i;
+            --left;
+          }
+        }
+        auto stopped = s.SetNodeAvailability(c.node, s.cluster().usable_mask(c.node), t, mask);
+        EXPECT_TRUE(stopped.ok() && stopped->empty());
+        log.push_back(fmt::format("{} reserve n{} {:x}", t, c.node, s.avoid_mask(c.node)));
+        continue;
+      }
       const uint64_t mask = s.UsableMaskFor(c.node, c.gpus);
       auto stopped = s.SetNodeAvailability(c.node, mask, t);
       EXPECT_TRUE(stopped.ok()) << stopped.status().message();

@@ -111,8 +111,8 @@ std::vector<GpuId> GpusFromJson(const nlohmann::json& j);
 nlohmann::json MaskToJson(uint64_t mask);
 std::optional<uint64_t> MaskFromJson(const nlohmann::json& j);
 // The capacity event of SetNodeAvailability(node, mask, t, stopping) at t, with a reason for
-// people; `stopping`: of the usable GPUs, those a daemon reserves while the processes it is
-// stopping still hold them (omitted when none).
+// people; `stopping`: of the usable GPUs, those a daemon has the core avoid while the
+// processes it is stopping still hold them (omitted when none).
 Event CapacityEvent(Time t, int node, uint64_t mask, const std::string& reason,
                     uint64_t stopping = 0);
 

@@ -7,11 +7,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
+#include <bit>
 #include <cassert>
 #include <limits>
 #include <optional>
-#include <span>
 #include <utility>
 
 namespace tiresias {
@@ -370,17 +369,11 @@ Status Scheduler::Interrupted(JobId id, Time last_alive, Time now) {
 }
 
 StatusOr<std::vector<JobId>> Scheduler::SetNodeAvailability(int node, uint64_t usable_mask,
-                                                            Time now, uint64_t reserved_mask) {
+                                                            Time now, uint64_t avoid_mask) {
   if (node < 0 || node >= topo_.num_nodes()) {
     return InvalidArgument(
         fmt::format("node {}: the cluster has nodes 0..{}", node, topo_.num_nodes() - 1));
   }
-  // Reservations are given back first, and taken again last (on free usable GPUs only).
-  if (reserved_.size() <= static_cast<size_t>(node)) reserved_.resize(topo_.num_nodes(), 0);
-  uint64_t& reserved = reserved_[static_cast<size_t>(node)];
-  const uint64_t had_reserved = reserved;
-  if (reserved) cluster_.Give(std::span<const NodeSlice>(std::array{NodeSlice{node, reserved}}));
-  reserved = 0;
   const uint64_t mask = usable_mask & cluster_.full_mask();
   const uint64_t lost = cluster_.usable_mask(node) & ~mask;
   std::vector<uint32_t> hit;
@@ -404,11 +397,13 @@ StatusOr<std::vector<JobId>> Scheduler::SetNodeAvailability(int node, uint64_t u
   }
   const bool usable_changed = mask != cluster_.usable_mask(node);
   if (usable_changed) cluster_.SetUsable(node, mask);
-  reserved = reserved_mask & mask & cluster_.free_mask(node);
-  if (reserved) cluster_.Take(std::span<const NodeSlice>(std::array{NodeSlice{node, reserved}}));
-  if (usable_changed || reserved != had_reserved) {
-    // The budget (or what is free) changed: decisions before any key may change, so the next
-    // pass walks all.
+  if (avoid_.size() <= static_cast<size_t>(node)) avoid_.resize(topo_.num_nodes(), 0);
+  uint64_t& avoid = avoid_[static_cast<size_t>(node)];
+  const uint64_t had_avoid = std::exchange(avoid, avoid_mask & mask);
+  avoided_ += std::popcount(avoid) - std::popcount(had_avoid);
+  if (usable_changed || avoid != had_avoid) {
+    // The budget (or where jobs would rather go) changed: decisions before any key may
+    // change, so the next pass walks all.
     walk_from_ = SortKey{.k0 = std::numeric_limits<int64_t>::min()};
     dirty_ = true;
   }

@@ -158,16 +158,16 @@ class Scheduler {
   // Job::evictions, not as preemptions) and returned in id order; GPUs that become usable are
   // free for the next pass, which re-walks every job (the budget changed). A job that fits the
   // cluster is never rejected because capacity is down: it waits for it to return.
-  // `reserved_mask`: of the usable GPUs, those a driver holds back for a while (a process it
-  // is stopping still runs there): never placed on, but counted in the budget, as if a job
-  // that cannot be preempted held them, so that no job is preempted for them; they are free
-  // again at the next call for the node that leaves them out. Only GPUs free (or reserved)
-  // now are reserved.
+  // `avoid_mask`: of the usable GPUs, those a driver would rather no job were placed on for a
+  // while (a process it is stopping still runs there): every placement is sought without them
+  // first, and on them only when there is none (that job then waits for them). They stay free
+  // and in the budget: no job is preempted because of them, and none waits longer than it
+  // would have. Until the next call for the node.
   StatusOr<std::vector<JobId>> SetNodeAvailability(int node, uint64_t usable_mask, Time now,
-                                                   uint64_t reserved_mask = 0);
-  // The GPUs of `node` reserved by the last SetNodeAvailability.
-  uint64_t reserved_mask(int node) const {
-    return static_cast<size_t>(node) < reserved_.size() ? reserved_[static_cast<size_t>(node)] : 0;
+                                                   uint64_t avoid_mask = 0);
+  // The GPUs of `node` to avoid, from the last SetNodeAvailability.
+  uint64_t avoid_mask(int node) const {
+    return static_cast<size_t>(node) < avoid_.size() ? avoid_[static_cast<size_t>(node)] : 0;
   }
   // The mask that leaves `gpus` GPUs of `node` usable and stops as few jobs as possible: it
   // keeps the GPUs running jobs hold first, then free ones, then unusable ones, each lowest
@@ -332,6 +332,10 @@ class Scheduler {
   void PreemptivePass(Time now, std::vector<Action>& out);
   // Places `slot` on free GPUs; true when started.
   bool TryStart(uint32_t slot, Time now, std::vector<Action>& out);
+  // The placement policy's answer for `spec` on the free GPUs, sought first without the GPUs
+  // to avoid (SetNodeAvailability): that one when it is a packed slot, else the answer on
+  // every free GPU.
+  PlacementResult Place(const JobSpec& spec);
   void NoteUnplaced(Job& j, const PlacementResult& r);
   void Backfill(Time now, std::vector<Action>& out);
   // checkpoint_aware: victims swap with kept running jobs of their class that lose less.
@@ -357,7 +361,8 @@ class Scheduler {
 
   Topology topo_;
   ClusterState cluster_;
-  std::vector<uint64_t> reserved_;  // by node: SetNodeAvailability's reserved GPUs (taken)
+  std::vector<uint64_t> avoid_;  // by node: SetNodeAvailability's GPUs to avoid
+  int avoided_ = 0;              // their number (0: placements as ever)
   std::unique_ptr<OrderingPolicy> policy_;
   std::unique_ptr<PlacementPolicy> placement_;
   SchedulerOptions opts_;

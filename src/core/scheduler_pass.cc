@@ -9,16 +9,32 @@
 // (backfill). Non-preemptive policies walk only the waiting jobs with the free GPUs as
 // budget; strict FIFO stops at the first misfit. With tenants, the walk is tenant_pass.cc's.
 #include <algorithm>
+#include <array>
 #include <optional>
+#include <span>
 #include <utility>
 
 #include "core/scheduler.h"
 
 namespace tiresias {
 
+PlacementResult Scheduler::Place(const JobSpec& spec) {
+  if (avoided_ > 0) {  // (never in the simulator)
+    ClusterState view = cluster_;
+    if (view.logging()) view.EndLog();
+    for (int node = 0; node < static_cast<int>(avoid_.size()); ++node) {
+      const uint64_t hide = avoid_[static_cast<size_t>(node)] & view.free_mask(node);
+      if (hide) view.Take(std::span<const NodeSlice>(std::array{NodeSlice{node, hide}}));
+    }
+    PlacementResult r = placement_->Place(spec, view);
+    if (auto* p = std::get_if<Placed>(&r); p && !p->fallback) return r;
+  }
+  return placement_->Place(spec, cluster_);
+}
+
 bool Scheduler::TryStart(uint32_t slot, Time now, std::vector<Action>& out) {
   Job& j = jobs_[slot];
-  PlacementResult r = placement_->Place(j.spec, cluster_);
+  PlacementResult r = Place(j.spec);
   if (auto* p = std::get_if<Placed>(&r)) {
     Start(slot, std::move(p->alloc), now, out);
     return true;
@@ -136,7 +152,7 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
       fallback.emplace_back();
       continue;
     }
-    PlacementResult res = placement_->Place(jobs_[s].spec, cluster_);
+    PlacementResult res = Place(jobs_[s].spec);
     auto* p = std::get_if<Placed>(&res);
     if (p && (!p->fallback || victims.empty())) {
       Start(s, std::move(p->alloc), now, out);
@@ -208,7 +224,7 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
     }
     while (true) {
       if (fb) cluster_.Give(*fb);
-      PlacementResult res = placement_->Place(jobs_[s].spec, cluster_);
+      PlacementResult res = Place(jobs_[s].spec);
       auto* p = std::get_if<Placed>(&res);
       if (p && !p->fallback) {
         Start(s, std::move(p->alloc), now, out);

@@ -273,7 +273,8 @@ int RunShim(const std::vector<std::string>& args) {
 
   // Why a task could not start its command (Exec): read once every task has ended.
   std::array<int, 2> why{-1, -1};
-  if (pipe2(why.data(), O_CLOEXEC) != 0 || fcntl(why[0], F_SETFL, O_NONBLOCK) != 0) {
+  // (Both ends non-blocking: tasks that fail by the hundred lose their words, not their exit.)
+  if (pipe2(why.data(), O_CLOEXEC | O_NONBLOCK) != 0) {
     why = {-1, -1};  // only the reason is lost (it is in the log)
   }
 
@@ -405,15 +406,17 @@ int RunShim(const std::vector<std::string>& args) {
     if (pipes[k][0] >= 0) close(pipes[k][0]);
   }
   ExitRecord rec = *worst;
-  if (why[0] >= 0) {  // the first task's words that could not start its command
+  // The words of the first task that could not start its command, when that is how it ended
+  // (126 or 127, not a signal or another task's exit).
+  if (why[0] >= 0 && rec.signal == 0 && (rec.exit_code == 126 || rec.exit_code == 127)) {
     char buf[PIPE_BUF];
     const ssize_t n = read(why[0], buf, sizeof buf);
     if (n > 0) {
       const std::string text(buf, static_cast<size_t>(n));
       rec.reason = text.substr(0, text.find('\n'));
     }
-    close(why[0]);
   }
+  if (why[0] >= 0) close(why[0]);
   ExitInfo info{.exit_code = rec.exit_code, .signal = rec.signal};
   Say("command ended: " + info.Describe());
   if (Status s = WriteExitFile(a.exit_file, rec); !s.ok()) Say(s.message());

@@ -29,12 +29,12 @@ Status ReplayInput(Scheduler& core, const EventRow& row,
   if (e.kind == EventKind::kCapacity) {  // a node's usable GPUs; no job
     auto node = e.detail.find("node");
     auto mask = MaskFromJson(e.detail.value("usable", nlohmann::json()));
-    // (Of those, the ones a stopping process still held: reserved. None in older journals.)
-    auto reserved = MaskFromJson(e.detail.value("stopping", nlohmann::json::array()));
-    if (node == e.detail.end() || !node->is_number_integer() || !mask || !reserved) {
+    // (Of those, the ones a stopping process still held: to avoid. None in older journals.)
+    auto avoid = MaskFromJson(e.detail.value("stopping", nlohmann::json::array()));
+    if (node == e.detail.end() || !node->is_number_integer() || !mask || !avoid) {
       return IoError(fmt::format("journal event {} (capacity): no node or usable GPUs", row.seq));
     }
-    auto stopped = core.SetNodeAvailability(node->get<int>(), *mask, e.t, *reserved);
+    auto stopped = core.SetNodeAvailability(node->get<int>(), *mask, e.t, *avoid);
     if (!stopped.ok()) {
       return IoError(
           fmt::format("journal event {} (capacity): {}", row.seq, stopped.status().message()));

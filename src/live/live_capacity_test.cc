@@ -1,7 +1,8 @@
 // LiveScheduler's capacity while processes stop (live_scheduler_capacity.cc), on the virtual
-// clock of tests/live_fixture.h: the GPUs of a cancelled job whose process runs through its
-// grace are left out of the core until it is gone, so that the next job starts on idle GPUs
-// instead of waiting for it; across a restart too.
+// clock of tests/live_fixture.h: the core avoids the GPUs of a cancelled job whose process
+// runs through its grace until it is gone, so that the next job starts on idle GPUs instead
+// of waiting for it (across a restart too), yet a job with no other place still takes them
+// and nothing is preempted for them; a requeued job's own GPUs are not avoided.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -10,13 +11,13 @@
 namespace tiresias {
 namespace {
 
-TEST_F(LiveSchedulerTest, ACancelledJobsGpusAreLeftOutUntilItsProcessIsGone) {
+TEST_F(LiveSchedulerTest, ACancelledJobsGpusAreAvoidedUntilItsProcessIsGone) {
   // One node of 4 GPUs, grace 4 s, processes that ignore SIGTERM (only the kill at the end of
   // the grace stops them). A (2 GPUs) runs on GPUs 0,1 and is cancelled at 1 s: its process
   // holds them until 5 s. C (2 GPUs), submitted then, starts at once on the idle GPUs 2,3
   // (the core gave it 0,1 before, and it waited 4 s for A's process while 2,3 stayed idle).
-  // A restart in the grace keeps 0,1 out; once A's process is gone they are usable again and
-  // D (2 GPUs) starts there at once.
+  // A restart in the grace keeps 0,1 avoided: E (2 GPUs), with no other place, takes them and
+  // waits for A's process (`starting`), and starts once it is gone.
   policy_opts_ = {"thresholds=100000"};
   grace_ = Seconds(4);
   world_.ignore_term = true;
@@ -44,7 +45,7 @@ TEST_F(LiveSchedulerTest, ACancelledJobsGpusAreLeftOutUntilItsProcessIsGone) {
             std::string::npos)
       << events;
 
-  // A restart in the grace: the journal's replay leaves 0,1 out as they were.
+  // A restart in the grace: the journal's replay has the core avoid 0,1 as before.
   world_.now = t0 + 2'000;
   d.reset();
   d = Start();
@@ -52,10 +53,10 @@ TEST_F(LiveSchedulerTest, ACancelledJobsGpusAreLeftOutUntilItsProcessIsGone) {
   const JobId e = *d->Submit({.name = "e", .gpus = 2, .argv = {"train"}});
   world_.work[e] = 1'000;
   d->Step();
-  EXPECT_EQ((*d->Get(e))["state"], "pending") << "0,1 are still A's";
+  EXPECT_EQ((*d->Get(e))["state"], "starting") << "0,1 are still A's";
   EXPECT_EQ(world_.launches.size(), 2u);
 
-  // A is killed at 5 s: 0,1 are usable again and E starts there at once.
+  // A is killed at 5 s: E starts there at once.
   world_.now = t0 + 5'000;
   d->Step();
   d->Step();
@@ -69,10 +70,10 @@ TEST_F(LiveSchedulerTest, NoJobIsPreemptedForTheGpusOfAStoppingProcess) {
   // dlas with an 8 GPU-s first queue, one node of 8 GPUs, grace 4 s, processes that ignore
   // SIGTERM. W (4 GPUs) runs from 0 and is demoted at 2 s. A (4 GPUs, first queue) starts at
   // 3 s on the other four and is cancelled at 3.5 s: its process holds them until its kill at
-  // 7.5 s. C (4 GPUs, first queue) arrives then. Its GPUs are A's, in a few seconds: it waits
-  // for them (pending, not placed), and W, behind it in the order, is not preempted for it (a
-  // core that left A's GPUs out of its budget would have stopped W, whose GPUs C would then
-  // wait for anyway). C starts on A's GPUs once A's process is gone.
+  // 7.5 s. C (4 GPUs, first queue) arrives then. A's GPUs, to avoid, are the only place for
+  // it: it takes them and waits (`starting`), and W, behind it in the order, is not preempted
+  // for it (a core that left A's GPUs out of its budget stopped W, whose GPUs C would then
+  // wait for anyway). C starts once A's process is gone.
   cluster_ = {{"n1", 8}};
   policy_opts_ = {"thresholds=8"};
   grace_ = Seconds(4);
@@ -95,7 +96,7 @@ TEST_F(LiveSchedulerTest, NoJobIsPreemptedForTheGpusOfAStoppingProcess) {
   world_.work[c] = 1'000'000;
   for (; world_.now < t0 + 7'500; world_.now += 500) {
     d->Step();
-    ASSERT_EQ((*d->Get(c))["state"], "pending") << "at " << world_.now - t0;
+    ASSERT_EQ((*d->Get(c))["state"], "starting") << "at " << world_.now - t0;
     ASSERT_EQ((*d->Get(w))["state"], "running") << "at " << world_.now - t0;
   }
   d->Step();
@@ -124,11 +125,11 @@ TEST_F(LiveSchedulerTest, AVictimCancelledInItsGraceAndKilledCountsAKillNotAChec
   EXPECT_TRUE(world_.overlaps.empty()) << Join(world_.overlaps, "; ");
 }
 
-TEST_F(LiveSchedulerTest, ARequeuedJobsOwnGpusAreNotReservedForItsOldProcess) {
+TEST_F(LiveSchedulerTest, ARequeuedJobsOwnGpusAreNotAvoided) {
   // R (2 GPUs of 4, ignores SIGTERM) runs on 0,1 and is requeued at 1 s: its process holds
   // them until its kill at 5 s. S (2 GPUs) submitted then starts at once on 2,3, and R goes
-  // back on 0,1 behind its own process (reserving them for it sent R to 2,3, where it waited
-  // for that process all the same, and kept S waiting).
+  // back on 0,1 behind its own process (avoiding them sent R to 2,3, where it waited for that
+  // process all the same, and kept S waiting).
   policy_opts_ = {"thresholds=100000"};
   grace_ = Seconds(4);
   world_.ignore_term = true;

@@ -1,12 +1,12 @@
 // The live scheduler's capacity (see live_scheduler.h): which GPUs of each node the core may
 // place jobs on. A node's usable GPUs come from the executor's node reports (a node down, GPUs
-// held by jobs outside tiresias). Of them, the GPUs the core would count free but the process
-// of a job that ended still holds (cancelled, also in its time limit's grace, and running
-// through its grace) are reserved in the core until that process is gone: never placed on,
-// but in the budget, so that no job is preempted for them. Without that the core gave them to
-// the next job, which then waited for that process while other GPUs stayed idle. Every change
-// is journalled (a capacity event with the reserved GPUs as `stopping`) before the pass it
-// affects, so that a replay rebuilds the same core.
+// held by jobs outside tiresias). Of them, the GPUs the core counts free but the process of a
+// job that ended still holds (cancelled, also in its time limit's grace, and running through
+// its grace) are given to the core to avoid until that process is gone: a job is placed there
+// only when there is no other place for it (it then waits for them, as every job did before).
+// Without that the core gave them to the next job, which waited for that process while other
+// GPUs stayed idle. Every change is journalled (a capacity event with the GPUs to avoid as
+// `stopping`) before the pass it affects, so that a replay rebuilds the same core.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -48,26 +48,24 @@ void LiveScheduler::ApplyNodes(const std::vector<NodeReport>& nodes, Time now,
     } else {
       why = fmt::format("node {}: all {} GPUs usable", r.name, want);
     }
-    // (Reserved GPUs are kept first with those jobs hold: a stopping process holds them.)
     const uint64_t usable = sched_->UsableMaskFor(node, want);
-    SetCapacity(node, usable, sched_->reserved_mask(node) & usable, why, now, changed, stop);
+    SetCapacity(node, usable, sched_->avoid_mask(node) & usable, why, now, changed, stop);
   }
 }
 
 void LiveScheduler::SyncStoppingGpus(Time now, std::vector<JobId>& changed,
                                      std::vector<JobId>& stop) {
-  // A usable GPU the process of a job that has ended (cancelled, timed out) still holds while
-  // no job of the core holds it: free in the core, or already reserved for that process. (Not
-  // a preempted or requeued job's: the core may start that job again there, and it waits for
-  // its own process wherever it starts; reserved, they sent it to other GPUs and kept a job
-  // that could have started there from them.)
+  // A GPU the core counts free that the process of a job that has ended (cancelled) still
+  // holds. (Not a preempted or requeued job's: the core may start that job again there, and
+  // it waits for its own process wherever it starts; avoided, they sent it to other GPUs and
+  // kept a job that could have started there from them.)
   const int nodes = sched_->topology().num_nodes();
   std::vector<uint64_t> held(static_cast<size_t>(nodes), 0);
   std::vector<std::set<JobId>> by(static_cast<size_t>(nodes));
   for (const auto& [g, id] : gpu_owner_) {
     if (g.node < 0 || g.node >= nodes || !IsTerminal(records_.at(id).state)) continue;
     const uint64_t bit = uint64_t{1} << g.index;
-    if ((sched_->cluster().free_mask(g.node) | sched_->reserved_mask(g.node)) & bit) {
+    if (sched_->cluster().free_mask(g.node) & bit) {
       held[static_cast<size_t>(g.node)] |= bit;
       by[static_cast<size_t>(g.node)].insert(id);
     }
@@ -75,7 +73,7 @@ void LiveScheduler::SyncStoppingGpus(Time now, std::vector<JobId>& changed,
   const std::vector<NodeSpec> cluster = ClusterNodes();
   for (int node = 0; node < nodes; ++node) {
     const auto n = static_cast<size_t>(node);
-    const uint64_t had = sched_->reserved_mask(node);
+    const uint64_t had = sched_->avoid_mask(node);
     if (held[n] == had) continue;
     const std::string name = n < cluster.size() ? cluster[n].name : std::to_string(node);
     std::string why;
@@ -93,15 +91,14 @@ void LiveScheduler::SyncStoppingGpus(Time now, std::vector<JobId>& changed,
   }
 }
 
-void LiveScheduler::SetCapacity(int node, uint64_t usable, uint64_t reserved,
-                                const std::string& why, Time now, std::vector<JobId>& changed,
-                                std::vector<JobId>& stop) {
+void LiveScheduler::SetCapacity(int node, uint64_t usable, uint64_t avoid, const std::string& why,
+                                Time now, std::vector<JobId>& changed, std::vector<JobId>& stop) {
   std::map<JobId, std::vector<GpuId>> held;  // for the evict events
   for (const auto& [id, rec] : open_) {
     if (const Job* j = sched_->Find(id); j && j->running()) held[id] = j->alloc.Gpus();
   }
-  Journal(CapacityEvent(now, node, usable, why, reserved));
-  auto stopped = sched_->SetNodeAvailability(node, usable, now, reserved);
+  Journal(CapacityEvent(now, node, usable, why, avoid));
+  auto stopped = sched_->SetNodeAvailability(node, usable, now, avoid);
   MustOk(stopped.status());
   for (JobId id : *stopped) {
     JobRecord& rec = records_.at(id);
@@ -126,7 +123,7 @@ void LiveScheduler::SetCapacity(int node, uint64_t usable, uint64_t reserved,
 
 void LiveScheduler::RestoreStoppingGpus(Scheduler& copy, Time now) {
   for (int node = 0; node < copy.topology().num_nodes(); ++node) {
-    if (copy.reserved_mask(node) != 0) {
+    if (copy.avoid_mask(node) != 0) {
       (void)copy.SetNodeAvailability(node, copy.cluster().usable_mask(node), now);
     }
   }

@@ -191,6 +191,18 @@ TEST_P(ReferencePass, CapacityChangesDecideAsFromScratch) {
   EXPECT_GT(evictions, 20u);
 }
 
+TEST_P(ReferencePass, GpusToAvoidDecideAsFromScratch) {
+  // GPUs to avoid for a while (a daemon's stopping process holds them): placed on only when
+  // nothing else fits. Not vacuous: most asks name GPUs (16 workloads x 8).
+  size_t taken = 0;
+  for (const Workload& w : WithReservations()) {
+    for (const auto& line : Compare(w)) {
+      taken += line.find(" reserve ") != std::string::npos && !line.ends_with(" 0");
+    }
+  }
+  EXPECT_GT(taken, 40u);
+}
+
 TEST_P(ReferencePass, SixtyJobTraceDecidesAsFromScratch) {
   const std::string path = std::string(TIRESIAS_SHARED_DIR) + "/traces/tiresias/60_job.csv";
   if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " is absent (../shared)";
