@@ -441,6 +441,9 @@ TEST_F(ApiSecurityTest, WhatIfRefusesUnknownFieldsAsSubmitDoes) {
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
   EXPECT_LT((*capped)["end"]["p50_ms"].get<int64_t>() - now, 70'000) << capped->dump();
+  // Nor does its range reach past the limit and the grace (30 s): the margins widened its p90
+  // to minutes (found by a second exploratory test).
+  EXPECT_LT((*capped)["end"]["p90_ms"].get<int64_t>() - now, 95'000) << capped->dump();
 }
 
 // Found by a review: 1,100 idle TCP connections, which any local process may open, locked

@@ -279,7 +279,7 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     if (!gpus || *gpus < 1 || *gpus > kMaxRequestGpus) {
       return Fail(400, fmt::format("field 'gpus': an integer in 1..{}", kMaxRequestGpus));
     }
-    std::optional<Duration> run;
+    std::optional<Duration> run, time_limit;
     if (body->contains("duration")) {
       const auto& d = (*body)["duration"];
       if (!d.is_number() || !(d.get<double>() > 0) || d.get<double>() > kMaxRequestDurationS) {
@@ -296,13 +296,14 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
       // duration was forecast in full). Without a duration: the end is pessimistic, the start
       // is not.
       run = std::min(run.value_or(*limit), *limit);
+      time_limit = *limit;  // and no end past it (and the grace)
     }
     if (body->contains("vc") && !(*body)["vc"].is_string()) {
       return Fail(400, "field 'vc': a VC's name");
     }
     // As the caller would submit it: their VC (or the one named), its quota.
     auto est = sched_.WhatIfSubmit(static_cast<int>(*gpus), run, caller.user,
-                                   body->value("vc", std::string()));
+                                   body->value("vc", std::string()), time_limit);
     return est.ok() ? Reply(200, *est) : Fail(est.status());
   }
   if (what == "version" && p.size() == 2 && m == "GET") {

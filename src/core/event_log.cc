@@ -200,8 +200,10 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
       return fmt::format("{} ({} GPUs)", Str(d, "name"), Num(d, "gpus"));
     case EventKind::kFinish:
       return Str(d, "how");
-    case EventKind::kCancel:
-      return Str(d, "why").empty() ? "by request" : Str(d, "why");
+    case EventKind::kCancel:  // (a daemon's end of a job the core did not run: `how`)
+      return !Str(d, "why").empty()   ? Str(d, "why")
+             : !Str(d, "how").empty() ? Str(d, "how")
+                                      : "by request";
     case EventKind::kTick:
       return "";
     case EventKind::kLaunch: {

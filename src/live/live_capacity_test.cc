@@ -153,5 +153,36 @@ TEST_F(LiveSchedulerTest, ARequeuedJobsOwnGpusAreNotAvoided) {
   EXPECT_TRUE(world_.overlaps.empty()) << Join(world_.overlaps, "; ");
 }
 
+TEST_F(LiveSchedulerTest, AJobPreemptedInItsTimeLimitsGraceEndsTimedOutAndIsNoPreemption) {
+  // dlas with an 8 GPU-s first queue on 4 GPUs: X (4 GPUs, limit 3 s, ignores
+  // SIGTERM) is told to stop at 3 s (kill due at 7 s); the core still runs it and demotes it
+  // at 2 s; N (4 GPUs) arrives at 4 s and the core preempts X for it. That is no preemption of
+  // X's process (already stopping): X ends `timeout` when it is killed, with 0 preemptions
+  // (it said 1, checkpointed 1), its end's event says so (not "by request"), and N starts.
+  policy_opts_ = {"thresholds=8"};
+  grace_ = Seconds(4);
+  world_.ignore_term = true;
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId x = *d->Submit({.name = "x", .gpus = 4, .argv = {"train"}, .time = "0:03"});
+  world_.work[x] = 1'000'000;
+  d->Step();
+  world_.now = t0 + 3'000;
+  d->Step();
+  ASSERT_EQ((*d->Get(x))["state"], "preempting");
+  world_.now = t0 + 4'000;
+  const JobId n = *d->Submit({.name = "n", .gpus = 4, .argv = {"train"}});
+  world_.work[n] = 1'000'000;
+  for (; world_.now <= t0 + 8'000; world_.now += 500) d->Step();
+  const auto xj = *d->Get(x);
+  EXPECT_EQ(xj["state"], "timeout") << xj.dump();
+  EXPECT_EQ(xj["preemptions"], 0);
+  EXPECT_EQ(xj["checkpointed"], 0);
+  EXPECT_EQ((*d->Get(n))["state"], "running");
+  const std::string events = d->Events(0, 100, x)->dump();
+  EXPECT_EQ(events.find("by request"), std::string::npos) << events;
+  EXPECT_NE(events.find("timeout (killed by signal 9"), std::string::npos) << events;
+}
+
 }  // namespace
 }  // namespace tiresias

@@ -36,8 +36,8 @@ StatusOr<nlohmann::json> LiveScheduler::Estimate(JobId id) {
 }
 
 StatusOr<nlohmann::json> LiveScheduler::WhatIfSubmit(int gpus, std::optional<Duration> run,
-                                                     const std::string& user,
-                                                     const std::string& vc) {
+                                                     const std::string& user, const std::string& vc,
+                                                     std::optional<Duration> time_limit) {
   std::unique_lock lk(mu_);
   // An id no job has or will have: the next one, which this job would get.
   const JobId id(store_->NextJobId());
@@ -54,7 +54,7 @@ StatusOr<nlohmann::json> LiveScheduler::WhatIfSubmit(int gpus, std::optional<Dur
   if (auto why = sched_->placement().NeverFitsReason(spec, sched_->topology())) {
     return InvalidArgument(fmt::format("a {}-GPU job could never run here: {}", gpus, *why));
   }
-  return ForecastFor(lk, id, spec);
+  return ForecastFor(lk, id, spec, time_limit);
 }
 
 std::unordered_map<JobId, Duration> LiveScheduler::TimeLimits() const {
@@ -100,7 +100,8 @@ void LiveScheduler::SaveMargins() {
 }
 
 StatusOr<nlohmann::json> LiveScheduler::ForecastFor(std::unique_lock<std::mutex>& lk, JobId id,
-                                                    std::optional<JobSpec> extra) {
+                                                    std::optional<JobSpec> extra,
+                                                    std::optional<Duration> extra_limit) {
   const Time now = Now();
   const int64_t epoch = store_->epoch_ms();
   ResolveForecasts(now);
@@ -109,6 +110,7 @@ StatusOr<nlohmann::json> LiveScheduler::ForecastFor(std::unique_lock<std::mutex>
                        .target = id,
                        .margin = margins_.margin()};
   opts.time_limits = TimeLimits();
+  if (extra && extra_limit) opts.time_limits[extra->id] = *extra_limit;
   opts.stop_grace = cfg_.grace;
   auto in = PrepareForecast(*sched_, now, opts);
   if (!in.ok()) return in.status();

@@ -245,6 +245,13 @@ void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
 void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& changed) {
   JobRecord& rec = records_.at(a.job);
   changed.push_back(a.job);
+  if (a.kind == Action::Kind::kPreempt && rec.timing_out && procs_.contains(a.job) &&
+      !to_launch_.contains(a.job)) {
+    // Already told to stop at its time limit: it ends when its process does (EndAsTimeout),
+    // and this is no preemption of its process (not counted as one; its message stays).
+    Journal(EventOf(a, now));
+    return;
+  }
   rec.message = a.reason();
   if (a.kind == Action::Kind::kStart) {
     Journal(EventOf(a, now));

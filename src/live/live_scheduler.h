@@ -152,10 +152,12 @@ class LiveScheduler {
   // from forward simulations of the core (engine/forecast.h); null for a job that ended.
   StatusOr<nlohmann::json> Estimate(JobId id);
   // A forecast (as Estimate) for a job of `gpus` GPUs submitted now by `user` (to `vc`, or
-  // the user's VC, as Submit), running `run` (unknown: drawn like the others'); nothing is
-  // submitted. InvalidArgument if it could never fit, or for a VC Submit would refuse.
+  // the user's VC, as Submit), running `run` (unknown: drawn like the others') within
+  // `time_limit` (if any); nothing is submitted. InvalidArgument if it could never fit, or
+  // for a VC Submit would refuse.
   StatusOr<nlohmann::json> WhatIfSubmit(int gpus, std::optional<Duration> run,
-                                        const std::string& user, const std::string& vc = "");
+                                        const std::string& user, const std::string& vc = "",
+                                        std::optional<Duration> time_limit = std::nullopt);
   // The likely (p50) start of every job that has not started, wall ms; cached a few seconds.
   std::map<JobId, int64_t> StartEstimates();
   nlohmann::json Nodes();
@@ -368,7 +370,8 @@ class LiveScheduler {
   // A forecast targeting `id` (with `extra` added to the copies first), as explain's JSON;
   // `lk` holds mu_ and is released while the copies run.
   StatusOr<nlohmann::json> ForecastFor(std::unique_lock<std::mutex>& lk, JobId id,
-                                       std::optional<JobSpec> extra);
+                                       std::optional<JobSpec> extra,
+                                       std::optional<Duration> extra_limit = std::nullopt);
   // The time limits of the jobs not ended, for the forecasts (ForecastOptions::time_limits).
   std::unordered_map<JobId, Duration> TimeLimits() const;
   // The forecasts' margins, adapted from how the start forecasts made so far (the first of
