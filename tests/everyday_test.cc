@@ -289,6 +289,20 @@ TEST_F(EverydayTest, ScriptsGetWhatTheyAskForFromLogsJsonAndTimes) {
   ASSERT_EQ(Cli("wait " + io + " --timeout 60").rc, 0);
   EXPECT_NE(testing::ReadAll(sd() + "/o-" + io + ".log").find("out\n"), std::string::npos);
   EXPECT_EQ(testing::ReadAll(sd() + "/e-" + io + ".log"), "err\n");
+  // An -o file that cannot be opened: the job fails with exit 126 and says why (show said
+  // "exit 126" alone), and `logs` says the file does not exist (it printed nothing, exit 0).
+  const std::string bad = Submit("-o " + sd() + "/no-such-dir/x.log -- true");
+  EXPECT_EQ(Cli("wait " + bad + " --timeout 60").rc, 126);
+  const std::string bad_show = Cli("show " + bad).out;
+  EXPECT_NE(bad_show.find("cannot open " + sd() +
+                          "/no-such-dir/x.log for the job's stdout: No "
+                          "such file or directory"),
+            std::string::npos)
+      << bad_show;
+  const CmdResult bad_logs = Cli("logs " + bad);
+  EXPECT_NE(bad_logs.rc, 0);
+  EXPECT_NE(bad_logs.out.find("does not exist (it ended failed"), std::string::npos)
+      << bad_logs.out;
   // An empty value is refused, not read as no flag (`-a ''` made a plain job).
   for (const char* flag : {"-a", "-J", "-t", "-d", "-o"}) {
     CmdResult empty = Cli(std::string("submit ") + flag + " '' -- true");

@@ -225,8 +225,9 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
                    : fmt::format("not launched yet, no service counted until {} at least: {}",
                                  when("until_ms"), Str(d, "why"));
       }
-      return fmt::format("waiting for preempted processes to release its GPUs (at the latest {})",
-                         when("until_ms"));
+      return fmt::format(
+          "waiting for processes told to stop to release its GPUs (at the latest {})",
+          when("until_ms"));
     case EventKind::kReject:
     case EventKind::kRelaunch:
       return Str(d, "reason");

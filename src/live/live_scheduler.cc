@@ -3,7 +3,7 @@
 // in live_scheduler_requests.cc, what happens when a process ends in
 // live_scheduler_exits.cc, recovery in live_scheduler_recovery.cc, capacity (node reports,
 // GPUs of stopping processes) in live_scheduler_capacity.cc, the API views in
-// live_scheduler_views.cc.
+// live_scheduler_views.cc (logs: live_scheduler_logs.cc).
 #include "live/live_scheduler.h"
 
 #include <fmt/chrono.h>

@@ -1,7 +1,6 @@
-// LiveScheduler's read-only views for the API: jobs, explain, nodes, events and logs.
-#include <fcntl.h>
+// LiveScheduler's read-only views for the API: jobs, explain, nodes, events (logs:
+// live_scheduler_logs.cc).
 #include <fmt/format.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,7 +10,6 @@
 
 #include "common/strings.h"
 #include "core/event_log.h"
-#include "exec/open_as.h"
 #include "live/live_scheduler.h"
 
 namespace tiresias {
@@ -311,9 +309,12 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
     reasons.insert(reasons.begin(),
                    holders.empty() && r.message.starts_with("waiting for the cluster engine")
                        ? "scheduled to start; " + r.message
-                       : fmt::format("scheduled to start; waiting for preempted processes to "
-                                     "checkpoint and exit: {}",
+                       : fmt::format("scheduled to start; waiting for the processes told to "
+                                     "stop to exit: {}",
                                      Join(holders, ", ")));
+    for (std::string& reason : reasons) {  // the core's word: not running yet
+      if (reason.starts_with("running on ")) reason = "placed on " + reason.substr(11);
+    }
   } else if (r.state == LiveState::kPreempting && r.timing_out) {
     reasons.insert(reasons.begin(),
                    fmt::format("its time limit ({}) is reached; its process is stopping (grace "
@@ -474,79 +475,6 @@ StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit, std::op
     out.push_back(x);
   }
   return out;
-}
-
-StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, int64_t& next,
-                                          bool stderr_stream, size_t tail_lines) {
-  std::string path;
-  std::optional<std::pair<uid_t, gid_t>> as;  // whose rights open it
-  {
-    std::lock_guard lk(mu_);
-    auto it = records_.find(id);
-    if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
-    const JobRecord& r = it->second;
-    path = OutputPath(r, stderr_stream);
-    // A path the submitter chose (--output, --error) is opened with the submitter's rights:
-    // serve as root must not read, say, /etc/shadow for them. The job directory's own log is
-    // serve's, written for the job.
-    const bool chosen = !(stderr_stream && !r.error.empty() ? r.error : r.output).empty();
-    if (!chosen) {
-      if (std::string why = Removed(r); !why.empty()) return NotFound(why);
-    }
-    if (chosen && geteuid() == 0 && r.uid >= 0) {
-      as.emplace(static_cast<uid_t>(r.uid), static_cast<gid_t>(r.gid >= 0 ? r.gid : r.uid));
-    }
-  }
-  next = offset;
-  StatusOr<int> opened = as ? OpenToReadAs(path, as->first, as->second)
-                            : StatusOr<int>(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!opened.ok()) {
-    if (opened.status().code() == StatusCode::kNotFound) return std::string();  // not yet
-    return PermissionDenied(fmt::format("job {}: its output {} is not readable by its user: {}",
-                                        id.value(), path, opened.status().message()));
-  }
-  const int fd = *opened;
-  if (fd < 0) return std::string();  // not written yet
-  struct stat st {};
-  const int64_t size = fstat(fd, &st) == 0 ? st.st_size : 0;
-  // Past the end: the log was rotated (serve --max-log-size) or truncated; a follower goes on
-  // from the start of the new one, as `tail -F` does.
-  if (offset > size) offset = 0;
-  auto read_at = [&](int64_t from, size_t n) {
-    std::string out(n, '\0');
-    size_t got = 0;
-    while (got < n) {
-      const ssize_t k =
-          pread(fd, out.data() + got, n - got, static_cast<off_t>(from) + static_cast<off_t>(got));
-      if (k <= 0) break;
-      got += static_cast<size_t>(k);
-    }
-    out.resize(got);
-    return out;
-  };
-  if (tail_lines > 0) {  // the last lines: read back from the end until enough newlines
-    int64_t from = size;
-    size_t lines = 0;
-    bool found = false;  // the newline before the first of the last `tail_lines` lines
-    while (from > 0 && !found) {
-      const int64_t step = std::min<int64_t>(from, 65536);
-      from -= step;
-      const std::string chunk = read_at(from, static_cast<size_t>(step));
-      for (int64_t k = static_cast<int64_t>(chunk.size()) - 1; k >= 0; --k) {
-        if (chunk[static_cast<size_t>(k)] == '\n' && from + k != size - 1 &&
-            ++lines == tail_lines) {
-          from += k + 1;
-          found = true;
-          break;
-        }
-      }
-    }
-    offset = std::max<int64_t>(from, size - static_cast<int64_t>(max));
-  }
-  std::string buf = offset < 0 ? std::string() : read_at(offset, max);
-  close(fd);
-  next = offset + static_cast<int64_t>(buf.size());
-  return buf;
 }
 
 }  // namespace tiresias
