@@ -18,6 +18,7 @@
 #include <queue>
 #include <random>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -106,79 +107,54 @@ inline const std::vector<Workload>& Synthetic() {
   return *w;
 }
 
-// Seeded outages over the synthetic workloads of seeds 1-4: eight times a random node loses
-// some or all of its GPUs during the arrivals and gets them back 1-20 minutes later (outages
-// may overlap); by the end every node is whole again, so every job still finishes.
-inline const std::vector<Workload>& WithCapacityChanges() {
-  static const auto* w = [] {
-    auto* out = new std::vector<Workload>;
-    uint64_t seed = 0;
-    for (const Workload& base : Synthetic()) {
-      if (base.name.ends_with("1") || base.name.ends_with("2") || base.name.ends_with("3") ||
-          base.name.ends_with("4")) {
-        Workload c = base;
-        c.name = "capacity_" + base.name;
-        std::mt19937_64 rng(++seed);
-        const Time span = std::max<Time>(base.jobs.back().submit, Seconds(600));
-        const int per = base.topo.gpus_per_node();
-        std::uniform_int_distribution<Time> when(0, span);
-        std::uniform_int_distribution<int> node(0, base.topo.num_nodes() - 1), left(0, per - 1),
-            minutes(1, 20);
-        for (int k = 0; k < 8; ++k) {
-          const Time at = when(rng);
-          const int n = node(rng);
-          c.capacity.push_back({at, n, left(rng)});
-          c.capacity.push_back({at + Seconds(60) * minutes(rng), n, per});
-        }
-        std::stable_sort(c.capacity.begin(), c.capacity.end(),
-                         [](const auto& a, const auto& b) { return a.at < b.at; });
-        // Overlapping outages of one node: the last change wins, so end each node whole.
-        for (int n = 0; n < base.topo.num_nodes(); ++n) {
-          c.capacity.push_back({c.capacity.back().at + 1, n, per});
-        }
-        out->push_back(std::move(c));
-      }
+// Eight seeded changes of random nodes during the arrivals over the synthetic workloads whose
+// seed ends in one of `seeds`, each undone 1-20 minutes later (changes of one node may
+// overlap: the last wins), and every node as it began at the end: `avoid` false, outages (the
+// node loses 0..all but one of its GPUs); true, GPUs to avoid (1..all of its free ones).
+inline std::vector<Workload> Perturbed(const std::string& prefix, std::string_view seeds,
+                                       uint64_t seed, bool avoid) {
+  std::vector<Workload> out;
+  for (const Workload& base : Synthetic()) {
+    if (seeds.find(base.name.back()) == std::string_view::npos) continue;
+    Workload c = base;
+    c.name = prefix + base.name;
+    std::mt19937_64 rng(++seed);
+    const Time span = std::max<Time>(base.jobs.back().submit, Seconds(600));
+    const int per = base.topo.gpus_per_node();
+    std::uniform_int_distribution<Time> when(0, span);
+    std::uniform_int_distribution<int> node(0, base.topo.num_nodes() - 1),
+        amount(avoid ? 1 : 0, avoid ? per : per - 1), minutes(1, 20);
+    // An outage leaves `gpus` usable; an ask to avoid keeps all and avoids up to `reserve`.
+    const auto change = [&](Time at, int n, int k) {
+      return avoid ? CapacityChange{at, n, per, k} : CapacityChange{at, n, k};
+    };
+    const int undo = avoid ? 0 : per;
+    for (int k = 0; k < 8; ++k) {
+      const Time at = when(rng);
+      const int n = node(rng);
+      c.capacity.push_back(change(at, n, amount(rng)));
+      c.capacity.push_back(change(at + Seconds(60) * minutes(rng), n, undo));
     }
-    return out;
-  }();
+    std::stable_sort(c.capacity.begin(), c.capacity.end(),
+                     [](const auto& x, const auto& y) { return x.at < y.at; });
+    for (int n = 0; n < base.topo.num_nodes(); ++n) {
+      c.capacity.push_back(change(c.capacity.back().at + 1, n, undo));
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// Outages over the workloads of seeds 1-4; by the end every node is whole again, so every job
+// still finishes.
+inline const std::vector<Workload>& WithCapacityChanges() {
+  static const auto* w = new std::vector<Workload>(Perturbed("capacity_", "1234", 0, false));
   return *w;
 }
 
-// Seeded GPUs to avoid over the synthetic workloads of seeds 5-8: eight times a random node
-// asks to avoid 1..all of its free GPUs during the arrivals, and none 1-20 minutes later (a
-// later ask of the node replaces an earlier one); by the end none is avoided.
-inline const std::vector<Workload>& WithReservations() {
-  static const auto* w = [] {
-    auto* out = new std::vector<Workload>;
-    uint64_t seed = 100;
-    for (const Workload& base : Synthetic()) {
-      if (!(base.name.ends_with("5") || base.name.ends_with("6") || base.name.ends_with("7") ||
-            base.name.ends_with("8"))) {
-        continue;
-      }
-      Workload c = base;
-      c.name = "reserved_" + base.name;
-      std::mt19937_64 rng(++seed);
-      const Time span = std::max<Time>(base.jobs.back().submit, Seconds(600));
-      const int per = base.topo.gpus_per_node();
-      std::uniform_int_distribution<Time> when(0, span);
-      std::uniform_int_distribution<int> node(0, base.topo.num_nodes() - 1), some(1, per),
-          minutes(1, 20);
-      for (int k = 0; k < 8; ++k) {
-        const Time at = when(rng);
-        const int n = node(rng);
-        c.capacity.push_back({at, n, per, some(rng)});
-        c.capacity.push_back({at + Seconds(60) * minutes(rng), n, per, 0});
-      }
-      std::stable_sort(c.capacity.begin(), c.capacity.end(),
-                       [](const auto& a, const auto& b) { return a.at < b.at; });
-      for (int n = 0; n < base.topo.num_nodes(); ++n) {
-        c.capacity.push_back({c.capacity.back().at + 1, n, per, 0});
-      }
-      out->push_back(std::move(c));
-    }
-    return out;
-  }();
+// GPUs to avoid (a daemon's stopping processes) over the workloads of seeds 5-8.
+inline const std::vector<Workload>& WithGpusToAvoid() {
+  static const auto* w = new std::vector<Workload>(Perturbed("avoid_", "5678", 100, true));
   return *w;
 }
 

@@ -195,7 +195,7 @@ TEST_P(ReferencePass, GpusToAvoidDecideAsFromScratch) {
   // GPUs to avoid for a while (a daemon's stopping process holds them): placed on only when
   // nothing else fits. Not vacuous: most asks name GPUs (16 workloads x 8).
   size_t taken = 0;
-  for (const Workload& w : WithReservations()) {
+  for (const Workload& w : WithGpusToAvoid()) {
     for (const auto& line : Compare(w)) {
       taken += line.find(" reserve ") != std::string::npos && !line.ends_with(" 0");
     }
