@@ -301,7 +301,7 @@ TEST_F(EverydayTest, ScriptsGetWhatTheyAskForFromLogsJsonAndTimes) {
       << bad_show;
   const CmdResult bad_logs = Cli("logs " + bad);
   EXPECT_NE(bad_logs.rc, 0);
-  EXPECT_NE(bad_logs.out.find("does not exist (it ended failed"), std::string::npos)
+  EXPECT_NE(bad_logs.out.find("does not exist (failed: exit 126: cannot open"), std::string::npos)
       << bad_logs.out;
   // An empty value is refused, not read as no flag (`-a ''` made a plain job).
   for (const char* flag : {"-a", "-J", "-t", "-d", "-o"}) {

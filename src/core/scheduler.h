@@ -161,8 +161,9 @@ class Scheduler {
   // `avoid_mask`: of the usable GPUs, those a driver would rather no job were placed on for a
   // while (a process it is stopping still runs there): every placement is sought without them
   // first, and on them only when there is none (that job then waits for them). They stay free
-  // and in the budget: no job is preempted because of them, and none waits longer than it
-  // would have. Until the next call for the node.
+  // and in the budget: no job is preempted because of them. (A job that avoids them may take
+  // GPUs a later job of the same pass needed, which then waits for them.) Not in the
+  // preemptive pass's choice among victims' GPUs. Until the next call for the node.
   StatusOr<std::vector<JobId>> SetNodeAvailability(int node, uint64_t usable_mask, Time now,
                                                    uint64_t avoid_mask = 0);
   // The GPUs of `node` to avoid, from the last SetNodeAvailability.

@@ -26,8 +26,13 @@ PlacementResult Scheduler::Place(const JobSpec& spec) {
       const uint64_t hide = avoid_[static_cast<size_t>(node)] & view.free_mask(node);
       if (hide) view.Take(std::span<const NodeSlice>(std::array{NodeSlice{node, hide}}));
     }
-    PlacementResult r = placement_->Place(spec, view);
-    if (auto* p = std::get_if<Placed>(&r); p && !p->fallback) return r;
+    PlacementResult avoiding = placement_->Place(spec, view);
+    auto* a = std::get_if<Placed>(&avoiding);
+    if (a && !a->fallback) return avoiding;
+    PlacementResult plain = placement_->Place(spec, cluster_);
+    auto* p = std::get_if<Placed>(&plain);
+    // Both only fallbacks (the policy would rather have a packed slot): the one avoiding.
+    return a && (!p || p->fallback) ? avoiding : plain;
   }
   return placement_->Place(spec, cluster_);
 }
@@ -224,7 +229,9 @@ void Scheduler::PreemptivePass(Time now, std::vector<Action>& out) {
     }
     while (true) {
       if (fb) cluster_.Give(*fb);
-      PlacementResult res = Place(jobs_[s].spec);
+      // (Not avoiding here: a slot that avoids may take more victims' GPUs, and the job waits
+      // for victims' processes wherever it goes.)
+      PlacementResult res = placement_->Place(jobs_[s].spec, cluster_);
       auto* p = std::get_if<Placed>(&res);
       if (p && !p->fallback) {
         Start(s, std::move(p->alloc), now, out);

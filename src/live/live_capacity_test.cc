@@ -63,7 +63,38 @@ TEST_F(LiveSchedulerTest, ACancelledJobsGpusAreAvoidedUntilItsProcessIsGone) {
   ASSERT_EQ(world_.launches.size(), 3u);
   EXPECT_EQ(world_.launches[2], fmt::format("{}@{}:0,1", e.value(), t0 + 5'000));
   EXPECT_TRUE(world_.overlaps.empty()) << Join(world_.overlaps, "; ");
-  EXPECT_NE(d->Events(0, 100)->dump().find("GPU(s) 0,1 free again"), std::string::npos);
+  // (E took them while A's process held them: said so, not that they were free again.)
+  const std::string after = d->Events(0, 100)->dump();
+  EXPECT_NE(after.find("GPU(s) 0,1 given to a job with no other place"), std::string::npos)
+      << after;
+  EXPECT_EQ(after.find("free again"), std::string::npos) << after;
+}
+
+TEST_F(LiveSchedulerTest, AvoidedGpusAreFreeAgainOnceTheStoppingProcessIsGone) {
+  // A (2 GPUs, ignores SIGTERM) is cancelled at 1 s; its process holds GPUs 0,1 until its
+  // kill at 5 s. Then they are free again, and a job submitted after takes them.
+  policy_opts_ = {"thresholds=100000"};
+  grace_ = Seconds(4);
+  world_.ignore_term = true;
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 2, .argv = {"train"}});
+  world_.work[a] = 1'000'000;
+  d->Step();
+  world_.now = t0 + 1'000;
+  ASSERT_TRUE(d->Cancel(a).ok());
+  d->Step();
+  world_.now = t0 + 5'000;
+  d->Step();  // the kill
+  d->Step();  // its exit
+  const std::string events = d->Events(0, 100)->dump();
+  EXPECT_NE(events.find("GPU(s) 0,1 free again (their stopping processes are gone)"),
+            std::string::npos)
+      << events;
+  const JobId b = *d->Submit({.name = "b", .gpus = 4, .argv = {"train"}});
+  world_.work[b] = 1'000;
+  d->Step();
+  EXPECT_EQ((*d->Get(b))["state"], "running");
 }
 
 TEST_F(LiveSchedulerTest, NoJobIsPreemptedForTheGpusOfAStoppingProcess) {
@@ -154,11 +185,12 @@ TEST_F(LiveSchedulerTest, ARequeuedJobsOwnGpusAreNotAvoided) {
 }
 
 TEST_F(LiveSchedulerTest, AJobPreemptedInItsTimeLimitsGraceEndsTimedOutAndIsNoPreemption) {
-  // dlas with an 8 GPU-s first queue on 4 GPUs: X (4 GPUs, limit 3 s, ignores
-  // SIGTERM) is told to stop at 3 s (kill due at 7 s); the core still runs it and demotes it
-  // at 2 s; N (4 GPUs) arrives at 4 s and the core preempts X for it. That is no preemption of
-  // X's process (already stopping): X ends `timeout` when it is killed, with 0 preemptions
-  // (it said 1, checkpointed 1), its end's event says so (not "by request"), and N starts.
+  // dlas with an 8 GPU-s first queue on 4 GPUs: X (4 GPUs, limit 3 s, ignores SIGTERM) is
+  // told to stop at 3 s (kill due at 7 s); the core still runs it and demoted it at 2 s; N
+  // (4 GPUs) arrives at 4 s and the core preempts X for it. X ends `timeout` then, as a
+  // cancel in its grace does (it was counted a preemption, and checkpointed; and the core
+  // could start it again past its limit), and its end's event says so (not "by request").
+  // N starts once X's process is gone. A restart after that keeps it ended.
   policy_opts_ = {"thresholds=8"};
   grace_ = Seconds(4);
   world_.ignore_term = true;
@@ -173,15 +205,22 @@ TEST_F(LiveSchedulerTest, AJobPreemptedInItsTimeLimitsGraceEndsTimedOutAndIsNoPr
   world_.now = t0 + 4'000;
   const JobId n = *d->Submit({.name = "n", .gpus = 4, .argv = {"train"}});
   world_.work[n] = 1'000'000;
+  d->Step();
+  EXPECT_EQ((*d->Get(x))["state"], "timeout");
+  EXPECT_EQ((*d->Get(n))["state"], "starting");
+  d.reset();  // a restart in X's grace
+  d = Start();
   for (; world_.now <= t0 + 8'000; world_.now += 500) d->Step();
   const auto xj = *d->Get(x);
   EXPECT_EQ(xj["state"], "timeout") << xj.dump();
   EXPECT_EQ(xj["preemptions"], 0);
   EXPECT_EQ(xj["checkpointed"], 0);
   EXPECT_EQ((*d->Get(n))["state"], "running");
+  EXPECT_EQ(world_.launches.size(), 2u) << Join(world_.launches, " ");
+  EXPECT_TRUE(world_.overlaps.empty()) << Join(world_.overlaps, "; ");
   const std::string events = d->Events(0, 100, x)->dump();
   EXPECT_EQ(events.find("by request"), std::string::npos) << events;
-  EXPECT_NE(events.find("timeout (killed by signal 9"), std::string::npos) << events;
+  EXPECT_NE(events.find("timeout (its process stopping"), std::string::npos) << events;
 }
 
 }  // namespace

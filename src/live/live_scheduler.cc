@@ -247,9 +247,12 @@ void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& c
   changed.push_back(a.job);
   if (a.kind == Action::Kind::kPreempt && rec.timing_out && procs_.contains(a.job) &&
       !to_launch_.contains(a.job)) {
-    // Already told to stop at its time limit: it ends when its process does (EndAsTimeout),
-    // and this is no preemption of its process (not counted as one; its message stays).
+    // Already told to stop at its time limit: it ends now, timed out, as a cancel in its
+    // grace does (the core would start it again, past its limit; a restart would take the
+    // stop for a preemption's); no preemption of its process (it was counted one). Its
+    // process goes on stopping, and the GPUs it holds are avoided (SyncStoppingGpus).
     Journal(EventOf(a, now));
+    EndAsTimeout(rec, now, "its process stopping; the scheduler gave its GPUs to another job");
     return;
   }
   rec.message = a.reason();

@@ -60,11 +60,13 @@ void LiveScheduler::SyncStoppingGpus(Time now, std::vector<JobId>& changed,
   // it waits for its own process wherever it starts; avoided, they sent it to other GPUs and
   // kept a job that could have started there from them.)
   const int nodes = sched_->topology().num_nodes();
-  std::vector<uint64_t> held(static_cast<size_t>(nodes), 0);
+  std::vector<uint64_t> held(static_cast<size_t>(nodes), 0), owned(held);
   std::vector<std::set<JobId>> by(static_cast<size_t>(nodes));
   for (const auto& [g, id] : gpu_owner_) {
-    if (g.node < 0 || g.node >= nodes || !IsTerminal(records_.at(id).state)) continue;
+    if (g.node < 0 || g.node >= nodes) continue;
     const uint64_t bit = uint64_t{1} << g.index;
+    owned[static_cast<size_t>(g.node)] |= bit;
+    if (!IsTerminal(records_.at(id).state)) continue;
     if (sched_->cluster().free_mask(g.node) & bit) {
       held[static_cast<size_t>(g.node)] |= bit;
       by[static_cast<size_t>(g.node)].insert(id);
@@ -76,17 +78,32 @@ void LiveScheduler::SyncStoppingGpus(Time now, std::vector<JobId>& changed,
     const uint64_t had = sched_->avoid_mask(node);
     if (held[n] == had) continue;
     const std::string name = n < cluster.size() ? cluster[n].name : std::to_string(node);
-    std::string why;
-    if (held[n] == 0) {
-      why = fmt::format("node {}: GPU(s) {} free again (their stopping processes are gone)", name,
-                        Indices(had));
-    } else {
-      std::vector<std::string> jobs;
-      for (JobId id : by[n]) jobs.push_back(std::to_string(id.value()));
-      why = fmt::format("node {}: GPU(s) {} still held by the stopping process{} of job{} {}", name,
-                        Indices(held[n]), jobs.size() > 1 ? "es" : "", jobs.size() > 1 ? "s" : "",
-                        Join(jobs, ", "));
+    // What changed: GPUs whose process is gone, GPUs the core placed a job on (no other place
+    // for it: it waits for the process), GPUs newly held.
+    std::vector<std::string> what;
+    const uint64_t dropped = had & ~held[n];
+    if (const uint64_t gone = dropped & ~owned[n]) {
+      what.push_back(
+          fmt::format("GPU(s) {} free again (their stopping processes are gone)", Indices(gone)));
     }
+    if (const uint64_t taken = dropped & owned[n]) {
+      what.push_back(
+          fmt::format("GPU(s) {} given to a job with no other place (it waits for their process)",
+                      Indices(taken)));
+    }
+    if (held[n] != 0) {
+      std::vector<std::string> jobs;
+      for (JobId id : by[n]) {
+        const JobRecord& r = records_.at(id);  // (an array's task as people name it)
+        jobs.push_back(r.array_id != JobId()
+                           ? fmt::format("{}_{}", r.array_id.value(), r.array_index)
+                           : std::to_string(id.value()));
+      }
+      what.push_back(fmt::format("GPU(s) {} still held by the stopping process{} of job{} {}",
+                                 Indices(held[n]), jobs.size() > 1 ? "es" : "",
+                                 jobs.size() > 1 ? "s" : "", Join(jobs, ", ")));
+    }
+    const std::string why = fmt::format("node {}: {}", name, Join(what, "; "));
     SetCapacity(node, sched_->cluster().usable_mask(node), held[n], why, now, changed, stop);
   }
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "exec/open_as.h"
 #include "live/live_scheduler.h"
@@ -22,7 +23,11 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, 
     if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
     const JobRecord& r = it->second;
     path = OutputPath(r, stderr_stream);
-    if (IsTerminal(r.state)) ended = fmt::format("{}: {}", ToString(r.state), r.message);
+    // (A job that never ran has no output: nothing to say, as before it ends.)
+    if (IsTerminal(r.state) && r.first_start >= 0) {
+      const std::string state(ToString(r.state));
+      ended = r.message.starts_with(state) ? r.message : state + ": " + r.message;
+    }
     // A path the submitter chose (--output, --error) is opened with the submitter's rights:
     // serve as root must not read, say, /etc/shadow for them. The job directory's own log is
     // serve's, written for the job.
@@ -35,20 +40,26 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, 
     }
   }
   next = offset;
-  StatusOr<int> opened = as ? OpenToReadAs(path, as->first, as->second)
-                            : StatusOr<int>(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  StatusOr<int> opened = StatusOr<int>(-1);
+  if (as) {
+    opened = OpenToReadAs(path, as->first, as->second);
+  } else if (const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
+    opened = fd;
+  } else if (errno == ENOENT) {
+    opened = NotFound(path);
+  }
   if (!opened.ok()) {
     if (opened.status().code() == StatusCode::kNotFound) {
       if (ended.empty()) return std::string();  // not yet
       // It never will be (found by an exploratory test: `logs` printed nothing, exit 0).
-      return NotFound(fmt::format("job {}: its output {} does not exist (it ended {})", id.value(),
-                                  path, ended));
+      return NotFound(
+          fmt::format("job {}: its output {} does not exist ({})", id.value(), path, ended));
     }
     return PermissionDenied(fmt::format("job {}: its output {} is not readable by its user: {}",
                                         id.value(), path, opened.status().message()));
   }
   const int fd = *opened;
-  if (fd < 0) return std::string();  // not written yet
+  if (fd < 0) return std::string();  // not readable by serve (as before: nothing)
   struct stat st {};
   const int64_t size = fstat(fd, &st) == 0 ? st.st_size : 0;
   // Past the end: the log was rotated (serve --max-log-size) or truncated; a follower goes on

@@ -53,7 +53,9 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["end_ms"] = wall(r.end);
   j["attempt"] = r.attempt;
   j["pid"] = r.pid;
-  j["devices"] = r.devices;
+  // (Its last run's, kept after it ended; none while it waits or is starting: that run's
+  // devices were shown for a run placed elsewhere.)
+  j["devices"] = r.state == LiveState::kPending || r.state == LiveState::kStarting ? "" : r.devices;
   j["engine_job"] = r.engine_job;  // the Slurm job id ("" locally)
   j["nodes"] = r.nodes;            // where it runs (Slurm's names; locally filled in below)
   if (const std::string es = executor_->EngineState(r.id); !es.empty()) j["engine_state"] = es;
