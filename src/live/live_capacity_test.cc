@@ -11,21 +11,36 @@
 namespace tiresias {
 namespace {
 
-TEST_F(LiveSchedulerTest, ACancelledJobsGpusAreAvoidedUntilItsProcessIsGone) {
+// One node of 4 GPUs, dlas with one queue in effect, grace 4 s, processes that ignore SIGTERM
+// (only the kill at the end of the grace stops them), and a 2-GPU job `name` started on GPUs
+// 0,1 at t0.
+class LiveSchedulerStoppingTest : public LiveSchedulerTest {
+ protected:
+  struct Started {
+    std::unique_ptr<LiveScheduler> d;
+    JobId id;
+    int64_t t0;
+  };
+  Started StartATermIgnoringJob(const std::string& name) {
+    policy_opts_ = {"thresholds=100000"};
+    grace_ = Seconds(4);
+    world_.ignore_term = true;
+    Started s{.d = Start(), .t0 = world_.now};
+    s.id = *s.d->Submit({.name = name, .gpus = 2, .argv = {"train"}});
+    world_.work[s.id] = 1'000'000;
+    s.d->Step();
+    return s;
+  }
+};
+
+TEST_F(LiveSchedulerStoppingTest, ACancelledJobsGpusAreAvoidedUntilItsProcessIsGone) {
   // One node of 4 GPUs, grace 4 s, processes that ignore SIGTERM (only the kill at the end of
   // the grace stops them). A (2 GPUs) runs on GPUs 0,1 and is cancelled at 1 s: its process
   // holds them until 5 s. C (2 GPUs), submitted then, starts at once on the idle GPUs 2,3
   // (the core gave it 0,1 before, and it waited 4 s for A's process while 2,3 stayed idle).
   // A restart in the grace keeps 0,1 avoided: E (2 GPUs), with no other place, takes them and
   // waits for A's process (`starting`), and starts once it is gone.
-  policy_opts_ = {"thresholds=100000"};
-  grace_ = Seconds(4);
-  world_.ignore_term = true;
-  const int64_t t0 = world_.now;
-  auto d = Start();
-  const JobId a = *d->Submit({.name = "a", .gpus = 2, .argv = {"train"}});
-  world_.work[a] = 1'000'000;
-  d->Step();
+  auto [d, a, t0] = StartATermIgnoringJob("a");
   ASSERT_EQ(world_.launches, std::vector<std::string>{fmt::format("{}@{}:0,1", a.value(), t0)});
   world_.now = t0 + 1'000;
   ASSERT_TRUE(d->Cancel(a).ok());
@@ -70,17 +85,10 @@ TEST_F(LiveSchedulerTest, ACancelledJobsGpusAreAvoidedUntilItsProcessIsGone) {
   EXPECT_EQ(after.find("free again"), std::string::npos) << after;
 }
 
-TEST_F(LiveSchedulerTest, AvoidedGpusAreFreeAgainOnceTheStoppingProcessIsGone) {
+TEST_F(LiveSchedulerStoppingTest, AvoidedGpusAreFreeAgainOnceTheStoppingProcessIsGone) {
   // A (2 GPUs, ignores SIGTERM) is cancelled at 1 s; its process holds GPUs 0,1 until its
   // kill at 5 s. Then they are free again, and a job submitted after takes them.
-  policy_opts_ = {"thresholds=100000"};
-  grace_ = Seconds(4);
-  world_.ignore_term = true;
-  const int64_t t0 = world_.now;
-  auto d = Start();
-  const JobId a = *d->Submit({.name = "a", .gpus = 2, .argv = {"train"}});
-  world_.work[a] = 1'000'000;
-  d->Step();
+  auto [d, a, t0] = StartATermIgnoringJob("a");
   world_.now = t0 + 1'000;
   ASSERT_TRUE(d->Cancel(a).ok());
   d->Step();
@@ -156,19 +164,12 @@ TEST_F(LiveSchedulerTest, AVictimCancelledInItsGraceAndKilledCountsAKillNotAChec
   EXPECT_TRUE(world_.overlaps.empty()) << Join(world_.overlaps, "; ");
 }
 
-TEST_F(LiveSchedulerTest, ARequeuedJobsOwnGpusAreNotAvoided) {
+TEST_F(LiveSchedulerStoppingTest, ARequeuedJobsOwnGpusAreNotAvoided) {
   // R (2 GPUs of 4, ignores SIGTERM) runs on 0,1 and is requeued at 1 s: its process holds
   // them until its kill at 5 s. S (2 GPUs) submitted then starts at once on 2,3, and R goes
   // back on 0,1 behind its own process (avoiding them sent R to 2,3, where it waited for that
   // process all the same, and kept S waiting).
-  policy_opts_ = {"thresholds=100000"};
-  grace_ = Seconds(4);
-  world_.ignore_term = true;
-  const int64_t t0 = world_.now;
-  auto d = Start();
-  const JobId r = *d->Submit({.name = "r", .gpus = 2, .argv = {"train"}});
-  world_.work[r] = 1'000'000;
-  d->Step();
+  auto [d, r, t0] = StartATermIgnoringJob("r");
   world_.now = t0 + 1'000;
   ASSERT_TRUE(d->Requeue(r, "alice").ok());
   const JobId s = *d->Submit({.name = "s", .gpus = 2, .argv = {"train"}});
