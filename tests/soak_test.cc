@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "cli/client.h"
+#include "core/event_log.h"
 #include "engine/core_builder.h"
 #include "exec/exit_file.h"
 #include "serve_process.h"
@@ -122,6 +123,15 @@ std::map<int64_t, JobState> ReplayJournal(const fs::path& db) {
       case EventKind::kInterrupt:
         st = s.Interrupted(e.job, e.detail["last_alive_ms"].get<Time>(), e.t);
         break;
+      case EventKind::kCapacity: {  // (GPUs a cancelled job's stopping process holds: avoided)
+        const auto usable = MaskFromJson(e.detail["usable"]);
+        const auto avoid = MaskFromJson(e.detail.value("stopping", nlohmann::json::array()));
+        EXPECT_TRUE(usable && avoid) << "journal row " << row.seq;
+        if (usable && avoid) {
+          st = s.SetNodeAvailability(e.detail["node"].get<int>(), *usable, e.t, *avoid).status();
+        }
+        break;
+      }
       default:
         ADD_FAILURE() << "journal row " << row.seq << ": " << ToString(e.kind)
                       << " is not an input this replay knows";
