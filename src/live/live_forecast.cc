@@ -57,12 +57,18 @@ StatusOr<nlohmann::json> LiveScheduler::WhatIfSubmit(int gpus, std::optional<Dur
   return ForecastFor(lk, id, spec, time_limit);
 }
 
-std::unordered_map<JobId, Duration> LiveScheduler::TimeLimits() const {
-  std::unordered_map<JobId, Duration> out;
+ForecastOptions LiveScheduler::OptionsNow() const {
+  ForecastOptions o{.samples = kSamples, .margin = margins_.margin(), .stop_grace = cfg_.grace};
   for (const auto& [id, rec] : open_) {
-    if (rec->time_limit) out[id] = *rec->time_limit;
+    if (rec->time_limit) o.time_limits[id] = *rec->time_limit;
   }
-  return out;
+  return o;
+}
+
+StatusOr<ForecastInput> LiveScheduler::PrepareNow(const ForecastOptions& o, Time now) const {
+  auto in = PrepareForecast(*sched_, now, o);
+  if (in.ok()) RestoreStoppingGpus(*in->active, now);
+  return in;
 }
 
 void LiveScheduler::ResolveForecasts(Time now) {
@@ -105,16 +111,12 @@ StatusOr<nlohmann::json> LiveScheduler::ForecastFor(std::unique_lock<std::mutex>
   const Time now = Now();
   const int64_t epoch = store_->epoch_ms();
   ResolveForecasts(now);
-  ForecastOptions opts{.samples = kSamples,
-                       .seed = static_cast<uint64_t>(id.value()),
-                       .target = id,
-                       .margin = margins_.margin()};
-  opts.time_limits = TimeLimits();
+  ForecastOptions opts = OptionsNow();
+  opts.seed = static_cast<uint64_t>(id.value());
+  opts.target = id;
   if (extra && extra_limit) opts.time_limits[extra->id] = *extra_limit;
-  opts.stop_grace = cfg_.grace;
-  auto in = PrepareForecast(*sched_, now, opts);
+  auto in = PrepareNow(opts, now);
   if (!in.ok()) return in.status();
-  RestoreStoppingGpus(*in->active, now);
   lk.unlock();
   if (extra) {
     if (Status s = in->active->Submit(*extra, now); !s.ok()) return s;
@@ -162,12 +164,9 @@ std::map<JobId, int64_t> LiveScheduler::StartEstimates() {
   if (estimates_at_ && now - *estimates_at_ < kCacheFor) return estimates_;
   const int64_t epoch = store_->epoch_ms();
   ResolveForecasts(now);
-  ForecastOptions opts{.samples = kSamples, .margin = margins_.margin()};
-  opts.time_limits = TimeLimits();
-  opts.stop_grace = cfg_.grace;
-  auto in = PrepareForecast(*sched_, now, opts);
+  const ForecastOptions opts = OptionsNow();
+  auto in = PrepareNow(opts, now);
   if (!in.ok()) return {};
-  RestoreStoppingGpus(*in->active, now);
   lk.unlock();
   auto f = RunForecast(*in, now, opts);
   lk.lock();

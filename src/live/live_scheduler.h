@@ -372,8 +372,11 @@ class LiveScheduler {
   StatusOr<nlohmann::json> ForecastFor(std::unique_lock<std::mutex>& lk, JobId id,
                                        std::optional<JobSpec> extra,
                                        std::optional<Duration> extra_limit = std::nullopt);
-  // The time limits of the jobs not ended, for the forecasts (ForecastOptions::time_limits).
-  std::unordered_map<JobId, Duration> TimeLimits() const;
+  // The forecasts' options as the daemon runs them: its margins, the time limits of the jobs
+  // not ended (ForecastOptions::time_limits) and its grace.
+  ForecastOptions OptionsNow() const;
+  // PrepareForecast on the core now, the copy's avoided GPUs freed (RestoreStoppingGpus).
+  StatusOr<ForecastInput> PrepareNow(const ForecastOptions& o, Time now) const;
   // The forecasts' margins, adapted from how the start forecasts made so far (the first of
   // each job that had not started) turned out (engine/forecast.h MarginTracker): from
   // kForecastMargin on a new state directory, kept in meta kMarginsKey across restarts (with
