@@ -245,7 +245,7 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
       if (!Str(d, "after").empty()) out += " after " + Str(d, "after");
       if (BoolField(d, "completed")) {
         out += " (its work complete: done file)";
-      } else if (Str(d, "after") == "preemption") {
+      } else if (Str(d, "after") == "preemption" || Str(d, "after") == "requeue") {
         out += BoolField(d, "checkpointed") ? " (checkpointed, requeued)"
                                             : " (killed at the end of its grace period, requeued)";
       }
@@ -284,6 +284,10 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
     case EventKind::kInterrupt:
       return fmt::format("{}; service kept up to {}", Str(d, "reason"), when("last_alive_ms"));
     case EventKind::kTimeLimit:
+      if (!Str(d, "cancel").empty()) {
+        return fmt::format("cancelled ({}) in its time limit's grace period: it ends timed out",
+                           Str(d, "cancel"));
+      }
       return fmt::format(
           "time limit {} reached: told to stop (the checkpoint signal), killed "
           "after its grace",

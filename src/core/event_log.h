@@ -21,7 +21,8 @@
 //   reject   no     {"reason"}              a submission the core refused (never fits)
 //   start    no     {"gpus": [[node, index], ...], "reason"}   the core's decision
 //   preempt  no     {"gpus", "reason"}
-//   exit     no     {"how", "after": "preemption"|"cancel", "checkpointed": bool,
+//   exit     no     {"how", "after": "preemption"|"requeue"|"time limit"|"cancel",
+//                   "checkpointed": bool (after a preemption or a requeue),
 //                   "completed": true when the job left its done file and exited 0 (then a
 //                   finish follows, also for a job the core had stopped)}
 //   adopt    no     {"pid"}                 a process that survived a daemon restart
@@ -34,6 +35,8 @@
 //                   unavailable (follows the capacity event that did it)
 //   tenants  yes    {"config": the tenants file's content as JSON, or null (none), "file"}:
 //                   from now on these VCs and quotas (Scheduler::SetTenants); no job
+//   timelimit no    {"limit"}: a running job reached its time limit and was told to stop (a
+//                   finish of its run follows); with {"cancel"}: cancelled in that grace
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -81,6 +81,8 @@ TEST(EventLog, ExitSaysWhetherAPreemptedJobCheckpointedOrWasKilled) {
   EXPECT_EQ(Describe(e),
             "killed by signal 9 (SIGKILL) after preemption (killed at the end of its grace "
             "period, requeued)");
+  e.detail = {{"how", "exit 0"}, {"after", "requeue"}, {"checkpointed", true}};
+  EXPECT_EQ(Describe(e), "exit 0 after requeue (checkpointed, requeued)");
   e.detail = {{"how", "exit 143"}, {"after", "cancel"}};
   EXPECT_EQ(Describe(e), "exit 143 after cancel");
 }

@@ -312,7 +312,9 @@ StatusOr<Sample> RunSample(const Scheduler& active, Time now, const ModelSet& mo
   for (const Job& j : sim.jobs()) {
     if (j.state == JobState::kPending || j.running()) ++open;
     if (!j.running()) continue;
-    out.start[j.spec.id] = j.run_start;
+    // Started, but its progress begins later (a live daemon's job that waits for processes
+    // told to stop to let its GPUs go, or for the engine): it starts then at the latest.
+    out.start[j.spec.id] = j.progress_start > now ? j.progress_start : j.run_start;
     done.push({*j.ProjectedEnd(), seq++, j.spec.id, j.starts});
     run_began(j, now);
   }

@@ -185,30 +185,37 @@ TEST_F(LiveSchedulerStoppingTest, ARequeuedJobsOwnGpusAreNotAvoided) {
   EXPECT_TRUE(world_.overlaps.empty()) << Join(world_.overlaps, "; ");
 }
 
-TEST_F(LiveSchedulerTest, AJobPreemptedInItsTimeLimitsGraceEndsTimedOutAndIsNoPreemption) {
-  // dlas with an 8 GPU-s first queue on 4 GPUs: X (4 GPUs, limit 3 s, ignores SIGTERM) is
-  // told to stop at 3 s (kill due at 7 s); the core still runs it and demoted it at 2 s; N
-  // (4 GPUs) arrives at 4 s and the core preempts X for it. X ends `timeout` then, as a
-  // cancel in its grace does (it was counted a preemption, and checkpointed; and the core
-  // could start it again past its limit), and its end's event says so (not "by request").
-  // N starts once X's process is gone. A restart after that keeps it ended.
-  policy_opts_ = {"thresholds=8"};
+TEST_F(LiveSchedulerTest, AJobArrivingInAnothersTimeLimitsGracePreemptsNobodyForItsGpus) {
+  // Regression (an exploratory test): dlas with a 3 GPU-s first queue on 4 GPUs, grace 4 s,
+  // processes that ignore SIGTERM. X (2 GPUs, limit 1 s) and then L (2 GPUs) start at 0. X is
+  // told to stop at 1 s (kill due at 5 s); L is demoted at 1.5 s (2 GPUs x 1.5 s). N (2 GPUs,
+  // first queue) arrives at 2.5 s. The core ran X until its process exited: no GPU was free,
+  // so it preempted L for N (or X, which it could then start again past its limit), though
+  // X's GPUs were about to be free. Now X's run ends in the core at its limit: N is placed on
+  // X's GPUs (no other place) and waits for X's process; L runs on, never preempted. X ends
+  // `timeout` at its kill, with no preemption and one launch; N runs then. A restart in X's
+  // grace keeps all that.
+  policy_opts_ = {"thresholds=3"};
   grace_ = Seconds(4);
   world_.ignore_term = true;
   const int64_t t0 = world_.now;
   auto d = Start();
-  const JobId x = *d->Submit({.name = "x", .gpus = 4, .argv = {"train"}, .time = "0:03"});
-  world_.work[x] = 1'000'000;
+  const JobId x = *d->Submit({.name = "x", .gpus = 2, .argv = {"train"}, .time = "0:01"});
+  const JobId l = *d->Submit({.name = "l", .gpus = 2, .argv = {"train"}});
+  world_.work[x] = world_.work[l] = 1'000'000;
   d->Step();
-  world_.now = t0 + 3'000;
+  world_.now = t0 + 1'000;
   d->Step();
   ASSERT_EQ((*d->Get(x))["state"], "preempting");
-  world_.now = t0 + 4'000;
-  const JobId n = *d->Submit({.name = "n", .gpus = 4, .argv = {"train"}});
+  world_.now = t0 + 2'500;
+  const JobId n = *d->Submit({.name = "n", .gpus = 2, .argv = {"train"}});
   world_.work[n] = 1'000'000;
   d->Step();
-  EXPECT_EQ((*d->Get(x))["state"], "timeout");
+  EXPECT_EQ((*d->Get(x))["state"], "preempting");
+  EXPECT_EQ((*d->Get(x))["reason"], "TimeLimit");
+  EXPECT_EQ((*d->Get(l))["state"], "running");
   EXPECT_EQ((*d->Get(n))["state"], "starting");
+  world_.now = t0 + 3'000;
   d.reset();  // a restart in X's grace
   d = Start();
   for (; world_.now <= t0 + 8'000; world_.now += 500) d->Step();
@@ -216,12 +223,15 @@ TEST_F(LiveSchedulerTest, AJobPreemptedInItsTimeLimitsGraceEndsTimedOutAndIsNoPr
   EXPECT_EQ(xj["state"], "timeout") << xj.dump();
   EXPECT_EQ(xj["preemptions"], 0);
   EXPECT_EQ(xj["checkpointed"], 0);
+  const auto lj = *d->Get(l);
+  EXPECT_EQ(lj["state"], "running") << lj.dump();
+  EXPECT_EQ(lj["preemptions"], 0);
   EXPECT_EQ((*d->Get(n))["state"], "running");
-  EXPECT_EQ(world_.launches.size(), 2u) << Join(world_.launches, " ");
+  EXPECT_EQ(world_.launches.size(), 3u) << Join(world_.launches, " ");
   EXPECT_TRUE(world_.overlaps.empty()) << Join(world_.overlaps, "; ");
   const std::string events = d->Events(0, 100, x)->dump();
-  EXPECT_EQ(events.find("by request"), std::string::npos) << events;
-  EXPECT_NE(events.find("timeout (its process stopping"), std::string::npos) << events;
+  EXPECT_NE(events.find("timeout: its run ends at its time limit"), std::string::npos) << events;
+  EXPECT_NE(events.find("after time limit"), std::string::npos) << events;
 }
 
 }  // namespace

@@ -107,8 +107,8 @@ TEST_F(LiveSchedulerTest, ACancelInTheTimeLimitsGraceEndsTheJobTimedOut) {
   // Regression: explain said a job stopping at its time limit was "preempted; checkpointing",
   // and a cancel during that grace (by request, or in the engine) made it `cancelled`
   // (`wait`: 125), although its end was its time limit (Slurm: TIMEOUT; `wait`: 124). It ends
-  // as a time limit's end does: a finish in the core (the policies learn its service). An
-  // ended job's explain names its state.
+  // as a time limit's end does: one finish in the core, at the limit (the policies learn its
+  // service). An ended job's explain names its state.
   for (const std::string how : {"request", "engine"}) {
     SCOPED_TRACE(how);
     world_ = FakeWorld{.ignore_term = true};
@@ -139,6 +139,13 @@ TEST_F(LiveSchedulerTest, ACancelInTheTimeLimitsGraceEndsTheJobTimedOut) {
     const auto journal = Journal(dir_ / "tiresias.db");
     EXPECT_EQ(Count(journal, EventKind::kFinish), 1);
     EXPECT_EQ(Count(journal, EventKind::kCancel), 0);
+    // The core ended its run at the limit; the cancel is said, as the exit after it.
+    const std::string events = d->Events(0, 100, t)->dump();
+    EXPECT_NE(
+        events.find(how == "request" ? "cancelled (by request) in its time limit's grace period"
+                                     : "after cancel"),
+        std::string::npos)
+        << events;
     d.reset();
     d = Start();  // a replay agrees
     EXPECT_EQ((*d->Get(t))["state"], "timeout");

@@ -133,6 +133,11 @@ TEST_F(LiveSchedulerTest, AKill9DuringARequeuesGraceCountsNeitherAPreemptionNorA
   ASSERT_TRUE(d->Requeue(r, "alice").ok());
   d->Step();
   ASSERT_EQ((*d->Get(r))["state"], "starting");
+  // Its forecast starts it when its old process is gone at the latest, at 7 s (it said now).
+  const auto e = d->Estimate(r);
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ((*e)["start"]["p50_ms"], t0 + 7'000) << e->dump();
+  EXPECT_EQ((*e)["running"], false);
   Kill9AndRestart(d, t0, 4'000, 5'000, 12'000);
   const auto rj = *d->Get(r);
   EXPECT_EQ(rj["state"], "running") << rj.dump();
@@ -140,6 +145,12 @@ TEST_F(LiveSchedulerTest, AKill9DuringARequeuesGraceCountsNeitherAPreemptionNorA
   EXPECT_EQ(rj["preemptions"], 0);
   EXPECT_DOUBLE_EQ(rj["lost_gpu_s"].get<double>(), 3.0);
   EXPECT_EQ(world_.launches.size(), 2u) << fmt::format("{}", fmt::join(world_.launches, " "));
+  // Its old process's end is a requeue's (it said "after preemption").
+  const std::string events = d->Events(0, 100, r)->dump();
+  EXPECT_NE(events.find("after requeue (killed at the end of its grace period, requeued)"),
+            std::string::npos)
+      << events;
+  EXPECT_EQ(events.find("after preemption"), std::string::npos) << events;
 }
 
 TEST_F(LiveSchedulerTest, AKill9AfterThePreemptedJobWasStartedAgainKeepsItsOldRunsLoss) {

@@ -245,16 +245,6 @@ void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
 void LiveScheduler::ApplyAction(const Action& a, Time now, std::vector<JobId>& changed) {
   JobRecord& rec = records_.at(a.job);
   changed.push_back(a.job);
-  if (a.kind == Action::Kind::kPreempt && rec.timing_out && procs_.contains(a.job) &&
-      !to_launch_.contains(a.job)) {
-    // Already told to stop at its time limit: it ends now, timed out, as a cancel in its
-    // grace does (the core would start it again, past its limit; a restart would take the
-    // stop for a preemption's); no preemption of its process (it was counted one). Its
-    // process goes on stopping, and the GPUs it holds are avoided (SyncStoppingGpus).
-    Journal(EventOf(a, now));
-    EndAsTimeout(rec, now, "its process stopping; the scheduler gave its GPUs to another job");
-    return;
-  }
   rec.message = a.reason();
   if (a.kind == Action::Kind::kStart) {
     Journal(EventOf(a, now));
@@ -300,6 +290,7 @@ void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
 Service LiveScheduler::LossOfStop(JobId id, Time now) const {
   const Job* cj = sched_->Find(id);
   if (!cj) return 0;
+  // (A journal from before the core ended a run at its time limit may still run it.)
   const bool current = cj->running() && !to_launch_.contains(id) && records_.at(id).timing_out;
   return current ? cj->RunLossAt(now) : cj->stop_loss;
 }

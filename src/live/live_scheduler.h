@@ -216,14 +216,15 @@ class LiveScheduler {
   // replays what was committed.
   void MustOk(const Status& s);
   // Whether a stopping job is in its time limit's grace (timing_out is not stored): the core
-  // still runs it on the GPUs of the process told to stop (a preempted job's the core stopped
-  // or started again elsewhere, `starting`).
+  // ended its run at the limit while its record has not ended (a preempted job's run the core
+  // stopped, or started again elsewhere, `starting`, is not ended). A journal from before that
+  // change still runs it, on the GPUs of the process told to stop.
   bool InTimeLimitGrace(const JobRecord& rec) const;
   // What the run of `id`'s process loses if it is killed rather than checkpointing: its
   // progress since its last checkpoint when the core stopped it (Job::stop_loss: the core may
   // have started the next run since, in the same step or before a crash, whose replay has
-  // it), or, for the run the core still runs (past its time limit: until its process exits),
-  // as of now.
+  // it), or, for a run past its time limit that the core still runs (a journal from before
+  // the core ended such runs at the limit), as of now.
   Service LossOfStop(JobId id, Time now) const;
   // Stops a preempted (or evicted) job's process: at once when it opted in and its last
   // reported checkpoint is recent enough (JobRecord::stop_at_checkpoint), else StopProcess.

@@ -1,12 +1,12 @@
 // The live scheduler's capacity (see live_scheduler.h): which GPUs of each node the core may
 // place jobs on. A node's usable GPUs come from the executor's node reports (a node down, GPUs
 // held by jobs outside tiresias). Of them, the GPUs the core counts free but the process of a
-// job that ended still holds (cancelled, also in its time limit's grace, and running through
-// its grace) are given to the core to avoid until that process is gone: a job is placed there
-// only when there is no other place for it (it then waits for them, as every job did before).
-// Without that the core gave them to the next job, which waited for that process while other
-// GPUs stayed idle. Every change is journalled (a capacity event with the GPUs to avoid as
-// `stopping`) before the pass it affects, so that a replay rebuilds the same core.
+// job whose run the core ended still holds (cancelled, or past its time limit, and running
+// through its grace) are given to the core to avoid until that process is gone: a job is
+// placed there only when there is no other place for it (it then waits for them, as every job
+// did before). Without that the core gave them to the next job, which waited for that process
+// while other GPUs stayed idle. Every change is journalled (a capacity event with the GPUs to
+// avoid as `stopping`) before the pass it affects, so that a replay rebuilds the same core.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -55,10 +55,10 @@ void LiveScheduler::ApplyNodes(const std::vector<NodeReport>& nodes, Time now,
 
 void LiveScheduler::SyncStoppingGpus(Time now, std::vector<JobId>& changed,
                                      std::vector<JobId>& stop) {
-  // A GPU the core counts free that the process of a job that has ended (cancelled) still
-  // holds. (Not a preempted or requeued job's: the core may start that job again there, and
-  // it waits for its own process wherever it starts; avoided, they sent it to other GPUs and
-  // kept a job that could have started there from them.)
+  // A GPU the core counts free that the process of a job whose run the core ended still holds
+  // (cancelled, or past its time limit). (Not a preempted or requeued job's: the core may start
+  // that job again there, and it waits for its own process wherever it starts; avoided, they sent
+  // it to other GPUs and kept a job that could have started there from them.)
   const int nodes = sched_->topology().num_nodes();
   std::vector<uint64_t> held(static_cast<size_t>(nodes), 0), owned(held);
   std::vector<std::set<JobId>> by(static_cast<size_t>(nodes));
@@ -66,7 +66,8 @@ void LiveScheduler::SyncStoppingGpus(Time now, std::vector<JobId>& changed,
     if (g.node < 0 || g.node >= nodes) continue;
     const uint64_t bit = uint64_t{1} << g.index;
     owned[static_cast<size_t>(g.node)] |= bit;
-    if (!IsTerminal(records_.at(id).state)) continue;
+    const Job* cj = sched_->Find(id);
+    if (cj && !cj->ended()) continue;
     if (sched_->cluster().free_mask(g.node) & bit) {
       held[static_cast<size_t>(g.node)] |= bit;
       by[static_cast<size_t>(g.node)].insert(id);

@@ -90,7 +90,11 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
       FinishCompleted(rec, what, now);
       return;
     }
-    if (rec.timing_out) {  // it ran out of time: it ends, whatever the core thought of it
+    if (rec.timing_out) {  // it ran out of time: it ends (the core ended its run at the limit)
+      Journal({.t = now,
+               .kind = EventKind::kExit,
+               .job = e.job,
+               .detail = {{"how", what}, {"after", "time limit"}}});
       EndAsTimeout(rec, now, what);
       return;
     }
@@ -104,8 +108,10 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
     const bool checkpointed = (p.at_checkpoint || !killed) && !e.lost;
     const Service loss = p.stopping ? p.loss : LossOfStop(e.job, now);
     const Service lost = checkpointed && !p.at_checkpoint ? 0 : loss;
-    nlohmann::json detail = {
-        {"how", what}, {"after", "preemption"}, {"checkpointed", checkpointed}};
+    // (A requeue's stop is no preemption: JobRecord::stop_preempted.)
+    nlohmann::json detail = {{"how", what},
+                             {"after", preempted ? "preemption" : "requeue"},
+                             {"checkpointed", checkpointed}};
     if (lost > 0) detail["lost_gpu_ms"] = lost;
     Journal({.t = now, .kind = EventKind::kExit, .job = e.job, .detail = detail});
     if (killed && !p.at_checkpoint && preempted) ++rec.kills;
@@ -172,12 +178,15 @@ void LiveScheduler::FinishCompleted(JobRecord& rec, const std::string& how, Time
            .kind = EventKind::kExit,
            .job = rec.id,
            .detail = {{"how", how}, {"after", after}, {"completed", true}}});
-  // The core stopped it (or already started it again): it ends wherever it is.
-  Journal({.t = now,
-           .kind = EventKind::kFinish,
-           .job = rec.id,
-           .detail = {{"how", how + ", work complete (done file) after " + after}}});
-  MustOk(sched_->Finish(rec.id, now));
+  // The core stopped it (or already started it again): it ends wherever it is. (Past its
+  // time limit the core ended its run then.)
+  if (const Job* cj = sched_->Find(rec.id); cj && !cj->ended()) {
+    Journal({.t = now,
+             .kind = EventKind::kFinish,
+             .job = rec.id,
+             .detail = {{"how", how + ", work complete (done file) after " + after}}});
+    MustOk(sched_->Finish(rec.id, now));
+  }
   to_launch_.erase(rec.id);
   rec.timing_out = false;
   EndRecord(rec, LiveState::kFinished, now,
@@ -209,6 +218,17 @@ Time LiveScheduler::EnforceTimeLimits(Time now, std::vector<JobId>& changed) {
                .detail = {{"limit", SlurmTime(*rec.time_limit)}}});
       StopProcess(id, now, cfg_.preempt_signal);  // the checkpoint signal, then the grace
       rec.state = LiveState::kPreempting;         // stopping, reason TimeLimit (it said "running")
+      // Its run ends in the core now (the policies learn its service): the core cannot start
+      // it again past its limit, nor preempt a job for the GPUs it is about to free. Its
+      // process's GPUs are avoided while it stops (SyncStoppingGpus); its exit ends the job.
+      Journal({.t = now,
+               .kind = EventKind::kFinish,
+               .job = id,
+               .detail = {{"how",
+                           "timeout: its run ends at its time limit; its process is "
+                           "stopping"}}});
+      MustOk(sched_->Finish(id, now));
+      dirty_ = true;
     } else {  // not launched yet (waiting for its GPUs): it simply ends
       EndAsTimeout(rec, now, "not running");
     }
@@ -217,13 +237,16 @@ Time LiveScheduler::EnforceTimeLimits(Time now, std::vector<JobId>& changed) {
 }
 
 void LiveScheduler::EndAsTimeout(JobRecord& rec, Time now, const std::string& how) {
-  const Job* cj = sched_->Find(rec.id);
-  const bool running = cj && cj->running();
-  Journal({.t = now,
-           .kind = running ? EventKind::kFinish : EventKind::kCancel,
-           .job = rec.id,
-           .detail = {{"how", "timeout (" + how + ")"}}});
-  MustOk(running ? sched_->Finish(rec.id, now) : sched_->Cancel(rec.id, now));
+  // Not launched yet, its end is the core's too (a cancel). One told to stop at its limit
+  // has its run ended in the core then; a journal from before that still runs it: a finish.
+  if (const Job* cj = sched_->Find(rec.id); cj && !cj->ended()) {
+    const bool running = cj->running();
+    Journal({.t = now,
+             .kind = running ? EventKind::kFinish : EventKind::kCancel,
+             .job = rec.id,
+             .detail = {{"how", "timeout (" + how + ")"}}});
+    MustOk(running ? sched_->Finish(rec.id, now) : sched_->Cancel(rec.id, now));
+  }
   to_launch_.erase(rec.id);
   rec.timing_out = false;
   EndRecord(rec, LiveState::kTimeout, now,

@@ -175,8 +175,8 @@ Status LiveScheduler::Replay(const EventRow& row) {
 
 bool LiveScheduler::InTimeLimitGrace(const JobRecord& rec) const {
   const Job* cj = sched_->Find(rec.id);
-  return rec.state == LiveState::kPreempting && cj && cj->running() &&
-         cj->alloc.Gpus() == rec.gpus_held;
+  if (rec.state != LiveState::kPreempting || !cj) return false;
+  return cj->ended() || (cj->running() && cj->alloc.Gpus() == rec.gpus_held);
 }
 
 Status LiveScheduler::Reconcile(Time now) {
@@ -284,9 +284,9 @@ Status LiveScheduler::Reconcile(Time now) {
         continue;
       }
       if (InTimeLimitGrace(rec)) {
-        // Its time limit's grace (the core runs a timed-out job until its process exits):
-        // it is told to stop again, and its exit ends it. (It was relaunched, its run's time
-        // erased by the wait for its own process.)
+        // Its time limit's grace: it is told to stop again, and its exit ends it. (Taken for
+        // a preempted one, it was relaunched, its run's time erased by the wait for its own
+        // process.)
         Journal({.t = now, .kind = EventKind::kAdopt, .job = id, .detail = {{"pid", rec.pid}}});
         rec.timing_out = true;
         rec.stop_preempted = false;
@@ -309,6 +309,10 @@ Status LiveScheduler::Reconcile(Time now) {
     } else {
       rec.pid = 0;
       rec.stop_preempted = false;
+      if (InTimeLimitGrace(rec)) {  // gone with no exit record: its end all the same
+        EndAsTimeout(rec, now, "its process vanished while the daemon was down");
+        continue;
+      }
       if (core_running && p.gpus == core_gpus && rec.state == LiveState::kRunning) {
         // The core's current run vanished: it keeps the service it attained while the daemon
         // could see it alive; the time it was down is not service.

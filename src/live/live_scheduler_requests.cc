@@ -157,23 +157,31 @@ Status LiveScheduler::CancelLocked(JobId id) {
   JobRecord ended = rec;  // as EndRecord leaves it
   ended.timing_out = false;
   Ended(ended, state, now, why);
-  // Timed out and still running in the core: it ends as a time limit's end does (a finish,
-  // from which the policies learn its service; EndAsTimeout), else as a cancel.
+  // In its time limit's grace the core ended its run at the limit: the cancel is noted, not
+  // given to the core (a journal from before that still runs it: a finish, from which the
+  // policies learn its service, as EndAsTimeout). Else a cancel.
   const Job* cj = sched_->Find(id);
-  const bool finish = timed_out && cj && cj->running();
+  const bool in_core = cj && !cj->ended();
+  const bool finish = timed_out && in_core && cj->running();
   {
     Store::Txn txn(*store_);
     Event end{.t = now, .kind = finish ? EventKind::kFinish : EventKind::kCancel, .job = id};
     if (finish) end.detail = {{"how", "timeout (cancelled in its grace period)"}};
     if (timed_out && !finish) end.detail = {{"why", why}};
+    if (!in_core) {
+      end.kind = EventKind::kTimeLimit;
+      end.detail = {{"limit", SlurmTime(*rec.time_limit)}, {"cancel", "by request"}};
+    }
     if (Status s = Note(end); !s.ok()) return s;
     if (Status s = store_->UpdateJob(ended); !s.ok()) return s;
     if (Status s = txn.Commit(); !s.ok()) return s;
   }
   rec.timing_out = false;
   EndRecord(rec, state, now, why);  // only once it is on disk
-  if (Status s = finish ? sched_->Finish(id, now) : sched_->Cancel(id, now); !s.ok()) {
-    Warn(s.message());
+  if (in_core) {
+    if (Status s = finish ? sched_->Finish(id, now) : sched_->Cancel(id, now); !s.ok()) {
+      Warn(s.message());
+    }
   }
   to_launch_.erase(id);
   if (procs_.contains(id)) StopProcess(id, now, cfg_.preempt_signal);
