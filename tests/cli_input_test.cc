@@ -170,6 +170,32 @@ TEST(CliInput, ACommandsOwnOptionWithoutDashDashSaysWhereItGoes) {
   }
 }
 
+// Regressions (exploratory tests): one of submit's own flags after the command, which then
+// lacked its value, was blamed instead (`submit -H ls -l -a`: "--array: 1 required TEXT
+// missing"); `-J -- ls` named the job "--"; `--env -X=1` set a variable named "-X"; and
+// `--env A=1 python3 train.py` took python3 for another KEY=VALUE.
+TEST(CliInput, SubmitsFlagsAndValuesAreReadAsWritten) {
+  for (const auto& [line, message] :
+       {std::pair{"submit -H ls -l -a", "-a comes after the command ('ls'), so it is ambiguous"},
+        {"submit ls -a", "-a comes after the command ('ls'), so it is ambiguous"},
+        {"submit -H ls -l", "if -l is the command's own option, put -- before"},
+        {"submit -J -- ls", "--name: a value is missing before `--`"},
+        {"submit --env -X=1 ls", "--env -X=1: '-X' is not a variable name"}}) {
+    CmdResult r = RunTiresias(line);
+    EXPECT_EQ(r.rc, 2) << line << ": " << r.out;
+    EXPECT_TRUE(Has(r.out, message)) << line << ": " << r.out;
+    EXPECT_FALSE(Has(r.out, "required TEXT missing")) << line << ": " << r.out;
+  }
+  // Read as meant: it goes on to ask a server (none there).
+  const std::string none = "--state-dir " + ScratchDir("no_server").string();
+  for (const std::string args :
+       {"--env A=1 python3 train.py", "--env A=1 --env B_2=x -- sleep 1"}) {
+    const std::string line = "submit " + none + " " + args;
+    CmdResult r = RunTiresias(line);
+    EXPECT_TRUE(Has(r.out, "no server")) << line << ": " << r.out;
+  }
+}
+
 // A flag like none of the command's is named (found by an exploratory test: `submit --bogus
 // 1 -- true` said only "The following argument was not expected: true").
 TEST(CliInput, AFlagLikeNoneOfTheCommandsIsNamed) {

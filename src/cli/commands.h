@@ -19,7 +19,9 @@ void AddWhatIfCommand(CLI::App& app, int& rc);    // whatif: another configurati
 // Clients of serve's API. submit, ls, show, logs, cancel, hold, release, requeue, wait,
 // history, explain:
 void AddJobCommands(CLI::App& app, int& rc);
-void AddSubmitCommand(CLI::App& app, int& rc);   // submit (AddJobCommands adds it)
+void AddSubmitCommand(CLI::App& app, int& rc);  // submit (AddJobCommands adds it)
+// submit's refusal of one of its own flags after the command's first word, without `--`.
+std::string AmbiguousSubmitFlag(const std::string& flag, const std::string& command);
 void AddExplainCommand(CLI::App& app, int& rc);  // explain (AddJobCommands adds it)
 // nodes, events, whoami, version, dashboard, token, completion:
 void AddClusterCommands(CLI::App& app, int& rc);

@@ -66,7 +66,9 @@ CLI::Validator IntegerIn(int64_t lo, int64_t hi) {
 CLI::Validator NotEmpty() {
   return CLI::Validator(
       [](std::string& input) -> std::string {
-        return input.empty() ? "an empty value: give one, or leave the flag out" : "";
+        if (input.empty()) return "an empty value: give one, or leave the flag out";
+        // `-J -- cmd`: the value was forgotten, and `--` taken for it.
+        return input == "--" ? "a value is missing before `--`" : "";
       },
       "", "NOT_EMPTY");
 }

@@ -98,21 +98,45 @@ std::optional<std::string> UnknownFlag(const CLI::App& app, int argc, char** arg
   return std::nullopt;
 }
 
-// Whether `word`, a flag submit did not expect, comes after the command's first word (then
-// it is the command's own option, not a misspelled one of submit's). Submit's options that
-// take a value skip it.
-bool AfterTheCommand(CLI::App& submit, int argc, char** argv, std::string_view word) {
+// Where the command's first word is in `tiresias submit ...` without `--`: the first word
+// not written as a flag, submit's options' values skipped; -1 at `--` or when there is none.
+int CommandIndex(CLI::App& submit, int argc, char** argv) {
   for (int i = 2; i < argc; ++i) {
     const std::string_view a = argv[i];
-    if (a == word || a.substr(0, a.find('=')) == word || a == "--") return false;
-    if (!a.starts_with("-") || a == "-") return true;
+    if (a == "--") return -1;
+    if (!a.starts_with("-") || a == "-") return i;
     if (a.find('=') != std::string_view::npos) continue;
     const CLI::Option* o = submit.get_option_no_throw(std::string(a));
     if (o && o->get_items_expected_max() > 0) ++i;  // its value
     // An unknown one (a typo of submit's) likely takes the word after it as its value.
     if (!o && i + 1 < argc && !std::string_view(argv[i + 1]).starts_with("-")) ++i;
   }
-  return false;
+  return -1;
+}
+
+// What to say when `submit` without `--` failed to parse because of a word written as a flag
+// after the command's first word (the command's own option, or one of submit's: either way
+// not submit's to read there), or nullopt: `word` is the one CLI11 did not expect, if any.
+// (Those after a command that parsed are refused by submit itself: ambiguous.)
+std::optional<std::string> LateFlagHint(CLI::App& submit, int argc, char** argv,
+                                        const std::string& what, const std::string& word) {
+  const int cmd = CommandIndex(submit, argc, argv);
+  if (cmd < 0) return std::nullopt;
+  for (int i = cmd + 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (!a.starts_with("-") || a == "-") continue;
+    const std::string name(a.substr(0, a.find('=')));
+    const CLI::Option* o = submit.get_option_no_throw(name);
+    // The error is this word's: not expected, or one of submit's that wanted its value.
+    const bool its = name == word || (o && what.starts_with(o->get_name() + ":"));
+    if (!its) continue;
+    if (o) return AmbiguousSubmitFlag(name, argv[cmd]);
+    return fmt::format(
+        "if {} is the command's own option, put -- before the command: tiresias submit "
+        "[OPTIONS] -- COMMAND [ARGS...]",
+        name);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -141,22 +165,21 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    (void)app.exit(e);
-    // "The following arguments were not expected: --gpu 2": suggest the closest name.
     const std::string what = e.what();
-    // `submit python train.py --lr 3`: the command's own options were read as submit's.
-    const bool dashdash = std::find(argv + 1, argv + argc, std::string_view("--")) != argv + argc;
-    if (argc > 1 && std::string_view(argv[1]) == "submit" && !dashdash &&
-        what.find("not expected") != std::string::npos) {
-      const std::string word = what.substr(what.rfind(' ') + 1);
-      if (tiresias::AfterTheCommand(*app.get_subcommand("submit"), argc, argv, word)) {
-        std::cerr << fmt::format(
-            "if {} is the command's own option, put -- before the command: tiresias submit "
-            "[OPTIONS] -- COMMAND [ARGS...]\n",
-            word);
+    // `submit python train.py --lr 3`, `submit ls -l -a`: the command's own options were read
+    // as submit's. Said instead of CLI11's error (which blamed --array for `-a`).
+    if (argc > 1 && std::string_view(argv[1]) == "submit") {
+      const std::string word = what.find("not expected") != std::string::npos
+                                   ? what.substr(what.rfind(' ') + 1)
+                                   : std::string();
+      if (auto hint =
+              tiresias::LateFlagHint(*app.get_subcommand("submit"), argc, argv, what, word)) {
+        std::cerr << *hint << "\n";
         return 2;
       }
     }
+    (void)app.exit(e);
+    // "The following arguments were not expected: --gpu 2": suggest the closest name.
     if (what.find("not expected") != std::string::npos ||
         what.find("A subcommand is required") != std::string::npos ||
         what.find("could not be matched") != std::string::npos) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -93,6 +94,20 @@ int Submit(const Common& o, const SubmitFlags& f) {
       std::cerr << fmt::format("tiresias: --env {}: expected KEY=VALUE\n", kv);
       return 2;  // a usage error, like every other bad value here
     }
+    // A name given here is one a shell can use (`--env -X=1` is a flag's slip, not a name);
+    // the inherited environment passes as it is (e.g. bash's BASH_FUNC_f%%).
+    const std::string key = kv.substr(0, eq);
+    const bool name = !std::isdigit(static_cast<unsigned char>(key[0])) &&
+                      std::all_of(key.begin(), key.end(), [](char c) {
+                        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                      });
+    if (!name) {
+      std::cerr << fmt::format(
+          "tiresias: --env {}: '{}' is not a variable name (letters, digits and _, not "
+          "beginning with a digit)\n",
+          kv, key);
+      return 2;
+    }
     envj[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   if (!envj.empty()) body["env"] = envj;
@@ -132,6 +147,14 @@ int Submit(const Common& o, const SubmitFlags& f) {
 }
 
 }  // namespace
+
+std::string AmbiguousSubmitFlag(const std::string& flag, const std::string& command) {
+  return fmt::format(
+      "tiresias submit: {} comes after the command ('{}'), so it is ambiguous: is it "
+      "tiresias' or the command's? Put tiresias' flags first and the command after `--`, "
+      "e.g. tiresias submit --gpus 2 -- python3 train.py --epochs 3",
+      flag, command);
+}
 
 void AddSubmitCommand(CLI::App& app, int& rc) {
   static Common o;
@@ -187,7 +210,9 @@ void AddSubmitCommand(CLI::App& app, int& rc) {
   submit->add_option("--error,-e", sf.error, "stderr file (same patterns); default: with stdout")
       ->check(NotEmpty());
   submit->add_flag("--hold,-H", sf.hold, "submit held: it waits until `tiresias release`");
-  submit->add_option("--env", sf.env, "extra environment KEY=VALUE (repeatable)");
+  submit
+      ->add_option("--env", sf.env, "extra environment KEY=VALUE (repeatable: --env A=1 --env B=2)")
+      ->allow_extra_args(false);  // one value each: `--env A=1 python3 x.py` ran no python3
   submit->add_flag("--export-env,!--no-export-env", sf.export_env,
                    "pass this shell's environment to the job (default; like sbatch)");
   submit->add_flag("--parsable", sf.parsable, "print the job id alone");
@@ -200,11 +225,7 @@ void AddSubmitCommand(CLI::App& app, int& rc) {
     const auto late =
         std::find_if(first, order.end(), [&](const CLI::Option* x) { return x != command; });
     if (late != order.end()) {
-      std::cerr << fmt::format(
-          "tiresias submit: {} comes after the command ('{}'), so it is ambiguous: is it "
-          "tiresias' or the command's? Put tiresias' flags first and the command after `--`, "
-          "e.g. tiresias submit --gpus 2 -- python3 train.py --epochs 3\n",
-          (*late)->get_name(), sf.argv.front());
+      std::cerr << AmbiguousSubmitFlag((*late)->get_name(), sf.argv.front()) << "\n";
       rc = 2;
       return;
     }
