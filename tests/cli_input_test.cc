@@ -5,6 +5,7 @@
 // really failed with its state directory; and job names are printed with control
 // characters escaped (JSON output stays exact).
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -193,6 +194,22 @@ TEST(CliInput, SubmitsFlagsAndValuesAreReadAsWritten) {
     const std::string line = "submit " + none + " " + args;
     CmdResult r = RunTiresias(line);
     EXPECT_TRUE(Has(r.out, "no server")) << line << ": " << r.out;
+  }
+}
+
+// Regression (an exploratory test): a typo in serve's --policy exited 1, as a fault does, and
+// left a state directory behind (its database, token and 128 MiB reserve).
+TEST(CliInput, ServeRefusesAnUnknownPolicyBeforeMakingItsState) {
+  const auto dir = ScratchDir("serve_typo") / "state";
+  for (const auto& [flags, message] :
+       {std::pair{"--policy dlsa", "unknown policy 'dlsa'; valid policies: fifo"},
+        {"--opt knob=1", "policy dlas: unknown option 'knob'"},
+        {"--placement packed", "unknown placement 'packed'"}}) {
+    const std::string line = fmt::format("serve --state-dir {} --gpus 1 {}", dir.string(), flags);
+    CmdResult r = RunTiresias(line);
+    EXPECT_EQ(r.rc, 2) << line << ": " << r.out;
+    EXPECT_TRUE(Has(r.out, message)) << line << ": " << r.out;
+    EXPECT_FALSE(std::filesystem::exists(dir)) << line;
   }
 }
 

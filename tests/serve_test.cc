@@ -223,6 +223,13 @@ TEST_F(ServeTest, AJobPastItsTimeLimitIsStoppingWithReasonTimeLimitDuringItsGrac
                 R"("text":"time limit 00:00:01 reached: told to stop (the checkpoint signal)"),
             std::string::npos)
       << events->dump();
+  // Its explain has no forecast now (a review: the API answered 500, the core had no run).
+  const testing::CmdResult explain =
+      testing::RunTiresias(fmt::format("explain {} --state-dir {}", id, dir_.string()));
+  EXPECT_EQ(explain.rc, 0) << explain.out;
+  EXPECT_NE(explain.out.find("no forecast while it is past its time limit, stopping"),
+            std::string::npos)
+      << explain.out;
   // A cancel in that grace: the job ends timed out, and the CLI says so (it said "cancelled").
   const testing::CmdResult cancel =
       testing::RunTiresias(fmt::format("cancel {} --state-dir {}", id, dir_.string()));

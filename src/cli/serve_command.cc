@@ -28,12 +28,15 @@
 #include "cli/flags.h"
 #include "common/atomic_file.h"
 #include "common/strings.h"
+#include "engine/file_data_source.h"
 #include "engine/tenant_config.h"
 #include "exec/gpus.h"
 #include "exec/local_executor.h"
 #include "exec/slurm_executor.h"
 #include "live/anchored_clock.h"
 #include "live/live_scheduler.h"
+#include "placement/registry.h"
+#include "policy/registry.h"
 
 namespace tiresias {
 namespace {
@@ -99,10 +102,18 @@ int64_t WallMs() {
 }
 
 int Serve(const ServeFlags& f) {
+  // A flag's value that is wrong exits 2, as every other command's usage error; a fault 1.
   auto fail = [](const Status& s) {
     std::cerr << "tiresias serve: " << s.message() << "\n";
-    return 1;
+    return s.code() == StatusCode::kInvalidArgument ? 2 : 1;
   };
+  {  // Before the state directory is made or touched (a typo left one behind).
+    const FileDataSource files;
+    if (auto p = MakeOrderingPolicy(f.policy, f.opts, files); !p.ok()) return fail(p.status());
+    if (auto p = MakePlacementPolicy(f.placement, f.popts, files); !p.ok()) {
+      return fail(p.status());
+    }
+  }
   if (!IsLoopback(f.host) && !f.allow_remote) {
     return fail(InvalidArgument(fmt::format(
         "--host {} is reachable from other machines; pass --allow-remote to mean it (remote "

@@ -24,7 +24,8 @@
 //   exit     no     {"how", "after": "preemption"|"requeue"|"time limit"|"cancel",
 //                   "checkpointed": bool (after a preemption or a requeue),
 //                   "completed": true when the job left its done file and exited 0 (then a
-//                   finish follows, also for a job the core had stopped)}
+//                   finish follows, also for a job the core had stopped; not after a time
+//                   limit, whose finish was at the signal)}
 //   adopt    no     {"pid"}                 a process that survived a daemon restart
 //   requeue  no     {"reason"}              a process that vanished (journals before interrupt)
 //   interrupt yes   {"last_alive_ms", "reason"}: a running job's processes vanished while the

@@ -54,6 +54,10 @@ TEST_F(LiveSchedulerStoppingTest, ACancelledJobsGpusAreAvoidedUntilItsProcessIsG
   const auto n = d->Nodes()["nodes"][0];
   EXPECT_EQ(n["gpus_usable"], 4);
   EXPECT_EQ(n["gpus"][0]["job"], a.value());
+  // /metrics counts them busy, as the nodes view (it said 2 busy, 2 free).
+  const std::string metrics = d->MetricsText();
+  EXPECT_NE(metrics.find("tiresias_gpus{state=\"busy\"} 4"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("tiresias_gpus{state=\"free\"} 0"), std::string::npos) << metrics;
   const std::string events = d->Events(0, 100)->dump();
   EXPECT_NE(events.find(
                 fmt::format("GPU(s) 0,1 still held by the stopping process of job {}", a.value())),
@@ -232,6 +236,75 @@ TEST_F(LiveSchedulerTest, AJobArrivingInAnothersTimeLimitsGracePreemptsNobodyFor
   const std::string events = d->Events(0, 100, x)->dump();
   EXPECT_NE(events.find("timeout: its run ends at its time limit"), std::string::npos) << events;
   EXPECT_NE(events.find("after time limit"), std::string::npos) << events;
+}
+
+TEST_F(LiveSchedulerTest, ATimeLimitReachedWhileARunWaitsBehindItsOwnStoppingProcessEndsIt) {
+  // Regression (a review): R (1 GPU, limit 5 s, ignores SIGTERM) runs from 0 and is requeued
+  // at 4.9 s (grace 2 s: killed at 6.9 s); the core starts it again at once, behind its own
+  // process, whose end the engine reports 4 s after the kill. Its time counts again from
+  // 6.9 s until the launch's next try puts it off; the loop steps every 300 ms, so at 7 s its
+  // limit comes while that run still waits to launch: the core's run was ended but it stayed
+  // to be launched, and the same step aborted the daemon. It ends `timeout` then (its run
+  // had not begun); its old process ends as it was told (a requeue's kill: no preemption,
+  // no kill counted); one launch in all; a restart agrees.
+  grace_ = Seconds(2);
+  world_.ignore_term = true;
+  world_.linger = Seconds(4);
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId r = *d->Submit({.name = "r", .gpus = 1, .argv = {"train"}, .time = "0:05"});
+  world_.work[r] = 1'000'000;
+  d->Step();
+  world_.now = t0 + 4'900;
+  d->Step();
+  ASSERT_TRUE(d->Requeue(r, "alice").ok());
+  d->Step();
+  ASSERT_EQ((*d->Get(r))["state"], "starting");
+  for (; world_.now <= t0 + 12'000; world_.now += 300) d->Step();
+  auto rj = *d->Get(r);
+  EXPECT_EQ(rj["state"], "timeout") << rj.dump();
+  EXPECT_TRUE(rj["message"].get<std::string>().starts_with(
+      "time limit 00:00:05 reached (its run not launched yet)"))
+      << rj.dump();
+  EXPECT_EQ(rj["preemptions"], 0);
+  EXPECT_EQ(rj["kills"], 0);
+  EXPECT_EQ(rj["pid"], 0) << rj.dump();
+  EXPECT_EQ(world_.launches.size(), 1u) << Join(world_.launches, " ");
+  d.reset();
+  d = Start();
+  rj = *d->Get(r);
+  EXPECT_EQ(rj["state"], "timeout") << rj.dump();
+}
+
+TEST_F(LiveSchedulerTest, AnArrayTaskInItsTimeLimitsGraceStillHoldsItsSlot) {
+  // Regression (a review): array 0-1%1 with a 1 s limit, processes that ignore SIGTERM, grace
+  // 4 s. Task 0 runs from 0 and is told to stop at 1 s; task 1 waits ("JobArrayTaskLimit")
+  // until task 0's process is killed at 5 s: the core ended task 0's run at 1 s, and the
+  // next change of eligibility (a submission at 2 s) released task 1 beside it.
+  grace_ = Seconds(4);
+  world_.ignore_term = true;
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  std::vector<JobId> tasks;
+  ASSERT_TRUE(d->Submit({.gpus = 1, .argv = {"x"}, .time = "0:01", .array = "0-1%1"}, &tasks).ok());
+  for (JobId t : tasks) world_.work[t] = 1'000'000;
+  d->Step();
+  world_.now = t0 + 1'000;
+  d->Step();
+  ASSERT_EQ((*d->Get(tasks[0]))["state"], "preempting");
+  world_.now = t0 + 2'000;
+  const JobId other = *d->Submit({.name = "o", .gpus = 1, .argv = {"x"}});
+  world_.work[other] = 1'000'000;
+  for (; world_.now < t0 + 5'000; world_.now += 500) {
+    d->Step();
+    const auto tj = *d->Get(tasks[1]);
+    EXPECT_EQ(tj["state"], "pending") << world_.now - t0 << ": " << tj.dump();
+    EXPECT_EQ(tj["reason"], "JobArrayTaskLimit") << tj.dump();
+  }
+  for (; world_.now <= t0 + 6'000; world_.now += 500) d->Step();
+  EXPECT_EQ((*d->Get(tasks[0]))["state"], "timeout");
+  EXPECT_EQ((*d->Get(tasks[1]))["state"], "running");
+  EXPECT_EQ((*d->Get(other))["state"], "running");
 }
 
 }  // namespace

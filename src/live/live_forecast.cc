@@ -26,6 +26,10 @@ StatusOr<nlohmann::json> LiveScheduler::Estimate(JobId id) {
   auto it = records_.find(id);
   if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
   if (IsTerminal(it->second.state)) return nlohmann::json(nullptr);
+  // Past its time limit, stopping: the core ended its run; nothing is left to forecast.
+  if (it->second.timing_out) {
+    return nlohmann::json{{"unknown", "past its time limit, stopping (it ends timed out)"}};
+  }
   // Held back (its user's hold, a dependency, its array's limit): when that ends is not the
   // scheduler's to forecast (a forecast would keep it held for ever: "not within a year", and
   // name running jobs as in its way).
@@ -125,7 +129,11 @@ StatusOr<nlohmann::json> LiveScheduler::ForecastFor(std::unique_lock<std::mutex>
   auto f = RunForecast(*in, now, opts);
   if (!f.ok()) return f.status();
   lk.lock();
-  const JobForecast& jf = f->jobs.at(id);
+  const auto found = f->jobs.find(id);
+  if (found == f->jobs.end()) {  // not among the core's active jobs (not expected: Estimate)
+    return FailedPrecondition(fmt::format("job {}: not waiting or running", id.value()));
+  }
+  const JobForecast& jf = found->second;
   if (!extra) RecordForecast(id, jf.start);
   nlohmann::json way = nlohmann::json::array();
   for (const InTheWay& w : f->in_the_way) {

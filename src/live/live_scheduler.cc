@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bit>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -197,14 +196,16 @@ std::vector<JobRecord*> LiveScheduler::OpenRecords() const {
 void LiveScheduler::UpdateEligibility(Time now, std::vector<JobId>& changed) {
   if (!eligibility_dirty_) return;
   eligibility_dirty_ = false;
-  // An array's limit bounds its tasks that run or may start: the running ones count first,
-  // then waiting ones are made eligible in index order (records_ is in id order) while the
-  // count is under the limit; the rest are held with reason "array limit".
+  // An array's limit bounds its tasks that run or may start: the running ones count first
+  // (also one past its time limit whose process is stopping: it ends at its exit), then
+  // waiting ones are made eligible in index order (records_ is in id order) while the count
+  // is under the limit; the rest are held with reason "array limit".
   std::map<JobId, int> active;
   const std::vector<JobRecord*> open = OpenRecords();
   for (const JobRecord* rec : open) {
     if (rec->array_limit <= 0) continue;
-    if (const Job* cj = sched_->Find(rec->id); cj && cj->running()) ++active[rec->array_id];
+    const Job* cj = sched_->Find(rec->id);
+    if ((cj && cj->running()) || rec->timing_out) ++active[rec->array_id];
   }
   for (JobRecord* r : open) {
     JobRecord& rec = *r;
@@ -276,23 +277,20 @@ void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
     // second signal (it may be checkpointing), and it is killed at the first deadline. (An
     // engine that queues signals may have lost it with that serve: sent again.)
     p.kill_at = rec.stop_sent + cfg_.grace;
-    p.loss = LossOfStop(id, rec.stop_sent);
+    p.loss = LossOfStop(id);
     if (!executor_->SignalsAtOnce()) (void)executor_->Signal(p.ref, sig);
     return;
   }
   p.kill_at = now + cfg_.grace;
-  p.loss = LossOfStop(id, now);
+  p.loss = LossOfStop(id);
   (void)executor_->Signal(p.ref, sig);  // NotFound: already gone, Poll reports it
   rec.stop_sent = now;
   unsaved_.insert(id);  // saved by this step's transaction, or the next one's
 }
 
-Service LiveScheduler::LossOfStop(JobId id, Time now) const {
+Service LiveScheduler::LossOfStop(JobId id) const {
   const Job* cj = sched_->Find(id);
-  if (!cj) return 0;
-  // (A journal from before the core ended a run at its time limit may still run it.)
-  const bool current = cj->running() && !to_launch_.contains(id) && records_.at(id).timing_out;
-  return current ? cj->RunLossAt(now) : cj->stop_loss;
+  return cj ? cj->stop_loss : 0;
 }
 
 void LiveScheduler::PreemptProcess(JobId id, Time now) {
@@ -438,7 +436,7 @@ void LiveScheduler::SampleCluster(Time now) {
   const int64_t wall = now + store_->epoch_ms();
   if (!metrics_.SampleDue(wall)) return;
   ClusterSample s{.wall_ms = wall, .gpus_total = sched_->topology().total_gpus()};
-  s.gpus_busy = s.gpus_total - sched_->cluster().total_free();
+  s.gpus_busy = s.gpus_total - sched_->cluster().total_free() + StoppingHeldGpus();
   s.gpus_fragmented = FragmentedGpus();
   s.running = static_cast<int>(sched_->num_running());
   std::vector<int> running_by_queue;

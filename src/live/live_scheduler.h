@@ -217,15 +217,13 @@ class LiveScheduler {
   void MustOk(const Status& s);
   // Whether a stopping job is in its time limit's grace (timing_out is not stored): the core
   // ended its run at the limit while its record has not ended (a preempted job's run the core
-  // stopped, or started again elsewhere, `starting`, is not ended). A journal from before that
-  // change still runs it, on the GPUs of the process told to stop.
+  // stopped, or started again elsewhere, `starting`, is not ended).
   bool InTimeLimitGrace(const JobRecord& rec) const;
   // What the run of `id`'s process loses if it is killed rather than checkpointing: its
   // progress since its last checkpoint when the core stopped it (Job::stop_loss: the core may
   // have started the next run since, in the same step or before a crash, whose replay has
-  // it), or, for a run past its time limit that the core still runs (a journal from before
-  // the core ended such runs at the limit), as of now.
-  Service LossOfStop(JobId id, Time now) const;
+  // it). (For a run past its time limit, unused: its stop is its end.)
+  Service LossOfStop(JobId id) const;
   // Stops a preempted (or evicted) job's process: at once when it opted in and its last
   // reported checkpoint is recent enough (JobRecord::stop_at_checkpoint), else StopProcess.
   void PreemptProcess(JobId id, Time now);
@@ -248,7 +246,7 @@ class LiveScheduler {
   void HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed);
   // A stopped job (preempted, requeued, past its time limit) whose process exited 0 with its
   // done file: it finished, wherever the core has it now (waiting, or started again).
-  void FinishCompleted(JobRecord& rec, const std::string& how, Time now);
+  void FinishCompleted(JobRecord& rec, const std::string& how, bool preempted, Time now);
   // A job that finished: its checkpoint directory is removed, unless it asked to keep it
   // (--keep-checkpoints); a failure is a warning and a note in its message.
   void DropCheckpoints(JobRecord& rec);
@@ -257,15 +255,17 @@ class LiveScheduler {
   // The executor's node reports: capacity changes for the core (journalled), evictions.
   void ApplyNodes(const std::vector<NodeReport>& nodes, Time now, std::vector<JobId>& changed,
                   std::vector<JobId>& stop);
-  // Reserves in the core the GPUs a live process holds while the core would count them free
-  // (a cancelled, preempted or evicted job's process in its grace), and frees those whose
-  // process is gone (live_scheduler_capacity.cc).
+  // Has the core avoid the free GPUs the stopping process of a run it ended (cancelled, past
+  // its time limit) still holds, and no longer those whose process is gone or that a job with
+  // no other place took (live_scheduler_capacity.cc).
   void SyncStoppingGpus(Time now, std::vector<JobId>& changed, std::vector<JobId>& stop);
+  // How many GPUs the core counts free that such a process holds (busy in samples, metrics).
+  int StoppingHeldGpus() const;
   // Sets `node`'s usable and reserved GPUs (journalled, applied to the core); the jobs the
   // core stops on GPUs that become unusable are evicted.
   void SetCapacity(int node, uint64_t usable, uint64_t reserved, const std::string& why, Time now,
                    std::vector<JobId>& changed, std::vector<JobId>& stop);
-  // A forecast's copy of the core: GPUs reserved for stopping processes are free (they are
+  // A forecast's copy of the core: GPUs avoided for stopping processes are not (they are
   // within their grace).
   static void RestoreStoppingGpus(Scheduler& copy, Time now);
   // The nodes of the cluster (cfg_.nodes, or the one local node).

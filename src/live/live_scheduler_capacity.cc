@@ -139,6 +139,14 @@ void LiveScheduler::SetCapacity(int node, uint64_t usable, uint64_t avoid, const
   dirty_ = true;
 }
 
+int LiveScheduler::StoppingHeldGpus() const {
+  int n = 0;
+  for (int node = 0; node < sched_->topology().num_nodes(); ++node) {
+    n += std::popcount(sched_->avoid_mask(node));
+  }
+  return n;
+}
+
 void LiveScheduler::RestoreStoppingGpus(Scheduler& copy, Time now) {
   for (int node = 0; node < copy.topology().num_nodes(); ++node) {
     if (copy.avoid_mask(node) != 0) {

@@ -87,7 +87,7 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
     if (e.completed && e.exit_code == 0 && e.signal == 0 && !e.lost) {
       // It completed its work during the grace period and said so (its done file): the
       // job's end, not a checkpoint; it is not run again.
-      FinishCompleted(rec, what, now);
+      FinishCompleted(rec, what, preempted, now);
       return;
     }
     if (rec.timing_out) {  // it ran out of time: it ends (the core ended its run at the limit)
@@ -106,7 +106,7 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
     // Killed: by this serve, or, past its deadline, by one before a restart (its SIGKILL).
     const bool killed = p.killed || (p.stopping && e.signal == SIGKILL && p.kill_at <= now);
     const bool checkpointed = (p.at_checkpoint || !killed) && !e.lost;
-    const Service loss = p.stopping ? p.loss : LossOfStop(e.job, now);
+    const Service loss = p.stopping ? p.loss : LossOfStop(e.job);
     const Service lost = checkpointed && !p.at_checkpoint ? 0 : loss;
     // (A requeue's stop is no preemption: JobRecord::stop_preempted.)
     nlohmann::json detail = {{"how", what},
@@ -172,8 +172,9 @@ void LiveScheduler::DropCheckpoints(JobRecord& rec) {
   }
 }
 
-void LiveScheduler::FinishCompleted(JobRecord& rec, const std::string& how, Time now) {
-  const std::string after = rec.timing_out ? "time limit" : "preemption";
+void LiveScheduler::FinishCompleted(JobRecord& rec, const std::string& how, bool preempted,
+                                    Time now) {
+  const std::string after = rec.timing_out ? "time limit" : preempted ? "preemption" : "requeue";
   Journal({.t = now,
            .kind = EventKind::kExit,
            .job = rec.id,
@@ -211,7 +212,9 @@ Time LiveScheduler::EnforceTimeLimits(Time now, std::vector<JobId>& changed) {
     rec.timing_out = true;
     rec.message = fmt::format("time limit {} reached; stopping", SlurmTime(*rec.time_limit));
     changed.push_back(id);
-    if (procs_.contains(id)) {
+    // (A run that waits for its launch behind its own previous, stopping, process has not
+    // begun: it ends as one not launched, and that process stops as it was told.)
+    if (procs_.contains(id) && !to_launch_.contains(id)) {
       Journal({.t = now,
                .kind = EventKind::kTimeLimit,
                .job = id,
@@ -230,22 +233,21 @@ Time LiveScheduler::EnforceTimeLimits(Time now, std::vector<JobId>& changed) {
       MustOk(sched_->Finish(id, now));
       dirty_ = true;
     } else {  // not launched yet (waiting for its GPUs): it simply ends
-      EndAsTimeout(rec, now, "not running");
+      EndAsTimeout(rec, now, "its run not launched yet");
     }
   }
   return next;
 }
 
 void LiveScheduler::EndAsTimeout(JobRecord& rec, Time now, const std::string& how) {
-  // Not launched yet, its end is the core's too (a cancel). One told to stop at its limit
-  // has its run ended in the core then; a journal from before that still runs it: a finish.
+  // Its run not launched yet, its end is the core's too (a finish: the policies learn its
+  // service). One told to stop at its limit had its run ended in the core then.
   if (const Job* cj = sched_->Find(rec.id); cj && !cj->ended()) {
-    const bool running = cj->running();
     Journal({.t = now,
-             .kind = running ? EventKind::kFinish : EventKind::kCancel,
+             .kind = EventKind::kFinish,
              .job = rec.id,
              .detail = {{"how", "timeout (" + how + ")"}}});
-    MustOk(running ? sched_->Finish(rec.id, now) : sched_->Cancel(rec.id, now));
+    MustOk(sched_->Finish(rec.id, now));
   }
   to_launch_.erase(rec.id);
   rec.timing_out = false;

@@ -175,8 +175,7 @@ Status LiveScheduler::Replay(const EventRow& row) {
 
 bool LiveScheduler::InTimeLimitGrace(const JobRecord& rec) const {
   const Job* cj = sched_->Find(rec.id);
-  if (rec.state != LiveState::kPreempting || !cj) return false;
-  return cj->ended() || (cj->running() && cj->alloc.Gpus() == rec.gpus_held);
+  return rec.state == LiveState::kPreempting && rec.time_limit && cj && cj->ended();
 }
 
 Status LiveScheduler::Reconcile(Time now) {
@@ -204,6 +203,24 @@ Status LiveScheduler::Reconcile(Time now) {
   }
   Store::Txn txn(*store_);
   std::vector<JobId> changed, stop;
+  // A journal from before session 43 ran a job past its time limit in the core until its
+  // process exited (`preempting` while the core still runs it on those GPUs: a preempted
+  // or requeued job's run the core stopped, or started again, `starting`). Its run ends now,
+  // as such a run ends today at the signal.
+  for (JobRecord* open : OpenRecords()) {
+    const Job* cj = sched_->Find(open->id);
+    if (open->state != LiveState::kPreempting || !open->time_limit || !cj || !cj->running() ||
+        cj->alloc.Gpus() != open->gpus_held) {
+      continue;
+    }
+    Journal({.t = now,
+             .kind = EventKind::kFinish,
+             .job = open->id,
+             .detail = {{"how",
+                         "timeout: its run ends at its time limit; its process is "
+                         "stopping (at a restart, from a journal of an older version)"}}});
+    MustOk(sched_->Finish(open->id, now));
+  }
   // First the attempts that ended while the daemon was down, at the times their exit records
   // say (in that order, each no earlier than the journal's last time): a job's end, and the
   // service it attained, are not moved to the restart.
@@ -232,7 +249,7 @@ Status LiveScheduler::Reconcile(Time now) {
         .gpus = rec.gpus_held,
         .stopping = stopping,
         .killed = stopping && ex.signal == SIGKILL,
-        .loss = LossOfStop(ex.job, at),
+        .loss = LossOfStop(ex.job),
     };
     procs_[ex.job] = p;
     HandleExit(ex, at, changed);

@@ -157,18 +157,12 @@ Status LiveScheduler::CancelLocked(JobId id) {
   JobRecord ended = rec;  // as EndRecord leaves it
   ended.timing_out = false;
   Ended(ended, state, now, why);
-  // In its time limit's grace the core ended its run at the limit: the cancel is noted, not
-  // given to the core (a journal from before that still runs it: a finish, from which the
-  // policies learn its service, as EndAsTimeout). Else a cancel.
-  const Job* cj = sched_->Find(id);
-  const bool in_core = cj && !cj->ended();
-  const bool finish = timed_out && in_core && cj->running();
+  // In its time limit's grace the core ended its run at the limit: the cancel is only noted
+  // (no core input), and it ends as its limit's end.
   {
     Store::Txn txn(*store_);
-    Event end{.t = now, .kind = finish ? EventKind::kFinish : EventKind::kCancel, .job = id};
-    if (finish) end.detail = {{"how", "timeout (cancelled in its grace period)"}};
-    if (timed_out && !finish) end.detail = {{"why", why}};
-    if (!in_core) {
+    Event end{.t = now, .kind = EventKind::kCancel, .job = id};
+    if (timed_out) {
       end.kind = EventKind::kTimeLimit;
       end.detail = {{"limit", SlurmTime(*rec.time_limit)}, {"cancel", "by request"}};
     }
@@ -178,10 +172,8 @@ Status LiveScheduler::CancelLocked(JobId id) {
   }
   rec.timing_out = false;
   EndRecord(rec, state, now, why);  // only once it is on disk
-  if (in_core) {
-    if (Status s = finish ? sched_->Finish(id, now) : sched_->Cancel(id, now); !s.ok()) {
-      Warn(s.message());
-    }
+  if (!timed_out) {
+    if (Status s = sched_->Cancel(id, now); !s.ok()) Warn(s.message());
   }
   to_launch_.erase(id);
   if (procs_.contains(id)) StopProcess(id, now, cfg_.preempt_signal);

@@ -78,10 +78,11 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
     const Time at = std::max(until, cj->last_stop);
     // Time its processes ran so far (each run from its launch, as its time limit counts it;
     // not the time `starting`, waiting for a preempted job to leave its GPUs), and all the
-    // rest of its life.
+    // rest of its life (up to its time limit, past which its process was only stopping).
     const Duration ran = cj->ExecutedAt(at);
+    const Time lived = cj->ended() && cj->end >= 0 ? std::min(until, cj->end) : until;
     j["time_s"] = ToSeconds(ran);
-    j["wait_s"] = ToSeconds(std::max<Duration>(0, until - r.submit - ran));
+    j["wait_s"] = ToSeconds(std::max<Duration>(0, lived - r.submit - ran));
     j["attained_gpu_s"] = ToSeconds(cj->AttainedAt(at));
     j["queue"] = QueueName(cj->queue);
     j["reason"] = ReasonWord(r, *cj, now);
@@ -318,10 +319,11 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
       if (reason.starts_with("running on ")) reason = "placed on " + reason.substr(11);
     }
   } else if (r.state == LiveState::kPreempting && r.timing_out) {
-    reasons.insert(reasons.begin(),
-                   fmt::format("its time limit ({}) is reached; its process is stopping (grace "
-                               "period)",
-                               r.time_limit ? SlurmTime(*r.time_limit) : "?"));
+    // (The core ended its run: "finished; nothing to wait for" would say otherwise.)
+    reasons = {
+        fmt::format("its time limit ({}) is reached; its process is stopping (grace "
+                    "period)",
+                    r.time_limit ? SlurmTime(*r.time_limit) : "?")};
   } else if (r.state == LiveState::kPreempting) {
     reasons.insert(reasons.begin(), "preempted; its process is checkpointing (grace period)");
   }
@@ -501,7 +503,8 @@ std::string LiveScheduler::MetricsText() {
       waiting[QueueName(static_cast<int>(q))] = waiting_by_queue[q];
     }
     metrics_.SetJobs(by_state, waiting);
-    const int total = sched_->topology().total_gpus(), free = sched_->cluster().total_free();
+    const int total = sched_->topology().total_gpus();
+    const int free = sched_->cluster().total_free() - StoppingHeldGpus();
     metrics_.SetGpus(total - free, free, FragmentedGpus(), 0);
     metrics_.SetVcs(sched_->VcUsages(Now()));
     if (cfg_.disk) {
