@@ -52,8 +52,14 @@ TEST_F(LiveSchedulerTest, ARestartInAStopsGraceNeitherSignalsAgainNorMovesTheKil
   // killed at 4 s and back at 5 s: X gets no second SIGTERM, SIGKILL at 7 s (not 5 + 4 = 9 s),
   // and Y starts then. Under an engine whose signals are queued (Slurm's scancel, lost with
   // serve), the signal is sent again at the restart, and the deadline is still the first.
-  for (const bool queued : {false, true}) {
-    SCOPED_TRACE(queued ? "queued signals" : "signals at once");
+  // Nor does a restart with another --grace (1 s, 30 s) move it (an exploratory test: X was
+  // killed at once, or Y waited until 3 + 30 s).
+  for (const auto& [queued, regrace] : {std::pair{false, Seconds(4)},
+                                        {true, Seconds(4)},
+                                        {false, Seconds(1)},
+                                        {false, Seconds(30)}}) {
+    SCOPED_TRACE(fmt::format("{}, restarted with grace {} ms",
+                             queued ? "queued signals" : "signals at once", regrace));
     world_ = FakeWorld{.queued_signals = queued};
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
@@ -62,6 +68,7 @@ TEST_F(LiveSchedulerTest, ARestartInAStopsGraceNeitherSignalsAgainNorMovesTheKil
     d->Step();
     d.reset();  // kill -9 (a serve stopped by SIGTERM leaves its jobs running too)
     world_.now = t0 + 5'000;
+    grace_ = regrace;
     d = Start();
     for (; world_.now < t0 + 6'900; world_.now += 100) {
       d->Step();

@@ -276,7 +276,7 @@ void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
     // Told to stop by a serve before a restart: its stop goes on as it began, without a
     // second signal (it may be checkpointing), and it is killed at the first deadline. (An
     // engine that queues signals may have lost it with that serve: sent again.)
-    p.kill_at = rec.stop_sent + cfg_.grace;
+    p.kill_at = rec.stop_sent + grace_before_;
     p.loss = LossOfStop(id);
     if (!executor_->SignalsAtOnce()) (void)executor_->Signal(p.ref, sig);
     return;

@@ -384,6 +384,10 @@ class LiveScheduler {
   // the forecasts still waiting for their outcome).
   MarginTracker margins_;
   static constexpr const char* kMarginsKey = "forecast_margins";
+  // The grace of the daemon before this one (meta kGraceKey, this one's written at Open): the
+  // deadline of a stop that it began.
+  static constexpr const char* kGraceKey = "grace_ms";
+  Duration grace_before_ = 0;
   std::string margins_saved_;  // the value last written to kMarginsKey
   // Writes the margins' state to the store when it changed; with mu_ held.
   void SaveMargins();
