@@ -231,9 +231,20 @@ inline std::vector<std::string> Drive(std::unique_ptr<OrderingPolicy> policy,
       EXPECT_TRUE(
           s.Checkpointed(j.spec.id, j.progress_start + (t - j.progress_start) / iv * iv, t).ok());
     }
-    for (const Action& a : s.Schedule(t)) {
-      log.push_back(fmt::format("{} {} {} {} {}", t, ToString(a.kind), a.job.value(), a.alloc.str(),
-                                a.progress_start));
+    // A job placed on GPUs to avoid whose progress has not begun (its restore) is asked to
+    // move off them, as a daemon asks (Scheduler::Relocate), in id order.
+    std::vector<JobId> pinned;
+    for (const Job& j : s.jobs()) {
+      if (j.running() && t < j.progress_start) pinned.push_back(j.spec.id);
+    }
+    std::vector<Action> actions;
+    for (JobId id : pinned) EXPECT_TRUE(s.Relocate(id, t, actions).ok());
+    const size_t moved = actions.size();
+    for (Action& a : s.Schedule(t)) actions.push_back(std::move(a));
+    for (size_t i = 0; i < actions.size(); ++i) {
+      const Action& a = actions[i];
+      log.push_back(fmt::format("{} {} {} {} {}", t, i < moved ? "relocate" : ToString(a.kind),
+                                a.job.value(), a.alloc.str(), a.progress_start));
       if (a.kind != Action::Kind::kStart) continue;
       const Job* j = s.Find(a.job);
       Duration rem = std::max<Duration>(0, *j->spec.duration - j->work_done);

@@ -132,6 +132,11 @@ std::map<int64_t, JobState> ReplayJournal(const fs::path& db) {
         }
         break;
       }
+      case EventKind::kRelocate: {  // (a job placed on such GPUs, moved when others free)
+        std::vector<Action> started;
+        st = s.Relocate(e.job, e.t, started).status();
+        break;
+      }
       default:
         ADD_FAILURE() << "journal row " << row.seq << ": " << ToString(e.kind)
                       << " is not an input this replay knows";

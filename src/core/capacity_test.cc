@@ -2,7 +2,8 @@
 // the jobs on it and the core stops placing there until it returns; GPUs held outside the
 // scheduler are never handed out; a job that fits the whole cluster waits for capacity instead
 // of being rejected; Explain says when GPUs are unavailable; the mask helper keeps running
-// jobs. Narrated, on tiny clusters at explicit millisecond times.
+// jobs; a job placed on GPUs to avoid moves off them when it can (Relocate). Narrated, on tiny
+// clusters at explicit millisecond times.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -142,6 +143,46 @@ TEST(Capacity, UsableMaskForKeepsRunningJobsFirst) {
   // After GPUs 3-7 are taken away, giving 2 back picks the lowest unusable ones (3, 4).
   ASSERT_TRUE(s->SetNodeAvailability(0, 0b111, 10).ok());
   EXPECT_EQ(s->UsableMaskFor(0, 5), uint64_t{0b11111});
+}
+
+TEST(Capacity, RelocateMovesAJobNotYetProgressingOffGpusToAvoid) {
+  // 1 node x 4 GPUs, fifo + consolidate. Job 1 (2 GPUs) runs on 0,1 and job 2 (2 GPUs) on 2,3
+  // from 0. At 1 s job 1 is cancelled; the driver asks to avoid 0,1 (its process still runs
+  // there). Job 3 (2 GPUs) arrives: no other place, so it is placed on 0,1, and its driver
+  // pins its progress to 5 s (it waits for that process). Relocate at 2 s: 2,3 are taken, no
+  // packed slot elsewhere: nothing changes. Job 2 ends at 3 s; Relocate at 3 s moves job 3 to
+  // 2,3 (a start, said so), 0,1 are free again, and its progress starts now (3 s). Asked
+  // again, it is on no GPU to avoid: nothing. A job whose progress began is never moved.
+  auto s = Make("fifo", "consolidate", *Topology::Create(1, 1, 4));
+  Submit(*s, 1, 2, 0);
+  Submit(*s, 2, 2, 0);
+  EXPECT_EQ(Str(s->Schedule(0)), "start 1 n0:0-1, start 2 n0:2-3");
+  ASSERT_TRUE(s->Cancel(JobId(1), 1000).ok());
+  ASSERT_TRUE(s->SetNodeAvailability(0, 0b1111, 1000, /*avoid_mask=*/0b0011).ok());
+  Submit(*s, 3, 2, 1000);
+  EXPECT_EQ(Str(s->Schedule(1000)), "start 3 n0:0-1");
+  ASSERT_TRUE(s->SetProgressStart(JobId(3), 5000, 1000).ok());
+  std::vector<Action> out;
+  EXPECT_FALSE(*s->Relocate(JobId(3), 2000, out));
+  EXPECT_TRUE(out.empty());
+  ASSERT_TRUE(s->Finish(JobId(2), 3000).ok());
+  EXPECT_TRUE(*s->Relocate(JobId(3), 3000, out));
+  EXPECT_EQ(Str(out), "start 3 n0:2-3");
+  EXPECT_EQ(out[0].reason(),
+            "moved to free GPUs: those it was placed on are held by a stopping process");
+  EXPECT_EQ(s->cluster().free_mask(0), 0b0011u);
+  EXPECT_EQ(s->Find(JobId(3))->progress_start, 3000);
+  out.clear();
+  EXPECT_FALSE(*s->Relocate(JobId(3), 3000, out));
+  // Job 4 (2 GPUs) takes 0,1 (no other place) and starts progressing at 4 s: not moved,
+  // even with other GPUs free (job 3 ended).
+  Submit(*s, 4, 2, 3000);
+  EXPECT_EQ(Str(s->Schedule(3000)), "start 4 n0:0-1");
+  ASSERT_TRUE(s->SetProgressStart(JobId(4), 4000, 3000).ok());
+  ASSERT_TRUE(s->Finish(JobId(3), 4000).ok());
+  EXPECT_FALSE(*s->Relocate(JobId(4), 4000, out));
+  EXPECT_TRUE(out.empty());
+  EXPECT_FALSE(s->Relocate(JobId(9), 4000, out).ok()) << "an unknown job";
 }
 
 }  // namespace

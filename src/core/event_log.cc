@@ -21,7 +21,7 @@ const std::vector<EventKindInfo>& EventKinds() {
       {EventKind::kRequeue, "requeue", true},      {EventKind::kCapacity, "capacity", true},
       {EventKind::kEvict, "evict", false},         {EventKind::kCheckpoint, "checkpoint", true},
       {EventKind::kTenants, "tenants", true},      {EventKind::kCleanup, "cleanup", false},
-      {EventKind::kTimeLimit, "timelimit", false},
+      {EventKind::kTimeLimit, "timelimit", false}, {EventKind::kRelocate, "relocate", true},
   };
   return kAll;
 }
@@ -283,6 +283,11 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
     }
     case EventKind::kInterrupt:
       return fmt::format("{}; service kept up to {}", Str(d, "reason"), when("last_alive_ms"));
+    case EventKind::kRelocate:
+      return fmt::format(
+          "placed on GPUs {} that a stopping process still holds: moved if GPUs elsewhere "
+          "are free",
+          Allocation::Of(GpusFromJson(d.value("gpus", nlohmann::json()))).str());
     case EventKind::kTimeLimit:
       if (!Str(d, "cancel").empty()) {
         return fmt::format("cancelled ({}) in its time limit's grace period: it ends timed out",

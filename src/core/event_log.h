@@ -38,6 +38,9 @@
 //                   from now on these VCs and quotas (Scheduler::SetTenants); no job
 //   timelimit no    {"limit"}: a running job reached its time limit and was told to stop (a
 //                   finish of its run follows); with {"cancel"}: cancelled in that grace
+//   relocate yes    {"gpus"}: a started job waiting to launch on GPUs to avoid (a stopping
+//                   process holds them) asked to move (Scheduler::Relocate; a start follows
+//                   when it did)
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -78,6 +81,7 @@ enum class EventKind {
   kTenants,     // the tenants changed (Scheduler::SetTenants); no job
   kCleanup,     // an ended job's directory was removed (serve --keep-finished)
   kTimeLimit,   // a running job reached its time limit and was told to stop (serve)
+  kRelocate,    // a started job not launched yet, on GPUs to avoid, moved (Scheduler::Relocate)
 };
 
 struct EventKindInfo {

@@ -18,7 +18,7 @@ TEST(EventLog, TableHasEveryKindOnceInEnumOrder) {
     EXPECT_TRUE(names.insert(info.name).second) << info.name;
     EXPECT_EQ(ParseEventKind(info.name), info.kind);
   }
-  EXPECT_EQ(names.size(), static_cast<size_t>(EventKind::kTimeLimit) + 1);
+  EXPECT_EQ(names.size(), static_cast<size_t>(EventKind::kRelocate) + 1);
   EXPECT_FALSE(ParseEventKind("Start"));
   // Exactly the calls the daemon makes into the core are replayed.
   std::set<std::string_view> inputs;
@@ -27,7 +27,7 @@ TEST(EventLog, TableHasEveryKindOnceInEnumOrder) {
   }
   EXPECT_EQ(inputs, (std::set<std::string_view>{"submit", "finish", "cancel", "tick", "launch",
                                                 "drain", "interrupt", "eligible", "requeue",
-                                                "capacity", "checkpoint", "tenants"}));
+                                                "capacity", "checkpoint", "tenants", "relocate"}));
 }
 
 TEST(EventLog, JsonLinesRoundTrip) {

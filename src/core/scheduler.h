@@ -170,6 +170,12 @@ class Scheduler {
   uint64_t avoid_mask(int node) const {
     return static_cast<size_t>(node) < avoid_.size() ? avoid_[static_cast<size_t>(node)] : 0;
   }
+  // A job the core started whose progress has not begun (`now` before its progress start: its
+  // driver waits to launch it) and that sits on GPUs to avoid (it had no other place then):
+  // moved to a packed slot of free GPUs that avoids them, when there is one now (its start is
+  // in `out`, said so); else nothing changes. True when moved. (The mask may name GPUs a job
+  // holds: SetNodeAvailability.)
+  StatusOr<bool> Relocate(JobId id, Time now, std::vector<Action>& out);
   // The mask that leaves `gpus` GPUs of `node` usable and stops as few jobs as possible: it
   // keeps the GPUs running jobs hold first, then free ones, then unusable ones, each lowest
   // index first. Deterministic: drivers that learn only a count (a node's usable GPUs) turn it
@@ -337,6 +343,8 @@ class Scheduler {
   // to avoid (SetNodeAvailability): that one when it is a packed slot, else the answer on
   // every free GPU.
   PlacementResult Place(const JobSpec& spec);
+  // The cluster state with the free GPUs to avoid taken.
+  ClusterState AvoidingView() const;
   void NoteUnplaced(Job& j, const PlacementResult& r);
   void Backfill(Time now, std::vector<Action>& out);
   // checkpoint_aware: victims swap with kept running jobs of their class that lose less.

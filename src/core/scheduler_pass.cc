@@ -8,6 +8,10 @@
 // otherwise. Free GPUs left by a selected job that cannot be placed go to jobs behind it
 // (backfill). Non-preemptive policies walk only the waiting jobs with the free GPUs as
 // budget; strict FIFO stops at the first misfit. With tenants, the walk is tenant_pass.cc's.
+// Placement (Place) avoids the GPUs a driver asks to avoid when it can; Relocate moves a job
+// not yet progressing off them.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -18,15 +22,19 @@
 
 namespace tiresias {
 
+ClusterState Scheduler::AvoidingView() const {
+  ClusterState view = cluster_;
+  if (view.logging()) view.EndLog();
+  for (int node = 0; node < static_cast<int>(avoid_.size()); ++node) {
+    const uint64_t hide = avoid_[static_cast<size_t>(node)] & view.free_mask(node);
+    if (hide) view.Take(std::span<const NodeSlice>(std::array{NodeSlice{node, hide}}));
+  }
+  return view;
+}
+
 PlacementResult Scheduler::Place(const JobSpec& spec) {
   if (avoided_ > 0) {  // (never in the simulator)
-    ClusterState view = cluster_;
-    if (view.logging()) view.EndLog();
-    for (int node = 0; node < static_cast<int>(avoid_.size()); ++node) {
-      const uint64_t hide = avoid_[static_cast<size_t>(node)] & view.free_mask(node);
-      if (hide) view.Take(std::span<const NodeSlice>(std::array{NodeSlice{node, hide}}));
-    }
-    PlacementResult avoiding = placement_->Place(spec, view);
+    PlacementResult avoiding = placement_->Place(spec, AvoidingView());
     auto* a = std::get_if<Placed>(&avoiding);
     if (a && !a->fallback) return avoiding;
     PlacementResult plain = placement_->Place(spec, cluster_);
@@ -35,6 +43,28 @@ PlacementResult Scheduler::Place(const JobSpec& spec) {
     return a && (!p || p->fallback) ? avoiding : plain;
   }
   return placement_->Place(spec, cluster_);
+}
+
+StatusOr<bool> Scheduler::Relocate(JobId id, Time now, std::vector<Action>& out) {
+  auto it = slot_of_.find(id);
+  if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
+  const uint32_t slot = it->second;
+  Job& j = jobs_[slot];
+  if (!j.running() || now >= j.progress_start) return false;
+  bool on_avoided = false;
+  for (const NodeSlice& sl : j.alloc.slices) {
+    on_avoided |= (avoid_mask(sl.node) & sl.gpus) != 0;
+  }
+  if (!on_avoided) return false;
+  // Its own GPUs are taken in the view: a place found is elsewhere.
+  PlacementResult r = placement_->Place(j.spec, AvoidingView());
+  auto* p = std::get_if<Placed>(&r);
+  if (!p || p->fallback) return false;
+  Stop(slot, now);
+  Start(slot, std::move(p->alloc), now, out);
+  out.back().detail = "moved to free GPUs: those it was placed on are held by a stopping process";
+  dirty_ = true;
+  return true;
 }
 
 bool Scheduler::TryStart(uint32_t slot, Time now, std::vector<Action>& out) {

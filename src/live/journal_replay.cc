@@ -94,6 +94,11 @@ Status ReplayInput(Scheduler& core, const EventRow& row,
     case EventKind::kRequeue:
       s = core.Requeue(e.job, e.t);
       break;
+    case EventKind::kRelocate: {
+      std::vector<Action> started;  // (its start, as the daemon journalled it)
+      s = core.Relocate(e.job, e.t, started).status();
+      break;
+    }
     case EventKind::kCheckpoint: {
       auto at = e.detail.find("at_ms");
       if (at == e.detail.end() || !at->is_number_integer()) {

@@ -392,6 +392,7 @@ int64_t LiveScheduler::Step() {
     time_limit_due_ = EnforceTimeLimits(now, changed);
     removal_due_ = RemoveEndedDirs(now);
     SyncStoppingGpus(now, changed, stop);  // the GPUs of processes still stopping, for the pass
+    RelocateParked(now, changed);
     if (dirty_ || now >= sched_->NextWakeup()) {
       MustOk(Note({.t = now, .kind = EventKind::kTick}));
       const auto pass_start = std::chrono::steady_clock::now();

@@ -255,12 +255,18 @@ class LiveScheduler {
   // The executor's node reports: capacity changes for the core (journalled), evictions.
   void ApplyNodes(const std::vector<NodeReport>& nodes, Time now, std::vector<JobId>& changed,
                   std::vector<JobId>& stop);
-  // Has the core avoid the free GPUs the stopping process of a run it ended (cancelled, past
-  // its time limit) still holds, and no longer those whose process is gone or that a job with
-  // no other place took (live_scheduler_capacity.cc).
+  // Has the core avoid the GPUs the stopping process of a run it ended (cancelled, past its
+  // time limit) still holds, and no longer those whose process is gone
+  // (live_scheduler_capacity.cc).
   void SyncStoppingGpus(Time now, std::vector<JobId>& changed, std::vector<JobId>& stop);
-  // How many GPUs the core counts free that such a process holds (busy in samples, metrics).
-  int StoppingHeldGpus() const;
+  // Asks the core to move the jobs waiting to launch on such GPUs when GPUs elsewhere freed.
+  void RelocateParked(Time now, std::vector<JobId>& changed);
+  // The free GPUs per node outside those when a parked job was last asked about (in memory:
+  // a restart asks again at most once).
+  std::map<JobId, std::vector<uint64_t>> relocate_asked_;
+  // How many GPUs such a process holds; `free_only`: of those the core counts free (busy in
+  // samples, metrics).
+  int StoppingHeldGpus(bool free_only = true) const;
   // Sets `node`'s usable and reserved GPUs (journalled, applied to the core); the jobs the
   // core stops on GPUs that become unusable are evicted.
   void SetCapacity(int node, uint64_t usable, uint64_t reserved, const std::string& why, Time now,

@@ -55,23 +55,21 @@ void LiveScheduler::ApplyNodes(const std::vector<NodeReport>& nodes, Time now,
 
 void LiveScheduler::SyncStoppingGpus(Time now, std::vector<JobId>& changed,
                                      std::vector<JobId>& stop) {
-  // A GPU the core counts free that the process of a job whose run the core ended still holds
-  // (cancelled, or past its time limit). (Not a preempted or requeued job's: the core may start
-  // that job again there, and it waits for its own process wherever it starts; avoided, they sent
-  // it to other GPUs and kept a job that could have started there from them.)
+  // A GPU the process of a job whose run the core ended still holds (cancelled, or past its
+  // time limit): free in the core, or given to a job with no other place then, which waits
+  // for it (RelocateParked moves it when GPUs free up elsewhere). (Not a preempted or requeued
+  // job's: the core may start that job again there, and it waits for its own process wherever
+  // it starts; avoided, they sent it to other GPUs and kept a job that could have started
+  // there from them.)
   const int nodes = sched_->topology().num_nodes();
-  std::vector<uint64_t> held(static_cast<size_t>(nodes), 0), owned(held);
+  std::vector<uint64_t> held(static_cast<size_t>(nodes), 0);
   std::vector<std::set<JobId>> by(static_cast<size_t>(nodes));
   for (const auto& [g, id] : gpu_owner_) {
     if (g.node < 0 || g.node >= nodes) continue;
-    const uint64_t bit = uint64_t{1} << g.index;
-    owned[static_cast<size_t>(g.node)] |= bit;
     const Job* cj = sched_->Find(id);
     if (cj && !cj->ended()) continue;
-    if (sched_->cluster().free_mask(g.node) & bit) {
-      held[static_cast<size_t>(g.node)] |= bit;
-      by[static_cast<size_t>(g.node)].insert(id);
-    }
+    held[static_cast<size_t>(g.node)] |= uint64_t{1} << g.index;
+    by[static_cast<size_t>(g.node)].insert(id);
   }
   const std::vector<NodeSpec> cluster = ClusterNodes();
   for (int node = 0; node < nodes; ++node) {
@@ -79,18 +77,10 @@ void LiveScheduler::SyncStoppingGpus(Time now, std::vector<JobId>& changed,
     const uint64_t had = sched_->avoid_mask(node);
     if (held[n] == had) continue;
     const std::string name = n < cluster.size() ? cluster[n].name : std::to_string(node);
-    // What changed: GPUs whose process is gone, GPUs the core placed a job on (no other place
-    // for it: it waits for the process), GPUs newly held.
-    std::vector<std::string> what;
-    const uint64_t dropped = had & ~held[n];
-    if (const uint64_t gone = dropped & ~owned[n]) {
+    std::vector<std::string> what;  // what changed: GPUs whose process is gone, GPUs held
+    if (const uint64_t gone = had & ~held[n]) {
       what.push_back(
           fmt::format("GPU(s) {} free again (their stopping processes are gone)", Indices(gone)));
-    }
-    if (const uint64_t taken = dropped & owned[n]) {
-      what.push_back(
-          fmt::format("GPU(s) {} given to a job with no other place (it waits for their process)",
-                      Indices(taken)));
     }
     if (held[n] != 0) {
       std::vector<std::string> jobs;
@@ -106,6 +96,46 @@ void LiveScheduler::SyncStoppingGpus(Time now, std::vector<JobId>& changed,
     }
     const std::string why = fmt::format("node {}: {}", name, Join(what, "; "));
     SetCapacity(node, sched_->cluster().usable_mask(node), held[n], why, now, changed, stop);
+  }
+}
+
+void LiveScheduler::RelocateParked(Time now, std::vector<JobId>& changed) {
+  // A job the core placed on GPUs such a process holds (no other place then) waits for it, up
+  // to its grace, while GPUs that free up elsewhere stay idle or go to jobs behind it (an
+  // exploratory test: a later job overtook it under fifo). The core is asked to move it when
+  // the free GPUs outside those (by node) changed since it was last asked, and they are
+  // enough in number: each ask is a journalled input (it replays the same), so not one per
+  // step.
+  std::erase_if(relocate_asked_, [&](const auto& e) { return !to_launch_.contains(e.first); });
+  if (to_launch_.empty() || StoppingHeldGpus(/*free_only=*/false) == 0) return;
+  std::vector<uint64_t> open;
+  int count = 0;
+  for (int node = 0; node < sched_->topology().num_nodes(); ++node) {
+    open.push_back(sched_->cluster().free_mask(node) & ~sched_->avoid_mask(node));
+    count += std::popcount(open.back());
+  }
+  std::vector<Action> moved;
+  for (const auto& [id, gpus] : to_launch_) {
+    const Job* cj = sched_->Find(id);
+    if (!cj || !cj->running() || now >= cj->progress_start || cj->gpus() > count) continue;
+    const bool parked = std::any_of(gpus.begin(), gpus.end(), [&](const GpuId& g) {
+      return sched_->avoid_mask(g.node) >> g.index & 1;
+    });
+    if (!parked) continue;
+    auto [it, fresh] = relocate_asked_.try_emplace(id, open);
+    if (!fresh && it->second == open) continue;
+    it->second = open;
+    Journal({.t = now,
+             .kind = EventKind::kRelocate,
+             .job = id,
+             .detail = {{"gpus", GpusToJson(gpus)}}});
+    auto r = sched_->Relocate(id, now, moved);
+    MustOk(r.status());
+  }
+  for (const Action& a : moved) {
+    relocate_asked_.erase(a.job);
+    ApplyAction(a, now, changed);
+    dirty_ = true;  // the GPUs it left are free for the pass
   }
 }
 
@@ -139,10 +169,11 @@ void LiveScheduler::SetCapacity(int node, uint64_t usable, uint64_t avoid, const
   dirty_ = true;
 }
 
-int LiveScheduler::StoppingHeldGpus() const {
+int LiveScheduler::StoppingHeldGpus(bool free_only) const {
   int n = 0;
   for (int node = 0; node < sched_->topology().num_nodes(); ++node) {
-    n += std::popcount(sched_->avoid_mask(node));
+    const uint64_t free = free_only ? sched_->cluster().free_mask(node) : ~uint64_t{0};
+    n += std::popcount(sched_->avoid_mask(node) & free);
   }
   return n;
 }
