@@ -223,6 +223,13 @@ TEST_F(ServeTest, AJobPastItsTimeLimitIsStoppingWithReasonTimeLimitDuringItsGrac
                 R"("text":"time limit 00:00:01 reached: told to stop (the checkpoint signal)"),
             std::string::npos)
       << events->dump();
+  // A job submitted now has no other place: placed on its GPU, it waits for the process, and
+  // `ls` says where and why (it said a bare "local").
+  const int64_t next = Submit({{"argv", {"sleep", "30"}}});
+  ASSERT_TRUE(WaitFor([&] { return State(next) == "starting"; }, 10s)) << Job(next).dump();
+  const testing::CmdResult ls =
+      testing::RunTiresias(fmt::format("ls --state-dir {}", dir_.string()));
+  EXPECT_NE(ls.out.find("local:0 (Starting)"), std::string::npos) << ls.out;
   // Its explain has no forecast now (a review: the API answered 500, the core had no run).
   const testing::CmdResult explain =
       testing::RunTiresias(fmt::format("explain {} --state-dir {}", id, dir_.string()));

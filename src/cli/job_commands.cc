@@ -75,7 +75,14 @@ std::string Where(const nlohmann::json& j) {
   if (!Str(j, "engine_job").empty())
     return "slurm:" + Str(j, "engine_job") + " " + Join(nodes, ",");
   std::string where = Join(nodes, ",");
-  if (!Str(j, "devices").empty()) where += ":" + Str(j, "devices");
+  if (!Str(j, "devices").empty()) {
+    where += ":" + Str(j, "devices");
+  } else if (const std::string a = Str(j, "allocation");
+             nodes.size() == 1 && a.find(':') != a.npos) {
+    where += ":" + a.substr(a.find(':') + 1);  // placed, not launched yet: its GPUs ("n0:0-1")
+  }
+  // Placed, waiting to launch: said so (it was a bare "local").
+  if (Str(j, "state") == "starting") where += " (" + Str(j, "reason") + ")";
   return where;
 }
 
