@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "serve_process.h"
@@ -22,6 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing::CmdResult;
 using testing::RunTiresias;
+using namespace std::chrono_literals;
 
 class EverydayTest : public ::testing::Test {
  protected:
@@ -431,6 +433,33 @@ TEST(EverydayDocs, CompletionKnowsCommandsFlagsAndPolicies) {
   EXPECT_EQ(complete("tiresias ls -o js", 3), "json\n");
   CmdResult zsh = RunTiresias("completion zsh");
   EXPECT_EQ(zsh.out.rfind("#compdef tiresias", 0), 0u) << zsh.out.substr(0, 80);
+}
+
+TEST_F(EverydayTest, RequeueHoldStopsAJobAndHoldsItUntilReleased) {
+  // scontrol requeuehold: `hold` takes only a waiting job and said "requeue it first", but a
+  // requeued job starts again at once (nothing else waits), so the hold never found it
+  // waiting (an exploratory test). `requeue --hold` does both in one step.
+  const std::string j = Submit("--gpus 1 -J r -- sleep 60");
+  ASSERT_TRUE(testing::WaitFor([&] { return Json("show " + j)["state"] == "running"; }, 10s));
+  CmdResult hold = Cli("hold " + j);
+  EXPECT_NE(hold.rc, 0) << hold.out;
+  EXPECT_NE(hold.out.find("`tiresias requeue --hold " + j + "` stops it and holds it"),
+            std::string::npos)
+      << hold.out;
+  CmdResult rq = Cli("requeue --hold " + j);
+  ASSERT_EQ(rq.rc, 0) << rq.out;
+  EXPECT_EQ(rq.out, "requeued and held job " + j + "\n");
+  // Its process stops (SIGTERM: sleep exits), and it waits, held, never started again.
+  ASSERT_TRUE(testing::WaitFor([&] { return Json("show " + j)["state"] == "pending"; }, 10s));
+  std::this_thread::sleep_for(500ms);
+  auto held = Json("show " + j);
+  EXPECT_EQ(held["state"], "pending") << held.dump();
+  EXPECT_EQ(held["reason"], "Held") << held.dump();
+  EXPECT_EQ(held["attempt"], 0) << held.dump();
+  ASSERT_EQ(Cli("release " + j).rc, 0);
+  ASSERT_TRUE(testing::WaitFor([&] { return Json("show " + j)["state"] == "running"; }, 10s));
+  EXPECT_EQ(Json("show " + j)["attempt"], 1);
+  ASSERT_EQ(Cli("cancel " + j).rc, 0);
 }
 
 }  // namespace

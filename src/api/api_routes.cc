@@ -40,6 +40,7 @@ const std::map<std::string, std::vector<std::string>>& ApiRoutes() {
       {"/v1/jobs/{id}/hold", {"POST"}},
       {"/v1/jobs/{id}/release", {"POST"}},
       {"/v1/jobs/{id}/requeue", {"POST"}},
+      {"/v1/jobs/{id}/requeuehold", {"POST"}},
       {"/v1/jobs/{id}/explain", {"GET"}},
       {"/v1/jobs/{id}/logs", {"GET"}}};
   return kRoutes;

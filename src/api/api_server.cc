@@ -319,9 +319,10 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
   if (p.size() > 4) return no_such();
   const std::string action = p.size() == 4 ? p[3] : "";
   // Changes: DELETE /v1/jobs/ID cancels, POST /v1/jobs/ID/ACTION does ACTION; nothing else.
-  const bool change = (m == "DELETE" && action.empty()) ||
-                      (m == "POST" && (action == "cancel" || action == "hold" ||
-                                       action == "release" || action == "requeue"));
+  const bool change =
+      (m == "DELETE" && action.empty()) ||
+      (m == "POST" && (action == "cancel" || action == "hold" || action == "release" ||
+                       action == "requeue" || action == "requeuehold"));
   if ((m == "POST" || m == "DELETE") && !change) return no_such();
   // Changes to an array's id act on all its tasks; "42_7" names one task.
   auto ids = sched_.Resolve(p[2], /*on_array=*/change);
@@ -351,7 +352,7 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
       Status s = verb == "cancel"    ? cancelled[k]
                  : verb == "hold"    ? sched_.Hold(t, true, &changed)
                  : verb == "release" ? sched_.Hold(t, false, &changed)
-                                     : sched_.Requeue(t, caller.user);
+                                     : sched_.Requeue(t, caller.user, verb == "requeuehold");
       if (s.ok()) {
         done.push_back(t.value());
         if (!changed) unchanged.push_back(t.value());

@@ -283,9 +283,10 @@ int Act(const Common& o, const std::string& verb, const std::vector<std::string>
     } else {
       const size_t n = (*r)["jobs"].size();
       const size_t same = r->contains("unchanged") ? (*r)["unchanged"].size() : 0;
-      const std::string done = verb == "cancel" ? "cancelled"
-                               : verb == "hold" ? "held"
-                                                : verb + "d";
+      const std::string done = verb == "cancel"        ? "cancelled"
+                               : verb == "hold"        ? "held"
+                               : verb == "requeuehold" ? "requeued and held"
+                                                       : verb + "d";
       // A hold or release that changed nothing says so (as `scontrol release` of a job
       // that is not held).
       const std::string already = verb == "hold" ? "already held" : "not held";
@@ -485,6 +486,7 @@ void AddJobCommands(CLI::App& app, int& rc) {
   static bool follow = false, stderr_stream = false;
   static int64_t tail = -1;  // not given: the whole log
   static double wait_timeout = 0;
+  static bool requeue_hold = false;
 
   auto* ls = app.add_subcommand("ls", "list jobs, like squeue: where each runs or why it waits");
   AddConnFlags(ls, o);
@@ -528,7 +530,13 @@ void AddJobCommands(CLI::App& app, int& rc) {
     AddConnFlags(c, o);
     AddOutputFlag(c, o);
     c->add_option("jobs", refs, "job ids or ARRAY_INDEX")->required()->check(JobRef());
-    c->callback([&rc, v = std::string(verb)] { rc = Act(o, v, refs); });
+    if (std::string_view(verb) == "requeue") {
+      c->add_flag("--hold", requeue_hold,
+                  "and hold them, waiting until `tiresias release` (scontrol requeuehold)");
+    }
+    c->callback([&rc, v = std::string(verb)] {
+      rc = Act(o, v == "requeue" && requeue_hold ? "requeuehold" : v, refs);
+    });
   }
 
   auto* wait = app.add_subcommand(

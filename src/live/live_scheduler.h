@@ -134,8 +134,9 @@ class LiveScheduler {
   std::vector<Status> Cancel(const std::vector<JobId>& ids);
   // Holds a waiting job until released (hold = false).
   Status Hold(JobId id, bool hold, bool* changed = nullptr);
-  // Stops a running job (checkpoint signal, grace) and puts it back to wait.
-  Status Requeue(JobId id, const std::string& by);
+  // Stops a running job (checkpoint signal, grace) and puts it back to wait; `hold`: held
+  // there until released (Slurm's requeuehold), in the same step.
+  Status Requeue(JobId id, const std::string& by, bool hold = false);
 
   // Jobs in id order, filtered and paged; `total` (if given) gets how many matched.
   nlohmann::json List(const ListFilter& f = {}, size_t* total = nullptr);

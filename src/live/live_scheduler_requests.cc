@@ -190,10 +190,16 @@ Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out) {
   if (IsTerminal(rec.state)) {
     return FailedPrecondition(fmt::format("job {}: already {}", id.value(), ToString(rec.state)));
   }
-  if (hold && rec.state != LiveState::kPending) {
+  if (hold && rec.timing_out) {
     return FailedPrecondition(
-        fmt::format("job {}: {}; only a waiting job can be held (requeue it first)", id.value(),
-                    ToString(rec.state)));
+        fmt::format("job {}: past its time limit, stopping: it ends timed out", id.value()));
+  }
+  if (hold && rec.state != LiveState::kPending) {
+    // (`requeue` then `hold` may find it started again: one step does both.)
+    return FailedPrecondition(
+        fmt::format("job {}: {}; only a waiting job can be held (`tiresias requeue --hold {}` "
+                    "stops it and holds it)",
+                    id.value(), ToString(rec.state), id.value()));
   }
   if (rec.held == hold) return Status::Ok();
   JobRecord changed = rec;
@@ -209,12 +215,16 @@ Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out) {
   return Status::Ok();
 }
 
-Status LiveScheduler::Requeue(JobId id, const std::string& by) {
+Status LiveScheduler::Requeue(JobId id, const std::string& by, bool hold) {
   std::unique_lock lk(mu_);
   auto it = records_.find(id);
   if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
   JobRecord& rec = it->second;
   const Job* cj = sched_->Find(id);
+  if (rec.timing_out) {
+    return FailedPrecondition(
+        fmt::format("job {}: past its time limit, stopping: it ends timed out", id.value()));
+  }
   if (!cj || !cj->running() || rec.state == LiveState::kPreempting) {
     return FailedPrecondition(fmt::format("job {}: {}; only a running job can be requeued",
                                           id.value(), ToString(rec.state)));
@@ -223,8 +233,9 @@ Status LiveScheduler::Requeue(JobId id, const std::string& by) {
   // Never launched: nothing to stop; else its process checkpoints and exits (grace).
   const bool launched = !to_launch_.contains(id) && procs_.contains(id);
   JobRecord changed = rec;
-  changed.message = "requeued by " + by;
+  changed.message = "requeued by " + by + (hold ? ", and held" : "");
   changed.state = launched ? LiveState::kPreempting : LiveState::kPending;
+  changed.held = changed.held || hold;
   {
     Store::Txn txn(*store_);
     if (Status s = Note({.t = now, .kind = EventKind::kRequeue, .job = id, .detail = {{"by", by}}});
@@ -238,6 +249,7 @@ Status LiveScheduler::Requeue(JobId id, const std::string& by) {
   MustOk(sched_->Requeue(id, now));
   to_launch_.erase(id);
   if (launched) StopProcess(id, now, cfg_.preempt_signal);
+  eligibility_dirty_ = eligibility_dirty_ || hold;  // held before the next pass
   dirty_ = true;
   wake_ = true;
   lk.unlock();
