@@ -134,7 +134,8 @@ std::map<int64_t, JobState> ReplayJournal(const fs::path& db) {
       }
       case EventKind::kRelocate: {  // (a job placed on such GPUs, moved when others free)
         std::vector<Action> started;
-        st = s.Relocate(e.job, e.t, started).status();
+        st = s.Relocate(e.job, e.t, started, GpusFromJson(e.detail.value("held", nlohmann::json())))
+                 .status();
         break;
       }
       default:

@@ -172,10 +172,13 @@ class Scheduler {
   }
   // A job the core started whose progress has not begun (`now` before its progress start: its
   // driver waits to launch it) and that sits on GPUs to avoid (it had no other place then):
-  // moved to a packed slot of free GPUs that avoids them, when there is one now (its start is
-  // in `out`, said so); else nothing changes. True when moved. (The mask may name GPUs a job
-  // holds: SetNodeAvailability.)
-  StatusOr<bool> Relocate(JobId id, Time now, std::vector<Action>& out);
+  // moved to a packed slot of free GPUs that avoids them and `also_taken` (free in the core,
+  // but the driver's: e.g. a preempted job's process still holds them), when there is one now
+  // (its start is in `out`, said so; the same start: Job::starts and its restore unchanged);
+  // else nothing changes. True when moved. (The mask may name GPUs a job holds:
+  // SetNodeAvailability.)
+  StatusOr<bool> Relocate(JobId id, Time now, std::vector<Action>& out,
+                          const std::vector<GpuId>& also_taken = {});
   // The mask that leaves `gpus` GPUs of `node` usable and stops as few jobs as possible: it
   // keeps the GPUs running jobs hold first, then free ones, then unusable ones, each lowest
   // index first. Deterministic: drivers that learn only a count (a node's usable GPUs) turn it

@@ -45,7 +45,8 @@ PlacementResult Scheduler::Place(const JobSpec& spec) {
   return placement_->Place(spec, cluster_);
 }
 
-StatusOr<bool> Scheduler::Relocate(JobId id, Time now, std::vector<Action>& out) {
+StatusOr<bool> Scheduler::Relocate(JobId id, Time now, std::vector<Action>& out,
+                                   const std::vector<GpuId>& also_taken) {
   auto it = slot_of_.find(id);
   if (it == slot_of_.end()) return NotFound(fmt::format("job {}: unknown", id.value()));
   const uint32_t slot = it->second;
@@ -57,10 +58,21 @@ StatusOr<bool> Scheduler::Relocate(JobId id, Time now, std::vector<Action>& out)
   }
   if (!on_avoided) return false;
   // Its own GPUs are taken in the view: a place found is elsewhere.
-  PlacementResult r = placement_->Place(j.spec, AvoidingView());
+  ClusterState view = AvoidingView();
+  for (const GpuId& g : also_taken) {
+    if (g.node < 0 || g.node >= topo_.num_nodes() || g.index < 0 ||
+        g.index >= topo_.gpus_per_node()) {
+      return InvalidArgument(
+          fmt::format("job {}: no GPU {}:{} to leave out", id.value(), g.node, g.index));
+    }
+    const uint64_t bit = (uint64_t{1} << g.index) & view.free_mask(g.node);
+    if (bit) view.Take(std::span<const NodeSlice>(std::array{NodeSlice{g.node, bit}}));
+  }
+  PlacementResult r = placement_->Place(j.spec, view);
   auto* p = std::get_if<Placed>(&r);
   if (!p || p->fallback) return false;
   Stop(slot, now);
+  --j.starts;  // the same start, elsewhere: not counted again, its restore as it was
   Start(slot, std::move(p->alloc), now, out);
   out.back().detail = "moved to free GPUs: those it was placed on are held by a stopping process";
   dirty_ = true;

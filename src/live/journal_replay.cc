@@ -96,7 +96,8 @@ Status ReplayInput(Scheduler& core, const EventRow& row,
       break;
     case EventKind::kRelocate: {
       std::vector<Action> started;  // (its start, as the daemon journalled it)
-      s = core.Relocate(e.job, e.t, started).status();
+      s = core.Relocate(e.job, e.t, started, GpusFromJson(e.detail.value("held", nlohmann::json())))
+              .status();
       break;
     }
     case EventKind::kCheckpoint: {

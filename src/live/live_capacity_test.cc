@@ -356,5 +356,62 @@ TEST_F(LiveSchedulerTest, AJobParkedOnAStoppingProcessesGpusMovesWhenOthersFreeU
   EXPECT_EQ(Count(Journal(dir_ / "tiresias.db"), EventKind::kRelocate), 1);
 }
 
+TEST_F(LiveSchedulerTest, ANodeDownUnderAStoppingProcessIsJournalledOnce) {
+  // Regression (a review): B (2 GPUs, ignores SIGTERM, grace 4 s) runs on n2 and is cancelled
+  // at 1 s; its process holds n2's GPUs until 5 s. At 2 s n2 goes down (a Slurm node whose
+  // kill failed is drained so). The GPUs to avoid were all those such a process holds, but the
+  // core keeps only usable ones: the two never agreed, and every step journalled a capacity
+  // event (and ran a pass). One event now, for the node.
+  grace_ = Seconds(4);
+  world_.ignore_term = true;
+  const int64_t t0 = world_.now;
+  std::unique_ptr<LiveScheduler> d;
+  const JobId b = RunOnTheSecondOfTwoNodes(d);
+  world_.now = t0 + 1'000;
+  ASSERT_TRUE(d->Cancel(b).ok());
+  d->Step();
+  const int before = Count(Journal(dir_ / "tiresias.db"), EventKind::kCapacity);
+  world_.now = t0 + 2'000;
+  world_.node_report = std::vector<NodeReport>{
+      {.name = "n1", .state = "down", .usable = false, .gpus = 2, .reason = "maintenance"},
+      {.name = "n2", .state = "drain", .usable = false, .gpus = 2, .reason = "Kill task failed"}};
+  for (; world_.now <= t0 + 4'000; world_.now += 100) d->Step();
+  EXPECT_EQ(Count(Journal(dir_ / "tiresias.db"), EventKind::kCapacity), before + 1);
+}
+
+TEST_F(LiveSchedulerTest, AParkedJobIsNotMovedOntoGpusAnotherProcessStillHolds) {
+  // Regression (a review): 4 GPUs, one queue in effect, grace 10 s, processes that ignore
+  // SIGTERM. X (1 GPU, limit 1 s) runs on GPU 0, V (1 GPU) on 1 and F (2 GPUs, 3 s of work) on
+  // 2,3, from 0. X is told to stop at 1 s (killed at 11 s); C (1 GPU) arrives at 1.2 s and is
+  // parked on GPU 0. V is requeued and held at 2 s: GPU 1 is free in the core, but V's
+  // process holds it until 12 s. C was moved there (and launched at 12 s, not 11). It stays
+  // on GPU 0 until F ends at 3 s, and then moves to GPU 2 and starts.
+  policy_opts_ = {"thresholds=100000"};
+  grace_ = Seconds(10);
+  world_.ignore_term = true;
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId x = *d->Submit({.name = "x", .gpus = 1, .argv = {"x"}, .time = "0:01"});
+  const JobId v = *d->Submit({.name = "v", .gpus = 1, .argv = {"x"}});
+  const JobId f = *d->Submit({.name = "f", .gpus = 2, .argv = {"x"}});
+  world_.work[x] = world_.work[v] = 1'000'000;
+  world_.work[f] = 3'000;
+  d->Step();
+  world_.now = t0 + 1'000;
+  d->Step();
+  world_.now = t0 + 1'200;
+  const JobId c = *d->Submit({.name = "c", .gpus = 1, .argv = {"x"}});
+  world_.work[c] = 1'000'000;
+  d->Step();
+  world_.now = t0 + 2'000;
+  ASSERT_TRUE(d->Requeue(v, "alice", /*hold=*/true).ok());
+  for (; world_.now <= t0 + 4'000; world_.now += 100) d->Step();
+  ASSERT_EQ(world_.launches.size(), 4u) << Join(world_.launches, " ");
+  EXPECT_EQ(world_.launches[3], fmt::format("{}@{}:2", c.value(), t0 + 3'000));
+  EXPECT_EQ((*d->Get(v))["state"], "preempting");  // (its process is stopping, held after)
+  EXPECT_EQ((*d->Get(v))["held"], true);
+  EXPECT_EQ((*d->Get(x))["state"], "preempting");
+}
+
 }  // namespace
 }  // namespace tiresias

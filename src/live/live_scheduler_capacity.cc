@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <bit>
 #include <set>
+#include <tuple>
 
 #include "common/strings.h"
 #include "live/live_scheduler.h"
@@ -68,7 +69,9 @@ void LiveScheduler::SyncStoppingGpus(Time now, std::vector<JobId>& changed,
     if (g.node < 0 || g.node >= nodes) continue;
     const Job* cj = sched_->Find(id);
     if (cj && !cj->ended()) continue;
-    held[static_cast<size_t>(g.node)] |= uint64_t{1} << g.index;
+    const uint64_t bit = uint64_t{1} << g.index;
+    if (!(sched_->cluster().usable_mask(g.node) & bit)) continue;  // (the core keeps no other)
+    held[static_cast<size_t>(g.node)] |= bit;
     by[static_cast<size_t>(g.node)].insert(id);
   }
   const std::vector<NodeSpec> cluster = ClusterNodes();
@@ -103,39 +106,59 @@ void LiveScheduler::RelocateParked(Time now, std::vector<JobId>& changed) {
   // A job the core placed on GPUs such a process holds (no other place then) waits for it, up
   // to its grace, while GPUs that free up elsewhere stay idle or go to jobs behind it (an
   // exploratory test: a later job overtook it under fifo). The core is asked to move it when
-  // the free GPUs outside those (by node) changed since it was last asked, and they are
-  // enough in number: each ask is a journalled input (it replays the same), so not one per
-  // step.
+  // the GPUs free for it (free in the core, not avoided, held by no process) changed since it
+  // was last asked, and they are enough in number: each ask is a journalled input (it
+  // replays the same, with the GPUs other processes hold), so not one per step. In the
+  // core's order: the first in it has the first choice.
   std::erase_if(relocate_asked_, [&](const auto& e) { return !to_launch_.contains(e.first); });
   if (to_launch_.empty() || StoppingHeldGpus(/*free_only=*/false) == 0) return;
-  std::vector<uint64_t> open;
-  int count = 0;
-  for (int node = 0; node < sched_->topology().num_nodes(); ++node) {
-    open.push_back(sched_->cluster().free_mask(node) & ~sched_->avoid_mask(node));
-    count += std::popcount(open.back());
-  }
-  std::vector<Action> moved;
+  std::vector<const Job*> parked;
   for (const auto& [id, gpus] : to_launch_) {
     const Job* cj = sched_->Find(id);
-    if (!cj || !cj->running() || now >= cj->progress_start || cj->gpus() > count) continue;
-    const bool parked = std::any_of(gpus.begin(), gpus.end(), [&](const GpuId& g) {
-      return sched_->avoid_mask(g.node) >> g.index & 1;
-    });
-    if (!parked) continue;
+    if (!cj || !cj->running() || now >= cj->progress_start) continue;
+    if (std::any_of(gpus.begin(), gpus.end(),
+                    [&](const GpuId& g) { return sched_->avoid_mask(g.node) >> g.index & 1; })) {
+      parked.push_back(cj);
+    }
+  }
+  std::sort(parked.begin(), parked.end(), [](const Job* a, const Job* b) {
+    return std::tie(a->key, a->spec.id) < std::tie(b->key, b->spec.id);
+  });
+  for (const Job* cj : parked) {
+    const JobId id = cj->spec.id;
+    // Free for it now, and the GPUs the core counts free that a process still holds.
+    std::vector<uint64_t> open;
+    std::vector<GpuId> held;
+    int count = 0;
+    for (int node = 0; node < sched_->topology().num_nodes(); ++node) {
+      open.push_back(sched_->cluster().free_mask(node) & ~sched_->avoid_mask(node));
+    }
+    for (const auto& [g, owner] : gpu_owner_) {
+      const uint64_t bit = uint64_t{1} << g.index;
+      if (g.node < 0 || static_cast<size_t>(g.node) >= open.size() ||
+          !(sched_->cluster().free_mask(g.node) & bit)) {
+        continue;
+      }
+      open[static_cast<size_t>(g.node)] &= ~bit;
+      if (!(sched_->avoid_mask(g.node) & bit)) held.push_back(g);
+    }
+    for (uint64_t m : open) count += std::popcount(m);
+    if (cj->gpus() > count) continue;
     auto [it, fresh] = relocate_asked_.try_emplace(id, open);
     if (!fresh && it->second == open) continue;
     it->second = open;
     Journal({.t = now,
              .kind = EventKind::kRelocate,
              .job = id,
-             .detail = {{"gpus", GpusToJson(gpus)}}});
-    auto r = sched_->Relocate(id, now, moved);
+             .detail = {{"gpus", GpusToJson(to_launch_.at(id))}, {"held", GpusToJson(held)}}});
+    std::vector<Action> moved;
+    auto r = sched_->Relocate(id, now, moved, held);
     MustOk(r.status());
-  }
-  for (const Action& a : moved) {
-    relocate_asked_.erase(a.job);
-    ApplyAction(a, now, changed);
-    dirty_ = true;  // the GPUs it left are free for the pass
+    for (const Action& a : moved) {
+      relocate_asked_.erase(a.job);
+      ApplyAction(a, now, changed);
+      dirty_ = true;  // the GPUs it left are free for the pass
+    }
   }
 }
 
