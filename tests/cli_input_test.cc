@@ -181,6 +181,8 @@ TEST(CliInput, SubmitsFlagsAndValuesAreReadAsWritten) {
         {"submit ls -a", "-a comes after the command ('ls'), so it is ambiguous"},
         {"submit -H ls -l", "if -l is the command's own option, put -- before"},
         {"submit -J -- ls", "--name: a value is missing before `--`"},
+        {"submit -J --gpus 1 ls", "--name: a value is missing before --gpus (a flag)"},
+        {"submit --model --gpus 2 -- ls", "--model: a value is missing before --gpus (a flag)"},
         {"submit --env -X=1 ls", "--env -X=1: '-X' is not a variable name"}}) {
     CmdResult r = RunTiresias(line);
     EXPECT_EQ(r.rc, 2) << line << ": " << r.out;

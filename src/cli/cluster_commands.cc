@@ -45,10 +45,12 @@ int Nodes(const Common& o) {
     if (n.contains("containment"))
       std::cout << "  jobs contained by " << Str(n, "containment") << "\n";
     for (const auto& g : n["gpus"]) {
-      std::cout << fmt::format("  gpu {:>2}  {:<28} {}\n", g["index"].get<int>(), Str(g, "name"),
-                               !g["job"].is_null()        ? "job " + g["job"].dump()
-                               : !g.value("usable", true) ? "unavailable"
-                                                          : "free");
+      std::cout << fmt::format(
+          "  gpu {:>2}  {:<28} {}\n", g["index"].get<int>(), Str(g, "name"),
+          !g["job"].is_null()
+              ? "job " + g["job"].dump() + (g.value("starting", false) ? " (starting)" : "")
+          : !g.value("usable", true) ? "unavailable"
+                                     : "free");
     }
     for (const auto& x : n.value("outside_jobs", nlohmann::json::array())) {
       std::cout << "  outside tiresias: " << x.get<std::string>() << "\n";

@@ -67,8 +67,11 @@ CLI::Validator NotEmpty() {
   return CLI::Validator(
       [](std::string& input) -> std::string {
         if (input.empty()) return "an empty value: give one, or leave the flag out";
-        // `-J -- cmd`: the value was forgotten, and `--` taken for it.
-        return input == "--" ? "a value is missing before `--`" : "";
+        // `-J -- cmd`, `-J --gpus 1 cmd`: the value was forgotten, and what came next taken
+        // for it.
+        if (input == "--") return "a value is missing before `--`";
+        if (input.starts_with("--")) return "a value is missing before " + input + " (a flag)";
+        return "";
       },
       "", "NOT_EMPTY");
 }

@@ -20,8 +20,8 @@ CLI::Validator JobRef();
 CLI::Validator Unsigned();
 // Job states, comma-separated (pending, running, ...; store/job_record.h).
 CLI::Validator JobStates();
-// Refuses an empty value (`-a ''` must not quietly mean "no array"), and `--` (`-J -- cmd`:
-// the name was forgotten).
+// Refuses an empty value (`-a ''` must not quietly mean "no array"), `--` and a long flag
+// (`-J -- cmd`, `-J --gpus 1 cmd`: the name was forgotten).
 CLI::Validator NotEmpty();
 
 }  // namespace tiresias

@@ -172,8 +172,9 @@ class Scheduler {
   }
   // A job the core started whose progress has not begun (`now` before its progress start: its
   // driver waits to launch it) and that sits on GPUs to avoid (it had no other place then):
-  // moved to a packed slot of free GPUs that avoids them and `also_taken` (free in the core,
-  // but the driver's: e.g. a preempted job's process still holds them), when there is one now
+  // moved to a packed slot of free GPUs (its own that are not to avoid among them) that
+  // avoids them and `also_taken` (free in the core, but the driver's: e.g. a preempted job's
+  // process still holds them), when there is one now
   // (its start is in `out`, said so; the same start: Job::starts and its restore unchanged);
   // else nothing changes. True when moved. (The mask may name GPUs a job holds:
   // SetNodeAvailability.)
@@ -346,8 +347,8 @@ class Scheduler {
   // to avoid (SetNodeAvailability): that one when it is a packed slot, else the answer on
   // every free GPU.
   PlacementResult Place(const JobSpec& spec);
-  // The cluster state with the free GPUs to avoid taken.
-  ClusterState AvoidingView() const;
+  // The cluster state with `released` given back (if any), then the free GPUs to avoid taken.
+  ClusterState AvoidingView(const Allocation* released = nullptr) const;
   void NoteUnplaced(Job& j, const PlacementResult& r);
   void Backfill(Time now, std::vector<Action>& out);
   // checkpoint_aware: victims swap with kept running jobs of their class that lose less.

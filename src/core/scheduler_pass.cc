@@ -22,9 +22,10 @@
 
 namespace tiresias {
 
-ClusterState Scheduler::AvoidingView() const {
+ClusterState Scheduler::AvoidingView(const Allocation* released) const {
   ClusterState view = cluster_;
   if (view.logging()) view.EndLog();
+  if (released) view.Give(*released);
   for (int node = 0; node < static_cast<int>(avoid_.size()); ++node) {
     const uint64_t hide = avoid_[static_cast<size_t>(node)] & view.free_mask(node);
     if (hide) view.Take(std::span<const NodeSlice>(std::array{NodeSlice{node, hide}}));
@@ -57,8 +58,9 @@ StatusOr<bool> Scheduler::Relocate(JobId id, Time now, std::vector<Action>& out,
     on_avoided |= (avoid_mask(sl.node) & sl.gpus) != 0;
   }
   if (!on_avoided) return false;
-  // Its own GPUs are taken in the view: a place found is elsewhere.
-  ClusterState view = AvoidingView();
+  // Its own GPUs are free in the view but those to avoid (a place found is elsewhere, with
+  // those it holds that are not to avoid, if the policy takes them).
+  ClusterState view = AvoidingView(&j.alloc);
   for (const GpuId& g : also_taken) {
     if (g.node < 0 || g.node >= topo_.num_nodes() || g.index < 0 ||
         g.index >= topo_.gpus_per_node()) {

@@ -413,5 +413,49 @@ TEST_F(LiveSchedulerTest, AParkedJobIsNotMovedOntoGpusAnotherProcessStillHolds) 
   EXPECT_EQ((*d->Get(x))["state"], "preempting");
 }
 
+TEST_F(LiveSchedulerTest, AParkedJobMovesOntoGpusFreedBesideOneItHolds) {
+  // Regression (an exploratory test): 4 GPUs, one queue in effect, grace 10 s, processes that
+  // ignore SIGTERM. S, R1, R2 (1 GPU each; R2 5 s of work) run on 0, 1, 2 from 0. S is
+  // cancelled at 1 s; W (2 GPUs) arrives then and is placed on 0 and 3 (no other place); J
+  // (1 GPU) arrives at 4 s and is parked on 0 too. R2 ends at 5 s: 2 and 3 make a slot for W,
+  // but only the GPUs free elsewhere were counted (1 of 2), so W waited the whole grace, and
+  // J would have overtaken it. W moves to 2,3 and starts at 5 s; J, behind it, waits for S.
+  policy_opts_ = {"thresholds=100000"};
+  grace_ = Seconds(10);
+  world_.ignore_term = true;
+  const int64_t t0 = world_.now;
+  auto d = Start();
+  const JobId stub = *d->Submit({.name = "s", .gpus = 1, .argv = {"x"}});
+  const JobId r1 = *d->Submit({.name = "r1", .gpus = 1, .argv = {"x"}});
+  const JobId r2 = *d->Submit({.name = "r2", .gpus = 1, .argv = {"x"}});
+  world_.work[stub] = world_.work[r1] = 1'000'000;
+  world_.work[r2] = 5'000;
+  d->Step();
+  world_.now = t0 + 1'000;
+  ASSERT_TRUE(d->Cancel(stub).ok());
+  const JobId w = *d->Submit({.name = "w", .gpus = 2, .argv = {"x"}});
+  world_.work[w] = 1'000'000;
+  d->Step();
+  EXPECT_EQ((*d->Get(w))["state"], "starting");
+  // The nodes view: GPU 3 is W's, placed there (it said free).
+  const auto placed = d->Nodes()["nodes"][0]["gpus"][3];
+  EXPECT_EQ(placed["job"], w.value()) << placed.dump();
+  EXPECT_EQ(placed["starting"], true) << placed.dump();
+  world_.now = t0 + 4'000;
+  const JobId jj = *d->Submit({.name = "j", .gpus = 1, .argv = {"x"}});
+  world_.work[jj] = 1'000'000;
+  for (; world_.now <= t0 + 6'000; world_.now += 100) d->Step();
+  ASSERT_EQ(world_.launches.size(), 4u) << Join(world_.launches, " ");
+  EXPECT_EQ(world_.launches[3], fmt::format("{}@{}:2,3", w.value(), t0 + 5'000));
+  EXPECT_EQ((*d->Get(jj))["state"], "starting");
+  // The nodes view names J on GPU 0 (S's process holds it) and explain counts no GPU free
+  // (it counted GPU 0, which S's process holds).
+  const auto n = d->Nodes()["nodes"][0];
+  EXPECT_EQ(n["gpus"][0]["job"], stub.value());
+  EXPECT_EQ(n["gpus_busy"], 4);
+  EXPECT_EQ((*d->Explain(jj))["gpus_free"], 0);
+  EXPECT_EQ((*d->Get(r1))["state"], "running");
+}
+
 }  // namespace
 }  // namespace tiresias

@@ -437,7 +437,7 @@ void LiveScheduler::SampleCluster(Time now) {
   const int64_t wall = now + store_->epoch_ms();
   if (!metrics_.SampleDue(wall)) return;
   ClusterSample s{.wall_ms = wall, .gpus_total = sched_->topology().total_gpus()};
-  s.gpus_busy = s.gpus_total - sched_->cluster().total_free() + StoppingHeldGpus();
+  s.gpus_busy = s.gpus_total - FreeGpusNow();
   s.gpus_fragmented = FragmentedGpus();
   s.running = static_cast<int>(sched_->num_running());
   std::vector<int> running_by_queue;

@@ -265,9 +265,9 @@ class LiveScheduler {
   // The free GPUs per node outside those when a parked job was last asked about (in memory:
   // a restart asks again at most once).
   std::map<JobId, std::vector<uint64_t>> relocate_asked_;
-  // How many GPUs such a process holds; `free_only`: of those the core counts free (busy in
-  // samples, metrics).
-  int StoppingHeldGpus(bool free_only = true) const;
+  // The GPUs free now: free in the core and held by no process (one stopping, of a job
+  // cancelled, past its limit, preempted or requeued): samples, /metrics, explain.
+  int FreeGpusNow() const;
   // Sets `node`'s usable and reserved GPUs (journalled, applied to the core); the jobs the
   // core stops on GPUs that become unusable are evicted.
   void SetCapacity(int node, uint64_t usable, uint64_t reserved, const std::string& why, Time now,

@@ -106,12 +106,16 @@ void LiveScheduler::RelocateParked(Time now, std::vector<JobId>& changed) {
   // A job the core placed on GPUs such a process holds (no other place then) waits for it, up
   // to its grace, while GPUs that free up elsewhere stay idle or go to jobs behind it (an
   // exploratory test: a later job overtook it under fifo). The core is asked to move it when
-  // the GPUs free for it (free in the core, not avoided, held by no process) changed since it
-  // was last asked, and they are enough in number: each ask is a journalled input (it
-  // replays the same, with the GPUs other processes hold), so not one per step. In the
-  // core's order: the first in it has the first choice.
+  // GPUs became free for it (free in the core, not avoided, held by no process) since it was
+  // last asked, and with those it holds that are not avoided they are enough in number: each ask is
+  // a journalled input (it replays the same, with the GPUs other processes hold), so not one per
+  // step. In the core's order: the first in it has the first choice.
   std::erase_if(relocate_asked_, [&](const auto& e) { return !to_launch_.contains(e.first); });
-  if (to_launch_.empty() || StoppingHeldGpus(/*free_only=*/false) == 0) return;
+  bool avoiding = false;
+  for (int node = 0; node < sched_->topology().num_nodes(); ++node) {
+    avoiding |= sched_->avoid_mask(node) != 0;
+  }
+  if (to_launch_.empty() || !avoiding) return;
   std::vector<const Job*> parked;
   for (const auto& [id, gpus] : to_launch_) {
     const Job* cj = sched_->Find(id);
@@ -126,7 +130,8 @@ void LiveScheduler::RelocateParked(Time now, std::vector<JobId>& changed) {
   });
   for (const Job* cj : parked) {
     const JobId id = cj->spec.id;
-    // Free for it now, and the GPUs the core counts free that a process still holds.
+    // Free for it now (but those it holds), and the GPUs the core counts free that a process
+    // still holds.
     std::vector<uint64_t> open;
     std::vector<GpuId> held;
     int count = 0;
@@ -143,10 +148,17 @@ void LiveScheduler::RelocateParked(Time now, std::vector<JobId>& changed) {
       if (!(sched_->avoid_mask(g.node) & bit)) held.push_back(g);
     }
     for (uint64_t m : open) count += std::popcount(m);
+    // (Its own GPUs that are not to avoid may be kept in a move.)
+    for (const GpuId& g : to_launch_.at(id)) count += !(sched_->avoid_mask(g.node) >> g.index & 1);
     if (cj->gpus() > count) continue;
+    // Asked again only when GPUs became free for it (fewer cannot make a move possible).
     auto [it, fresh] = relocate_asked_.try_emplace(id, open);
-    if (!fresh && it->second == open) continue;
+    bool gained = fresh;
+    for (size_t n = 0; !fresh && n < open.size(); ++n) {
+      gained |= (open[n] & ~(n < it->second.size() ? it->second[n] : 0)) != 0;
+    }
     it->second = open;
+    if (!gained) continue;
     Journal({.t = now,
              .kind = EventKind::kRelocate,
              .job = id,
@@ -192,13 +204,13 @@ void LiveScheduler::SetCapacity(int node, uint64_t usable, uint64_t avoid, const
   dirty_ = true;
 }
 
-int LiveScheduler::StoppingHeldGpus(bool free_only) const {
-  int n = 0;
-  for (int node = 0; node < sched_->topology().num_nodes(); ++node) {
-    const uint64_t free = free_only ? sched_->cluster().free_mask(node) : ~uint64_t{0};
-    n += std::popcount(sched_->avoid_mask(node) & free);
+int LiveScheduler::FreeGpusNow() const {
+  int held = 0;  // free in the core, but a process (stopping) still holds them
+  for (const auto& [g, id] : gpu_owner_) {
+    held += g.node >= 0 && g.node < sched_->topology().num_nodes() &&
+            (sched_->cluster().free_mask(g.node) >> g.index & 1);
   }
-  return n;
+  return sched_->cluster().total_free() - held;
 }
 
 void LiveScheduler::RestoreStoppingGpus(Scheduler& copy, Time now) {

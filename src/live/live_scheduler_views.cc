@@ -287,7 +287,7 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
                       {"waiting_ahead_ids", Ids(e.waiting_ahead_ids)},
                       {"running_ahead_ids", Ids(e.running_ahead_ids)},
                       {"gpus_needed", e.gpus_needed},
-                      {"gpus_free", e.gpus_free}};
+                      {"gpus_free", FreeGpusNow()}};  // (the core's: also those held)
   std::vector<std::string> reasons = e.reasons;
   if (const std::string held = HeldReason(r); !held.empty() && !r.held && !reasons.empty()) {
     reasons.front() = held;  // the core knows only "not eligible"; the reason is this layer's
@@ -415,6 +415,10 @@ nlohmann::json LiveScheduler::Nodes() {
   std::lock_guard lk(mu_);
   const std::vector<NodeSpec> cluster = ClusterNodes();
   const bool local = cfg_.nodes.empty();
+  std::map<GpuId, JobId> starting;  // GPUs of jobs placed but not launched
+  for (const auto& [id, placed] : to_launch_) {
+    for (const GpuId& g : placed) starting.emplace(g, id);
+  }
   nlohmann::json list = nlohmann::json::array();
   for (size_t i = 0; i < cluster.size(); ++i) {
     const int node = static_cast<int>(i);
@@ -431,6 +435,10 @@ nlohmann::json LiveScheduler::Nodes() {
       auto owner = gpu_owner_.find(GpuId{node, g});
       if (owner != gpu_owner_.end()) {
         x["job"] = owner->second.value();
+        ++busy;
+      } else if (auto placed = starting.find(GpuId{node, g}); placed != starting.end()) {
+        x["job"] = placed->second.value();  // placed there, not launched yet (it said free)
+        x["starting"] = true;
         ++busy;
       } else {
         x["job"] = nullptr;
@@ -504,7 +512,7 @@ std::string LiveScheduler::MetricsText() {
     }
     metrics_.SetJobs(by_state, waiting);
     const int total = sched_->topology().total_gpus();
-    const int free = sched_->cluster().total_free() - StoppingHeldGpus();
+    const int free = FreeGpusNow();
     metrics_.SetGpus(total - free, free, FragmentedGpus(), 0);
     metrics_.SetVcs(sched_->VcUsages(Now()));
     if (cfg_.disk) {
