@@ -460,6 +460,13 @@ TEST_F(EverydayTest, RequeueHoldStopsAJobAndHoldsItUntilReleased) {
   ASSERT_TRUE(testing::WaitFor([&] { return Json("show " + j)["state"] == "running"; }, 10s));
   EXPECT_EQ(Json("show " + j)["attempt"], 1);
   ASSERT_EQ(Cli("cancel " + j).rc, 0);
+  // An array's task is named as its user names it (the array's id would requeue every task).
+  const std::string a = Submit("--array 0-1 --gpus 1 -J ra -- sleep 60");
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return Json("show " + a + "_0")["state"] == "running"; }, 10s));
+  hold = Cli("hold " + a + "_0");
+  EXPECT_NE(hold.out.find("`tiresias requeue --hold " + a + "_0`"), std::string::npos) << hold.out;
+  ASSERT_EQ(Cli("cancel " + a).rc, 0);
 }
 
 }  // namespace

@@ -178,7 +178,7 @@ inline std::vector<std::string> Drive(std::unique_ptr<OrderingPolicy> policy,
     opts.bound_miss_jumps = 1;
   }
   Scheduler s(w.topo, std::move(policy), std::move(placement), opts, std::move(speed));
-  using Done = std::tuple<Time, int64_t, int>;  // at, job, its start number
+  using Done = std::tuple<Time, int64_t, int, Time>;  // at, job, its start number, run start
   std::priority_queue<Done, std::vector<Done>, std::greater<>> done;
   std::vector<std::string> log;
   *finished = 0;
@@ -190,10 +190,11 @@ inline std::vector<std::string> Drive(std::unique_ptr<OrderingPolicy> policy,
     t = std::min(t, s.NextWakeup());
     if (t == kNever) break;
     while (!done.empty() && std::get<0>(done.top()) == t) {
-      auto [at, id, start_no] = done.top();
+      auto [at, id, start_no, run_start] = done.top();
       done.pop();
       const Job* j = s.Find(JobId(id));
-      if (!j->running() || j->starts != start_no) continue;  // preempted since
+      // Preempted since, or moved (Relocate: the same start, another run start).
+      if (!j->running() || j->starts != start_no || j->run_start != run_start) continue;
       log.push_back(fmt::format("{} finish {} {}", t, id, j->alloc.str()));
       EXPECT_TRUE(s.Finish(JobId(id), t).ok());
       ++*finished;
@@ -250,7 +251,7 @@ inline std::vector<std::string> Drive(std::unique_ptr<OrderingPolicy> policy,
       Duration rem = std::max<Duration>(0, *j->spec.duration - j->work_done);
       if (j->rate != 1.0)
         rem = static_cast<Duration>(std::ceil(static_cast<double>(rem) / j->rate));
-      done.emplace(j->progress_start + rem, a.job.value(), j->starts);
+      done.emplace(j->progress_start + rem, a.job.value(), j->starts, j->run_start);
     }
   }
   if (bound_retries) *bound_retries = s.bound_retries();

@@ -9,7 +9,7 @@
 //                                         (X-Total-Count; others' jobs without environment)
 //   GET  /v1/history[?user=&state=&since_ms=&until_ms=&offset=&limit=]  ended jobs
 //   GET  /v1/jobs/{ref}                   one job; ref is an id or ARRAY_INDEX ("42_7")
-//   POST /v1/jobs/{ref}/cancel|hold|release|requeue, DELETE /v1/jobs/{ref}   (owner or
+//   POST /v1/jobs/{ref}/cancel|hold|release|requeue|requeuehold, DELETE /v1/jobs/{ref} (owner or
 //                                         admin; an array's id acts on all its tasks)
 //   GET  /v1/jobs/{ref}/explain           why it waits
 //   GET  /v1/jobs/{ref}/logs?offset=N[&stream=stderr][&tail_lines=N]   log bytes from N

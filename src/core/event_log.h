@@ -82,7 +82,7 @@ enum class EventKind {
   kTenants,     // the tenants changed (Scheduler::SetTenants); no job
   kCleanup,     // an ended job's directory was removed (serve --keep-finished)
   kTimeLimit,   // a running job reached its time limit and was told to stop (serve)
-  kRelocate,    // a started job not launched yet, on GPUs to avoid, moved (Scheduler::Relocate)
+  kRelocate,    // a started job not launched yet, on GPUs to avoid, asked to move (Relocate)
 };
 
 struct EventKindInfo {

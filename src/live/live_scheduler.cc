@@ -449,7 +449,7 @@ void LiveScheduler::SampleCluster(Time now) {
 int LiveScheduler::FragmentedGpus() const {
   // Free while the first waiting job (policy order) fits them in count but has no slot.
   const Job* head = sched_->FirstWaiting();
-  const int free = sched_->cluster().total_free();
+  const int free = FreeGpusNow();
   return head && free > 0 && head->gpus() <= free ? free : 0;
 }
 

@@ -119,7 +119,8 @@ void LiveScheduler::RelocateParked(Time now, std::vector<JobId>& changed) {
   std::vector<const Job*> parked;
   for (const auto& [id, gpus] : to_launch_) {
     const Job* cj = sched_->Find(id);
-    if (!cj || !cj->running() || now >= cj->progress_start) continue;
+    // (One that waits for its own previous process too gains nothing by a move.)
+    if (!cj || !cj->running() || now >= cj->progress_start || procs_.contains(id)) continue;
     if (std::any_of(gpus.begin(), gpus.end(),
                     [&](const GpuId& g) { return sched_->avoid_mask(g.node) >> g.index & 1; })) {
       parked.push_back(cj);
@@ -139,11 +140,12 @@ void LiveScheduler::RelocateParked(Time now, std::vector<JobId>& changed) {
       open.push_back(sched_->cluster().free_mask(node) & ~sched_->avoid_mask(node));
     }
     for (const auto& [g, owner] : gpu_owner_) {
-      const uint64_t bit = uint64_t{1} << g.index;
-      if (g.node < 0 || static_cast<size_t>(g.node) >= open.size() ||
-          !(sched_->cluster().free_mask(g.node) & bit)) {
+      if (g.node < 0 || static_cast<size_t>(g.node) >= open.size() || g.index < 0 ||
+          g.index >= sched_->topology().gpus_per_node()) {
         continue;
       }
+      const uint64_t bit = uint64_t{1} << g.index;
+      if (!(sched_->cluster().free_mask(g.node) & bit)) continue;
       open[static_cast<size_t>(g.node)] &= ~bit;
       if (!(sched_->avoid_mask(g.node) & bit)) held.push_back(g);
     }

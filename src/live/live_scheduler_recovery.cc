@@ -222,13 +222,15 @@ Status LiveScheduler::Reconcile(Time now) {
         cj->alloc.Gpus() != open->gpus_held) {
       continue;
     }
-    Journal({.t = now,
+    // (At the journal's last time: exits read below come no earlier, and its service is not
+    // counted through the time serve was down.)
+    Journal({.t = last_replayed_,
              .kind = EventKind::kFinish,
              .job = open->id,
              .detail = {{"how",
                          "timeout: its run ends at its time limit; its process is "
                          "stopping (at a restart, from a journal of an older version)"}}});
-    MustOk(sched_->Finish(open->id, now));
+    MustOk(sched_->Finish(open->id, last_replayed_));
   }
   // First the attempts that ended while the daemon was down, at the times their exit records
   // say (in that order, each no earlier than the journal's last time): a job's end, and the
@@ -327,8 +329,9 @@ Status LiveScheduler::Reconcile(Time now) {
       }
       continue;
     }
-    // The process ended while the daemon was down.
+    // The process ended while the daemon was down (after the first look at exits above).
     if (auto ex = executor_->ReadExit(id, rec.attempt, JobDir(id))) {
+      rec.timing_out = InTimeLimitGrace(rec);  // (its end, as above: a review)
       p.stopping = rec.state != LiveState::kRunning;
       procs_[id] = p;
       HandleExit(*ex, now, changed);

@@ -195,11 +195,15 @@ Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out) {
         fmt::format("job {}: past its time limit, stopping: it ends timed out", id.value()));
   }
   if (hold && rec.state != LiveState::kPending) {
-    // (`requeue` then `hold` may find it started again: one step does both.)
-    return FailedPrecondition(
-        fmt::format("job {}: {}; only a waiting job can be held (`tiresias requeue --hold {}` "
-                    "stops it and holds it)",
-                    id.value(), ToString(rec.state), id.value()));
+    // (`requeue` then `hold` may find it started again: one step does both.) Named as its
+    // user names it (an array's task: not the array's id, which would requeue every task).
+    const std::string ref = rec.array_id != JobId()
+                                ? fmt::format("{}_{}", rec.array_id.value(), rec.array_index)
+                                : std::to_string(id.value());
+    const bool runs = rec.state == LiveState::kRunning || rec.state == LiveState::kStarting;
+    return FailedPrecondition(fmt::format(
+        "job {}: {}; only a waiting job can be held{}", id.value(), ToString(rec.state),
+        runs ? fmt::format(" (`tiresias requeue --hold {}` stops it and holds it)", ref) : ""));
   }
   if (rec.held == hold) return Status::Ok();
   JobRecord changed = rec;

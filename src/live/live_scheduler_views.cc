@@ -287,7 +287,7 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
                       {"waiting_ahead_ids", Ids(e.waiting_ahead_ids)},
                       {"running_ahead_ids", Ids(e.running_ahead_ids)},
                       {"gpus_needed", e.gpus_needed},
-                      {"gpus_free", FreeGpusNow()}};  // (the core's: also those held)
+                      {"gpus_free", FreeGpusNow()}};  // (not the core's: no process holds them)
   std::vector<std::string> reasons = e.reasons;
   if (const std::string held = HeldReason(r); !held.empty() && !r.held && !reasons.empty()) {
     reasons.front() = held;  // the core knows only "not eligible"; the reason is this layer's

@@ -70,10 +70,10 @@ async function renderCluster() {
           class: "gpu" + (busy ? " busy" : ""),
           "data-gpu": g.index,
           style: busy ? `background:${jobColor(g.job)}` : "",
-          title: busy ? `job ${g.job}` : "free",
+          title: busy ? `job ${g.job}${g.starting ? " (starting)" : ""}` : "free",
         },
         el("strong", {}, "GPU " + g.index),
-        busy ? "job " + g.job : "free",
+        busy ? "job " + g.job + (g.starting ? " (starting)" : "") : "free",
       );
       if (busy) cell.addEventListener("click", () => goJob(g.job));
       gpus.append(cell);
