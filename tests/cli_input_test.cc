@@ -183,6 +183,7 @@ TEST(CliInput, SubmitsFlagsAndValuesAreReadAsWritten) {
         {"submit -J -- ls", "--name: a value is missing before `--`"},
         {"submit -J --gpus 1 ls", "--name: a value is missing before --gpus (a flag)"},
         {"submit --model --gpus 2 -- ls", "--model: a value is missing before --gpus (a flag)"},
+        {"submit -J -H -- true", "--name: a value is missing before -H (a flag)"},
         {"submit --env -X=1 ls", "--env -X=1: '-X' is not a variable name"}}) {
     CmdResult r = RunTiresias(line);
     EXPECT_EQ(r.rc, 2) << line << ": " << r.out;

@@ -467,6 +467,23 @@ TEST_F(EverydayTest, RequeueHoldStopsAJobAndHoldsItUntilReleased) {
   hold = Cli("hold " + a + "_0");
   EXPECT_NE(hold.out.find("`tiresias requeue --hold " + a + "_0`"), std::string::npos) << hold.out;
   ASSERT_EQ(Cli("cancel " + a).rc, 0);
+  // requeue --hold of an array's id stops all of it: its waiting tasks are held too (they
+  // started in the running ones' place).
+  const std::string b = Submit("--array 0-3%2 --gpus 1 -J rb -- sleep 60");
+  ASSERT_TRUE(
+      testing::WaitFor([&] { return Json("show " + b + "_1")["state"] == "running"; }, 10s));
+  rq = Cli("requeue --hold " + b);
+  ASSERT_EQ(rq.rc, 0) << rq.out;
+  ASSERT_TRUE(testing::WaitFor(
+      [&] {
+        for (const auto& t : Json("show " + b)) {
+          if (t["state"] != "pending" || !t["held"].get<bool>()) return false;
+        }
+        return true;
+      },
+      15s))
+      << Json("show " + b).dump();
+  ASSERT_EQ(Cli("cancel " + b).rc, 0);
 }
 
 }  // namespace

@@ -352,7 +352,8 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
       Status s = verb == "cancel"    ? cancelled[k]
                  : verb == "hold"    ? sched_.Hold(t, true, &changed)
                  : verb == "release" ? sched_.Hold(t, false, &changed)
-                                     : sched_.Requeue(t, caller.user, verb == "requeuehold");
+                 : verb == "requeue" ? sched_.Requeue(t, caller.user)
+                                     : sched_.RequeueHold(t, caller.user, &changed);
       if (s.ok()) {
         done.push_back(t.value());
         if (!changed) unchanged.push_back(t.value());

@@ -70,7 +70,11 @@ CLI::Validator NotEmpty() {
         // `-J -- cmd`, `-J --gpus 1 cmd`: the value was forgotten, and what came next taken
         // for it.
         if (input == "--") return "a value is missing before `--`";
-        if (input.starts_with("--")) return "a value is missing before " + input + " (a flag)";
+        // (Also a short one: `-J -H cmd`; "-" alone and numbers pass.)
+        const bool flag =
+            input.starts_with("--") || (input.size() > 1 && input[0] == '-' &&
+                                        std::isalpha(static_cast<unsigned char>(input[1])));
+        if (flag) return "a value is missing before " + input + " (a flag)";
         return "";
       },
       "", "NOT_EMPTY");

@@ -137,6 +137,9 @@ class LiveScheduler {
   // Stops a running job (checkpoint signal, grace) and puts it back to wait; `hold`: held
   // there until released (Slurm's requeuehold), in the same step.
   Status Requeue(JobId id, const std::string& by, bool hold = false);
+  // requeue --hold: a running job as Requeue(hold), a waiting one held (an array's tasks that
+  // wait: all of it stops; only the running ones were, and the others took their place).
+  Status RequeueHold(JobId id, const std::string& by, bool* changed = nullptr);
 
   // Jobs in id order, filtered and paged; `total` (if given) gets how many matched.
   nlohmann::json List(const ListFilter& f = {}, size_t* total = nullptr);

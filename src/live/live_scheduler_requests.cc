@@ -219,6 +219,17 @@ Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out) {
   return Status::Ok();
 }
 
+Status LiveScheduler::RequeueHold(JobId id, const std::string& by, bool* changed) {
+  bool waiting = false;
+  {
+    std::lock_guard lk(mu_);
+    auto it = records_.find(id);
+    waiting = it != records_.end() && it->second.state == LiveState::kPending;
+  }
+  if (changed) *changed = true;
+  return waiting ? Hold(id, true, changed) : Requeue(id, by, /*hold=*/true);
+}
+
 Status LiveScheduler::Requeue(JobId id, const std::string& by, bool hold) {
   std::unique_lock lk(mu_);
   auto it = records_.find(id);
