@@ -171,13 +171,12 @@ class Scheduler {
     return static_cast<size_t>(node) < avoid_.size() ? avoid_[static_cast<size_t>(node)] : 0;
   }
   // A job the core started whose progress has not begun (`now` before its progress start: its
-  // driver waits to launch it) and that sits on GPUs to avoid (it had no other place then):
-  // moved to a packed slot of free GPUs (its own that are not to avoid among them) that
-  // avoids them and `also_taken` (free in the core, but the driver's: e.g. a preempted job's
-  // process still holds them), when there is one now
-  // (its start is in `out`, said so; the same start: Job::starts and its restore unchanged);
-  // else nothing changes. True when moved. (The mask may name GPUs a job holds:
-  // SetNodeAvailability.)
+  // driver waits to launch it) and that sits on GPUs to avoid or in `also_taken` (GPUs the
+  // driver's other processes still hold, e.g. a preempted job's, free in the core or the
+  // job's): moved to a packed slot of free GPUs (its own that are neither among them) that
+  // avoids both, when there is one now (its start is in `out`, said so; the same start:
+  // Job::starts and its restore unchanged); else nothing changes. True when moved. (The mask
+  // may name GPUs a job holds: SetNodeAvailability.)
   StatusOr<bool> Relocate(JobId id, Time now, std::vector<Action>& out,
                           const std::vector<GpuId>& also_taken = {});
   // The mask that leaves `gpus` GPUs of `node` usable and stops as few jobs as possible: it

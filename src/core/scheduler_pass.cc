@@ -53,22 +53,26 @@ StatusOr<bool> Scheduler::Relocate(JobId id, Time now, std::vector<Action>& out,
   const uint32_t slot = it->second;
   Job& j = jobs_[slot];
   if (!j.running() || now >= j.progress_start) return false;
-  bool on_avoided = false;
-  for (const NodeSlice& sl : j.alloc.slices) {
-    on_avoided |= (avoid_mask(sl.node) & sl.gpus) != 0;
-  }
-  if (!on_avoided) return false;
-  // Its own GPUs are free in the view but those to avoid (a place found is elsewhere, with
-  // those it holds that are not to avoid, if the policy takes them).
-  ClusterState view = AvoidingView(&j.alloc);
+  std::vector<uint64_t> taken(static_cast<size_t>(topo_.num_nodes()), 0);
   for (const GpuId& g : also_taken) {
     if (g.node < 0 || g.node >= topo_.num_nodes() || g.index < 0 ||
         g.index >= topo_.gpus_per_node()) {
       return InvalidArgument(
           fmt::format("job {}: no GPU {}:{} to leave out", id.value(), g.node, g.index));
     }
-    const uint64_t bit = (uint64_t{1} << g.index) & view.free_mask(g.node);
-    if (bit) view.Take(std::span<const NodeSlice>(std::array{NodeSlice{g.node, bit}}));
+    taken[static_cast<size_t>(g.node)] |= uint64_t{1} << g.index;
+  }
+  bool on_them = false;
+  for (const NodeSlice& sl : j.alloc.slices) {
+    on_them |= ((avoid_mask(sl.node) | taken[static_cast<size_t>(sl.node)]) & sl.gpus) != 0;
+  }
+  if (!on_them) return false;
+  // Its own GPUs are free in the view but those to avoid or taken (a place found is
+  // elsewhere, with those it holds that are neither, if the policy takes them).
+  ClusterState view = AvoidingView(&j.alloc);
+  for (int node = 0; node < topo_.num_nodes(); ++node) {
+    const uint64_t hide = taken[static_cast<size_t>(node)] & view.free_mask(node);
+    if (hide) view.Take(std::span<const NodeSlice>(std::array{NodeSlice{node, hide}}));
   }
   PlacementResult r = placement_->Place(j.spec, view);
   auto* p = std::get_if<Placed>(&r);
@@ -77,6 +81,7 @@ StatusOr<bool> Scheduler::Relocate(JobId id, Time now, std::vector<Action>& out,
   --j.starts;  // the same start, elsewhere: not counted again, its restore as it was
   Start(slot, std::move(p->alloc), now, out);
   out.back().detail = "moved to free GPUs: those it was placed on are held by a stopping process";
+  // (Placed on a preempted job's GPUs it waited for that job's checkpoint, its grace.)
   dirty_ = true;
   return true;
 }

@@ -1,7 +1,8 @@
 // LiveScheduler's moves of parked jobs (RelocateParked, live_scheduler_capacity.cc), on the
-// virtual clock of tests/live_fixture.h: a job placed on GPUs a stopping process holds (no
-// other place then) moves when GPUs free up elsewhere or beside those it holds, in the core's
-// order, never onto GPUs another process still holds, and a restart replays the move.
+// virtual clock of tests/live_fixture.h: a job placed on GPUs another job's process holds (a
+// cancelled, timed-out or preempted job's) moves when GPUs free up elsewhere or beside those
+// it holds, in the core's order, never onto GPUs another process still holds, and a restart
+// replays the move.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -10,12 +11,13 @@
 namespace tiresias {
 namespace {
 
-// One node of 4 GPUs, dlas with one queue in effect, grace 10 s, processes that ignore
-// SIGTERM (only the kill at the end of the grace stops them); jobs that run `work` ms.
+// One node of 4 GPUs, dlas with one queue in effect (or a first queue of `thresholds` GPU-s),
+// grace 10 s, processes that ignore SIGTERM (only the kill at the end of the grace stops
+// them); jobs that run `work` ms.
 class LiveRelocateTest : public LiveSchedulerTest {
  protected:
-  std::unique_ptr<LiveScheduler> StartIgnoringTerm() {
-    policy_opts_ = {"thresholds=100000"};
+  std::unique_ptr<LiveScheduler> StartIgnoringTerm(const std::string& thresholds = "100000") {
+    policy_opts_ = {"thresholds=" + thresholds};
     grace_ = Seconds(10);
     world_.ignore_term = true;
     t0_ = world_.now;
@@ -135,6 +137,32 @@ TEST_F(LiveRelocateTest, AParkedJobMovesOntoGpusFreedBesideOneItHolds) {
   EXPECT_EQ(n["gpus_busy"], 4);
   EXPECT_EQ((*d->Explain(jj))["gpus_free"], 0);
   EXPECT_EQ((*d->Get(r1))["state"], "running");
+}
+
+TEST_F(LiveRelocateTest, AJobPlacedOnAPreemptedJobsGpusMovesWhenOthersFreeUp) {
+  // Regression (an exploratory test, under srtf): dlas with an 8 GPU-s first queue, grace
+  // 10 s. B (2 GPUs, 6 s of work) runs on 0,1 and X (2 GPUs) on 2,3 from 0; both are demoted
+  // at 4 s. Y (2 GPUs) arrives at 5 s and preempts X, the last of the second queue: placed on
+  // 2,3, it waits for X's checkpoint (X ignores SIGTERM: killed at 15 s). B ends at 6 s: the
+  // pass gave 0,1 to X, which then waited for its own process too, and Y waited until 15 s.
+  // Y moves to 0,1 and starts at 6 s; X is placed on its own GPUs again, behind its process.
+  auto d = StartIgnoringTerm("8");
+  const int64_t t0 = t0_;
+  const JobId b = Run(*d, "b", 2, "", 6'000);
+  const JobId x = Run(*d, "x", 2);
+  d->Step();
+  world_.now = t0 + 5'000;
+  const JobId y = Run(*d, "y", 2);
+  d->Step();
+  ASSERT_EQ((*d->Get(x))["state"], "preempting");
+  ASSERT_EQ((*d->Get(y))["state"], "starting");
+  for (; world_.now <= t0 + 7'000; world_.now += 100) d->Step();
+  ASSERT_EQ(world_.launches.size(), 3u) << Join(world_.launches, " ");
+  EXPECT_EQ(world_.launches[0], fmt::format("{}@{}:0,1", b.value(), t0));
+  EXPECT_EQ(world_.launches[2], fmt::format("{}@{}:0,1", y.value(), t0 + 6'000));
+  EXPECT_EQ((*d->Get(y))["state"], "running");
+  EXPECT_EQ((*d->Get(x))["state"], "starting");
+  EXPECT_TRUE(world_.overlaps.empty()) << Join(world_.overlaps, "; ");
 }
 
 }  // namespace

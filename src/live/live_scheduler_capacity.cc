@@ -103,26 +103,33 @@ void LiveScheduler::SyncStoppingGpus(Time now, std::vector<JobId>& changed,
 }
 
 void LiveScheduler::RelocateParked(Time now, std::vector<JobId>& changed) {
-  // A job the core placed on GPUs such a process holds (no other place then) waits for it, up
-  // to its grace, while GPUs that free up elsewhere stay idle or go to jobs behind it (an
-  // exploratory test: a later job overtook it under fifo). The core is asked to move it when
-  // GPUs became free for it (free in the core, not avoided, held by no process) since it was
-  // last asked, and with those it holds that are not avoided they are enough in number: each ask is
-  // a journalled input (it replays the same, with the GPUs other processes hold), so not one per
-  // step. In the core's order: the first in it has the first choice.
+  // A job the core placed on GPUs another job's process still holds (a cancelled or timed-out
+  // job's, avoided: it had no other place; a preempted or requeued job's, given to it by the
+  // pass) waits for that process, up to its grace, while GPUs that free up elsewhere stay
+  // idle or go to jobs behind it (exploratory tests: a later job overtook it under fifo; under
+  // srtf the preempted job took them, to wait for its own process). The core is asked to move
+  // it when GPUs became free for it (free in the core, not avoided, held by no process) since
+  // it was last asked, and with those it holds that are neither they are enough in number:
+  // each ask is a journalled input (it replays the same, with the GPUs other processes hold),
+  // so not one per step. In the core's order: the first in it has the first choice.
   std::erase_if(relocate_asked_, [&](const auto& e) { return !to_launch_.contains(e.first); });
-  bool avoiding = false;
-  for (int node = 0; node < sched_->topology().num_nodes(); ++node) {
-    avoiding |= sched_->avoid_mask(node) != 0;
-  }
-  if (to_launch_.empty() || !avoiding) return;
+  if (to_launch_.empty()) return;
+  const int nodes = sched_->topology().num_nodes(), per = sched_->topology().gpus_per_node();
+  auto valid = [&](const GpuId& g) {
+    return g.node >= 0 && g.node < nodes && g.index >= 0 && g.index < per;
+  };
+  // Held by another job's process than `id` (or avoided).
+  auto others = [&](const GpuId& g, JobId id) {
+    auto o = gpu_owner_.find(g);
+    return (valid(g) && (sched_->avoid_mask(g.node) >> g.index & 1)) ||
+           (o != gpu_owner_.end() && o->second != id);
+  };
   std::vector<const Job*> parked;
   for (const auto& [id, gpus] : to_launch_) {
     const Job* cj = sched_->Find(id);
     // (One that waits for its own previous process too gains nothing by a move.)
     if (!cj || !cj->running() || now >= cj->progress_start || procs_.contains(id)) continue;
-    if (std::any_of(gpus.begin(), gpus.end(),
-                    [&](const GpuId& g) { return sched_->avoid_mask(g.node) >> g.index & 1; })) {
+    if (std::any_of(gpus.begin(), gpus.end(), [&](const GpuId& g) { return others(g, id); })) {
       parked.push_back(cj);
     }
   }
@@ -131,27 +138,25 @@ void LiveScheduler::RelocateParked(Time now, std::vector<JobId>& changed) {
   });
   for (const Job* cj : parked) {
     const JobId id = cj->spec.id;
-    // Free for it now (but those it holds), and the GPUs the core counts free that a process
-    // still holds.
+    const std::vector<GpuId>& mine = to_launch_.at(id);
+    // Free for it now (not counting those it holds), and the GPUs other processes hold that
+    // are free in the core or its own (the core leaves them out; avoided ones it knows).
     std::vector<uint64_t> open;
     std::vector<GpuId> held;
-    int count = 0;
-    for (int node = 0; node < sched_->topology().num_nodes(); ++node) {
+    for (int node = 0; node < nodes; ++node) {
       open.push_back(sched_->cluster().free_mask(node) & ~sched_->avoid_mask(node));
     }
     for (const auto& [g, owner] : gpu_owner_) {
-      if (g.node < 0 || static_cast<size_t>(g.node) >= open.size() || g.index < 0 ||
-          g.index >= sched_->topology().gpus_per_node()) {
-        continue;
-      }
+      if (!valid(g) || owner == id) continue;
       const uint64_t bit = uint64_t{1} << g.index;
-      if (!(sched_->cluster().free_mask(g.node) & bit)) continue;
+      const bool free = sched_->cluster().free_mask(g.node) & bit;
+      if (!free && std::find(mine.begin(), mine.end(), g) == mine.end()) continue;
       open[static_cast<size_t>(g.node)] &= ~bit;
       if (!(sched_->avoid_mask(g.node) & bit)) held.push_back(g);
     }
+    int count = 0;
     for (uint64_t m : open) count += std::popcount(m);
-    // (Its own GPUs that are not to avoid may be kept in a move.)
-    for (const GpuId& g : to_launch_.at(id)) count += !(sched_->avoid_mask(g.node) >> g.index & 1);
+    for (const GpuId& g : mine) count += !others(g, id);  // (a move may keep them)
     if (cj->gpus() > count) continue;
     // Asked again only when GPUs became free for it (fewer cannot make a move possible).
     auto [it, fresh] = relocate_asked_.try_emplace(id, open);
@@ -164,7 +169,7 @@ void LiveScheduler::RelocateParked(Time now, std::vector<JobId>& changed) {
     Journal({.t = now,
              .kind = EventKind::kRelocate,
              .job = id,
-             .detail = {{"gpus", GpusToJson(to_launch_.at(id))}, {"held", GpusToJson(held)}}});
+             .detail = {{"gpus", GpusToJson(mine)}, {"held", GpusToJson(held)}}});
     std::vector<Action> moved;
     auto r = sched_->Relocate(id, now, moved, held);
     MustOk(r.status());
