@@ -169,7 +169,8 @@ TEST(Capacity, RelocateMovesAJobNotYetProgressingOffGpusToAvoid) {
   EXPECT_TRUE(*s->Relocate(JobId(3), 3000, out));
   EXPECT_EQ(Str(out), "start 3 n0:2-3");
   EXPECT_EQ(out[0].reason(),
-            "moved to free GPUs: those it was placed on are held by a stopping process");
+            "moved to free GPUs: those it was placed on are held by another job's stopping "
+            "process");
   EXPECT_EQ(s->cluster().free_mask(0), 0b0011u);
   EXPECT_EQ(s->Find(JobId(3))->progress_start, 3000);
   out.clear();
@@ -205,6 +206,31 @@ TEST(Capacity, RelocateKeepsTheGpusItHoldsThatAreNotToAvoid) {
   EXPECT_EQ(Str(out), "start 4 n0:2-3");
   EXPECT_EQ(s->cluster().free_mask(0), 0b0001u);
   EXPECT_EQ(s->Find(JobId(4))->starts, 1) << "the same start";
+}
+
+TEST(Capacity, RelocateLeavesTheFreedGpusToAWaitingJobAheadOfIt) {
+  // 1 node x 4 GPUs, sjf (fewest GPUs first) + consolidate. B and C (2 GPUs each) run on 0,1
+  // and 2,3 from 0. C is cancelled at 1 s and 2,3 are to be avoided; Y (2 GPUs) arrives then
+  // and is placed there (no other place; progress pinned to 5 s). W (1 GPU) arrives at 2 s:
+  // nothing is free, it waits, ahead of Y. B ends at 3 s: 0,1 are free, and W could use them;
+  // a move would take them (W would then wait on 2,3 for C's process, a review). Relocate
+  // leaves them; the pass starts W on 0.
+  auto s = Make("sjf", "consolidate", *Topology::Create(1, 1, 4));
+  Submit(*s, 1, 2, 0);
+  Submit(*s, 2, 2, 0);
+  EXPECT_EQ(Str(s->Schedule(0)), "start 1 n0:0-1, start 2 n0:2-3");
+  ASSERT_TRUE(s->Cancel(JobId(2), 1000).ok());
+  ASSERT_TRUE(s->SetNodeAvailability(0, 0b1111, 1000, /*avoid_mask=*/0b1100).ok());
+  Submit(*s, 3, 2, 1000);
+  EXPECT_EQ(Str(s->Schedule(1000)), "start 3 n0:2-3");
+  ASSERT_TRUE(s->SetProgressStart(JobId(3), 5000, 1000).ok());
+  Submit(*s, 4, 1, 2000);
+  EXPECT_EQ(Str(s->Schedule(2000)), "");
+  ASSERT_TRUE(s->Finish(JobId(1), 3000).ok());
+  std::vector<Action> out;
+  EXPECT_FALSE(*s->Relocate(JobId(3), 3000, out));
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(Str(s->Schedule(3000)), "start 4 n0:0");
 }
 
 }  // namespace

@@ -285,8 +285,8 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
       return fmt::format("{}; service kept up to {}", Str(d, "reason"), when("last_alive_ms"));
     case EventKind::kRelocate:
       return fmt::format(
-          "on GPUs {} that a stopping process still holds: asked to move to GPUs freed "
-          "elsewhere (a start follows if it moved)",
+          "on GPUs {} that another job's stopping process still holds: asked to move to GPUs "
+          "freed elsewhere (a start follows if it moved)",
           Allocation::Of(GpusFromJson(d.value("gpus", nlohmann::json()))).str());
     case EventKind::kTimeLimit:
       if (!Str(d, "cancel").empty()) {

@@ -38,10 +38,10 @@
 //                   from now on these VCs and quotas (Scheduler::SetTenants); no job
 //   timelimit no    {"limit"}: a running job reached its time limit and was told to stop (a
 //                   finish of its run follows); with {"cancel"}: cancelled in that grace
-//   relocate yes    {"gpus", "held"}: a started job waiting to launch on GPUs to avoid (a
-//                   stopping process holds them) asked to move (Scheduler::Relocate), not onto
-//                   the free GPUs in "held" (other processes hold them); a start follows when
-//                   it moved
+//   relocate yes    {"gpus", "held"}: a started job waiting to launch on GPUs another job's
+//                   stopping process holds (avoided, or in "held") asked to move
+//                   (Scheduler::Relocate), not onto GPUs in "held" (other processes hold
+//                   them); a start follows when it moved
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -174,9 +174,10 @@ class Scheduler {
   // driver waits to launch it) and that sits on GPUs to avoid or in `also_taken` (GPUs the
   // driver's other processes still hold, e.g. a preempted job's, free in the core or the
   // job's): moved to a packed slot of free GPUs (its own that are neither among them) that
-  // avoids both, when there is one now (its start is in `out`, said so; the same start:
-  // Job::starts and its restore unchanged); else nothing changes. True when moved. (The mask
-  // may name GPUs a job holds: SetNodeAvailability.)
+  // avoids both, when there is one now and no waiting job ahead of it could use the free
+  // GPUs (its start is in `out`, said so; the same start: Job::starts and its restore
+  // unchanged); else nothing changes. True when moved. (The mask may name GPUs a job holds:
+  // SetNodeAvailability.)
   StatusOr<bool> Relocate(JobId id, Time now, std::vector<Action>& out,
                           const std::vector<GpuId>& also_taken = {});
   // The mask that leaves `gpus` GPUs of `node` usable and stops as few jobs as possible: it

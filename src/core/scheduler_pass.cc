@@ -9,11 +9,12 @@
 // (backfill). Non-preemptive policies walk only the waiting jobs with the free GPUs as
 // budget; strict FIFO stops at the first misfit. With tenants, the walk is tenant_pass.cc's.
 // Placement (Place) avoids the GPUs a driver asks to avoid when it can; Relocate moves a job
-// not yet progressing off them.
+// not yet progressing off them, or off GPUs the driver says other processes still hold.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <optional>
 #include <span>
 #include <utility>
@@ -74,14 +75,28 @@ StatusOr<bool> Scheduler::Relocate(JobId id, Time now, std::vector<Action>& out,
     const uint64_t hide = taken[static_cast<size_t>(node)] & view.free_mask(node);
     if (hide) view.Take(std::span<const NodeSlice>(std::array{NodeSlice{node, hide}}));
   }
+  // A waiting job ahead of it that the GPUs free now could serve goes first (the next pass
+  // places it): a move would take them from it, and it would wait for the grace instead (a
+  // review). (By count: the pass decides where.)
+  int free_now = 0;
+  for (int node = 0; node < topo_.num_nodes(); ++node) {
+    free_now += std::popcount(cluster_.free_mask(node) & ~avoid_mask(node) &
+                              ~taken[static_cast<size_t>(node)]);
+  }
+  for (const auto& [key, w] : waiting_) {
+    if (!(key < j.key)) break;
+    if (jobs_[w].gpus() <= free_now) return false;
+  }
   PlacementResult r = placement_->Place(j.spec, view);
   auto* p = std::get_if<Placed>(&r);
   if (!p || p->fallback) return false;
   Stop(slot, now);
   --j.starts;  // the same start, elsewhere: not counted again, its restore as it was
   Start(slot, std::move(p->alloc), now, out);
-  out.back().detail = "moved to free GPUs: those it was placed on are held by a stopping process";
   // (Placed on a preempted job's GPUs it waited for that job's checkpoint, its grace.)
+  out.back().detail =
+      "moved to free GPUs: those it was placed on are held by another job's "
+      "stopping process";
   dirty_ = true;
   return true;
 }

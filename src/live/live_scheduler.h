@@ -265,8 +265,9 @@ class LiveScheduler {
   void SyncStoppingGpus(Time now, std::vector<JobId>& changed, std::vector<JobId>& stop);
   // Asks the core to move the jobs waiting to launch on such GPUs when GPUs elsewhere freed.
   void RelocateParked(Time now, std::vector<JobId>& changed);
-  // The free GPUs per node outside those when a parked job was last asked about (in memory:
-  // a restart asks again at most once).
+  // What a parked job could use when it was last looked at (per node: the GPUs free for it,
+  // then those it holds that nothing else holds; in memory: a restart asks again at most
+  // once).
   std::map<JobId, std::vector<uint64_t>> relocate_asked_;
   // The GPUs free now: free in the core and held by no process (one stopping, of a job
   // cancelled, past its limit, preempted or requeued): samples, /metrics, explain.

@@ -118,6 +118,28 @@ void LiveScheduler::RelocateParked(Time now, std::vector<JobId>& changed) {
   auto valid = [&](const GpuId& g) {
     return g.node >= 0 && g.node < nodes && g.index >= 0 && g.index < per;
   };
+  // Free for any job (free in the core, not avoided, held by no process), and the free GPUs
+  // processes hold that the core does not avoid: once per step, and after a move.
+  std::vector<uint64_t> open;
+  std::vector<GpuId> held_free;
+  auto look = [&] {
+    open.assign(static_cast<size_t>(nodes), 0);
+    held_free.clear();
+    for (int node = 0; node < nodes; ++node) {
+      open[static_cast<size_t>(node)] =
+          sched_->cluster().free_mask(node) & ~sched_->avoid_mask(node);
+    }
+    for (const auto& [g, owner] : gpu_owner_) {
+      if (!valid(g)) continue;
+      const uint64_t bit = uint64_t{1} << g.index;
+      if (!(sched_->cluster().free_mask(g.node) & bit)) continue;
+      open[static_cast<size_t>(g.node)] &= ~bit;
+      if (!(sched_->avoid_mask(g.node) & bit)) held_free.push_back(g);
+    }
+  };
+  look();
+  // (A move needs a GPU outside those it holds: none free, none asked.)
+  if (std::all_of(open.begin(), open.end(), [](uint64_t m) { return m == 0; })) return;
   // Held by another job's process than `id` (or avoided).
   auto others = [&](const GpuId& g, JobId id) {
     auto o = gpu_owner_.find(g);
@@ -139,32 +161,29 @@ void LiveScheduler::RelocateParked(Time now, std::vector<JobId>& changed) {
   for (const Job* cj : parked) {
     const JobId id = cj->spec.id;
     const std::vector<GpuId>& mine = to_launch_.at(id);
-    // Free for it now (not counting those it holds), and the GPUs other processes hold that
-    // are free in the core or its own (the core leaves them out; avoided ones it knows).
-    std::vector<uint64_t> open;
-    std::vector<GpuId> held;
-    for (int node = 0; node < nodes; ++node) {
-      open.push_back(sched_->cluster().free_mask(node) & ~sched_->avoid_mask(node));
-    }
-    for (const auto& [g, owner] : gpu_owner_) {
-      if (!valid(g) || owner == id) continue;
-      const uint64_t bit = uint64_t{1} << g.index;
-      const bool free = sched_->cluster().free_mask(g.node) & bit;
-      if (!free && std::find(mine.begin(), mine.end(), g) == mine.end()) continue;
-      open[static_cast<size_t>(g.node)] &= ~bit;
-      if (!(sched_->avoid_mask(g.node) & bit)) held.push_back(g);
-    }
+    // What it may use: the open GPUs and those it holds that nothing else holds (a move may
+    // keep them); asked again only when that grew (fewer cannot make a move possible).
+    std::vector<uint64_t> usable = open;
+    usable.resize(2 * open.size(), 0);
     int count = 0;
     for (uint64_t m : open) count += std::popcount(m);
-    for (const GpuId& g : mine) count += !others(g, id);  // (a move may keep them)
-    if (cj->gpus() > count) continue;
-    // Asked again only when GPUs became free for it (fewer cannot make a move possible).
-    auto [it, fresh] = relocate_asked_.try_emplace(id, open);
-    bool gained = fresh;
-    for (size_t n = 0; !fresh && n < open.size(); ++n) {
-      gained |= (open[n] & ~(n < it->second.size() ? it->second[n] : 0)) != 0;
+    std::vector<GpuId> held = held_free;  // (and those of its own others hold)
+    for (const GpuId& g : mine) {
+      if (!valid(g)) continue;
+      if (!others(g, id)) {
+        usable[open.size() + static_cast<size_t>(g.node)] |= uint64_t{1} << g.index;
+        ++count;
+      } else if (!(sched_->avoid_mask(g.node) >> g.index & 1)) {
+        held.push_back(g);
+      }
     }
-    it->second = open;
+    if (cj->gpus() > count) continue;
+    auto [it, fresh] = relocate_asked_.try_emplace(id, usable);
+    bool gained = fresh;
+    for (size_t n = 0; !fresh && n < usable.size(); ++n) {
+      gained |= (usable[n] & ~(n < it->second.size() ? it->second[n] : 0)) != 0;
+    }
+    it->second = usable;
     if (!gained) continue;
     Journal({.t = now,
              .kind = EventKind::kRelocate,
@@ -178,6 +197,7 @@ void LiveScheduler::RelocateParked(Time now, std::vector<JobId>& changed) {
       ApplyAction(a, now, changed);
       dirty_ = true;  // the GPUs it left are free for the pass
     }
+    if (!moved.empty()) look();  // (the free GPUs changed)
   }
 }
 
