@@ -151,7 +151,8 @@ void LiveScheduler::RelocateParked(Time now, std::vector<JobId>& changed) {
     const Job* cj = sched_->Find(id);
     // (One that waits for its own previous process too gains nothing by a move.)
     if (!cj || !cj->running() || now >= cj->progress_start || procs_.contains(id)) continue;
-    if (std::any_of(gpus.begin(), gpus.end(), [&](const GpuId& g) { return others(g, id); })) {
+    const JobId job = id;  // (a structured binding: clang's C++20 cannot capture it)
+    if (std::any_of(gpus.begin(), gpus.end(), [&](const GpuId& g) { return others(g, job); })) {
       parked.push_back(cj);
     }
   }
