@@ -347,8 +347,10 @@ class Scheduler {
   // to avoid (SetNodeAvailability): that one when it is a packed slot, else the answer on
   // every free GPU.
   PlacementResult Place(const JobSpec& spec);
-  // The cluster state with `released` given back (if any), then the free GPUs to avoid taken.
-  ClusterState AvoidingView(const Allocation* released = nullptr) const;
+  // The cluster state with `released` given back (if any), then the free GPUs to avoid and
+  // those in `also` (by node, if any) taken.
+  ClusterState AvoidingView(const Allocation* released = nullptr,
+                            const std::vector<uint64_t>* also = nullptr) const;
   void NoteUnplaced(Job& j, const PlacementResult& r);
   void Backfill(Time now, std::vector<Action>& out);
   // checkpoint_aware: victims swap with kept running jobs of their class that lose less.

@@ -23,12 +23,14 @@
 
 namespace tiresias {
 
-ClusterState Scheduler::AvoidingView(const Allocation* released) const {
+ClusterState Scheduler::AvoidingView(const Allocation* released,
+                                     const std::vector<uint64_t>* also) const {
   ClusterState view = cluster_;
   if (view.logging()) view.EndLog();
   if (released) view.Give(*released);
-  for (int node = 0; node < static_cast<int>(avoid_.size()); ++node) {
-    const uint64_t hide = avoid_[static_cast<size_t>(node)] & view.free_mask(node);
+  for (int node = 0; node < topo_.num_nodes(); ++node) {
+    const auto n = static_cast<size_t>(node);
+    const uint64_t hide = (avoid_mask(node) | (also ? (*also)[n] : 0)) & view.free_mask(node);
     if (hide) view.Take(std::span<const NodeSlice>(std::array{NodeSlice{node, hide}}));
   }
   return view;
@@ -70,11 +72,7 @@ StatusOr<bool> Scheduler::Relocate(JobId id, Time now, std::vector<Action>& out,
   if (!on_them) return false;
   // Its own GPUs are free in the view but those to avoid or taken (a place found is
   // elsewhere, with those it holds that are neither, if the policy takes them).
-  ClusterState view = AvoidingView(&j.alloc);
-  for (int node = 0; node < topo_.num_nodes(); ++node) {
-    const uint64_t hide = taken[static_cast<size_t>(node)] & view.free_mask(node);
-    if (hide) view.Take(std::span<const NodeSlice>(std::array{NodeSlice{node, hide}}));
-  }
+  ClusterState view = AvoidingView(&j.alloc, &taken);
   // A waiting job ahead of it that the GPUs free now could serve goes first (the next pass
   // places it): a move would take them from it, and it would wait for the grace instead (a
   // review). (By count: the pass decides where.)
