@@ -87,12 +87,7 @@ void LiveScheduler::SyncStoppingGpus(Time now, std::vector<JobId>& changed,
     }
     if (held[n] != 0) {
       std::vector<std::string> jobs;
-      for (JobId id : by[n]) {
-        const JobRecord& r = records_.at(id);  // (an array's task as people name it)
-        jobs.push_back(r.array_id != JobId()
-                           ? fmt::format("{}_{}", r.array_id.value(), r.array_index)
-                           : std::to_string(id.value()));
-      }
+      for (JobId id : by[n]) jobs.push_back(RefOf(records_.at(id)));
       what.push_back(fmt::format("GPU(s) {} still held by the stopping process{} of job{} {}",
                                  Indices(held[n]), jobs.size() > 1 ? "es" : "",
                                  jobs.size() > 1 ? "s" : "", Join(jobs, ", ")));

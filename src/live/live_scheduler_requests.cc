@@ -197,9 +197,7 @@ Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out) {
   if (hold && rec.state != LiveState::kPending) {
     // (`requeue` then `hold` may find it started again: one step does both.) Named as its
     // user names it (an array's task: not the array's id, which would requeue every task).
-    const std::string ref = rec.array_id != JobId()
-                                ? fmt::format("{}_{}", rec.array_id.value(), rec.array_index)
-                                : std::to_string(id.value());
+    const std::string ref = RefOf(rec);
     const bool runs = rec.state == LiveState::kRunning || rec.state == LiveState::kStarting;
     return FailedPrecondition(fmt::format(
         "job {}: {}; only a waiting job can be held{}", id.value(), ToString(rec.state),

@@ -72,7 +72,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["checkpointed"] = std::max(0, r.preemptions - r.kills - (stopping ? 1 : 0));
   j["lost_gpu_s"] = ToSeconds(r.lost);  // work lost to its preemptions
   j["held"] = r.held;
-  if (r.array_id != JobId()) j["ref"] = fmt::format("{}_{}", r.array_id.value(), r.array_index);
+  if (r.array_id != JobId()) j["ref"] = RefOf(r);
   const Time until = r.end >= 0 ? std::min(r.end, now) : now;
   if (const Job* cj = sched_->Find(r.id)) {
     const Time at = std::max(until, cj->last_stop);
@@ -219,10 +219,7 @@ std::string LiveScheduler::HeldReason(const JobRecord& r) const {
       deps.push_back(ToString(d));
       if (d.kind == Dependency::Kind::kSingleton) {
         if (const JobRecord* on = SingletonBlocker(r)) {
-          const std::string ref = on->array_id != JobId()
-                                      ? fmt::format("{}_{}", on->array_id.value(), on->array_index)
-                                      : on->id.str();
-          held.push_back(fmt::format("job {} of the same name and user has not ended{}", ref,
+          held.push_back(fmt::format("job {} of the same name and user has not ended{}", RefOf(*on),
                                      on->held ? " and is held by its user" : ""));
         }
         continue;
@@ -265,9 +262,7 @@ std::pair<JobId, nlohmann::json> LiveScheduler::ExplainArray(const std::vector<J
   }
   const JobRecord* shown = waiting ? waiting : first;
   const JobId target = shown ? shown->id : tasks.front();
-  const std::string ref = shown && shown->array_id != JobId()
-                              ? fmt::format("{}_{}", shown->array_id.value(), shown->array_index)
-                              : std::to_string(target.value());
+  const std::string ref = shown ? RefOf(*shown) : std::to_string(target.value());
   return {target,
           {{"tasks", tasks.size()},
            {"by_state", by_state},

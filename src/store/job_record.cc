@@ -21,6 +21,11 @@ std::string DependencyTarget(const Dependency& d) {
   return d.task >= 0 ? fmt::format("{}_{}", d.job.value(), d.task) : d.job.str();
 }
 
+std::string RefOf(const JobRecord& r) {
+  return r.array_id != JobId() ? fmt::format("{}_{}", r.array_id.value(), r.array_index)
+                               : r.id.str();
+}
+
 std::string ToString(const Dependency& d) {
   const char* kind = kDependencyKinds[static_cast<size_t>(d.kind)];
   if (d.kind == Dependency::Kind::kSingleton) return kind;

@@ -112,6 +112,9 @@ struct JobRecord {
   std::string message;      // the last reason (start, preemption, failure)
 };
 
+// How its user names a job: an array's task as ARRAY_INDEX ("42_3"), else its id ("42").
+std::string RefOf(const JobRecord& r);
+
 // JSON for the API and the store's request column. Times are rendered by the caller.
 nlohmann::json RequestToJson(const JobRecord& r);
 void RequestFromJson(const nlohmann::json& j, JobRecord& r);
