@@ -2,6 +2,7 @@
 // Slurm user would drive it: a real `serve` (4 emulated GPUs, --grace 1), then an array with a
 // concurrency limit, a dependency chain, a held job and a job that runs past its time limit.
 // Each check says what Slurm (squeue/scontrol/sacct) would say for the same story.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -142,6 +143,17 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
   ASSERT_TRUE(array_json.is_array()) << array_json.dump();
   EXPECT_EQ(array_json.size(), 4u);
   EXPECT_EQ(Json("show " + a + "_2")["ref"], a + "_2");
+  EXPECT_EQ(Json("show " + b)["ref"], b);  // a plain job's ref is its id (ls -o json had none)
+  // A cancel of the array whose tasks all ended names them all, as their user does (it named
+  // the last task alone).
+  const CmdResult ended = Cli("cancel " + a);
+  EXPECT_NE(ended.rc, 0) << ended.out;
+  EXPECT_NE(ended.out.find(fmt::format("jobs {0}_0, {0}_1, {0}_2, {0}_3: already finished", a)),
+            std::string::npos)
+      << ended.out;
+  // The journal's events name a task as ARRAY_INDEX too (they said its internal id).
+  const CmdResult events = Cli("events --after 0 --limit 1000");
+  EXPECT_NE(events.out.find("job " + a + "_3"), std::string::npos) << events.out;
   // logs of the array's id: task 0's, and it says so on stderr.
   const CmdResult log0 =
       testing::RunCommandLine("(TIRESIAS_STATE_DIR=" + sd() + " " + TIRESIAS_BINARY + " logs " + a +

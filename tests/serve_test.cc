@@ -244,6 +244,10 @@ TEST_F(ServeTest, AJobPastItsTimeLimitIsStoppingWithReasonTimeLimitDuringItsGrac
   EXPECT_EQ(cancel.out,
             fmt::format("job {}: past its time limit, stopping: it ends timed out\n", id));
   ASSERT_TRUE(WaitFor([&] { return State(id) == "timeout"; }, 15s)) << Job(id).dump();
+  // nodes: its process still holds the GPU, stopping (it said "job N" as if it ran there).
+  const testing::CmdResult nodes =
+      testing::RunTiresias(fmt::format("nodes --state-dir {}", dir_.string()));
+  EXPECT_NE(nodes.out.find(fmt::format("job {} (stopping)", id)), std::string::npos) << nodes.out;
   // Its process, which ignores SIGTERM, is killed at the end of its grace.
   ASSERT_TRUE(WaitFor([&] { return Job(id)["pid"] == 0; }, 30s)) << Job(id).dump();
 }

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "api/api_reply.h"
 #include "common/strings.h"
@@ -73,6 +74,48 @@ nlohmann::json Visible(nlohmann::json job, const Caller& caller) {
   }
   return job;
 }
+
+// Why a change to an array's tasks was refused, each task named as its user names it
+// ("job 64_1", not its own id 65), the tasks refused alike in one line ("jobs 64_0, 64_1:
+// already finished"): it named only the last task refused.
+class RefusedTasks {
+ public:
+  void Add(JobId id, const std::string& ref, const Status& s) {
+    if (code_ == StatusCode::kOk) code_ = s.code();
+    const std::string own = fmt::format("job {}: ", id.value());
+    const bool named = s.message().starts_with(own);
+    const std::string why = named ? s.message().substr(own.size()) : s.message();
+    auto g = std::find_if(groups_.begin(), groups_.end(),
+                          [&](const Group& x) { return x.why == why && x.named == named; });
+    if (g == groups_.end()) g = groups_.insert(groups_.end(), Group{why, named, {}});
+    g->refs.push_back(ref);
+  }
+  Status Said() const {
+    constexpr size_t kNamed = 5;  // a large array's tasks: the first few, then a count
+    std::vector<std::string> parts;
+    for (const Group& g : groups_) {
+      if (!g.named) {
+        parts.push_back(g.why);
+        continue;
+      }
+      const size_t shown = std::min(g.refs.size(), kNamed);
+      std::string who =
+          Join({g.refs.begin(), g.refs.begin() + static_cast<ptrdiff_t>(shown)}, ", ");
+      if (g.refs.size() > shown) who += fmt::format(" and {} more", g.refs.size() - shown);
+      parts.push_back(fmt::format("{} {}: {}", g.refs.size() == 1 ? "job" : "jobs", who, g.why));
+    }
+    return Status(code_, Join(parts, "; "));
+  }
+
+ private:
+  struct Group {
+    std::string why;
+    bool named;  // the message began "job ID: " (then said once per group, with the refs)
+    std::vector<std::string> refs;
+  };
+  StatusCode code_ = StatusCode::kOk;
+  std::vector<Group> groups_;
+};
 
 }  // namespace
 
@@ -343,7 +386,7 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     // `timed_out`: those a cancel found in their time limit's grace, which end `timeout`.
     nlohmann::json done = nlohmann::json::array(), unchanged = nlohmann::json::array(),
                    timed_out = nlohmann::json::array();
-    Status last = Status::Ok();
+    RefusedTasks refused;
     std::vector<Status> cancelled;
     if (verb == "cancel") cancelled = sched_.Cancel(*ids);  // all tasks in one step
     for (size_t k = 0; k < ids->size(); ++k) {
@@ -361,19 +404,12 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
             verb == "cancel" && after.ok() && after->value("state", "") == "timeout") {
           timed_out.push_back(t.value());
         }
-      } else if (auto task = sched_.Get(t); task.ok() && task->contains("ref")) {
-        // An array task is named as its user names it ("job 64_1", not its own id 65).
-        const std::string own = fmt::format("job {}:", t.value());
-        std::string msg = s.message();
-        if (msg.starts_with(own)) {
-          msg = fmt::format("job {}:", (*task)["ref"].get<std::string>()) + msg.substr(own.size());
-        }
-        last = Status(s.code(), msg);
       } else {
-        last = s;
+        auto task = sched_.Get(t);
+        refused.Add(t, task.ok() ? task->value("ref", t.str()) : t.str(), s);
       }
     }
-    if (done.empty()) return Fail(last);
+    if (done.empty()) return Fail(refused.Said());
     return Reply(200, {{"id", id.value()},
                        {"ref", p[2]},
                        {"action", verb},

@@ -45,12 +45,14 @@ int Nodes(const Common& o) {
     if (n.contains("containment"))
       std::cout << "  jobs contained by " << Str(n, "containment") << "\n";
     for (const auto& g : n["gpus"]) {
-      std::cout << fmt::format(
-          "  gpu {:>2}  {:<28} {}\n", g["index"].get<int>(), Str(g, "name"),
-          !g["job"].is_null()
-              ? "job " + g["job"].dump() + (g.value("starting", false) ? " (starting)" : "")
-          : !g.value("usable", true) ? "unavailable"
-                                     : "free");
+      std::cout << fmt::format("  gpu {:>2}  {:<28} {}\n", g["index"].get<int>(), Str(g, "name"),
+                               !g["job"].is_null()
+                                   ? "job " + ShownRef(g, "job") +
+                                         (g.value("starting", false)   ? " (starting)"
+                                          : g.value("stopping", false) ? " (stopping)"
+                                                                       : "")
+                               : !g.value("usable", true) ? "unavailable"
+                                                          : "free");
     }
     for (const auto& x : n.value("outside_jobs", nlohmann::json::array())) {
       std::cout << "  outside tiresias: " << x.get<std::string>() << "\n";
@@ -105,7 +107,7 @@ void PrintEvent(const nlohmann::json& e, bool jsonl) {
     return;
   }
   std::cout << fmt::format("{}  {:<9} {:>7}  {}\n", IsoTime(e["time_ms"]), Str(e, "kind"),
-                           e["job"].is_null() ? "" : "job " + Str(e, "job"), Str(e, "text"))
+                           e["job"].is_null() ? "" : "job " + ShownRef(e, "job"), Str(e, "text"))
             << std::flush;
 }
 

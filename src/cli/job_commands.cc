@@ -55,16 +55,11 @@ std::string Me() {
   return fmt::format("uid:{}", getuid());
 }
 
-// The job's name in listings: ARRAY_INDEX for an array task, else its id.
-std::string Ref(const nlohmann::json& j) {
-  return j.contains("ref") ? Str(j, "ref") : Str(j, "id");
-}
-
 // Whether `ref`, as the user gave it, names a whole array: an id without an index whose job
 // (`j`, what GET /v1/jobs/REF answered) is the array's task 0 (an array's id is its first
 // task's).
 bool NamesArray(const std::string& ref, const nlohmann::json& j) {
-  return ref.find('_') == std::string::npos && Ref(j) == Str(j, "id") + "_0";
+  return ref.find('_') == std::string::npos && ShownRef(j) == Str(j, "id") + "_0";
 }
 
 // Where a job runs, as squeue's NODELIST: its nodes, and locally the GPU devices too
@@ -115,7 +110,7 @@ int List(const Common& o, const ListFlags& f) {
                         : Str(j, "reason") != "-" && !Str(j, "reason").empty()
                             ? "(" + Str(j, "reason") + ")"
                             : (Terminal(st) ? Str(j, "message") : "-");
-    std::cout << fmt::format("{:>9} {:<16} {:<10} {:>4} {:<10} {:>9} {:>9.3f} {:>5}", Ref(j),
+    std::cout << fmt::format("{:>9} {:<16} {:<10} {:>4} {:<10} {:>9} {:>9.3f} {:>5}", ShownRef(j),
                              Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), j.value("gpus", 0),
                              st, Human(j.value("time_s", 0.0)),
                              j.value("attained_gpu_s", 0.0) / 3600, Str(j, "queue"));
@@ -174,8 +169,8 @@ void ShowOne(const Common& o, const nlohmann::json& j) {
   for (auto& a : argv) a = EscapeControl(a);
   const int kills = j.value("kills", 0), preemptions = j.value("preemptions", 0);
   std::cout << fmt::format("JobId={}{} Name={} User={}{}\n", Str(j, "id"),
-                           j.contains("ref") ? " ArrayTask=" + Str(j, "ref") : "", Str(j, "name"),
-                           Str(j, "user"), HasVc(j) ? " VC=" + Str(j, "vc") : "");
+                           ShownRef(j) != Str(j, "id") ? " ArrayTask=" + ShownRef(j) : "",
+                           Str(j, "name"), Str(j, "user"), HasVc(j) ? " VC=" + Str(j, "vc") : "");
   std::cout << fmt::format("   State={} Reason={} Queue={} Held={} Attempt={}\n", Str(j, "state"),
                            Str(j, "reason") == "" ? "None" : Str(j, "reason"), Str(j, "queue"),
                            j.value("held", false) ? "yes" : "no",
@@ -366,7 +361,7 @@ int Wait(const Common& o, const std::vector<std::string>& refs, double timeout_s
     if (all_ended) {
       if (o.json()) std::cout << states.dump(2) << "\n";
       for (const auto& j : states) {
-        if (!o.json()) std::cout << fmt::format("job {}: {}\n", Ref(j), Str(j, "state"));
+        if (!o.json()) std::cout << fmt::format("job {}: {}\n", ShownRef(j), Str(j, "state"));
       }
       return worst;
     }
@@ -462,7 +457,7 @@ int History(const Common& o, const HistoryFlags& f) {
             : 0;
     std::cout << fmt::format(
         "{:>9} {:<16} {:<10} {:<10} {:<20} {:<20} {:<20} {:>9} {:>9.3f} {:>7} {:>9.3f} {:>8}\n",
-        Ref(j), Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), Str(j, "state"),
+        ShownRef(j), Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), Str(j, "state"),
         IsoTime(j["submitted_at_ms"]), IsoTime(j["first_start_ms"]), IsoTime(j["end_ms"]),
         Human(elapsed), j.value("attained_gpu_s", 0.0) / 3600, j.value("preemptions", 0),
         j.value("lost_gpu_s", 0.0) / 3600, j.contains("exit_code") ? SlurmExitCode(j) : "-");

@@ -59,6 +59,10 @@ std::string Str(const nlohmann::json& j, const char* key) {
   return EscapeControl(j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
 }
 
+std::string ShownRef(const nlohmann::json& j, const char* id_key) {
+  return Str(j, j.contains("ref") ? "ref" : id_key);
+}
+
 std::string Clip(const std::string& s, size_t width) {
   // Column by column as fmt pads them: its display width (fmt/format.h; a wide East Asian
   // character or an emoji takes two), whole characters only.

@@ -37,6 +37,9 @@ std::string IsoTime(const nlohmann::json& wall_ms);
 // A field for people: "-" when absent, control characters escaped (EscapeControl) so that a
 // job name or message cannot drive the terminal. JSON output stays exact.
 std::string Str(const nlohmann::json& j, const char* key);
+// How its user names the job an object (a job, a GPU, an event) is about: its `ref`
+// (ARRAY_INDEX for an array's task), else the id under `id_key`.
+std::string ShownRef(const nlohmann::json& j, const char* id_key = "id");
 // A forecast (explain's "estimate", /v1/whatif): likely start and end from now with their
 // p10-p90 range, who is most in the way, and the method.
 void PrintEstimate(const nlohmann::json& estimate);

@@ -146,6 +146,10 @@ TEST_F(LiveSchedulerTest, ACancelInTheTimeLimitsGraceEndsTheJobTimedOut) {
                                      : "after cancel"),
         std::string::npos)
         << events;
+    if (how == "request") {  // its process, killed at the grace's end, exits after its limit
+      EXPECT_NE(events.find("after time limit"), std::string::npos) << events;
+      EXPECT_EQ(events.find("after cancel"), std::string::npos) << events;
+    }
     d.reset();
     d = Start();  // a replay agrees
     EXPECT_EQ((*d->Get(t))["state"], "timeout");

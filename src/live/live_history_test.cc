@@ -45,6 +45,7 @@ TEST_F(LiveSchedulerTest, EndedJobsAreCountedApartAndOpenOnesStillFollowedAcross
   EXPECT_EQ(JobsIn(*d, "cancelled"), 1);
   EXPECT_EQ(JobsIn(*d, "running"), 2);
   EXPECT_EQ(JobsIn(*d, "pending"), 2);
+  EXPECT_EQ(JobsIn(*d, "timeout"), 0);  // every state, at 0 too (timeout was absent until one)
   EXPECT_EQ(d->List({.active_only = true}).size(), 4u);
   EXPECT_EQ(d->List({.states = {LiveState::kRunning}}).size(), 2u);
   EXPECT_EQ(d->List({.states = {LiveState::kFinished, LiveState::kRunning}}).size(), 3u);

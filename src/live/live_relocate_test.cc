@@ -134,6 +134,9 @@ TEST_F(LiveRelocateTest, AParkedJobMovesOntoGpusFreedBesideOneItHolds) {
   // (it counted GPU 0, which S's process holds).
   const auto n = d->Nodes()["nodes"][0];
   EXPECT_EQ(n["gpus"][0]["job"], stub.value());
+  EXPECT_EQ(n["gpus"][0]["ref"], stub.str());
+  EXPECT_EQ(n["gpus"][0]["stopping"], true);  // cancelled: its process stops (it said "job 1")
+  EXPECT_FALSE(n["gpus"][1].contains("stopping")) << n.dump();  // R1 runs there
   EXPECT_EQ(n["gpus_busy"], 4);
   EXPECT_EQ((*d->Explain(jj))["gpus_free"], 0);
   EXPECT_EQ((*d->Get(r1))["state"], "running");

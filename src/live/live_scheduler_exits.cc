@@ -74,10 +74,13 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   const bool stopped = p.stopping || IsTerminal(rec.state) || rec.state == LiveState::kPreempting;
   if (stopped) {
     if (IsTerminal(rec.state)) {
+      // Ended while its process stopped: cancelled, or past its time limit (cancelled in
+      // that grace, it ends timed out all the same: CancelLocked).
+      const char* after = rec.state == LiveState::kTimeout ? "time limit" : "cancel";
       Journal({.t = now,
                .kind = EventKind::kExit,
                .job = e.job,
-               .detail = {{"how", what}, {"after", "cancel"}}});
+               .detail = {{"how", what}, {"after", after}}});
       // Cancelled in a preemption's grace and killed at its end: that preemption's stop was a
       // kill, not a checkpoint (its loss is moot: the job will not resume).
       const bool killed = p.killed || (p.stopping && e.signal == SIGKILL && p.kill_at <= now);

@@ -72,7 +72,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["checkpointed"] = std::max(0, r.preemptions - r.kills - (stopping ? 1 : 0));
   j["lost_gpu_s"] = ToSeconds(r.lost);  // work lost to its preemptions
   j["held"] = r.held;
-  if (r.array_id != JobId()) j["ref"] = RefOf(r);
+  j["ref"] = RefOf(r);  // how its user names it: ARRAY_INDEX for an array's task, else the id
   const Time until = r.end >= 0 ? std::min(r.end, now) : now;
   if (const Job* cj = sched_->Find(r.id)) {
     const Time at = std::max(until, cj->last_stop);
@@ -430,9 +430,15 @@ nlohmann::json LiveScheduler::Nodes() {
       auto owner = gpu_owner_.find(GpuId{node, g});
       if (owner != gpu_owner_.end()) {
         x["job"] = owner->second.value();
+        // Its process still holds the GPU while it stops (preempted, requeued, cancelled,
+        // past its time limit); it said "job 1" as if the job ran there.
+        const JobRecord& r = records_.at(owner->second);
+        x["ref"] = RefOf(r);
+        if (r.state == LiveState::kPreempting || IsTerminal(r.state)) x["stopping"] = true;
         ++busy;
       } else if (auto placed = starting.find(GpuId{node, g}); placed != starting.end()) {
         x["job"] = placed->second.value();  // placed there, not launched yet (it said free)
+        x["ref"] = RefOf(records_.at(placed->second));
         x["starting"] = true;
         ++busy;
       } else {
@@ -479,6 +485,8 @@ StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit, std::op
                         {"t_ms", e.t},        {"kind", ToString(e.kind)},
                         {"detail", e.detail}, {"text", Describe(e, store_->epoch_ms())}};
     x["job"] = e.job.value() >= 0 ? nlohmann::json(e.job.value()) : nlohmann::json(nullptr);
+    // How its user names it: an array's task as ARRAY_INDEX, as ls and show do.
+    if (auto it = records_.find(e.job); it != records_.end()) x["ref"] = RefOf(it->second);
     out.push_back(x);
   }
   return out;
@@ -494,7 +502,7 @@ std::string LiveScheduler::MetricsText() {
     std::map<std::string, int> by_state;
     for (LiveState st :
          {LiveState::kPending, LiveState::kStarting, LiveState::kRunning, LiveState::kPreempting,
-          LiveState::kFinished, LiveState::kFailed, LiveState::kCancelled}) {
+          LiveState::kFinished, LiveState::kFailed, LiveState::kCancelled, LiveState::kTimeout}) {
       by_state[ToString(st)] = 0;
     }
     for (const auto& [st, n] : ended_count_) by_state[ToString(st)] += static_cast<int>(n);

@@ -70,16 +70,21 @@ async function renderCluster() {
           class: "gpu" + (busy ? " busy" : ""),
           "data-gpu": g.index,
           style: busy ? `background:${jobColor(g.job)}` : "",
-          title: busy ? `job ${g.job}${g.starting ? " (starting)" : ""}` : "free",
+          title: busy ? gpuJob(g) : "free",
         },
         el("strong", {}, "GPU " + g.index),
-        busy ? "job " + g.job + (g.starting ? " (starting)" : "") : "free",
+        busy ? gpuJob(g) : "free",
       );
       if (busy) cell.addEventListener("click", () => goJob(g.job));
       gpus.append(cell);
     }
     root.append(el("div", { class: "node" }, title, gpus));
   }
+}
+
+// Who holds a GPU, as its user names the job (an array's task as ARRAY_INDEX).
+function gpuJob(g) {
+  return `job ${g.ref ?? g.job}${g.starting ? " (starting)" : g.stopping ? " (stopping)" : ""}`;
 }
 
 async function renderQueues() {
@@ -142,7 +147,7 @@ async function renderEvents() {
   state.lastSeq = ev.length ? ev[ev.length - 1].seq : state.lastSeq;
   const rows = ev.slice().reverse().map((e) => el("tr", {},
     el("td", {}, new Date(e.time_ms).toLocaleTimeString()), el("td", {}, e.kind),
-    el("td", {}, e.job == null ? "" : el("a", { href: "#job/" + e.job }, "#" + e.job)),
+    el("td", {}, e.job == null ? "" : el("a", { href: "#job/" + e.job }, "#" + (e.ref ?? e.job))),
     el("td", {}, e.text)));
   $("view-events").replaceChildren(el("h2", {}, "Events"),
     el("table", {}, el("tr", {}, el("th", {}, "time"), el("th", {}, "kind"), el("th", {}, "job"),
