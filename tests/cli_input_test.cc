@@ -174,7 +174,8 @@ TEST(CliInput, ACommandsOwnOptionWithoutDashDashSaysWhereItGoes) {
 // Regressions (exploratory tests): one of submit's own flags after the command, which then
 // lacked its value, was blamed instead (`submit -H ls -l -a`: "--array: 1 required TEXT
 // missing"); `-J -- ls` named the job "--"; `--env -X=1` set a variable named "-X"; and
-// `--env A=1 python3 train.py` took python3 for another KEY=VALUE.
+// `--env A=1 python3 train.py` took python3 for another KEY=VALUE; `--env A=1 B=2 -- true`
+// blamed `true`, and `-- B=2 true` failed at its launch (no program "B=2").
 TEST(CliInput, SubmitsFlagsAndValuesAreReadAsWritten) {
   for (const auto& [line, message] :
        {std::pair{"submit -H ls -l -a", "-a comes after the command ('ls'), so it is ambiguous"},
@@ -184,7 +185,11 @@ TEST(CliInput, SubmitsFlagsAndValuesAreReadAsWritten) {
         {"submit -J --gpus 1 ls", "--name: a value is missing before --gpus (a flag)"},
         {"submit --model --gpus 2 -- ls", "--model: a value is missing before --gpus (a flag)"},
         {"submit -J -H -- true", "--name: a value is missing before -H (a flag)"},
-        {"submit --env -X=1 ls", "--env -X=1: '-X' is not a variable name"}}) {
+        {"submit --env -X=1 ls", "--env -X=1: '-X' is not a variable name"},
+        // B=2 became the command, and `true` was "not expected" (it blamed true).
+        {"submit --env A=1 B=2 -- true", "the command would begin with B=2, a variable's"},
+        {"submit --env A=1 B=2 true", "set it with --env B=2"},
+        {"submit -- B=2 true", "or run the command through env: -- env B=2 CMD ARGS"}}) {
     CmdResult r = RunTiresias(line);
     EXPECT_EQ(r.rc, 2) << line << ": " << r.out;
     EXPECT_TRUE(Has(r.out, message)) << line << ": " << r.out;
@@ -192,8 +197,8 @@ TEST(CliInput, SubmitsFlagsAndValuesAreReadAsWritten) {
   }
   // Read as meant: it goes on to ask a server (none there).
   const std::string none = "--state-dir " + ScratchDir("no_server").string();
-  for (const std::string args :
-       {"--env A=1 python3 train.py", "--env A=1 --env B_2=x -- sleep 1"}) {
+  for (const std::string args : {"--env A=1 python3 train.py", "--env A=1 --env B_2=x -- sleep 1",
+                                 "-- env B=2 true", "-- ./=x true"}) {
     const std::string line = "submit " + none + " " + args;
     CmdResult r = RunTiresias(line);
     EXPECT_TRUE(Has(r.out, "no server")) << line << ": " << r.out;

@@ -22,6 +22,9 @@ void AddJobCommands(CLI::App& app, int& rc);
 void AddSubmitCommand(CLI::App& app, int& rc);  // submit (AddJobCommands adds it)
 // submit's refusal of one of its own flags after the command's first word, without `--`.
 std::string AmbiguousSubmitFlag(const std::string& flag, const std::string& command);
+// submit's refusal of a command whose first word is a shell's variable assignment (`B=2`:
+// `--env A=1 B=2 -- CMD` took it for the command), or nullopt when `first` is none.
+std::optional<std::string> AssignmentAsCommand(const std::string& first);
 void AddExplainCommand(CLI::App& app, int& rc);  // explain (AddJobCommands adds it)
 // nodes, events, whoami, version, dashboard, token, completion:
 void AddClusterCommands(CLI::App& app, int& rc);

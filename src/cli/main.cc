@@ -177,6 +177,14 @@ int main(int argc, char** argv) {
         std::cerr << *hint << "\n";
         return 2;
       }
+      // `--env A=1 B=2 -- CMD`: B=2 became the command and CMD was not expected.
+      if (const int cmd = tiresias::CommandIndex(*app.get_subcommand("submit"), argc, argv);
+          cmd > 0) {
+        if (auto hint = tiresias::AssignmentAsCommand(argv[cmd])) {
+          std::cerr << *hint << "\n";
+          return 2;
+        }
+      }
     }
     (void)app.exit(e);
     // "The following arguments were not expected: --gpu 2": suggest the closest name.

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/output.h"
+#include "common/strings.h"
 #include "live/submit_request.h"
 
 extern char** environ;
@@ -97,11 +98,7 @@ int Submit(const Common& o, const SubmitFlags& f) {
     // A name given here is one a shell can use (`--env -X=1` is a flag's slip, not a name);
     // the inherited environment passes as it is (e.g. bash's BASH_FUNC_f%%).
     const std::string key = kv.substr(0, eq);
-    const bool name = !std::isdigit(static_cast<unsigned char>(key[0])) &&
-                      std::all_of(key.begin(), key.end(), [](char c) {
-                        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-                      });
-    if (!name) {
+    if (!IsVariableName(key)) {
       std::cerr << fmt::format(
           "tiresias: --env {}: '{}' is not a variable name (letters, digits and _, not "
           "beginning with a digit)\n",
@@ -154,6 +151,16 @@ std::string AmbiguousSubmitFlag(const std::string& flag, const std::string& comm
       "tiresias' or the command's? Put tiresias' flags first and the command after `--`, "
       "e.g. tiresias submit --gpus 2 -- python3 train.py --epochs 3",
       flag, command);
+}
+
+std::optional<std::string> AssignmentAsCommand(const std::string& first) {
+  const size_t eq = first.find('=');
+  if (eq == std::string::npos || !IsVariableName(first.substr(0, eq))) return std::nullopt;
+  return fmt::format(
+      "tiresias submit: the command would begin with {}, a variable's assignment, not a program "
+      "(a shell's `{} CMD`): set it with --env {} (one KEY=VALUE per --env: --env A=1 --env "
+      "B=2), or run the command through env: -- env {} CMD ARGS",
+      first, first, first, first);
 }
 
 void AddSubmitCommand(CLI::App& app, int& rc) {
@@ -226,6 +233,11 @@ void AddSubmitCommand(CLI::App& app, int& rc) {
         std::find_if(first, order.end(), [&](const CLI::Option* x) { return x != command; });
     if (late != order.end()) {
       std::cerr << AmbiguousSubmitFlag((*late)->get_name(), sf.argv.front()) << "\n";
+      rc = 2;
+      return;
+    }
+    if (auto assignment = AssignmentAsCommand(sf.argv.front())) {
+      std::cerr << *assignment << "\n";  // exec would fail on it: "no such file"
       rc = 2;
       return;
     }

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace tiresias {
@@ -45,6 +47,13 @@ std::optional<double> ParseDouble(std::string_view s) {
     return std::nullopt;
   }
   return v;
+}
+
+bool IsVariableName(std::string_view key) {
+  return !key.empty() && !std::isdigit(static_cast<unsigned char>(key[0])) &&
+         std::all_of(key.begin(), key.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+         });
 }
 
 std::string Join(const std::vector<std::string>& parts, std::string_view sep) {

@@ -120,6 +120,8 @@ TEST_F(LiveRelocateTest, AParkedJobMovesOntoGpusFreedBesideOneItHolds) {
   const JobId w = Run(*d, "w", 2);
   d->Step();
   EXPECT_EQ((*d->Get(w))["state"], "starting");
+  // The devices it is placed on, as its run will see them (ls wrote the core's range "0-3").
+  EXPECT_EQ((*d->Get(w))["devices"], "0,3");
   // The nodes view: GPU 3 is W's, placed there (it said free).
   const auto placed = d->Nodes()["nodes"][0]["gpus"][3];
   EXPECT_EQ(placed["job"], w.value()) << placed.dump();

@@ -56,6 +56,16 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   // (Its last run's, kept after it ended; none while it waits or is starting: that run's
   // devices were shown for a run placed elsewhere.)
   j["devices"] = r.state == LiveState::kPending || r.state == LiveState::kStarting ? "" : r.devices;
+  if (auto placed = to_launch_.find(r.id); placed != to_launch_.end() && cfg_.nodes.empty()) {
+    // Starting, here: the devices it is placed on, as its run will see them (ls wrote the
+    // core's GPU range, "local:0-1", and "local:0,1" once it ran).
+    std::vector<std::string> devices;
+    for (const GpuId& g : placed->second) {
+      const size_t k = static_cast<size_t>(g.index);
+      devices.push_back(k < cfg_.gpu_devices.size() ? cfg_.gpu_devices[k] : std::to_string(k));
+    }
+    j["devices"] = Join(devices, ",");
+  }
   j["engine_job"] = r.engine_job;  // the Slurm job id ("" locally)
   j["nodes"] = r.nodes;            // where it runs (Slurm's names; locally filled in below)
   if (const std::string es = executor_->EngineState(r.id); !es.empty()) j["engine_state"] = es;

@@ -214,6 +214,14 @@ StatusOr<SubmitPlan> Plan(const SubmitRequest& r) {
   if (r.argv.empty() || r.argv[0].empty()) {
     return InvalidArgument("field 'argv': missing (the command to run)");
   }
+  // `B=2 CMD` is a shell's assignment; exec would look for a program "B=2" and fail at launch.
+  if (const size_t eq = r.argv[0].find('=');
+      eq != std::string::npos && IsVariableName(std::string_view(r.argv[0]).substr(0, eq))) {
+    return InvalidArgument(fmt::format(
+        "field 'argv': its first word '{}' is a variable's assignment, not a program: set it "
+        "in 'env', or run the command through env (argv [\"env\", \"{}\", ...])",
+        r.argv[0], r.argv[0]));
+  }
   // execve takes C strings: a NUL byte would silently cut an argument (or the directory, or a
   // value) short, so the job would run something other than what was asked.
   for (size_t i = 0; i < r.argv.size(); ++i) {

@@ -126,6 +126,20 @@ TEST(SubmitRequest, ArrayIndicesAndSizesAreBounded) {
   EXPECT_EQ(Why(r), "");
 }
 
+// Regression (an exploratory test): a command beginning with a shell's assignment (`B=2 true`)
+// was accepted and failed at its launch, exec finding no program "B=2".
+TEST(SubmitRequest, ACommandBeginningWithAnAssignmentIsRefused) {
+  SubmitRequest r = Ok();
+  r.argv = {"B_2=x", "true"};
+  EXPECT_EQ(Why(r),
+            "field 'argv': its first word 'B_2=x' is a variable's assignment, not a program: set "
+            "it in 'env', or run the command through env (argv [\"env\", \"B_2=x\", ...])");
+  for (const std::string first : {"env", "./a=b", "=x", "1A=2", "/usr/bin/a=b"}) {
+    r.argv = {first, "B=2"};  // a program, or a path with '=' in it: not an assignment
+    EXPECT_EQ(Why(r), "") << first;
+  }
+}
+
 // Found while writing fuzz/submit_fuzzer's properties (the input is in its corpus):
 // "1\u0000; rm -rf /" passed Validate, and execve would have run `sleep 1`, silently not what
 // was asked. Every string that reaches execve is refused with a NUL byte in it.
