@@ -82,15 +82,7 @@ struct LiveWithHistory {
     dir = fs::temp_directory_path() / fmt::format("tiresias_bench_live_{}", getpid());
     fs::remove_all(dir);
     fs::create_directories(dir);
-    ServeConfig c;
-    c.state_dir = dir.string();
-    c.gpu_devices = {"0", "1", "2", "3", "4", "5", "6", "7"};
-    c.launch_probe_ms = 0;
-    auto store = Store::Open((dir / "tiresias.db").string(), now);
-    auto r = std::make_unique<InstantRunner>(now);
-    runner = r.get();
-    d = std::make_unique<LiveScheduler>(c, std::move(*store), std::move(r), [this] { return now; });
-    (void)d->Open();
+    Open();
     for (int done = 0; done < history; done += 8) {
       for (int i = 0; i < 8; ++i) Submit("h", "");
       Settle();
@@ -102,6 +94,18 @@ struct LiveWithHistory {
   ~LiveWithHistory() {
     d.reset();
     fs::remove_all(dir);
+  }
+  // serve's start on the state directory (made on the first).
+  void Open() {
+    ServeConfig c;
+    c.state_dir = dir.string();
+    c.gpu_devices = {"0", "1", "2", "3", "4", "5", "6", "7"};
+    c.launch_probe_ms = 0;
+    auto store = Store::Open((dir / "tiresias.db").string(), now);
+    auto r = std::make_unique<InstantRunner>(now);
+    runner = r.get();
+    d = std::make_unique<LiveScheduler>(c, std::move(*store), std::move(r), [this] { return now; });
+    (void)d->Open();
   }
   // `time`: an sbatch --time ("" for none).
   JobId Submit(const std::string& name, const std::string& time) {
@@ -157,6 +161,12 @@ void BM_LiveHistory(benchmark::State& state) {
       benchmark::DoNotOptimize(live.d->Estimate(live.live_jobs.back()));
     }
     state.counters["estimate_ms"] = MicrosPer(t0, kEstimates) / 1000;
+    // A restart of serve (an upgrade, a crash): the state is loaded and the journal replayed
+    // into a fresh core before the first step.
+    live.d.reset();
+    t0 = std::chrono::steady_clock::now();
+    live.Open();
+    state.counters["restart_ms"] = MicrosPer(t0, 1) / 1000;
   }
   state.counters["history_jobs"] = history;
   state.counters["open_jobs"] = static_cast<double>(live.d->List({.active_only = true}).size());
