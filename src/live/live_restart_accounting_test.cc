@@ -4,6 +4,7 @@
 // again elsewhere in one step.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <csignal>
 
@@ -53,30 +54,57 @@ TEST_F(LiveSchedulerTest, ARestartInAStopsGraceNeitherSignalsAgainNorMovesTheKil
   // and Y starts then. Under an engine whose signals are queued (Slurm's scancel, lost with
   // serve), the signal is sent again at the restart, and the deadline is still the first.
   // Nor does a restart with another --grace (1 s, 30 s) move it (an exploratory test: X was
-  // killed at once, or Y waited until 3 + 30 s).
-  for (const auto& [queued, regrace] : {std::pair{false, Seconds(4)},
-                                        {true, Seconds(4)},
-                                        {false, Seconds(1)},
-                                        {false, Seconds(30)}}) {
-    SCOPED_TRACE(fmt::format("{}, restarted with grace {} ms",
-                             queued ? "queued signals" : "signals at once", regrace));
-    world_ = FakeWorld{.queued_signals = queued};
+  // killed at once, or Y waited until 3 + 30 s), nor a second one with yet another grace at
+  // 5.5 s (a review: the second restart took the first restart's grace, 1 s, and killed X at
+  // once). A stop kept by a build before schema 7 (no deadline of its own, that build's grace
+  // in meta grace_ms) is given that grace's deadline.
+  struct Case {
+    bool queued;
+    Duration regrace, again;  // the grace at the restart, and at a second one (0: none)
+    bool old_build = false;   // the stop as a build before schema 7 left it
+  };
+  for (const Case c : {Case{false, Seconds(4), 0},
+                       {true, Seconds(4), 0},
+                       {false, Seconds(1), 0},
+                       {false, Seconds(30), 0},
+                       {false, Seconds(1), Seconds(30)},
+                       {false, Seconds(30), Seconds(1)},
+                       {false, Seconds(30), 0, true}}) {
+    SCOPED_TRACE(fmt::format("{}, restarted with grace {} ms, then {} ms{}",
+                             c.queued ? "queued signals" : "signals at once", c.regrace, c.again,
+                             c.old_build ? ", an older build's stop" : ""));
+    world_ = FakeWorld{.queued_signals = c.queued};
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     auto [d, x, y, t0] = PreemptATermIgnoringJob(1'000);
     world_.now = t0 + 4'000;
     d->Step();
     d.reset();  // kill -9 (a serve stopped by SIGTERM leaves its jobs running too)
+    if (c.old_build) {
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open((dir_ / "tiresias.db").c_str(), &db), SQLITE_OK);
+      ASSERT_EQ(sqlite3_exec(db,
+                             "UPDATE jobs SET stop_deadline = -1; INSERT OR REPLACE INTO "
+                             "meta VALUES('grace_ms', '4000')",
+                             nullptr, nullptr, nullptr),
+                SQLITE_OK);
+      sqlite3_close(db);
+    }
     world_.now = t0 + 5'000;
-    grace_ = regrace;
+    grace_ = c.regrace;
     d = Start();
     for (; world_.now < t0 + 6'900; world_.now += 100) {
+      if (c.again > 0 && world_.now == t0 + 5'500) {
+        d.reset();
+        grace_ = c.again;
+        d = Start();
+      }
       d->Step();
       ASSERT_EQ((*d->Get(y))["state"], "starting") << "at " << world_.now - t0 << " ms";
     }
     for (; world_.now <= t0 + 7'300; world_.now += 100) d->Step();
     std::vector<std::string> want = {fmt::format("{}:15@{}", x.value(), t0 + 3'000)};
-    if (queued) want.push_back(fmt::format("{}:15@{}", x.value(), t0 + 5'000));
+    if (c.queued) want.push_back(fmt::format("{}:15@{}", x.value(), t0 + 5'000));
     want.push_back(fmt::format("{}:9@{}", x.value(), t0 + 7'000));
     EXPECT_EQ(world_.signals, want);
     EXPECT_EQ((*d->Get(y))["state"], "running");

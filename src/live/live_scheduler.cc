@@ -275,8 +275,13 @@ void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
   if (rec.stop_sent >= 0 && rec.pid == p.ref.pid) {
     // Told to stop by a serve before a restart: its stop goes on as it began, without a
     // second signal (it may be checkpointing), and it is killed at the first deadline. (An
-    // engine that queues signals may have lost it with that serve: sent again.)
-    p.kill_at = rec.stop_sent + grace_before_;
+    // engine that queues signals may have lost it with that serve: sent again.) A stop begun
+    // before schema 7 has no deadline kept: its serve's grace (meta kGraceKey) gives it.
+    if (rec.stop_deadline < 0) {
+      rec.stop_deadline = rec.stop_sent + grace_before_;
+      unsaved_.insert(id);
+    }
+    p.kill_at = rec.stop_deadline;
     p.loss = LossOfStop(id);
     if (!executor_->SignalsAtOnce()) (void)executor_->Signal(p.ref, sig);
     return;
@@ -285,6 +290,7 @@ void LiveScheduler::StopProcess(JobId id, Time now, int sig) {
   p.loss = LossOfStop(id);
   (void)executor_->Signal(p.ref, sig);  // NotFound: already gone, Poll reports it
   rec.stop_sent = now;
+  rec.stop_deadline = p.kill_at;
   unsaved_.insert(id);  // saved by this step's transaction, or the next one's
 }
 

@@ -395,8 +395,8 @@ class LiveScheduler {
   // the forecasts still waiting for their outcome).
   MarginTracker margins_;
   static constexpr const char* kMarginsKey = "forecast_margins";
-  // The grace of the daemon before this one (meta kGraceKey, this one's written at Open): the
-  // deadline of a stop that it began.
+  // The grace of the last daemon of a build before schema 7 (meta kGraceKey, which those
+  // wrote): the deadline of a stop it began and kept without one (JobRecord::stop_deadline).
   static constexpr const char* kGraceKey = "grace_ms";
   Duration grace_before_ = 0;
   std::string margins_saved_;  // the value last written to kMarginsKey

@@ -56,6 +56,7 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   rec.signal = e.signal;
   rec.pid = 0;
   rec.stop_sent = -1;
+  rec.stop_deadline = -1;
   const bool preempted = rec.stop_preempted;  // its stop's, if it was told to stop
   rec.stop_preempted = false;
   changed.push_back(e.job);

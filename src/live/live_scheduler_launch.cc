@@ -68,6 +68,7 @@ void LiveScheduler::LaunchReady(Time now) {
       ++rec.attempt;
       rec.pid = 0;
       rec.stop_sent = -1;
+      rec.stop_deadline = -1;
       rec.start_ticks = kLaunchInFlight;
       ready.push_back(id);
     }

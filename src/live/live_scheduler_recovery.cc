@@ -117,14 +117,12 @@ Status LiveScheduler::Open() {
   if (auto stamp = store_->GetMeta(kAliveKey)) {
     if (auto v = ParseInt(*stamp)) last_alive_ = std::max(last_alive_, *v);
   }
-  // The grace the last daemon gave its stops: a stop it began ends at that deadline, whatever
-  // this one's --grace (a restart with another moved it: killed at once, or waited longer).
+  // The grace that a build before schema 7 gave its stops (it kept no deadline per stop): a
+  // stop it began ends at that deadline, whatever this one's --grace. (Each stop since keeps
+  // its own, JobRecord::stop_deadline.)
   grace_before_ = cfg_.grace;
   if (auto saved = store_->GetMeta(kGraceKey); auto v = saved ? ParseInt(*saved) : std::nullopt) {
     if (*v >= 0) grace_before_ = *v;
-  }
-  if (grace_before_ != cfg_.grace || !store_->GetMeta(kGraceKey)) {
-    if (Status s = store_->SetMeta(kGraceKey, std::to_string(cfg_.grace)); !s.ok()) return s;
   }
   // The forecasts' margins as the last daemon left them (none saved: the defaults). A value
   // that cannot be read costs only what they had learned: a warning.

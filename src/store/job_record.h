@@ -107,6 +107,10 @@ struct JobRecord {
   // When the current process (pid) was sent the stop signal (core time; -1: not sent), kept
   // so that a restart in its grace neither signals it again nor moves its kill deadline.
   Time stop_sent = -1;
+  // When that process is killed if still there: stop_sent + the grace of the serve that sent
+  // it, kept so that restarts with other graces keep it (-1: none; a stop a build before
+  // schema 7 began has only stop_sent).
+  Time stop_deadline = -1;
   bool held = false;        // held by its user (or an admin) until released
   bool timing_out = false;  // stopping because it ran out of time (not stored: recomputed)
   std::string message;      // the last reason (start, preemption, failure)

@@ -40,7 +40,8 @@ CREATE TABLE IF NOT EXISTS jobs (
   engine TEXT NOT NULL DEFAULT '{}',
   lost INTEGER NOT NULL DEFAULT 0,
   stop_preempted INTEGER NOT NULL DEFAULT 0,
-  stop_sent INTEGER NOT NULL DEFAULT -1);
+  stop_sent INTEGER NOT NULL DEFAULT -1,
+  stop_deadline INTEGER NOT NULL DEFAULT -1);
 CREATE TABLE IF NOT EXISTS events (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
   t INTEGER NOT NULL,
@@ -182,9 +183,10 @@ Status Store::CheckSchema(const std::string& path) {
     }
     return SetMeta("schema", std::to_string(kSchemaVersion));
   }
-  // 3 added kills, held, engine; 4 lost; 5 stop_preempted; 6 stop_sent: all with defaults. One
+  // 3 added kills, held, engine; 4 lost; 5 stop_preempted; 6 stop_sent; 7 stop_deadline: all
+  // with defaults. One
   // transaction: an upgrade cut off half-way is not taken for a finished one.
-  if (*v == "2" || *v == "3" || *v == "4" || *v == "5") {
+  if (*v == "2" || *v == "3" || *v == "4" || *v == "5" || *v == "6") {
     auto failed = [&](const Status& st) {
       (void)Exec("ROLLBACK");
       return FailedPrecondition(
@@ -202,7 +204,8 @@ Status Store::CheckSchema(const std::string& path) {
         {"engine", "TEXT NOT NULL DEFAULT '{}'"},
         {"lost", "INTEGER NOT NULL DEFAULT 0"},
         {"stop_preempted", "INTEGER NOT NULL DEFAULT 0"},
-        {"stop_sent", "INTEGER NOT NULL DEFAULT -1"}};
+        {"stop_sent", "INTEGER NOT NULL DEFAULT -1"},
+        {"stop_deadline", "INTEGER NOT NULL DEFAULT -1"}};
     for (const auto& [name, type] : added) {
       if (have.contains(name)) continue;
       if (Status st = Exec(fmt::format("ALTER TABLE jobs ADD COLUMN {} {}", name, type).c_str());
@@ -378,8 +381,8 @@ Status Store::InsertJob(JobRecord& r) {
       db_,
       "INSERT INTO jobs(id, request, submit, state, attempt, pid, start_ticks, gpus, "
       "devices, exit_code, signal, first_start, last_start, end_time, preemptions, kills, "
-      "held, message, engine, lost, stop_preempted, stop_sent) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, "
-      "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "held, message, engine, lost, stop_preempted, stop_sent, stop_deadline) VALUES(?, ?, ?, ?, "
+      "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   const int64_t id = max_job_ + 1;
   q.Bind(1, id).Bind(2, RequestToJson(r).dump()).Bind(3, r.submit).Bind(4, ToString(r.state));
   q.Bind(5, r.attempt).Bind(6, r.pid).Bind(7, r.start_ticks);
@@ -387,7 +390,7 @@ Status Store::InsertJob(JobRecord& r) {
   q.Bind(11, r.signal).Bind(12, r.first_start).Bind(13, r.last_start).Bind(14, r.end);
   q.Bind(15, r.preemptions).Bind(16, r.kills).Bind(17, r.held ? 1 : 0).Bind(18, r.message);
   q.Bind(19, EngineToJson(r).dump()).Bind(20, r.lost).Bind(21, r.stop_preempted ? 1 : 0);
-  q.Bind(22, r.stop_sent);
+  q.Bind(22, r.stop_sent).Bind(23, r.stop_deadline);
   if (q.Step() != SQLITE_DONE) return Error("insert job");
   r.id = JobId(id);
   max_job_ = id;
@@ -400,13 +403,13 @@ Status Store::UpdateJob(const JobRecord& r) {
          "UPDATE jobs SET state = ?, attempt = ?, pid = ?, start_ticks = ?, gpus = ?, "
          "devices = ?, exit_code = ?, signal = ?, first_start = ?, last_start = ?, "
          "end_time = ?, preemptions = ?, kills = ?, held = ?, message = ?, engine = ?, "
-         "lost = ?, stop_preempted = ?, stop_sent = ? WHERE id = ?");
+         "lost = ?, stop_preempted = ?, stop_sent = ?, stop_deadline = ? WHERE id = ?");
   q.Bind(1, ToString(r.state)).Bind(2, r.attempt).Bind(3, r.pid).Bind(4, r.start_ticks);
   q.Bind(5, GpusToJson(r.gpus_held).dump()).Bind(6, r.devices).Bind(7, r.exit_code);
   q.Bind(8, r.signal).Bind(9, r.first_start).Bind(10, r.last_start).Bind(11, r.end);
   q.Bind(12, r.preemptions).Bind(13, r.kills).Bind(14, r.held ? 1 : 0).Bind(15, r.message);
   q.Bind(16, EngineToJson(r).dump()).Bind(17, r.lost).Bind(18, r.stop_preempted ? 1 : 0);
-  q.Bind(19, r.stop_sent).Bind(20, r.id.value());
+  q.Bind(19, r.stop_sent).Bind(20, r.stop_deadline).Bind(21, r.id.value());
   if (q.Step() != SQLITE_DONE) return Error(fmt::format("update job {}", r.id.value()));
   return Status::Ok();
 }
@@ -415,7 +418,7 @@ StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
   Stmt q(db_,
          "SELECT id, request, submit, state, attempt, pid, start_ticks, gpus, devices, "
          "exit_code, signal, first_start, last_start, end_time, preemptions, kills, held, "
-         "message, engine, lost, stop_preempted, stop_sent FROM jobs ORDER BY id");
+         "message, engine, lost, stop_preempted, stop_sent, stop_deadline FROM jobs ORDER BY id");
   std::vector<JobRecord> out;
   int rc;
   while ((rc = q.Step()) == SQLITE_ROW) {
@@ -451,6 +454,7 @@ StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
     r.lost = q.Int(19);
     r.stop_preempted = q.Int(20) != 0;
     r.stop_sent = q.Int(21);
+    r.stop_deadline = q.Int(22);
     out.push_back(std::move(r));
   }
   if (rc != SQLITE_DONE) return Error("load jobs");

@@ -46,7 +46,7 @@ class Store {
   // versions 2 to 5, which are upgraded in place (3 added the jobs' engine column: the Slurm
   // job id and nodes; 4 the GPU-time lost to preemptions; 5 what started a stop in progress;
   // 6 when the stop signal was sent).
-  static constexpr int kSchemaVersion = 6;
+  static constexpr int kSchemaVersion = 7;
 
   struct Options {
     // Survive power loss too (synchronous=FULL, head file fsynced), at ~10x the cost per

@@ -189,6 +189,23 @@ TEST(Store, OlderSchemasAreUpgradedInPlaceAndTheirNewColumnsRoundTrip) {
   EXPECT_EQ(upgraded[0].stop_sent, -1);
   EXPECT_EQ(upgraded[1].stop_sent, -1);
   EXPECT_FALSE(upgraded[1].stop_preempted);
+  // Schema 6 (no stop_deadline): a stop kept there has none (its serve's grace gives it,
+  // LiveScheduler's meta grace_ms); it round-trips after.
+  upgraded[0].stop_sent = 1500;
+  ASSERT_TRUE((*s)->UpdateJob(upgraded[0]).ok());
+  s->reset();
+  Sql(db,
+      "ALTER TABLE jobs DROP COLUMN stop_deadline; UPDATE meta SET value = '6' WHERE key = "
+      "'schema';");
+  s = Store::Open(db.string(), 2000);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ((*s)->GetMeta("schema"), std::to_string(Store::kSchemaVersion));
+  upgraded = *(*s)->LoadJobs();
+  EXPECT_EQ(upgraded[0].stop_sent, 1500);
+  EXPECT_EQ(upgraded[0].stop_deadline, -1);
+  upgraded[0].stop_deadline = 5500;
+  ASSERT_TRUE((*s)->UpdateJob(upgraded[0]).ok());
+  EXPECT_EQ((*(*s)->LoadJobs())[0].stop_deadline, 5500);
   EXPECT_EQ((*jobs)[0].name, "a");
   EXPECT_EQ((*jobs)[0].engine_job, "");
   EXPECT_TRUE((*jobs)[0].nodes.empty());
