@@ -211,6 +211,24 @@ TEST_F(ApiSecurityTest, CliManagesTokensAndSaysWhoYouAre) {
       fmt::format("whoami --server {} --token {} --state-dir /nonexistent", Url(), token));
   EXPECT_EQ(me.rc, 0) << me.out;
   EXPECT_EQ(me.out, "carol (via token)\n");
+  // --me is whom the server knows (an exploratory test: it sent this machine's login name, so
+  // carol listed the local user's jobs).
+  ASSERT_EQ(testing::RunTiresias("submit -H " + sd + " -- true").rc, 0);
+  auto mine = testing::RunTiresias(
+      fmt::format("ls --me -o json --server {} --token {} --state-dir /nonexistent", Url(), token));
+  EXPECT_EQ(mine.rc, 0) << mine.out;
+  EXPECT_EQ(testing::Trimmed(mine.out), "[]");
+  mine = testing::RunTiresias("ls --me -o json " + sd);
+  EXPECT_EQ(nlohmann::json::parse(mine.out, nullptr, false).size(), 1u) << mine.out;
+  mine = testing::RunTiresias(fmt::format(
+      "history --me -o json --server {} --token {} --state-dir /nonexistent", Url(), token));
+  EXPECT_EQ(testing::Trimmed(mine.out), "[]");
+  mine =
+      testing::RunTiresias(fmt::format("ls --me --user root -o json --server {} --token {} "
+                                       "--state-dir /nonexistent",
+                                       Url(), token));
+  EXPECT_NE(mine.out.find(R"(query me: you are "carol", and user names "root")"), std::string::npos)
+      << mine.out;
   EXPECT_EQ(testing::RunTiresias("token ls " + sd).out, "carol\n");
   EXPECT_EQ(testing::RunTiresias("token revoke carol " + sd).rc, 0);
   me = testing::RunTiresias(

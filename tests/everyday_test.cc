@@ -236,6 +236,15 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
   EXPECT_EQ(Cli("cancel " + a2).rc, 0);
   EXPECT_EQ(Cli("wait " + a2 + " --timeout 30").rc, 125);
   for (const char* i : {"_0", "_1", "_2"}) EXPECT_EQ(Json("show " + a2 + i)["state"], "cancelled");
+  // An array whose first index is not 0: wait, show and logs of its id take every task (an
+  // exploratory test: they took task 1 alone, so `wait` returned 0 when it ended).
+  const std::string a3 =
+      Submit("--array 1-3 -- sh -c 'sleep 1; exit $((TIRESIAS_ARRAY_TASK_ID / 3 * 3))'");
+  EXPECT_EQ(Cli("wait " + a3 + " --timeout 60").rc, 3);  // task 3's exit code, the worst
+  const auto a3_tasks = Json("show " + a3);
+  ASSERT_TRUE(a3_tasks.is_array()) << a3_tasks.dump();
+  EXPECT_EQ(a3_tasks.size(), 3u);
+  EXPECT_EQ(a3_tasks[2]["ref"], a3 + "_3");
 
   // Errors: a job that does not exist is a runtime error (1), a bad flag a usage error (2).
   EXPECT_EQ(Cli("show 999").rc, 1);

@@ -483,6 +483,20 @@ HttpResponse ApiServer::List(const HttpRequest& req, const Caller& caller, bool 
     f.active_only = a->second == "1" || a->second == "true";
   }
   if (auto u = req.query.find("user"); u != req.query.end()) f.user = u->second;
+  // me=1: the caller's own jobs, as the server knows the caller (`ls --me` sent the client's
+  // login name, which a remote user's token need not match).
+  if (auto me = req.query.find("me"); me != req.query.end()) {
+    if (me->second != "1" && me->second != "true" && me->second != "0" && me->second != "false") {
+      return Fail(400, fmt::format("query me: expected 1 or 0, got {}", Echo(me->second)));
+    }
+    if (me->second == "1" || me->second == "true") {
+      if (!f.user.empty() && f.user != caller.user) {
+        return Fail(400, fmt::format("query me: you are {}, and user names {}", Echo(caller.user),
+                                     Echo(f.user)));
+      }
+      f.user = caller.user;
+    }
+  }
   if (auto v = req.query.find("vc"); v != req.query.end()) f.vc = v->second;
   if (req.query.contains("array")) {
     auto a = QueryInt(req, "array", 0);

@@ -5,8 +5,6 @@
 // ARRAY_INDEX ("42_7").
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <pwd.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -50,16 +48,12 @@ struct ListFlags {
   int64_t limit = 0, offset = 0;
 };
 
-std::string Me() {
-  if (const passwd* pw = getpwuid(getuid())) return pw->pw_name;
-  return fmt::format("uid:{}", getuid());
-}
-
 // Whether `ref`, as the user gave it, names a whole array: an id without an index whose job
-// (`j`, what GET /v1/jobs/REF answered) is the array's task 0 (an array's id is its first
-// task's).
+// (`j`, what GET /v1/jobs/REF answered) is the array's first task (an array's id is its first
+// task's: ref ID_INDEX, whatever its first index; it took only ID_0, so `wait` of an array
+// 1-3 waited for task 1 alone).
 bool NamesArray(const std::string& ref, const nlohmann::json& j) {
-  return ref.find('_') == std::string::npos && ShownRef(j) == Str(j, "id") + "_0";
+  return ref.find('_') == std::string::npos && ShownRef(j).starts_with(Str(j, "id") + "_");
 }
 
 // Where a job runs, as squeue's NODELIST: its nodes, and locally the GPU devices too
@@ -83,10 +77,10 @@ std::string Where(const nlohmann::json& j) {
 
 int List(const Common& o, const ListFlags& f) {
   int rc = 0;
-  const std::string user = f.me ? Me() : f.user;
   auto r = Fetch(o,
                  "/v1/jobs" + UrlQuery({{"state", f.state},
-                                        {"user", user},
+                                        {"user", f.user},
+                                        {"me", f.me ? "1" : ""},
                                         {"vc", f.vc},
                                         {"active", f.all || !f.state.empty() ? "" : "1"},
                                         {"limit", f.limit > 0 ? std::to_string(f.limit) : ""},
@@ -433,7 +427,8 @@ int History(const Common& o, const HistoryFlags& f) {
   }
   int rc = 0;
   auto r = Fetch(o,
-                 "/v1/history" + UrlQuery({{"user", f.me ? Me() : f.user},
+                 "/v1/history" + UrlQuery({{"user", f.user},
+                                           {"me", f.me ? "1" : ""},
                                            {"vc", f.vc},
                                            {"state", f.state},
                                            {"since_ms", since},
