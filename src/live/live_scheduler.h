@@ -281,9 +281,10 @@ class LiveScheduler {
   static void RestoreStoppingGpus(Scheduler& copy, Time now);
   // The nodes of the cluster (cfg_.nodes, or the one local node).
   std::vector<NodeSpec> ClusterNodes() const;
+  // Cancel with mu_ held, all of them in one transaction (a status per id: refused ones are
+  // left out, and a failed write cancels none); the caller wakes the loop.
+  std::vector<Status> CancelLocked(const std::vector<JobId>& ids);
   // Tells the executor about jobs that ended and have nothing left running.
-  // Cancel with mu_ held; the caller wakes the loop.
-  Status CancelLocked(JobId id);
   void RetireEnded(const std::vector<JobId>& ids);
   // What the executor needs to prepare a job (no GPUs yet).
   LaunchSpec PrepareSpec(const JobRecord& r) const;
