@@ -77,6 +77,8 @@ TEST(CliInput, NumericFlagsAreRangeChecked) {
       {"wait 3 x", "jobs: x is not an integer"},
       {"ls -t runing", "--state: runing is not a job state (pending, starting, running"},
       {"history -s FAILED,done", "--state: done is not a job state"},
+      // history listed running jobs (an exploratory test).
+      {"history -s F,R", "--state: running is not an end state (finished, failed, cancelled"},
       {"submit --env FOO -- true", "--env FOO: expected KEY=VALUE"},
       {"submit python3 train.py --gpus 2",
        "--gpus comes after the command ('python3'), so it is ambiguous"},

@@ -299,6 +299,11 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
   r = post("{\"argv\": [\"true\"], \"env\": {\"\": \"x\"}}");
   EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_EQ(raw.Get("/v1/jobs?state=sleeping")->status, 400);
+  // History is of ended jobs: a state that has not ended is refused (it listed running jobs),
+  // as is me=1 beside another user.
+  EXPECT_EQ(raw.Get("/v1/history?state=finished,running")->status, 400);
+  EXPECT_EQ(raw.Get("/v1/history?state=finished")->status, 200);
+  EXPECT_EQ(raw.Get("/v1/jobs?me=2")->status, 400);
   // A body over the limit (a 2 MB name), and one nested 100,000 deep (it used to crash).
   r = post("{\"argv\": [\"true\"], \"name\": \"" + std::string(2 << 20, 'n') + "\"}");
   EXPECT_EQ(r.status, 413) << r.body.substr(0, 200);

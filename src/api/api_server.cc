@@ -475,6 +475,13 @@ HttpResponse ApiServer::List(const HttpRequest& req, const Caller& caller, bool 
     }
   }
   if (history) {  // what has ended
+    for (LiveState st : f.states) {
+      if (!IsTerminal(st)) {  // it listed jobs still running as history
+        return Fail(400, fmt::format("state {} has not ended: history lists finished, failed, "
+                                     "cancelled and timeout jobs (GET /v1/jobs?state={} lists it)",
+                                     ToString(st), ToString(st)));
+      }
+    }
     if (f.states.empty()) {
       f.states = {LiveState::kFinished, LiveState::kFailed, LiveState::kCancelled,
                   LiveState::kTimeout};

@@ -80,15 +80,22 @@ CLI::Validator NotEmpty() {
       "", "NOT_EMPTY");
 }
 
-CLI::Validator JobStates() {
+CLI::Validator JobStates(bool ended_only) {
   return CLI::Validator(
-      [](std::string& input) -> std::string {
-        // Slurm's spellings too: any case, COMPLETED for finished, and squeue's short codes
-        // (PD, CF: starting, R, CG: stopping, CD, F, CA, TO).
-        static const std::map<std::string, std::string> kSlurm = {
-            {"completed", "finished"}, {"pd", "pending"},    {"cf", "starting"},
-            {"r", "running"},          {"cg", "preempting"}, {"cd", "finished"},
-            {"f", "failed"},           {"ca", "cancelled"},  {"to", "timeout"}};
+      [ended_only](std::string& input) -> std::string {
+        // Slurm's spellings too: any case, COMPLETED for finished, CONFIGURING for starting,
+        // COMPLETING for stopping, and squeue's short codes (PD, CF, R, CG, CD, F, CA, TO).
+        static const std::map<std::string, std::string> kSlurm = {{"completed", "finished"},
+                                                                  {"configuring", "starting"},
+                                                                  {"completing", "preempting"},
+                                                                  {"pd", "pending"},
+                                                                  {"cf", "starting"},
+                                                                  {"r", "running"},
+                                                                  {"cg", "preempting"},
+                                                                  {"cd", "finished"},
+                                                                  {"f", "failed"},
+                                                                  {"ca", "cancelled"},
+                                                                  {"to", "timeout"}};
         std::vector<std::string> states;
         for (auto part : Split(input, ',')) {
           std::string st(Trim(part));
@@ -98,11 +105,18 @@ CLI::Validator JobStates() {
         }
         input = Join(states, ",");
         for (const std::string& part : states) {
-          if (!ParseLiveState(part)) {
+          const auto st = ParseLiveState(part);
+          if (!st) {
             return fmt::format(
                 "{} is not a job state (pending, starting, running, preempting, "
                 "finished, failed, cancelled, timeout)",
                 part);
+          }
+          if (ended_only && !IsTerminal(*st)) {  // history listed running jobs as ended
+            return fmt::format(
+                "{} is not an end state (finished, failed, cancelled, timeout): history lists "
+                "jobs that ended; `tiresias ls -t {}` lists those",
+                part, part);
           }
         }
         return "";

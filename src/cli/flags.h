@@ -18,8 +18,9 @@ CLI::Validator IntegerIn(int64_t lo, int64_t hi);
 CLI::Validator JobRef();
 // A whole number in [0, 2^64 - 1], such as a seed.
 CLI::Validator Unsigned();
-// Job states, comma-separated (pending, running, ...; store/job_record.h).
-CLI::Validator JobStates();
+// Job states, comma-separated (pending, running, ...; store/job_record.h), in Slurm's
+// spellings too; `ended_only`: end states only (history's).
+CLI::Validator JobStates(bool ended_only = false);
 // Refuses an empty value (`-a ''` must not quietly mean "no array"), `--` and a long flag
 // (`-J -- cmd`, `-J --gpus 1 cmd`: the name was forgotten).
 CLI::Validator NotEmpty();

@@ -546,7 +546,7 @@ void AddJobCommands(CLI::App& app, int& rc) {
   hist->add_flag("--me", hf.me, "only my jobs");
   hist->add_option("--state,-s", hf.state,
                    "only these end states (finished, failed, cancelled, timeout)")
-      ->transform(JobStates());
+      ->transform(JobStates(/*ended_only=*/true));
   hist->add_option("--since,-S", hf.since,
                    "ended at or after: YYYY-MM-DD[THH:MM[:SS]] UTC, or 2h, 3d ago");
   hist->add_option("--until,-E", hf.until, "ended before (same forms)");

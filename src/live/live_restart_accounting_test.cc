@@ -35,6 +35,13 @@ TEST_F(LiveSchedulerTest, AKill9DuringAPreemptionsGraceNeitherDemotesTheWaiterNo
   }
   EXPECT_EQ((*d->Get(y))["state"], "finished");
   EXPECT_DOUBLE_EQ((*d->Get(y))["attained_gpu_s"].get<double>(), 4.0);  // its 1 s on 4 GPUs
+  // X runs again: no exit yet (it showed its killed run's, ExitCode=0:9; an exploratory test).
+  for (int round = 0; round < 100 && (*d->Get(x))["state"] != "running"; ++round) {
+    world_.now += 100;
+    d->Step();
+  }
+  ASSERT_EQ((*d->Get(x))["state"], "running");
+  EXPECT_FALSE((*d->Get(x)).contains("exit_code")) << d->Get(x)->dump();
   // (X runs again once Y is done: its service grows from there.)
   EXPECT_DOUBLE_EQ((*d->Get(x))["lost_gpu_s"].get<double>(), 12.0);
   EXPECT_GE((*d->Get(x))["attained_gpu_s"].get<double>(), 12.0);

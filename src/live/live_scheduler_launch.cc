@@ -67,6 +67,9 @@ void LiveScheduler::LaunchReady(Time now) {
       JobRecord& rec = records_.at(id);
       ++rec.attempt;
       rec.pid = 0;
+      // A new run has no exit yet (show gave a running job its preempted run's ExitCode=0:15).
+      rec.exit_code = -1;
+      rec.signal = 0;
       rec.stop_sent = -1;
       rec.stop_deadline = -1;
       rec.start_ticks = kLaunchInFlight;
