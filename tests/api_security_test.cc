@@ -238,6 +238,14 @@ TEST_F(ApiSecurityTest, CliManagesTokensAndSaysWhoYouAre) {
   auto bad = testing::RunTiresias("token create 'Robert; drop' " + sd);
   EXPECT_NE(bad.rc, 0);
   EXPECT_NE(bad.out.find("is not a user name"), std::string::npos) << bad.out;
+  // None for the superuser (an exploratory test): its holder's jobs would run as uid 0.
+  bad = testing::RunTiresias("token create root " + sd);
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_NE(bad.out.find("root is uid 0: a token for it would run its holder's jobs as the "
+                         "superuser"),
+            std::string::npos)
+      << bad.out;
+  EXPECT_EQ(testing::RunTiresias("token ls " + sd).out, "");
 }
 
 // Found by a review: a session started with a token outlived the token's revocation and could
