@@ -323,6 +323,15 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
   EXPECT_EQ(State(good), "finished");
   r = *raw.Post(fmt::format("/v1/jobs/{}/cancel", good), "");
   EXPECT_EQ(r.status, 409) << r.body;
+  // events?job= takes an array's task as its user names it (it took internal ids alone).
+  r = post(R"({"argv": ["true"], "array": "3-4", "hold": true})");
+  ASSERT_EQ(r.status, 201) << r.body;
+  const int64_t arr = nlohmann::json::parse(r.body)["id"];
+  auto task_events = raw.GetJson(fmt::format("/v1/events?job={}_4", arr));
+  ASSERT_TRUE(task_events.ok()) << task_events.status().message();
+  ASSERT_FALSE(task_events->empty());
+  EXPECT_EQ((*task_events)[0]["ref"], fmt::format("{}_4", arr)) << task_events->dump();
+  EXPECT_EQ(raw.Get(fmt::format("/v1/events?job={}_5", arr))->status, 404);
   // A second serve on the same state directory is refused.
   auto second = testing::RunTiresias("serve --gpus 2 --port 0 --state-dir " + dir_.string());
   EXPECT_NE(second.rc, 0);

@@ -297,11 +297,19 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     auto limit = QueryInt(req, "limit", *latest > 0 ? *latest : 1000);
     if (!limit.ok()) return Fail(limit.status());
     if (*limit < 1 || *limit > 100000) return Fail(400, "limit must be in 1..100000");
-    auto job = QueryInt(req, "job", 0);
-    if (!job.ok()) return Fail(job.status());
-    auto ev =
-        sched_.Events(*after, static_cast<int>(*limit),
-                      *job > 0 ? std::optional<JobId>(JobId(*job)) : std::nullopt, *latest > 0);
+    // job=ID, or an array's task as its user names it (ARRAY_INDEX; it took ids alone).
+    std::optional<JobId> job;
+    if (auto it = req.query.find("job");
+        it != req.query.end() && it->second.find('_') != std::string::npos) {
+      auto task = sched_.Resolve(it->second, /*whole_array=*/false);
+      if (!task.ok()) return Fail(task.status());
+      job = task->front();
+    } else {
+      auto id = QueryInt(req, "job", 0);
+      if (!id.ok()) return Fail(id.status());
+      if (*id > 0) job = JobId(*id);
+    }
+    auto ev = sched_.Events(*after, static_cast<int>(*limit), job, *latest > 0);
     return ev.ok() ? Reply(200, *ev) : Fail(ev.status());
   }
   if (what == "tokens") {

@@ -39,14 +39,21 @@ int ExplainJob(const Common& o, const std::string& ref) {
                              j["rank"].get<int>(), j["waiting_ahead"].get<int>(),
                              j["running_ahead"].get<int>());
   }
-  auto named = [&](const char* key, const char* what, int total) {
-    const std::vector<int64_t> ids = j.value(key, std::vector<int64_t>{});
+  // Named as their users name them (an array's task as ARRAY_INDEX, not its internal id).
+  auto named = [&](const char* what, int total) {
+    const std::string refs = fmt::format("{}_ahead_refs", what);
+    std::vector<std::string> ids = j.value(refs, std::vector<std::string>{});
+    if (!j.contains(refs)) {  // an older serve: ids
+      for (int64_t id : j.value(fmt::format("{}_ahead_ids", what), std::vector<int64_t>{})) {
+        ids.push_back(std::to_string(id));
+      }
+    }
     if (ids.empty()) return;
     std::cout << fmt::format("  {} ahead: job {}{}\n", what, fmt::join(ids, ", job "),
                              total > static_cast<int>(ids.size()) ? ", ..." : "");
   };
-  named("running_ahead_ids", "running", j["running_ahead"].get<int>());
-  named("waiting_ahead_ids", "waiting", j["waiting_ahead"].get<int>());
+  named("running", j["running_ahead"].get<int>());
+  named("waiting", j["waiting_ahead"].get<int>());
   std::cout << fmt::format("  needs {} GPUs; {} free now\n", j["gpus_needed"].get<int>(),
                            j["gpus_free"].get<int>());
   if (j.contains("next_transition_in_s")) {

@@ -132,7 +132,7 @@ void PrintEstimate(const nlohmann::json& e) {
   std::cout << "  likely to end   " << FromNow(e["end"], now) << "\n";
   std::vector<std::string> way;
   for (const auto& w : e.value("in_the_way", nlohmann::json::array())) {
-    way.push_back(fmt::format("job {} ({}, {:.0f}%)", Str(w, "id"), EscapeControl(Str(w, "user")),
+    way.push_back(fmt::format("job {} ({}, {:.0f}%)", ShownRef(w), EscapeControl(Str(w, "user")),
                               100 * w.value("share", 0.0)));
   }
   if (const double arrivals = e.value("arrivals_share", 0.0); arrivals >= 0.005) {

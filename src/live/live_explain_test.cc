@@ -44,6 +44,29 @@ TEST_F(LiveSchedulerTest, AJobHeldBackHasNoForecastButItsReason) {
   EXPECT_EQ(unknown(tasks[0]), "(a forecast)");  // running: forecast as before
 }
 
+TEST_F(LiveSchedulerTest, ExplainNamesArrayTasksAsTheirUsersDo) {
+  // Regression (an exploratory test): explain named an array's tasks by their internal ids
+  // ("running ahead: job 49", "tiresias release 19", "most in the way: job 50"), which read
+  // as other jobs or a whole array. 4 GPUs; an array 5-7 of 4-GPU jobs: 5 runs, 6 and 7 wait.
+  auto d = Start();
+  std::vector<JobId> tasks;
+  ASSERT_TRUE(d->Submit({.gpus = 4, .argv = {"x"}, .array = "5-7"}, &tasks).ok());
+  for (JobId j : tasks) world_.work[j] = 100'000;
+  d->Step();
+  ASSERT_EQ((*d->Get(tasks[0]))["state"], "running");
+  const std::string a = tasks[0].str();
+  const auto why = *d->Explain(tasks[2]);
+  EXPECT_EQ(why["running_ahead_refs"], nlohmann::json::array({a + "_5"})) << why.dump();
+  EXPECT_EQ(why["waiting_ahead_refs"], nlohmann::json::array({a + "_6"})) << why.dump();
+  const auto forecast = *d->Estimate(tasks[2]);
+  ASSERT_FALSE(forecast["in_the_way"].empty()) << forecast.dump();
+  EXPECT_EQ(forecast["in_the_way"][0]["ref"].get<std::string>().substr(0, a.size() + 1), a + "_")
+      << forecast.dump();
+  ASSERT_TRUE(d->Hold(tasks[2], true).ok());
+  EXPECT_EQ((*d->Estimate(tasks[2]))["unknown"],
+            fmt::format("held by its user (tiresias release {}_7)", a));
+}
+
 TEST_F(LiveSchedulerTest, ASingletonWaitsForEveryJobOfItsNameAndUserSubmittedBefore) {
   // sbatch --dependency=singleton: on 4 GPUs, alice's `train` (a, 5 s) and bob's `train` (b)
   // run; alice's singleton `train` (c) waits for a alone, and starts when a ends at 5 s;

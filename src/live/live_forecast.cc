@@ -139,6 +139,7 @@ StatusOr<nlohmann::json> LiveScheduler::ForecastFor(std::unique_lock<std::mutex>
   for (const InTheWay& w : f->in_the_way) {
     auto r = records_.find(w.job);
     way.push_back({{"id", w.job.value()},
+                   {"ref", r == records_.end() ? w.job.str() : RefOf(r->second)},
                    {"name", r == records_.end() ? "" : r->second.name},
                    {"user", r == records_.end() ? "" : r->second.user},
                    {"share", w.share}});

@@ -222,7 +222,7 @@ std::string LiveScheduler::HeldReason(const JobRecord& r) const {
   // From the record (the core's state follows at the next step), but for an array's limit,
   // which only the step's count decides.
   if (IsTerminal(r.state)) return "";
-  if (r.held) return fmt::format("held by its user (tiresias release {})", r.id.value());
+  if (r.held) return fmt::format("held by its user (tiresias release {})", RefOf(r));
   if (WhyIneligible(r, nullptr) == "dependency") {
     std::vector<std::string> deps, held;
     for (const Dependency& d : r.dependencies) {
@@ -280,6 +280,15 @@ std::pair<JobId, nlohmann::json> LiveScheduler::ExplainArray(const std::vector<J
            {"explained_waits", waiting != nullptr}}};
 }
 
+std::vector<std::string> LiveScheduler::RefsOf(const std::vector<JobId>& ids) const {
+  std::vector<std::string> out;
+  for (JobId id : ids) {
+    auto it = records_.find(id);
+    out.push_back(it == records_.end() ? id.str() : RefOf(it->second));
+  }
+  return out;
+}
+
 nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const {
   const JobId id = r.id;
   Explanation e = sched_->Explain(id, now);
@@ -291,6 +300,8 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
                       {"running_ahead", e.running_ahead},
                       {"waiting_ahead_ids", Ids(e.waiting_ahead_ids)},
                       {"running_ahead_ids", Ids(e.running_ahead_ids)},
+                      {"waiting_ahead_refs", RefsOf(e.waiting_ahead_ids)},
+                      {"running_ahead_refs", RefsOf(e.running_ahead_ids)},
                       {"gpus_needed", e.gpus_needed},
                       {"gpus_free", FreeGpusNow()}};  // (not the core's: no process holds them)
   std::vector<std::string> reasons = e.reasons;
@@ -306,10 +317,10 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
       for (const GpuId& g : t->second) {
         auto owner = gpu_owner_.find(g);
         if (owner != gpu_owner_.end() && owner->second != id) {
-          holders.push_back(
-              cfg_.nodes.empty()
-                  ? fmt::format("GPU {} (job {})", g.index, owner->second.value())
-                  : fmt::format("GPU n{}:{} (job {})", g.node, g.index, owner->second.value()));
+          holders.push_back(cfg_.nodes.empty() ? fmt::format("GPU {} (job {})", g.index,
+                                                             RefOf(records_.at(owner->second)))
+                                               : fmt::format("GPU n{}:{} (job {})", g.node, g.index,
+                                                             RefOf(records_.at(owner->second))));
         }
       }
     }
