@@ -142,6 +142,9 @@ TEST_F(ApiSecurityTest, CallersSeeOnlyWhatIsTheirs) {
   auto owner_tok = admin.PostJson("/v1/tokens", {{"user", "daemon"}});
   auto other_tok = admin.PostJson("/v1/tokens", {{"user", "bin"}});
   ASSERT_TRUE(owner_tok.ok() && other_tok.ok()) << owner_tok.status().message();
+  // A field it does not know is refused, as /v1/jobs does (it was ignored).
+  auto typo = admin.PostJson("/v1/tokens", {{"user", "bin"}, {"expires", 3600}});
+  EXPECT_EQ(typo.status().message(), R"(unknown field "expires" (known: user))");
   const ApiClient owner = Tcp((*owner_tok)["token"]), other = Tcp((*other_tok)["token"]);
   EXPECT_EQ((*owner.GetJson("/v1/whoami"))["user"], "daemon");
   EXPECT_EQ((*other.GetJson("/v1/whoami"))["admin"], false);
@@ -198,6 +201,35 @@ TEST_F(ApiSecurityTest, TheKernelNamesLocalUsers) {
                    : me.status().message();
   });
   EXPECT_EQ(got, "65534 false 403");
+}
+
+TEST(ApiIdentity, TheBearerSchemeIsReadInAnyCaseAndAnotherSchemeIsNamed) {
+  // Regression (an exploratory test): `Authorization: bearer TOKEN` (RFC 9110: the scheme is
+  // case-insensitive) was refused as "the token is not valid (revoked...)", and so was `Basic
+  // ...`, which says nothing of what was wrong.
+  const auto dir = std::filesystem::temp_directory_path() / "tiresias_test_bearer";
+  std::filesystem::create_directories(dir);
+  auto ids = Identities::Open("0123456789abcdef0123456789abcdef", (dir / "tokens.json").string(),
+                              getuid());
+  ASSERT_TRUE(ids.ok()) << ids.status().message();
+  auto with = [&](const std::string& header) {
+    HttpRequest req{.method = "GET", .path = "/v1/whoami"};
+    req.headers["authorization"] = header;
+    return (*ids)->Resolve(req);
+  };
+  for (const std::string scheme : {"Bearer", "bearer", "BEARER"}) {
+    auto c = with(scheme + " 0123456789abcdef0123456789abcdef");
+    ASSERT_TRUE(c.ok()) << scheme << ": " << c.status().message();
+    EXPECT_EQ(c->via, "admin token");
+  }
+  auto basic = with("Basic YWxhZGRpbjpvcGVuc2VzYW1l");
+  EXPECT_EQ(basic.status().code(), StatusCode::kUnauthenticated);
+  EXPECT_EQ(basic.status().message(),
+            "Authorization: expected the scheme Bearer ('Authorization: Bearer <token>'), got "
+            "\"Basic\"");
+  EXPECT_EQ(with("Bearer ").status().message(), "Authorization: Bearer without a token");
+  EXPECT_EQ(with("Bearer nope").status().code(), StatusCode::kPermissionDenied);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(ApiSecurityTest, CliManagesTokensAndSaysWhoYouAre) {

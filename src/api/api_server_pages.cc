@@ -46,6 +46,11 @@ HttpResponse ApiServer::Tokens(const HttpRequest& req, const Caller& caller,
     if (!body->is_object() || !body->contains("user") || !(*body)["user"].is_string()) {
       return Fail(400, "field 'user': expected the user name the token is for");
     }
+    for (const auto& [key, value] : body->items()) {  // as /v1/jobs: a typo is not ignored
+      if (key != "user") {
+        return Fail(400, fmt::format("unknown field {} (known: user)", Echo(nlohmann::json(key))));
+      }
+    }
     const std::string name = (*body)["user"].get<std::string>();
     auto tok = ids_.CreateToken(name);
     if (!tok.ok()) return Fail(tok.status());

@@ -7,11 +7,14 @@
 #include <pwd.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "api/api_reply.h"
 #include "common/atomic_file.h"
 #include "common/sha256.h"
 #include "common/strings.h"
@@ -24,12 +27,25 @@ bool SameHash(const std::string& a, const std::string& b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-std::optional<std::string> BearerToken(const HttpRequest& req) {
+// The token of an `Authorization: Bearer TOKEN` header (the scheme in any case, RFC 9110);
+// nullopt without the header; a status for another scheme or no token.
+std::optional<StatusOr<std::string>> BearerToken(const HttpRequest& req) {
   const std::string h = req.Header("authorization");
   if (h.empty()) return std::nullopt;
-  constexpr std::string_view kBearer = "Bearer ";
-  if (!h.starts_with(kBearer)) return std::string();
-  return std::string(Trim(std::string_view(h).substr(kBearer.size())));
+  const std::string_view v = Trim(h);
+  const std::string_view scheme = v.substr(0, v.find(' '));
+  const std::string_view token = Trim(v.substr(scheme.size()));
+  if (scheme.size() != 6 || !std::equal(scheme.begin(), scheme.end(), "bearer", [](char a, char b) {
+        return std::tolower(static_cast<unsigned char>(a)) == b;
+      })) {
+    return Unauthenticated(fmt::format(
+        "Authorization: expected the scheme Bearer ('Authorization: Bearer <token>'), got {}",
+        api::Echo(nlohmann::json(std::string(scheme)))));
+  }
+  if (token.empty()) {
+    return Unauthenticated("Authorization: Bearer without a token");
+  }
+  return std::string(token);
 }
 
 // Writes `text` to `path` with mode 0600 (atomically).
@@ -138,7 +154,8 @@ Caller Identities::LocalCaller(uid_t uid, gid_t gid) const {
 
 StatusOr<Caller> Identities::Resolve(const HttpRequest& req) const {
   if (auto token = BearerToken(req)) {
-    const std::string hash = Sha256Hex(*token);
+    if (!token->ok()) return token->status();
+    const std::string hash = Sha256Hex(**token);
     if (SameHash(hash, admin_sha256_)) {
       Caller c = LocalCaller(operator_uid_, getgid());
       c.via = "admin token";
