@@ -30,7 +30,7 @@ int ExplainJob(const Common& o, const std::string& ref) {
     who = Str(a, "explained");
     std::cout << fmt::format(
         "array {}: {} tasks ({}); task {}, {}:\n", ref, a["tasks"].get<int>(), Join(states, ", "),
-        who, a.value("explained_waits", false) ? "the first waiting" : "the first (none waits)");
+        who, a.value("explained_waits", false) ? "the first waiting" : "none waits");
   }
   std::cout << fmt::format("job {} is {}\n", who, Str(j, "state"));
   if (!Str(j, "where").empty()) std::cout << "  " << Str(j, "where") << "\n";

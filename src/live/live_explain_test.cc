@@ -67,6 +67,24 @@ TEST_F(LiveSchedulerTest, ExplainNamesArrayTasksAsTheirUsersDo) {
             fmt::format("held by its user (tiresias release {}_7)", a));
 }
 
+TEST_F(LiveSchedulerTest, ExplainOfAnArrayWithNoTaskWaitingExplainsOneNotEnded) {
+  // Regression (an exploratory test): with no task waiting, explain of an array's id explained
+  // its first task, finished, while another ran. Tasks 0 (1 s of work) and 1 (100 s) run at
+  // once on 4 GPUs; at 2 s task 0 has finished: task 1 is explained.
+  auto d = Start();
+  std::vector<JobId> tasks;
+  ASSERT_TRUE(d->Submit({.gpus = 1, .argv = {"x"}, .array = "0-1"}, &tasks).ok());
+  world_.work[tasks[0]] = 1'000;
+  world_.work[tasks[1]] = 100'000;
+  const int64_t t0 = world_.now;
+  for (; world_.now <= t0 + 2'000; world_.now += 100) d->Step();
+  ASSERT_EQ((*d->Get(tasks[0]))["state"], "finished");
+  const auto [target, array] = d->ExplainArray(tasks);
+  EXPECT_EQ(target, tasks[1]);
+  EXPECT_EQ(array["explained"], tasks[0].str() + "_1");
+  EXPECT_EQ(array["explained_waits"], false);
+}
+
 TEST_F(LiveSchedulerTest, ASingletonWaitsForEveryJobOfItsNameAndUserSubmittedBefore) {
   // sbatch --dependency=singleton: on 4 GPUs, alice's `train` (a, 5 s) and bob's `train` (b)
   // run; alice's singleton `train` (c) waits for a alone, and starts when a ends at 5 s;

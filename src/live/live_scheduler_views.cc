@@ -262,15 +262,18 @@ StatusOr<nlohmann::json> LiveScheduler::Explain(JobId id) {
 std::pair<JobId, nlohmann::json> LiveScheduler::ExplainArray(const std::vector<JobId>& tasks) {
   std::lock_guard lk(mu_);
   std::map<std::string, int> by_state;
-  const JobRecord *first = nullptr, *waiting = nullptr;
+  // The first task waiting, else the first not ended (it explained a finished task 0 while
+  // another ran), else the first.
+  const JobRecord *first = nullptr, *waiting = nullptr, *open = nullptr;
   for (JobId t : tasks) {
     auto it = records_.find(t);
     if (it == records_.end()) continue;
     ++by_state[ToString(it->second.state)];
     if (!first) first = &it->second;
     if (!waiting && it->second.state == LiveState::kPending) waiting = &it->second;
+    if (!open && !IsTerminal(it->second.state)) open = &it->second;
   }
-  const JobRecord* shown = waiting ? waiting : first;
+  const JobRecord* shown = waiting ? waiting : open ? open : first;
   const JobId target = shown ? shown->id : tasks.front();
   const std::string ref = shown ? RefOf(*shown) : std::to_string(target.value());
   return {target,

@@ -263,8 +263,13 @@ StatusOr<SubmitPlan> Plan(const SubmitRequest& r) {
       return InvalidArgument(fmt::format("field 'env': the value of {} contains a NUL byte", k));
     }
     if (IsSchedulerEnv(k)) {
-      return InvalidArgument(fmt::format(
-          "field 'env': {} is set by the scheduler for each run and cannot be given", k));
+      return InvalidArgument(
+          k.starts_with("TIRESIAS_")
+              ? fmt::format("field 'env': {}: the TIRESIAS_ prefix is the scheduler's own (it "
+                            "sets such variables for each run); choose another name",
+                            k)
+              : fmt::format(
+                    "field 'env': {} is set by the scheduler for each run and cannot be given", k));
     }
   }
   // Sizes: one request is stored once per task, and listed by every `ls`.

@@ -65,10 +65,13 @@ TEST(SubmitRequest, EachRuleNamesItsFieldAndValue) {
   r = Ok();
   r.env = {{"A=B", "x"}};
   EXPECT_EQ(Why(r), "field 'env': 'A=B' is not a variable name");
-  r.env = {{"TIRESIAS_JOB_ID", "7"}};
-  EXPECT_EQ(
-      Why(r),
-      "field 'env': TIRESIAS_JOB_ID is set by the scheduler for each run and cannot be given");
+  r.env = {{"RANK", "7"}};
+  EXPECT_EQ(Why(r), "field 'env': RANK is set by the scheduler for each run and cannot be given");
+  // Any of the prefix, whether or not the scheduler sets it (it said so of TIRESIAS_FOO).
+  r.env = {{"TIRESIAS_FOO", "7"}};
+  EXPECT_EQ(Why(r),
+            "field 'env': TIRESIAS_FOO: the TIRESIAS_ prefix is the scheduler's own (it sets such "
+            "variables for each run); choose another name");
   r.env = {{"MASTER_PORT", "1"}};
   EXPECT_NE(Why(r).find("set by the scheduler"), std::string::npos);
   for (const char* name : {"RANK", "LOCAL_RANK", "PET_MASTER_PORT", "PET_NPROC_PER_NODE"}) {
