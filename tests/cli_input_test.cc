@@ -191,7 +191,9 @@ TEST(CliInput, SubmitsFlagsAndValuesAreReadAsWritten) {
         // B=2 became the command, and `true` was "not expected" (it blamed true).
         {"submit --env A=1 B=2 -- true", "the command would begin with B=2, a variable's"},
         {"submit --env A=1 B=2 true", "set it with --env B=2"},
-        {"submit -- B=2 true", "or run the command through env: -- env B=2 CMD ARGS"}}) {
+        {"submit -- B=2 true", "or run the command through env: -- env B=2 CMD ARGS"},
+        // A usage error, as submit's (it exited 1, as a fault).
+        {"whatif --submit --gpus 1 --time abc", "--time abc: 'abc' is not a Slurm time"}}) {
     CmdResult r = RunTiresias(line);
     EXPECT_EQ(r.rc, 2) << line << ": " << r.out;
     EXPECT_TRUE(Has(r.out, message)) << line << ": " << r.out;
@@ -390,6 +392,7 @@ TEST(CliInput, AServeThatCannotListenLeavesTheStateUnwritten) {
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_TRUE(Has(r.out, "Address already in use")) << r.out;
   EXPECT_FALSE(std::filesystem::exists(dir / "tiresias.db"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "tiresias.reserve"));  // 128 MiB left (a test)
   ServeProcess second(dir, {"--gpus", "2"});
   second.Start();  // other settings: fine, nothing was recorded
   EXPECT_EQ(RunTiresias("ls --state-dir " + dir.string()).rc, 0);

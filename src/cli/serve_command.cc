@@ -245,6 +245,13 @@ int Serve(const ServeFlags& f) {
     cfg.gpu_names.push_back(g.name);
   }
 
+  // Before anything is written: a serve that cannot listen must not fix this state's
+  // settings (the next start with others was refused, though none had run), nor leave a
+  // 128 MiB reserve behind.
+  if (Status s = HttpServer::CheckListen(f.host, f.port, (dir / "tiresias.sock").string());
+      !s.ok()) {
+    return fail(s);
+  }
   // Room for the journal on a full disk, released before the journal is opened if the disk
   // is full now (a restart after a write failed for want of space).
   cfg.disk = std::make_shared<DiskReserve>((dir / "tiresias.reserve").string(), f.disk_reserve);
@@ -258,12 +265,6 @@ int Serve(const ServeFlags& f) {
         "{}: its file system is full ({} bytes free): free at least {} MiB there and start "
         "again (jobs keep running meanwhile)",
         dir.string(), *free, DiskReserve::kJournalRoom >> 20)));
-  }
-  // Before anything is written: a serve that cannot listen must not fix this state's
-  // settings (the next start with others was refused, though none had run).
-  if (Status s = HttpServer::CheckListen(f.host, f.port, (dir / "tiresias.sock").string());
-      !s.ok()) {
-    return fail(s);
   }
   auto token = EnsureAdminToken((dir / "tiresias.token").string());
   if (!token.ok()) return fail(token.status());

@@ -273,7 +273,14 @@ int FromJournal(const WhatIfFlags& f, bool json) {
 
 int ForNewJob(const Common& o, const WhatIfFlags& f) {
   nlohmann::json body = {{"gpus", f.gpus}};
-  if (!f.time.empty()) body["time"] = f.time;
+  if (!f.time.empty()) {
+    // A usage error (2), as submit says of the same value (it was the server's fault, 1).
+    if (auto t = ParseSlurmTime(f.time); !t.ok()) {
+      std::cerr << fmt::format("tiresias: --time {}: {}\n", f.time, t.status().message());
+      return 2;
+    }
+    body["time"] = f.time;
+  }
   if (f.duration > 0) body["duration"] = f.duration;
   if (!f.vc.empty()) body["vc"] = f.vc;
   auto c = ApiClient::Connect(o.conn);
