@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -321,6 +322,9 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
   EXPECT_EQ(State(bad), "failed");
   EXPECT_EQ(Job(bad)["exit_code"], 3);
   EXPECT_EQ(State(good), "finished");
+  // No cwd given: the home directory of the user it ran as (it ran in serve's own directory,
+  // and show gave WorkDir= empty).
+  EXPECT_EQ(Job(good)["cwd"], std::string(getpwuid(getuid())->pw_dir));
   r = *raw.Post(fmt::format("/v1/jobs/{}/cancel", good), "");
   EXPECT_EQ(r.status, 409) << r.body;
   // events?job= takes an array's task as its user names it (it took internal ids alone).

@@ -576,6 +576,17 @@ HttpResponse ApiServer::Submit(const HttpRequest& req, const Caller& caller) {
                                  "root: a job runs as its submitter, never as root for them",
                                  Echo(nlohmann::json(r->user))));
   }
+  if (r->cwd.empty()) {
+    // None given (the CLI sends its own): the home directory of the user it runs as, as a
+    // login would (it ran in serve's own directory, and `show` said WorkDir= empty).
+    std::array<char, 4096> buf{};
+    passwd pw{};
+    passwd* found = nullptr;
+    const bool home =
+        getpwuid_r(r->uid.value_or(geteuid()), &pw, buf.data(), buf.size(), &found) == 0 && found &&
+        found->pw_dir && found->pw_dir[0] == '/';
+    r->cwd = home ? found->pw_dir : "/";
+  }
   std::vector<JobId> ids;
   auto id = sched_.Submit(*r, &ids);
   if (!id.ok()) return Fail(id.status());
