@@ -181,6 +181,25 @@ TEST_F(ApiSecurityTest, CallersSeeOnlyWhatIsTheirs) {
       [&] { return owner.Get(job + "/logs")->body.find("secret-output") != std::string::npos; },
       5s));
   EXPECT_EQ(owner.Post(job + "/cancel", "")->status, 200);
+  // An admin's hold of a user's job is an admin hold (Slurm's): its user cannot release it (an
+  // exploratory test: they could), and is told why; a user's own hold is theirs to release.
+  auto waiting = owner.PostJson("/v1/jobs", {{"argv", {"true"}}, {"hold", true}});
+  ASSERT_TRUE(waiting.ok()) << waiting.status().message();
+  const std::string w = fmt::format("/v1/jobs/{}", (*waiting)["id"].get<int64_t>());
+  EXPECT_EQ((*owner.GetJson(w))["held_by"], "user");
+  EXPECT_EQ(admin.Post(w + "/hold", "")->status, 200);  // made an admin hold
+  EXPECT_EQ((*owner.GetJson(w))["held_by"], "admin");
+  auto refused = owner.Post(w + "/release", "");
+  EXPECT_EQ(refused->status, 403) << refused->body;
+  EXPECT_NE(refused->body.find("held by an admin; only an admin may release it"), std::string::npos)
+      << refused->body;
+  EXPECT_NE((*owner.GetJson(w + "/explain"))["reasons"].dump().find("held by an admin"),
+            std::string::npos);
+  EXPECT_EQ(owner.Post(w + "/hold", "")->status, 200);  // no change: still the admin's
+  EXPECT_EQ((*owner.GetJson(w))["held_by"], "admin");
+  EXPECT_EQ(admin.Post(w + "/release", "")->status, 200);
+  EXPECT_EQ((*owner.GetJson(w))["held"], false);
+  EXPECT_EQ(owner.Post(w + "/cancel", "")->status, 200);
   // A revoked token is refused.
   ASSERT_TRUE(admin.Delete("/v1/tokens/bin").ok());
   EXPECT_EQ(other.Get("/v1/jobs")->status, 403);

@@ -401,10 +401,10 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
       const JobId t = (*ids)[k];
       bool changed = true;
       Status s = verb == "cancel"    ? cancelled[k]
-                 : verb == "hold"    ? sched_.Hold(t, true, &changed)
-                 : verb == "release" ? sched_.Hold(t, false, &changed)
-                 : verb == "requeue" ? sched_.Requeue(t, caller.user)
-                                     : sched_.RequeueHold(t, caller.user, &changed);
+                 : verb == "hold"    ? sched_.Hold(t, true, &changed, caller.user, caller.admin)
+                 : verb == "release" ? sched_.Hold(t, false, &changed, caller.user, caller.admin)
+                 : verb == "requeue" ? sched_.Requeue(t, caller.user, /*hold=*/false, caller.admin)
+                                     : sched_.RequeueHold(t, caller.user, &changed, caller.admin);
       if (s.ok()) {
         done.push_back(t.value());
         if (!changed) unchanged.push_back(t.value());

@@ -167,7 +167,9 @@ void ShowOne(const Common& o, const nlohmann::json& j) {
                            Str(j, "name"), Str(j, "user"), HasVc(j) ? " VC=" + Str(j, "vc") : "");
   std::cout << fmt::format("   State={} Reason={} Queue={} Held={} Attempt={}\n", Str(j, "state"),
                            Str(j, "reason") == "" ? "None" : Str(j, "reason"), Str(j, "queue"),
-                           j.value("held", false) ? "yes" : "no",
+                           !j.value("held", false)        ? "no"
+                           : Str(j, "held_by") == "admin" ? "yes (by an admin)"
+                                                          : "yes",
                            j.value("attempt", -1) < 0 ? "none" : Str(j, "attempt"));
   const int checkpointed = j.value("checkpointed", preemptions - kills);
   const int stopping = preemptions - kills - checkpointed;

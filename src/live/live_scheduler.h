@@ -132,14 +132,16 @@ class LiveScheduler {
   // Several at once (an array): no scheduling pass runs between them, so a task's freed GPUs
   // never start another task being cancelled. One status per id.
   std::vector<Status> Cancel(const std::vector<JobId>& ids);
-  // Holds a waiting job until released (hold = false).
-  Status Hold(JobId id, bool hold, bool* changed = nullptr);
+  // Holds a waiting job until released (hold = false). `by`, `admin`: who asks. An admin's
+  // hold of another user's job is an admin hold (Slurm's): only an admin releases it.
+  Status Hold(JobId id, bool hold, bool* changed = nullptr, const std::string& by = "",
+              bool admin = false);
   // Stops a running job (checkpoint signal, grace) and puts it back to wait; `hold`: held
-  // there until released (Slurm's requeuehold), in the same step.
-  Status Requeue(JobId id, const std::string& by, bool hold = false);
+  // there until released (Slurm's requeuehold), in the same step (an admin hold as above).
+  Status Requeue(JobId id, const std::string& by, bool hold = false, bool admin = false);
   // requeue --hold: a running job as Requeue(hold), a waiting one held (an array's tasks that
   // wait: all of it stops; only the running ones were, and the others took their place).
-  Status RequeueHold(JobId id, const std::string& by, bool* changed = nullptr);
+  Status RequeueHold(JobId id, const std::string& by, bool* changed = nullptr, bool admin = false);
 
   // Jobs in id order, filtered and paged; `total` (if given) gets how many matched.
   nlohmann::json List(const ListFilter& f = {}, size_t* total = nullptr);

@@ -221,7 +221,8 @@ std::vector<Status> LiveScheduler::CancelLocked(const std::vector<JobId>& ids) {
   return out;
 }
 
-Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out) {
+Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out, const std::string& by,
+                           bool admin) {
   std::unique_lock lk(mu_);
   if (changed_out) *changed_out = false;
   auto it = records_.find(id);
@@ -243,9 +244,16 @@ Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out) {
         "job {}: {}; only a waiting job can be held{}", id.value(), ToString(rec.state),
         runs ? fmt::format(" (`tiresias requeue --hold {}` stops it and holds it)", ref) : ""));
   }
-  if (rec.held == hold) return Status::Ok();
+  // An admin's hold of another user's job: only an admin releases it (its user could undo it).
+  const bool admin_hold = hold && admin && by != rec.user;
+  if (!hold && rec.held && rec.held_by_admin && !admin) {
+    return PermissionDenied(
+        fmt::format("job {}: held by an admin; only an admin may release it", RefOf(rec)));
+  }
+  if (rec.held == hold && (!hold || rec.held_by_admin || !admin_hold)) return Status::Ok();
   JobRecord changed = rec;
   changed.held = hold;
+  changed.held_by_admin = admin_hold;
   if (Status s = store_->UpdateJob(changed); !s.ok()) return s;
   rec = std::move(changed);  // only once it is on disk
   if (changed_out) *changed_out = true;
@@ -257,7 +265,7 @@ Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out) {
   return Status::Ok();
 }
 
-Status LiveScheduler::RequeueHold(JobId id, const std::string& by, bool* changed) {
+Status LiveScheduler::RequeueHold(JobId id, const std::string& by, bool* changed, bool admin) {
   bool waiting = false;
   {
     std::lock_guard lk(mu_);
@@ -265,10 +273,10 @@ Status LiveScheduler::RequeueHold(JobId id, const std::string& by, bool* changed
     waiting = it != records_.end() && it->second.state == LiveState::kPending;
   }
   if (changed) *changed = true;
-  return waiting ? Hold(id, true, changed) : Requeue(id, by, /*hold=*/true);
+  return waiting ? Hold(id, true, changed, by, admin) : Requeue(id, by, /*hold=*/true, admin);
 }
 
-Status LiveScheduler::Requeue(JobId id, const std::string& by, bool hold) {
+Status LiveScheduler::Requeue(JobId id, const std::string& by, bool hold, bool admin) {
   std::unique_lock lk(mu_);
   auto it = records_.find(id);
   if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
@@ -289,6 +297,7 @@ Status LiveScheduler::Requeue(JobId id, const std::string& by, bool hold) {
   changed.message = "requeued by " + by + (hold ? ", and held" : "");
   changed.state = launched ? LiveState::kPreempting : LiveState::kPending;
   changed.held = changed.held || hold;
+  if (hold && admin && by != rec.user) changed.held_by_admin = true;  // (Hold's rule)
   {
     Store::Txn txn(*store_);
     if (Status s = Note({.t = now, .kind = EventKind::kRequeue, .job = id, .detail = {{"by", by}}});

@@ -82,6 +82,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["checkpointed"] = std::max(0, r.preemptions - r.kills - (stopping ? 1 : 0));
   j["lost_gpu_s"] = ToSeconds(r.lost);  // work lost to its preemptions
   j["held"] = r.held;
+  if (r.held) j["held_by"] = r.held_by_admin ? "admin" : "user";
   j["ref"] = RefOf(r);  // how its user names it: ARRAY_INDEX for an array's task, else the id
   const Time until = r.end >= 0 ? std::min(r.end, now) : now;
   if (const Job* cj = sched_->Find(r.id)) {
@@ -222,6 +223,10 @@ std::string LiveScheduler::HeldReason(const JobRecord& r) const {
   // From the record (the core's state follows at the next step), but for an array's limit,
   // which only the step's count decides.
   if (IsTerminal(r.state)) return "";
+  if (r.held && r.held_by_admin) {
+    return fmt::format("held by an admin (only an admin may release it: tiresias release {})",
+                       RefOf(r));
+  }
   if (r.held) return fmt::format("held by its user (tiresias release {})", RefOf(r));
   if (WhyIneligible(r, nullptr) == "dependency") {
     std::vector<std::string> deps, held;
@@ -308,8 +313,10 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
                       {"gpus_needed", e.gpus_needed},
                       {"gpus_free", FreeGpusNow()}};  // (not the core's: no process holds them)
   std::vector<std::string> reasons = e.reasons;
-  if (const std::string held = HeldReason(r); !held.empty() && !r.held && !reasons.empty()) {
-    reasons.front() = held;  // the core knows only "not eligible"; the reason is this layer's
+  if (const std::string held = HeldReason(r); !held.empty() && !reasons.empty()) {
+    // The core knows only "not eligible"; the reason (a dependency, who held it) is this
+    // layer's.
+    reasons.front() = held;
   } else if (IsTerminal(r.state) && !reasons.empty()) {
     // The core knows a failed, cancelled or timed-out job only as ended.
     reasons.front() = fmt::format("{}; nothing to wait for", ToString(r.state));

@@ -111,7 +111,10 @@ struct JobRecord {
   // it, kept so that restarts with other graces keep it (-1: none; a stop a build before
   // schema 7 began has only stop_sent).
   Time stop_deadline = -1;
-  bool held = false;        // held by its user (or an admin) until released
+  bool held = false;  // held by its user (or an admin) until released
+  // Held by an admin on another user's job (Slurm's admin hold): only an admin releases it.
+  // Stored in the `held` column as 2 (1: a user's hold), which older builds read as held.
+  bool held_by_admin = false;
   bool timing_out = false;  // stopping because it ran out of time (not stored: recomputed)
   std::string message;      // the last reason (start, preemption, failure)
 };

@@ -77,6 +77,11 @@ class Stmt {
   int rc_;
 };
 
+// The `held` column: 0 not held, 1 held by its user, 2 by an admin (JobRecord::held_by_admin).
+int HeldColumn(const JobRecord& r) {
+  return r.held ? (r.held_by_admin ? 2 : 1) : 0;
+}
+
 }  // namespace
 
 Status Store::Error(std::string_view what) {
@@ -388,7 +393,7 @@ Status Store::InsertJob(JobRecord& r) {
   q.Bind(5, r.attempt).Bind(6, r.pid).Bind(7, r.start_ticks);
   q.Bind(8, GpusToJson(r.gpus_held).dump()).Bind(9, r.devices).Bind(10, r.exit_code);
   q.Bind(11, r.signal).Bind(12, r.first_start).Bind(13, r.last_start).Bind(14, r.end);
-  q.Bind(15, r.preemptions).Bind(16, r.kills).Bind(17, r.held ? 1 : 0).Bind(18, r.message);
+  q.Bind(15, r.preemptions).Bind(16, r.kills).Bind(17, HeldColumn(r)).Bind(18, r.message);
   q.Bind(19, EngineToJson(r).dump()).Bind(20, r.lost).Bind(21, r.stop_preempted ? 1 : 0);
   q.Bind(22, r.stop_sent).Bind(23, r.stop_deadline);
   if (q.Step() != SQLITE_DONE) return Error("insert job");
@@ -407,7 +412,7 @@ Status Store::UpdateJob(const JobRecord& r) {
   q.Bind(1, ToString(r.state)).Bind(2, r.attempt).Bind(3, r.pid).Bind(4, r.start_ticks);
   q.Bind(5, GpusToJson(r.gpus_held).dump()).Bind(6, r.devices).Bind(7, r.exit_code);
   q.Bind(8, r.signal).Bind(9, r.first_start).Bind(10, r.last_start).Bind(11, r.end);
-  q.Bind(12, r.preemptions).Bind(13, r.kills).Bind(14, r.held ? 1 : 0).Bind(15, r.message);
+  q.Bind(12, r.preemptions).Bind(13, r.kills).Bind(14, HeldColumn(r)).Bind(15, r.message);
   q.Bind(16, EngineToJson(r).dump()).Bind(17, r.lost).Bind(18, r.stop_preempted ? 1 : 0);
   q.Bind(19, r.stop_sent).Bind(20, r.stop_deadline).Bind(21, r.id.value());
   if (q.Step() != SQLITE_DONE) return Error(fmt::format("update job {}", r.id.value()));
@@ -449,6 +454,7 @@ StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
     r.preemptions = static_cast<int>(q.Int(14));
     r.kills = static_cast<int>(q.Int(15));
     r.held = q.Int(16) != 0;
+    r.held_by_admin = q.Int(16) == 2;
     r.message = q.Text(17);
     EngineFromJson(nlohmann::json::parse(q.Text(18), nullptr, false), r);
     r.lost = q.Int(19);
