@@ -207,6 +207,12 @@ TEST(CliInput, SubmitsFlagsAndValuesAreReadAsWritten) {
     CmdResult r = RunTiresias(line);
     EXPECT_TRUE(Has(r.out, "no server")) << line << ": " << r.out;
   }
+  // No limit, in each of Slurm's spellings, as submit takes it (a review: whatif refused it).
+  for (const std::string time : {"UNLIMITED", "0", "INFINITE"}) {
+    const std::string line = "whatif --submit --gpus 1 --time " + time + " " + none;
+    CmdResult r = RunTiresias(line);
+    EXPECT_TRUE(Has(r.out, "no server")) << line << ": " << r.out;
+  }
 }
 
 // Regression (an exploratory test): a typo in serve's --policy exited 1, as a fault does, and

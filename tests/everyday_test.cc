@@ -245,6 +245,10 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
   ASSERT_TRUE(a3_tasks.is_array()) << a3_tasks.dump();
   EXPECT_EQ(a3_tasks.size(), 3u);
   EXPECT_EQ(a3_tasks[2]["ref"], a3 + "_3");
+  const CmdResult log1 =
+      testing::RunCommandLine("(TIRESIAS_STATE_DIR=" + sd() + " " + TIRESIAS_BINARY + " logs " +
+                              a3 + " 2>&1 >/dev/null)");  // stderr alone: it said task _0
+  EXPECT_NE(log1.out.find("this is task " + a3 + "_1's log"), std::string::npos) << log1.out;
 
   // Errors: a job that does not exist is a runtime error (1), a bad flag a usage error (2).
   EXPECT_EQ(Cli("show 999").rc, 1);

@@ -9,6 +9,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -81,7 +82,11 @@ nlohmann::json Visible(nlohmann::json job, const Caller& caller) {
 class RefusedTasks {
  public:
   void Add(JobId id, const std::string& ref, const Status& s) {
-    if (code_ == StatusCode::kOk) code_ = s.code();
+    // The reply's code: a fault (a failed write) before a refusal that only says the state.
+    const auto refusal = [](StatusCode c) {
+      return c == StatusCode::kFailedPrecondition || c == StatusCode::kNotFound;
+    };
+    if (code_ == StatusCode::kOk || (refusal(code_) && !refusal(s.code()))) code_ = s.code();
     const std::string own = fmt::format("job {}: ", id.value());
     const bool named = s.message().starts_with(own);
     const std::string why = named ? s.message().substr(own.size()) : s.message();
@@ -428,8 +433,8 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
   if (m != "GET") return no_such();
   if (action.empty()) return Reply(200, Visible(*job, caller));
   if (action == "explain") {
-    // An array's id: its first task still waiting (else its first), and its tasks by state
-    // (it explained task 0 alone, whatever the others did).
+    // An array's id: its first task still waiting (else the first not ended, else its first),
+    // and its tasks by state (it explained task 0 alone, whatever the others did).
     JobId target = id;
     nlohmann::json array;
     if (auto tasks = sched_.Resolve(p[2], /*whole_array=*/true);
@@ -582,9 +587,12 @@ HttpResponse ApiServer::Submit(const HttpRequest& req, const Caller& caller) {
     std::array<char, 4096> buf{};
     passwd pw{};
     passwd* found = nullptr;
+    // ("/" for a service account whose home is none, e.g. /nonexistent.)
+    std::error_code ec;
     const bool home =
         getpwuid_r(r->uid.value_or(geteuid()), &pw, buf.data(), buf.size(), &found) == 0 && found &&
-        found->pw_dir && found->pw_dir[0] == '/';
+        found->pw_dir && found->pw_dir[0] == '/' &&
+        std::filesystem::is_directory(found->pw_dir, ec);
     r->cwd = home ? found->pw_dir : "/";
   }
   std::vector<JobId> ids;

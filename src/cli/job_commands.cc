@@ -231,14 +231,14 @@ int Logs(const Common& o, const std::string& ref, bool follow, int64_t tail, boo
   auto c = ApiClient::Connect(o.conn);
   if (!c.ok()) return Error(c.status());
   const std::string stream = stderr_stream ? "&stream=stderr" : "";
-  // An array's id is its task 0's too: each task has its own log, and that is said (on
+  // An array's id is its first task's too: each task has its own log, and that is said (on
   // stderr: the log itself stays what stdout carries).
   if (ref.find('_') == std::string::npos) {
     if (auto j = c->GetJson("/v1/jobs/" + ref); j.ok() && NamesArray(ref, *j)) {
       std::cerr << fmt::format(
-          "tiresias: job {} is an array: this is task {}_0's log (`tiresias logs {}_N` for "
+          "tiresias: job {} is an array: this is task {}'s log (`tiresias logs {}_N` for "
           "task N)\n",
-          ref, ref, ref);
+          ref, ShownRef(*j), ref);
     }
   }
   int64_t offset = 0;

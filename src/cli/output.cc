@@ -34,7 +34,8 @@ void AddOutputFlag(CLI::App* c, Common& o, bool wide, bool short_o) {
 }
 
 int Error(const Status& s) {
-  std::cerr << "tiresias: " << s.message() << "\n";
+  // Escaped: a message may quote what a user gave (a job's command, a path) or a server sent.
+  std::cerr << "tiresias: " << EscapeControl(s.message()) << "\n";
   return 1;
 }
 

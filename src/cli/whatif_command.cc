@@ -275,7 +275,7 @@ int ForNewJob(const Common& o, const WhatIfFlags& f) {
   nlohmann::json body = {{"gpus", f.gpus}};
   if (!f.time.empty()) {
     // A usage error (2), as submit says of the same value (it was the server's fault, 1).
-    if (auto t = ParseSlurmTime(f.time); !t.ok()) {
+    if (auto t = ParseSlurmTime(f.time); !NoTimeLimit(f.time) && !t.ok()) {
       std::cerr << fmt::format("tiresias: --time {}: {}\n", f.time, t.status().message());
       return 2;
     }

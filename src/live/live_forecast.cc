@@ -131,7 +131,7 @@ StatusOr<nlohmann::json> LiveScheduler::ForecastFor(std::unique_lock<std::mutex>
   lk.lock();
   const auto found = f->jobs.find(id);
   if (found == f->jobs.end()) {  // not among the core's active jobs (not expected: Estimate)
-    return FailedPrecondition(fmt::format("job {}: not waiting or running", id.value()));
+    return FailedPrecondition(fmt::format("job {}: not waiting or running", JobRefOf(id)));
   }
   const JobForecast& jf = found->second;
   if (!extra) RecordForecast(id, jf.start);

@@ -168,6 +168,12 @@ TEST_F(LiveRelocateTest, AJobPlacedOnAPreemptedJobsGpusMovesWhenOthersFreeUp) {
   EXPECT_EQ((*d->Get(y))["state"], "running");
   EXPECT_EQ((*d->Get(x))["state"], "starting");
   EXPECT_TRUE(world_.overlaps.empty()) << Join(world_.overlaps, "; ");
+  // nodes: X's old process still stops on 2,3 though X is starting again (a review: the GPU
+  // said "job X" as if it ran there).
+  const auto gpus = d->Nodes()["nodes"][0]["gpus"];
+  EXPECT_EQ(gpus[2]["job"], x.value()) << gpus.dump();
+  EXPECT_EQ(gpus[2]["stopping"], true) << gpus.dump();
+  EXPECT_FALSE(gpus[0].contains("stopping")) << gpus.dump();  // Y runs there
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ Status LiveScheduler::Note(const Event& e) {
         std::chrono::system_clock::time_point(std::chrono::milliseconds(e.t + store_->epoch_ms()));
     std::cout << fmt::format("{:%FT%T}Z {:<8} {:<9} {}\n",
                              std::chrono::floor<std::chrono::milliseconds>(wall), ToString(e.kind),
-                             e.job == JobId() ? "" : fmt::format("job {}", e.job.value()),
+                             e.job == JobId() ? "" : fmt::format("job {}", JobRefOf(e.job)),
                              Describe(e, store_->epoch_ms()))
               << std::flush;
   }

@@ -283,7 +283,8 @@ class LiveScheduler {
   static void RestoreStoppingGpus(Scheduler& copy, Time now);
   // The nodes of the cluster (cfg_.nodes, or the one local node).
   std::vector<NodeSpec> ClusterNodes() const;
-  // How users name these jobs (RefOf: ARRAY_INDEX for an array's task).
+  // How users name a job (RefOf: ARRAY_INDEX for an array's task; the id if unknown).
+  std::string JobRefOf(JobId id) const;
   std::vector<std::string> RefsOf(const std::vector<JobId>& ids) const;
   // Cancel with mu_ held, all of them in one transaction (a status per id: refused ones are
   // left out, and a failed write cancels none); the caller wakes the loop.

@@ -15,13 +15,14 @@ namespace tiresias {
 
 StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, int64_t& next,
                                           bool stderr_stream, size_t tail_lines) {
-  std::string path, ended;                    // ended: how, for a job that has
+  std::string path, ended, ref;               // ended: how, for a job that has
   std::optional<std::pair<uid_t, gid_t>> as;  // whose rights open it
   {
     std::lock_guard lk(mu_);
     auto it = records_.find(id);
     if (it == records_.end()) return NotFound(fmt::format("job {}: no such job", id.value()));
     const JobRecord& r = it->second;
+    ref = RefOf(r);  // as its user names it
     path = OutputPath(r, stderr_stream);
     // (A job that never ran has no output: nothing to say, as before it ends.)
     if (IsTerminal(r.state) && r.first_start >= 0) {
@@ -52,11 +53,10 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, 
     if (opened.status().code() == StatusCode::kNotFound) {
       if (ended.empty()) return std::string();  // not yet
       // It never will be (found by an exploratory test: `logs` printed nothing, exit 0).
-      return NotFound(
-          fmt::format("job {}: its output {} does not exist ({})", id.value(), path, ended));
+      return NotFound(fmt::format("job {}: its output {} does not exist ({})", ref, path, ended));
     }
     return PermissionDenied(fmt::format("job {}: its output {} is not readable by its user: {}",
-                                        id.value(), path, opened.status().message()));
+                                        ref, path, opened.status().message()));
   }
   const int fd = *opened;
   if (fd < 0) return std::string();  // not readable by serve (as before: nothing)

@@ -336,6 +336,8 @@ Status LiveScheduler::Reconcile(Time now) {
     } else {
       rec.pid = 0;
       rec.stop_preempted = false;
+      rec.stop_sent = -1;  // (no process left to stop)
+      rec.stop_deadline = -1;
       if (InTimeLimitGrace(rec)) {  // gone with no exit record: its end all the same
         EndAsTimeout(rec, now, "its process vanished while the daemon was down");
         continue;

@@ -108,7 +108,7 @@ std::string LiveScheduler::Removed(const JobRecord& r) const {
   return fmt::format(
       "job {}: its log was removed with its directory {} after it ended (serve "
       "--keep-finished)",
-      r.id.value(), RetentionText(cfg_.keep_finished));
+      RefOf(r), RetentionText(cfg_.keep_finished));
 }
 
 }  // namespace tiresias

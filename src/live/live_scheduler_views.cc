@@ -288,12 +288,14 @@ std::pair<JobId, nlohmann::json> LiveScheduler::ExplainArray(const std::vector<J
            {"explained_waits", waiting != nullptr}}};
 }
 
+std::string LiveScheduler::JobRefOf(JobId id) const {
+  auto it = records_.find(id);
+  return it == records_.end() ? id.str() : RefOf(it->second);
+}
+
 std::vector<std::string> LiveScheduler::RefsOf(const std::vector<JobId>& ids) const {
   std::vector<std::string> out;
-  for (JobId id : ids) {
-    auto it = records_.find(id);
-    out.push_back(it == records_.end() ? id.str() : RefOf(it->second));
-  }
+  for (JobId id : ids) out.push_back(JobRefOf(id));
   return out;
 }
 
@@ -463,9 +465,11 @@ nlohmann::json LiveScheduler::Nodes() {
         x["job"] = owner->second.value();
         // Its process still holds the GPU while it stops (preempted, requeued, cancelled,
         // past its time limit); it said "job 1" as if the job ran there.
-        const JobRecord& r = records_.at(owner->second);
-        x["ref"] = RefOf(r);
-        if (r.state == LiveState::kPreempting || IsTerminal(r.state)) x["stopping"] = true;
+        x["ref"] = RefOf(records_.at(owner->second));
+        // (Also when the core started it again elsewhere: its old process still stops here.)
+        if (auto p = procs_.find(owner->second); p != procs_.end() && p->second.stopping) {
+          x["stopping"] = true;
+        }
         ++busy;
       } else if (auto placed = starting.find(GpuId{node, g}); placed != starting.end()) {
         x["job"] = placed->second.value();  // placed there, not launched yet (it said free)

@@ -43,9 +43,9 @@ struct EventRow {
 class Store {
  public:
   // The layout this build reads and writes; a database of another version is refused, except
-  // versions 2 to 5, which are upgraded in place (3 added the jobs' engine column: the Slurm
+  // versions 2 to 6, which are upgraded in place (3 added the jobs' engine column: the Slurm
   // job id and nodes; 4 the GPU-time lost to preemptions; 5 what started a stop in progress;
-  // 6 when the stop signal was sent).
+  // 6 when the stop signal was sent; 7 the stop's kill deadline).
   static constexpr int kSchemaVersion = 7;
 
   struct Options {
@@ -85,6 +85,8 @@ class Store {
     // Whether it began (the write lock was had within the busy timeout). Until the Txn is
     // gone, the Store refuses writes when it did not: none may commit on its own.
     const Status& begun() const { return begun_; }
+    // Whether its COMMIT went through (Commit may still fail after it: the head file).
+    bool committed() const { return done_; }
 
    private:
     Store& s_;

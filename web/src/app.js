@@ -164,9 +164,11 @@ async function renderJob(id) {
       el("h3", {}, "Timeline"), el("ul", { id: "job-timeline", class: "timeline" }),
       el("h3", {}, "Log"), el("pre", { id: "job-log", class: "log" }));
   }
-  const [job, why, ev] = await Promise.all([
-    json(`/v1/jobs/${id}`), json(`/v1/jobs/${id}/explain`), json(`/v1/events?limit=1000&job=${id}`),
+  const [job, ev] = await Promise.all([
+    json(`/v1/jobs/${id}`), json(`/v1/events?limit=1000&job=${id}`),
   ]);
+  // By its ref: an array's first task has the array's id, whose explain is the array's.
+  const why = await json(`/v1/jobs/${job.ref ?? id}/explain`);
   $("job-info").replaceChildren(el("table", {}, ...[
     ["name", job.name], ["user", job.user], ["VC", job.vc || "-"], ["state", job.state], ["GPUs", job.gpus],
     ["queue", job.queue ?? "-"], ["attained", gpuHours(job.attained_gpu_s ?? 0) + " GPU-h"],
