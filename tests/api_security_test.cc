@@ -281,6 +281,14 @@ TEST_F(ApiSecurityTest, CliManagesTokensAndSaysWhoYouAre) {
   EXPECT_NE(mine.out.find(R"(query me: you are "carol", and user names "root")"), std::string::npos)
       << mine.out;
   EXPECT_EQ(testing::RunTiresias("token ls " + sd).out, "carol\n");
+  // -o json, as every command (it was refused: "did you mean --token?").
+  const auto made = nlohmann::json::parse(
+      testing::RunTiresias("token create dave -o json " + sd).out, nullptr, false);
+  EXPECT_EQ(made.value("user", ""), "dave") << made.dump();
+  EXPECT_EQ(made.value("token", "").size(), 32u) << made.dump();
+  const auto gone = nlohmann::json::parse(
+      testing::RunTiresias("token revoke dave -o json " + sd).out, nullptr, false);
+  EXPECT_EQ(gone.value("revoked", false), true) << gone.dump();
   EXPECT_EQ(testing::RunTiresias("token revoke carol " + sd).rc, 0);
   me = testing::RunTiresias(
       fmt::format("whoami --server {} --token {} --state-dir /nonexistent", Url(), token));

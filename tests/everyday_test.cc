@@ -255,9 +255,9 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
   EXPECT_EQ(Cli("ls --stat running").rc, 2);
 
   // Every command's -o json parses (the ones above too).
-  for (const std::string& cmd :
-       std::vector<std::string>{"ls", "ls -a", "history", "nodes", "events", "whoami", "version",
-                                "explain " + t, "wait " + e, "show " + a + "_0"}) {
+  for (const std::string& cmd : std::vector<std::string>{
+           "ls", "ls -a", "history", "nodes", "events", "whoami", "version", "explain " + t,
+           "wait " + e, "show " + a + "_0", "token ls", "dashboard"}) {
     (void)Json(cmd);
   }
   const auto ver = Json("version");

@@ -299,6 +299,7 @@ void AddClusterCommands(CLI::App& app, int& rc) {
   auto* dash = app.add_subcommand("dashboard",
                                   "print the dashboard's address, signed in as you for 12 hours");
   AddConnFlags(dash, o);
+  AddOutputFlag(dash, o);
   dash->callback([&rc] {
     auto c = ApiClient::Connect(o.conn);
     auto s = c.ok() ? c->PostJson("/v1/sessions", nlohmann::json::object())
@@ -312,7 +313,14 @@ void AddClusterCommands(CLI::App& app, int& rc) {
                        "tiresias.addr");
     std::string url;
     if (!std::getline(addr, url)) url = o.conn.server;
-    std::cout << url << "/#token=" << Str(*s, "token") << "\n";
+    const std::string page = url + "/#token=" + Str(*s, "token");
+    if (o.json()) {
+      std::cout
+          << nlohmann::json{{"url", page}, {"expires_in_s", s->value("expires_in_s", 0)}}.dump(2)
+          << "\n";
+    } else {
+      std::cout << page << "\n";
+    }
   });
 
   auto* token = app.add_subcommand("token", "API tokens for remote users (admin only)");
@@ -320,6 +328,7 @@ void AddClusterCommands(CLI::App& app, int& rc) {
   auto* create = token->add_subcommand(
       "create", "make (or replace) USER's token and print it; only its hash is kept");
   AddConnFlags(create, o);
+  AddOutputFlag(create, o);
   create->add_option("user", token_user, "login name")->required();
   create->callback([&rc] {
     auto c = ApiClient::Connect(o.conn);
@@ -329,25 +338,29 @@ void AddClusterCommands(CLI::App& app, int& rc) {
       rc = Error(r.status());
       return;
     }
-    std::cout << Str(*r, "token") << "\n";
+    std::cout << (o.json() ? r->dump(2) : Str(*r, "token")) << "\n";
   });
   auto* list = token->add_subcommand("ls", "users that have a token");
   AddConnFlags(list, o);
   AddOutputFlag(list, o);
   list->callback([&rc] {
     auto r = Fetch(o, "/v1/tokens", rc);
-    if (r) {
+    if (r && o.json()) {
+      std::cout << r->dump(2) << "\n";  // (it printed the lines, -o json or not)
+    } else if (r) {
       for (const auto& u : (*r)["users"]) std::cout << u.get<std::string>() << "\n";
     }
   });
   auto* revoke = token->add_subcommand("revoke", "remove USER's token");
   AddConnFlags(revoke, o);
+  AddOutputFlag(revoke, o);
   revoke->add_option("user", token_user, "login name")->required();
   revoke->callback([&rc] {
     auto c = ApiClient::Connect(o.conn);
     auto r = c.ok() ? c->Delete("/v1/tokens/" + token_user) : StatusOr<HttpReply>(c.status());
     Status s = r.ok() ? ErrorOf(*r) : r.status();
     rc = s.ok() ? 0 : Error(s);
+    if (s.ok() && o.json()) std::cout << r->body;  // {"user": ..., "revoked": true}
   });
 
   auto* completion = app.add_subcommand(
