@@ -22,6 +22,7 @@ const std::vector<EventKindInfo>& EventKinds() {
       {EventKind::kEvict, "evict", false},         {EventKind::kCheckpoint, "checkpoint", true},
       {EventKind::kTenants, "tenants", true},      {EventKind::kCleanup, "cleanup", false},
       {EventKind::kTimeLimit, "timelimit", false}, {EventKind::kRelocate, "relocate", true},
+      {EventKind::kHold, "hold", false},
   };
   return kAll;
 }
@@ -234,7 +235,11 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
     case EventKind::kEligible:
       return BoolField(d, "eligible") ? "released: eligible to run" : "held: " + Str(d, "why");
     case EventKind::kRequeue:
-      return "requeued by " + Str(d, "by");
+      return "requeued by " + Str(d, "by") + (BoolField(d, "hold") ? ", and held" : "");
+    case EventKind::kHold:
+      return fmt::format(
+          "{} by {}{}", BoolField(d, "held") ? "held" : "released", Str(d, "by"),
+          BoolField(d, "admin") ? " (an admin's hold: only an admin releases it)" : "");
     case EventKind::kStart:
     case EventKind::kPreempt:
       return fmt::format("GPUs {}: {}",

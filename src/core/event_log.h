@@ -83,6 +83,8 @@ enum class EventKind {
   kCleanup,     // an ended job's directory was removed (serve --keep-finished)
   kTimeLimit,   // a running job reached its time limit and was told to stop (serve)
   kRelocate,    // a started job not launched yet, on GPUs to avoid, asked to move (Relocate)
+  kHold,        // a user or an admin held or released a waiting job (serve; the core learns
+                // it as an `eligible` input when its eligibility changes)
 };
 
 struct EventKindInfo {

@@ -18,7 +18,7 @@ TEST(EventLog, TableHasEveryKindOnceInEnumOrder) {
     EXPECT_TRUE(names.insert(info.name).second) << info.name;
     EXPECT_EQ(ParseEventKind(info.name), info.kind);
   }
-  EXPECT_EQ(names.size(), static_cast<size_t>(EventKind::kRelocate) + 1);
+  EXPECT_EQ(names.size(), static_cast<size_t>(EventKind::kHold) + 1);
   EXPECT_FALSE(ParseEventKind("Start"));
   // Exactly the calls the daemon makes into the core are replayed.
   std::set<std::string_view> inputs;

@@ -85,6 +85,29 @@ TEST_F(LiveSchedulerTest, ExplainOfAnArrayWithNoTaskWaitingExplainsOneNotEnded) 
   EXPECT_EQ(array["explained_waits"], false);
 }
 
+TEST_F(LiveSchedulerTest, AHoldAndItsReleaseAreInTheJournalAlsoForAJobWaitingOnADependency) {
+  // Regression (an exploratory test): holding and releasing a job that waits on a dependency
+  // left no trace in its timeline (its eligibility, which the step journals, did not change).
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"x"}});
+  world_.work[a] = 100'000;
+  const JobId b = *d->Submit(
+      {.name = "b", .gpus = 1, .argv = {"x"}, .dependency = fmt::format("afterok:{}", a.value())});
+  d->Step();
+  ASSERT_TRUE(d->Hold(b, true, nullptr, "alice").ok());
+  d->Step();
+  ASSERT_TRUE(d->Hold(b, false, nullptr, "root", /*admin=*/true).ok());
+  d->Step();
+  const std::string events = d->Events(0, 100, b)->dump();
+  EXPECT_NE(events.find(R"("text":"held by alice")"), std::string::npos) << events;
+  EXPECT_NE(events.find(R"("text":"released by root")"), std::string::npos) << events;
+  EXPECT_EQ(Count(Journal(dir_ / "tiresias.db"), EventKind::kHold), 2);
+  d.reset();
+  d = Start();  // a narrative: the replay is as before
+  EXPECT_EQ((*d->Get(b))["held"], false);
+  EXPECT_EQ((*d->Get(b))["state"], "pending");
+}
+
 TEST_F(LiveSchedulerTest, ASingletonWaitsForEveryJobOfItsNameAndUserSubmittedBefore) {
   // sbatch --dependency=singleton: on 4 GPUs, alice's `train` (a, 5 s) and bob's `train` (b)
   // run; alice's singleton `train` (c) waits for a alone, and starts when a ends at 5 s;

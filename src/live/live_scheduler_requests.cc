@@ -257,7 +257,18 @@ Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out, const std::st
   JobRecord changed = rec;
   changed.held = hold;
   changed.held_by_admin = admin_hold;
-  if (Status s = store_->UpdateJob(changed); !s.ok()) return s;
+  {  // Said in the journal (a job waiting on a dependency had no trace of it: its eligibility,
+     // which the step journals, did not change).
+    Store::Txn txn(*store_);
+    Event said{.t = Now(),
+               .kind = EventKind::kHold,
+               .job = id,
+               .detail = {{"held", hold}, {"by", by.empty() ? rec.user : by}}};
+    if (admin_hold) said.detail["admin"] = true;
+    if (Status s = Note(said); !s.ok()) return s;
+    if (Status s = store_->UpdateJob(changed); !s.ok()) return s;
+    if (Status s = txn.Commit(); !s.ok()) return s;
+  }
   rec = std::move(changed);  // only once it is on disk
   if (changed_out) *changed_out = true;
   eligibility_dirty_ = true;
@@ -303,7 +314,9 @@ Status LiveScheduler::Requeue(JobId id, const std::string& by, bool hold, bool a
   if (hold && admin && by != rec.user) changed.held_by_admin = true;  // (Hold's rule)
   {
     Store::Txn txn(*store_);
-    if (Status s = Note({.t = now, .kind = EventKind::kRequeue, .job = id, .detail = {{"by", by}}});
+    nlohmann::json detail = {{"by", by}};
+    if (hold) detail["hold"] = true;
+    if (Status s = Note({.t = now, .kind = EventKind::kRequeue, .job = id, .detail = detail});
         !s.ok()) {
       return s;
     }
