@@ -138,6 +138,14 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
     ++shown;
   }
   EXPECT_EQ(shown, 4u) << all_tasks;
+  // Each with its own timeline, fetched for the array at once (GET /v1/events?array=ID).
+  size_t timelines = 0;
+  for (size_t at = all_tasks.find("Timeline:\n"); at != std::string::npos;
+       at = all_tasks.find("Timeline:\n", at + 1)) {
+    ++timelines;
+    EXPECT_NE(all_tasks.find(" submit ", at), std::string::npos) << all_tasks;
+  }
+  EXPECT_EQ(timelines, 4u) << all_tasks;
   EXPECT_NE(all_tasks.find("ArrayTask=" + a + "_3"), std::string::npos) << all_tasks;
   const auto array_json = Json("show " + a);
   ASSERT_TRUE(array_json.is_array()) << array_json.dump();

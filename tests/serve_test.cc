@@ -336,6 +336,12 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
   ASSERT_FALSE(task_events->empty());
   EXPECT_EQ((*task_events)[0]["ref"], fmt::format("{}_4", arr)) << task_events->dump();
   EXPECT_EQ(raw.Get(fmt::format("/v1/events?job={}_5", arr))->status, 404);
+  auto array_events = raw.GetJson(fmt::format("/v1/events?array={}&after=0", arr));
+  ASSERT_TRUE(array_events.ok()) << array_events.status().message();
+  std::set<std::string> refs;
+  for (const auto& e : *array_events) refs.insert(e.value("ref", ""));
+  EXPECT_EQ(refs, (std::set<std::string>{fmt::format("{}_3", arr), fmt::format("{}_4", arr)}));
+  EXPECT_EQ(raw.Get(fmt::format("/v1/events?array={}&job={}", arr, arr))->status, 400);
   // A second serve on the same state directory is refused.
   auto second = testing::RunTiresias("serve --gpus 2 --port 0 --state-dir " + dir_.string());
   EXPECT_NE(second.rc, 0);

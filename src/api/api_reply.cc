@@ -1,6 +1,10 @@
 // The API's replies (see api_reply.h).
 #include "api/api_reply.h"
 
+#include <fmt/format.h>
+
+#include "common/strings.h"
+
 namespace tiresias::api {
 
 int HttpCode(const Status& s) {
@@ -43,6 +47,26 @@ HttpResponse Fail(int code, const std::string& msg) {
 
 HttpResponse Fail(const Status& s) {
   return Fail(HttpCode(s), s.message());
+}
+
+StatusOr<int64_t> QueryInt(const HttpRequest& req, const char* key, int64_t def) {
+  auto it = req.query.find(key);
+  if (it == req.query.end()) return def;
+  auto v = ParseInt(it->second);
+  if (!v || *v < 0) {
+    return InvalidArgument(fmt::format("query parameter {}: {} is not a non-negative integer", key,
+                                       Echo(nlohmann::json(it->second))));
+  }
+  return *v;
+}
+
+nlohmann::json Visible(nlohmann::json job, const Caller& caller) {
+  if (caller.May(job.value("user", ""))) return job;
+  if (job.contains("env")) {
+    job["env_hidden"] = job["env"].size();
+    job.erase("env");
+  }
+  return job;
 }
 
 }  // namespace tiresias::api

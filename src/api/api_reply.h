@@ -1,11 +1,12 @@
-// The API's replies: JSON bodies with their HTTP codes, and errors from a Status or a message
-// (used by api_server.cc and api_server_pages.cc).
+// The API's replies: JSON bodies with their HTTP codes, errors from a Status or a message, a
+// job as a caller may see it, and integer query parameters (used by the api_server*.cc).
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "api/http_server.h"
+#include "api/identity.h"
 #include "common/status.h"
 
 namespace tiresias::api {
@@ -20,5 +21,9 @@ HttpResponse Reply(int code, const nlohmann::json& body);
 // {"error": msg} with `code`; or the Status's message with its HttpCode.
 HttpResponse Fail(int code, const std::string& msg);
 HttpResponse Fail(const Status& s);
+// A query parameter that must be a non-negative integer (`def` when absent).
+StatusOr<int64_t> QueryInt(const HttpRequest& req, const char* key, int64_t def);
+// A job as `caller` may see it: another user's job without its environment.
+nlohmann::json Visible(nlohmann::json job, const Caller& caller);
 
 }  // namespace tiresias::api

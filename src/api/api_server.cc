@@ -27,7 +27,9 @@ namespace {
 using api::Dump;
 using api::Echo;
 using api::Fail;
+using api::QueryInt;
 using api::Reply;
+using api::Visible;
 
 // A SAX pass that only measures nesting, so a deep body is refused before a tree of it (and
 // its recursive destruction or printing) exists.
@@ -54,27 +56,6 @@ struct DepthCheck : nlohmann::json_sax<nlohmann::json> {
     return false;
   }
 };
-
-StatusOr<int64_t> QueryInt(const HttpRequest& req, const char* key, int64_t def) {
-  auto it = req.query.find(key);
-  if (it == req.query.end()) return def;
-  auto v = ParseInt(it->second);
-  if (!v || *v < 0) {
-    return InvalidArgument(fmt::format("query parameter {}: {} is not a non-negative integer", key,
-                                       Echo(nlohmann::json(it->second))));
-  }
-  return *v;
-}
-
-// A job as `caller` may see it: another user's job without its environment.
-nlohmann::json Visible(nlohmann::json job, const Caller& caller) {
-  if (caller.May(job.value("user", ""))) return job;
-  if (job.contains("env")) {
-    job["env_hidden"] = job["env"].size();
-    job.erase("env");
-  }
-  return job;
-}
 
 // Why a change to an array's tasks was refused, each task named as its user names it
 // ("job 64_1", not its own id 65), the tasks refused alike in one line ("jobs 64_0, 64_1:
@@ -290,33 +271,7 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     if (!tok.ok()) return Fail(tok.status());
     return Reply(201, {{"user", caller.user}, {"token", *tok}, {"expires_in_s", 12 * 3600}});
   }
-  if (what == "events" && p.size() == 2 && m == "GET") {
-    auto after = QueryInt(req, "after", 0);
-    if (!after.ok()) return Fail(after.status());
-    auto latest = QueryInt(req, "latest", 0);
-    if (!latest.ok()) return Fail(latest.status());
-    // latest=0 gave everything, as without latest; it is refused as limit=0 is.
-    if (req.query.contains("latest") && (*latest < 1 || *latest > 100000)) {
-      return Fail(400, "latest must be in 1..100000");
-    }
-    auto limit = QueryInt(req, "limit", *latest > 0 ? *latest : 1000);
-    if (!limit.ok()) return Fail(limit.status());
-    if (*limit < 1 || *limit > 100000) return Fail(400, "limit must be in 1..100000");
-    // job=ID, or an array's task as its user names it (ARRAY_INDEX; it took ids alone).
-    std::optional<JobId> job;
-    if (auto it = req.query.find("job");
-        it != req.query.end() && it->second.find('_') != std::string::npos) {
-      auto task = sched_.Resolve(it->second, /*whole_array=*/false);
-      if (!task.ok()) return Fail(task.status());
-      job = task->front();
-    } else {
-      auto id = QueryInt(req, "job", 0);
-      if (!id.ok()) return Fail(id.status());
-      if (*id > 0) job = JobId(*id);
-    }
-    auto ev = sched_.Events(*after, static_cast<int>(*limit), job, *latest > 0);
-    return ev.ok() ? Reply(200, *ev) : Fail(ev.status());
-  }
+  if (what == "events" && p.size() == 2 && m == "GET") return Events(req);
   if (what == "tokens") {
     if (p.size() > 3) return no_such();
     return Tokens(req, caller, p.size() == 3 ? p[2] : "");
@@ -472,88 +427,6 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
                         {"X-Job-State", job->value("state", "")}}};
   }
   return no_such();
-}
-
-HttpResponse ApiServer::List(const HttpRequest& req, const Caller& caller, bool history) {
-  ListFilter f;
-  if (auto it = req.query.find("state"); it != req.query.end()) {
-    for (auto part : Split(it->second, ',')) {
-      auto st = ParseLiveState(part);
-      if (!st) {
-        return Fail(400, fmt::format("unknown state {} (pending, starting, running, preempting, "
-                                     "finished, failed, cancelled, timeout)",
-                                     Echo(nlohmann::json(std::string(part)))));
-      }
-      f.states.insert(*st);
-    }
-  }
-  if (history) {  // what has ended
-    for (LiveState st : f.states) {
-      if (!IsTerminal(st)) {  // it listed jobs still running as history
-        return Fail(400, fmt::format("state {} has not ended: history lists finished, failed, "
-                                     "cancelled and timeout jobs (GET /v1/jobs?state={} lists it)",
-                                     ToString(st), ToString(st)));
-      }
-    }
-    if (f.states.empty()) {
-      f.states = {LiveState::kFinished, LiveState::kFailed, LiveState::kCancelled,
-                  LiveState::kTimeout};
-    }
-  } else if (auto a = req.query.find("active"); a != req.query.end()) {
-    f.active_only = a->second == "1" || a->second == "true";
-  }
-  if (auto u = req.query.find("user"); u != req.query.end()) f.user = u->second;
-  // me=1: the caller's own jobs, as the server knows the caller (`ls --me` sent the client's
-  // login name, which a remote user's token need not match).
-  if (auto me = req.query.find("me"); me != req.query.end()) {
-    if (me->second != "1" && me->second != "true" && me->second != "0" && me->second != "false") {
-      return Fail(400, fmt::format("query me: expected 1 or 0, got {}", Echo(me->second)));
-    }
-    if (me->second == "1" || me->second == "true") {
-      if (!f.user.empty() && f.user != caller.user) {
-        return Fail(400, fmt::format("query me: you are {}, and user names {}", Echo(caller.user),
-                                     Echo(f.user)));
-      }
-      f.user = caller.user;
-    }
-  }
-  if (auto v = req.query.find("vc"); v != req.query.end()) f.vc = v->second;
-  if (req.query.contains("array")) {
-    auto a = QueryInt(req, "array", 0);
-    if (!a.ok()) return Fail(a.status());
-    f.array = JobId(*a);
-  }
-  for (auto [key, field] :
-       {std::pair{"since_ms", &f.ended_after}, std::pair{"until_ms", &f.ended_before}}) {
-    if (!req.query.contains(key)) continue;
-    auto v = QueryInt(req, key, 0);
-    if (!v.ok()) return Fail(v.status());
-    *field = *v;
-  }
-  auto offset = QueryInt(req, "offset", 0);
-  if (!offset.ok()) return Fail(offset.status());
-  auto limit = QueryInt(req, "limit", 0);
-  if (!limit.ok()) return Fail(limit.status());
-  f.offset = static_cast<size_t>(*offset);
-  if (*limit > 0) f.limit = static_cast<size_t>(*limit);
-  if (auto n = req.query.find("newest"); n != req.query.end()) {
-    f.newest = n->second == "1" || n->second == "true";
-  }
-  size_t total = 0;
-  nlohmann::json out = nlohmann::json::array();
-  std::map<JobId, int64_t> starts;  // ?estimates=1: the likely start of jobs not started
-  if (auto e = req.query.find("estimates"); !history && e != req.query.end() && e->second == "1") {
-    starts = sched_.StartEstimates();
-  }
-  for (auto& j : sched_.List(f, &total)) {
-    if (auto it = starts.find(JobId(j.value("id", int64_t{0}))); it != starts.end()) {
-      j["start_estimate_ms"] = it->second;
-    }
-    out.push_back(Visible(std::move(j), caller));
-  }
-  HttpResponse r = Reply(200, out);
-  r.headers.emplace_back("X-Total-Count", std::to_string(total));
-  return r;
 }
 
 HttpResponse ApiServer::Submit(const HttpRequest& req, const Caller& caller) {

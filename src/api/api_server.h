@@ -55,6 +55,7 @@ class ApiServer {
  private:
   HttpResponse Dispatch(const HttpRequest& req);
   HttpResponse List(const HttpRequest& req, const Caller& caller, bool history);
+  HttpResponse Events(const HttpRequest& req);  // GET /v1/events (api_server_lists.cc)
   HttpResponse Route(const HttpRequest& req, const Caller& caller);
   HttpResponse Dashboard(const std::string& path);
   HttpResponse Submit(const HttpRequest& req, const Caller& caller);

@@ -174,9 +174,9 @@ class LiveScheduler {
   // work and decayed usage; borrowing and the half-life. {"vcs": []} without tenants.
   nlohmann::json Vcs();
   // Journal rows after `after`, oldest first, at most `limit`; with `latest`, the last
-  // `limit` ones.
+  // `limit` ones; with `job`, its rows (and the `jobs` - 1 ids after it: an array's tasks).
   StatusOr<nlohmann::json> Events(int64_t after, int limit, std::optional<JobId> job = std::nullopt,
-                                  bool latest = false);
+                                  bool latest = false, int64_t jobs = 1);
   // Up to `max` bytes of the job's log from `offset`; sets `next` to the offset after them.
   // From the job's stdout, or its stderr (the same file unless --error was given); with
   // tail_lines, the last lines instead of from `offset`.

@@ -508,10 +508,10 @@ nlohmann::json LiveScheduler::Nodes() {
 }
 
 StatusOr<nlohmann::json> LiveScheduler::Events(int64_t after, int limit, std::optional<JobId> job,
-                                               bool latest) {
+                                               bool latest, int64_t jobs) {
   std::lock_guard lk(mu_);
-  auto ev =
-      store_->LoadEvents(after, limit, /*inputs_only=*/false, /*skip_ticks=*/true, job, latest);
+  auto ev = store_->LoadEvents(after, limit, /*inputs_only=*/false, /*skip_ticks=*/true, job,
+                               latest, jobs);
   if (!ev.ok()) return ev.status();
   nlohmann::json out = nlohmann::json::array();
   for (const EventRow& row : *ev) {

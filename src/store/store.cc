@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS events (
   job INTEGER NOT NULL,
   detail TEXT NOT NULL,
   sum TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS events_by_job ON events(job, seq);
 )sql";
 
 // A prepared statement that finalizes itself.
@@ -485,7 +486,7 @@ StatusOr<int64_t> Store::AppendEvent(const Event& e) {
 
 StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool inputs_only,
                                                   bool skip_ticks, std::optional<JobId> job,
-                                                  bool latest) {
+                                                  bool latest, int64_t jobs) {
   std::string sql = "SELECT seq, t, kind, job, detail FROM events WHERE seq > ?";
   if (inputs_only) {
     std::vector<std::string> names;
@@ -495,7 +496,10 @@ StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool
     sql += fmt::format(" AND kind IN ({})", fmt::join(names, ", "));
   }
   if (skip_ticks) sql += fmt::format(" AND kind != '{}'", ToString(EventKind::kTick));
-  if (job) sql += fmt::format(" AND job = {}", job->value());
+  if (job && jobs <= 1) sql += fmt::format(" AND job = {}", job->value());
+  if (job && jobs > 1) {
+    sql += fmt::format(" AND job BETWEEN {} AND {}", job->value(), job->value() + jobs - 1);
+  }
   sql += latest ? " ORDER BY seq DESC" : " ORDER BY seq";  // the last `limit`, reversed below
   if (limit > 0) sql += fmt::format(" LIMIT {}", limit);
   Stmt q(db_, sql.c_str());

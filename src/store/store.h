@@ -113,10 +113,12 @@ class Store {
   // Rows with seq > after, oldest first, at most `limit` (0 = all); only the core's inputs
   // (EventKindInfo::core_input) with inputs_only. A row of an unknown kind or with a detail
   // that is not a JSON object is an error naming its seq: the journal is not replayed wrong.
+  // `job`: its rows only, and those of the `jobs` - 1 ids after it too (an array's tasks,
+  // whose ids are in a row).
   StatusOr<std::vector<EventRow>> LoadEvents(int64_t after = 0, int limit = 0,
                                              bool inputs_only = false, bool skip_ticks = false,
                                              std::optional<JobId> job = std::nullopt,
-                                             bool latest = false);
+                                             bool latest = false, int64_t jobs = 1);
 
  private:
   explicit Store(sqlite3* db) : db_(db) {}
