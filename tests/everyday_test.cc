@@ -210,6 +210,8 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
   const auto bj = Json("show " + b), dj = Json("show " + d), ej = Json("show " + e);
   EXPECT_EQ(bj["state"], "failed");
   EXPECT_EQ(bj["exit_code"], 3);
+  // The node it ran on, as its devices (show gave Devices=0 and no node once it ended).
+  EXPECT_FALSE(bj["nodes"].empty()) << bj.dump();
   EXPECT_GE(dj["first_start_ms"].get<int64_t>(), bj["end_ms"].get<int64_t>());
   EXPECT_GE(ej["first_start_ms"].get<int64_t>(), dj["end_ms"].get<int64_t>());
 
@@ -257,6 +259,16 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
       testing::RunCommandLine("(TIRESIAS_STATE_DIR=" + sd() + " " + TIRESIAS_BINARY + " logs " +
                               a3 + " 2>&1 >/dev/null)");  // stderr alone: it said task _0
   EXPECT_NE(log1.out.find("this is task " + a3 + "_1's log"), std::string::npos) << log1.out;
+  // A ref longer than the ID column widens it (it pushed the row's other columns out of line).
+  const std::string wide = Submit("-H -J wide --array 3999999 -- true");
+  const std::string listed = Cli("ls").out;
+  const size_t header_end = listed.find('\n');
+  const size_t row = listed.find(wide + "_3999999");
+  ASSERT_NE(row, std::string::npos) << listed;
+  const size_t row_start = listed.rfind('\n', row) + 1;
+  EXPECT_EQ(listed.find("NAME"), listed.find("wide", row) - row_start) << listed;
+  EXPECT_LT(listed.find("NAME"), header_end);
+  ASSERT_EQ(Cli("cancel " + wide).rc, 0);
 
   // Errors: a job that does not exist is a runtime error (1), a bad flag a usage error (2).
   EXPECT_EQ(Cli("show 999").rc, 1);

@@ -299,6 +299,12 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
   EXPECT_EQ(r.status, 400) << r.body;
   r = post("{\"argv\": [\"true\"], \"env\": {\"\": \"x\"}}");
   EXPECT_EQ(r.status, 400) << r.body;
+  // A field given twice (the last was taken silently), also inside an object.
+  r = post(R"({"argv": ["true"], "gpus": 1, "gpus": 2})");
+  EXPECT_EQ(r.status, 400) << r.body;
+  EXPECT_NE(r.body.find(R"(field \"gpus\" given twice)"), std::string::npos) << r.body;
+  r = post(R"({"argv": ["true"], "env": {"A": "1", "A": "2"}})");
+  EXPECT_EQ(r.status, 400) << r.body;
   EXPECT_EQ(raw.Get("/v1/jobs?state=sleeping")->status, 400);
   // History is of ended jobs: a state that has not ended is refused (it listed running jobs),
   // as is me=1 beside another user.

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -33,9 +34,13 @@ using api::Visible;
 
 // A SAX pass that only measures nesting, so a deep body is refused before a tree of it (and
 // its recursive destruction or printing) exists.
+// A request body's shape before it is parsed: not nested too deep, and no object with a key
+// twice (`{"gpus": 1, "gpus": 2}` took the last silently).
 struct DepthCheck : nlohmann::json_sax<nlohmann::json> {
   int depth = 0;
   bool too_deep = false;
+  std::vector<std::set<std::string>> keys;  // of each open object, innermost last
+  std::optional<std::string> twice;         // the first key found twice
   bool Enter() {
     too_deep = ++depth > kMaxJsonDepth;
     return !too_deep;
@@ -47,9 +52,18 @@ struct DepthCheck : nlohmann::json_sax<nlohmann::json> {
   bool number_float(number_float_t, const string_t&) override { return true; }
   bool string(string_t&) override { return true; }
   bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return Enter(); }
-  bool key(string_t&) override { return true; }
-  bool end_object() override { return --depth, true; }
+  bool start_object(std::size_t) override {
+    keys.emplace_back();
+    return Enter();
+  }
+  bool key(string_t& k) override {
+    if (!keys.back().insert(k).second) twice = k;
+    return !twice;
+  }
+  bool end_object() override {
+    keys.pop_back();
+    return --depth, true;
+  }
   bool start_array(std::size_t) override { return Enter(); }
   bool end_array() override { return --depth, true; }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
@@ -111,6 +125,10 @@ StatusOr<nlohmann::json> ParseJsonBody(const std::string& body) {
                                             /*strict=*/true, /*ignore_comments=*/false);
   if (depth.too_deep) {
     return InvalidArgument(fmt::format("request body nested deeper than {} levels", kMaxJsonDepth));
+  }
+  if (depth.twice) {
+    return InvalidArgument(
+        fmt::format("request body: field {} given twice", Echo(nlohmann::json(*depth.twice))));
   }
   if (!ok) return InvalidArgument("request body is not valid JSON");
   auto j = nlohmann::json::parse(body, nullptr, false);

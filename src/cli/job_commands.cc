@@ -58,6 +58,14 @@ bool NamesArray(const std::string& ref, const nlohmann::json& j) {
   return ref.find('_') == std::string::npos && ShownRef(j).starts_with(Str(j, "id") + "_");
 }
 
+// The ID column's width: 9, or the longest ref listed (an array's 30107_9997 pushed the other
+// columns out of line).
+size_t RefWidth(const nlohmann::json& jobs) {
+  size_t w = 9;
+  for (const auto& j : jobs) w = std::max(w, ShownRef(j).size());
+  return w;
+}
+
 // Where a job runs, as squeue's NODELIST: its nodes, and locally the GPU devices too
 // ("local:0,1"), in Slurm its job id too ("slurm:17 node1,node2"); "" when it holds none.
 std::string Where(const nlohmann::json& j) {
@@ -93,7 +101,8 @@ int List(const Common& o, const ListFlags& f) {
   const bool wide = o.out == OutputFormat::kWide;
   // The VC column when the cluster has tenants (a job has a VC).
   const bool vcs = std::any_of(r->begin(), r->end(), HasVc);
-  std::cout << fmt::format("{:>9} {:<16} {:<10} {:>4} {:<10} {:>9} {:>9} {:>5}", "ID", "NAME",
+  const size_t idw = RefWidth(*r);
+  std::cout << fmt::format("{:>{}} {:<16} {:<10} {:>4} {:<10} {:>9} {:>9} {:>5}", "ID", idw, "NAME",
                            "USER", "GPUS", "STATE", "TIME", "ATTAINED", "QUEUE");
   if (vcs) std::cout << fmt::format(" {:<12}", "VC");
   if (wide)
@@ -106,9 +115,9 @@ int List(const Common& o, const ListFlags& f) {
                         : Str(j, "reason") != "-" && !Str(j, "reason").empty()
                             ? "(" + Str(j, "reason") + ")"
                             : (Terminal(st) ? Str(j, "message") : "-");
-    std::cout << fmt::format("{:>9} {:<16} {:<10} {:>4} {:<10} {:>9} {:>9.3f} {:>5}", ShownRef(j),
-                             Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), j.value("gpus", 0),
-                             st, Human(j.value("time_s", 0.0)),
+    std::cout << fmt::format("{:>{}} {:<16} {:<10} {:>4} {:<10} {:>9} {:>9.3f} {:>5}", ShownRef(j),
+                             idw, Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10),
+                             j.value("gpus", 0), st, Human(j.value("time_s", 0.0)),
                              j.value("attained_gpu_s", 0.0) / 3600, Str(j, "queue"));
     if (vcs) std::cout << fmt::format(" {:<12}", Clip(Str(j, "vc"), 12));
     if (wide) {
@@ -460,8 +469,9 @@ int History(const Common& o, const HistoryFlags& f) {
                                            {"newest", f.limit > 0 ? "1" : ""}}),
                  rc);
   if (!r) return rc;
+  const size_t idw = RefWidth(*r);
   std::cout << fmt::format(
-      "{:>9} {:<16} {:<10} {:<10} {:<20} {:<20} {:<20} {:>9} {:>9} {:>7} {:>9} {:>8}\n", "ID",
+      "{:>{}} {:<16} {:<10} {:<10} {:<20} {:<20} {:<20} {:>9} {:>9} {:>7} {:>9} {:>8}\n", "ID", idw,
       "NAME", "USER", "STATE", "SUBMIT", "START", "END", "ELAPSED", "GPU-HOURS", "PREEMPT",
       "LOST-GPUH", "EXITCODE");
   double used = 0, lost = 0;
@@ -474,8 +484,8 @@ int History(const Common& o, const HistoryFlags& f) {
             ? (j["end_ms"].get<int64_t>() - j["first_start_ms"].get<int64_t>()) / 1000.0
             : 0;
     std::cout << fmt::format(
-        "{:>9} {:<16} {:<10} {:<10} {:<20} {:<20} {:<20} {:>9} {:>9.3f} {:>7} {:>9.3f} {:>8}\n",
-        ShownRef(j), Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), Str(j, "state"),
+        "{:>{}} {:<16} {:<10} {:<10} {:<20} {:<20} {:<20} {:>9} {:>9.3f} {:>7} {:>9.3f} {:>8}\n",
+        ShownRef(j), idw, Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), Str(j, "state"),
         IsoTime(j["submitted_at_ms"]), IsoTime(j["first_start_ms"]), IsoTime(j["end_ms"]),
         Human(elapsed), j.value("attained_gpu_s", 0.0) / 3600, j.value("preemptions", 0),
         j.value("lost_gpu_s", 0.0) / 3600, j.contains("exit_code") ? SlurmExitCode(j) : "-");

@@ -283,6 +283,8 @@ class LiveScheduler {
   static void RestoreStoppingGpus(Scheduler& copy, Time now);
   // The nodes of the cluster (cfg_.nodes, or the one local node).
   std::vector<NodeSpec> ClusterNodes() const;
+  // The names of the nodes these GPUs are on, each once, in order.
+  std::vector<std::string> NodeNames(const std::vector<GpuId>& gpus) const;
   // How users name a job (RefOf: ARRAY_INDEX for an array's task; the id if unknown).
   std::string JobRefOf(JobId id) const;
   std::vector<std::string> RefsOf(const std::vector<JobId>& ids) const;

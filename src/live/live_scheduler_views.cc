@@ -103,17 +103,14 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
     if (cj->running() && cj->ckpt_at >= 0) j["at_risk_gpu_s"] = ToSeconds(cj->LossAt(now));
     if (cj->running()) {
       j["allocation"] = cj->alloc.str();  // the core's GPUs, e.g. "n0:0-3"
-      if (r.nodes.empty()) {              // locally: the names of the nodes it holds GPUs on
-        const std::vector<NodeSpec> cluster = ClusterNodes();
-        std::vector<std::string> names;
-        for (const GpuId& g : cj->alloc.Gpus()) {
-          if (g.node < 0 || static_cast<size_t>(g.node) >= cluster.size()) continue;
-          const std::string& name = cluster[g.node].name;
-          if (names.empty() || names.back() != name) names.push_back(name);
-        }
-        j["nodes"] = names;
-      }
+      // Locally: the names of the nodes it holds GPUs on.
+      if (r.nodes.empty()) j["nodes"] = NodeNames(cj->alloc.Gpus());
     }
+  }
+  // Ended, locally: the nodes of its last run, as its devices are (sacct's NodeList; show
+  // gave Devices=0 and no node).
+  if (IsTerminal(r.state) && r.nodes.empty() && r.first_start >= 0) {
+    j["nodes"] = NodeNames(r.gpus_held);
   }
   if (r.time_limit) j["time_limit"] = SlurmTime(*r.time_limit);
   j["stdout_path"] = OutputPath(r, false);
@@ -286,6 +283,17 @@ std::pair<JobId, nlohmann::json> LiveScheduler::ExplainArray(const std::vector<J
            {"by_state", by_state},
            {"explained", ref},
            {"explained_waits", waiting != nullptr}}};
+}
+
+std::vector<std::string> LiveScheduler::NodeNames(const std::vector<GpuId>& gpus) const {
+  const std::vector<NodeSpec> cluster = ClusterNodes();
+  std::vector<std::string> names;
+  for (const GpuId& g : gpus) {
+    if (g.node < 0 || static_cast<size_t>(g.node) >= cluster.size()) continue;
+    const std::string& name = cluster[g.node].name;
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
 }
 
 std::string LiveScheduler::JobRefOf(JobId id) const {
