@@ -311,6 +311,12 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
   EXPECT_EQ(raw.Get("/v1/history?state=finished,running")->status, 400);
   EXPECT_EQ(raw.Get("/v1/history?state=finished")->status, 200);
   EXPECT_EQ(raw.Get("/v1/jobs?me=2")->status, 400);
+  // A parameter given twice, or two that contradict each other (the last, or one, won).
+  auto twice = raw.Get("/v1/jobs?state=running&state=pending");
+  EXPECT_EQ(twice->status, 400);
+  EXPECT_NE(twice->body.find(R"(query parameter \"state\" given twice)"), std::string::npos)
+      << twice->body;
+  EXPECT_EQ(raw.Get("/v1/events?after=1&latest=5")->status, 400);
   // A body over the limit (a 2 MB name), and one nested 100,000 deep (it used to crash).
   r = post("{\"argv\": [\"true\"], \"name\": \"" + std::string(2 << 20, 'n') + "\"}");
   EXPECT_EQ(r.status, 413) << r.body.substr(0, 200);

@@ -103,6 +103,9 @@ HttpResponse ApiServer::List(const HttpRequest& req, const Caller& caller, bool 
 HttpResponse ApiServer::Events(const HttpRequest& req) {
   auto after = QueryInt(req, "after", 0);
   if (!after.ok()) return Fail(after.status());
+  if (req.query.contains("after") && req.query.contains("latest")) {  // (after won, silently)
+    return Fail(400, "query: after or latest, not both");
+  }
   auto latest = QueryInt(req, "latest", 0);
   if (!latest.ok()) return Fail(latest.status());
   // latest=0 gave everything, as without latest; it is refused as limit=0 is.

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace tiresias {
 namespace {
@@ -49,10 +50,16 @@ HttpResponse JsonError(int status, const std::string& msg) {
                   "\n"};
 }
 
+// The query's parameters, and the first given twice (`?state=a&state=b` kept the last).
+struct QueryValues {
+  std::map<std::string, std::string>* values;
+  std::optional<std::string> twice;
+};
+
 MHD_Result CollectValue(void* cls, MHD_ValueKind, const char* key, const char* value) {
-  auto* m = static_cast<std::map<std::string, std::string>*>(cls);
+  auto* q = static_cast<QueryValues*>(cls);
   std::string k = key ? key : "";
-  (*m)[k] = value ? value : "";
+  if (!q->values->emplace(k, value ? value : "").second && !q->twice) q->twice = k;
   return MHD_YES;
 }
 
@@ -106,7 +113,16 @@ struct HttpServerCallbacks {
     req.method = method ? method : "";
     req.path = url ? url : "";
     req.body = std::move(st->body);
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, &CollectValue, &req.query);
+    QueryValues query{.values = &req.query};
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, &CollectValue, &query);
+    if (query.twice) {
+      return Queue(
+          c, JsonError(400, fmt::format("query parameter {} given twice (give each once; "
+                                        "several states: state=a,b)",
+                                        nlohmann::json(*query.twice)
+                                            .dump(-1, ' ', false,
+                                                  nlohmann::json::error_handler_t::replace))));
+    }
     MHD_get_connection_values(c, MHD_HEADER_KIND, &CollectHeader, &req.headers);
     HttpResponse resp;
     try {
