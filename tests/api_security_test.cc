@@ -200,6 +200,19 @@ TEST_F(ApiSecurityTest, CallersSeeOnlyWhatIsTheirs) {
   EXPECT_EQ(admin.Post(w + "/release", "")->status, 200);
   EXPECT_EQ((*owner.GetJson(w))["held"], false);
   EXPECT_EQ(owner.Post(w + "/cancel", "")->status, 200);
+  // A release of an array whose one task an admin held releases the others and says which
+  // it did not (it said the whole array was released).
+  auto arr = owner.PostJson("/v1/jobs", {{"argv", {"true"}}, {"hold", true}, {"array", "0-1"}});
+  ASSERT_TRUE(arr.ok()) << arr.status().message();
+  const int64_t a = (*arr)["id"];
+  EXPECT_EQ(admin.Post(fmt::format("/v1/jobs/{}_1/hold", a), "")->status, 200);
+  auto partly = owner.PostJson(fmt::format("/v1/jobs/{}/release", a), nlohmann::json::object());
+  ASSERT_TRUE(partly.ok()) << partly.status().message();
+  EXPECT_EQ((*partly)["refused"],
+            fmt::format("job {}_1: held by an admin; only an admin may release it", a))
+      << partly->dump();
+  EXPECT_EQ((*partly)["jobs"].size(), 1u);
+  EXPECT_EQ(owner.Post(fmt::format("/v1/jobs/{}/cancel", a), "")->status, 200);
   // A revoked token is refused.
   ASSERT_TRUE(admin.Delete("/v1/tokens/bin").ok());
   EXPECT_EQ(other.Get("/v1/jobs")->status, 403);
@@ -248,6 +261,9 @@ TEST(ApiIdentity, TheBearerSchemeIsReadInAnyCaseAndAnotherSchemeIsNamed) {
             "\"Basic\"");
   EXPECT_EQ(with("Bearer ").status().message(), "Authorization: Bearer without a token");
   EXPECT_EQ(with("Bearer nope").status().code(), StatusCode::kPermissionDenied);
+  // A header without a scheme is not echoed: it would be the secret itself.
+  EXPECT_EQ(with("0123456789abcdef0123456789abcdef").status().message().find("0123456789"),
+            std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

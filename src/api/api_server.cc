@@ -76,12 +76,12 @@ struct DepthCheck : nlohmann::json_sax<nlohmann::json> {
 // already finished"): it named only the last task refused.
 class RefusedTasks {
  public:
+  // Whether some task was refused for more than its state (an admin's hold, a fault): what a
+  // change that did the others must still say (ended tasks are left as they are, quietly).
+  bool AnyButState() const { return code_ != StatusCode::kOk && !StateOnly(code_); }
   void Add(JobId id, const std::string& ref, const Status& s) {
     // The reply's code: a fault (a failed write) before a refusal that only says the state.
-    const auto refusal = [](StatusCode c) {
-      return c == StatusCode::kFailedPrecondition || c == StatusCode::kNotFound;
-    };
-    if (code_ == StatusCode::kOk || (refusal(code_) && !refusal(s.code()))) code_ = s.code();
+    if (code_ == StatusCode::kOk || (StateOnly(code_) && !StateOnly(s.code()))) code_ = s.code();
     const std::string own = fmt::format("job {}: ", id.value());
     const bool named = s.message().starts_with(own);
     const std::string why = named ? s.message().substr(own.size()) : s.message();
@@ -113,6 +113,9 @@ class RefusedTasks {
     bool named;  // the message began "job ID: " (then said once per group, with the refs)
     std::vector<std::string> refs;
   };
+  static bool StateOnly(StatusCode c) {
+    return c == StatusCode::kFailedPrecondition || c == StatusCode::kNotFound;
+  }
   StatusCode code_ = StatusCode::kOk;
   std::vector<Group> groups_;
 };
@@ -396,12 +399,13 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
       }
     }
     if (done.empty()) return Fail(refused.Said());
-    return Reply(200, {{"id", id.value()},
-                       {"ref", p[2]},
-                       {"action", verb},
-                       {"jobs", done},
-                       {"unchanged", unchanged},
-                       {"timed_out", timed_out}});
+    nlohmann::json reply = {{"id", id.value()},       {"ref", p[2]},
+                            {"action", verb},         {"jobs", done},
+                            {"unchanged", unchanged}, {"timed_out", timed_out}};
+    // Tasks left out for more than their state (an admin's hold on a release): said (a
+    // release of such an array said it released it all).
+    if (refused.AnyButState()) reply["refused"] = refused.Said().message();
+    return Reply(200, reply);
   }
   if (m != "GET") return no_such();
   if (action.empty()) return Reply(200, Visible(*job, caller));
@@ -481,8 +485,10 @@ HttpResponse ApiServer::Submit(const HttpRequest& req, const Caller& caller) {
     // ("/" for a service account whose home is none, e.g. /nonexistent.)
     std::error_code ec;
     const bool home =
-        getpwuid_r(r->uid.value_or(geteuid()), &pw, buf.data(), buf.size(), &found) == 0 && found &&
-        found->pw_dir && found->pw_dir[0] == '/' &&
+        // (Its user's when serve is root; else serve runs it as serve's own user.)
+        getpwuid_r(geteuid() == 0 ? r->uid.value_or(0) : geteuid(), &pw, buf.data(), buf.size(),
+                   &found) == 0 &&
+        found && found->pw_dir && found->pw_dir[0] == '/' &&
         std::filesystem::is_directory(found->pw_dir, ec);
     r->cwd = home ? found->pw_dir : "/";
   }

@@ -38,9 +38,16 @@ std::optional<StatusOr<std::string>> BearerToken(const HttpRequest& req) {
   if (scheme.size() != 6 || !std::equal(scheme.begin(), scheme.end(), "bearer", [](char a, char b) {
         return std::tolower(static_cast<unsigned char>(a)) == b;
       })) {
+    // The scheme is named only if it looks like one: `Authorization: TOKEN` would echo the
+    // secret into a reply that scripts print.
+    const bool word =
+        !scheme.empty() && scheme.size() <= 16 &&
+        std::all_of(scheme.begin(), scheme.end(),
+                    [](char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }) &&
+        !token.empty();
     return Unauthenticated(fmt::format(
         "Authorization: expected the scheme Bearer ('Authorization: Bearer <token>'), got {}",
-        api::Echo(nlohmann::json(std::string(scheme)))));
+        word ? api::Echo(nlohmann::json(std::string(scheme))) : "a value without a scheme"));
   }
   if (token.empty()) {
     return Unauthenticated("Authorization: Bearer without a token");

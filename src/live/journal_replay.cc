@@ -75,7 +75,7 @@ Status ReplayInput(Scheduler& core, const EventRow& row,
     case EventKind::kDrain: {
       auto until = e.detail.find("until_ms");
       if (until == e.detail.end() || !until->is_number_integer()) {
-        return IoError(fmt::format("journal event {} (hold): no until_ms", row.seq));
+        return IoError(fmt::format("journal event {} (drain): no until_ms", row.seq));
       }
       s = core.SetProgressStart(e.job, until->get<Time>(), e.t);
       break;

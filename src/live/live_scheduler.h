@@ -249,6 +249,9 @@ class LiveScheduler {
   Status ResolveVc(const std::string& requested, JobRecord& rec) const;
   // Appends `e` to the journal (in the caller's transaction) and, with log_events, prints it.
   Status Note(const Event& e);
+  // A request's transaction committed: an error only when its COMMIT failed (then nothing of
+  // it is on disk); a head-file failure after it is warned of, and the request goes on.
+  Status Committed(Store::Txn& txn);
   void HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed);
   // A stopped job (preempted, requeued, past its time limit) whose process exited 0 with its
   // done file: it finished, wherever the core has it now (waiting, or started again).

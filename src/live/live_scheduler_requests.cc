@@ -109,7 +109,7 @@ StatusOr<JobId> LiveScheduler::Submit(const SubmitRequest& req, std::vector<JobI
       }
       made.push_back(std::move(rec));
     }
-    if (Status s = txn.Commit(); !s.ok()) return s;
+    if (Status s = Committed(txn); !s.ok()) return s;
   }
   const JobId first = made.front().id;
   for (JobRecord& rec : made) {
@@ -197,16 +197,13 @@ std::vector<Status> LiveScheduler::CancelLocked(const std::vector<JobId>& ids) {
       if (written = Note(end); !written.ok()) break;
       if (written = store_->UpdateJob(ended); !written.ok()) break;
     }
-    if (written.ok()) written = txn.Commit();
-    if (!written.ok() && !txn.committed()) {  // none of them is cancelled
+    if (written.ok()) written = Committed(txn);
+    if (!written.ok()) {  // none of them is cancelled
       for (size_t k = 0; k < ids.size(); ++k) {
         if (out[k].ok()) out[k] = written;
       }
       return out;
     }
-    // Committed, and only the journal's head file failed after it (a review): the journal
-    // holds the cancels, which a restart replays; so does this serve.
-    if (!written.ok()) Warn(written.message());
   }
   std::vector<JobId> retired;
   for (const Ending& e : ending) {  // only once they are on disk
@@ -251,7 +248,7 @@ Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out, const std::st
   const bool admin_hold = hold && admin && by != rec.user;
   if (!hold && rec.held && rec.held_by_admin && !admin) {
     return PermissionDenied(
-        fmt::format("job {}: held by an admin; only an admin may release it", RefOf(rec)));
+        fmt::format("job {}: held by an admin; only an admin may release it", id.value()));
   }
   if (rec.held == hold && (!hold || rec.held_by_admin || !admin_hold)) return Status::Ok();
   JobRecord changed = rec;
@@ -267,7 +264,7 @@ Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out, const std::st
     if (admin_hold) said.detail["admin"] = true;
     if (Status s = Note(said); !s.ok()) return s;
     if (Status s = store_->UpdateJob(changed); !s.ok()) return s;
-    if (Status s = txn.Commit(); !s.ok()) return s;
+    if (Status s = Committed(txn); !s.ok()) return s;
   }
   rec = std::move(changed);  // only once it is on disk
   if (changed_out) *changed_out = true;
@@ -321,7 +318,7 @@ Status LiveScheduler::Requeue(JobId id, const std::string& by, bool hold, bool a
       return s;
     }
     if (Status s = store_->UpdateJob(changed); !s.ok()) return s;
-    if (Status s = txn.Commit(); !s.ok()) return s;
+    if (Status s = Committed(txn); !s.ok()) return s;
   }
   rec = std::move(changed);  // only once it is on disk
   MustOk(sched_->Requeue(id, now));

@@ -232,7 +232,9 @@ std::string LiveScheduler::HeldReason(const JobRecord& r) const {
       if (d.kind == Dependency::Kind::kSingleton) {
         if (const JobRecord* on = SingletonBlocker(r)) {
           held.push_back(fmt::format("job {} of the same name and user has not ended{}", RefOf(*on),
-                                     on->held ? " and is held by its user" : ""));
+                                     !on->held           ? ""
+                                     : on->held_by_admin ? " and is held by an admin"
+                                                         : " and is held by its user"));
         }
         continue;
       }
@@ -240,7 +242,8 @@ std::string LiveScheduler::HeldReason(const JobRecord& r) const {
       const JobRecord* on = DependedOn(d);
       const bool array = d.task < 0 && on && on->array_id == d.job;
       if (on && !array && on->held && !IsTerminal(on->state)) {
-        held.push_back(fmt::format("job {} is held by its user", DependencyTarget(d)));
+        held.push_back(fmt::format("job {} is held by {}", DependencyTarget(d),
+                                   on->held_by_admin ? "an admin" : "its user"));
       }
     }
     return fmt::format("waiting for its dependency ({}{})", Join(deps, ","),

@@ -487,7 +487,11 @@ StatusOr<int64_t> Store::AppendEvent(const Event& e) {
 StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool inputs_only,
                                                   bool skip_ticks, std::optional<JobId> job,
                                                   bool latest, int64_t jobs) {
-  std::string sql = "SELECT seq, t, kind, job, detail FROM events WHERE seq > ?";
+  // A job's rows through the index by job (a range of jobs was planned as a scan of the whole
+  // journal by seq).
+  std::string sql = job ? "SELECT seq, t, kind, job, detail FROM events INDEXED BY events_by_job "
+                          "WHERE seq > ?"
+                        : "SELECT seq, t, kind, job, detail FROM events WHERE seq > ?";
   if (inputs_only) {
     std::vector<std::string> names;
     for (const auto& k : EventKinds()) {
