@@ -143,8 +143,11 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
       ended = ExitOf(j, nullptr);
       j.slurm_id = 0;
     } else {
-      if (s->restarts > j.restart_base) {
+      if (s->restarts > j.restart_base && s->state != "COMPLETING") {
         // Requeued since the release: by tiresias (the kill), or by Slurm (node failure).
+        // Not while it is COMPLETING: its processes still hold the GPUs (reported then, its
+        // GPUs went to the next job, and the old Slurm job, replaced, was counted as one
+        // outside tiresias: the node's capacity fell and innocent jobs were evicted).
         ended = ExitInfo{.job = id, .attempt = j.attempt, .exit_code = -1, .signal = 0};
         if (j.kill_requested) {
           ended->signal = SIGKILL;

@@ -139,6 +139,7 @@ ExitInfo SlurmExecutor::ExitOf(const Job& j, const SlurmJob* s) const {
   if (!s) {
     e.reason = fmt::format("Slurm no longer knows job {}", j.slurm_id);
     e.lost = !j.stop_requested && !j.kill_requested;
+    e.completed = DoneFileExists(j.job_dir);  // its work was done: its end, not a lost run
     return e;
   }
   const SlurmRunEnd end = RecordedEnd(*s);

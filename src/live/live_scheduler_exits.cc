@@ -88,9 +88,10 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
       if (killed && !p.at_checkpoint && preempted) ++rec.kills;
       return;
     }
-    if (e.completed && e.exit_code == 0 && e.signal == 0 && !e.lost) {
+    if (e.completed && ((e.exit_code == 0 && e.signal == 0) || !e.known()) && !e.lost) {
       // It completed its work during the grace period and said so (its done file): the
-      // job's end, not a checkpoint; it is not run again.
+      // job's end, not a checkpoint; it is not run again. (Also when its exit is not known:
+      // Slurm forgot the job; it ran again.)
       FinishCompleted(rec, what, preempted, now);
       return;
     }
@@ -126,6 +127,18 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   }
   if (!cj || !cj->running()) {
     Warn(fmt::format("job {}: process exited ({}) while not running", e.job.value(), what));
+    return;
+  }
+  if (e.lost && e.completed) {
+    // The engine lost the run after its work was done (its done file; e.g. slurmctld lost
+    // its state): its end, not a relaunch (it ran again, and counted a preemption).
+    Journal({.t = now,
+             .kind = EventKind::kFinish,
+             .job = e.job,
+             .detail = {{"how", what + ", work complete (done file)"}}});
+    if (Status s = sched_->Finish(e.job, now); !s.ok()) Warn(s.message());
+    EndRecord(rec, LiveState::kFinished, now, "completed (done file); then " + what);
+    DropCheckpoints(rec);
     return;
   }
   if (e.lost) {

@@ -154,6 +154,46 @@ TEST_F(LiveSchedulerTest, ARunLostWithItsNodeResumesAndACancelInTheEngineCancels
   EXPECT_EQ((*d->Get(h))["state"], "running");
 }
 
+TEST_F(LiveSchedulerTest, ARunLostAfterItsWorkWasDoneEndsFinishedAndIsNotRunAgain) {
+  // Regression (an exploratory test under Slurm): slurmctld lost its state (kill -9) after a
+  // job had done its work and left its done file; the engine reported the run lost, and the
+  // job ran again (a preemption counted). Its done file makes the lost run its end; so too
+  // for a run being stopped whose exit the engine no longer knows.
+  for (const bool stopping : {false, true}) {
+    SCOPED_TRACE(stopping ? "while it was being stopped" : "while it ran");
+    world_ = FakeWorld{};
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    cluster_ = {{"n1", 2}};
+    policy_opts_ = {"thresholds=100000"};
+    auto d = Start();
+    const JobId a = *d->Submit({.name = "a", .gpus = 2, .argv = {"train"}});
+    world_.work[a] = 1'000'000;
+    d->Step();
+    ASSERT_EQ(world_.launches.size(), 1u);
+    world_.now += 3'000;
+    if (stopping) {
+      ASSERT_TRUE(d->Requeue(a, "alice").ok());
+    }
+    auto& run = world_.procs.begin()->second;
+    run.lost = !stopping;
+    run.done_file = true;
+    run.exit_at = world_.now;
+    if (stopping) {  // its exit not known (Slurm forgot the job)
+      run.sig = 0;
+      run.code = -1;
+    }
+    d->Step();
+    world_.now += 1'000;
+    d->Step();
+    EXPECT_EQ(world_.launches.size(), 1u) << "not run again";
+    EXPECT_EQ((*d->Get(a))["state"], "finished") << d->Get(a)->dump();
+    d.reset();
+    d = Start();  // a replay agrees
+    EXPECT_EQ((*d->Get(a))["state"], "finished");
+  }
+}
+
 // A start the engine cannot take yet (Slurm: the job's held batch job is still queued for
 // sbatch, 60 s in a burst on a busy machine) holds its GPUs but does nothing: no service
 // counts until its launch. dlas with an 8 GPU-s first queue: a 1-GPU job started at 0 and

@@ -67,7 +67,10 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
     j["devices"] = Join(devices, ",");
   }
   j["engine_job"] = r.engine_job;  // the Slurm job id ("" locally)
-  j["nodes"] = r.nodes;            // where it runs (Slurm's names; locally filled in below)
+  // Where it runs (Slurm's names; locally filled in below); none while it waits, as its
+  // devices (a preempted Slurm job listed its last run's nodes, not its reason).
+  const bool waits = r.state == LiveState::kPending || r.state == LiveState::kStarting;
+  j["nodes"] = waits ? std::vector<std::string>{} : r.nodes;
   if (const std::string es = executor_->EngineState(r.id); !es.empty()) j["engine_state"] = es;
   j["preemptions"] = r.preemptions;
   j["message"] = r.message;
