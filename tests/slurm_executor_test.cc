@@ -12,7 +12,8 @@
 // requeued by itself: tests/slurm_executor_replace_test.cc.) The fixture:
 // tests/slurm_executor_fixture.h. A scancel of a job held before its next attempt is
 // the job's cancel, not undone by the launch; so is one during a stop's grace period, but not
-// serve's own kill cut off by a restart.
+// serve's own kill cut off by a restart. A killed run ends once its Slurm job is no longer
+// COMPLETING.
 #include "exec/slurm_executor.h"
 
 #include <fmt/format.h>
@@ -220,6 +221,42 @@ TEST_F(SlurmExecutorTest, AKillWhoseRequeueSlurmDoesNotAnswerIsNeverACancelOutsi
   EXPECT_NE(exits[0].signal, 0);  // as Slurm recorded it (SIGTERM: slurmstepd's first)
   EXPECT_FALSE(exits[0].cancelled) << exits[0].reason;
   for (const ExitInfo& e : exits) EXPECT_FALSE(e.cancelled) << e.reason;
+}
+
+TEST_F(SlurmExecutorTest, AKilledRunEndsOnlyOnceItsSlurmJobIsNoLongerCompleting) {
+  // Regression (an exploratory test): a run killed at the end of its grace (it ignores SIGTERM)
+  // was reported ended while Slurm still had its job COMPLETING; its GPUs went to the next
+  // job, and the old Slurm job, replaced, was counted as one outside tiresias holding them:
+  // the node's capacity fell and other jobs were evicted, one after another.
+  auto x = Open("completing", 250ms);
+  ASSERT_TRUE(x);
+  const LaunchSpec spec = Spec(1, {"sh", "-c", "trap '' TERM; sleep 60"});
+  Prepared(*x, spec);
+  auto launched = x->Launch(spec);
+  ASSERT_TRUE(launched.ok()) << launched.status().message();
+  const int64_t sid = x->SlurmId(JobId(1));
+  ASSERT_TRUE(WaitFor([&] { return Squeue(sid, "%T") == "RUNNING" && ScriptStarted(spec); }, 30s))
+      << Squeue(sid, "%T");
+  ASSERT_TRUE(x->Signal(launched->ref, SIGTERM).ok());
+  std::this_thread::sleep_for(1s);
+  ASSERT_TRUE(x->Signal(launched->ref, SIGKILL).ok());
+  std::vector<std::string> states_at_exit;  // Slurm's word for the job when its end came
+  int outside = 0;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (const ExitInfo& e : x->Poll()) {
+          (void)e;
+          states_at_exit.push_back(Squeue(sid, "%T"));
+        }
+        if (auto nodes = x->PollNodes()) {
+          for (const NodeReport& n : *nodes) outside += n.gpus_outside;
+        }
+        return !states_at_exit.empty();
+      },
+      60s))
+      << Squeue(sid, "%T");
+  EXPECT_NE(states_at_exit.front(), "COMPLETING");
+  EXPECT_EQ(outside, 0) << "its own Slurm job counted as one outside tiresias";
 }
 
 TEST_F(SlurmExecutorTest, AKillCutOffByARestartBeforeItsRequeueIsNeverACancelOutside) {
