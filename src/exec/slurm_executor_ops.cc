@@ -345,9 +345,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
             .job = o.job,
             .attempt = o.attempt,
             .cancelled = true,
-            .reason = fmt::format("Slurm job {} CANCELLED outside tiresias before the attempt "
-                                  "started",
-                                  s->id)};
+            .reason = fmt::format("Slurm job {} CANCELLED before the attempt started", s->id)};
         continue;
       }
       // The restart count this release gives, from a snapshot that shows the job stopped:

@@ -153,7 +153,8 @@ ExitInfo SlurmExecutor::ExitOf(const Job& j, const SlurmJob* s) const {
     // Our stops only signal (the run then ends COMPLETED or FAILED); our kill (scancel
     // --signal=KILL) ends it CANCELLED. So a cancel during a stop's grace is someone's scancel.
     e.cancelled = !j.kill_requested;
-    e.reason = fmt::format("Slurm job {} CANCELLED outside tiresias{}", s->id,
+    // (The job's message says "cancelled outside tiresias: " before it; it said it twice.)
+    e.reason = fmt::format("Slurm job {} CANCELLED{}", s->id,
                            s->reason.empty() || s->reason == "None" ? "" : " (" + s->reason + ")");
   } else if (s->state == "NODE_FAIL" || s->state == "PREEMPTED" || s->state == "BOOT_FAIL") {
     e.lost = !stopped;
