@@ -51,11 +51,12 @@ struct FakeWorld {
   std::vector<std::string> overlaps;                // launches onto a GPU a live process still held
   std::map<int, std::vector<std::string>> devices;  // pid -> its GPUs
   std::optional<std::vector<NodeReport>> node_report;  // the next PollNodes answer
-  bool find_launched = false;        // FindLaunched finds this world's processes (else never)
-  int64_t engine_busy_until = 0;     // until then Launch is Unavailable (a queued submission)
-  std::set<JobId> refused;           // Launch refuses these jobs (an engine's permanent refusal)
-  std::vector<std::string> signals;  // "job:sig@ms", each signal sent to a live process
-  bool queued_signals = false;       // an engine whose signals are queued (SignalsAtOnce false)
+  bool find_launched = false;     // FindLaunched finds this world's processes (else never)
+  int64_t engine_busy_until = 0;  // until then Launch is Unavailable (a queued submission)
+  std::set<JobId> refused;        // Launch refuses these jobs (an engine's permanent refusal)
+  std::map<JobId, std::string> not_started;  // launched, the engine keeps them pending (why)
+  std::vector<std::string> signals;          // "job:sig@ms", each signal sent to a live process
+  bool queued_signals = false;  // an engine whose signals are queued (SignalsAtOnce false)
 
   bool Alive(const P& p) const { return !p.reported && p.exit_at > now; }
 
@@ -170,6 +171,10 @@ class FakeRunner : public Executor {
                       : p.cancelled ? "scancel by bob"
                                     : "",
             .completed = p.done_file};
+  }
+  std::string NotStarted(JobId job) const override {
+    auto it = w_.not_started.find(job);
+    return it == w_.not_started.end() ? "" : it->second;
   }
   std::optional<std::vector<NodeReport>> PollNodes() override {
     auto r = w_.node_report;

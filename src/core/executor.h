@@ -154,6 +154,9 @@ class Executor {
   virtual std::optional<std::vector<NodeReport>> PollNodes() { return std::nullopt; }
   // The engine's view of a job for people ("Slurm 17 RUNNING on node[3-4]"), "" when none.
   virtual std::string EngineState(JobId /*job*/) const { return ""; }
+  // Why a launched run has not started in the engine yet (Slurm keeps its released job
+  // PENDING: a reservation, a partition down, a limit), "" when it has (or cannot tell).
+  virtual std::string NotStarted(JobId /*job*/) const { return ""; }
   // When the engine cannot be reached: since when (wall ms) and why; nullopt while it can.
   virtual std::optional<std::pair<int64_t, std::string>> ContactLost() const {
     return std::nullopt;

@@ -111,6 +111,7 @@ class SlurmExecutor : public Executor {
   void Starting(const std::vector<JobId>& jobs, const std::vector<JobId>& waiting) override;
   std::optional<std::vector<NodeReport>> PollNodes() override;
   std::string EngineState(JobId job) const override;
+  std::string NotStarted(JobId job) const override;
   std::optional<std::pair<int64_t, std::string>> ContactLost() const override;
 
   // For tests and benchmarks: waits until the queued commands have run (or `timeout`).

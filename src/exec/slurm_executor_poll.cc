@@ -253,6 +253,19 @@ std::string SlurmExecutor::EngineState(JobId job) const {
   return out;
 }
 
+std::string SlurmExecutor::NotStarted(JobId job) const {
+  std::lock_guard lk(mu_);
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return "";
+  const Job& j = it->second;
+  // Released, and a snapshot taken since still shows it pending, never seen running.
+  if (j.phase != Phase::kReleased || j.seen_active || seen_seq_ <= j.released_seq) return "";
+  const SlurmJob* s = Ours(j);
+  if (!s || s->state != "PENDING") return "";
+  return fmt::format("Slurm has not started job {} yet ({})", s->id,
+                     s->reason.empty() ? "no reason given" : s->reason);
+}
+
 void SlurmExecutor::PollerLoop() {
   auto next_sinfo = std::chrono::steady_clock::now();
   auto backoff = opts_.poll_interval;

@@ -235,6 +235,10 @@ class LiveScheduler {
   void PreemptProcess(JobId id, Time now);
   // Feeds the core the checkpoints running jobs reported since the last step (journaled).
   void PollCheckpoints(Time now);
+  // Launched runs the engine has not started (Executor::NotStarted): no progress, service or
+  // demotion while they wait, pinned as a launch the engine cannot take yet (for at most
+  // kEngineWaitPinMaxMs since the core started it).
+  void PinEngineWaits(Time now, std::vector<JobId>& changed);
   // Note() from the loop: aborts on failure (see MustOk).
   void Journal(const Event& e);
   // Replays one journal input into the core.

@@ -180,6 +180,26 @@ void LiveScheduler::PollCheckpoints(Time now) {
   }
 }
 
+void LiveScheduler::PinEngineWaits(Time now, std::vector<JobId>& changed) {
+  // Released to the engine, which keeps it waiting (Slurm: a reservation, a partition down): it
+  // showed `running`, its service and time limit counting, and could time out never run.
+  for (const auto& [id, p] : procs_) {
+    if (p.stopping) continue;
+    const Job* cj = sched_->Find(id);
+    if (!cj || !cj->running() || now < cj->progress_start) continue;
+    const std::string why = executor_->NotStarted(id);
+    if (why.empty() || now - cj->run_start >= kEngineWaitPinMaxMs) continue;
+    JobRecord& rec = records_.at(id);
+    rec.message = "launched; " + why;
+    Journal({.t = now,
+             .kind = EventKind::kDrain,
+             .job = id,
+             .detail = {{"until_ms", now + kEngineWaitPinMs}, {"why", rec.message}}});
+    MustOk(sched_->SetProgressStart(id, now + kEngineWaitPinMs, now));
+    changed.push_back(id);
+  }
+}
+
 void LiveScheduler::DropCheckpoints(JobRecord& rec) {
   if (rec.keep_checkpoints) return;
   const std::string dir = (std::filesystem::path(JobDir(rec.id)) / "checkpoint").string();

@@ -194,6 +194,36 @@ TEST_F(LiveSchedulerTest, ARunLostAfterItsWorkWasDoneEndsFinishedAndIsNotRunAgai
   }
 }
 
+TEST_F(LiveSchedulerTest, ALaunchedRunTheEngineKeepsPendingCountsNoServiceAndNoTime) {
+  // Regression (an exploratory test under Slurm): a job released to Slurm, which kept it
+  // PENDING (a reservation on its node), showed `running`, attained service, was demoted, and
+  // ended `timeout` at its 15 s limit without ever running. While the engine has not started
+  // it, it is pinned (at most 120 s from its start): at 30 s it has 0 GPU-s and 0 s of its
+  // limit; started then, it counts from the end of the pin that was in force (at most 10 s).
+  policy_opts_ = {"thresholds=8"};
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}, .time = "0:15"});
+  world_.work[a] = 1'000'000;
+  world_.not_started[a] = "Slurm has not started job 7 yet (ReqNodeNotAvail)";
+  const int64_t t0 = world_.now;
+  for (; world_.now <= t0 + 30'000; world_.now += 500) d->Step();
+  auto j = *d->Get(a);
+  EXPECT_EQ(j["state"], "running") << j.dump();  // as far as tiresias knows: launched
+  EXPECT_DOUBLE_EQ(j["attained_gpu_s"].get<double>(), 0.0) << j.dump();
+  EXPECT_DOUBLE_EQ(j["time_s"].get<double>(), 0.0) << j.dump();
+  EXPECT_EQ(j["queue"], "Q1");
+  EXPECT_NE(j["message"].get<std::string>().find("ReqNodeNotAvail"), std::string::npos);
+  world_.not_started.erase(a);
+  for (; world_.now <= t0 + 60'000; world_.now += 500) d->Step();
+  j = *d->Get(a);
+  EXPECT_EQ(j["state"], "timeout") << j.dump();  // its 15 s, run after it started
+  // A replay agrees (the pins are journalled).
+  const double attained = j["attained_gpu_s"].get<double>();
+  d.reset();
+  d = Start();
+  EXPECT_DOUBLE_EQ((*d->Get(a))["attained_gpu_s"].get<double>(), attained);
+}
+
 // A start the engine cannot take yet (Slurm: the job's held batch job is still queued for
 // sbatch, 60 s in a burst on a busy machine) holds its GPUs but does nothing: no service
 // counts until its launch. dlas with an 8 GPU-s first queue: a 1-GPU job started at 0 and
