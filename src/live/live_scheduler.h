@@ -314,6 +314,9 @@ class LiveScheduler {
   // again while it waits (LaunchReady). Any distance is exact (the launch sets the real
   // start); a longer one journals fewer events.
   static constexpr Duration kEngineWaitPinMs = 10'000;
+  // For how long after its launch a run the engine has not started yet counts as starting
+  // (PinEngineWaits pins it only after that).
+  static constexpr Duration kEngineStartGraceMs = 5'000;
   // For how long after its start a job waiting for the engine is pinned at most.
   static constexpr Duration kEngineWaitPinMaxMs = 120'000;
   // JobRecord::start_ticks while a launch is in flight (committed before the fork).

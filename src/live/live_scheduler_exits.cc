@@ -187,9 +187,12 @@ void LiveScheduler::PinEngineWaits(Time now, std::vector<JobId>& changed) {
     if (p.stopping) continue;
     const Job* cj = sched_->Find(id);
     if (!cj || !cj->running() || now < cj->progress_start) continue;
+    JobRecord& rec = records_.at(id);
+    // Not in its first seconds: Slurm starts a released job within about a second, which is
+    // not worth a pin (it came at once, 10 s, and the run's first checkpoints were ignored).
+    if (now - rec.last_start < kEngineStartGraceMs) continue;
     const std::string why = executor_->NotStarted(id);
     if (why.empty() || now - cj->run_start >= kEngineWaitPinMaxMs) continue;
-    JobRecord& rec = records_.at(id);
     rec.message = "launched; " + why;
     Journal({.t = now,
              .kind = EventKind::kDrain,

@@ -197,9 +197,10 @@ TEST_F(LiveSchedulerTest, ARunLostAfterItsWorkWasDoneEndsFinishedAndIsNotRunAgai
 TEST_F(LiveSchedulerTest, ALaunchedRunTheEngineKeepsPendingCountsNoServiceAndNoTime) {
   // Regression (an exploratory test under Slurm): a job released to Slurm, which kept it
   // PENDING (a reservation on its node), showed `running`, attained service, was demoted, and
-  // ended `timeout` at its 15 s limit without ever running. While the engine has not started
-  // it, it is pinned (at most 120 s from its start): at 30 s it has 0 GPU-s and 0 s of its
-  // limit; started then, it counts from the end of the pin that was in force (at most 10 s).
+  // ended `timeout` at its 15 s limit without ever running. Once the engine has kept it
+  // waiting 5 s (a release usually starts within a second), it is pinned (at most 120 s from
+  // its start; the pin also takes back those 5 s): at 30 s it has 0 GPU-s and 0 s of its
+  // limit; started then, it counts from the end of the pin in force (at most 10 s later).
   policy_opts_ = {"thresholds=8"};
   auto d = Start();
   const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}, .time = "0:15"});
