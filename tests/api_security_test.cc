@@ -1,6 +1,7 @@
 // `tiresias serve` against careless and hostile callers: slow clients do not block the API,
 // too many connections get a clear 503, callers are identified (the kernel for local users,
 // tokens for remote ones) and see only what is theirs, and the state directory is private.
+// (Identities and tokens: tests/api_identity_test.cc.)
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -21,6 +22,7 @@
 
 #include "api/api_server.h"
 #include "api/identity.h"
+#include "api_security_fixture.h"
 #include "cli/client.h"
 #include "serve_process.h"
 #include "test_util.h"
@@ -30,62 +32,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using testing::AsNobody;
 using testing::ReadAll;
 using testing::WaitFor;
-
-// Runs `fn` in a child process as `nobody` (65534) and returns what it returned: a local
-// user other than the test's own, as the kernel will name it.
-std::string AsNobody(const std::function<std::string()>& fn) {
-  int fds[2];
-  if (pipe(fds) != 0) return "pipe failed";
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    const std::string out =
-        setgid(65534) == 0 && setuid(65534) == 0 ? fn() : std::string("cannot become nobody");
-    (void)!write(fds[1], out.data(), out.size());
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string got(4096, '\0');
-  got.resize(static_cast<size_t>(std::max<ssize_t>(0, read(fds[0], got.data(), got.size()))));
-  close(fds[0]);
-  waitpid(pid, nullptr, 0);
-  return got;
-}
-
-class ApiSecurityTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = testing::FreshDir(
-        fmt::format("api_{}", ::testing::UnitTest::GetInstance()->current_test_info()->name()));
-  }
-  void TearDown() override {
-    serve_.reset();
-    if (!HasFailure()) testing::RemoveServeDir(dir_);
-  }
-  void Serve(std::vector<std::string> args) {
-    serve_ = std::make_unique<testing::ServeProcess>(dir_, std::move(args));
-    serve_->Start();
-  }
-  std::string Url() { return testing::Trimmed(ReadAll(dir_ / "tiresias.addr")); }
-  int Port() { return std::stoi(Url().substr(Url().rfind(':') + 1)); }
-  ApiClient Tcp(const std::string& token) {
-    return *ApiClient::Connect({.server = Url(), .state_dir = "/nonexistent", .token = token});
-  }
-  // A TCP connection to the API that sends nothing yet.
-  int OpenRaw() {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(Port()));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    return fd;
-  }
-  fs::path dir_;
-  std::unique_ptr<testing::ServeProcess> serve_;
-};
 
 TEST_F(ApiSecurityTest, SlowClientsDoNotBlockTheApi) {
   // Sixteen clients each trickle a header line every second, never finishing a request
@@ -216,146 +165,6 @@ TEST_F(ApiSecurityTest, CallersSeeOnlyWhatIsTheirs) {
   // A revoked token is refused.
   ASSERT_TRUE(admin.Delete("/v1/tokens/bin").ok());
   EXPECT_EQ(other.Get("/v1/jobs")->status, 403);
-}
-
-TEST_F(ApiSecurityTest, TheKernelNamesLocalUsers) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root to call as another local user";
-  Serve({"--gpus", "1"});
-  // A child process as `nobody` (65534) calls through the socket: the server names it so,
-  // whatever it claims, and it is no admin.
-  const std::string got = AsNobody([&] {
-    auto c = ApiClient::Connect({.state_dir = dir_.string()});
-    if (!c.ok()) return std::string("connect failed");
-    auto me = c->GetJson("/v1/whoami");
-    auto forged = c->Post("/v1/jobs", R"({"argv": ["true"], "user": "root"})");
-    return me.ok() ? fmt::format("{} {} {}", (*me)["uid"].dump(), (*me)["admin"].dump(),
-                                 forged.ok() ? forged->status : -1)
-                   : me.status().message();
-  });
-  EXPECT_EQ(got, "65534 false 403");
-}
-
-TEST(ApiIdentity, TheBearerSchemeIsReadInAnyCaseAndAnotherSchemeIsNamed) {
-  // Regression (an exploratory test): `Authorization: bearer TOKEN` (RFC 9110: the scheme is
-  // case-insensitive) was refused as "the token is not valid (revoked...)", and so was `Basic
-  // ...`, which says nothing of what was wrong.
-  const auto dir = std::filesystem::temp_directory_path() / "tiresias_test_bearer";
-  std::filesystem::create_directories(dir);
-  auto ids = Identities::Open("0123456789abcdef0123456789abcdef", (dir / "tokens.json").string(),
-                              getuid());
-  ASSERT_TRUE(ids.ok()) << ids.status().message();
-  auto with = [&](const std::string& header) {
-    HttpRequest req{.method = "GET", .path = "/v1/whoami"};
-    req.headers["authorization"] = header;
-    return (*ids)->Resolve(req);
-  };
-  for (const std::string scheme : {"Bearer", "bearer", "BEARER"}) {
-    auto c = with(scheme + " 0123456789abcdef0123456789abcdef");
-    ASSERT_TRUE(c.ok()) << scheme << ": " << c.status().message();
-    EXPECT_EQ(c->via, "admin token");
-  }
-  auto basic = with("Basic YWxhZGRpbjpvcGVuc2VzYW1l");
-  EXPECT_EQ(basic.status().code(), StatusCode::kUnauthenticated);
-  EXPECT_EQ(basic.status().message(),
-            "Authorization: expected the scheme Bearer ('Authorization: Bearer <token>'), got "
-            "\"Basic\"");
-  EXPECT_EQ(with("Bearer ").status().message(), "Authorization: Bearer without a token");
-  EXPECT_EQ(with("Bearer nope").status().code(), StatusCode::kPermissionDenied);
-  // A header without a scheme is not echoed: it would be the secret itself.
-  EXPECT_EQ(with("0123456789abcdef0123456789abcdef").status().message().find("0123456789"),
-            std::string::npos);
-  std::filesystem::remove_all(dir);
-}
-
-TEST_F(ApiSecurityTest, CliManagesTokensAndSaysWhoYouAre) {
-  Serve({"--gpus", "1"});
-  const std::string sd = "--state-dir " + dir_.string();
-  auto tok = testing::RunTiresias("token create carol " + sd);
-  ASSERT_EQ(tok.rc, 0) << tok.out;
-  const std::string token = testing::Trimmed(tok.out);
-  EXPECT_EQ(token.size(), 32u) << tok.out;
-  auto me = testing::RunTiresias(
-      fmt::format("whoami --server {} --token {} --state-dir /nonexistent", Url(), token));
-  EXPECT_EQ(me.rc, 0) << me.out;
-  EXPECT_EQ(me.out, "carol (via token)\n");
-  // --me is whom the server knows (an exploratory test: it sent this machine's login name, so
-  // carol listed the local user's jobs).
-  ASSERT_EQ(testing::RunTiresias("submit -H " + sd + " -- true").rc, 0);
-  auto mine = testing::RunTiresias(
-      fmt::format("ls --me -o json --server {} --token {} --state-dir /nonexistent", Url(), token));
-  EXPECT_EQ(mine.rc, 0) << mine.out;
-  EXPECT_EQ(testing::Trimmed(mine.out), "[]");
-  mine = testing::RunTiresias("ls --me -o json " + sd);
-  EXPECT_EQ(nlohmann::json::parse(mine.out, nullptr, false).size(), 1u) << mine.out;
-  mine = testing::RunTiresias(fmt::format(
-      "history --me -o json --server {} --token {} --state-dir /nonexistent", Url(), token));
-  EXPECT_EQ(testing::Trimmed(mine.out), "[]");
-  mine =
-      testing::RunTiresias(fmt::format("ls --me --user root -o json --server {} --token {} "
-                                       "--state-dir /nonexistent",
-                                       Url(), token));
-  EXPECT_NE(mine.out.find(R"(query me: you are "carol", and user names "root")"), std::string::npos)
-      << mine.out;
-  EXPECT_EQ(testing::RunTiresias("token ls " + sd).out, "carol\n");
-  // -o json, as every command (it was refused: "did you mean --token?").
-  const auto made = nlohmann::json::parse(
-      testing::RunTiresias("token create dave -o json " + sd).out, nullptr, false);
-  EXPECT_EQ(made.value("user", ""), "dave") << made.dump();
-  EXPECT_EQ(made.value("token", "").size(), 32u) << made.dump();
-  const auto gone = nlohmann::json::parse(
-      testing::RunTiresias("token revoke dave -o json " + sd).out, nullptr, false);
-  EXPECT_EQ(gone.value("revoked", false), true) << gone.dump();
-  EXPECT_EQ(testing::RunTiresias("token revoke carol " + sd).rc, 0);
-  me = testing::RunTiresias(
-      fmt::format("whoami --server {} --token {} --state-dir /nonexistent", Url(), token));
-  EXPECT_NE(me.rc, 0);
-  EXPECT_NE(me.out.find("token is not valid"), std::string::npos) << me.out;
-  auto bad = testing::RunTiresias("token create 'Robert; drop' " + sd);
-  EXPECT_NE(bad.rc, 0);
-  EXPECT_NE(bad.out.find("is not a user name"), std::string::npos) << bad.out;
-  // None for the superuser (an exploratory test): its holder's jobs would run as uid 0.
-  bad = testing::RunTiresias("token create root " + sd);
-  EXPECT_NE(bad.rc, 0);
-  EXPECT_NE(bad.out.find("root is uid 0: a token for it would run its holder's jobs as the "
-                         "superuser"),
-            std::string::npos)
-      << bad.out;
-  EXPECT_EQ(testing::RunTiresias("token ls " + sd).out, "");
-}
-
-// Found by a review: a session started with a token outlived the token's revocation and could
-// start sessions of its own, so access never lapsed. Now a token's sessions end with it (when
-// revoked or replaced), a session cannot start another, and a user's sessions are capped.
-TEST_F(ApiSecurityTest, SessionsEndWithTheirTokenAndCannotStartMore) {
-  Serve({"--gpus", "1"});
-  const ApiClient root = serve_->Client();
-  auto session_of = [&](const ApiClient& c) {
-    auto s = c.PostJson("/v1/sessions", nlohmann::json::object());
-    return s.ok() ? (*s)["token"].get<std::string>() : s.status().message();
-  };
-  auto whoami = [&](const std::string& token) { return Tcp(token).Get("/v1/whoami")->status; };
-  for (const char* end : {"revoke", "replace"}) {
-    const std::string token = (*root.PostJson("/v1/tokens", {{"user", "alice"}}))["token"];
-    const std::string session = session_of(Tcp(token));
-    ASSERT_EQ(whoami(session), 200) << end << ": " << session;
-    EXPECT_EQ(Tcp(session).Post("/v1/sessions", "{}")->status, 403) << end;
-    const std::string local = session_of(root);  // the socket's: not the token's to end
-    if (std::string(end) == "revoke") {
-      EXPECT_EQ(root.Delete("/v1/tokens/alice")->status, 200);
-    } else {
-      ASSERT_TRUE(root.PostJson("/v1/tokens", {{"user", "alice"}}).ok());
-    }
-    EXPECT_EQ(whoami(token), 403) << end;
-    EXPECT_EQ(whoami(session), 403) << end;
-    EXPECT_EQ(whoami(local), 200) << end;
-    (void)root.Delete("/v1/tokens/alice");
-  }
-  // At most kMaxSessionsPerUser each: the first of one more than that has ended.
-  std::vector<std::string> many;
-  for (size_t i = 0; i <= Identities::kMaxSessionsPerUser; ++i) many.push_back(session_of(root));
-  EXPECT_EQ(whoami(many.front()), 403);
-  EXPECT_EQ(whoami(many.back()), 200);
-  EXPECT_EQ(whoami(many[1]), 200);
 }
 
 TEST_F(ApiSecurityTest, AsRootAJobRunsAsItsSubmitter) {

@@ -9,6 +9,8 @@
 
 namespace tiresias {
 
+struct Common;  // the connection and output flags (cli/output.h)
+
 void AddSimCommands(CLI::App& app, int& rc);      // sim, compare, demo, policies
 void AddProfileCommands(CLI::App& app, int& rc);  // profile
 void AddSweepCommand(CLI::App& app, int& rc);     // sweep: grids of options x clusters x seeds
@@ -26,6 +28,9 @@ std::string AmbiguousSubmitFlag(const std::string& flag, const std::string& comm
 // `--env A=1 B=2 -- CMD` took it for the command), or nullopt when `first` is none.
 std::optional<std::string> AssignmentAsCommand(const std::string& first);
 void AddExplainCommand(CLI::App& app, int& rc);  // explain (AddJobCommands adds it)
+// cancel, hold, release, requeue, requeuehold (`verb`) of each job or array in `refs`; the exit
+// code (act_command.cc, which AddJobCommands' commands call).
+int ActOnJobs(const Common& o, const std::string& verb, const std::vector<std::string>& refs);
 // nodes, events, whoami, version, dashboard, token, completion:
 void AddClusterCommands(CLI::App& app, int& rc);
 // The closest of `candidates` to a misspelled `word`, if one is close enough to suggest.
