@@ -154,8 +154,7 @@ std::string AmbiguousSubmitFlag(const std::string& flag, const std::string& comm
 }
 
 std::optional<std::string> AssignmentAsCommand(const std::string& first) {
-  const size_t eq = first.find('=');
-  if (eq == std::string::npos || !IsVariableName(first.substr(0, eq))) return std::nullopt;
+  if (!IsAssignment(first)) return std::nullopt;
   return fmt::format(
       "tiresias submit: the command would begin with {}, a variable's assignment, not a program "
       "(a shell's `{} CMD`): set it with --env {} (one KEY=VALUE per --env: --env A=1 --env "

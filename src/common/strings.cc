@@ -56,6 +56,11 @@ bool IsVariableName(std::string_view key) {
          });
 }
 
+bool IsAssignment(std::string_view word) {
+  const size_t eq = word.find('=');
+  return eq != std::string_view::npos && IsVariableName(word.substr(0, eq));
+}
+
 std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {

@@ -21,6 +21,8 @@ void EnvUnset(std::vector<std::string>& env, std::string_view key);
 void EnvSet(std::vector<std::string>& env, std::string_view key, std::string_view value);
 // A name a shell can give a variable: letters, digits and _, not beginning with a digit.
 bool IsVariableName(std::string_view key);
+// A shell's variable assignment, NAME=VALUE (what `B=2 CMD` begins with).
+bool IsAssignment(std::string_view word);
 // `s` made safe to print on a terminal: control characters (C0, DEL, and C1 such as the
 // 8-bit CSI) become escapes (\n, \r, \t, \x1b, \u009b) and bytes that are not valid UTF-8
 // become \xHH, so a job name cannot move the cursor, recolour or rewrite the screen. Valid

@@ -129,19 +129,10 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
     Warn(fmt::format("job {}: process exited ({}) while not running", e.job.value(), what));
     return;
   }
-  if (e.lost && e.completed) {
-    // The engine lost the run after its work was done (its done file; e.g. slurmctld lost
-    // its state): its end, not a relaunch (it ran again, and counted a preemption).
-    Journal({.t = now,
-             .kind = EventKind::kFinish,
-             .job = e.job,
-             .detail = {{"how", what + ", work complete (done file)"}}});
-    if (Status s = sched_->Finish(e.job, now); !s.ok()) Warn(s.message());
-    EndRecord(rec, LiveState::kFinished, now, "completed (done file); then " + what);
-    DropCheckpoints(rec);
-    return;
-  }
-  if (e.lost) {
+  // The engine lost a run after its work was done (its done file; e.g. slurmctld lost its
+  // state): its end, as any other, not a relaunch (it ran again, and counted a preemption).
+  const bool done = e.lost && e.completed;
+  if (e.lost && !done) {
     // Not the job's end: the engine lost the run (its node failed). It keeps the service it
     // attained and is relaunched from its checkpoint, where the core runs it (a capacity
     // change moves it if the node is gone).
@@ -156,11 +147,16 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
     rec.message = "run lost (" + what + "); relaunching from its checkpoint";
     return;
   }
-  const bool ok = e.exit_code == 0 && e.signal == 0;
-  Journal({.t = now, .kind = EventKind::kFinish, .job = e.job, .detail = {{"how", what}}});
+  const bool ok = done || (e.exit_code == 0 && e.signal == 0);
+  Journal({.t = now,
+           .kind = EventKind::kFinish,
+           .job = e.job,
+           .detail = {{"how", done ? what + ", work complete (done file)" : what}}});
   if (Status s = sched_->Finish(e.job, now); !s.ok()) Warn(s.message());
   EndRecord(rec, ok ? LiveState::kFinished : LiveState::kFailed, now,
-            ok ? "completed" : "failed: " + what);
+            done ? "completed (done file); then " + what
+            : ok ? "completed"
+                 : "failed: " + what);
   if (ok) DropCheckpoints(rec);
 }
 
@@ -187,12 +183,13 @@ void LiveScheduler::PinEngineWaits(Time now, std::vector<JobId>& changed) {
     if (p.stopping) continue;
     const Job* cj = sched_->Find(id);
     if (!cj || !cj->running() || now < cj->progress_start) continue;
+    if (now - cj->run_start >= kEngineWaitPinMaxMs) continue;  // (asked of the engine last)
     JobRecord& rec = records_.at(id);
     // Not in its first seconds: Slurm starts a released job within about a second, which is
     // not worth a pin (it came at once, 10 s, and the run's first checkpoints were ignored).
     if (now - rec.last_start < kEngineStartGraceMs) continue;
     const std::string why = executor_->NotStarted(id);
-    if (why.empty() || now - cj->run_start >= kEngineWaitPinMaxMs) continue;
+    if (why.empty()) continue;
     rec.message = "launched; " + why;
     Journal({.t = now,
              .kind = EventKind::kDrain,

@@ -10,6 +10,15 @@
 #include "live/live_scheduler.h"
 
 namespace tiresias {
+namespace {
+
+// Whether a hold by `by` is an admin's hold (Slurm's): an admin's of another user's job, which
+// only an admin releases (its user could undo it).
+bool AdminHolds(const JobRecord& rec, const std::string& by, bool admin) {
+  return admin && by != rec.user;
+}
+
+}  // namespace
 
 Status LiveScheduler::ResolveVc(const std::string& requested, JobRecord& rec) const {
   const TenantConfig& tenants = sched_->tenants();
@@ -244,8 +253,7 @@ Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out, const std::st
         "job {}: {}; only a waiting job can be held{}", id.value(), ToString(rec.state),
         runs ? fmt::format(" (`tiresias requeue --hold {}` stops it and holds it)", ref) : ""));
   }
-  // An admin's hold of another user's job: only an admin releases it (its user could undo it).
-  const bool admin_hold = hold && admin && by != rec.user;
+  const bool admin_hold = hold && AdminHolds(rec, by, admin);
   if (!hold && rec.held && rec.held_by_admin && !admin) {
     return PermissionDenied(
         fmt::format("job {}: held by an admin; only an admin may release it", id.value()));
@@ -308,7 +316,7 @@ Status LiveScheduler::Requeue(JobId id, const std::string& by, bool hold, bool a
   changed.message = "requeued by " + by + (hold ? ", and held" : "");
   changed.state = launched ? LiveState::kPreempting : LiveState::kPending;
   changed.held = changed.held || hold;
-  if (hold && admin && by != rec.user) changed.held_by_admin = true;  // (Hold's rule)
+  if (hold && AdminHolds(rec, by, admin)) changed.held_by_admin = true;
   {
     Store::Txn txn(*store_);
     nlohmann::json detail = {{"by", by}};

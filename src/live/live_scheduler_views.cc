@@ -343,10 +343,10 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
       for (const GpuId& g : t->second) {
         auto owner = gpu_owner_.find(g);
         if (owner != gpu_owner_.end() && owner->second != id) {
-          holders.push_back(cfg_.nodes.empty() ? fmt::format("GPU {} (job {})", g.index,
-                                                             RefOf(records_.at(owner->second)))
-                                               : fmt::format("GPU n{}:{} (job {})", g.node, g.index,
-                                                             RefOf(records_.at(owner->second))));
+          holders.push_back(
+              cfg_.nodes.empty()
+                  ? fmt::format("GPU {} (job {})", g.index, JobRefOf(owner->second))
+                  : fmt::format("GPU n{}:{} (job {})", g.node, g.index, JobRefOf(owner->second)));
         }
       }
     }
@@ -479,7 +479,7 @@ nlohmann::json LiveScheduler::Nodes() {
         x["job"] = owner->second.value();
         // Its process still holds the GPU while it stops (preempted, requeued, cancelled,
         // past its time limit); it said "job 1" as if the job ran there.
-        x["ref"] = RefOf(records_.at(owner->second));
+        x["ref"] = JobRefOf(owner->second);
         // (Also when the core started it again elsewhere: its old process still stops here.)
         if (auto p = procs_.find(owner->second); p != procs_.end() && p->second.stopping) {
           x["stopping"] = true;
@@ -487,7 +487,7 @@ nlohmann::json LiveScheduler::Nodes() {
         ++busy;
       } else if (auto placed = starting.find(GpuId{node, g}); placed != starting.end()) {
         x["job"] = placed->second.value();  // placed there, not launched yet (it said free)
-        x["ref"] = RefOf(records_.at(placed->second));
+        x["ref"] = JobRefOf(placed->second);
         x["starting"] = true;
         ++busy;
       } else {

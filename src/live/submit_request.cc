@@ -215,8 +215,7 @@ StatusOr<SubmitPlan> Plan(const SubmitRequest& r) {
     return InvalidArgument("field 'argv': missing (the command to run)");
   }
   // `B=2 CMD` is a shell's assignment; exec would look for a program "B=2" and fail at launch.
-  if (const size_t eq = r.argv[0].find('=');
-      eq != std::string::npos && IsVariableName(std::string_view(r.argv[0]).substr(0, eq))) {
+  if (IsAssignment(r.argv[0])) {
     return InvalidArgument(fmt::format(
         "field 'argv': its first word '{}' is a variable's assignment, not a program: set it "
         "in 'env', or run the command through env (argv [\"env\", \"{}\", ...])",

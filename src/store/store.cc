@@ -500,9 +500,9 @@ StatusOr<std::vector<EventRow>> Store::LoadEvents(int64_t after, int limit, bool
     sql += fmt::format(" AND kind IN ({})", fmt::join(names, ", "));
   }
   if (skip_ticks) sql += fmt::format(" AND kind != '{}'", ToString(EventKind::kTick));
-  if (job && jobs <= 1) sql += fmt::format(" AND job = {}", job->value());
-  if (job && jobs > 1) {
-    sql += fmt::format(" AND job BETWEEN {} AND {}", job->value(), job->value() + jobs - 1);
+  if (job) {
+    const int64_t last = job->value() + std::max<int64_t>(jobs, 1) - 1;
+    sql += fmt::format(" AND job BETWEEN {} AND {}", job->value(), last);
   }
   sql += latest ? " ORDER BY seq DESC" : " ORDER BY seq";  // the last `limit`, reversed below
   if (limit > 0) sql += fmt::format(" LIMIT {}", limit);
