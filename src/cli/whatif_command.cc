@@ -120,7 +120,8 @@ StatusOr<WhatIfRun> ReplayJournal(const std::string& path, const WhatIfConfig& f
                            .placement = conf.value("placement", std::string("consolidate")),
                            .placement_opts = strings("placement_options"),
                            .options = {.checkpoint_aware = conf.value("checkpoint_aware", false)},
-                           .defaults_version = conf.value("defaults", 1)},
+                           .defaults_version = conf.value("defaults", 1),
+                           .even_split = conf.value("even_split", false)},
                 files);
   if (!core.ok()) return core.status();
   auto rows = (*store)->LoadJobs();
@@ -168,7 +169,8 @@ StatusOr<WhatIfRun> ReplayJournal(const std::string& path, const WhatIfConfig& f
   cfg.placement_opts =
       f.placement.empty() && f.popts.empty() ? strings("placement_options") : f.popts;
   cfg.preempt_overhead = static_cast<Duration>(f.overhead * kMsPerSecond);
-  cfg.tenants = (*core)->tenants();  // the live ones, as the journal last set them
+  cfg.even_split = conf.value("even_split", false);  // Slurm's, on any --cluster
+  cfg.tenants = (*core)->tenants();                  // the live ones, as the journal last set them
   if (f.tenants == "none") {
     cfg.tenants = {};
   } else if (!f.tenants.empty()) {

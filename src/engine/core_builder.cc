@@ -1,6 +1,7 @@
 // BuildCore: policies from the registries, files through the DataSource.
 #include "engine/core_builder.h"
 
+#include "placement/even_split.h"
 #include "placement/registry.h"
 #include "policy/registry.h"
 
@@ -19,6 +20,7 @@ StatusOr<std::unique_ptr<Scheduler>> BuildCore(const CoreConfig& cfg, const Data
   if (!policy.ok()) return policy.status();
   auto placement = MakePlacementPolicy(cfg.placement, cfg.placement_opts, data);
   if (!placement.ok()) return placement.status();
+  if (cfg.even_split) *placement = EvenSplit(std::move(*placement));
   if (cfg.tenants.on()) {
     auto quotas = ResolveQuotas(cfg.tenants, cfg.topo.total_gpus());
     if (!quotas.ok())

@@ -28,6 +28,9 @@ struct CoreConfig {
   // current one): state kept by an older build replays as it was decided (policy/registry.h).
   int defaults_version = 0;
   TenantConfig tenants;  // VCs with quotas (core/tenants.h); off with fewer than two
+  // The engine gives every node of a job the same number of GPUs (Slurm): the placement is
+  // wrapped in EvenSplit (placement/even_split.h).
+  bool even_split = false;
 };
 
 // The current version of the policy options' defaults.

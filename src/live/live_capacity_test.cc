@@ -332,3 +332,42 @@ TEST_F(LiveSchedulerTest, ANodeDownUnderAStoppingProcessIsJournalledOnce) {
 
 }  // namespace
 }  // namespace tiresias
+
+namespace tiresias {
+namespace {
+
+TEST_F(LiveSchedulerTest, UnderSlurmAMultiNodeJobIsSplitEvenly) {
+  // Two Slurm nodes of 4 GPUs (consolidate). Slurm gives every node of a job the same number
+  // of GPUs, so a 6-GPU job placed 4+2 would hold 4+4, and a 2-GPU job beside it on the
+  // second node would be evicted by the surplus (or the 6-GPU job would evict itself, in a
+  // loop). The 6-GPU job runs 3+3 instead; the 2-GPU job then waits (1 GPU free per node) and
+  // explain says why. A 7-GPU job (no even split over two nodes of 4) is refused at submit.
+  // The state records the choice: its replay keeps it.
+  cluster_ = {{"n1", 4}, {"n2", 4}};
+  executor_ = "slurm";
+  policy_opts_ = {"thresholds=100000"};
+  auto d = Start();
+  const JobId big = *d->Submit({.gpus = 6, .argv = {"train"}});
+  world_.work[big] = 1'000'000;
+  d->Step();
+  const JobId small = *d->Submit({.gpus = 2, .argv = {"train"}});
+  world_.work[small] = 1'000'000;
+  d->Step();
+  ASSERT_EQ(world_.launches.size(), 1u);
+  EXPECT_EQ(world_.launches[0], fmt::format("{}@{}:0,1,2,1:0,1:1,1:2", big.value(), world_.now));
+  EXPECT_EQ((*d->Get(small))["state"], "pending");
+  const std::string why = d->Explain(small)->dump();
+  EXPECT_NE(why.find("waits for one node with 2 free GPUs"), std::string::npos) << why;
+  auto seven = d->Submit({.gpus = 7, .argv = {"train"}});
+  ASSERT_FALSE(seven.ok());
+  EXPECT_NE(seven.status().message().find("cannot be split evenly over 2 nodes of 4 GPUs"),
+            std::string::npos)
+      << seven.status().message();
+  d.reset();
+  d = Start();
+  EXPECT_EQ((*d->Get(big))["state"], "running");
+  EXPECT_FALSE(d->Submit({.gpus = 7, .argv = {"train"}}).ok());
+}
+
+}  // namespace
+}  // namespace tiresias

@@ -44,6 +44,9 @@ Status LiveScheduler::Open() {
   // Checkpoint-aware victims: on for a new state unless --checkpoint-aware=false; state from
   // before the option was recorded replays without it (its journal has no checkpoints).
   bool ckpt_aware = cfg_.checkpoint_aware.value_or(true);
+  // Even splits of multi-node jobs: Slurm gives every node of a job the same number of GPUs.
+  // On for a new Slurm state; state from before it was recorded replays without it.
+  bool even_split = cfg_.executor == "slurm";
   const auto old = store_->GetMeta("config");
   if (old) {
     auto recorded = nlohmann::json::parse(*old, nullptr, /*allow_exceptions=*/false);
@@ -54,6 +57,8 @@ Status LiveScheduler::Open() {
       recorded.erase("defaults");
       ckpt_aware = recorded.value("checkpoint_aware", false);
       recorded.erase("checkpoint_aware");
+      even_split = recorded.value("even_split", false);
+      recorded.erase("even_split");
       if (cfg_.checkpoint_aware && *cfg_.checkpoint_aware != ckpt_aware) {
         return FailedPrecondition(fmt::format(
             "{}: this state was written with --checkpoint-aware={}; start without the option "
@@ -76,12 +81,14 @@ Status LiveScheduler::Open() {
                            .placement = cfg_.placement,
                            .placement_opts = cfg_.placement_opts,
                            .options = {.record_transitions = true, .checkpoint_aware = ckpt_aware},
-                           .defaults_version = defaults_version},
+                           .defaults_version = defaults_version,
+                           .even_split = even_split},
                 FileDataSource());
   if (!core.ok()) return core.status();  // a bad configuration is not recorded
   if (!old) {
     conf["defaults"] = defaults_version;
     conf["checkpoint_aware"] = ckpt_aware;
+    if (even_split) conf["even_split"] = true;
     if (Status s = store_->SetMeta("config", conf.dump()); !s.ok()) return s;
   }
   sched_ = std::move(*core);

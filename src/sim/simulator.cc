@@ -188,7 +188,8 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
                                                 .checkpoint_aware = cfg.checkpoint_aware,
                                                 .lose_work = ckpt},
                                     .speed = cfg.speed,
-                                    .tenants = cfg.tenants},
+                                    .tenants = cfg.tenants,
+                                    .even_split = cfg.even_split},
                          cfg.data ? *cfg.data : own_files);
   if (!built.ok()) return built.status();
   Scheduler& core = **built;

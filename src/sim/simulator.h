@@ -79,6 +79,8 @@ struct SimConfig {
   bool checkpoint_aware = false;
   // Tenants (VCs with quotas, CoreConfig::tenants); jobs belong to JobSpec::vc.
   TenantConfig tenants;
+  // Multi-node jobs split evenly (CoreConfig::even_split): whatif of a Slurm serve's state.
+  bool even_split = false;
   // Reads the files policy options name; null: a FileDataSource of this run's own. Share
   // one across runs (compare) to read each file once.
   std::shared_ptr<const DataSource> data;
