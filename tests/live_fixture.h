@@ -55,8 +55,10 @@ struct FakeWorld {
   int64_t engine_busy_until = 0;  // until then Launch is Unavailable (a queued submission)
   std::set<JobId> refused;        // Launch refuses these jobs (an engine's permanent refusal)
   std::map<JobId, std::string> not_started;  // launched, the engine keeps them pending (why)
-  std::vector<std::string> signals;          // "job:sig@ms", each signal sent to a live process
-  bool queued_signals = false;  // an engine whose signals are queued (SignalsAtOnce false)
+  // Held by an admin in the engine (Executor::EngineHolds); nullopt: the engine cannot say.
+  std::optional<std::map<JobId, std::string>> engine_holds;
+  std::vector<std::string> signals;  // "job:sig@ms", each signal sent to a live process
+  bool queued_signals = false;       // an engine whose signals are queued (SignalsAtOnce false)
 
   bool Alive(const P& p) const { return !p.reported && p.exit_at > now; }
 
@@ -171,6 +173,9 @@ class FakeRunner : public Executor {
                       : p.cancelled ? "scancel by bob"
                                     : "",
             .completed = p.done_file};
+  }
+  std::optional<std::map<JobId, std::string>> EngineHolds() const override {
+    return w_.engine_holds;
   }
   std::string NotStarted(JobId job) const override {
     auto it = w_.not_started.find(job);

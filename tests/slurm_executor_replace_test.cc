@@ -5,6 +5,7 @@
 // journal lost cancels its Slurm job; a killed job's replaced and retired Slurm jobs end
 // cancelled; a stop decided on a stale snapshot reaches the job; a job started under a
 // submit limit takes the place of a held one, and one over a limit on its own size fails.
+// An admin's `scontrol hold` is reported (EngineHolds), and a launch does not undo it.
 // On a real one-node Slurm cluster
 // (tests/slurm_executor_fixture.h); `scontrol requeue` stands for the node failure.
 #include <fmt/format.h>
@@ -270,6 +271,32 @@ TEST_F(SlurmExecutorTest, TheHeldJobThatGivesItsPlaceIsTheOneTheCoreWouldStartLa
   EXPECT_EQ(x->SlurmId(JobId(2)), held2);
   EXPECT_EQ(Squeue(held1, "%T %k"), "CANCELLED tiresias:order:gave-place-of:1");
   EXPECT_EQ(Squeue(held2, "%T"), "PENDING");
+}
+
+TEST_F(SlurmExecutorTest, AnAdminsHoldIsReportedAndNotUndoneByALaunch) {
+  // Regression (an exploratory test): an admin's `scontrol hold` on the held batch job of a
+  // waiting tiresias job was released by serve's launch (scontrol release, as root, undoes
+  // it). Now EngineHolds reports it, and a launch pins but does not release it: the run shows
+  // released and not started (NotStarted, JobHeldAdmin). Once the admin releases it there,
+  // the hold is no longer reported.
+  auto x = Open("adminhold", 250ms);
+  ASSERT_TRUE(x);
+  const LaunchSpec spec = Spec(1, {"sleep", "300"});
+  Prepared(*x, spec);
+  const int64_t sid = x->SlurmId(JobId(1));
+  ASSERT_EQ(cluster_->Sh(fmt::format("scontrol hold {}", sid)).rc, 0);
+  ASSERT_TRUE(
+      WaitFor([&] { return x->EngineHolds() && x->EngineHolds()->contains(JobId(1)); }, 30s));
+  EXPECT_NE(x->EngineHolds()->at(JobId(1)).find(fmt::format("scontrol release {}", sid)),
+            std::string::npos);
+  ASSERT_TRUE(x->Launch(spec).ok());
+  ASSERT_TRUE(x->Drain(30s));
+  ASSERT_TRUE(WaitFor([&] { return !x->NotStarted(JobId(1)).empty(); }, 30s));
+  EXPECT_NE(x->NotStarted(JobId(1)).find("JobHeldAdmin"), std::string::npos);
+  std::this_thread::sleep_for(2s);
+  EXPECT_EQ(Squeue(sid, "%T %r"), "PENDING JobHeldAdmin");
+  ASSERT_EQ(cluster_->Sh(fmt::format("scontrol release {}", sid)).rc, 0);
+  EXPECT_TRUE(WaitFor([&] { return x->EngineHolds() && x->EngineHolds()->empty(); }, 30s));
 }
 
 TEST_F(SlurmExecutorTest, AStopSentBeforeTheBatchScriptStartsStillStopsIt) {

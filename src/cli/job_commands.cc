@@ -211,9 +211,10 @@ void ShowOne(const Common& o, const nlohmann::json& j, const nlohmann::json* eve
                            Str(j, "name"), Str(j, "user"), HasVc(j) ? " VC=" + Str(j, "vc") : "");
   std::cout << fmt::format("   State={} Reason={} Queue={} Held={} Attempt={}\n", Str(j, "state"),
                            Str(j, "reason") == "" ? "None" : Str(j, "reason"), Str(j, "queue"),
-                           !j.value("held", false)        ? "no"
-                           : Str(j, "held_by") == "admin" ? "yes (by an admin)"
-                                                          : "yes",
+                           !j.value("held", false)         ? "no"
+                           : Str(j, "held_by") == "admin"  ? "yes (by an admin)"
+                           : Str(j, "held_by") == "engine" ? "yes (by an admin, in Slurm)"
+                                                           : "yes",
                            j.value("attempt", -1) < 0 ? "none" : Str(j, "attempt"));
   const int checkpointed = j.value("checkpointed", preemptions - kills);
   const int stopping = preemptions - kills - checkpointed;

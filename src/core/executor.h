@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -157,6 +158,11 @@ class Executor {
   // Why a launched run has not started in the engine yet (Slurm keeps its released job
   // PENDING: a reservation, a partition down, a limit), "" when it has (or cannot tell).
   virtual std::string NotStarted(JobId /*job*/) const { return ""; }
+  // The jobs an admin holds in the engine itself (Slurm: `scontrol hold`), each with what to
+  // tell people (how to release it there); nullopt when the engine cannot say now. The daemon
+  // holds them too, and releases them once the engine's hold is gone; the engine never
+  // releases them itself (a launch of one waits, NotStarted). Never blocks.
+  virtual std::optional<std::map<JobId, std::string>> EngineHolds() const { return std::nullopt; }
   // When the engine cannot be reached: since when (wall ms) and why; nullopt while it can.
   virtual std::optional<std::pair<int64_t, std::string>> ContactLost() const {
     return std::nullopt;

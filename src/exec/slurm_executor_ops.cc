@@ -401,7 +401,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     }
     lap("pins", pins.size());
     std::vector<int64_t> release;
-    std::vector<Op> release_ops;
+    std::vector<Op> release_ops, admin_held;
     for (Pin& p : pins) {
       if (p.status.code() == StatusCode::kUnavailable) {
         contact = p.status;
@@ -422,8 +422,27 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
         }
         continue;
       }
+      {
+        // An admin holds it in Slurm: not released (as root that would undo the admin's
+        // hold). Pinned, it shows released and waiting (NotStarted); serve holds the job.
+        std::lock_guard lk(mu_);
+        if (const SlurmJob* s = Seen(p.sid); s && HeldByAdmin(*s)) {
+          admin_held.push_back(p.op);
+          continue;
+        }
+      }
       release.push_back(p.sid);
       release_ops.push_back(p.op);
+    }
+    if (!admin_held.empty()) {
+      std::lock_guard lk(mu_);
+      const uint64_t seq = ++op_seq_;
+      for (const Op& o : admin_held) {
+        Job* j = Find(o.job);
+        if (!j || j->phase != Phase::kLaunching || j->attempt != o.attempt) continue;
+        j->phase = Phase::kReleased;
+        j->released_seq = seq;
+      }
     }
     if (!release.empty()) {
       StatusOr<CommandResult> r = IoError("");

@@ -266,6 +266,21 @@ std::string SlurmExecutor::NotStarted(JobId job) const {
                      s->reason.empty() ? "no reason given" : s->reason);
 }
 
+std::optional<std::map<JobId, std::string>> SlurmExecutor::EngineHolds() const {
+  std::lock_guard lk(mu_);
+  if (seen_seq_ == 0 || contact_lost_) return std::nullopt;
+  std::map<JobId, std::string> out;
+  for (const auto& [id, j] : jobs_) {
+    if (j.retired || j.slurm_id == 0) continue;
+    if (const SlurmJob* s = Ours(j); s && HeldByAdmin(*s)) {
+      out[id] = fmt::format(
+          "held in Slurm by an admin (scontrol hold): `scontrol release {}` there lets it run",
+          s->id);
+    }
+  }
+  return out;
+}
+
 void SlurmExecutor::PollerLoop() {
   auto next_sinfo = std::chrono::steady_clock::now();
   auto backoff = opts_.poll_interval;

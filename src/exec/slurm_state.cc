@@ -229,6 +229,10 @@ bool SlurmEnded(std::string_view s) {
          s == "OUT_OF_MEMORY" || s == "SPECIAL_EXIT" || s == "REVOKED";
 }
 
+bool HeldByAdmin(const SlurmJob& s) {
+  return s.state == "PENDING" && s.held && s.reason == "JobHeldAdmin";
+}
+
 SlurmRunEnd RecordedEnd(const SlurmJob& s) {
   if (s.state != "COMPLETED" && s.wait_status == 0) return {};  // not reported (yet)
   if (WIFEXITED(s.wait_status)) return {.exit_code = WEXITSTATUS(s.wait_status)};

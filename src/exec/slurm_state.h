@@ -78,6 +78,10 @@ int GpusInGres(std::string_view gres);
 // ...), ended (COMPLETED, FAILED, CANCELLED, TIMEOUT, NODE_FAIL, ...), or neither (PENDING).
 bool SlurmActive(std::string_view state);
 bool SlurmEnded(std::string_view state);
+// Pending under an admin's hold (`scontrol hold` by root or an operator: JobHeldAdmin). Never
+// tiresias's own: its holds are JobHeldUser (sbatch --hold, uhold) or "job requeued in held
+// state" (requeuehold); Slurm's own after max_batch_requeue is JobHoldMaxRequeue.
+bool HeldByAdmin(const SlurmJob& s);
 // How job `s`'s run ended as Slurm recorded it: its exit code, or the signal that killed it;
 // exit code -1 and no signal when none is recorded. Slurm sets a job's end state when it
 // decides it (CANCELLED as soon as a cancel or scancel --signal=KILL is asked, TIMEOUT when

@@ -401,6 +401,7 @@ int64_t LiveScheduler::Step() {
     for (const ExitInfo& e : executor_->Poll()) HandleExit(e, now, changed);
     PollCheckpoints(now);
     PinEngineWaits(now, changed);
+    SyncEngineHolds(now, changed);
     if (!procs_.empty() && now - alive_stamped_ >= kAliveStampMs) {
       MustOk(store_->SetMeta(kAliveKey, std::to_string(now)));  // all tracked ones alive now
       alive_stamped_ = now;

@@ -239,6 +239,12 @@ class LiveScheduler {
   // demotion while they wait, pinned as a launch the engine cannot take yet (for at most
   // kEngineWaitPinMaxMs since the core started it).
   void PinEngineWaits(Time now, std::vector<JobId>& changed);
+  // Jobs an admin holds in the engine (Executor::EngineHolds) are held here too (a started one
+  // requeued and held: the engine does not run it), and released once that hold is gone.
+  void SyncEngineHolds(Time now, std::vector<JobId>& changed);
+  // What holds a job held in the engine, and how to release it there (the engine's words,
+  // kept as the record's message while nothing else replaced it).
+  static std::string EngineHoldText(const JobRecord& r);
   // Note() from the loop: aborts on failure (see MustOk).
   void Journal(const Event& e);
   // Replays one journal input into the core.

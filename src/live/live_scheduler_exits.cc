@@ -200,6 +200,57 @@ void LiveScheduler::PinEngineWaits(Time now, std::vector<JobId>& changed) {
   }
 }
 
+void LiveScheduler::SyncEngineHolds(Time now, std::vector<JobId>& changed) {
+  const auto holds = executor_->EngineHolds();
+  if (!holds) return;  // the engine cannot say now: nothing changes
+  for (JobRecord* open : OpenRecords()) {
+    JobRecord& rec = *open;
+    const JobId id = rec.id;
+    if (IsTerminal(rec.state) || rec.timing_out) continue;
+    auto it = holds->find(id);
+    if (it == holds->end()) {
+      if (!rec.held_in_engine) continue;
+      rec.held = rec.held_by_admin = rec.held_in_engine = false;
+      rec.message = "released in the engine";
+      Journal({.t = now,
+               .kind = EventKind::kHold,
+               .job = id,
+               .detail = {{"held", false}, {"by", "slurm"}, {"admin", true}}});
+    } else {
+      if (rec.held_in_engine || rec.state == LiveState::kPreempting) continue;
+      const Job* cj = sched_->Find(id);
+      if (cj && cj->running()) {
+        // Started meanwhile (its release was kept back): requeued, as `requeue --hold` does.
+        const bool launched = !to_launch_.contains(id) && procs_.contains(id);
+        Journal({.t = now,
+                 .kind = EventKind::kRequeue,
+                 .job = id,
+                 .detail = {{"by", "slurm"}, {"hold", true}}});
+        MustOk(sched_->Requeue(id, now));
+        to_launch_.erase(id);
+        rec.state = launched ? LiveState::kPreempting : LiveState::kPending;
+        if (launched) StopProcess(id, now, cfg_.preempt_signal);
+      } else if (rec.state != LiveState::kPending) {
+        continue;
+      }
+      rec.held = rec.held_by_admin = rec.held_in_engine = true;
+      rec.message = it->second;
+      Journal({.t = now,
+               .kind = EventKind::kHold,
+               .job = id,
+               .detail = {{"held", true}, {"by", "slurm"}, {"admin", true}, {"why", it->second}}});
+    }
+    changed.push_back(id);
+    eligibility_dirty_ = true;
+    dirty_ = true;
+  }
+}
+
+std::string LiveScheduler::EngineHoldText(const JobRecord& r) {
+  if (r.message.starts_with("held in ")) return r.message;
+  return "held by an admin in the cluster's engine: released there, not by tiresias";
+}
+
 void LiveScheduler::DropCheckpoints(JobRecord& rec) {
   if (rec.keep_checkpoints) return;
   const std::string dir = (std::filesystem::path(JobDir(rec.id)) / "checkpoint").string();

@@ -85,7 +85,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["checkpointed"] = std::max(0, r.preemptions - r.kills - (stopping ? 1 : 0));
   j["lost_gpu_s"] = ToSeconds(r.lost);  // work lost to its preemptions
   j["held"] = r.held;
-  if (r.held) j["held_by"] = r.held_by_admin ? "admin" : "user";
+  if (r.held) j["held_by"] = r.held_in_engine ? "engine" : r.held_by_admin ? "admin" : "user";
   j["ref"] = RefOf(r);  // how its user names it: ARRAY_INDEX for an array's task, else the id
   const Time until = r.end >= 0 ? std::min(r.end, now) : now;
   if (const Job* cj = sched_->Find(r.id)) {
@@ -223,6 +223,7 @@ std::string LiveScheduler::HeldReason(const JobRecord& r) const {
   // From the record (the core's state follows at the next step), but for an array's limit,
   // which only the step's count decides.
   if (IsTerminal(r.state)) return "";
+  if (r.held && r.held_in_engine) return EngineHoldText(r);
   if (r.held && r.held_by_admin) {
     return fmt::format("held by an admin (only an admin may release it: tiresias release {})",
                        RefOf(r));

@@ -115,6 +115,9 @@ struct JobRecord {
   // Held by an admin on another user's job (Slurm's admin hold): only an admin releases it.
   // Stored in the `held` column as 2 (1: a user's hold), which older builds read as held.
   bool held_by_admin = false;
+  // Held because an admin holds its job in the engine (Slurm: `scontrol hold`; held_by_admin
+  // too): released when the engine's hold is gone, never by tiresias. Stored as 3.
+  bool held_in_engine = false;
   bool timing_out = false;  // stopping because it ran out of time (not stored: recomputed)
   std::string message;      // the last reason (start, preemption, failure)
 };
