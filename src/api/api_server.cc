@@ -2,11 +2,9 @@
 #include "api/api_server.h"
 
 #include <fmt/format.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -18,6 +16,7 @@
 #include <vector>
 
 #include "api/api_reply.h"
+#include "common/accounts.h"
 #include "common/strings.h"
 #include "core/event_log.h"
 #include "live/submit_request.h"
@@ -463,12 +462,9 @@ HttpResponse ApiServer::Submit(const HttpRequest& req, const Caller& caller) {
     return Fail(403, fmt::format("field 'user': you are {}; only an admin submits as {}",
                                  caller.user, Echo(nlohmann::json(r->user))));
   } else {
-    std::array<char, 4096> buf{};
-    passwd pw{};
-    passwd* found = nullptr;
-    if (getpwnam_r(r->user.c_str(), &pw, buf.data(), buf.size(), &found) == 0 && found) {
-      r->uid = found->pw_uid;
-      r->gid = found->pw_gid;
+    if (const auto account = AccountByName(r->user)) {
+      r->uid = account->uid;
+      r->gid = account->gid;
     }
   }
   if (geteuid() == 0 && !r->uid) {
@@ -479,18 +475,13 @@ HttpResponse ApiServer::Submit(const HttpRequest& req, const Caller& caller) {
   if (r->cwd.empty()) {
     // None given (the CLI sends its own): the home directory of the user it runs as, as a
     // login would (it ran in serve's own directory, and `show` said WorkDir= empty).
-    std::array<char, 4096> buf{};
-    passwd pw{};
-    passwd* found = nullptr;
-    // ("/" for a service account whose home is none, e.g. /nonexistent.)
+    // (Its user's when serve is root; else serve runs it as serve's own user. "/" for a
+    // service account whose home is none, e.g. /nonexistent.)
+    const auto account = AccountById(geteuid() == 0 ? r->uid.value_or(0) : geteuid());
     std::error_code ec;
-    const bool home =
-        // (Its user's when serve is root; else serve runs it as serve's own user.)
-        getpwuid_r(geteuid() == 0 ? r->uid.value_or(0) : geteuid(), &pw, buf.data(), buf.size(),
-                   &found) == 0 &&
-        found && found->pw_dir && found->pw_dir[0] == '/' &&
-        std::filesystem::is_directory(found->pw_dir, ec);
-    r->cwd = home ? found->pw_dir : "/";
+    const bool home = account && account->home.starts_with('/') &&
+                      std::filesystem::is_directory(account->home, ec);
+    r->cwd = home ? account->home : "/";
   }
   std::vector<JobId> ids;
   auto id = sched_.Submit(*r, &ids);

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
-#include <pwd.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -15,6 +14,7 @@
 #include <sstream>
 
 #include "api/api_reply.h"
+#include "common/accounts.h"
 #include "common/atomic_file.h"
 #include "common/sha256.h"
 #include "common/strings.h"
@@ -147,14 +147,8 @@ StatusOr<std::unique_ptr<Identities>> Identities::Open(std::string admin_token,
 
 Caller Identities::LocalCaller(uid_t uid, gid_t gid) const {
   Caller c{.uid = uid, .gid = gid, .via = "unix socket"};
-  std::array<char, 4096> buf{};
-  passwd pw{};
-  passwd* found = nullptr;
-  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found) {
-    c.user = found->pw_name;
-  } else {
-    c.user = fmt::format("uid:{}", uid);
-  }
+  const auto account = AccountById(uid);
+  c.user = account ? account->name : fmt::format("uid:{}", uid);
   c.admin = uid == 0 || uid == operator_uid_;
   return c;
 }
@@ -177,12 +171,9 @@ StatusOr<Caller> Identities::Resolve(const HttpRequest& req) const {
     for (const Entry& e : tokens_) {
       if (!SameHash(hash, e.sha256)) continue;
       Caller c{.user = e.user, .via = "token"};
-      std::array<char, 4096> buf{};
-      passwd pw{};
-      passwd* found = nullptr;
-      if (getpwnam_r(e.user.c_str(), &pw, buf.data(), buf.size(), &found) == 0 && found) {
-        c.uid = found->pw_uid;
-        c.gid = found->pw_gid;
+      if (const auto account = AccountByName(e.user)) {
+        c.uid = account->uid;
+        c.gid = account->gid;
       }
       if (c.uid == 0u) return PermissionDenied(SuperuserToken(e.user));  // (a file edited)
       return c;
@@ -201,11 +192,7 @@ StatusOr<std::string> Identities::CreateToken(const std::string& user) {
     return InvalidArgument(
         fmt::format("'{}' is not a user name ([a-z_][a-z0-9_.-]*, at most 32)", user));
   }
-  std::array<char, 4096> buf{};
-  passwd pw{};
-  passwd* found = nullptr;
-  if (getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) == 0 && found &&
-      found->pw_uid == 0) {
+  if (const auto account = AccountByName(user); account && account->uid == 0) {
     return InvalidArgument(SuperuserToken(user));
   }
   auto tok = NewToken();

@@ -6,14 +6,12 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/close_range.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +20,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "common/accounts.h"
 #include "common/sha256.h"
 #include "common/strings.h"
 #include "exec/exit_file.h"
@@ -175,14 +174,11 @@ std::vector<std::string> BaseEnv(std::optional<uid_t> as_user) {
     return env;
   }
   env.push_back(std::string("PATH=") + kDefaultPath);
-  std::array<char, 4096> buf{};
-  passwd pw{};
-  passwd* found = nullptr;
-  if (getpwuid_r(*as_user, &pw, buf.data(), buf.size(), &found) == 0 && found) {
-    env.push_back(std::string("HOME=") + found->pw_dir);
-    env.push_back(std::string("USER=") + found->pw_name);
-    env.push_back(std::string("LOGNAME=") + found->pw_name);
-    env.push_back(std::string("SHELL=") + found->pw_shell);
+  if (const auto account = AccountById(*as_user)) {
+    env.push_back("HOME=" + account->home);
+    env.push_back("USER=" + account->name);
+    env.push_back("LOGNAME=" + account->name);
+    env.push_back("SHELL=" + account->shell);
   }
   return env;
 }

@@ -6,29 +6,26 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <grp.h>
-#include <pwd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <cstring>
 #include <thread>
 #include <vector>
 
+#include "common/accounts.h"
+
 namespace tiresias {
 
 StatusOr<int> OpenToReadAs(const std::string& path, uid_t uid, gid_t gid) {
   std::vector<gid_t> groups{gid};
-  std::array<char, 4096> buf{};
-  passwd pw{};
-  passwd* found = nullptr;
-  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found) {
+  if (const auto account = AccountById(uid)) {
     int n = 64;
     groups.resize(static_cast<size_t>(n));
-    if (getgrouplist(found->pw_name, gid, groups.data(), &n) < 0) {
+    if (getgrouplist(account->name.c_str(), gid, groups.data(), &n) < 0) {
       groups.resize(static_cast<size_t>(n));
-      getgrouplist(found->pw_name, gid, groups.data(), &n);
+      getgrouplist(account->name.c_str(), gid, groups.data(), &n);
     }
     groups.resize(static_cast<size_t>(n));
   }
