@@ -43,7 +43,8 @@ class ServeProcess {
   }
   ~ServeProcess() { Stop(SIGTERM); }
 
-  void Start() {
+  // Waits `wait` for serve to listen (it may wait for its cluster engine first).
+  void Start(std::chrono::milliseconds wait = std::chrono::seconds(10)) {
     fs::remove(dir_ / "tiresias.addr");
     pid_ = fork();
     if (pid_ == 0) {
@@ -56,7 +57,7 @@ class ServeProcess {
       execv(argv[0], argv.data());
       _exit(127);
     }
-    if (!WaitFor([&] { return fs::exists(dir_ / "tiresias.addr"); }, 10s)) {
+    if (!WaitFor([&] { return fs::exists(dir_ / "tiresias.addr"); }, wait)) {
       throw std::runtime_error("tiresias serve did not start: " + ReadAll(dir_ / "serve.out"));
     }
   }

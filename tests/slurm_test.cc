@@ -65,10 +65,10 @@ class SlurmTest : public ::testing::Test {
     }
     cluster_.reset();
   }
-  void Serve(std::vector<std::string> args) {
+  void Serve(std::vector<std::string> args, std::chrono::milliseconds wait = 10s) {
     args.insert(args.begin(), {"--executor", "slurm", "--partition", "gpu"});
     serve_ = std::make_unique<ServeProcess>(state_, std::move(args));
-    serve_->Start();
+    serve_->Start(wait);
   }
   int64_t Submit(const nlohmann::json& body) {
     auto r = serve_->Client().PostJson("/v1/jobs", body);
@@ -455,6 +455,24 @@ TEST_F(SlurmTest, SlurmctldDownIsRetriedAndLosesNothing) {
   for (int64_t id : ids) EXPECT_EQ(State(id), "finished") << Job(id).dump();
   auto n = serve_->Client().GetJson("/v1/nodes");
   EXPECT_FALSE(n->contains("engine_unreachable")) << n->dump();
+  // Nothing was evicted (the nodes are UNKNOWN for a few seconds after the restart: they stay
+  // usable).
+  for (int64_t id : ids) EXPECT_EQ(Job(id)["preemptions"], 0) << Job(id).dump();
+  // serve started while slurmctld is down waits for it (squeue/sinfo --json exit 0 then, and
+  // said only "Unspecified error": serve exited at once), and runs jobs once it answers.
+  serve_->Stop(SIGTERM);
+  cluster_->StopController();
+  std::thread later([&] {
+    std::this_thread::sleep_for(6s);  // sinfo takes 4 s to give up on it: one try fails
+    cluster_->StartController();
+  });
+  Serve({"--policy", "fifo"}, 40s);
+  later.join();
+  const std::string out = ReadAll(state_ / "serve.out");
+  EXPECT_NE(out.find("slurmctld unreachable"), std::string::npos) << out;
+  const int64_t last = Submit({{"gpus", 1}, {"argv", {"true"}}});
+  ASSERT_TRUE(AllEnded({last}, 60s));
+  EXPECT_EQ(State(last), "finished") << Job(last).dump();
 }
 
 TEST_F(SlurmTest, AJobThePolicyStartsUnderASubmitLimitTakesAHeldJobsPlace) {

@@ -297,13 +297,18 @@ int Serve(const ServeFlags& f) {
                     .sbatch_args = f.sbatch_args,
                     .cpus_per_task = f.slurm_cpus,
                     .poll_interval = std::chrono::milliseconds(f.slurm_poll_ms)};
-    // slurmctld may be restarting too: keep trying for a while before giving up.
+    // slurmctld may be restarting too: keep trying for a while before giving up. A stop signal
+    // meanwhile stops serve (it is blocked: sigwait below takes it once serve runs).
     auto x = SlurmExecutor::Open(so);
     for (int wait_ms = 250, waited = 0;
          !x.ok() && x.status().code() == StatusCode::kUnavailable && waited < 60'000;
          waited += wait_ms, wait_ms = std::min(wait_ms * 2, 5'000)) {
       std::cerr << "tiresias serve: " << x.status().message() << "; retrying\n";
-      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+      const timespec wait{.tv_sec = wait_ms / 1000, .tv_nsec = (wait_ms % 1000) * 1'000'000L};
+      if (const int sig = sigtimedwait(&stop_signals, nullptr, &wait); sig > 0) {
+        std::cerr << "tiresias serve: " << strsignal(sig) << " while waiting for Slurm: stopped\n";
+        return 1;
+      }
       x = SlurmExecutor::Open(so);
     }
     if (!x.ok()) return fail(x.status());

@@ -58,18 +58,31 @@ bool SlurmExecutor::Retryable(const CommandResult& r) const {
   return !ping.ok() || !SlurmPingSaysUp(ping->out);
 }
 
+Status SlurmExecutor::JsonFault(const Status& s) const {
+  // squeue/sinfo --json exit 0 while slurmctld is down, their JSON's errors saying only
+  // "Unspecified error" (22.05): unreachable if no controller answers a ping now.
+  CommandResult said;
+  said.out = s.message();
+  if (Retryable(said)) return Unavailable("slurmctld unreachable: " + s.message());
+  return s;
+}
+
 StatusOr<std::vector<SlurmJob>> SlurmExecutor::Squeue(std::chrono::milliseconds extra) const {
   auto r = Slurm({"squeue", "--json"}, 1, extra);
   if (!r.ok()) return r.status();
   if (!r->ok()) return IoError("squeue --json: " + r->Summary());
-  return ParseSqueueJson(r->out);
+  auto jobs = ParseSqueueJson(r->out);
+  if (!jobs.ok()) return JsonFault(jobs.status());
+  return jobs;
 }
 
 StatusOr<std::vector<SlurmNode>> SlurmExecutor::Sinfo() const {
   auto r = Slurm(nodes_command_);
   if (!r.ok()) return r.status();
   if (!r->ok()) return IoError(Join(nodes_command_, " ") + ": " + r->Summary());
-  return ParseSinfoJson(r->out);
+  auto nodes = ParseSinfoJson(r->out);
+  if (!nodes.ok()) return JsonFault(nodes.status());
+  return nodes;
 }
 
 std::string SlurmExecutor::Tag(JobId id) const {

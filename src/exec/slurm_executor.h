@@ -138,6 +138,8 @@ class SlurmExecutor : public Executor {
   static constexpr std::chrono::milliseconds kOpenSqueueExtra{std::chrono::seconds(50)};
   // A squeue that takes longer than this sets the pace of polls (PollerLoop).
   static constexpr std::chrono::milliseconds kSlowSqueue{std::chrono::seconds(3)};
+  // How long a usable node that turns UNKNOWN (slurmctld restarted) stays usable.
+  static constexpr std::chrono::milliseconds kUnknownGrace{std::chrono::minutes(2)};
   struct Job {
     JobId id;
     int64_t slurm_id = 0;
@@ -216,6 +218,8 @@ class SlurmExecutor : public Executor {
   // A failed command is retried (not the request's fault) when its words say slurmctld did
   // not answer, or when `scontrol ping` finds no controller up.
   bool Retryable(const CommandResult& r) const;
+  // A squeue/sinfo whose JSON could not be read (`s`): Unavailable when slurmctld is down.
+  Status JsonFault(const Status& s) const;
   // squeue --json: on a big cluster it may need `extra` time (the poller learns how much).
   StatusOr<std::vector<SlurmJob>> Squeue(std::chrono::milliseconds extra = {}) const;
   StatusOr<std::vector<SlurmNode>> Sinfo() const;
@@ -275,6 +279,8 @@ class SlurmExecutor : public Executor {
   // was lost made one; the job was retired meanwhile) are cancelled, once; cancelled ones
   // (CancelSlurmJob) that a snapshot shows back are cancelled again; mu_ held.
   void Sweep();
+  // PollNodes: a node usable before stays so for kUnknownGrace while it is UNKNOWN.
+  void KeepUsableWhileUnknown(const SlurmNode& n, NodeReport& r);
   // How an attempt ended, from Slurm's record of the job.
   ExitInfo ExitOf(const Job& j, const SlurmJob* s) const;
   // The restart count Slurm's job `s` (null: not seen yet, a fresh one) has once released:
@@ -304,6 +310,10 @@ class SlurmExecutor : public Executor {
   std::vector<SlurmNode> node_state_;
   uint64_t op_seq_ = 0;  // advances when a command starts or an op completes
   uint64_t reported_nodes_seq_ = 0;
+  // Nodes PollNodes last reported usable, and since when each of them has been UNKNOWN (just
+  // after slurmctld restarts, until its slurmd registers again): usable for kUnknownGrace.
+  std::set<std::string> usable_nodes_;
+  std::map<std::string, std::chrono::steady_clock::time_point> unknown_since_;
   uint64_t swept_seq_ = 0;
   // Slurm jobs cancelled (Sweep's, retired and replaced ones), each with op_seq_ when it was
   // cancelled. Sweep forgets one that a later snapshot no longer shows (Slurm forgot it) and

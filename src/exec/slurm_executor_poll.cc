@@ -188,6 +188,31 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
   return out;
 }
 
+void SlurmExecutor::KeepUsableWhileUnknown(const SlurmNode& n, NodeReport& r) {
+  // slurmctld restarted: its nodes are UNKNOWN until their slurmd registers again (seconds).
+  // Unusable, they evicted every job on the cluster. One usable before stays usable for a
+  // while; a node that died meanwhile is marked DOWN by Slurm (SlurmdTimeout), or ends the
+  // grace.
+  const auto now = std::chrono::steady_clock::now();
+  if (!IsUnknownState(n.state)) {
+    unknown_since_.erase(n.name);
+  } else if (unknown_since_.contains(n.name) || usable_nodes_.contains(n.name)) {
+    const auto since = unknown_since_.try_emplace(n.name, now).first->second;
+    if (!r.usable && now - since < kUnknownGrace) {
+      r.usable = true;
+      r.reason = fmt::format(
+          "UNKNOWN to slurmctld (restarted?): kept usable for up to {} s while its slurmd "
+          "registers",
+          std::chrono::duration_cast<std::chrono::seconds>(kUnknownGrace).count());
+    }
+  }
+  if (r.usable) {
+    usable_nodes_.insert(n.name);
+  } else {
+    usable_nodes_.erase(n.name);
+  }
+}
+
 std::optional<std::vector<NodeReport>> SlurmExecutor::PollNodes() {
   std::lock_guard lk(mu_);
   if (seen_seq_ <= reported_nodes_seq_) return std::nullopt;
@@ -202,6 +227,14 @@ std::optional<std::vector<NodeReport>> SlurmExecutor::PollNodes() {
       for (const auto& f : it->second->flags) r.state += "+" + f;
       r.usable = it->second->Usable();
       r.reason = it->second->reason;
+      KeepUsableWhileUnknown(*it->second, r);
+      const auto& flags = it->second->flags;
+      if (!r.usable && r.reason.empty() &&
+          std::find(flags.begin(), flags.end(), "RESERVED") != flags.end()) {
+        r.reason =
+            "in a Slurm reservation (scontrol show reservation), which tiresias's jobs "
+            "do not ask for";
+      }
     } else {
       r.state = "missing";
       r.usable = false;

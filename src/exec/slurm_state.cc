@@ -184,8 +184,10 @@ bool SlurmNode::Usable() const {
   for (const auto& f : flags) {
     // Not NOT_RESPONDING: a missed ping is often transient, and unusable capacity evicts the
     // jobs there; Slurm marks a dead node down after SlurmdTimeout (then it is not usable).
+    // RESERVED: in a reservation now, which tiresias's jobs do not ask for (Slurm keeps them
+    // pending there).
     if (f == "DRAIN" || f == "FAIL" || f == "POWERED_DOWN" || f == "POWER_DOWN" ||
-        f == "MAINTENANCE" || f == "REBOOT_REQUESTED" || f == "REBOOT_ISSUED") {
+        f == "MAINTENANCE" || f == "RESERVED" || f == "REBOOT_REQUESTED" || f == "REBOOT_ISSUED") {
       return false;
     }
   }
@@ -231,6 +233,10 @@ bool SlurmEnded(std::string_view s) {
 
 bool HeldByAdmin(const SlurmJob& s) {
   return s.state == "PENDING" && s.held && s.reason == "JobHeldAdmin";
+}
+
+bool IsUnknownState(std::string_view state) {
+  return state == "unknown" || state == "UNKNOWN";
 }
 
 SlurmRunEnd RecordedEnd(const SlurmJob& s) {

@@ -82,6 +82,8 @@ bool SlurmEnded(std::string_view state);
 // tiresias's own: its holds are JobHeldUser (sbatch --hold, uhold) or "job requeued in held
 // state" (requeuehold); Slurm's own after max_batch_requeue is JobHoldMaxRequeue.
 bool HeldByAdmin(const SlurmJob& s);
+// A node's state is UNKNOWN (slurmctld has not heard from its slurmd since it started).
+bool IsUnknownState(std::string_view state);
 // How job `s`'s run ended as Slurm recorded it: its exit code, or the signal that killed it;
 // exit code -1 and no signal when none is recorded. Slurm sets a job's end state when it
 // decides it (CANCELLED as soon as a cancel or scancel --signal=KILL is asked, TIMEOUT when

@@ -184,6 +184,25 @@ TEST(SlurmState, SinfoJsonWithANodeDown) {
   // capacity evicts its jobs, and a missed ping is often transient (Slurm marks a dead node
   // down after SlurmdTimeout; SlurmTest.ANodeKilledMidRunLosesNoJob relies on that).
   EXPECT_TRUE((SlurmNode{.state = "idle", .flags = {"NOT_RESPONDING"}}.Usable()));
+  // A node in an active reservation: tiresias's jobs do not ask for it (Slurm would keep them
+  // pending there). UNKNOWN (slurmctld has not heard from it) is not usable by itself (the
+  // executor keeps a node usable before usable for a while: KeepUsableWhileUnknown).
+  EXPECT_FALSE((SlurmNode{.state = "idle", .flags = {"RESERVED"}}.Usable()));
+  EXPECT_FALSE(SlurmNode{.state = "unknown"}.Usable());
+  EXPECT_TRUE(IsUnknownState("unknown"));
+  EXPECT_FALSE(IsUnknownState("idle"));
+}
+
+TEST(SlurmState, OnlyAnAdminsHoldIsHeldByAdmin) {
+  // tiresias's own holds: sbatch --hold / uhold (JobHeldUser) and requeuehold ("job requeued
+  // in held state", as root too); an admin's scontrol hold: JobHeldAdmin. Slurm's own after
+  // max_batch_requeue is JobHoldMaxRequeue.
+  EXPECT_TRUE((HeldByAdmin({.state = "PENDING", .reason = "JobHeldAdmin", .held = true})));
+  EXPECT_FALSE((HeldByAdmin({.state = "PENDING", .reason = "JobHeldUser", .held = true})));
+  EXPECT_FALSE(
+      (HeldByAdmin({.state = "PENDING", .reason = "job requeued in held state", .held = true})));
+  EXPECT_FALSE((HeldByAdmin({.state = "PENDING", .reason = "JobHoldMaxRequeue", .held = true})));
+  EXPECT_FALSE((HeldByAdmin({.state = "RUNNING", .reason = "JobHeldAdmin", .held = true})));
 }
 
 TEST(SlurmState, BadJsonIsAnErrorNotAnEmptyCluster) {
