@@ -284,6 +284,7 @@ TEST_F(SlurmExecutorTest, AnAdminsHoldIsReportedAndNotUndoneByALaunch) {
   const LaunchSpec spec = Spec(1, {"sleep", "300"});
   Prepared(*x, spec);
   const int64_t sid = x->SlurmId(JobId(1));
+  EXPECT_EQ(x->EngineJob(JobId(1)), std::to_string(sid));  // shown before the first launch
   ASSERT_EQ(cluster_->Sh(fmt::format("scontrol hold {}", sid)).rc, 0);
   ASSERT_TRUE(
       WaitFor([&] { return x->EngineHolds() && x->EngineHolds()->contains(JobId(1)); }, 30s));

@@ -153,6 +153,9 @@ class Executor {
   // The nodes as of the engine's latest look, when it has looked again since the last call;
   // nullopt otherwise (and always for the local executor, whose capacity never changes).
   virtual std::optional<std::vector<NodeReport>> PollNodes() { return std::nullopt; }
+  // The engine's job that stands for it now (Slurm: the held batch job, from its submission
+  // on), "" when none.
+  virtual std::string EngineJob(JobId /*job*/) const { return ""; }
   // The engine's view of a job for people ("Slurm 17 RUNNING on node[3-4]"), "" when none.
   virtual std::string EngineState(JobId /*job*/) const { return ""; }
   // Why a launched run has not started in the engine yet (Slurm keeps its released job

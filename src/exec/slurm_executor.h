@@ -112,6 +112,7 @@ class SlurmExecutor : public Executor {
   std::optional<std::vector<NodeReport>> PollNodes() override;
   std::string EngineState(JobId job) const override;
   std::string NotStarted(JobId job) const override;
+  std::string EngineJob(JobId job) const override;
   std::optional<std::map<JobId, std::string>> EngineHolds() const override;
   std::optional<std::pair<int64_t, std::string>> ContactLost() const override;
 

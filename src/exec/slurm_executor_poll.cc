@@ -274,6 +274,13 @@ std::optional<std::vector<NodeReport>> SlurmExecutor::PollNodes() {
   return out;
 }
 
+std::string SlurmExecutor::EngineJob(JobId job) const {
+  std::lock_guard lk(mu_);
+  auto it = jobs_.find(job);
+  if (it == jobs_.end() || it->second.retired || it->second.slurm_id == 0) return "";
+  return std::to_string(it->second.slurm_id);
+}
+
 std::string SlurmExecutor::EngineState(JobId job) const {
   std::lock_guard lk(mu_);
   auto it = jobs_.find(job);

@@ -66,7 +66,10 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
     }
     j["devices"] = Join(devices, ",");
   }
-  j["engine_job"] = r.engine_job;  // the Slurm job id ("" locally)
+  // The Slurm job id ("" locally): the one that stands for it now (a waiting job's held one,
+  // before its first launch too), else its last run's.
+  const std::string engine_job = executor_->EngineJob(r.id);
+  j["engine_job"] = engine_job.empty() ? r.engine_job : engine_job;
   // Where it runs (Slurm's names; locally filled in below); none while it waits, as its
   // devices (a preempted Slurm job listed its last run's nodes, not its reason).
   const bool waits = r.state == LiveState::kPending || r.state == LiveState::kStarting;
