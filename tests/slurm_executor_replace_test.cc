@@ -277,8 +277,8 @@ TEST_F(SlurmExecutorTest, AnAdminsHoldIsReportedAndNotUndoneByALaunch) {
   // Regression (an exploratory test): an admin's `scontrol hold` on the held batch job of a
   // waiting tiresias job was released by serve's launch (scontrol release, as root, undoes
   // it). Now EngineHolds reports it, and a launch pins but does not release it: the run shows
-  // released and not started (NotStarted, JobHeldAdmin). Once the admin releases it there,
-  // the hold is no longer reported.
+  // released and not started (NotStarted, JobHeldAdmin), and a stop keeps the admin's hold.
+  // Once the admin releases it there, the hold is no longer reported.
   auto x = Open("adminhold", 250ms);
   ASSERT_TRUE(x);
   const LaunchSpec spec = Spec(1, {"sleep", "300"});
@@ -288,7 +288,7 @@ TEST_F(SlurmExecutorTest, AnAdminsHoldIsReportedAndNotUndoneByALaunch) {
   ASSERT_EQ(cluster_->Sh(fmt::format("scontrol hold {}", sid)).rc, 0);
   ASSERT_TRUE(
       WaitFor([&] { return x->EngineHolds() && x->EngineHolds()->contains(JobId(1)); }, 30s));
-  EXPECT_NE(x->EngineHolds()->at(JobId(1)).find(fmt::format("scontrol release {}", sid)),
+  EXPECT_NE(x->EngineHolds()->at(JobId(1)).find(fmt::format("scontrol uhold {}", sid)),
             std::string::npos);
   ASSERT_TRUE(x->Launch(spec).ok());
   ASSERT_TRUE(x->Drain(30s));
@@ -296,6 +296,13 @@ TEST_F(SlurmExecutorTest, AnAdminsHoldIsReportedAndNotUndoneByALaunch) {
   EXPECT_NE(x->NotStarted(JobId(1)).find("JobHeldAdmin"), std::string::npos);
   std::this_thread::sleep_for(2s);
   EXPECT_EQ(Squeue(sid, "%T %r"), "PENDING JobHeldAdmin");
+  // Stopped (serve requeues and holds the job): no uhold, which, asked by an operator, would
+  // turn the admin's hold into a user's (found by a review).
+  ASSERT_TRUE(x->Signal({.pid = static_cast<int>(sid), .start_ticks = 0}, SIGTERM).ok());
+  ASSERT_TRUE(x->Drain(30s));
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(Squeue(sid, "%T %r"), "PENDING JobHeldAdmin");
+  EXPECT_TRUE(x->EngineHolds() && x->EngineHolds()->contains(JobId(1)));
   ASSERT_EQ(cluster_->Sh(fmt::format("scontrol release {}", sid)).rc, 0);
   EXPECT_TRUE(WaitFor([&] { return x->EngineHolds() && x->EngineHolds()->empty(); }, 30s));
 }

@@ -307,7 +307,7 @@ int Serve(const ServeFlags& f) {
       const timespec wait{.tv_sec = wait_ms / 1000, .tv_nsec = (wait_ms % 1000) * 1'000'000L};
       if (const int sig = sigtimedwait(&stop_signals, nullptr, &wait); sig > 0) {
         std::cerr << "tiresias serve: " << strsignal(sig) << " while waiting for Slurm: stopped\n";
-        return 1;
+        return 0;  // as a stop once serve runs
       }
       x = SlurmExecutor::Open(so);
     }

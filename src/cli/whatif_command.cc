@@ -104,10 +104,14 @@ StatusOr<WhatIfRun> ReplayJournal(const std::string& path, const WhatIfConfig& f
   if (!conf.is_object()) return FailedPrecondition(path + ": no serve configuration recorded");
   // The live core: 1 switch x nodes x the largest node (as serve builds it).
   int nodes = 1, most = conf.value("gpus", 1);
+  std::vector<int> node_gpus;  // each node's (Slurm's may differ)
   if (conf.contains("nodes") && conf["nodes"].is_array() && !conf["nodes"].empty()) {
     nodes = static_cast<int>(conf["nodes"].size());
     most = 0;
-    for (const auto& n : conf["nodes"]) most = std::max(most, n[1].get<int>());
+    for (const auto& n : conf["nodes"]) {
+      most = std::max(most, n[1].get<int>());
+      node_gpus.push_back(n[1].get<int>());
+    }
   }
   auto live_topo = Topology::Create(1, nodes, most);
   if (!live_topo.ok()) return live_topo.status();
@@ -121,7 +125,8 @@ StatusOr<WhatIfRun> ReplayJournal(const std::string& path, const WhatIfConfig& f
                            .placement_opts = strings("placement_options"),
                            .options = {.checkpoint_aware = conf.value("checkpoint_aware", false)},
                            .defaults_version = conf.value("defaults", 1),
-                           .even_split = conf.value("even_split", false)},
+                           .even_split = conf.value("even_split", false),
+                           .node_gpus = node_gpus},
                 files);
   if (!core.ok()) return core.status();
   auto rows = (*store)->LoadJobs();

@@ -3,7 +3,8 @@
 
 #include <pwd.h>
 
-#include <array>
+#include <cerrno>
+#include <vector>
 
 namespace tiresias {
 namespace {
@@ -17,22 +18,34 @@ std::optional<Account> Of(const passwd* p) {
                  .shell = p->pw_shell ? p->pw_shell : ""};
 }
 
+// Calls `lookup(pw, buf, size, &found)` (getpwnam_r or getpwuid_r) with a buffer that grows
+// while it is too small (ERANGE: an entry with many fields, from LDAP).
+template <typename Lookup>
+std::optional<Account> Find(Lookup lookup) {
+  for (size_t size = 4096; size <= (size_t{1} << 20); size *= 2) {
+    std::vector<char> buf(size);
+    passwd pw{};
+    passwd* found = nullptr;
+    const int err = lookup(&pw, buf.data(), buf.size(), &found);
+    if (err == ERANGE) continue;
+    if (err != 0) return std::nullopt;
+    return Of(found);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<Account> AccountByName(const std::string& name) {
-  std::array<char, 4096> buf{};
-  passwd pw{};
-  passwd* found = nullptr;
-  if (getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &found) != 0) return std::nullopt;
-  return Of(found);
+  return Find([&](passwd* pw, char* buf, size_t size, passwd** found) {
+    return getpwnam_r(name.c_str(), pw, buf, size, found);
+  });
 }
 
 std::optional<Account> AccountById(uid_t uid) {
-  std::array<char, 4096> buf{};
-  passwd pw{};
-  passwd* found = nullptr;
-  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) != 0) return std::nullopt;
-  return Of(found);
+  return Find([&](passwd* pw, char* buf, size_t size, passwd** found) {
+    return getpwuid_r(uid, pw, buf, size, found);
+  });
 }
 
 }  // namespace tiresias

@@ -237,6 +237,11 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
     case EventKind::kRequeue:
       return "requeued by " + Str(d, "by") + (BoolField(d, "hold") ? ", and held" : "");
     case EventKind::kHold:
+      if (BoolField(d, "engine")) {  // an admin's hold in the cluster's engine
+        return BoolField(d, "held") ? "held by an admin in " + Str(d, "by") +
+                                          (d.contains("why") ? ": " + Str(d, "why") : "")
+                                    : "released in " + Str(d, "by") + " (its admin's hold ended)";
+      }
       return fmt::format(
           "{} by {}{}", BoolField(d, "held") ? "held" : "released", Str(d, "by"),
           BoolField(d, "admin") ? " (an admin's hold: only an admin releases it)" : "");

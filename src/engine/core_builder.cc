@@ -20,7 +20,7 @@ StatusOr<std::unique_ptr<Scheduler>> BuildCore(const CoreConfig& cfg, const Data
   if (!policy.ok()) return policy.status();
   auto placement = MakePlacementPolicy(cfg.placement, cfg.placement_opts, data);
   if (!placement.ok()) return placement.status();
-  if (cfg.even_split) *placement = EvenSplit(std::move(*placement));
+  if (cfg.even_split) *placement = EvenSplit(std::move(*placement), cfg.node_gpus);
   if (cfg.tenants.on()) {
     auto quotas = ResolveQuotas(cfg.tenants, cfg.topo.total_gpus());
     if (!quotas.ok())

@@ -29,8 +29,10 @@ struct CoreConfig {
   int defaults_version = 0;
   TenantConfig tenants;  // VCs with quotas (core/tenants.h); off with fewer than two
   // The engine gives every node of a job the same number of GPUs (Slurm): the placement is
-  // wrapped in EvenSplit (placement/even_split.h).
+  // wrapped in EvenSplit (placement/even_split.h), with each node's GPUs when they differ
+  // (empty: the topology's).
   bool even_split = false;
+  std::vector<int> node_gpus;
 };
 
 // The current version of the policy options' defaults.

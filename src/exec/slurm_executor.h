@@ -280,8 +280,6 @@ class SlurmExecutor : public Executor {
   // was lost made one; the job was retired meanwhile) are cancelled, once; cancelled ones
   // (CancelSlurmJob) that a snapshot shows back are cancelled again; mu_ held.
   void Sweep();
-  // PollNodes: a node usable before stays so for kUnknownGrace while it is UNKNOWN.
-  void KeepUsableWhileUnknown(const SlurmNode& n, NodeReport& r);
   // How an attempt ended, from Slurm's record of the job.
   ExitInfo ExitOf(const Job& j, const SlurmJob* s) const;
   // The restart count Slurm's job `s` (null: not seen yet, a fresh one) has once released:
@@ -311,10 +309,8 @@ class SlurmExecutor : public Executor {
   std::vector<SlurmNode> node_state_;
   uint64_t op_seq_ = 0;  // advances when a command starts or an op completes
   uint64_t reported_nodes_seq_ = 0;
-  // Nodes PollNodes last reported usable, and since when each of them has been UNKNOWN (just
-  // after slurmctld restarts, until its slurmd registers again): usable for kUnknownGrace.
-  std::set<std::string> usable_nodes_;
-  std::map<std::string, std::chrono::steady_clock::time_point> unknown_since_;
+  // Nodes UNKNOWN after a slurmctld restart stay usable a while (PollNodes).
+  UnknownNodeGrace unknown_grace_{kUnknownGrace};
   uint64_t swept_seq_ = 0;
   // Slurm jobs cancelled (Sweep's, retired and replaced ones), each with op_seq_ when it was
   // cancelled. Sweep forgets one that a later snapshot no longer shows (Slurm forgot it) and

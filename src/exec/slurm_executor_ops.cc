@@ -230,7 +230,8 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     for (const Op& o : by_kind(OpKind::kSignal)) {
       const int64_t sid = slurm_id(o);
       if (!sid || !current(o)) continue;
-      if (state_of(sid).first == "PENDING") {
+      // (Not one held already: an operator's uhold turns an admin's hold into a user's.)
+      if (const auto [state, held] = state_of(sid); state == "PENDING" && !held) {
         hold.push_back(sid);
         hold_ops.push_back(o);
       }

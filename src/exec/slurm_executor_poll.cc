@@ -188,31 +188,6 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
   return out;
 }
 
-void SlurmExecutor::KeepUsableWhileUnknown(const SlurmNode& n, NodeReport& r) {
-  // slurmctld restarted: its nodes are UNKNOWN until their slurmd registers again (seconds).
-  // Unusable, they evicted every job on the cluster. One usable before stays usable for a
-  // while; a node that died meanwhile is marked DOWN by Slurm (SlurmdTimeout), or ends the
-  // grace.
-  const auto now = std::chrono::steady_clock::now();
-  if (!IsUnknownState(n.state)) {
-    unknown_since_.erase(n.name);
-  } else if (unknown_since_.contains(n.name) || usable_nodes_.contains(n.name)) {
-    const auto since = unknown_since_.try_emplace(n.name, now).first->second;
-    if (!r.usable && now - since < kUnknownGrace) {
-      r.usable = true;
-      r.reason = fmt::format(
-          "UNKNOWN to slurmctld (restarted?): kept usable for up to {} s while its slurmd "
-          "registers",
-          std::chrono::duration_cast<std::chrono::seconds>(kUnknownGrace).count());
-    }
-  }
-  if (r.usable) {
-    usable_nodes_.insert(n.name);
-  } else {
-    usable_nodes_.erase(n.name);
-  }
-}
-
 std::optional<std::vector<NodeReport>> SlurmExecutor::PollNodes() {
   std::lock_guard lk(mu_);
   if (seen_seq_ <= reported_nodes_seq_) return std::nullopt;
@@ -227,7 +202,14 @@ std::optional<std::vector<NodeReport>> SlurmExecutor::PollNodes() {
       for (const auto& f : it->second->flags) r.state += "+" + f;
       r.usable = it->second->Usable();
       r.reason = it->second->reason;
-      KeepUsableWhileUnknown(*it->second, r);
+      const bool own = r.usable;
+      r.usable = unknown_grace_.Usable(*it->second, own, std::chrono::steady_clock::now());
+      if (r.usable && !own) {
+        r.reason = fmt::format(
+            "UNKNOWN to slurmctld (restarted?): kept usable for up to {} s while its slurmd "
+            "registers",
+            std::chrono::duration_cast<std::chrono::seconds>(unknown_grace_.grace()).count());
+      }
       const auto& flags = it->second->flags;
       if (!r.usable && r.reason.empty() &&
           std::find(flags.begin(), flags.end(), "RESERVED") != flags.end()) {
@@ -239,6 +221,7 @@ std::optional<std::vector<NodeReport>> SlurmExecutor::PollNodes() {
       r.state = "missing";
       r.usable = false;
       r.reason = "not in sinfo";
+      unknown_grace_.Forget(n.name);  // (back UNKNOWN later: no grace)
     }
     out.push_back(std::move(r));
   }
@@ -314,7 +297,8 @@ std::optional<std::map<JobId, std::string>> SlurmExecutor::EngineHolds() const {
     if (j.retired || j.slurm_id == 0) continue;
     if (const SlurmJob* s = Ours(j); s && HeldByAdmin(*s)) {
       out[id] = fmt::format(
-          "held in Slurm by an admin (scontrol hold): `scontrol release {}` there lets it run",
+          "held by an admin in Slurm (scontrol hold {0}): `scontrol uhold {0}` gives it back to "
+          "tiresias (`scontrol release` would let Slurm start it on its own)",
           s->id);
     }
   }

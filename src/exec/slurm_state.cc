@@ -239,6 +239,28 @@ bool IsUnknownState(std::string_view state) {
   return state == "unknown" || state == "UNKNOWN";
 }
 
+bool UnknownNodeGrace::Usable(const SlurmNode& n, bool usable, Clock::time_point now) {
+  if (!IsUnknownState(n.state)) {
+    unknown_.erase(n.name);
+  } else if (unknown_.contains(n.name) || usable_.contains(n.name)) {
+    const auto since = unknown_.try_emplace(n.name, now).first->second;
+    if (!usable && now - since < grace_ && SlurmNode{.state = "idle", .flags = n.flags}.Usable()) {
+      usable = true;
+    }
+  }
+  if (usable) {
+    usable_.insert(n.name);
+  } else {
+    usable_.erase(n.name);
+  }
+  return usable;
+}
+
+void UnknownNodeGrace::Forget(const std::string& name) {
+  usable_.erase(name);
+  unknown_.erase(name);
+}
+
 SlurmRunEnd RecordedEnd(const SlurmJob& s) {
   if (s.state != "COMPLETED" && s.wait_status == 0) return {};  // not reported (yet)
   if (WIFEXITED(s.wait_status)) return {.exit_code = WEXITSTATUS(s.wait_status)};

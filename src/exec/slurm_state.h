@@ -8,9 +8,11 @@
 // shapes.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -84,6 +86,27 @@ bool SlurmEnded(std::string_view state);
 bool HeldByAdmin(const SlurmJob& s);
 // A node's state is UNKNOWN (slurmctld has not heard from its slurmd since it started).
 bool IsUnknownState(std::string_view state);
+
+// Just after slurmctld restarts, its nodes are UNKNOWN until their slurmd registers again
+// (seconds); unusable, they evicted every job on the cluster. A node usable before stays usable
+// for `grace` meanwhile, unless its flags say otherwise (drained, reserved, ...); a node that
+// died is marked DOWN by Slurm (SlurmdTimeout), or ends the grace. Pure: the caller gives the
+// time.
+class UnknownNodeGrace {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit UnknownNodeGrace(std::chrono::milliseconds grace) : grace_(grace) {}
+  // Whether node `n`, usable or not by itself (`usable`), counts as usable at `now`.
+  bool Usable(const SlurmNode& n, bool usable, Clock::time_point now);
+  // The node is gone (not in sinfo): back UNKNOWN later, it gets no grace.
+  void Forget(const std::string& name);
+  std::chrono::milliseconds grace() const { return grace_; }
+
+ private:
+  std::chrono::milliseconds grace_;
+  std::set<std::string> usable_;                      // as last answered
+  std::map<std::string, Clock::time_point> unknown_;  // since when UNKNOWN
+};
 // How job `s`'s run ended as Slurm recorded it: its exit code, or the signal that killed it;
 // exit code -1 and no signal when none is recorded. Slurm sets a job's end state when it
 // decides it (CANCELLED as soon as a cancel or scancel --signal=KILL is asked, TIMEOUT when

@@ -193,6 +193,33 @@ TEST(SlurmState, SinfoJsonWithANodeDown) {
   EXPECT_FALSE(IsUnknownState("idle"));
 }
 
+TEST(SlurmState, ANodeUsableBeforeStaysUsableWhileUnknownForTheGraceOnly) {
+  // 60 s of grace. node1 usable at 0, UNKNOWN (slurmctld restarted) from 1 s: usable until
+  // 61 s, not at 61 s. node2 UNKNOWN from the start (never usable): no grace. node3 usable,
+  // then UNKNOWN and drained: no grace. node4 usable, gone from sinfo (Forget), back UNKNOWN:
+  // no grace. node1 idle again, then UNKNOWN again at 100 s: a new grace.
+  using std::chrono::seconds;
+  UnknownNodeGrace g(seconds(60));
+  const UnknownNodeGrace::Clock::time_point t0{};
+  const SlurmNode idle1{.name = "node1", .state = "idle"},
+      unknown1{.name = "node1", .state = "unknown"};
+  EXPECT_TRUE(g.Usable(idle1, true, t0));
+  EXPECT_TRUE(g.Usable(unknown1, false, t0 + seconds(1)));
+  EXPECT_TRUE(g.Usable(unknown1, false, t0 + seconds(60)));
+  EXPECT_FALSE(g.Usable(unknown1, false, t0 + seconds(61)));
+  EXPECT_FALSE(g.Usable(unknown1, false, t0 + seconds(62)));  // stays unusable
+  EXPECT_FALSE(g.Usable({.name = "node2", .state = "unknown"}, false, t0));
+  EXPECT_TRUE(g.Usable({.name = "node3", .state = "idle"}, true, t0));
+  EXPECT_FALSE(
+      g.Usable({.name = "node3", .state = "unknown", .flags = {"DRAIN"}}, false, t0 + seconds(1)));
+  EXPECT_TRUE(g.Usable({.name = "node4", .state = "idle"}, true, t0));
+  g.Forget("node4");
+  EXPECT_FALSE(g.Usable({.name = "node4", .state = "unknown"}, false, t0 + seconds(1)));
+  EXPECT_TRUE(g.Usable(idle1, true, t0 + seconds(90)));
+  EXPECT_TRUE(g.Usable(unknown1, false, t0 + seconds(100)));
+  EXPECT_TRUE(g.Usable(unknown1, false, t0 + seconds(159)));
+}
+
 TEST(SlurmState, OnlyAnAdminsHoldIsHeldByAdmin) {
   // tiresias's own holds: sbatch --hold / uhold (JobHeldUser) and requeuehold ("job requeued
   // in held state", as root too); an admin's scontrol hold: JobHeldAdmin. Slurm's own after

@@ -369,5 +369,31 @@ TEST_F(LiveSchedulerTest, UnderSlurmAMultiNodeJobIsSplitEvenly) {
   EXPECT_FALSE(d->Submit({.gpus = 7, .argv = {"train"}}).ok());
 }
 
+TEST_F(LiveSchedulerTest, AStateMadeBeforeEvenSplitsReplaysWithoutThem) {
+  // A Slurm state whose recorded configuration has no `even_split` (made by an older build)
+  // replays as it was decided: a 6-GPU job is placed 4+2 there, and a 7-GPU job is accepted.
+  // The configuration a new state records says `even_split`.
+  cluster_ = {{"n1", 4}, {"n2", 4}};
+  executor_ = "slurm";
+  policy_opts_ = {"thresholds=100000"};
+  auto d = Start();
+  d.reset();
+  {
+    auto store = Store::Open((dir_ / "tiresias.db").string(), world_.now);
+    ASSERT_TRUE(store.ok());
+    auto conf = nlohmann::json::parse(*(*store)->GetMeta("config"));
+    EXPECT_EQ(conf["even_split"], true);
+    conf.erase("even_split");
+    ASSERT_TRUE((*store)->SetMeta("config", conf.dump()).ok());
+  }
+  d = Start();
+  const JobId big = *d->Submit({.gpus = 6, .argv = {"train"}});
+  world_.work[big] = 1'000'000;
+  d->Step();
+  ASSERT_EQ(world_.launches.size(), 1u);
+  EXPECT_EQ(world_.launches[0], fmt::format("{}@{}:0,1,2,3,1:0,1:1", big.value(), world_.now));
+  EXPECT_TRUE(d->Submit({.gpus = 7, .argv = {"train"}}).ok());
+}
+
 }  // namespace
 }  // namespace tiresias

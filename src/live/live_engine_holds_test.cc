@@ -12,7 +12,7 @@ namespace tiresias {
 namespace {
 
 const std::string kHeld =
-    "held in Slurm by an admin (scontrol hold): `scontrol release 7` there lets it run";
+    "held by an admin in Slurm (scontrol hold 7): `scontrol uhold 7` gives it back to tiresias";
 
 TEST_F(LiveSchedulerTest, AnAdminsHoldInTheEngineHoldsTheJobUntilTheEngineReleasesIt) {
   // One node of 4 GPUs. A (4 GPUs) runs; B (1 GPU) waits behind it and an admin holds B's
@@ -83,6 +83,37 @@ TEST_F(LiveSchedulerTest, ARunStartedWhileTheEngineHoldsItIsRequeuedAndHeld) {
   for (const int64_t t1 = world_.now; world_.now <= t1 + 2'000; world_.now += 500) d->Step();
   EXPECT_EQ((*d->Get(a))["held_by"], "engine");
   EXPECT_EQ(world_.launches.size(), 1u);
+}
+
+TEST_F(LiveSchedulerTest, AHoldOfTiresiasOwnOutlivesTheEnginesAndTheOtherWayRound) {
+  // Regression (a review): the engine's hold took over tiresias's hold fields, so a user's
+  // `tiresias hold` ended with the admin's `scontrol release`, and a `tiresias hold` while
+  // the engine held the job answered OK and recorded nothing. Now they are separate: A, held
+  // by its user, then by the engine, then released by the engine, is still held by its user;
+  // B, held by the engine, then by its user, released by the engine, is held by its user.
+  policy_opts_ = {"thresholds=100000"};
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}, .hold = true});
+  const JobId b = *d->Submit({.name = "b", .gpus = 1, .argv = {"train"}});
+  world_.work[a] = world_.work[b] = 1'000;
+  world_.engine_holds = std::map<JobId, std::string>{{a, kHeld}, {b, kHeld}};
+  d->Step();
+  EXPECT_EQ((*d->Get(b))["held_by"], "engine");
+  ASSERT_TRUE(d->Hold(b, /*hold=*/true, nullptr, "alice").ok());
+  world_.engine_holds = std::map<JobId, std::string>{};
+  for (const int64_t t0 = world_.now; world_.now <= t0 + 3'000; world_.now += 500) d->Step();
+  for (JobId id : {a, b}) {
+    auto j = *d->Get(id);
+    EXPECT_EQ(j["state"], "pending") << j.dump();
+    EXPECT_EQ(j["held_by"], "user") << j.dump();
+  }
+  EXPECT_TRUE(world_.launches.empty());
+  // While the engine holds it, tiresias's own release ends only tiresias's hold.
+  world_.engine_holds = std::map<JobId, std::string>{{a, kHeld}};
+  d->Step();
+  ASSERT_TRUE(d->Hold(a, /*hold=*/false).ok());
+  EXPECT_EQ((*d->Get(a))["held_by"], "engine");
+  EXPECT_FALSE(d->Hold(a, /*hold=*/false).ok());
 }
 
 }  // namespace

@@ -180,7 +180,7 @@ std::string LiveScheduler::WhyIneligible(const JobRecord& rec, std::string* neve
     if (never && !never->empty()) return "dependency";
   }
   if (waits) return "dependency";
-  return rec.held ? "held" : "";
+  return rec.Held() ? "held" : "";
 }
 
 JobRecord& LiveScheduler::AddRecord(JobRecord rec) {

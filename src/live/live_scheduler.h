@@ -242,9 +242,8 @@ class LiveScheduler {
   // Jobs an admin holds in the engine (Executor::EngineHolds) are held here too (a started one
   // requeued and held: the engine does not run it), and released once that hold is gone.
   void SyncEngineHolds(Time now, std::vector<JobId>& changed);
-  // What holds a job held in the engine, and how to release it there (the engine's words,
-  // kept as the record's message while nothing else replaced it).
-  static std::string EngineHoldText(const JobRecord& r);
+  // What holds a job held in the engine, and how to release it there (the engine's words).
+  std::string EngineHoldText(const JobRecord& r) const;
   // Note() from the loop: aborts on failure (see MustOk).
   void Journal(const Event& e);
   // Replays one journal input into the core.
@@ -331,6 +330,7 @@ class LiveScheduler {
   // (JobRecord::stop_sent); one told so before a restart is not signalled again, and keeps
   // its deadline.
   void StopProcess(JobId id, Time now, int sig);
+  std::map<JobId, std::string> engine_holds_;  // the engine's last word (SyncEngineHolds)
   std::set<JobId> unsaved_;  // records changed after a step's commit: saved by the next
   Status Reconcile(Time now);
   Status SaveRows(const std::vector<JobId>& ids);

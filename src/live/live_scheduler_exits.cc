@@ -201,8 +201,9 @@ void LiveScheduler::PinEngineWaits(Time now, std::vector<JobId>& changed) {
 }
 
 void LiveScheduler::SyncEngineHolds(Time now, std::vector<JobId>& changed) {
-  const auto holds = executor_->EngineHolds();
+  auto holds = executor_->EngineHolds();
   if (!holds) return;  // the engine cannot say now: nothing changes
+  engine_holds_ = *holds;
   for (JobRecord* open : OpenRecords()) {
     JobRecord& rec = *open;
     const JobId id = rec.id;
@@ -210,12 +211,11 @@ void LiveScheduler::SyncEngineHolds(Time now, std::vector<JobId>& changed) {
     auto it = holds->find(id);
     if (it == holds->end()) {
       if (!rec.held_in_engine) continue;
-      rec.held = rec.held_by_admin = rec.held_in_engine = false;
-      rec.message = "released in the engine";
+      rec.held_in_engine = false;  // (a hold of tiresias's own stays)
       Journal({.t = now,
                .kind = EventKind::kHold,
                .job = id,
-               .detail = {{"held", false}, {"by", "slurm"}, {"admin", true}}});
+               .detail = {{"held", false}, {"by", "slurm"}, {"engine", true}}});
     } else {
       if (rec.held_in_engine || rec.state == LiveState::kPreempting) continue;
       const Job* cj = sched_->Find(id);
@@ -233,12 +233,11 @@ void LiveScheduler::SyncEngineHolds(Time now, std::vector<JobId>& changed) {
       } else if (rec.state != LiveState::kPending) {
         continue;
       }
-      rec.held = rec.held_by_admin = rec.held_in_engine = true;
-      rec.message = it->second;
+      rec.held_in_engine = true;
       Journal({.t = now,
                .kind = EventKind::kHold,
                .job = id,
-               .detail = {{"held", true}, {"by", "slurm"}, {"admin", true}, {"why", it->second}}});
+               .detail = {{"held", true}, {"by", "slurm"}, {"engine", true}, {"why", it->second}}});
     }
     changed.push_back(id);
     eligibility_dirty_ = true;
@@ -246,8 +245,9 @@ void LiveScheduler::SyncEngineHolds(Time now, std::vector<JobId>& changed) {
   }
 }
 
-std::string LiveScheduler::EngineHoldText(const JobRecord& r) {
-  if (r.message.starts_with("held in ")) return r.message;
+std::string LiveScheduler::EngineHoldText(const JobRecord& r) const {
+  auto it = engine_holds_.find(r.id);
+  if (it != engine_holds_.end()) return it->second;
   return "held by an admin in the cluster's engine: released there, not by tiresias";
 }
 

@@ -20,9 +20,11 @@ Status LiveScheduler::Open() {
   std::lock_guard lk(mu_);
   const std::vector<NodeSpec> nodes = ClusterNodes();
   int n = 0, most = 0;
+  std::vector<int> node_gpus;
   for (const NodeSpec& node : nodes) {
     n += node.gpus;
     most = std::max(most, node.gpus);
+    node_gpus.push_back(node.gpus);
   }
   auto topo = Topology::Create(1, static_cast<int>(nodes.size()), most);
   if (!topo.ok()) return topo.status();
@@ -82,7 +84,8 @@ Status LiveScheduler::Open() {
                            .placement_opts = cfg_.placement_opts,
                            .options = {.record_transitions = true, .checkpoint_aware = ckpt_aware},
                            .defaults_version = defaults_version,
-                           .even_split = even_split},
+                           .even_split = even_split,
+                           .node_gpus = node_gpus},
                 FileDataSource());
   if (!core.ok()) return core.status();  // a bad configuration is not recorded
   if (!old) {

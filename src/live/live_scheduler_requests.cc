@@ -253,7 +253,7 @@ Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out, const std::st
         "job {}: {}; only a waiting job can be held{}", id.value(), ToString(rec.state),
         runs ? fmt::format(" (`tiresias requeue --hold {}` stops it and holds it)", ref) : ""));
   }
-  if (!hold && rec.held_in_engine) {  // the engine's admin releases it there
+  if (!hold && !rec.held && rec.held_in_engine) {  // the engine's admin releases it there
     return FailedPrecondition(fmt::format("job {}: {}", id.value(), EngineHoldText(rec)));
   }
   const bool admin_hold = hold && AdminHolds(rec, by, admin);

@@ -87,8 +87,8 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   const bool stopping = r.stop_preempted && procs_.contains(r.id);
   j["checkpointed"] = std::max(0, r.preemptions - r.kills - (stopping ? 1 : 0));
   j["lost_gpu_s"] = ToSeconds(r.lost);  // work lost to its preemptions
-  j["held"] = r.held;
-  if (r.held) j["held_by"] = r.held_in_engine ? "engine" : r.held_by_admin ? "admin" : "user";
+  j["held"] = r.Held();
+  if (r.Held()) j["held_by"] = r.held_in_engine ? "engine" : r.held_by_admin ? "admin" : "user";
   j["ref"] = RefOf(r);  // how its user names it: ARRAY_INDEX for an array's task, else the id
   const Time until = r.end >= 0 ? std::min(r.end, now) : now;
   if (const Job* cj = sched_->Find(r.id)) {
@@ -135,7 +135,7 @@ std::string LiveScheduler::ReasonWord(const JobRecord& r, const Job& cj, Time no
     default:
       return "";
   }
-  if (r.held) return "Held";
+  if (r.Held()) return "Held";
   if (WhyIneligible(r, nullptr) == "dependency") return "Dependency";
   if (cj.state == JobState::kHeld) return "JobArrayTaskLimit";
   // Its VC used its quota and nothing unused was left to borrow (the tenant level).
@@ -226,7 +226,7 @@ std::string LiveScheduler::HeldReason(const JobRecord& r) const {
   // From the record (the core's state follows at the next step), but for an array's limit,
   // which only the step's count decides.
   if (IsTerminal(r.state)) return "";
-  if (r.held && r.held_in_engine) return EngineHoldText(r);
+  if (r.held_in_engine) return EngineHoldText(r);
   if (r.held && r.held_by_admin) {
     return fmt::format("held by an admin (only an admin may release it: tiresias release {})",
                        RefOf(r));
@@ -239,18 +239,21 @@ std::string LiveScheduler::HeldReason(const JobRecord& r) const {
       if (d.kind == Dependency::Kind::kSingleton) {
         if (const JobRecord* on = SingletonBlocker(r)) {
           held.push_back(fmt::format("job {} of the same name and user has not ended{}", RefOf(*on),
-                                     !on->held           ? ""
-                                     : on->held_by_admin ? " and is held by an admin"
-                                                         : " and is held by its user"));
+                                     !on->Held()          ? ""
+                                     : on->held_in_engine ? " and is held by an admin in Slurm"
+                                     : on->held_by_admin  ? " and is held by an admin"
+                                                          : " and is held by its user"));
         }
         continue;
       }
       // A job (or task) it waits for that waits on its user: what the user must know.
       const JobRecord* on = DependedOn(d);
       const bool array = d.task < 0 && on && on->array_id == d.job;
-      if (on && !array && on->held && !IsTerminal(on->state)) {
+      if (on && !array && on->Held() && !IsTerminal(on->state)) {
         held.push_back(fmt::format("job {} is held by {}", DependencyTarget(d),
-                                   on->held_by_admin ? "an admin" : "its user"));
+                                   on->held_in_engine  ? "an admin in Slurm"
+                                   : on->held_by_admin ? "an admin"
+                                                       : "its user"));
       }
     }
     return fmt::format("waiting for its dependency ({}{})", Join(deps, ","),

@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "common/strings.h"
 #include "placement/registry.h"
 
 namespace tiresias {
@@ -19,15 +20,25 @@ bool IsEvenSplit(const Allocation& a) {
                      [&](const NodeSlice& x) { return x.count() == a.slices.front().count(); });
 }
 
-namespace {
-
-// The numbers of nodes an even split of `gpus` may use: k divides gpus, and gpus / k fit a node.
-std::vector<int> EvenNodeCounts(int gpus, const Topology& t) {
+std::vector<int> EvenNodeCounts(int gpus, const std::vector<int>& node_gpus) {
   std::vector<int> out;
-  for (int k = (gpus + t.gpus_per_node() - 1) / t.gpus_per_node(); k <= t.num_nodes(); ++k) {
-    if (k > 0 && gpus % k == 0) out.push_back(k);
+  const int n = static_cast<int>(node_gpus.size());
+  for (int k = 1; k <= n && k <= gpus; ++k) {
+    if (gpus % k != 0) continue;
+    const int per = gpus / k;
+    if (std::count_if(node_gpus.begin(), node_gpus.end(), [&](int g) { return g >= per; }) >= k) {
+      out.push_back(k);
+    }
   }
   return out;
+}
+
+namespace {
+
+// Each node's GPUs: as given, or the topology's for every node.
+std::vector<int> Sizes(const std::vector<int>& node_gpus, const Topology& t) {
+  if (!node_gpus.empty()) return node_gpus;
+  return std::vector<int>(static_cast<size_t>(t.num_nodes()), t.gpus_per_node());
 }
 
 // `k` nodes in [first, last) with `per` free GPUs each, those left with the fewest first.
@@ -48,29 +59,44 @@ std::optional<Allocation> Pick(int k, int per, int first, int last, const Cluste
 
 class EvenSplitPolicy : public PlacementPolicy {
  public:
-  explicit EvenSplitPolicy(std::unique_ptr<PlacementPolicy> inner) : inner_(std::move(inner)) {}
+  EvenSplitPolicy(std::unique_ptr<PlacementPolicy> inner, std::vector<int> node_gpus)
+      : inner_(std::move(inner)), node_gpus_(std::move(node_gpus)) {}
 
   std::string_view name() const override { return inner_->name(); }
   std::unique_ptr<PlacementPolicy> Clone() const override {
     auto c = inner_->Clone();
     if (!c) return nullptr;
-    return std::make_unique<EvenSplitPolicy>(std::move(c));
+    return std::make_unique<EvenSplitPolicy>(std::move(c), node_gpus_);
   }
+  // An even slot on some free GPUs is one on more, and FindEvenSlot finds one whenever there
+  // is one: monotone when the inner policy is.
+  bool pure_and_monotone() const override { return inner_->pure_and_monotone(); }
   std::optional<std::string> NeverFitsReason(const JobSpec& job,
                                              const Topology& topo) const override {
     if (auto why = inner_->NeverFitsReason(job, topo)) return why;
-    if (!EvenNodeCounts(job.gpus, topo).empty()) return std::nullopt;
+    const std::vector<int> sizes = Sizes(node_gpus_, topo);
+    if (!EvenNodeCounts(job.gpus, sizes).empty()) return std::nullopt;
+    const bool alike =
+        std::all_of(sizes.begin(), sizes.end(), [&](int g) { return g == sizes.front(); });
+    std::vector<std::string> each;
+    for (int g : sizes) each.push_back(std::to_string(g));
     return fmt::format(
         "asks for {} GPUs, which cannot be split evenly over {} nodes of {} GPUs, and the "
         "cluster's engine (Slurm) gives every node of a job the same number of GPUs",
-        job.gpus, topo.num_nodes(), topo.gpus_per_node());
+        job.gpus, sizes.size(), alike ? each.front() : Join(each, ", "));
   }
   PlacementResult Place(const JobSpec& job, const ClusterState& s) override {
     PlacementResult r = inner_->Place(job, s);
     const auto* p = std::get_if<Placed>(&r);
     if (!p || IsEvenSplit(p->alloc)) return r;
-    if (auto a = FindEvenSlot(job.gpus, s)) return Placed{std::move(*a), p->fallback};
-    return NoSlotNow{};
+    const std::vector<int> sizes = Sizes(node_gpus_, s.topology());
+    auto a = FindEvenSlot(job.gpus, s, sizes);
+    if (!a) return NoSlotNow{};
+    // More nodes than an even split needs at best: a compromise, which a preemptive core may
+    // improve on by giving victims' GPUs back first.
+    const std::vector<int> ks = EvenNodeCounts(job.gpus, sizes);
+    const bool spread = !ks.empty() && a->node_count() > ks.front();
+    return Placed{std::move(*a), p->fallback || spread};
   }
   std::string WhyNoSlot(const JobSpec& job, const ClusterState& s) const override {
     // The inner policy's reason, unless it would place the job (unevenly).
@@ -79,7 +105,7 @@ class EvenSplitPolicy : public PlacementPolicy {
         trial ? std::holds_alternative<Placed>(trial->Place(job, s)) : s.total_free() >= job.gpus;
     if (!inner_places) return inner_->WhyNoSlot(job, s);
     std::string ways;
-    for (int k : EvenNodeCounts(job.gpus, s.topology())) {
+    for (int k : EvenNodeCounts(job.gpus, Sizes(node_gpus_, s.topology()))) {
       ways += ways.empty() ? fmt::format("{} node{} with {} free GPU{} each", k, k == 1 ? "" : "s",
                                          job.gpus / k, job.gpus / k == 1 ? "" : "s")
                            : fmt::format(", or {} with {}", k, job.gpus / k);
@@ -96,13 +122,15 @@ class EvenSplitPolicy : public PlacementPolicy {
 
  private:
   std::unique_ptr<PlacementPolicy> inner_;
+  std::vector<int> node_gpus_;
 };
 
 }  // namespace
 
-std::optional<Allocation> FindEvenSlot(int gpus, const ClusterState& s) {
+std::optional<Allocation> FindEvenSlot(int gpus, const ClusterState& s,
+                                       const std::vector<int>& node_gpus) {
   const Topology& t = s.topology();
-  for (int k : EvenNodeCounts(gpus, t)) {
+  for (int k : EvenNodeCounts(gpus, Sizes(node_gpus, t))) {
     const int per = gpus / k;
     if (s.nodes_with_free(per) < k) continue;
     // Under one switch when possible.
@@ -118,8 +146,9 @@ std::optional<Allocation> FindEvenSlot(int gpus, const ClusterState& s) {
   return std::nullopt;
 }
 
-std::unique_ptr<PlacementPolicy> EvenSplit(std::unique_ptr<PlacementPolicy> inner) {
-  return std::make_unique<EvenSplitPolicy>(std::move(inner));
+std::unique_ptr<PlacementPolicy> EvenSplit(std::unique_ptr<PlacementPolicy> inner,
+                                           std::vector<int> node_gpus) {
+  return std::make_unique<EvenSplitPolicy>(std::move(inner), std::move(node_gpus));
 }
 
 }  // namespace tiresias

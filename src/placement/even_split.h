@@ -6,12 +6,14 @@
 // EvenSplit wraps a placement policy: the inner policy's choice stands when it is on one node
 // or gives each of its nodes the same count; otherwise the job gets the fewest nodes that split
 // it evenly (G/k GPUs on each of k nodes, k dividing G), under one switch when possible, on the
-// nodes that will be left with the fewest free GPUs. A job no even split can ever hold (7 GPUs
-// on nodes of 4) never fits, with that reason. Pure: no clock, no I/O.
+// nodes that will be left with the fewest free GPUs (a fallback, as the preemptive core sees
+// it, when that takes more nodes than the fewest an even split needs). A job no even split can
+// ever hold (7 GPUs on nodes of 4) never fits, with that reason. Pure: no clock, no I/O.
 #pragma once
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "core/allocation.h"
 #include "core/cluster_state.h"
@@ -19,11 +21,19 @@
 
 namespace tiresias {
 
-std::unique_ptr<PlacementPolicy> EvenSplit(std::unique_ptr<PlacementPolicy> inner);
+// `node_gpus`: each node's GPUs, when they differ (a Slurm partition's nodes; the topology has
+// the largest count, the others' missing GPUs never usable); empty: the topology's for all.
+std::unique_ptr<PlacementPolicy> EvenSplit(std::unique_ptr<PlacementPolicy> inner,
+                                           std::vector<int> node_gpus = {});
 
 // Every node of the allocation holds the same number of its GPUs.
 bool IsEvenSplit(const Allocation& a);
-// An even allocation of `gpus` GPUs on the free GPUs of `s`; nullopt when there is none now.
-std::optional<Allocation> FindEvenSlot(int gpus, const ClusterState& s);
+// The numbers of nodes k an even split of `gpus` may use on nodes of these sizes (k divides
+// `gpus`, and at least k nodes have gpus / k), fewest first; empty: none ever.
+std::vector<int> EvenNodeCounts(int gpus, const std::vector<int>& node_gpus);
+// An even allocation of `gpus` GPUs on the free GPUs of `s` (fewest nodes first); nullopt
+// when there is none now.
+std::optional<Allocation> FindEvenSlot(int gpus, const ClusterState& s,
+                                       const std::vector<int>& node_gpus);
 
 }  // namespace tiresias

@@ -86,12 +86,48 @@ TEST(EvenSplit, OneSwitchIsPreferredThenTheWholeCluster) {
   // n3 full. 6 GPUs as 3+3: no switch has two nodes with 3 free, so across: n1 and n2.
   ClusterState s(*Topology::Create(2, 2, 4));
   s.Take(Allocation{{{0, 0b1111}, {1, 0b0001}, {2, 0b0001}, {3, 0b1111}}});
-  auto a = FindEvenSlot(6, s);
+  auto a = FindEvenSlot(6, s, {});
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->str(), "n1:1-3,n2:1-3");
   // Free n0 again: switch 0 now has n0 (4) and n1 (3): 3+3 there, fewest free first.
   s.Give(Allocation{{{0, 0b1111}}});
-  EXPECT_EQ(FindEvenSlot(6, s)->str(), "n0:0-2,n1:1-3");
+  EXPECT_EQ(FindEvenSlot(6, s, {})->str(), "n0:0-2,n1:1-3");
+}
+
+TEST(EvenSplit, NodesOfDifferentSizesDecideEachByItsOwnCount) {
+  // A Slurm partition of an 8-GPU and a 4-GPU node: the core's topology is 2 x 8, n1's GPUs
+  // 4-7 never usable. 10 GPUs: k = 2 needs two nodes with 5 (only n0 has 8 >= 5), k = 5 or 10
+  // more nodes than there are: never, with the real sizes. 8 GPUs: 4 + 4 (k = 2: n0 and n1
+  // both have >= 4); 12 GPUs: 6 + 6 would need two nodes of 6: never.
+  auto p = Even("count");
+  auto q = EvenSplit(MakePlacementPolicy("count", {}, TestFiles()).value(), {8, 4});
+  const Topology topo = *Topology::Create(1, 2, 8);
+  EXPECT_FALSE(p->NeverFitsReason(Job(10), topo).has_value());  // (all taken for 8 GPUs)
+  auto why = q->NeverFitsReason(Job(10), topo);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("over 2 nodes of 8, 4 GPUs"), std::string::npos) << *why;
+  EXPECT_FALSE(q->NeverFitsReason(Job(8), topo).has_value());
+  EXPECT_TRUE(q->NeverFitsReason(Job(12), topo).has_value());
+  EXPECT_EQ(EvenNodeCounts(8, {8, 4}), (std::vector<int>{1, 2}));
+  EXPECT_EQ(EvenNodeCounts(6, {4, 4, 4}), (std::vector<int>{2, 3}));
+}
+
+TEST(EvenSplit, MoreNodesThanAnEvenSplitNeedsIsAFallback) {
+  // 1 x 3 x 4; n1 and n2 have GPUs 0-1 busy: n0 has 4 free, n1 and n2 2 each. consolidate puts
+  // 6 GPUs on n0 plus 2 on n1 (no fallback). No two nodes have 3 free, so the even slot is
+  // 2+2+2 on three nodes, more than the two an even split needs at best: a fallback, so that a
+  // preemptive core first tries to free a 3+3 slot. With n1 free too, 3+3 is no fallback.
+  ClusterState s(*Topology::Create(1, 3, 4));
+  s.Take(Allocation{{{1, 0b0011}, {2, 0b0011}}});
+  auto r = Even("consolidate")->Place(Job(6), s);
+  ASSERT_TRUE(std::holds_alternative<Placed>(r));
+  EXPECT_EQ(std::get<Placed>(r).alloc.str(), "n0:0-1,n1:2-3,n2:2-3");
+  EXPECT_TRUE(std::get<Placed>(r).fallback);
+  s.Give(Allocation{{{1, 0b0011}}});
+  r = Even("consolidate")->Place(Job(6), s);
+  ASSERT_TRUE(std::holds_alternative<Placed>(r));
+  EXPECT_EQ(std::get<Placed>(r).alloc.str(), "n0:0-2,n1:0-2");
+  EXPECT_FALSE(std::get<Placed>(r).fallback);
 }
 
 }  // namespace

@@ -115,9 +115,12 @@ struct JobRecord {
   // Held by an admin on another user's job (Slurm's admin hold): only an admin releases it.
   // Stored in the `held` column as 2 (1: a user's hold), which older builds read as held.
   bool held_by_admin = false;
-  // Held because an admin holds its job in the engine (Slurm: `scontrol hold`; held_by_admin
-  // too): released when the engine's hold is gone, never by tiresias. Stored as 3.
+  // Held because an admin holds its job in the engine (Slurm: `scontrol hold`), beside any
+  // hold of tiresias's own: ends when the engine's hold is gone, never by tiresias. Stored in
+  // the `held` column as +4 (older builds read it as a user's hold).
   bool held_in_engine = false;
+  // Held one way or the other: it does not run.
+  bool Held() const { return held || held_in_engine; }
   bool timing_out = false;  // stopping because it ran out of time (not stored: recomputed)
   std::string message;      // the last reason (start, preemption, failure)
 };
