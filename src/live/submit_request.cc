@@ -191,8 +191,8 @@ std::string ExpandOutputPattern(std::string_view pattern, int64_t job, int64_t a
       case 'j':
         out += std::to_string(job);
         break;
-      case 'a':
-        out += std::to_string(array_index);
+      case 'a':  // (Slurm's NO_VAL for a job that is not an array's task)
+        out += array_index < 0 ? "4294967294" : std::to_string(array_index);
         break;
       case 'A':
         out += std::to_string(array_id);

@@ -102,6 +102,8 @@ bool NoTimeLimit(std::string_view text);
 // The same for people: "2:00:00", "1-00:30:00".
 std::string SlurmTime(Duration d);
 // sbatch's output patterns: %j job id, %a array index, %A array id, %u user, %x job name, %%.
+// A job that is not an array's task (array_index < 0) has %a 4294967294 (Slurm's NO_VAL, as
+// sbatch writes it) and %A its own id.
 std::string ExpandOutputPattern(std::string_view pattern, int64_t job, int64_t array_id,
                                 int array_index, std::string_view user, std::string_view name);
 

@@ -193,5 +193,14 @@ TEST(SubmitRequest, ADependencyNamesAJobAnArrayOrOneTaskOfIt) {
   }
 }
 
+TEST(SubmitRequestTest, OutputPatternsExpandAsSbatchDoes) {
+  // A job that is no array's task: %a is Slurm's NO_VAL (as sbatch writes it: it was -1) and
+  // %A the job's own id; an array's task 7 of array 40 (job 47): its index and the array's id.
+  EXPECT_EQ(ExpandOutputPattern("o-%j-%a-%A-%u-%x-%%-%q.log", 12, 12, -1, "ann", "train"),
+            "o-12-4294967294-12-ann-train-%-q.log");
+  EXPECT_EQ(ExpandOutputPattern("%A_%a.out", 47, 40, 7, "ann", "train"), "40_7.out");
+  EXPECT_EQ(ExpandOutputPattern("trailing%", 1, 1, -1, "u", "n"), "trailing%");
+}
+
 }  // namespace
 }  // namespace tiresias
