@@ -307,6 +307,24 @@ TEST_F(SlurmExecutorTest, AnAdminsHoldIsReportedAndNotUndoneByALaunch) {
   EXPECT_TRUE(WaitFor([&] { return x->EngineHolds() && x->EngineHolds()->empty(); }, 30s));
 }
 
+TEST_F(SlurmExecutorTest, AnAdminsHoldPlacedSinceTheLastSnapshotIsNotUndoneByALaunch) {
+  // Regression (an exploratory test, 5 of 5): a job launched as soon as it was submitted,
+  // held by an admin in between, was released: the check read the poller's snapshot, older
+  // than the hold. Slurm is now asked again right before the release. Polls every 30 s here,
+  // so the snapshot is the one from the submission.
+  auto x = Open("freshhold", 30s);
+  ASSERT_TRUE(x);
+  const LaunchSpec spec = Spec(1, {"sleep", "300"});
+  Prepared(*x, spec);
+  const int64_t sid = x->SlurmId(JobId(1));
+  std::this_thread::sleep_for(1s);  // the poll after the submission is done: no other for 30 s
+  ASSERT_EQ(cluster_->Sh(fmt::format("scontrol hold {}", sid)).rc, 0);
+  ASSERT_TRUE(x->Launch(spec).ok());
+  ASSERT_TRUE(x->Drain(30s));
+  std::this_thread::sleep_for(2s);
+  EXPECT_EQ(Squeue(sid, "%T %r"), "PENDING JobHeldAdmin");
+}
+
 TEST_F(SlurmExecutorTest, AStopSentBeforeTheBatchScriptStartsStillStopsIt) {
   // Regression (CI): a stop sent right after a job was allocated, before its batch script
   // ran (here a 3 s prolog), was dropped by Slurm: the job ran its whole grace out. The stop

@@ -299,10 +299,12 @@ int Serve(const ServeFlags& f) {
                     .poll_interval = std::chrono::milliseconds(f.slurm_poll_ms)};
     // slurmctld may be restarting too: keep trying for a while before giving up. A stop signal
     // meanwhile stops serve (it is blocked: sigwait below takes it once serve runs).
+    // A minute in all, the tries included (a failed sinfo takes ~4 s).
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
     auto x = SlurmExecutor::Open(so);
-    for (int wait_ms = 250, waited = 0;
-         !x.ok() && x.status().code() == StatusCode::kUnavailable && waited < 60'000;
-         waited += wait_ms, wait_ms = std::min(wait_ms * 2, 5'000)) {
+    for (int wait_ms = 250; !x.ok() && x.status().code() == StatusCode::kUnavailable &&
+                            std::chrono::steady_clock::now() < give_up;
+         wait_ms = std::min(wait_ms * 2, 5'000)) {
       std::cerr << "tiresias serve: " << x.status().message() << "; retrying\n";
       const timespec wait{.tv_sec = wait_ms / 1000, .tv_nsec = (wait_ms % 1000) * 1'000'000L};
       if (const int sig = sigtimedwait(&stop_signals, nullptr, &wait); sig > 0) {

@@ -5,6 +5,7 @@
 #include "exec/slurm_executor.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -56,6 +57,20 @@ bool SlurmExecutor::Retryable(const CommandResult& r) const {
   auto ping = RunCommand({"scontrol", "ping"}, opts_.command_timeout,
                          opts_.env.empty() ? nullptr : &opts_.env, &stopping_);
   return !ping.ok() || !SlurmPingSaysUp(ping->out);
+}
+
+std::set<int64_t> SlurmExecutor::AdminHeldNow(const std::vector<int64_t>& ids) const {
+  std::set<int64_t> held;
+  if (ids.empty()) return held;
+  auto r = Slurm(
+      {"squeue", "-h", "-t", "PD", "-j", fmt::format("{}", fmt::join(ids, ",")), "-o", "%i %r"});
+  if (!r.ok() || !r->ok()) return held;  // (the release then finds what it finds)
+  for (std::string_view line : Split(r->out, '\n')) {
+    const size_t space = line.find(' ');
+    if (space == std::string_view::npos || Trim(line.substr(space + 1)) != "JobHeldAdmin") continue;
+    if (auto id = ParseInt(line.substr(0, space))) held.insert(*id);
+  }
+  return held;
 }
 
 Status SlurmExecutor::JsonFault(const Status& s) const {

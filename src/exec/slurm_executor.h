@@ -219,6 +219,8 @@ class SlurmExecutor : public Executor {
   // A failed command is retried (not the request's fault) when its words say slurmctld did
   // not answer, or when `scontrol ping` finds no controller up.
   bool Retryable(const CommandResult& r) const;
+  // Those of these Slurm jobs an admin holds now (squeue asked now; none when it fails).
+  std::set<int64_t> AdminHeldNow(const std::vector<int64_t>& ids) const;
   // A squeue/sinfo whose JSON could not be read (`s`): Unavailable when slurmctld is down.
   Status JsonFault(const Status& s) const;
   // squeue --json: on a big cluster it may need `extra` time (the poller learns how much).
