@@ -55,7 +55,6 @@ struct FakeWorld {
   int64_t engine_busy_until = 0;  // until then Launch is Unavailable (a queued submission)
   std::set<JobId> refused;        // Launch refuses these jobs (an engine's permanent refusal)
   std::map<JobId, std::string> not_started;  // launched, the engine keeps them pending (why)
-  std::set<JobId> exits_unseen;              // their exits reach serve late (the engine was away)
   // Held by an admin in the engine (Executor::EngineHolds); nullopt: the engine cannot say.
   std::optional<std::map<JobId, std::string>> engine_holds;
   std::vector<std::string> signals;  // "job:sig@ms", each signal sent to a live process
@@ -157,10 +156,9 @@ class FakeRunner : public Executor {
     std::vector<ExitInfo> out;
     for (int pid : mine_) {
       auto& p = w_.procs.at(pid);
-      if (p.reported || p.exit_at > w_.now || w_.exits_unseen.contains(p.job)) continue;
+      if (p.reported || p.exit_at > w_.now) continue;
       p.reported = true;
       out.push_back(ExitOf(p));
-      out.back().ended_wall_ms = p.exit_at;  // as Slurm's end_time
     }
     return out;
   }

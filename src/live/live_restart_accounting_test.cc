@@ -310,35 +310,5 @@ TEST_F(LiveSchedulerTest, AKillAtTheDeadlineThatServeDidNotSeeEndIsStillAKill) {
   EXPECT_EQ((*d->Get(y))["state"], "running");
 }
 
-TEST_F(LiveSchedulerTest, ARunThatExitedBeforeItWasToldToStopFinishesWhenItsEndComesLate) {
-  // Regression (an exploratory test under Slurm): a job finished while slurmctld and serve
-  // were away; the new serve, not knowing, requeued it (here `requeue`; there a preemption);
-  // its exit 0, reported later, was taken for a checkpoint, and the finished job ran again.
-  // Its end (Slurm's end_time) was 3 s before the stop: it finishes. A (5 s of work) exits at
-  // t0+5 s, reported from t0+10 s; requeued at t0+8 s.
-  policy_opts_ = {"thresholds=100000"};
-  auto d = Start();
-  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
-  world_.work[a] = 5'000;
-  world_.exits_unseen.insert(a);
-  const int64_t t0 = world_.now;
-  for (; world_.now < t0 + 8'000; world_.now += 500) d->Step();
-  EXPECT_EQ((*d->Get(a))["state"], "running");
-  ASSERT_TRUE(d->Requeue(a, "alice").ok());
-  for (; world_.now < t0 + 10'000; world_.now += 500) d->Step();
-  world_.exits_unseen.erase(a);
-  for (; world_.now < t0 + 12'000; world_.now += 500) d->Step();
-  auto j = *d->Get(a);
-  EXPECT_EQ(j["state"], "finished") << j.dump();
-  EXPECT_NE(j["message"].get<std::string>().find("exited before it was told to stop"),
-            std::string::npos)
-      << j.dump();
-  EXPECT_EQ(world_.launches.size(), 1u);
-  // A replay agrees.
-  d.reset();
-  d = Start();
-  EXPECT_EQ((*d->Get(a))["state"], "finished");
-}
-
 }  // namespace
 }  // namespace tiresias

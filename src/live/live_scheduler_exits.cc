@@ -52,7 +52,6 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
     }
   }
   JobRecord& rec = records_.at(e.job);
-  const Time stop_sent = rec.stop_sent;
   rec.exit_code = e.exit_code;
   rec.signal = e.signal;
   rec.pid = 0;
@@ -93,14 +92,7 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
       // It completed its work during the grace period and said so (its done file): the
       // job's end, not a checkpoint; it is not run again. (Also when its exit is not known:
       // Slurm forgot the job; it ran again.)
-      FinishCompleted(rec, what, preempted, now, "done file");
-      return;
-    }
-    // It had exited 0 a second or more before it was told to stop, and its end reached serve
-    // late (the engine, or serve, was away): its end, not a checkpoint (it was run again).
-    if (e.exit_code == 0 && e.signal == 0 && !e.lost && e.ended_wall_ms && stop_sent >= 0 &&
-        *e.ended_wall_ms + kMsPerSecond <= store_->epoch_ms() + stop_sent) {
-      FinishCompleted(rec, what, preempted, now, "it had exited before it was told to stop");
+      FinishCompleted(rec, what, preempted, now);
       return;
     }
     if (rec.timing_out) {  // it ran out of time: it ends (the core ended its run at the limit)
@@ -269,7 +261,7 @@ void LiveScheduler::DropCheckpoints(JobRecord& rec) {
 }
 
 void LiveScheduler::FinishCompleted(JobRecord& rec, const std::string& how, bool preempted,
-                                    Time now, const std::string& evidence) {
+                                    Time now) {
   const std::string after = rec.timing_out ? "time limit" : preempted ? "preemption" : "requeue";
   Journal({.t = now,
            .kind = EventKind::kExit,
@@ -281,13 +273,13 @@ void LiveScheduler::FinishCompleted(JobRecord& rec, const std::string& how, bool
     Journal({.t = now,
              .kind = EventKind::kFinish,
              .job = rec.id,
-             .detail = {{"how", how + ", work complete (" + evidence + ") after " + after}}});
+             .detail = {{"how", how + ", work complete (done file) after " + after}}});
     MustOk(sched_->Finish(rec.id, now));
   }
   to_launch_.erase(rec.id);
   rec.timing_out = false;
   EndRecord(rec, LiveState::kFinished, now,
-            "completed: its work was done when it was stopped (" + evidence + ")");
+            "completed: its work was done when it was stopped (done file)");
   DropCheckpoints(rec);
 }
 
