@@ -325,6 +325,49 @@ TEST_F(SlurmExecutorTest, AnAdminsHoldPlacedSinceTheLastSnapshotIsNotUndoneByALa
   EXPECT_EQ(Squeue(sid, "%T %r"), "PENDING JobHeldAdmin");
 }
 
+TEST_F(SlurmExecutorTest, AnAdminsHoldOfARunningJobHoldsItOnceStopped) {
+  // Regression (an exploratory test): `scontrol hold` of a running job's Slurm job (RUNNING,
+  // JobHeldAdmin) was ignored, and once the run was stopped its next launch released it (the
+  // requeue-hold says "job requeued in held state"). Now it is the admin's hold still: reported
+  // (EngineHolds), a launch keeps it back, until `scontrol uhold` hands it back.
+  auto x = Open("holdrun", 250ms);
+  ASSERT_TRUE(x);
+  const int64_t sid = RunningSleep(*x);
+  ASSERT_NE(sid, 0);
+  ASSERT_EQ(cluster_->Sh(fmt::format("scontrol hold {}", sid)).rc, 0);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (const ExitInfo& e : x->Poll()) ADD_FAILURE() << "an exit: " << e.reason;
+        return x->EngineState(JobId(1)).find("RUNNING") != std::string::npos &&
+               Squeue(sid, "%r") == "JobHeldAdmin";
+      },
+      30s));
+  // Polled over a few snapshots (every 250 ms): it sees the hold of the run.
+  const auto until = std::chrono::steady_clock::now() + 1500ms;
+  while (std::chrono::steady_clock::now() < until) {
+    for (const ExitInfo& e : x->Poll()) ADD_FAILURE() << "an exit: " << e.reason;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_FALSE(x->EngineHolds()->contains(JobId(1)));  // running: it runs on
+  ASSERT_TRUE(x->Signal({.pid = static_cast<int>(sid), .start_ticks = 0}, SIGTERM).ok());
+  ASSERT_TRUE(NextExit(*x));
+  ASSERT_TRUE(x->Drain(30s));
+  ASSERT_TRUE(WaitFor([&] { return x->EngineHolds()->contains(JobId(1)); }, 30s))
+      << Squeue(sid, "%T %r");
+  ASSERT_TRUE(x->Launch(Spec(1, {"sleep", "300"}, /*attempt=*/1)).ok());
+  ASSERT_TRUE(x->Drain(30s));
+  std::this_thread::sleep_for(2s);
+  EXPECT_EQ(Squeue(sid, "%T"), "PENDING");
+  ASSERT_EQ(cluster_->Sh(fmt::format("scontrol uhold {}", sid)).rc, 0);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        (void)x->Poll();
+        return !x->EngineHolds()->contains(JobId(1));
+      },
+      30s))
+      << Squeue(sid, "%T %r");
+}
+
 TEST_F(SlurmExecutorTest, AStopSentBeforeTheBatchScriptStartsStillStopsIt) {
   // Regression (CI): a stop sent right after a job was allocated, before its batch script
   // ran (here a 3 s prolog), was dropped by Slurm: the job ran its whole grace out. The stop

@@ -59,6 +59,20 @@ bool SlurmExecutor::Retryable(const CommandResult& r) const {
   return !ping.ok() || !SlurmPingSaysUp(ping->out);
 }
 
+void SlurmExecutor::RestoreAdminHolds(const std::vector<Op>& requeue_holds) {
+  std::vector<int64_t> ids;
+  {
+    std::lock_guard lk(mu_);
+    for (const Op& o : requeue_holds) {
+      if (const Job* j = Find(o.job); j && j->admin_hold_on_run && j->slurm_id != 0) {
+        ids.push_back(j->slurm_id);
+      }
+    }
+  }
+  // (Failed: EngineHolds still says it, by the flag, and the next requeue-hold tries again.)
+  if (!ids.empty()) (void)Slurm({"scontrol", "hold", fmt::format("{}", fmt::join(ids, ","))});
+}
+
 std::set<int64_t> SlurmExecutor::AdminHeldNow(const std::vector<int64_t>& ids) const {
   std::set<int64_t> held;
   if (ids.empty()) return held;
@@ -132,6 +146,7 @@ StatusOr<std::unique_ptr<SlurmExecutor>> SlurmExecutor::Open(SlurmOptions opts) 
     }
     x->node_index_[n.name] = static_cast<int>(x->nodes_.size());
     x->nodes_.push_back(n);
+    x->unknown_grace_.Trust(n.name);  // (serve and slurmctld may start together)
   }
   if (x->nodes_.empty()) {
     return FailedPrecondition(fmt::format(

@@ -178,6 +178,11 @@ class SlurmExecutor : public Executor {
     int restart_base = 0;
     std::string attempt_vars;  // slurm-attempt.env as written, rewritten if the count moves
     bool seen_active = false;
+    // An admin held its Slurm job while it ran (`scontrol hold` of a running job: RUNNING,
+    // JobHeldAdmin): the requeue-hold that stops it is a user's hold, so serve puts the
+    // admin's back (scontrol hold); until Slurm shows it, the job counts as admin-held
+    // (EngineHolds, launches).
+    bool admin_hold_on_run = false;
     bool stop_requested = false, kill_requested = false;
     std::optional<ExitInfo> ended;  // for Poll
     // Holds, requeue-holds and kills queued or running; the last one was done after this
@@ -219,6 +224,9 @@ class SlurmExecutor : public Executor {
   // A failed command is retried (not the request's fault) when its words say slurmctld did
   // not answer, or when `scontrol ping` finds no controller up.
   bool Retryable(const CommandResult& r) const;
+  // After requeue-holds: a run an admin held while it ran (Job::admin_hold_on_run) got a
+  // user's hold; the admin's is put back (scontrol hold, as root), a plain admin hold again.
+  void RestoreAdminHolds(const std::vector<Op>& requeue_holds);
   // Those of these Slurm jobs an admin holds now (squeue asked now; none when it fails).
   std::set<int64_t> AdminHeldNow(const std::vector<int64_t>& ids) const;
   // A squeue/sinfo whose JSON could not be read (`s`): Unavailable when slurmctld is down.

@@ -107,6 +107,11 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     const SlurmJob* s = Seen(sid);
     return s ? std::make_pair(s->state, s->held) : std::make_pair(std::string(), false);
   };
+  auto held_by_admin = [&](int64_t sid) {
+    std::lock_guard lk(mu_);
+    const SlurmJob* s = Seen(sid);
+    return s && HeldByAdmin(*s);
+  };
   // A command over several jobs: on a failure other than contact, each job alone (errors
   // such as "already completed" are the poller's to see).
   auto each = [&](std::vector<std::string> head, const std::vector<int64_t>& ids, bool comma,
@@ -188,6 +193,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
   {
     (void)each_known(OpKind::kHold, {"scontrol", "uhold"}, true);
     const size_t requeued = each_known(OpKind::kRequeueHold, {"scontrol", "requeuehold"}, true);
+    RestoreAdminHolds(by_kind(OpKind::kRequeueHold));
     lap("holds", by_kind(OpKind::kHold).size() + requeued);
     // Places given (GivePlace): untagged, then cancelled, so that a later serve never reads
     // the cancel as someone's. An untag Slurm refuses: the job keeps its Slurm job.
@@ -230,8 +236,8 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
     for (const Op& o : by_kind(OpKind::kSignal)) {
       const int64_t sid = slurm_id(o);
       if (!sid || !current(o)) continue;
-      // (Not one held already: an operator's uhold turns an admin's hold into a user's.)
-      if (const auto [state, held] = state_of(sid); state == "PENDING" && !held) {
+      // (Not one an admin holds: an operator's uhold turns an admin's hold into a user's.)
+      if (state_of(sid).first == "PENDING" && !held_by_admin(sid)) {
         hold.push_back(sid);
         hold_ops.push_back(o);
       }
@@ -423,14 +429,15 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
         }
         continue;
       }
-      {
-        // An admin holds it in Slurm: not released (as root that would undo the admin's
-        // hold). Pinned, it shows released and waiting (NotStarted); serve holds the job.
-        std::lock_guard lk(mu_);
-        if (const SlurmJob* s = Seen(p.sid); s && HeldByAdmin(*s)) {
-          admin_held.push_back(p.op);
-          continue;
-        }
+      // An admin holds it in Slurm: not released (as root that would undo the admin's hold).
+      // Pinned, it shows released and waiting (NotStarted); serve holds the job.
+      if (held_by_admin(p.sid) || [&] {
+            std::lock_guard lk(mu_);
+            const Job* j = Find(p.op.job);
+            return j && j->admin_hold_on_run;
+          }()) {
+        admin_held.push_back(p.op);
+        continue;
       }
       release.push_back(p.sid);
       release_ops.push_back(p.op);

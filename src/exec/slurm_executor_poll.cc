@@ -118,6 +118,9 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
     }
     if (j.slurm_id == 0) continue;
     const SlurmJob* s = Ours(j);
+    if (s && s->state == "PENDING" && (!s->held || HeldByAdmin(*s))) {
+      j.admin_hold_on_run = false;  // released, or the admin's hold put back (a plain one now)
+    }
     if (j.phase == Phase::kNone) {
       // Held between attempts. What happened to it outside tiresias?
       // Only snapshots that can show our last hold, or the job at all.
@@ -163,6 +166,7 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
         Replace(j);
       } else if (SlurmActive(s->state)) {
         j.seen_active = true;
+        if (s->state != "COMPLETING") j.admin_hold_on_run = s->reason == "JobHeldAdmin";
       } else if (SlurmEnded(s->state)) {
         ended = ExitOf(j, s);
         // Keep the Slurm job for the next attempt: back to pending, held (not one someone
@@ -295,7 +299,8 @@ std::optional<std::map<JobId, std::string>> SlurmExecutor::EngineHolds() const {
   std::map<JobId, std::string> out;
   for (const auto& [id, j] : jobs_) {
     if (j.retired || j.slurm_id == 0) continue;
-    if (const SlurmJob* s = Ours(j); s && HeldByAdmin(*s)) {
+    const SlurmJob* s = Ours(j);
+    if (s && (HeldByAdmin(*s) || (j.admin_hold_on_run && s->state == "PENDING" && s->held))) {
       out[id] = fmt::format(
           "held by an admin in Slurm (scontrol hold {0}): `scontrol uhold {0}` gives it back to "
           "tiresias (`scontrol release` would let Slurm start it on its own)",

@@ -100,6 +100,9 @@ class UnknownNodeGrace {
   bool Usable(const SlurmNode& n, bool usable, Clock::time_point now);
   // The node is gone (not in sinfo): back UNKNOWN later, it gets no grace.
   void Forget(const std::string& name);
+  // Taken as usable before (serve starts: slurmctld may have restarted with it, its jobs
+  // running there).
+  void Trust(const std::string& name) { usable_.insert(name); }
   std::chrono::milliseconds grace() const { return grace_; }
 
  private:

@@ -395,5 +395,33 @@ TEST_F(LiveSchedulerTest, AStateMadeBeforeEvenSplitsReplaysWithoutThem) {
   EXPECT_TRUE(d->Submit({.gpus = 7, .argv = {"train"}}).ok());
 }
 
+TEST_F(LiveSchedulerTest, AnExitOfItsOwnInTheStepThatEvictsItIsTheJobsEnd) {
+  // Two nodes of 2 GPUs: A (2 GPUs, 10 s of work) runs on n2. At 10 s n2 goes down and A's
+  // process exits 0 by itself, both seen in one step: capacity comes first and evicts A, which
+  // was never told to stop. Its exit 0 is its end (a review: it was taken for a checkpoint,
+  // and the finished job ran again).
+  cluster_ = {{"n1", 2}, {"n2", 2}};
+  policy_opts_ = {"thresholds=100000"};
+  auto d = Start();
+  const JobId blocker = *d->Submit({.name = "b", .gpus = 2, .argv = {"train"}});
+  const JobId a = *d->Submit({.name = "a", .gpus = 2, .argv = {"train"}});
+  world_.work[blocker] = 1'000'000;
+  world_.work[a] = 10'000;
+  d->Step();
+  ASSERT_EQ(world_.launches.size(), 2u);
+  world_.now += 10'000;
+  world_.node_report = std::vector<NodeReport>{
+      {.name = "n1", .state = "mixed", .gpus = 2},
+      {.name = "n2", .state = "down", .usable = false, .gpus = 2, .reason = "Not responding"}};
+  d->Step();
+  auto j = *d->Get(a);
+  EXPECT_EQ(j["state"], "finished") << j.dump();
+  EXPECT_NE(j["message"].get<std::string>().find("exited before it was told to stop"),
+            std::string::npos)
+      << j.dump();
+  d->Step();
+  EXPECT_EQ(world_.launches.size(), 2u);
+}
+
 }  // namespace
 }  // namespace tiresias

@@ -263,8 +263,10 @@ class LiveScheduler {
   Status Committed(Store::Txn& txn);
   void HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& changed);
   // A stopped job (preempted, requeued, past its time limit) whose process exited 0 with its
-  // done file: it finished, wherever the core has it now (waiting, or started again).
-  void FinishCompleted(JobRecord& rec, const std::string& how, bool preempted, Time now);
+  // done file, or before it was told to stop (`evidence` says which): it finished, wherever
+  // the core has it now (waiting, or started again).
+  void FinishCompleted(JobRecord& rec, const std::string& how, bool preempted, Time now,
+                       const std::string& evidence);
   // A job that finished: its checkpoint directory is removed, unless it asked to keep it
   // (--keep-checkpoints); a failure is a warning and a note in its message.
   void DropCheckpoints(JobRecord& rec);

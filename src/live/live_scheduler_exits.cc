@@ -92,7 +92,13 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
       // It completed its work during the grace period and said so (its done file): the
       // job's end, not a checkpoint; it is not run again. (Also when its exit is not known:
       // Slurm forgot the job; it ran again.)
-      FinishCompleted(rec, what, preempted, now);
+      FinishCompleted(rec, what, preempted, now, "done file");
+      return;
+    }
+    // Never told to stop (evicted in this step, its exit handled after): an exit 0 of its own
+    // is its end, not a checkpoint (it ran again).
+    if (!p.stopping && e.exit_code == 0 && e.signal == 0 && !e.lost) {
+      FinishCompleted(rec, what, preempted, now, "it exited before it was told to stop");
       return;
     }
     if (rec.timing_out) {  // it ran out of time: it ends (the core ended its run at the limit)
@@ -261,7 +267,7 @@ void LiveScheduler::DropCheckpoints(JobRecord& rec) {
 }
 
 void LiveScheduler::FinishCompleted(JobRecord& rec, const std::string& how, bool preempted,
-                                    Time now) {
+                                    Time now, const std::string& evidence) {
   const std::string after = rec.timing_out ? "time limit" : preempted ? "preemption" : "requeue";
   Journal({.t = now,
            .kind = EventKind::kExit,
@@ -273,13 +279,13 @@ void LiveScheduler::FinishCompleted(JobRecord& rec, const std::string& how, bool
     Journal({.t = now,
              .kind = EventKind::kFinish,
              .job = rec.id,
-             .detail = {{"how", how + ", work complete (done file) after " + after}}});
+             .detail = {{"how", how + ", work complete (" + evidence + ") after " + after}}});
     MustOk(sched_->Finish(rec.id, now));
   }
   to_launch_.erase(rec.id);
   rec.timing_out = false;
   EndRecord(rec, LiveState::kFinished, now,
-            "completed: its work was done when it was stopped (done file)");
+            "completed: its work was done when it was stopped (" + evidence + ")");
   DropCheckpoints(rec);
 }
 

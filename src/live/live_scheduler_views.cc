@@ -226,7 +226,11 @@ std::string LiveScheduler::HeldReason(const JobRecord& r) const {
   // From the record (the core's state follows at the next step), but for an array's limit,
   // which only the step's count decides.
   if (IsTerminal(r.state)) return "";
-  if (r.held_in_engine) return EngineHoldText(r);
+  if (r.held_in_engine) {
+    return EngineHoldText(r) +
+           (r.held ? fmt::format("; and held in tiresias too (tiresias release {})", RefOf(r))
+                   : "");
+  }
   if (r.held && r.held_by_admin) {
     return fmt::format("held by an admin (only an admin may release it: tiresias release {})",
                        RefOf(r));

@@ -92,10 +92,12 @@ class EvenSplitPolicy : public PlacementPolicy {
     const std::vector<int> sizes = Sizes(node_gpus_, s.topology());
     auto a = FindEvenSlot(job.gpus, s, sizes);
     if (!a) return NoSlotNow{};
-    // More nodes than an even split needs at best: a compromise, which a preemptive core may
-    // improve on by giving victims' GPUs back first.
+    // More nodes than an even split needs at best: for a policy that packs, a compromise, which
+    // a preemptive core may improve on by giving victims' GPUs back first (one that places
+    // wherever GPUs are free asked for no such preemption).
     const std::vector<int> ks = EvenNodeCounts(job.gpus, sizes);
-    const bool spread = !ks.empty() && a->node_count() > ks.front();
+    const bool spread =
+        !inner_->places_whenever_enough_free() && !ks.empty() && a->node_count() > ks.front();
     return Placed{std::move(*a), p->fallback || spread};
   }
   std::string WhyNoSlot(const JobSpec& job, const ClusterState& s) const override {

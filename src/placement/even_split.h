@@ -6,9 +6,10 @@
 // EvenSplit wraps a placement policy: the inner policy's choice stands when it is on one node
 // or gives each of its nodes the same count; otherwise the job gets the fewest nodes that split
 // it evenly (G/k GPUs on each of k nodes, k dividing G), under one switch when possible, on the
-// nodes that will be left with the fewest free GPUs (a fallback, as the preemptive core sees
-// it, when that takes more nodes than the fewest an even split needs). A job no even split can
-// ever hold (7 GPUs on nodes of 4) never fits, with that reason. Pure: no clock, no I/O.
+// nodes that will be left with the fewest free GPUs (for a policy that packs, a fallback, as
+// the preemptive core sees it, when that takes more nodes than the fewest an even split
+// needs). A job no even split can ever hold (7 GPUs on nodes of 4) never fits, with that
+// reason. Pure: no clock, no I/O.
 #pragma once
 
 #include <memory>

@@ -123,6 +123,12 @@ TEST(EvenSplit, MoreNodesThanAnEvenSplitNeedsIsAFallback) {
   ASSERT_TRUE(std::holds_alternative<Placed>(r));
   EXPECT_EQ(std::get<Placed>(r).alloc.str(), "n0:0-1,n1:2-3,n2:2-3");
   EXPECT_TRUE(std::get<Placed>(r).fallback);
+  // A policy that places wherever GPUs are free (count) asked for no packing: no fallback, so
+  // no preemption only to use fewer nodes.
+  auto counted = Even("count")->Place(Job(6), s);
+  ASSERT_TRUE(std::holds_alternative<Placed>(counted));
+  EXPECT_EQ(std::get<Placed>(counted).alloc.node_count(), 3);
+  EXPECT_FALSE(std::get<Placed>(counted).fallback);
   s.Give(Allocation{{{1, 0b0011}}});
   r = Even("consolidate")->Place(Job(6), s);
   ASSERT_TRUE(std::holds_alternative<Placed>(r));

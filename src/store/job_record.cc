@@ -142,12 +142,16 @@ void RequestFromJson(const nlohmann::json& j, JobRecord& r) {
 }
 
 nlohmann::json EngineToJson(const JobRecord& r) {
-  return {{"job", r.engine_job}, {"nodes", r.nodes}};
+  nlohmann::json j = {{"job", r.engine_job}, {"nodes", r.nodes}};
+  if (r.held_in_engine) j["held"] = true;
+  return j;
 }
 
 void EngineFromJson(const nlohmann::json& j, JobRecord& r) {
   r.engine_job =
       j.is_object() && j.contains("job") && j["job"].is_string() ? j["job"].get<std::string>() : "";
+  r.held_in_engine =
+      j.is_object() && j.contains("held") && j["held"].is_boolean() && j["held"].get<bool>();
   r.nodes.clear();
   if (j.is_object() && j.contains("nodes") && j["nodes"].is_array()) {
     for (const auto& n : j["nodes"]) {

@@ -117,7 +117,7 @@ struct JobRecord {
   bool held_by_admin = false;
   // Held because an admin holds its job in the engine (Slurm: `scontrol hold`), beside any
   // hold of tiresias's own: ends when the engine's hold is gone, never by tiresias. Stored in
-  // the `held` column as +4 (older builds read it as a user's hold).
+  // the `engine` column (`held`), which older builds ignore.
   bool held_in_engine = false;
   // Held one way or the other: it does not run.
   bool Held() const { return held || held_in_engine; }

@@ -78,11 +78,10 @@ class Stmt {
   int rc_;
 };
 
-// The `held` column: 0 not held, 1 held by its user, 2 by an admin (JobRecord::held_by_admin),
-// plus 4 when held in the engine (JobRecord::held_in_engine; an older build reads 4 as a
-// user's hold, which its user may release there).
+// The `held` column: 0 not held, 1 held by its user, 2 by an admin (JobRecord::held_by_admin).
+// (A hold in the engine is in the `engine` column: JobRecord::held_in_engine.)
 int HeldColumn(const JobRecord& r) {
-  return (r.held ? (r.held_by_admin ? 2 : 1) : 0) + (r.held_in_engine ? 4 : 0);
+  return r.held ? (r.held_by_admin ? 2 : 1) : 0;
 }
 
 }  // namespace
@@ -456,9 +455,8 @@ StatusOr<std::vector<JobRecord>> Store::LoadJobs() {
     r.end = q.Int(13);
     r.preemptions = static_cast<int>(q.Int(14));
     r.kills = static_cast<int>(q.Int(15));
-    r.held = (q.Int(16) & 3) != 0;
-    r.held_by_admin = (q.Int(16) & 3) == 2;
-    r.held_in_engine = (q.Int(16) & 4) != 0;
+    r.held = q.Int(16) != 0;
+    r.held_by_admin = q.Int(16) == 2;
     r.message = q.Text(17);
     EngineFromJson(nlohmann::json::parse(q.Text(18), nullptr, false), r);
     r.lost = q.Int(19);
