@@ -239,6 +239,9 @@ class LiveScheduler {
   // demotion while they wait, pinned as a launch the engine cannot take yet (for at most
   // kEngineWaitPinMaxMs since the core started it).
   void PinEngineWaits(Time now, std::vector<JobId>& changed);
+  // A running job back to waiting in the core (journalled by the caller), its process told to
+  // stop when it was launched (Requeue, SyncEngineHolds).
+  void RequeueInCore(JobId id, Time now, bool launched);
   // Jobs an admin holds in the engine (Executor::EngineHolds) are held here too (a started one
   // requeued and held: the engine does not run it), and released once that hold is gone.
   void SyncEngineHolds(Time now, std::vector<JobId>& changed);

@@ -209,13 +209,13 @@ void LiveScheduler::PinEngineWaits(Time now, std::vector<JobId>& changed) {
 void LiveScheduler::SyncEngineHolds(Time now, std::vector<JobId>& changed) {
   auto holds = executor_->EngineHolds();
   if (!holds) return;  // the engine cannot say now: nothing changes
-  engine_holds_ = *holds;
+  engine_holds_ = std::move(*holds);
   for (JobRecord* open : OpenRecords()) {
     JobRecord& rec = *open;
     const JobId id = rec.id;
     if (IsTerminal(rec.state) || rec.timing_out) continue;
-    auto it = holds->find(id);
-    if (it == holds->end()) {
+    auto it = engine_holds_.find(id);
+    if (it == engine_holds_.end()) {
       if (!rec.held_in_engine) continue;
       rec.held_in_engine = false;  // (a hold of tiresias's own stays)
       Journal({.t = now,
@@ -232,10 +232,8 @@ void LiveScheduler::SyncEngineHolds(Time now, std::vector<JobId>& changed) {
                  .kind = EventKind::kRequeue,
                  .job = id,
                  .detail = {{"by", "slurm"}, {"hold", true}}});
-        MustOk(sched_->Requeue(id, now));
-        to_launch_.erase(id);
         rec.state = launched ? LiveState::kPreempting : LiveState::kPending;
-        if (launched) StopProcess(id, now, cfg_.preempt_signal);
+        RequeueInCore(id, now, launched);
       } else if (rec.state != LiveState::kPending) {
         continue;
       }

@@ -298,6 +298,12 @@ Status LiveScheduler::RequeueHold(JobId id, const std::string& by, bool* changed
   return waiting ? Hold(id, true, changed, by, admin) : Requeue(id, by, /*hold=*/true, admin);
 }
 
+void LiveScheduler::RequeueInCore(JobId id, Time now, bool launched) {
+  MustOk(sched_->Requeue(id, now));
+  to_launch_.erase(id);
+  if (launched) StopProcess(id, now, cfg_.preempt_signal);
+}
+
 Status LiveScheduler::Requeue(JobId id, const std::string& by, bool hold, bool admin) {
   std::unique_lock lk(mu_);
   auto it = records_.find(id);
@@ -332,9 +338,7 @@ Status LiveScheduler::Requeue(JobId id, const std::string& by, bool hold, bool a
     if (Status s = Committed(txn); !s.ok()) return s;
   }
   rec = std::move(changed);  // only once it is on disk
-  MustOk(sched_->Requeue(id, now));
-  to_launch_.erase(id);
-  if (launched) StopProcess(id, now, cfg_.preempt_signal);
+  RequeueInCore(id, now, launched);
   eligibility_dirty_ = eligibility_dirty_ || hold;  // held before the next pass
   dirty_ = true;
   wake_ = true;
