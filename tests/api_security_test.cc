@@ -289,6 +289,31 @@ TEST_F(ApiSecurityTest, HealthAnswersHeadAndOtherMethodsGet405) {
   EXPECT_EQ(root.Call("GET", "/v1/no-such")->status, 404);
 }
 
+// Found by a tester: libmicrohttpd decodes the path and the query into C strings, so that an
+// encoded NUL ended them: GET /v1/jobs/29%00 answered job 29 (and DELETE cancelled it), and
+// state=running%00x listed the running jobs. Any %00 in the URL is now a 400.
+TEST_F(ApiSecurityTest, AnEncodedNulInTheUrlIsRefused) {
+  Serve({"--gpus", "1"});
+  const ApiClient root = serve_->Client();
+  auto sub = root.PostJson("/v1/jobs", {{"argv", {"sleep", "30"}}});
+  ASSERT_TRUE(sub.ok()) << sub.status().message();
+  const int64_t id = (*sub)["id"];
+  for (const std::string& path :
+       {fmt::format("/v1/jobs/{}%00", id), fmt::format("/v1/jobs/{}%00x/explain", id),
+        std::string("/v1/jobs?state=running%00x"), std::string("/v1/jobs?%00state=running")}) {
+    auto got = root.Get(path);
+    EXPECT_EQ(got->status, 400) << path << ": " << got->body;
+    EXPECT_NE(got->body.find("encoded NUL"), std::string::npos) << got->body;
+  }
+  EXPECT_EQ(root.Delete(fmt::format("/v1/jobs/{}%00", id))->status, 400);
+  // An encoded percent sign is no NUL: the id "1%00" is no job's.
+  EXPECT_EQ(root.Get(fmt::format("/v1/jobs/{}%2500", id))->status / 100, 4);
+  // The connection's next request is read afresh, and the job is untouched.
+  auto job = root.GetJson(fmt::format("/v1/jobs/{}", id));
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  EXPECT_NE((*job)["state"], "cancelled") << job->dump();
+}
+
 TEST_F(ApiSecurityTest, MadeUpPathsDoNotGrowTheMetrics) {
   Serve({"--gpus", "1"});
   const ApiClient root = serve_->Client();

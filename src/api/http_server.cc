@@ -17,6 +17,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
 
 namespace tiresias {
 namespace {
@@ -25,12 +26,26 @@ namespace {
 struct RequestState {
   std::string body;
   bool too_large = false;
+  bool encoded_nul = false;
 };
 
 // What it keeps for one connection.
 struct ConnectionState {
   std::optional<PeerCredentials> peer;
+  bool encoded_nul = false;  // the request line being read has a %00
 };
+
+// libmicrohttpd's own decoding of the path and of each query key and value, which also notes
+// an encoded NUL: the decoded text is a C string that would end there, so that
+// `/v1/jobs/29%00x` would read as job 29 and `?state=running%00x` as `running`.
+size_t Unescape(void*, MHD_Connection* c, char* s) {
+  if (std::strstr(s, "%00") != nullptr) {
+    if (const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT)) {
+      if (auto* cs = static_cast<ConnectionState*>(info->socket_context)) cs->encoded_nul = true;
+    }
+  }
+  return MHD_http_unescape(s);
+}
 
 MHD_Result Queue(MHD_Connection* c, const HttpResponse& r) {
   MHD_Response* resp = MHD_create_response_from_buffer(
@@ -81,6 +96,11 @@ struct HttpServerCallbacks {
     if (*state == nullptr) {  // headers are in; the body (if any) follows
       auto* st = new RequestState;
       *state = st;
+      if (const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT)) {
+        if (auto* cs = static_cast<ConnectionState*>(info->socket_context)) {
+          st->encoded_nul = std::exchange(cs->encoded_nul, false);
+        }
+      }
       const char* len =
           MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
       if (len && std::strtoull(len, nullptr, 10) > self->limits_.max_body_bytes) {
@@ -101,6 +121,11 @@ struct HttpServerCallbacks {
     if (st->too_large) {
       return Queue(c, JsonError(413, fmt::format("request body larger than {} bytes",
                                                  self->limits_.max_body_bytes)));
+    }
+    if (st->encoded_nul) {
+      return Queue(c, JsonError(400,
+                                "the URL has an encoded NUL (%00), which no path or "
+                                "parameter may contain"));
     }
     HttpRequest req;
     if (const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT)) {
@@ -245,7 +270,8 @@ StatusOr<int> HttpServer::StartTcp(const std::string& host, int port) {
       MHD_OPTION_CONNECTION_TIMEOUT, limits_.connection_timeout_s,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits_.max_header_bytes, MHD_OPTION_LISTEN_BACKLOG_SIZE,
       512u, MHD_OPTION_NOTIFY_COMPLETED, &HttpServerCallbacks::Completed, this,
-      MHD_OPTION_NOTIFY_CONNECTION, &HttpServerCallbacks::Connection, this, MHD_OPTION_END);
+      MHD_OPTION_NOTIFY_CONNECTION, &HttpServerCallbacks::Connection, this,
+      MHD_OPTION_UNESCAPE_CALLBACK, &Unescape, nullptr, MHD_OPTION_END);
   if (!daemon_) {
     return IoError(fmt::format("cannot listen on {}:{}: {}", host, port,
                                errno ? std::strerror(errno) : "in use, or bad address"));
@@ -271,7 +297,8 @@ Status HttpServer::StartUnix(const std::string& path) {
       MHD_OPTION_CONNECTION_TIMEOUT, limits_.connection_timeout_s,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, limits_.max_header_bytes, MHD_OPTION_NOTIFY_COMPLETED,
       &HttpServerCallbacks::Completed, this, MHD_OPTION_NOTIFY_CONNECTION,
-      &HttpServerCallbacks::Connection, this, MHD_OPTION_END);
+      &HttpServerCallbacks::Connection, this, MHD_OPTION_UNESCAPE_CALLBACK, &Unescape, nullptr,
+      MHD_OPTION_END);
   if (!unix_daemon_) return IoError(fmt::format("{}: cannot start its server", path));
   unix_fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (unix_fd_ < 0) return IoError(fmt::format("{}: socket: {}", path, std::strerror(errno)));
