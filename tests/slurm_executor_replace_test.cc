@@ -325,6 +325,32 @@ TEST_F(SlurmExecutorTest, AnAdminsHoldPlacedSinceTheLastSnapshotIsNotUndoneByALa
   EXPECT_EQ(Squeue(sid, "%T %r"), "PENDING JobHeldAdmin");
 }
 
+TEST_F(SlurmExecutorTest, ALaunchIsNotReleasedWhileSqueueCannotSayWhetherAnAdminHoldsIt) {
+  // Regression (a closing note): when the squeue right before the release failed, the
+  // release went ahead, undoing an admin's hold placed since the snapshot. Now nothing is
+  // released until squeue answers; then the hold is seen and kept.
+  const fs::path bin = FaultyTools();
+  auto x = Open("squeuefails", 30s);
+  ASSERT_TRUE(x);
+  const LaunchSpec spec = Spec(1, {"sleep", "300"});
+  Prepared(*x, spec);
+  const int64_t sid = x->SlurmId(JobId(1));
+  std::this_thread::sleep_for(1s);  // the poll after the submission is done: no other for 30 s
+  ASSERT_EQ(cluster_->Sh(fmt::format("scontrol hold {}", sid)).rc, 0);
+  Put(bin / "fail-squeue--h", "squeue: error: something went wrong\n");
+  ASSERT_TRUE(x->Launch(spec).ok());
+  std::this_thread::sleep_for(3s);
+  const auto state = [&] {  // not through the wrapper, which fails `squeue -h` now
+    return testing::Trimmed(
+        cluster_->Sh(fmt::format("/usr/bin/squeue -h -t all -j {} -o '%T %r'", sid)).out);
+  };
+  EXPECT_EQ(state(), "PENDING JobHeldAdmin");
+  fs::remove(bin / "fail-squeue--h");
+  ASSERT_TRUE(x->Drain(30s));
+  std::this_thread::sleep_for(2s);
+  EXPECT_EQ(Squeue(sid, "%T %r"), "PENDING JobHeldAdmin");
+}
+
 TEST_F(SlurmExecutorTest, AnAdminsHoldOfARunningJobHoldsItOnceStopped) {
   // Regression (an exploratory test): `scontrol hold` of a running job's Slurm job (RUNNING,
   // JobHeldAdmin) was ignored, and once the run was stopped its next launch released it (the

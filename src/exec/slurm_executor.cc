@@ -73,18 +73,37 @@ void SlurmExecutor::RestoreAdminHolds(const std::vector<Op>& requeue_holds) {
   if (!ids.empty()) (void)Slurm({"scontrol", "hold", fmt::format("{}", fmt::join(ids, ","))});
 }
 
-std::set<int64_t> SlurmExecutor::AdminHeldNow(const std::vector<int64_t>& ids) const {
-  std::set<int64_t> held;
-  if (ids.empty()) return held;
-  auto r = Slurm(
-      {"squeue", "-h", "-t", "PD", "-j", fmt::format("{}", fmt::join(ids, ",")), "-o", "%i %r"});
-  if (!r.ok() || !r->ok()) return held;  // (the release then finds what it finds)
+Status SlurmExecutor::SetAsideAdminHeld(std::vector<int64_t>* release, std::vector<Op>* ops,
+                                        std::vector<Op>* held, std::vector<Op>* again) const {
+  if (release->empty()) return Status::Ok();
+  auto r = Slurm({"squeue", "-h", "-t", "PD", "-j", fmt::format("{}", fmt::join(*release, ",")),
+                  "-o", "%i %r"},
+                 1, std::chrono::milliseconds(squeue_extra_ms_.load()));
+  Status fault = r.status();
+  // One id that Slurm no longer knows is an error (several are not): that job holds nothing.
+  if (r.ok() && !r->ok() &&
+      !(release->size() == 1 && (r->err + r->out).find("Invalid job id") != std::string::npos)) {
+    fault = IoError("squeue: " + r->Summary());
+  }
+  if (!fault.ok()) {
+    again->insert(again->end(), ops->begin(), ops->end());
+    release->clear();
+    ops->clear();
+    return fault;
+  }
+  std::set<int64_t> held_now;
   for (std::string_view line : Split(r->out, '\n')) {
     const size_t space = line.find(' ');
     if (space == std::string_view::npos || Trim(line.substr(space + 1)) != "JobHeldAdmin") continue;
-    if (auto id = ParseInt(line.substr(0, space))) held.insert(*id);
+    if (auto id = ParseInt(line.substr(0, space))) held_now.insert(*id);
   }
-  return held;
+  for (size_t k = release->size(); k-- > 0;) {
+    if (!held_now.contains((*release)[k])) continue;
+    held->push_back((*ops)[k]);
+    release->erase(release->begin() + static_cast<std::ptrdiff_t>(k));
+    ops->erase(ops->begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  return Status::Ok();
 }
 
 Status SlurmExecutor::JsonFault(const Status& s) const {

@@ -227,8 +227,12 @@ class SlurmExecutor : public Executor {
   // After requeue-holds: a run an admin held while it ran (Job::admin_hold_on_run) got a
   // user's hold; the admin's is put back (scontrol hold, as root), a plain admin hold again.
   void RestoreAdminHolds(const std::vector<Op>& requeue_holds);
-  // Those of these Slurm jobs an admin holds now (squeue asked now; none when it fails).
-  std::set<int64_t> AdminHeldNow(const std::vector<int64_t>& ids) const;
+  // Right before a release (an admin's hold placed since the snapshot would be undone by it):
+  // moves the launches of the Slurm jobs in `*release` (ids, `*ops` theirs in the same order)
+  // that an admin holds now (squeue asked now) to `*held`. When squeue cannot say, moves them
+  // all to `*again` (a pin again is harmless) and returns squeue's fault.
+  Status SetAsideAdminHeld(std::vector<int64_t>* release, std::vector<Op>* ops,
+                           std::vector<Op>* held, std::vector<Op>* again) const;
   // A squeue/sinfo whose JSON could not be read (`s`): Unavailable when slurmctld is down.
   Status JsonFault(const Status& s) const;
   // squeue --json: on a big cluster it may need `extra` time (the poller learns how much).
@@ -311,6 +315,9 @@ class SlurmExecutor : public Executor {
   int running_ops_ = 0;
   bool stop_ = false;
   std::atomic<bool> stopping_{false};  // the destructor runs: reads in flight are abandoned
+  // The time beyond the usual deadline that squeue needs now (the poller learns it; the
+  // check before a release is given it too), in milliseconds.
+  std::atomic<int64_t> squeue_extra_ms_{0};
   bool poke_poller_ = false;
   // The latest snapshots: squeue (by Slurm id) and sinfo; their sequence numbers are taken
   // when the command started.

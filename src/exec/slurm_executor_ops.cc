@@ -442,14 +442,9 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
       release.push_back(p.sid);
       release_ops.push_back(p.op);
     }
-    // Asked again right before the release: an admin's hold placed since the snapshot (a job
-    // launched as soon as it was submitted) would be undone by it.
-    const std::set<int64_t> held_now = AdminHeldNow(release);
-    for (size_t k = release.size(); k-- > 0;) {
-      if (!held_now.contains(release[k])) continue;
-      admin_held.push_back(release_ops[k]);
-      release.erase(release.begin() + static_cast<std::ptrdiff_t>(k));
-      release_ops.erase(release_ops.begin() + static_cast<std::ptrdiff_t>(k));
+    if (Status fault = SetAsideAdminHeld(&release, &release_ops, &admin_held, &retry);
+        fault.code() == StatusCode::kUnavailable) {
+      contact = fault;
     }
     lap("checked for admin holds", release.size());
     if (!admin_held.empty()) {

@@ -331,11 +331,13 @@ void SlurmExecutor::PollerLoop() {
         std::chrono::steady_clock::now() - began);
     if (!jobs.ok() && jobs.status().message().find("no answer within") != std::string::npos) {
       squeue_extra = std::min(kMaxSqueueExtra, squeue_extra * 2 + opts_.command_timeout);
+      squeue_extra_ms_ = squeue_extra.count();
     }
     if (jobs.ok()) {
       // Back towards what it needs: twice the time it took.
       squeue_extra =
           std::clamp(2 * took - opts_.command_timeout, std::chrono::milliseconds(0), squeue_extra);
+      squeue_extra_ms_ = squeue_extra.count();
       // Seconds (a very big cluster): slurmctld is not asked again sooner than it took to
       // answer. Below that, polls come as before (a 1,000-job cluster's ~0.6 s included).
       interval = took > kSlowSqueue ? took : opts_.poll_interval;
