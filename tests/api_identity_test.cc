@@ -155,6 +155,17 @@ TEST_F(ApiSecurityTest, SessionsEndWithTheirTokenAndCannotStartMore) {
     EXPECT_EQ(whoami(local), 200) << end;
     (void)root.Delete("/v1/tokens/alice");
   }
+  // Found by a tester: an admin's session created tokens (for any user, never expiring) and
+  // revoked them. Only the socket or the admin token manage tokens.
+  const ApiClient admin_session = Tcp(session_of(root));
+  ASSERT_EQ(admin_session.Get("/v1/whoami")->status, 200);
+  auto minted = admin_session.Post("/v1/tokens", R"({"user":"daemon"})");
+  EXPECT_EQ(minted->status, 403) << minted->body;
+  EXPECT_NE(minted->body.find("session cannot manage tokens"), std::string::npos) << minted->body;
+  ASSERT_TRUE(root.PostJson("/v1/tokens", {{"user", "bob"}}).ok());
+  EXPECT_EQ(admin_session.Delete("/v1/tokens/bob")->status, 403);
+  EXPECT_EQ(admin_session.Get("/v1/tokens")->status, 403);
+  EXPECT_EQ((*root.GetJson("/v1/tokens"))["users"], nlohmann::json({"bob"}));
   // At most kMaxSessionsPerUser each: the first of one more than that has ended.
   std::vector<std::string> many;
   for (size_t i = 0; i <= Identities::kMaxSessionsPerUser; ++i) many.push_back(session_of(root));

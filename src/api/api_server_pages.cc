@@ -35,6 +35,13 @@ HttpResponse ApiServer::Dashboard(const std::string& path) {
 HttpResponse ApiServer::Tokens(const HttpRequest& req, const Caller& caller,
                                const std::string& user) {
   if (!caller.admin) return Fail(403, "only an admin manages tokens");
+  // A token outlives the session that would create it, and a session is a URL that can leak
+  // (a browser's history): an admin's dashboard must not mint credentials for any user.
+  if (caller.via.starts_with("session")) {
+    return Fail(403,
+                "a dashboard session cannot manage tokens: use `tiresias token` on the server "
+                "(the Unix socket) or the admin token");
+  }
   if (req.method == "GET" && user.empty()) return Reply(200, {{"users", ids_.TokenUsers()}});
   if (req.method == "DELETE" && !user.empty()) {
     Status s = ids_.RevokeToken(user);
