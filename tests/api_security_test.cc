@@ -207,6 +207,28 @@ TEST_F(ApiSecurityTest, AsRootAJobRunsAsItsSubmitter) {
   ASSERT_EQ(stat(ok.c_str(), &st), 0) << "the job could not write its checkpoint";
   EXPECT_EQ(st.st_uid, 65534u);
   EXPECT_NE(root.Get(fmt::format("/v1/jobs/{}/logs", mine))->body.find("\n0\n"), std::string::npos);
+  // Found by a tester: a job ran in a directory its user may not enter (serve entered it as
+  // root); it now fails, saying why, as one in a directory that does not exist does.
+  const fs::path closed = dir_ / "closed";
+  fs::create_directories(closed);
+  ::chmod(closed.c_str(), 0700);
+  const std::string denied = AsNobody([&] {
+    auto c = ApiClient::Connect({.state_dir = dir_.string()});
+    auto r = c.ok() ? c->PostJson("/v1/jobs", {{"argv", {"pwd"}}, {"cwd", closed.string()}})
+                    : StatusOr<nlohmann::json>(c.status());
+    return r.ok() ? (*r)["id"].dump() : r.status().message();
+  });
+  const int64_t shut_out = std::atoll(denied.c_str());
+  ASSERT_GT(shut_out, 0) << denied;
+  ASSERT_TRUE(WaitFor(
+      [&] { return (*root.GetJson(fmt::format("/v1/jobs/{}", shut_out)))["state"] == "failed"; },
+      10s))
+      << root.GetJson(fmt::format("/v1/jobs/{}", shut_out))->dump();
+  const nlohmann::json shut = *root.GetJson(fmt::format("/v1/jobs/{}", shut_out));
+  EXPECT_EQ(shut["exit_code"], 126) << shut.dump();
+  EXPECT_NE(shut["message"].get<std::string>().find("cannot enter the working directory"),
+            std::string::npos)
+      << shut.dump();
   // A token user without an account here cannot have a job at all (it would run as root).
   auto tok = root.PostJson("/v1/tokens", {{"user", "no-such-account"}});
   ASSERT_TRUE(tok.ok());

@@ -170,6 +170,16 @@ std::vector<std::string> CommandEnv(int fd) {
     fail(126, fmt::format("cannot run as uid {} gid {}: {}", a.user->first, a.user->second,
                           std::strerror(errno)));
   }
+  // serve entered the working directory before the shim became the user: entered again as the
+  // user, so that a job cannot work in a directory its user may not enter (as Slurm's would
+  // fail, and as a directory that does not exist fails it).
+  if (a.user) {
+    std::array<char, PATH_MAX> cwd{};
+    if (getcwd(cwd.data(), cwd.size()) == nullptr || chdir(cwd.data()) != 0) {
+      fail(126, fmt::format("cannot enter the working directory {} as uid {}: {}", cwd.data(),
+                            a.user->first, std::strerror(errno)));
+    }
+  }
   // --output / --error: opened as the command's own account, appended across attempts.
   for (const auto& [file, fd] : {std::pair{&a.out_file, 1}, std::pair{&a.err_file, 2}}) {
     if (file->empty()) continue;
