@@ -423,4 +423,31 @@ TEST_F(ServeTest, CliClientSubmitLsShowLogsExplainCancel) {
 }
 
 }  // namespace
+// Found by a tester: `logs -f` lost lines when the log rotated (serve --max-log-size): the
+// rest of the old file, now output.log.1, was never read, and once the new log had grown past
+// the follower's offset it went on from the middle of it (a torn line). The follower now
+// names the file its offset is in; a file rotated since is read to its end first.
+TEST_F(ServeTest, LogsFollowReadsEveryLineAcrossRotations) {
+  Serve({"--gpus", "1", "--max-log-size", "64KiB"});
+  // 3,000 numbered lines of 72 bytes (216 KB: three rotations), 300 at a time.
+  const int64_t id =
+      Submit({{"argv",
+               {"sh", "-c",
+                "i=0; while [ $i -lt 3000 ]; do printf 'line %05d %060d\\n' $i 0; i=$((i+1)); "
+                "[ $((i%300)) = 0 ] && sleep 0.3; done; true"}}});
+  ASSERT_GT(id, 0);
+  auto logs = testing::RunTiresias(fmt::format("logs --state-dir {} -f {}", dir_.string(), id));
+  ASSERT_EQ(logs.rc, 0) << logs.out.substr(0, 2000);
+  ASSERT_EQ(State(id), "finished");
+  std::vector<int> seen;
+  std::istringstream in(logs.out);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("line ")) continue;
+    EXPECT_EQ(line.size(), 71u) << "a torn line: " << line;
+    seen.push_back(std::atoi(line.substr(5, 5).c_str()));
+  }
+  ASSERT_EQ(seen.size(), 3000u) << logs.out.substr(0, 2000);
+  for (int k = 0; k < 3000; ++k) ASSERT_EQ(seen[static_cast<size_t>(k)], k);
+}
+
 }  // namespace tiresias::serve_test

@@ -437,14 +437,19 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     if (stream != "stdout" && stream != "stderr") {
       return Fail(400, "query parameter stream: stdout or stderr");
     }
-    int64_t next = 0;
-    auto text =
-        sched_.Logs(id, *offset, 1 << 20, next, stream == "stderr", static_cast<size_t>(*tail));
+    // log_file: the file the offset is in (X-Log-File of the last read), so that a log
+    // rotated since is read to its end first.
+    auto file = QueryInt(req, "log_file", 0);
+    if (!file.ok()) return Fail(file.status());
+    LiveScheduler::LogCursor next;
+    auto text = sched_.Logs(id, {.offset = *offset, .file = static_cast<uint64_t>(*file)}, 1 << 20,
+                            next, stream == "stderr", static_cast<size_t>(*tail));
     if (!text.ok()) return Fail(text.status());
     return {.status = 200,
             .body = *text,
             .content_type = "text/plain",
-            .headers = {{"X-Next-Offset", std::to_string(next)},
+            .headers = {{"X-Next-Offset", std::to_string(next.offset)},
+                        {"X-Log-File", std::to_string(next.file)},
                         {"X-Job-State", job->value("state", "")}}};
   }
   return no_such();

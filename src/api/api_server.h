@@ -12,8 +12,9 @@
 //   POST /v1/jobs/{ref}/cancel|hold|release|requeue|requeuehold, DELETE /v1/jobs/{ref} (owner or
 //                                         admin; an array's id acts on all its tasks)
 //   GET  /v1/jobs/{ref}/explain           why it waits
-//   GET  /v1/jobs/{ref}/logs?offset=N[&stream=stderr][&tail_lines=N]   log bytes from N
-//                                         (owner or admin); X-Next-Offset, X-Job-State
+//   GET  /v1/jobs/{ref}/logs?offset=N[&log_file=F][&stream=stderr][&tail_lines=N]   log
+//                                         bytes from N of file F (owner or admin);
+//                                         X-Next-Offset, X-Log-File, X-Job-State
 //   GET  /v1/version
 //   GET  /v1/nodes                        GPUs and who holds them
 //   GET  /v1/events?after=SEQ&limit=N[&job=ID]   the journal, oldest first

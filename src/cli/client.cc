@@ -50,6 +50,7 @@ size_t OnHeader(char* data, size_t size, size_t n, void* out) {
     for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     const std::string value(Trim(line.substr(colon + 1)));
     if (name == "x-next-offset") reply->next_offset = value;
+    if (name == "x-log-file") reply->log_file = value;
     if (name == "x-job-state") reply->job_state = value;
   }
   return size * n;

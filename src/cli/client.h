@@ -27,6 +27,7 @@ struct HttpReply {
   int status = 0;
   std::string body;
   std::string next_offset;  // logs only
+  std::string log_file;     // logs only: the file next_offset is in
   std::string job_state;    // logs only
 };
 

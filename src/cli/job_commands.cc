@@ -287,18 +287,20 @@ int Logs(const Common& o, const std::string& ref, bool follow, int64_t tail, boo
     }
   }
   int64_t offset = 0;
+  std::string file;  // the file `offset` is in: a log rotated since is read to its end first
   for (bool first = true;; first = false) {
     // --tail 0: nothing of what is there (the last line is asked for its end offset only).
     const std::string tail_q =
         first && tail >= 0 ? fmt::format("&tail_lines={}", std::max<int64_t>(tail, 1)) : "";
     // -f: through a restart of serve (for up to 10 minutes without it), as `wait`.
-    const std::string path =
-        fmt::format("/v1/jobs/{}/logs?offset={}{}{}", ref, offset, stream, tail_q);
+    const std::string path = fmt::format("/v1/jobs/{}/logs?offset={}{}{}{}", ref, offset,
+                                         file.empty() ? "" : "&log_file=" + file, stream, tail_q);
     auto r = follow ? c->GetThroughRestarts(path, o.conn, std::chrono::seconds(600)) : c->Get(path);
     if (!r.ok()) return Error(r.status());
     if (Status s = ErrorOf(*r); !s.ok()) return Error(s);
     if (!(first && tail == 0)) std::cout << r->body << std::flush;
     offset = ParseInt(r->next_offset).value_or(offset);
+    if (!r->log_file.empty()) file = r->log_file;
     if (!follow || (r->body.empty() && Terminal(r->job_state))) return 0;
     if (r->body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }

@@ -210,8 +210,8 @@ TEST_F(LiveSchedulerTest, AnEndedJobsDirectoryIsRemovedKeepFinishedAfterItEndedA
   step_to(11'900);
   ASSERT_EQ((*d->Get(a))["state"], "finished");
   EXPECT_TRUE(std::filesystem::exists(dir(a)));
-  int64_t next = 0;
-  EXPECT_EQ(*d->Logs(a, 0, 1 << 20, next), "epoch 1\n");
+  LiveScheduler::LogCursor next;
+  EXPECT_EQ(*d->Logs(a, {}, 1 << 20, next), "epoch 1\n");
   step_to(12'100);
   EXPECT_FALSE(std::filesystem::exists(dir(a)));  // renamed at once, removed off the loop
   const auto renamed = [&](JobId id) { return dir_ / "tiresias-jobs" / (".removed-" + id.str()); };
@@ -223,7 +223,7 @@ TEST_F(LiveSchedulerTest, AnEndedJobsDirectoryIsRemovedKeepFinishedAfterItEndedA
   };
   EXPECT_TRUE(gone_soon(renamed(a)));
   EXPECT_TRUE(std::filesystem::exists(dir(k) / "checkpoint"));
-  auto log = d->Logs(a, 0, 1 << 20, next);
+  auto log = d->Logs(a, {}, 1 << 20, next);
   ASSERT_FALSE(log.ok());
   EXPECT_EQ(log.status().code(), StatusCode::kNotFound);
   EXPECT_NE(log.status().message().find("its log was removed with its directory 10s after "
@@ -232,7 +232,7 @@ TEST_F(LiveSchedulerTest, AnEndedJobsDirectoryIsRemovedKeepFinishedAfterItEndedA
       << log.status().message();
   const std::string events = d->Events(0, 1000, a)->dump();
   EXPECT_NE(events.find("\"cleanup\""), std::string::npos) << events;
-  auto never_log = d->Logs(never, 0, 1 << 20, next);  // it said "its log was removed"
+  auto never_log = d->Logs(never, {}, 1 << 20, next);  // it said "its log was removed"
   ASSERT_TRUE(never_log.ok()) << never_log.status().message();
   EXPECT_EQ(*never_log, "");
   EXPECT_EQ((*d->Get(a))["state"], "finished");  // the record stays

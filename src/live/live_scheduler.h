@@ -177,10 +177,16 @@ class LiveScheduler {
   // `limit` ones; with `job`, its rows (and the `jobs` - 1 ids after it: an array's tasks).
   StatusOr<nlohmann::json> Events(int64_t after, int limit, std::optional<JobId> job = std::nullopt,
                                   bool latest = false, int64_t jobs = 1);
-  // Up to `max` bytes of the job's log from `offset`; sets `next` to the offset after them.
-  // From the job's stdout, or its stderr (the same file unless --error was given); with
-  // tail_lines, the last lines instead of from `offset`.
-  StatusOr<std::string> Logs(JobId id, int64_t offset, size_t max, int64_t& next,
+  // Where a reader of a job's log is: `offset` bytes into the file whose inode is `file` (0:
+  // the log as it is now).
+  struct LogCursor {
+    int64_t offset = 0;
+    uint64_t file = 0;
+  };
+  // Up to `max` bytes of the job's log from `at`; sets `next` to the cursor after them. A log
+  // rotated since (`<log>.1`) is read to its end first. From the job's stdout, or its stderr
+  // (the same file unless --error was given); with tail_lines, the last lines instead.
+  StatusOr<std::string> Logs(JobId id, LogCursor at, size_t max, LogCursor& next,
                              bool stderr_stream = false, size_t tail_lines = 0);
   // What /metrics exposes, with the gauges set from the current state.
   std::string MetricsText();

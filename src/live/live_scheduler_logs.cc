@@ -13,7 +13,7 @@
 
 namespace tiresias {
 
-StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, int64_t& next,
+StatusOr<std::string> LiveScheduler::Logs(JobId id, LogCursor at, size_t max, LogCursor& next,
                                           bool stderr_stream, size_t tail_lines) {
   std::string path, ended, ref;               // ended: how, for a job that has
   std::optional<std::pair<uid_t, gid_t>> as;  // whose rights open it
@@ -40,15 +40,15 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, 
       as.emplace(static_cast<uid_t>(r.uid), static_cast<gid_t>(r.gid >= 0 ? r.gid : r.uid));
     }
   }
-  next = offset;
-  StatusOr<int> opened = StatusOr<int>(-1);
-  if (as) {
-    opened = OpenToReadAs(path, as->first, as->second);
-  } else if (const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) {
-    opened = fd;
-  } else if (errno == ENOENT) {
-    opened = NotFound(path);
-  }
+  next = at;
+  // -1 when serve cannot read it (as before: nothing).
+  const auto open_log = [&](const std::string& p) -> StatusOr<int> {
+    if (as) return OpenToReadAs(p, as->first, as->second);
+    if (const int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) return fd;
+    if (errno == ENOENT) return NotFound(p);
+    return -1;
+  };
+  StatusOr<int> opened = open_log(path);
   if (!opened.ok()) {
     if (opened.status().code() == StatusCode::kNotFound) {
       if (ended.empty()) return std::string();  // not yet
@@ -58,12 +58,31 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, 
     return PermissionDenied(fmt::format("job {}: its output {} is not readable by its user: {}",
                                         ref, path, opened.status().message()));
   }
-  const int fd = *opened;
+  int fd = *opened;
   if (fd < 0) return std::string();  // not readable by serve (as before: nothing)
   struct stat st {};
-  const int64_t size = fstat(fd, &st) == 0 ? st.st_size : 0;
-  // Past the end: the log was rotated (serve --max-log-size) or truncated; a follower goes on
-  // from the start of the new one, as `tail -F` does.
+  if (fstat(fd, &st) != 0) st = {};
+  int64_t offset = at.offset, size = st.st_size;
+  uint64_t file = st.st_ino;
+  // Rotated since the reader's last read (serve --max-log-size moves the log to `<log>.1`):
+  // the rest of the file it read comes first, then the new log from its start, as `tail -F`
+  // does. When its file is gone too (rotated twice since), `<log>.1` is all unread.
+  if (at.file != 0 && at.file != file) {
+    offset = 0;
+    auto older = open_log(path + ".1");
+    struct stat ost {};
+    if (older.ok() && *older >= 0 && fstat(*older, &ost) == 0 &&
+        (ost.st_ino != at.file || at.offset < ost.st_size)) {
+      close(fd);
+      fd = *older;
+      size = ost.st_size;
+      file = ost.st_ino;
+      offset = ost.st_ino == at.file ? at.offset : 0;
+    } else if (older.ok() && *older >= 0) {
+      close(*older);
+    }
+  }
+  // Past the end of the same file: truncated; read again from its start.
   if (offset > size) offset = 0;
   auto read_at = [&](int64_t from, size_t n) {
     std::string out(n, '\0');
@@ -98,7 +117,7 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, int64_t offset, size_t max, 
   }
   std::string buf = offset < 0 ? std::string() : read_at(offset, max);
   close(fd);
-  next = offset + static_cast<int64_t>(buf.size());
+  next = {.offset = offset + static_cast<int64_t>(buf.size()), .file = file};
   return buf;
 }
 

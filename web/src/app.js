@@ -8,7 +8,7 @@ import uPlot from "uplot";
 
 const POLL_MS = 2000;
 const CHART_JOBS = 5000;  // the jobs the CDF charts are drawn from, latest first
-const state = { token: null, view: "cluster", job: null, logOffset: 0, charts: {} };
+const state = { token: null, view: "cluster", job: null, logOffset: 0, logFile: null, charts: {} };
 
 // ---- API ----------------------------------------------------------------------------------
 async function api(path) {
@@ -159,6 +159,7 @@ async function renderJob(id) {
   if (state.job !== id) {  // a new job page: reset the log
     state.job = id;
     state.logOffset = 0;
+    state.logFile = null;
     root.replaceChildren(el("h2", {}, `Job ${id}`), el("div", { id: "job-info" }),
       el("h3", {}, "Why"), el("ul", { id: "job-explain" }),
       el("h3", {}, "Timeline"), el("ul", { id: "job-timeline", class: "timeline" }),
@@ -178,9 +179,11 @@ async function renderJob(id) {
   $("job-timeline").replaceChildren(...ev.map((e) => el("li", { "data-kind": e.kind },
     `${new Date(e.time_ms).toLocaleTimeString()} ${e.kind}: ${e.text}`)));
   try {  // the log follows live; only the owner and admins may read it
-    const r = await api(`/v1/jobs/${id}/logs?offset=${state.logOffset}`);
+    const file = state.logFile ? `&log_file=${state.logFile}` : "";  // rotated: read to its end
+    const r = await api(`/v1/jobs/${id}/logs?offset=${state.logOffset}${file}`);
     const text = await r.text();
     state.logOffset = Number(r.headers.get("X-Next-Offset") || state.logOffset);
+    state.logFile = r.headers.get("X-Log-File") || state.logFile;
     if (text) $("job-log").append(text);
   } catch (e) {
     $("job-log").textContent = e.message;
