@@ -48,6 +48,10 @@ TEST(CliInput, NumericFlagsAreRangeChecked) {
       {"serve --disk-reserve 2TiB", "--disk-reserve 2199023255552: 8MiB to 1TiB"},
       {"serve --max-log-size 1KiB", "--max-log-size 1024: at least 65536 bytes (64KiB)"},
       {"serve --max-log-size lots", "--max-log-size: lots unit not recognized"},
+      // Found by a tester: refused by name but taken as numbers (SIGSTOP froze every victim).
+      {"serve --preempt-signal 9", "--preempt-signal 9: SIGKILL cannot be caught"},
+      {"serve --preempt-signal 19", "--preempt-signal 19: SIGSTOP cannot be caught"},
+      {"serve --preempt-signal SIGKILL", "--preempt-signal SIGKILL: use TERM"},
       {sim + "--from-day 1e300",
        "--from-day: 1e300 is out of range: expected a number in [0, 3650]"},
       {sim + "--from-day nan", "--from-day: nan is not a finite number"},

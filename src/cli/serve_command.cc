@@ -89,7 +89,16 @@ StatusOr<int> ParseSignal(const std::string& s) {
   for (const auto& [name, sig] : kNames) {
     if (n == name) return sig;
   }
-  if (auto v = ParseInt(n); v && *v > 0 && *v < 65) return static_cast<int>(*v);
+  if (auto v = ParseInt(n); v && *v > 0 && *v < 65) {
+    // As KILL and STOP by name: a job cannot catch them, so none could checkpoint.
+    if (*v == SIGKILL || *v == SIGSTOP) {
+      return InvalidArgument(fmt::format(
+          "--preempt-signal {}: SIG{} cannot be caught, so no job could checkpoint: use TERM, "
+          "INT, HUP, USR1, USR2, QUIT or another number",
+          s, *v == SIGKILL ? "KILL" : "STOP"));
+    }
+    return static_cast<int>(*v);
+  }
   return InvalidArgument(
       fmt::format("--preempt-signal {}: use TERM, INT, HUP, USR1, USR2, QUIT or a number", s));
 }

@@ -126,7 +126,10 @@ Status CheckPattern(const char* field, const std::string& p) {
 
 }  // namespace
 
-StatusOr<Duration> ParseSlurmTime(std::string_view text) {
+namespace {
+
+// The seconds a Slurm time names (any value, 0 included), or why it names none.
+StatusOr<int64_t> SlurmSeconds(std::string_view text) {
   auto bad = [&] {
     return InvalidArgument(fmt::format(
         "'{}' is not a Slurm time: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS", text));
@@ -160,16 +163,27 @@ StatusOr<Duration> ParseSlurmTime(std::string_view text) {
   } else {
     return bad();
   }
-  if (seconds < 1 || seconds > static_cast<int64_t>(kMaxRequestDurationS)) {
+  return seconds;
+}
+
+}  // namespace
+
+StatusOr<Duration> ParseSlurmTime(std::string_view text) {
+  auto seconds = SlurmSeconds(text);
+  if (!seconds.ok()) return seconds.status();
+  if (*seconds < 1 || *seconds > static_cast<int64_t>(kMaxRequestDurationS)) {
     return InvalidArgument(fmt::format("'{}': a time limit must be 1 s to ten years", text));
   }
-  return Seconds(seconds);
+  return Seconds(*seconds);
 }
 
 bool NoTimeLimit(std::string_view text) {
   std::string t(text);
   for (char& c : t) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return t == "0" || t == "-1" || t == "UNLIMITED" || t == "INFINITE";
+  if (t == "-1" || t == "UNLIMITED" || t == "INFINITE") return true;
+  // Zero in any form (0, 00:00, 0:0:0, 0-0): as Slurm, no limit.
+  auto seconds = SlurmSeconds(text);
+  return seconds.ok() && *seconds == 0;
 }
 
 std::string SlurmTime(Duration d) {

@@ -97,7 +97,8 @@ inline Status Validate(const SubmitRequest& r) {
 // "days-hours", "days-hours:minutes", "days-hours:minutes:seconds". Positive, at most ten
 // years.
 StatusOr<Duration> ParseSlurmTime(std::string_view text);
-// Slurm's ways of asking for no time limit: "0", "-1", "UNLIMITED", "INFINITE" (any case).
+// Slurm's ways of asking for no time limit: "0" (zero in any time format), "-1", "UNLIMITED",
+// "INFINITE" (any case).
 bool NoTimeLimit(std::string_view text);
 // The same for people: "2:00:00", "1-00:30:00".
 std::string SlurmTime(Duration d);

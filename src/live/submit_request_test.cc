@@ -25,8 +25,10 @@ TEST(SubmitRequest, ValidRequestPasses) {
 }
 
 TEST(SubmitRequest, SlurmsWordsForNoTimeLimitMeanNone) {
-  // sbatch -t 0, -t UNLIMITED, -t INFINITE (any case) and -1: no limit, as in Slurm.
-  for (const char* none : {"0", "-1", "UNLIMITED", "infinite", "Unlimited"}) {
+  // sbatch -t 0, -t UNLIMITED, -t INFINITE (any case) and -1: no limit, as in Slurm; also
+  // zero in Slurm's other forms (found by a tester: 00:00 was "must be 1 s to ten years").
+  for (const char* none :
+       {"0", "-1", "UNLIMITED", "infinite", "Unlimited", "00:00", "0:0:0", "0-0", "0-00:00:00"}) {
     SubmitRequest r = Ok();
     r.time = none;
     EXPECT_EQ(Why(r), "") << none;
