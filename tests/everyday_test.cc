@@ -347,6 +347,10 @@ TEST_F(EverydayTest, ScriptsGetWhatTheyAskForFromLogsJsonAndTimes) {
                           "such file or directory"),
             std::string::npos)
       << bad_show;
+  // ls -a says it too, after where it ran (found by a tester: "local:1" alone).
+  const std::string bad_ls = Cli("ls -a").out;
+  EXPECT_NE(bad_ls.find("(exit 126: cannot open " + sd() + "/no-such-dir/x.log"), std::string::npos)
+      << bad_ls;
   const CmdResult bad_logs = Cli("logs " + bad);
   EXPECT_NE(bad_logs.rc, 0);
   EXPECT_NE(bad_logs.out.find("does not exist (failed: exit 126: cannot open"), std::string::npos)

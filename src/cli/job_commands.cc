@@ -115,6 +115,12 @@ int List(const Common& o, const ListFlags& f) {
                         : Str(j, "reason") != "-" && !Str(j, "reason").empty()
                             ? "(" + Str(j, "reason") + ")"
                             : (Terminal(st) ? Str(j, "message") : "-");
+    // A job that ran and did not finish: why, after where it ran ("exit 126: cannot open...").
+    if (Terminal(st) && st != "finished" && !Where(j).empty() && !Str(j, "message").empty()) {
+      std::string why = Str(j, "message");
+      if (why.starts_with(st + ": ")) why.erase(0, st.size() + 2);  // the STATE column says it
+      where += " (" + why + ")";
+    }
     std::cout << fmt::format("{:>{}} {:<16} {:<10} {:>4} {:<10} {:>9} {:>9.3f} {:>5}", ShownRef(j),
                              idw, Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10),
                              j.value("gpus", 0), st, Human(j.value("time_s", 0.0)),
