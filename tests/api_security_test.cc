@@ -342,6 +342,33 @@ TEST_F(ApiSecurityTest, AnEncodedNulInTheUrlIsRefused) {
   EXPECT_NE((*job)["state"], "cancelled") << job->dump();
 }
 
+// Found by a tester: a misspelled filter (?stat=running, ?bogus=1) listed every job, and
+// ?active=2 read as false, where an unknown field of a body is refused. Each route takes its
+// own parameters; flags take 1/0 or true/false.
+TEST_F(ApiSecurityTest, UnknownOrMalformedQueryParametersAreRefused) {
+  Serve({"--gpus", "1"});
+  const ApiClient root = serve_->Client();
+  for (const char* path : {"/v1/jobs?stat=running", "/v1/nodes?x=1", "/v1/history?active=1",
+                           "/v1/jobs/1/logs?tail=3", "/v1/events?offset=1"}) {
+    auto r = root.Get(path);
+    EXPECT_EQ(r->status, 400) << path << ": " << r->body;
+    EXPECT_NE(r->body.find("takes no query parameter"), std::string::npos) << r->body;
+  }
+  auto r = root.Get("/v1/jobs?stat=running");
+  EXPECT_NE(r->body.find("(known: state, active,"), std::string::npos) << r->body;
+  for (const char* path :
+       {"/v1/jobs?active=2", "/v1/jobs?newest=yes", "/v1/jobs?me=yes", "/v1/jobs?estimates=on"}) {
+    auto bad = root.Get(path);
+    EXPECT_EQ(bad->status, 400) << path << ": " << bad->body;
+    EXPECT_NE(bad->body.find("expected 1 or 0"), std::string::npos) << bad->body;
+  }
+  for (const char* path :
+       {"/v1/jobs?active=0&limit=5&newest=true", "/v1/jobs?me=1&estimates=1",
+        "/v1/history?since_ms=0", "/v1/events?latest=3", "/v1/stats?after_ms=0", "/v1/nodes"}) {
+    EXPECT_EQ(root.Get(path)->status, 200) << path;
+  }
+}
+
 TEST_F(ApiSecurityTest, MadeUpPathsDoNotGrowTheMetrics) {
   Serve({"--gpus", "1"});
   const ApiClient root = serve_->Client();

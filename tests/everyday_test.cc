@@ -337,6 +337,55 @@ TEST_F(EverydayTest, ScriptsGetWhatTheyAskForFromLogsJsonAndTimes) {
   ASSERT_EQ(Cli("wait " + io + " --timeout 60").rc, 0);
   EXPECT_NE(testing::ReadAll(sd() + "/o-" + io + ".log").find("out\n"), std::string::npos);
   EXPECT_EQ(testing::ReadAll(sd() + "/e-" + io + ".log"), "err\n");
+  // Every field the README calls stable is there, null when there is none (found by a
+  // tester: a held job without a time limit had no time_limit, exit_code, signal,
+  // dependencies, allocation or engine_state, a KeyError for a script).
+  const std::string held = Submit("-H -- true");
+  const nlohmann::json hj = Json("show " + held);
+  for (const char* key : {"id",
+                          "ref",
+                          "name",
+                          "user",
+                          "gpus",
+                          "model",
+                          "state",
+                          "reason",
+                          "queue",
+                          "held",
+                          "attempt",
+                          "preemptions",
+                          "kills",
+                          "checkpointed",
+                          "time_s",
+                          "wait_s",
+                          "attained_gpu_s",
+                          "time_limit",
+                          "dependencies",
+                          "submitted_at_ms",
+                          "first_start_ms",
+                          "last_start_ms",
+                          "end_ms",
+                          "exit_code",
+                          "signal",
+                          "message",
+                          "nodes",
+                          "allocation",
+                          "devices",
+                          "engine_job",
+                          "engine_state",
+                          "stdout_path",
+                          "stderr_path",
+                          "argv",
+                          "cwd"}) {
+    EXPECT_TRUE(hj.contains(key)) << key << ": " << hj.dump();
+  }
+  EXPECT_TRUE(hj["time_limit"].is_null() && hj["exit_code"].is_null()) << hj.dump();
+  const std::string shown = Cli("show " + held).out;
+  EXPECT_NE(shown.find("TimeLimit=UNLIMITED"), std::string::npos) << shown;
+  EXPECT_EQ(shown.find("ExitCode"), std::string::npos) << shown;
+  EXPECT_EQ(shown.find("Dependency="), std::string::npos) << shown;
+  ASSERT_EQ(Cli("cancel " + held).rc, 0);
+  EXPECT_EQ(Cli("wait " + held).rc, 125);
   // An -o file that cannot be opened: the job fails with exit 126 and says why (show said
   // "exit 126" alone), and `logs` says the file does not exist (it printed nothing, exit 0).
   const std::string bad = Submit("-o " + sd() + "/no-such-dir/x.log -- true");

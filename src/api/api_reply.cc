@@ -60,6 +60,15 @@ StatusOr<int64_t> QueryInt(const HttpRequest& req, const char* key, int64_t def)
   return *v;
 }
 
+StatusOr<bool> QueryBool(const HttpRequest& req, const char* key, bool def) {
+  auto it = req.query.find(key);
+  if (it == req.query.end()) return def;
+  if (it->second == "1" || it->second == "true") return true;
+  if (it->second == "0" || it->second == "false") return false;
+  return InvalidArgument(fmt::format("query parameter {}: expected 1 or 0 (true or false), got {}",
+                                     key, Echo(nlohmann::json(it->second))));
+}
+
 nlohmann::json Visible(nlohmann::json job, const Caller& caller) {
   if (caller.May(job.value("user", ""))) return job;
   if (job.contains("env")) {

@@ -23,6 +23,8 @@ HttpResponse Fail(int code, const std::string& msg);
 HttpResponse Fail(const Status& s);
 // A query parameter that must be a non-negative integer (`def` when absent).
 StatusOr<int64_t> QueryInt(const HttpRequest& req, const char* key, int64_t def);
+// A query parameter that is 1/true or 0/false (`def` when absent).
+StatusOr<bool> QueryBool(const HttpRequest& req, const char* key, bool def);
 // A job as `caller` may see it: another user's job without its environment.
 nlohmann::json Visible(nlohmann::json job, const Caller& caller);
 

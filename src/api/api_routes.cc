@@ -46,6 +46,21 @@ const std::map<std::string, std::vector<std::string>>& ApiRoutes() {
   return kRoutes;
 }
 
+const std::vector<std::string>& QueryParamsOf(const std::string& method, const std::string& route) {
+  static const std::vector<std::string> kNone;
+  static const std::map<std::string, std::vector<std::string>> kParams = {
+      {"GET /v1/jobs",
+       {"state", "active", "user", "me", "vc", "array", "since_ms", "until_ms", "offset", "limit",
+        "newest", "estimates"}},
+      {"GET /v1/history",
+       {"state", "user", "me", "vc", "array", "since_ms", "until_ms", "offset", "limit", "newest"}},
+      {"GET /v1/events", {"after", "latest", "limit", "job", "array"}},
+      {"GET /v1/stats", {"after_ms"}},
+      {"GET /v1/jobs/{id}/logs", {"offset", "log_file", "stream", "tail_lines"}}};
+  auto it = kParams.find(method + " " + route);
+  return it == kParams.end() ? kNone : it->second;
+}
+
 std::string RouteOf(const std::string& path) {
   // A closed set of label values, whatever callers send (every distinct path once became a
   // series of its own: 20,000 made-up paths grew /metrics to 580 MB): the API's routes with

@@ -243,6 +243,13 @@ HttpResponse ApiServer::Dispatch(const HttpRequest& req) {
       r.headers.emplace_back("Allow", allow);
       return r;
     }
+    const std::vector<std::string>& known = QueryParamsOf(req.method, route->first);
+    for (const auto& [key, value] : req.query) {
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      return Fail(400, fmt::format("{} {} takes no query parameter {}{}", req.method, route->first,
+                                   Echo(nlohmann::json(key)),
+                                   known.empty() ? "" : " (known: " + Join(known, ", ") + ")"));
+    }
   }
   if (req.path == "/v1/health") {  // GET or HEAD: the table above refused the rest
     nlohmann::json health = {{"ok", true}};

@@ -78,6 +78,10 @@ const std::map<std::string, std::vector<std::string>>& ApiRoutes();
 // A request path as a metrics label, one of a closed set: the API's routes with job ids,
 // array tasks and token users as {id}; "/dashboard" for its pages; "other" for the rest.
 std::string RouteOf(const std::string& path);
+// The query parameters that `method route` (a route of ApiRoutes) takes; none when unlisted.
+// Any other is refused (400), as an unknown field of a body is: a misspelled filter listed
+// every job.
+const std::vector<std::string>& QueryParamsOf(const std::string& method, const std::string& route);
 // A request method as a metrics label: the HTTP methods by name, anything else "other".
 std::string MethodOf(const std::string& method);
 // Parses a JSON body no deeper than kMaxJsonDepth.

@@ -14,6 +14,7 @@ namespace tiresias {
 
 using api::Echo;
 using api::Fail;
+using api::QueryBool;
 using api::QueryInt;
 using api::Reply;
 using api::Visible;
@@ -43,23 +44,22 @@ HttpResponse ApiServer::List(const HttpRequest& req, const Caller& caller, bool 
       f.states = {LiveState::kFinished, LiveState::kFailed, LiveState::kCancelled,
                   LiveState::kTimeout};
     }
-  } else if (auto a = req.query.find("active"); a != req.query.end()) {
-    f.active_only = a->second == "1" || a->second == "true";
+  } else {
+    auto active = QueryBool(req, "active", f.active_only);
+    if (!active.ok()) return Fail(active.status());
+    f.active_only = *active;
   }
   if (auto u = req.query.find("user"); u != req.query.end()) f.user = u->second;
   // me=1: the caller's own jobs, as the server knows the caller (`ls --me` sent the client's
   // login name, which a remote user's token need not match).
-  if (auto me = req.query.find("me"); me != req.query.end()) {
-    if (me->second != "1" && me->second != "true" && me->second != "0" && me->second != "false") {
-      return Fail(400, fmt::format("query me: expected 1 or 0, got {}", Echo(me->second)));
+  auto me = QueryBool(req, "me", false);
+  if (!me.ok()) return Fail(me.status());
+  if (*me) {
+    if (!f.user.empty() && f.user != caller.user) {
+      return Fail(400, fmt::format("query me: you are {}, and user names {}", Echo(caller.user),
+                                   Echo(f.user)));
     }
-    if (me->second == "1" || me->second == "true") {
-      if (!f.user.empty() && f.user != caller.user) {
-        return Fail(400, fmt::format("query me: you are {}, and user names {}", Echo(caller.user),
-                                     Echo(f.user)));
-      }
-      f.user = caller.user;
-    }
+    f.user = caller.user;
   }
   if (auto v = req.query.find("vc"); v != req.query.end()) f.vc = v->second;
   if (req.query.contains("array")) {
@@ -80,15 +80,15 @@ HttpResponse ApiServer::List(const HttpRequest& req, const Caller& caller, bool 
   if (!limit.ok()) return Fail(limit.status());
   f.offset = static_cast<size_t>(*offset);
   if (*limit > 0) f.limit = static_cast<size_t>(*limit);
-  if (auto n = req.query.find("newest"); n != req.query.end()) {
-    f.newest = n->second == "1" || n->second == "true";
-  }
+  auto newest = QueryBool(req, "newest", false);
+  if (!newest.ok()) return Fail(newest.status());
+  f.newest = *newest;
+  auto estimates = QueryBool(req, "estimates", false);
+  if (!estimates.ok()) return Fail(estimates.status());
   size_t total = 0;
   nlohmann::json out = nlohmann::json::array();
   std::map<JobId, int64_t> starts;  // ?estimates=1: the likely start of jobs not started
-  if (auto e = req.query.find("estimates"); !history && e != req.query.end() && e->second == "1") {
-    starts = sched_.StartEstimates();
-  }
+  if (!history && *estimates) starts = sched_.StartEstimates();
   for (auto& j : sched_.List(f, &total)) {
     if (auto it = starts.find(JobId(j.value("id", int64_t{0}))); it != starts.end()) {
       j["start_estimate_ms"] = it->second;

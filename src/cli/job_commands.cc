@@ -238,7 +238,7 @@ void ShowOne(const Common& o, const nlohmann::json& j, const nlohmann::json* eve
                            IsoTime(j["last_start_ms"]), IsoTime(j["end_ms"]));
   std::cout << fmt::format("   RunTime={} Waited={} TimeLimit={} Attained={:.3f} GPU-h\n",
                            Human(j.value("time_s", 0.0)), Human(j.value("wait_s", 0.0)),
-                           j.contains("time_limit") ? Str(j, "time_limit") : "UNLIMITED",
+                           Has(j, "time_limit") ? Str(j, "time_limit") : "UNLIMITED",
                            j.value("attained_gpu_s", 0.0) / 3600);
   std::cout << fmt::format("   LastCheckpoint={}{}\n",
                            j.value("last_checkpoint_ms", nlohmann::json()).is_null()
@@ -256,7 +256,7 @@ void ShowOne(const Common& o, const nlohmann::json& j, const nlohmann::json* eve
     std::cout << fmt::format("   SlurmJobId={} SlurmState={}\n", Str(j, "engine_job"),
                              Str(j, "engine_state").empty() ? "-" : Str(j, "engine_state"));
   }
-  if (j.contains("dependencies")) {
+  if (Has(j, "dependencies") && !j["dependencies"].empty()) {
     std::cout << "   Dependency="
               << EscapeControl(fmt::format(
                      "{}", fmt::join(j["dependencies"].get<std::vector<std::string>>(), ",")))
@@ -265,7 +265,7 @@ void ShowOne(const Common& o, const nlohmann::json& j, const nlohmann::json* eve
   std::cout << fmt::format("   Command={}\n   WorkDir={}\n   StdOut={}\n   StdErr={}\n",
                            Join(argv, " "), Str(j, "cwd"), Str(j, "stdout_path"),
                            Str(j, "stderr_path"));
-  if (j.contains("exit_code")) {
+  if (Has(j, "exit_code")) {
     std::cout << fmt::format("   ExitCode={}\n", SlurmExitCode(j));
   }
   std::cout << fmt::format("   Message={}\n", Str(j, "message"));
@@ -319,8 +319,8 @@ int ExitStatusOf(const nlohmann::json& j) {
   if (st == "finished") return 0;
   if (st == "timeout") return 124;
   if (st == "cancelled") return 125;
-  if (j.value("signal", 0) > 0) return 128 + j["signal"].get<int>();
-  const int code = j.value("exit_code", 1);
+  if (Has(j, "signal") && j["signal"].get<int>() > 0) return 128 + j["signal"].get<int>();
+  const int code = Has(j, "exit_code") ? j["exit_code"].get<int>() : 1;
   return code > 0 ? code : 1;
 }
 
@@ -464,7 +464,7 @@ int History(const Common& o, const HistoryFlags& f) {
         ShownRef(j), idw, Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), Str(j, "state"),
         IsoTime(j["submitted_at_ms"]), IsoTime(j["first_start_ms"]), IsoTime(j["end_ms"]),
         Human(elapsed), j.value("attained_gpu_s", 0.0) / 3600, j.value("preemptions", 0),
-        j.value("lost_gpu_s", 0.0) / 3600, j.contains("exit_code") ? SlurmExitCode(j) : "-");
+        j.value("lost_gpu_s", 0.0) / 3600, Has(j, "exit_code") ? SlurmExitCode(j) : "-");
   }
   if (!r->empty()) {
     std::cout << fmt::format("{} jobs: {:.3f} GPU-hours used, {:.3f} lost to preemptions\n",

@@ -60,6 +60,10 @@ std::string Str(const nlohmann::json& j, const char* key) {
   return EscapeControl(j[key].is_string() ? j[key].get<std::string>() : j[key].dump());
 }
 
+bool Has(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && !j[key].is_null();
+}
+
 std::string ShownRef(const nlohmann::json& j, const char* id_key) {
   return Str(j, j.contains("ref") ? "ref" : id_key);
 }

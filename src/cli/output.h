@@ -37,6 +37,9 @@ std::string IsoTime(const nlohmann::json& wall_ms);
 // A field for people: "-" when absent, control characters escaped (EscapeControl) so that a
 // job name or message cannot drive the terminal. JSON output stays exact.
 std::string Str(const nlohmann::json& j, const char* key);
+// Whether the job object has `key` with a value (the API writes null for none; an older
+// serve left such keys out).
+bool Has(const nlohmann::json& j, const char* key);
 // How its user names the job an object (a job, a GPU, an event) is about: its `ref`
 // (ARRAY_INDEX for an array's task), else the id under `id_key`.
 std::string ShownRef(const nlohmann::json& j, const char* id_key = "id");

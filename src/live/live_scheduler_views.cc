@@ -74,13 +74,18 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   // devices (a preempted Slurm job listed its last run's nodes, not its reason).
   const bool waits = r.state == LiveState::kPending || r.state == LiveState::kStarting;
   j["nodes"] = waits ? std::vector<std::string>{} : r.nodes;
-  if (const std::string es = executor_->EngineState(r.id); !es.empty()) j["engine_state"] = es;
+  j["engine_state"] = executor_->EngineState(r.id);  // "" locally
   j["preemptions"] = r.preemptions;
   j["message"] = r.message;
+  // The README's stable fields are always there: null when there is none.
+  j["exit_code"] = nullptr;
+  j["signal"] = nullptr;
   if (r.exit_code >= 0 || r.signal > 0) {
     j["exit_code"] = r.exit_code;
     j["signal"] = r.signal;
   }
+  if (!j.contains("dependencies")) j["dependencies"] = nlohmann::json::array();
+  j["allocation"] = nullptr;
   j["kills"] = r.kills;
   // Preemptions whose process left by itself (checkpointed); one being stopped now, in its
   // grace, is neither that nor a kill yet.
@@ -118,7 +123,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   if (IsTerminal(r.state) && r.nodes.empty() && r.first_start >= 0) {
     j["nodes"] = NodeNames(r.gpus_held);
   }
-  if (r.time_limit) j["time_limit"] = SlurmTime(*r.time_limit);
+  j["time_limit"] = r.time_limit ? nlohmann::json(SlurmTime(*r.time_limit)) : nlohmann::json();
   j["stdout_path"] = OutputPath(r, false);
   j["stderr_path"] = OutputPath(r, true);
   return j;
