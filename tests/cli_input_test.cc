@@ -226,7 +226,10 @@ TEST(CliInput, ServeRefusesAnUnknownPolicyBeforeMakingItsState) {
   for (const auto& [flags, message] :
        {std::pair{"--policy dlsa", "unknown policy 'dlsa'; valid policies: fifo"},
         {"--opt knob=1", "policy dlas: unknown option 'knob'"},
-        {"--placement packed", "unknown placement 'packed'"}}) {
+        {"--placement packed", "unknown placement 'packed'"},
+        // (These two made the directory and its lock file first.)
+        {"--preempt-signal 19", "SIGSTOP cannot be caught"},
+        {"--executor slrum", "--executor slrum: use local"}}) {
     const std::string line = fmt::format("serve --state-dir {} --gpus 1 {}", dir.string(), flags);
     CmdResult r = RunTiresias(line);
     EXPECT_EQ(r.rc, 2) << line << ": " << r.out;

@@ -140,6 +140,12 @@ int Serve(const ServeFlags& f) {
         fmt::format("--max-log-size {}: at least {} bytes (64KiB), or 0 for no limit",
                     f.max_log_size, kMinLogSize)));
   }
+  auto sig = ParseSignal(f.preempt_signal);
+  if (!sig.ok()) return fail(sig.status());
+  if (f.executor != "local" && f.executor != "slurm") {
+    return fail(InvalidArgument(
+        fmt::format("--executor {}: use local (this machine) or slurm", f.executor)));
+  }
   umask(077);  // the journal, logs, tokens and job directories are private to serve's user
   std::error_code ec;
   // The directories serve makes on the way to the state directory: searchable (0711), as the
@@ -192,13 +198,7 @@ int Serve(const ServeFlags& f) {
           dir.string(), sock.string())));
     }
   }
-  auto sig = ParseSignal(f.preempt_signal);
-  if (!sig.ok()) return fail(sig.status());
 
-  if (f.executor != "local" && f.executor != "slurm") {
-    return fail(InvalidArgument(
-        fmt::format("--executor {}: use local (this machine) or slurm", f.executor)));
-  }
   const bool slurm = f.executor == "slurm";
   // GPUs: emulated on request, else whatever nvidia-smi finds; Slurm's nodes with --executor
   // slurm (read below, once the state directory names this daemon's jobs).
