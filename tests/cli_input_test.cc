@@ -496,6 +496,17 @@ TEST(CliInput, SubmitRefusesWhatTheRequestCannotCarryAndBadValuesAreUsageErrors)
                                  " submit" + state + " -- true");
   EXPECT_EQ(env.rc, 0) << env.out;
   EXPECT_TRUE(Has(env.out, "warning: \"ODD\" is not passed to the job")) << env.out;
+  // An environment over the limit says how to leave it behind (found by a tester: a user
+  // with a big environment could not submit at all, and was not told why).
+  CmdResult big = RunCommandLine("BIG=\"$(printf '%070000d' 0)\" BIG2=\"$(printf '%070000d' 0)\" " +
+                                 std::string(TIRESIAS_BINARY) + " submit" + state + " -- true");
+  EXPECT_EQ(big.rc, 2) << big.out;
+  EXPECT_TRUE(Has(big.out, "field 'env'")) << big.out;
+  EXPECT_TRUE(Has(big.out, "--no-export-env sends only the --env variables")) << big.out;
+  CmdResult bare = RunCommandLine(
+      "BIG=\"$(printf '%070000d' 0)\" BIG2=\"$(printf '%070000d' 0)\" " +
+      std::string(TIRESIAS_BINARY) + " submit" + state + " --no-export-env --parsable -- true");
+  EXPECT_EQ(bare.rc, 0) << bare.out;
 }
 
 // Found by a review: a date that does not exist was moved to another day (2026-02-30 read as

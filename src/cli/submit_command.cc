@@ -123,7 +123,14 @@ int Submit(const Common& o, const SubmitFlags& f) {
   auto request = ParseSubmit(body.dump());
   Status valid = request.ok() ? Validate(*request) : request.status();
   if (!valid.ok()) {
-    std::cerr << "tiresias: " << valid.message() << "\n";
+    std::cerr << "tiresias: " << valid.message();
+    // Most of it is the inherited environment (sent whole, as sbatch's --export=ALL).
+    if (f.export_env && valid.message().starts_with("field 'env': ") &&
+        valid.message().find(" bytes, more than ") != std::string::npos) {
+      std::cerr << " (your environment is sent with the job: --no-export-env sends only the "
+                   "--env variables)";
+    }
+    std::cerr << "\n";
     return 2;
   }
   auto c = ApiClient::Connect(o.conn);
