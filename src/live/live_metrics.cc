@@ -118,7 +118,13 @@ LiveMetrics::LiveMetrics(Duration sample_every, size_t keep)
                           .Help("API requests answered with an error status, by route")
                           .Register(*registry_)),
       sample_every_(sample_every),
-      keep_(keep) {}
+      keep_(keep) {
+  // Each end state's series from the start, at 0 (it was absent after a restart until a job
+  // ended so: a rate() or a dashboard panel of it had no data).
+  for (const char* state : {"finished", "failed", "cancelled", "timeout"}) {
+    ended_.Add({{"state", state}});
+  }
+}
 
 void LiveMetrics::SetStateDisk(int64_t free_bytes, int64_t reserve_bytes, bool low) {
   disk_free_.Set(static_cast<double>(free_bytes));

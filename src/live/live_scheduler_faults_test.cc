@@ -366,6 +366,14 @@ TEST_F(LiveSchedulerTest, EveryEndFreesItsArraySlotAndSettlesItsDependents) {
     d = Start();  // a replay of the journal agrees
     EXPECT_EQ((*d->Get(tasks[1]))["state"], "running");
     EXPECT_EQ((*d->Get(after))["state"], "cancelled");
+    // Each end state's series is there from the start, at 0 (found by a tester: absent after a
+    // restart until a job ended so).
+    const std::string fresh = d->MetricsText();
+    for (const char* st : {"finished", "failed", "cancelled", "timeout"}) {
+      EXPECT_NE(fresh.find(fmt::format("tiresias_jobs_ended_total{{state=\"{}\"}} 0", st)),
+                std::string::npos)
+          << fresh;
+    }
   }
 }
 
