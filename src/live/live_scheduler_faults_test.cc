@@ -313,6 +313,15 @@ TEST_F(LiveSchedulerTest, AnArraysLimitBoundsItsRunningTasksWhateverTheFreeGpus)
         EXPECT_EQ(j["reason"], "JobArrayTaskLimit");
       }
     }
+    if (round == 0) {  // the queues name a task as its user does (they gave its id alone)
+      std::set<std::string> refs;
+      const nlohmann::json queues = d->Queues();
+      for (const auto& q : queues["queues"]) {
+        for (const auto& j : q["jobs"]) refs.insert(j["ref"].get<std::string>());
+      }
+      const std::string a = std::to_string(tasks[0].value());
+      EXPECT_EQ(refs, (std::set<std::string>{a + "_0", a + "_1"}));  // (the rest wait, held)
+    }
     world_.now += 1000;  // the running two finish
     d->Step();
   }

@@ -444,6 +444,7 @@ nlohmann::json LiveScheduler::Queues() {
     if (!cj || static_cast<size_t>(cj->queue) >= queues.size()) return;
     nlohmann::json e = ExplainLocked(r, now);
     nlohmann::json j = {{"id", r.id.value()},
+                        {"ref", RefOf(r)},
                         {"name", r.name},
                         {"user", r.user},
                         {"vc", VcOf(r)},

@@ -100,7 +100,7 @@ async function renderQueues() {
         ? (waiting ? "promotion in " : "demotion in ") + human(j.next_transition_in_s) : "";
       col.append(el("div", { class: "job" + (waiting ? " waiting" : ""), "data-job": j.id,
                             onclick: () => goJob(j.id) },
-        el("div", {}, el("strong", {}, `#${j.id} ${j.name}`), ` ${j.user}${j.vc ? " (" + j.vc + ")" : ""}, ${j.gpus} GPU, ${j.state}`),
+        el("div", {}, el("strong", {}, `#${j.ref ?? j.id} ${j.name}`), ` ${j.user}${j.vc ? " (" + j.vc + ")" : ""}, ${j.gpus} GPU, ${j.state}`),
         el("div", {}, `attained ${gpuHours(j.attained_gpu_s)} GPU-h, waited ${human(j.wait_s)}${next ? ", " + next : ""}`),
         el("div", { class: "reason", "data-reason": "" }, j.reason)));
     }
