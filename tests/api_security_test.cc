@@ -367,6 +367,8 @@ TEST_F(ApiSecurityTest, UnknownOrMalformedQueryParametersAreRefused) {
         "/v1/history?since_ms=0", "/v1/events?latest=3", "/v1/stats?after_ms=0", "/v1/nodes"}) {
     EXPECT_EQ(root.Get(path)->status, 200) << path;
   }
+  // A negative array index is no job's name (it was a 404, "no such array task").
+  EXPECT_EQ(root.Get("/v1/jobs/1_-1")->status, 400);
 }
 
 TEST_F(ApiSecurityTest, MadeUpPathsDoNotGrowTheMetrics) {

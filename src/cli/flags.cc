@@ -125,7 +125,7 @@ CLI::Validator JobStates(bool ended_only) {
 }
 
 CLI::Validator JobRef() {
-  const CLI::Validator id = IntegerIn(0, INT64_MAX);
+  const CLI::Validator id = IntegerIn(1, INT64_MAX);
   return CLI::Validator(
       [id](std::string& input) -> std::string {
         const auto cut = input.find('_');

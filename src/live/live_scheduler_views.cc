@@ -195,7 +195,7 @@ StatusOr<std::vector<JobId>> LiveScheduler::Resolve(const std::string& ref, bool
   if (!head || *head <= 0) return InvalidArgument(fmt::format("'{}' is not a job id", ref));
   if (us != std::string::npos) {  // ARRAY_INDEX: one task
     auto index = ParseInt(ref.substr(us + 1));
-    if (!index)
+    if (!index || *index < 0)
       return InvalidArgument(fmt::format("'{}' is not a job id (ID or ARRAY_INDEX)", ref));
     // An array's tasks have the ids from the array's on, in a row.
     for (auto it = records_.find(JobId(*head));
