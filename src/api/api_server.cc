@@ -78,6 +78,8 @@ class RefusedTasks {
   // Whether some task was refused for more than its state (an admin's hold, a fault): what a
   // change that did the others must still say (ended tasks are left as they are, quietly).
   bool AnyButState() const { return code_ != StatusCode::kOk && !StateOnly(code_); }
+  // Whether `s` refuses a task for its state only (an ended task, one the change cannot take).
+  static bool ForState(const Status& s) { return StateOnly(s.code()); }
   void Add(JobId id, const std::string& ref, const Status& s) {
     // The reply's code: a fault (a failed write) before a refusal that only says the state.
     if (code_ == StatusCode::kOk || (StateOnly(code_) && !StateOnly(s.code()))) code_ = s.code();
@@ -379,8 +381,9 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     // An array: every task that can still take it (ended tasks are left as they are).
     // `unchanged`: those a hold or release found so already.
     // `timed_out`: those a cancel found in their time limit's grace, which end `timeout`.
+    // `left`: those left as they are for their state (ended ones; they were in no list).
     nlohmann::json done = nlohmann::json::array(), unchanged = nlohmann::json::array(),
-                   timed_out = nlohmann::json::array();
+                   timed_out = nlohmann::json::array(), left = nlohmann::json::array();
     RefusedTasks refused;
     std::vector<Status> cancelled;
     if (verb == "cancel") cancelled = sched_.Cancel(*ids);  // all tasks in one step
@@ -402,12 +405,14 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
       } else {
         auto task = sched_.Get(t);
         refused.Add(t, task.ok() ? task->value("ref", t.str()) : t.str(), s);
+        if (RefusedTasks::ForState(s)) left.push_back(t.value());
       }
     }
     if (done.empty()) return Fail(refused.Said());
     nlohmann::json reply = {{"id", id.value()},       {"ref", p[2]},
                             {"action", verb},         {"jobs", done},
-                            {"unchanged", unchanged}, {"timed_out", timed_out}};
+                            {"unchanged", unchanged}, {"timed_out", timed_out},
+                            {"left", left}};
     // Tasks left out for more than their state (an admin's hold on a release): said (a
     // release of such an array said it released it all).
     if (refused.AnyButState()) reply["refused"] = refused.Said().message();
