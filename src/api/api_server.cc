@@ -409,9 +409,12 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
       }
     }
     if (done.empty()) return Fail(refused.Said());
-    nlohmann::json reply = {{"id", id.value()},       {"ref", p[2]},
-                            {"action", verb},         {"jobs", done},
-                            {"unchanged", unchanged}, {"timed_out", timed_out},
+    nlohmann::json reply = {{"id", id.value()},
+                            {"ref", p[2]},
+                            {"action", verb},
+                            {"jobs", done},
+                            {"unchanged", unchanged},
+                            {"timed_out", timed_out},
                             {"left", left}};
     // Tasks left out for more than their state (an admin's hold on a release): said (a
     // release of such an array said it released it all).
