@@ -65,7 +65,7 @@ TEST(ApiIdentity, TheBearerSchemeIsReadInAnyCaseAndAnotherSchemeIsNamed) {
             "Authorization: expected the scheme Bearer ('Authorization: Bearer <token>'), got "
             "\"Basic\"");
   EXPECT_EQ(with("Bearer ").status().message(), "Authorization: Bearer without a token");
-  EXPECT_EQ(with("Bearer nope").status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(with("Bearer nope").status().code(), StatusCode::kUnauthenticated);
   // A header without a scheme is not echoed: it would be the secret itself.
   EXPECT_EQ(with("0123456789abcdef0123456789abcdef").status().message().find("0123456789"),
             std::string::npos);
@@ -150,8 +150,8 @@ TEST_F(ApiSecurityTest, SessionsEndWithTheirTokenAndCannotStartMore) {
     } else {
       ASSERT_TRUE(root.PostJson("/v1/tokens", {{"user", "alice"}}).ok());
     }
-    EXPECT_EQ(whoami(token), 403) << end;
-    EXPECT_EQ(whoami(session), 403) << end;
+    EXPECT_EQ(whoami(token), 401) << end;
+    EXPECT_EQ(whoami(session), 401) << end;
     EXPECT_EQ(whoami(local), 200) << end;
     (void)root.Delete("/v1/tokens/alice");
   }
@@ -169,7 +169,7 @@ TEST_F(ApiSecurityTest, SessionsEndWithTheirTokenAndCannotStartMore) {
   // At most kMaxSessionsPerUser each: the first of one more than that has ended.
   std::vector<std::string> many;
   for (size_t i = 0; i <= Identities::kMaxSessionsPerUser; ++i) many.push_back(session_of(root));
-  EXPECT_EQ(whoami(many.front()), 403);
+  EXPECT_EQ(whoami(many.front()), 401);
   EXPECT_EQ(whoami(many.back()), 200);
   EXPECT_EQ(whoami(many[1]), 200);
 }

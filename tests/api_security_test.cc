@@ -170,7 +170,7 @@ TEST_F(ApiSecurityTest, CallersSeeOnlyWhatIsTheirs) {
   EXPECT_EQ(owner.Post(fmt::format("/v1/jobs/{}/cancel", a), "")->status, 200);
   // A revoked token is refused.
   ASSERT_TRUE(admin.Delete("/v1/tokens/bin").ok());
-  EXPECT_EQ(other.Get("/v1/jobs")->status, 403);
+  EXPECT_EQ(other.Get("/v1/jobs")->status, 401);  // who calls is not known (RFC 6750)
 }
 
 TEST_F(ApiSecurityTest, AsRootAJobRunsAsItsSubmitter) {
@@ -310,6 +310,22 @@ TEST_F(ApiSecurityTest, HealthAnswersHeadAndOtherMethodsGet405) {
   got.resize(static_cast<size_t>(std::max<ssize_t>(0, read(fd, got.data(), got.size()))));
   close(fd);
   EXPECT_EQ(got.rfind("HTTP/1.1 200", 0), 0u) << got;
+  // A 401 says how to authenticate (RFC 7235), and why a token sent was not taken (found by a
+  // tester: no WWW-Authenticate, and an invalid token was a 403).
+  for (const std::string& auth : {std::string(), std::string("Authorization: Bearer wrong\r\n")}) {
+    const int raw = OpenRaw();
+    const std::string get =
+        "GET /v1/jobs HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + auth + "\r\n";
+    ASSERT_EQ(write(raw, get.data(), get.size()), static_cast<ssize_t>(get.size()));
+    std::string reply(4096, '\0');
+    reply.resize(static_cast<size_t>(std::max<ssize_t>(0, read(raw, reply.data(), reply.size()))));
+    close(raw);
+    EXPECT_EQ(reply.rfind("HTTP/1.1 401", 0), 0u) << reply;
+    EXPECT_NE(reply.find(auth.empty() ? "WWW-Authenticate: Bearer realm=\"tiresias\"\r\n"
+                                      : "error=\"invalid_token\""),
+              std::string::npos)
+        << reply;
+  }
   auto put = root.Call("PUT", "/v1/jobs");
   EXPECT_EQ(put->status, 405) << put->body;
   EXPECT_NE(put->body.find("GET, POST"), std::string::npos) << put->body;
@@ -376,7 +392,7 @@ TEST_F(ApiSecurityTest, MadeUpPathsDoNotGrowTheMetrics) {
   const ApiClient root = serve_->Client();
   const ApiClient stranger = Tcp("not-a-token");
   for (int i = 0; i < 300; ++i) {
-    EXPECT_EQ(stranger.Get(fmt::format("/v1/made-up-{}", i))->status, 403);
+    EXPECT_EQ(stranger.Get(fmt::format("/v1/made-up-{}", i))->status, 401);
     EXPECT_EQ(root.Get(fmt::format("/v1/jobs/{}_{}/x{}", i, i, i))->status / 100, 4);
   }
   const std::string metrics = root.Get("/metrics")->body;

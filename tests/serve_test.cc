@@ -265,7 +265,7 @@ TEST_F(ServeTest, BadRequestsGetClearErrors) {
   auto post = [&](const std::string& body) { return *raw.Post("/v1/jobs", body); };
   EXPECT_EQ(anon.Post("/v1/jobs", "{\"argv\": [\"true\"]}")->status, 401);
   EXPECT_EQ(anon.Get("/v1/jobs")->status, 401) << "reads need an identity too";
-  EXPECT_EQ(wrong.Post("/v1/jobs", "{\"argv\": [\"true\"]}")->status, 403);
+  EXPECT_EQ(wrong.Post("/v1/jobs", "{\"argv\": [\"true\"]}")->status, 401);
   auto r = post("{not json");
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body.find("not valid JSON"), std::string::npos) << r.body;

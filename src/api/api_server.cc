@@ -263,7 +263,18 @@ HttpResponse ApiServer::Dispatch(const HttpRequest& req) {
     return Dashboard(req.path);
   }
   auto caller = ids_.Resolve(req);
-  if (!caller.ok()) return Fail(caller.status());
+  if (!caller.ok()) {
+    HttpResponse r = Fail(caller.status());
+    // 401: who calls is not known; the challenge RFC 6750 asks for, with the error when a
+    // token was sent. (403: known, and not allowed.)
+    if (r.status == 401) {
+      r.headers.emplace_back("WWW-Authenticate",
+                             req.headers.contains("authorization")
+                                 ? R"(Bearer realm="tiresias", error="invalid_token")"
+                                 : R"(Bearer realm="tiresias")");
+    }
+    return r;
+  }
   if (req.path == "/metrics" && req.method == "GET") {
     return {.status = 200,
             .body = sched_.MetricsText(),

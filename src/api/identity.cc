@@ -166,7 +166,7 @@ StatusOr<Caller> Identities::Resolve(const HttpRequest& req) const {
     if (auto it = sessions_.find(hash); it != sessions_.end()) {
       if (it->second.expires > std::chrono::steady_clock::now()) return it->second.caller;
       sessions_.erase(it);
-      return PermissionDenied("the session has expired; run `tiresias dashboard` again");
+      return Unauthenticated("the session has expired; run `tiresias dashboard` again");
     }
     for (const Entry& e : tokens_) {
       if (!SameHash(hash, e.sha256)) continue;
@@ -178,7 +178,7 @@ StatusOr<Caller> Identities::Resolve(const HttpRequest& req) const {
       if (c.uid == 0u) return PermissionDenied(SuperuserToken(e.user));  // (a file edited)
       return c;
     }
-    return PermissionDenied("the token is not valid (revoked, or never issued by this server)");
+    return Unauthenticated("the token is not valid (revoked, or never issued by this server)");
   }
   if (req.peer) return LocalCaller(req.peer->uid, req.peer->gid);
   return Unauthenticated(

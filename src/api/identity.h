@@ -47,8 +47,8 @@ class Identities {
   // `operator_uid`: the user serve runs as (an admin, like root).
   static StatusOr<std::unique_ptr<Identities>> Open(std::string admin_token,
                                                     std::string tokens_path, uid_t operator_uid);
-  // Unauthenticated (401) without a usable identity, PermissionDenied (403) for a token that
-  // is not valid.
+  // Unauthenticated (401) without a usable identity (none, or a token that is not valid or
+  // has expired); PermissionDenied (403) for a token that names a user no token may be.
   StatusOr<Caller> Resolve(const HttpRequest& req) const;
   // A new token for `user` (replacing theirs); only its hash is kept.
   StatusOr<std::string> CreateToken(const std::string& user);
