@@ -166,6 +166,11 @@ TEST_F(ApiSecurityTest, SessionsEndWithTheirTokenAndCannotStartMore) {
   EXPECT_EQ(admin_session.Delete("/v1/tokens/bob")->status, 403);
   EXPECT_EQ(admin_session.Get("/v1/tokens")->status, 403);
   EXPECT_EQ((*root.GetJson("/v1/tokens"))["users"], nlohmann::json({"bob"}));
+  // Nor run code as another user (found by a review): submitting for someone is refused.
+  auto as_other = admin_session.Post("/v1/jobs", R"({"argv":["true"],"user":"daemon"})");
+  EXPECT_EQ(as_other->status, 403) << as_other->body;
+  EXPECT_NE(as_other->body.find("a dashboard session cannot submit as"), std::string::npos)
+      << as_other->body;
   // At most kMaxSessionsPerUser each: the first of one more than that has ended.
   std::vector<std::string> many;
   for (size_t i = 0; i <= Identities::kMaxSessionsPerUser; ++i) many.push_back(session_of(root));

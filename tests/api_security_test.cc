@@ -326,6 +326,18 @@ TEST_F(ApiSecurityTest, HealthAnswersHeadAndOtherMethodsGet405) {
               std::string::npos)
         << reply;
   }
+  // Every GET route answers HEAD (found by a tester: HEAD /v1/jobs was a 405).
+  for (const char* path : {"/v1/jobs", "/v1/nodes", "/metrics"}) {
+    const int fd2 = OpenRaw();
+    const std::string h =
+        fmt::format("HEAD {} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", path);
+    ASSERT_EQ(write(fd2, h.data(), h.size()), static_cast<ssize_t>(h.size()));
+    std::string r(4096, '\0');
+    r.resize(static_cast<size_t>(std::max<ssize_t>(0, read(fd2, r.data(), r.size()))));
+    close(fd2);
+    EXPECT_EQ(r.rfind("HTTP/1.1 401", 0), 0u) << path << ": " << r;  // (no token: as GET)
+    EXPECT_EQ(r.find("\r\n\r\n") + 4, r.size()) << "a body: " << r;
+  }
   auto put = root.Call("PUT", "/v1/jobs");
   EXPECT_EQ(put->status, 405) << put->body;
   EXPECT_NE(put->body.find("GET, POST"), std::string::npos) << put->body;
@@ -352,7 +364,23 @@ TEST_F(ApiSecurityTest, AnEncodedNulInTheUrlIsRefused) {
   EXPECT_EQ(root.Delete(fmt::format("/v1/jobs/{}%00", id))->status, 400);
   // An encoded percent sign is no NUL: the id "1%00" is no job's.
   EXPECT_EQ(root.Get(fmt::format("/v1/jobs/{}%2500", id))->status / 100, 4);
-  // The connection's next request is read afresh, and the job is untouched.
+  // The same connection's next request is read afresh (two requests on one keep-alive
+  // connection; the client above opens one per call).
+  const int fd = OpenRaw();
+  const std::string two =
+      "GET /v1/health%00 HTTP/1.1\r\nHost: x\r\n\r\n"
+      "GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  ASSERT_EQ(write(fd, two.data(), two.size()), static_cast<ssize_t>(two.size()));
+  std::string replies;
+  for (char buf[4096];;) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    replies.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  EXPECT_EQ(replies.rfind("HTTP/1.1 400", 0), 0u) << replies;
+  EXPECT_NE(replies.find("HTTP/1.1 200", 1), std::string::npos) << replies;
+  // The job is untouched.
   auto job = root.GetJson(fmt::format("/v1/jobs/{}", id));
   ASSERT_TRUE(job.ok()) << job.status().message();
   EXPECT_NE((*job)["state"], "cancelled") << job->dump();

@@ -238,6 +238,14 @@ HttpResponse ApiServer::Handle(const HttpRequest& req) {
 HttpResponse ApiServer::Dispatch(const HttpRequest& req) {
   if (auto route = ApiRoutes().find(RouteOf(req.path)); route != ApiRoutes().end()) {
     const auto& allowed = route->second;
+    // HEAD is GET without the body (RFC 9110; libmicrohttpd leaves the body out).
+    if (req.method == "HEAD" &&
+        std::find(allowed.begin(), allowed.end(), "HEAD") == allowed.end() &&
+        std::find(allowed.begin(), allowed.end(), "GET") != allowed.end()) {
+      HttpRequest get = req;
+      get.method = "GET";
+      return Dispatch(get);
+    }
     if (std::find(allowed.begin(), allowed.end(), req.method) == allowed.end()) {
       const std::string allow = Join(allowed, ", ");
       HttpResponse r = Fail(405, fmt::format("{} does not take {}: {}", route->first,
@@ -492,6 +500,12 @@ HttpResponse ApiServer::Submit(const HttpRequest& req, const Caller& caller) {
   } else if (!caller.admin) {
     return Fail(403, fmt::format("field 'user': you are {}; only an admin submits as {}",
                                  caller.user, Echo(nlohmann::json(r->user))));
+  } else if (caller.via.starts_with("session")) {
+    // A session is a URL that can leak: it must not run code as any user (as minting a token
+    // would let it).
+    return Fail(403, fmt::format("field 'user': a dashboard session cannot submit as {}; use "
+                                 "the CLI (the Unix socket) or the admin token",
+                                 Echo(nlohmann::json(r->user))));
   } else {
     if (const auto account = AccountByName(r->user)) {
       r->uid = account->uid;

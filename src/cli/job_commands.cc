@@ -116,7 +116,8 @@ int List(const Common& o, const ListFlags& f) {
                             ? "(" + Str(j, "reason") + ")"
                             : (Terminal(st) ? Str(j, "message") : "-");
     // A job that ran and did not finish: why, after where it ran ("exit 126: cannot open...").
-    if (Terminal(st) && st != "finished" && !Where(j).empty() && !Str(j, "message").empty()) {
+    if (Terminal(st) && st != "finished" && !Where(j).empty() && j.contains("message") &&
+        j["message"].is_string() && !j["message"].get<std::string>().empty()) {
       std::string why = Str(j, "message");
       if (why.starts_with(st + ": ")) why.erase(0, st.size() + 2);  // the STATE column says it
       where += " (" + why + ")";

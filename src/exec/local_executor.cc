@@ -372,6 +372,9 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
   std::vector<std::string> argv = shim_argv_;
   argv.insert(argv.end(), {"--exit-file", exit_file});
   if (as_user) argv.insert(argv.end(), {"--user", fmt::format("{}:{}", *spec.uid, *spec.gid)});
+  // As the user: the shim enters the working directory once it is the user (a directory the
+  // user may not enter fails the job; one on root-squashed NFS is entered).
+  if (as_user && !spec.cwd.empty()) argv.insert(argv.end(), {"--cwd", spec.cwd});
   if (tasks > 0) argv.insert(argv.end(), {"--tasks", std::to_string(tasks)});
   if (!spec.stdout_path.empty()) argv.insert(argv.end(), {"--stdout", spec.stdout_path});
   if (!spec.stderr_path.empty()) argv.insert(argv.end(), {"--stderr", spec.stderr_path});
@@ -437,7 +440,7 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
       SpawnShim({.exec_path = shim_path.c_str(),
                  .argv = argv_c.data(),
                  .envp = env_c.data(),
-                 .cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str(),
+                 .cwd = spec.cwd.empty() || as_user ? nullptr : spec.cwd.c_str(),
                  .cgroup_procs = cgroup_procs.empty() ? nullptr : cgroup_procs.c_str(),
                  .header = header,
                  .stdin_fd = devnull.get(),

@@ -39,7 +39,7 @@ StatusOr<int> OpenToReadAs(const std::string& path, uid_t uid, gid_t gid) {
       err = errno ? errno : EPERM;
       return;
     }
-    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // (a FIFO must not block)
     if (fd < 0) err = errno;
   }).join();
   if (fd >= 0) return fd;

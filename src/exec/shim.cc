@@ -72,6 +72,7 @@ namespace {
 struct ShimArgs {
   std::string exit_file, out_file, err_file;
   std::string log_file;  // the log on fds 1 and 2: the job's output is pumped to it (LogPump)
+  std::string cwd;       // entered by the command once it is the user; "": the shim's own
   int64_t log_limit = 0, log_keep_free = 0;
   std::optional<std::pair<uid_t, gid_t>> user;
   int tasks = 0;    // 0: the command once, as it is; N: N tasks (one per GPU)
@@ -97,6 +98,8 @@ std::optional<ShimArgs> Parse(const std::vector<std::string>& args) {
       a.user = std::pair<uid_t, gid_t>(static_cast<uid_t>(*u), static_cast<gid_t>(*g));
     } else if (args[i] == "--log") {
       a.log_file = args[i + 1];
+    } else if (args[i] == "--cwd") {
+      a.cwd = args[i + 1];
     } else if (args[i] == "--log-limit" || args[i] == "--log-keep-free") {
       auto n = ParseInt(args[i + 1]);
       if (!n || *n < 0) return std::nullopt;
@@ -170,15 +173,12 @@ std::vector<std::string> CommandEnv(int fd) {
     fail(126, fmt::format("cannot run as uid {} gid {}: {}", a.user->first, a.user->second,
                           std::strerror(errno)));
   }
-  // serve entered the working directory before the shim became the user: entered again as the
-  // user, so that a job cannot work in a directory its user may not enter (as Slurm's would
-  // fail, and as a directory that does not exist fails it).
-  if (a.user) {
-    std::array<char, PATH_MAX> cwd{};
-    if (getcwd(cwd.data(), cwd.size()) == nullptr || chdir(cwd.data()) != 0) {
-      fail(126, fmt::format("cannot enter the working directory {} as uid {}: {}", cwd.data(),
-                            a.user->first, std::strerror(errno)));
-    }
+  // The working directory, entered as the user (--cwd: serve runs the job as someone else):
+  // a directory the user may not enter fails the job, as one that does not exist does.
+  if (!a.cwd.empty() && chdir(a.cwd.c_str()) != 0) {
+    fail(126,
+         fmt::format("cannot enter the working directory {}{}: {}", a.cwd,
+                     a.user ? fmt::format(" as uid {}", a.user->first) : "", std::strerror(errno)));
   }
   // --output / --error: opened as the command's own account, appended across attempts.
   for (const auto& [file, fd] : {std::pair{&a.out_file, 1}, std::pair{&a.err_file, 2}}) {
@@ -224,11 +224,11 @@ bool Worse(const ExitRecord& a, const ExitRecord& b) {
 }  // namespace
 
 int RunShim(const std::vector<std::string>& args) {
-  // --exit-file FILE [--user UID:GID] [--stdout FILE] [--stderr FILE] [--tasks N]
+  // --exit-file FILE [--user UID:GID] [--cwd DIR] [--stdout FILE] [--stderr FILE] [--tasks N]
   //   [--log FILE [--log-limit BYTES] [--log-keep-free BYTES]] -- COMMAND [ARGS...]
   auto parsed = Parse(args);
   if (!parsed) {
-    Say("usage: tiresias _shim --exit-file FILE [--user UID:GID] [--stdout FILE] "
+    Say("usage: tiresias _shim --exit-file FILE [--user UID:GID] [--cwd DIR] [--stdout FILE] "
         "[--stderr FILE] [--tasks N] [--env-fd FD] [--log FILE [--log-limit BYTES] "
         "[--log-keep-free BYTES]] "
         "-- COMMAND [ARGS...]");

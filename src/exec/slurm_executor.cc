@@ -86,11 +86,19 @@ Status SlurmExecutor::SetAsideAdminHeld(std::vector<int64_t>* release, std::vect
     fault = IoError("squeue: " + r->Summary());
   }
   if (!fault.ok()) {
+    if (fault.message() != release_check_fault_) {
+      std::cerr << fmt::format(
+          "tiresias: launches wait: Slurm could not say whether an admin holds their jobs ({}); "
+          "retrying\n",
+          fault.message());
+      release_check_fault_ = fault.message();
+    }
     again->insert(again->end(), ops->begin(), ops->end());
     release->clear();
     ops->clear();
     return fault;
   }
+  release_check_fault_.clear();
   std::set<int64_t> held_now;
   for (std::string_view line : Split(r->out, '\n')) {
     const size_t space = line.find(' ');

@@ -318,6 +318,9 @@ class SlurmExecutor : public Executor {
   // The time beyond the usual deadline that squeue needs now (the poller learns it; the
   // check before a release is given it too), in milliseconds.
   std::atomic<int64_t> squeue_extra_ms_{0};
+  // The fault of the last check before a release that failed ("" once one worked): said once
+  // in serve's log, not at every retry (the worker's alone).
+  mutable std::string release_check_fault_;
   bool poke_poller_ = false;
   // The latest snapshots: squeue (by Slurm id) and sinfo; their sequence numbers are taken
   // when the command started.

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -343,4 +344,49 @@ TEST_F(LiveSchedulerTest, ACancelOfManyJobsIsOneTransactionAllOrNone) {
 }
 
 }  // namespace
+// A log reader's cursor across rotations (serve --max-log-size), by hand: the rest of the
+// rotated file first, then the new one from its start; a log deleted and made anew is read
+// from its start, and an older output.log.1 (already read) is not read again (found by a
+// review: it was); a path the user chose is never looked for as PATH.1.
+TEST_F(LiveSchedulerTest, ALogReadersCursorFollowsRotationsWithoutLossOrRepeats) {
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
+  const auto log = dir_ / "tiresias-jobs" / a.str() / "output.log";
+  std::filesystem::create_directories(log.parent_path());
+  std::ofstream(log) << "one\n";
+  LiveScheduler::LogCursor at, next;
+  auto read = [&] {
+    auto text = d->Logs(a, at, 1 << 20, next);
+    EXPECT_TRUE(text.ok()) << text.status().message();
+    at = next;
+    return text.ok() ? *text : std::string();
+  };
+  EXPECT_EQ(read(), "one\n");
+  std::ofstream(log, std::ios::app) << "two\n";
+  // Rotated: output.log -> output.log.1, and a new log that grows past the cursor's offset.
+  std::filesystem::rename(log, log.string() + ".1");
+  std::ofstream(log) << "three-and-more\n";
+  EXPECT_EQ(read(), "two\n");  // the rest of the rotated file
+  EXPECT_EQ(read(), "three-and-more\n");
+  EXPECT_EQ(read(), "");
+  // Deleted by hand and made anew: output.log.1 (read already) is not read again.
+  std::filesystem::remove(log);
+  std::ofstream(log) << "four\n";
+  EXPECT_EQ(read(), "four\n");
+  // Truncated in place: read again from its start.
+  std::ofstream(log, std::ios::trunc) << "5\n";
+  EXPECT_EQ(read(), "5\n");
+  // Between a rotation's rename and the new log: the rotated file holds the output.
+  std::filesystem::rename(log, log.string() + ".1");
+  EXPECT_EQ(read(), "");
+  std::ofstream(log) << "six\n";
+  EXPECT_EQ(read(), "six\n");
+  // A FIFO in the log's place is refused, not waited on.
+  std::filesystem::remove(log);
+  ASSERT_EQ(mkfifo(log.c_str(), 0600), 0);
+  auto fifo = d->Logs(a, {}, 1 << 20, next);
+  ASSERT_FALSE(fifo.ok());
+  EXPECT_NE(fifo.status().message().find("is not a regular file"), std::string::npos);
+}
+
 }  // namespace tiresias

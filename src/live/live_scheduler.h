@@ -177,8 +177,8 @@ class LiveScheduler {
   // `limit` ones; with `job`, its rows (and the `jobs` - 1 ids after it: an array's tasks).
   StatusOr<nlohmann::json> Events(int64_t after, int limit, std::optional<JobId> job = std::nullopt,
                                   bool latest = false, int64_t jobs = 1);
-  // Where a reader of a job's log is: `offset` bytes into the file whose inode is `file` (0:
-  // the log as it is now).
+  // Where a reader of a job's log is: `offset` bytes into the file whose identity (inode and
+  // birth time, opaque to the reader) is `file` (0: the log as it is now).
   struct LogCursor {
     int64_t offset = 0;
     uint64_t file = 0;

@@ -7,16 +7,37 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <utility>
 
 #include "exec/open_as.h"
 #include "live/live_scheduler.h"
 
 namespace tiresias {
+namespace {
+
+// What names a log file for a reader's cursor: its inode and, where the file system keeps
+// it, its birth time (a rotation unlinks the oldest log and creates the new one at once,
+// which may get the same inode). Within 63 bits, as the API's integers are; never 0.
+uint64_t LogFileIdentity(int fd) {
+  struct statx sx {};
+  if (statx(fd, "", AT_EMPTY_PATH, STATX_INO | STATX_BTIME, &sx) != 0) return 1;
+  uint64_t id = sx.stx_ino * 0x9E3779B97F4A7C15ULL;
+  if (sx.stx_mask & STATX_BTIME) {
+    id ^= static_cast<uint64_t>(sx.stx_btime.tv_sec) * 1'000'000'007ULL + sx.stx_btime.tv_nsec;
+  }
+  id &= static_cast<uint64_t>(INT64_MAX);
+  return id == 0 ? 1 : id;
+}
+
+}  // namespace
 
 StatusOr<std::string> LiveScheduler::Logs(JobId id, LogCursor at, size_t max, LogCursor& next,
                                           bool stderr_stream, size_t tail_lines) {
   std::string path, ended, ref;               // ended: how, for a job that has
   std::optional<std::pair<uid_t, gid_t>> as;  // whose rights open it
+  bool rotated = false;  // the job directory's log, which serve rotates (--max-log-size)
   {
     std::lock_guard lk(mu_);
     auto it = records_.find(id);
@@ -36,6 +57,7 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, LogCursor at, size_t max, Lo
     if (!chosen) {
       if (std::string why = Removed(r); !why.empty()) return NotFound(why);
     }
+    rotated = !chosen;
     if (chosen && geteuid() == 0 && r.uid >= 0) {
       as.emplace(static_cast<uid_t>(r.uid), static_cast<gid_t>(r.gid >= 0 ? r.gid : r.uid));
     }
@@ -44,11 +66,17 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, LogCursor at, size_t max, Lo
   // -1 when serve cannot read it (as before: nothing).
   const auto open_log = [&](const std::string& p) -> StatusOr<int> {
     if (as) return OpenToReadAs(p, as->first, as->second);
-    if (const int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC); fd >= 0) return fd;
+    // (O_NONBLOCK: a FIFO must not hold an API thread; it is refused below.)
+    if (const int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK); fd >= 0) return fd;
     if (errno == ENOENT) return NotFound(p);
     return -1;
   };
   StatusOr<int> opened = open_log(path);
+  // None now (between a rotation's rename and the new log, or its creation failed): the
+  // rotated one holds the output.
+  if (!opened.ok() && opened.status().code() == StatusCode::kNotFound && rotated) {
+    if (auto older = open_log(path + ".1"); older.ok()) opened = older;
+  }
   if (!opened.ok()) {
     if (opened.status().code() == StatusCode::kNotFound) {
       if (ended.empty()) return std::string();  // not yet
@@ -61,24 +89,30 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, LogCursor at, size_t max, Lo
   int fd = *opened;
   if (fd < 0) return std::string();  // not readable by serve (as before: nothing)
   struct stat st {};
-  if (fstat(fd, &st) != 0) st = {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return FailedPrecondition(
+        fmt::format("job {}: its output {} is not a regular file", ref, path));
+  }
   int64_t offset = at.offset, size = st.st_size;
-  uint64_t file = st.st_ino;
-  // Rotated since the reader's last read (serve --max-log-size moves the log to `<log>.1`):
-  // the rest of the file it read comes first, then the new log from its start, as `tail -F`
-  // does. When its file is gone too (rotated twice since), `<log>.1` is all unread.
+  uint64_t file = LogFileIdentity(fd);
+  // The reader's file is no longer the log. Rotated since its last read (the log moved to
+  // `<log>.1`): the rest of it comes first, then the new log from its start, as `tail -F`
+  // does. Otherwise (rotated twice since, deleted by hand, or a path the user chose made
+  // anew) the log from its start: what the reader missed is not guessed at (an older
+  // `<log>.1` may be output it has read).
   if (at.file != 0 && at.file != file) {
     offset = 0;
-    auto older = open_log(path + ".1");
-    struct stat ost {};
-    if (older.ok() && *older >= 0 && fstat(*older, &ost) == 0 &&
-        (ost.st_ino != at.file || at.offset < ost.st_size)) {
-      close(fd);
-      fd = *older;
-      size = ost.st_size;
-      file = ost.st_ino;
-      offset = ost.st_ino == at.file ? at.offset : 0;
-    } else if (older.ok() && *older >= 0) {
+    if (auto older = rotated ? open_log(path + ".1") : StatusOr<int>(-1);
+        older.ok() && *older >= 0) {
+      struct stat ost {};
+      if (fstat(*older, &ost) == 0 && S_ISREG(ost.st_mode) && LogFileIdentity(*older) == at.file &&
+          at.offset < ost.st_size) {
+        std::swap(fd, *older);
+        size = ost.st_size;
+        file = at.file;
+        offset = at.offset;
+      }
       close(*older);
     }
   }

@@ -13,7 +13,7 @@ const state = { token: null, view: "cluster", job: null, logOffset: 0, logFile: 
 // ---- API ----------------------------------------------------------------------------------
 async function api(path) {
   const r = await fetch(path, { headers: { Authorization: "Bearer " + state.token } });
-  if (r.status === 401 || r.status === 403) {
+  if (r.status === 401) {  // not known (no token, or one not valid): sign in again; 403 is known, not allowed
     const body = await r.json().catch(() => ({}));
     throw Object.assign(new Error(body.error || "not signed in"), { auth: true });
   }
