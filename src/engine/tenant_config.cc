@@ -14,6 +14,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/input_file.h"
+
 namespace tiresias {
 namespace {
 
@@ -246,10 +248,10 @@ StatusOr<TenantConfig> ParseTenantConfig(const std::string& text, const std::str
 }
 
 StatusOr<TenantConfig> ReadTenantConfig(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return IoError(fmt::format("{}: cannot read the tenants file", path));
+  auto in = OpenInput(path, "a tenants file (JSON)");
+  if (!in.ok()) return in.status();
   std::stringstream ss;
-  ss << in.rdbuf();
+  ss << in->rdbuf();
   return ParseTenantConfig(ss.str(), path);
 }
 

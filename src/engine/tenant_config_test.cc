@@ -96,9 +96,13 @@ TEST(TenantConfigTest, ANumberPastADoublesRangeIsAnErrorNotACrash) {
             "t.json:2: not valid JSON: number overflow parsing '1e1000'");
 }
 
-TEST(TenantConfigTest, AMissingFileIsAnError) {
+TEST(TenantConfigTest, AMissingFileOrADirectoryIsAnError) {
   auto cfg = ReadTenantConfig("/nonexistent/tenants.json");
-  EXPECT_EQ(cfg.status().message(), "/nonexistent/tenants.json: cannot read the tenants file");
+  EXPECT_EQ(cfg.status().message(),
+            "/nonexistent/tenants.json: cannot open: No such file or directory");
+  // (It said "/tmp:1: not valid JSON".)
+  EXPECT_EQ(ReadTenantConfig("/tmp").status().message(),
+            "/tmp: is a directory, expected a tenants file (JSON)");
 }
 
 // The journal keeps a tenants config as JSON: written and read back, it is the same config

@@ -12,6 +12,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "common/input_file.h"
 #include "common/strings.h"
 #include "trace/csv.h"
 #include "trace/synthetic.h"
@@ -33,11 +34,11 @@ std::optional<Time> SecondsMs(std::string_view s) {
 class RawCsv {
  public:
   static StatusOr<RawCsv> Open(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return IoError(fmt::format("{}: cannot open", path));
+    auto in = OpenInput(path, "a trace file");
+    if (!in.ok()) return in.status();
     RawCsv r;
     r.path_ = path;
-    r.in_ = std::move(in);
+    r.in_ = std::move(*in);
     return r;
   }
   bool Next(std::vector<std::string>& fields) {
@@ -68,6 +69,8 @@ std::vector<std::string> HeaderOf(const std::string& path, const std::vector<std
   std::vector<std::filesystem::path> candidates = {
       p.parent_path() / (p.stem().string() + ".header"), std::filesystem::path(path + ".header")};
   for (const auto& c : candidates) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(c, ec)) continue;  // (an ifstream would throw)
     std::ifstream in(c);
     std::string line;
     if (in && std::getline(in, line)) {
@@ -359,9 +362,9 @@ StatusOr<Converted> ConvertGavel(const std::string& path, const std::string& thr
         "gavel traces give steps, not seconds: --throughputs FILE (Gavel's throughputs JSON, "
         "e.g. simulation_throughputs.json) is needed to turn total_steps into a duration");
   }
-  std::ifstream tf(throughputs);
-  if (!tf) return IoError(fmt::format("{}: cannot open", throughputs));
-  auto tj = nlohmann::json::parse(tf, nullptr, /*allow_exceptions=*/false);
+  auto tf = OpenInput(throughputs, "Gavel's throughputs JSON");
+  if (!tf.ok()) return tf.status();
+  auto tj = nlohmann::json::parse(*tf, nullptr, /*allow_exceptions=*/false);
   if (tj.is_discarded() || !tj.is_object()) {
     return InvalidArgument(fmt::format("{}: not a JSON object", throughputs));
   }
@@ -372,8 +375,9 @@ StatusOr<Converted> ConvertGavel(const std::string& path, const std::string& thr
                                        worker_type, Join(workers, ", ")));
   }
   const auto& table = tj[worker_type];
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(fmt::format("{}: cannot open", path));
+  auto opened = OpenInput(path, "a Gavel trace file");
+  if (!opened.ok()) return opened.status();
+  std::ifstream& in = *opened;
   Converted c;
   c.report.format = "gavel";
   std::string line;

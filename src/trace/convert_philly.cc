@@ -6,6 +6,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/input_file.h"
 #include "trace/convert.h"
 #include "trace/trace_reader.h"
 
@@ -106,8 +107,9 @@ void OneJob(const nlohmann::json& job, int64_t index, const std::string& path, C
 }  // namespace
 
 StatusOr<Converted> ConvertPhillyJobLog(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return IoError(fmt::format("{}: cannot open", path));
+  auto opened = OpenInput(path, "Philly's cluster_job_log (JSON)");
+  if (!opened.ok()) return opened.status();
+  std::ifstream& in = *opened;
   Converted c;
   c.report.format = "philly-joblog";
   int64_t index = 0;

@@ -109,6 +109,26 @@ TEST(ConvertPhilly, NotAListIsRefused) {
   ASSERT_FALSE(d.ok());
 }
 
+// Found by a tester: a directory given to a converter aborted the process (libstdc++'s
+// ifstream opens it and throws from the first read). Every converter says what it expected.
+TEST(ConvertAnyFormat, ADirectoryIsRefusedSayingWhatWasExpected) {
+  const auto dir = testing::ScratchDir("convert_dir");
+  const std::string tput = Write(dir / "tput.json", R"({"v100": {}})");
+  const std::string trace = Write(dir / "t.trace", "");
+  const std::string d = dir.string();
+  for (const auto& [got, expected] :
+       {std::pair{ConvertPhillyJobLog(d), "expected Philly's cluster_job_log"},
+        {ConvertGavel(trace, d, "v100"), "expected Gavel's throughputs JSON"},
+        {ConvertGavel(d, tput, "v100"), "expected a Gavel trace file"},
+        {ConvertAlibabaPai({d, d}), "expected a trace file"},
+        {ConvertHelios(d), "is a directory"}}) {
+    ASSERT_FALSE(got.ok()) << expected;
+    EXPECT_EQ(got.status().message().rfind(d + ": is a directory", 0), 0u)
+        << got.status().message();
+    EXPECT_NE(got.status().message().find(expected), std::string::npos) << got.status().message();
+  }
+}
+
 TEST(ConvertHelios, CpuJobsAndJobsThatNeverRanAreCounted) {
   const auto dir = testing::ScratchDir("helios");
   const std::string path = Write(
