@@ -230,13 +230,14 @@ int RunSynth(const SynthArgs& a) {
     }
     fitted = FitFigures(tr->jobs, a.like);
   }
-  SyntheticConfig cfg{.jobs = a.jobs,
-                      .seed = a.seed,
-                      .load = a.load,
-                      .cluster_gpus = topo->total_gpus(),
-                      .max_gpus = a.max_gpus > 0 ? a.max_gpus : topo->total_gpus(),
-                      .figures = a.like.empty() ? nullptr : &fitted,
-                      .models = !a.no_models};
+  SyntheticConfig cfg{
+      .jobs = a.jobs,
+      .seed = a.seed,
+      .load = a.load,
+      .cluster_gpus = topo->total_gpus(),
+      .max_gpus = a.max_gpus > 0 ? a.max_gpus : std::min(kSyntheticMaxGpus, topo->total_gpus()),
+      .figures = a.like.empty() ? nullptr : &fitted,
+      .models = !a.no_models};
   auto load = WriteSyntheticCsv(cfg, a.out);
   if (!load.ok()) {
     std::cerr << "error: " << load.status().message() << "\n";
@@ -300,7 +301,10 @@ void AddTraceCommands(CLI::App& app, int& rc) {
       ->capture_default_str()
       ->check(Unsigned());
   synth->add_option("--like", ya.like, "fit the GPU mix, durations and VCs to this trace");
-  synth->add_option("--max-gpus", ya.max_gpus, "leave out larger jobs (default: the cluster's)")
+  synth
+      ->add_option("--max-gpus", ya.max_gpus,
+                   "leave out larger jobs (default: 32, or the cluster's size when smaller, as "
+                   "sim --synthetic)")
       ->check(IntegerIn(0, 1'000'000));
   synth->add_flag("--no-models", ya.no_models, "do not give jobs a CNN model");
   synth->add_option("-o,--out", ya.out, "output CSV")->required();

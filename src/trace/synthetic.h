@@ -55,6 +55,11 @@ WorkloadFigures FitFigures(const std::vector<JobSpec>& jobs, std::string source)
 // are when the file is present).
 const WorkloadFigures& PhillyFigures();
 
+// The largest job `sim --synthetic`, `sweep --synthetic` and `trace synth` draw by default
+// (or the cluster's size when smaller): Philly's 64- and 128-GPU jobs are left out, the mix
+// renormalised, so that one workload runs on small clusters too.
+inline constexpr int kSyntheticMaxGpus = 32;
+
 struct SyntheticConfig {
   int64_t jobs = 2000;
   uint64_t seed = 1;
