@@ -40,6 +40,14 @@ Status ValidatePolicies(const std::string& policy, const std::vector<std::string
   return Status::Ok();
 }
 
+Status CheckOptionValues(const std::string& policy, const std::vector<std::string>& policy_opts,
+                         const std::string& placement,
+                         const std::vector<std::string>& placement_opts) {
+  if (auto o = OrderingPolicies().Options(policy, policy_opts); !o.ok()) return o.status();
+  if (auto o = PlacementPolicies().Options(placement, placement_opts); !o.ok()) return o.status();
+  return Status::Ok();
+}
+
 StatusOr<std::vector<std::string>> PolicyOptionNames(const std::string& policy) {
   auto values = OrderingPolicies().Options(policy, {});
   if (!values.ok()) return values.status();

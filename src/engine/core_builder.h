@@ -46,6 +46,11 @@ StatusOr<std::unique_ptr<Scheduler>> BuildCore(const CoreConfig& cfg, const Data
 Status ValidatePolicies(const std::string& policy, const std::vector<std::string>& policy_opts,
                         const std::string& placement,
                         const std::vector<std::string>& placement_opts, const DataSource& data);
+// The policy's and the placement's names, and each option's name, type and range, on their
+// own: not how options go together (3 queues with 1 threshold), nor files they name.
+Status CheckOptionValues(const std::string& policy, const std::vector<std::string>& policy_opts,
+                         const std::string& placement,
+                         const std::vector<std::string>& placement_opts);
 // The names of the options an ordering policy declares; InvalidArgument listing the valid
 // policies for an unknown name.
 StatusOr<std::vector<std::string>> PolicyOptionNames(const std::string& policy);

@@ -72,6 +72,41 @@ std::string Value(double v) {
   return std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string();
 }
 
+// Whether `key=value` of a grid axis is a valid value on its own (its name, type and range,
+// CheckOptionValues) for some policy (and placement) of the grid that it applies to; the
+// first refusal otherwise. (How it goes with other options is the combinations' matter.)
+Status AloneValid(const std::string& key, const std::string& value, const GridBase& base,
+                  const std::vector<GridAxis>& axes,
+                  const std::map<std::string, std::vector<std::string>>& options_of) {
+  std::vector<std::string> placements;
+  for (const auto& a : axes) {
+    if (a.key == "placement") placements = a.values;
+  }
+  if (placements.empty()) {
+    placements = {base.placement.empty() ? SimConfig{}.placement : base.placement};
+  }
+  Status first = Status::Ok();
+  for (const auto& [policy, names] : options_of) {
+    for (const auto& placement : placements) {
+      Status s = Status::Ok();
+      if (key == "policy") {
+        s = CheckOptionValues(value, {}, placement, {});
+      } else if (key == "placement") {
+        s = CheckOptionValues(policy, {}, value, {});
+      } else if (key.rfind("placement.", 0) == 0) {
+        s = CheckOptionValues(policy, {}, placement, {key.substr(10) + "=" + Slashes(value)});
+      } else if (!Declares(names, key) || (key == "thresholds" && value.find(':') != value.npos)) {
+        continue;
+      } else {
+        s = CheckOptionValues(policy, {key + "=" + Slashes(value)}, placement, {});
+      }
+      if (s.ok()) return s;
+      if (first.ok()) first = s;
+    }
+  }
+  return first;
+}
+
 }  // namespace
 
 StatusOr<GridAxis> ParseGridAxis(const std::string& text) {
@@ -127,6 +162,13 @@ StatusOr<std::vector<SweepPoint>> ExpandGrid(const GridBase& base,
   std::vector<SweepPoint> out;
   std::set<std::string> seen, reasons;
   std::vector<size_t> idx(axes.size(), 0);
+  // Found by a tester: an axis no policy of the grid takes (a typo) was ignored, and a value
+  // valid in no combination was only "skipped", both with exit 0 and a "best" configuration.
+  // An option of some policies only, or a value valid with some others only, stays.
+  std::vector<bool> taken(axes.size(), false);
+  std::vector<std::vector<bool>> valid(axes.size());
+  for (size_t a = 0; a < axes.size(); ++a) valid[a].assign(axes[a].values.size(), false);
+  std::map<std::string, std::vector<std::string>> options_of;  // each policy of the grid's
   for (bool more = true; more;) {
     SweepPoint p{.policy = base.policy,
                  .placement = base.placement.empty() ? SimConfig{}.placement : base.placement};
@@ -143,10 +185,15 @@ StatusOr<std::vector<SweepPoint>> ExpandGrid(const GridBase& base,
     }
     auto declared = PolicyOptionNames(p.policy);
     if (!declared.ok()) return declared.status();
+    options_of[p.policy] = *declared;
     std::string range;  // thresholds=LO:HI, resolved once the queue count is known
     for (size_t a = 0; a < axes.size(); ++a) {
       const std::string& key = axes[a].key;
       const std::string& v = axes[a].values[idx[a]];
+      if (key == "policy" || key == "placement" || key.rfind("placement.", 0) == 0 ||
+          Declares(*declared, key)) {
+        taken[a] = true;
+      }
       if (key == "policy" || key == "placement") {
         p.knobs[key] = v;
       } else if (v == "-") {
@@ -191,6 +238,9 @@ StatusOr<std::vector<SweepPoint>> ExpandGrid(const GridBase& base,
       reasons.insert(st.message());
       ok = false;
     }
+    if (ok) {
+      for (size_t a = 0; a < axes.size(); ++a) valid[a][idx[a]] = true;
+    }
     if (ok && seen.insert(p.label).second) out.push_back(std::move(p));
     // Next combination: the last axis varies fastest.
     more = false;
@@ -203,12 +253,31 @@ StatusOr<std::vector<SweepPoint>> ExpandGrid(const GridBase& base,
     }
   }
   if (skipped) skipped->assign(reasons.begin(), reasons.end());
+  const std::string why =
+      reasons.empty() ? std::string()
+                      : ": " + Join(std::vector<std::string>(reasons.begin(), reasons.end()), "; ");
+  for (size_t a = 0; a < axes.size(); ++a) {
+    if (!taken[a]) {
+      std::vector<std::string> each;
+      for (const auto& [policy, names] : options_of) {
+        each.push_back(fmt::format("{}: {}", policy, names.empty() ? "none" : Join(names, ", ")));
+      }
+      return InvalidArgument(fmt::format("--grid {}: no policy of the sweep has this option ({})",
+                                         axes[a].key, Join(each, "; ")));
+    }
+    for (size_t k = 0; k < axes[a].values.size(); ++k) {
+      if (valid[a][k] || axes[a].values[k] == "-" || out.empty()) continue;
+      // Refused in every combination: an error when refused on its own too (a typo, a value
+      // out of range), else a combination matter (skipped, as above).
+      if (Status alone = AloneValid(axes[a].key, axes[a].values[k], base, axes, options_of);
+          !alone.ok()) {
+        return InvalidArgument(
+            fmt::format("--grid {}={}: {}", axes[a].key, axes[a].values[k], alone.message()));
+      }
+    }
+  }
   if (out.empty()) {
-    return InvalidArgument(
-        "the grid has no valid configuration" +
-        (reasons.empty()
-             ? std::string()
-             : ": " + Join(std::vector<std::string>(reasons.begin(), reasons.end()), "; ")));
+    return InvalidArgument("the grid has no valid configuration" + why);
   }
   return out;
 }

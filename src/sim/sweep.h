@@ -10,7 +10,8 @@
 // (`thresholds=3250/7200`); `thresholds=LO:HI` gives a K-queue configuration K-1 thresholds
 // spaced geometrically from LO to HI (one queue: none; two: LO); `-` leaves the option out
 // (`--grid thresholds=1000:1000000,- --grid threshold_quantiles=-,0.5/0.9`). Combinations a policy
-// refuses (e.g. 3 queues with 1 threshold) are skipped and reported, never run.
+// refuses (e.g. 3 queues with 1 threshold) are skipped and reported, never run; an option no
+// policy of the grid has, or a value valid in no combination (a typo), is an error.
 #pragma once
 
 #include <functional>
@@ -56,7 +57,8 @@ struct GridBase {
 };
 
 // The grid's configurations in axis order (the first axis varies slowest). Combinations the
-// registries refuse go to `skipped` with the reason, once per distinct reason.
+// registries refuse go to `skipped` with the reason, once per distinct reason. An axis no
+// policy of the grid takes, or a value valid in no combination, is an error.
 StatusOr<std::vector<SweepPoint>> ExpandGrid(const GridBase& base,
                                              const std::vector<GridAxis>& axes,
                                              const DataSource& data,

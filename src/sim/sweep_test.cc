@@ -69,6 +69,34 @@ TEST(SweepGrid, OptionsGoOnlyToPoliciesThatDeclareThem) {
                              }));
 }
 
+// Found by a tester: an axis no policy takes (a typo) was ignored and a value out of range
+// only skipped, with exit 0 and a "best" configuration. Both are errors; a value refused only
+// with some other axis's values (queues=3 above) is still a combination matter.
+TEST(SweepGrid, AnOptionNoPolicyHasOrAValueRefusedOnItsOwnIsAnError) {
+  const GridBase base{.policy = "dlas", .placement = "count"};
+  auto typo = ExpandGrid(base, {*ParseGridAxis("promote-knob=0,8")}, TestFiles(), nullptr);
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.status().message().rfind("--grid promote-knob: no policy of the sweep has this "
+                                          "option (dlas: queues, thresholds, promote_knob",
+                                          0),
+            0u)
+      << typo.status().message();
+  auto zero = ExpandGrid(base, {*ParseGridAxis("queues=0,2")}, TestFiles(), nullptr);
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("--grid queues=0: policy dlas: option queues=0: out of "
+                                         "range"),
+            std::string::npos)
+      << zero.status().message();
+  auto place = ExpandGrid(base, {*ParseGridAxis("placement=count,nope")}, TestFiles(), nullptr);
+  ASSERT_FALSE(place.ok());
+  EXPECT_NE(place.status().message().find("--grid placement=nope: unknown placement 'nope'"),
+            std::string::npos);
+  // An option of one policy of the grid only is fine (fifo has no queues).
+  auto some = ExpandGrid(base, {*ParseGridAxis("policy=dlas,fifo"), *ParseGridAxis("queues=2,3")},
+                         TestFiles(), nullptr);
+  EXPECT_TRUE(some.ok()) << some.status().message();
+}
+
 TEST(SweepGrid, RefusedCombinationsAreSkippedWithTheReason) {
   // Three queues need two thresholds: 5/10/20 gives three, so only queues=4 takes it.
   std::vector<std::string> skipped;
