@@ -62,6 +62,11 @@ TEST(CliInput, NumericFlagsAreRangeChecked) {
       {sim + "--load -1", "--load: -1 is out of range: expected a number in (0, 100]"},
       {sim + "--load nan", "--load: nan is not a finite number: expected a number in (0, 100]"},
       {sim + "--preempt-overhead -5", "--preempt-overhead: -5 is out of range"},
+      // Outputs are checked before the run (found by a tester: after a whole replay).
+      {sim + "--events /nonexistent/x.jsonl",
+       "--events /nonexistent/x.jsonl: /nonexistent does not exist or is not a directory"},
+      {sim + "--report /tmp", "--report /tmp: is a directory"},
+      {"sweep --synthetic 10 --cluster 1x1x8 -o /dev/null", "-o /dev/null: is not a directory"},
       {sim + "--preempt-overhead inf", "--preempt-overhead: inf is not a finite number"},
       {sim + "--seed -1", "--seed: -1 is not an integer in 0..18446744073709551615"},
       {sim + "--assign-models 1.5", "--assign-models: 1.5 is not an integer"},
@@ -316,10 +321,11 @@ TEST(CliInput, TraceWithAByteOrderMarkReads) {
 }
 
 TEST(CliInput, FileErrorsSayWhy) {
+  // (Before the run: a usage error naming the flag.)
   CmdResult r = RunTiresias("sim --synthetic 5 --cluster 1x1x8 --events /nonexistent/ev.jsonl");
-  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_TRUE(Has(r.out,
-                  "/nonexistent/ev.jsonl: cannot write the event log: No such file or "
+                  "--events /nonexistent/ev.jsonl: /nonexistent does not exist or is not a "
                   "directory"))
       << r.out;
   r = RunTiresias("ls --state-dir /nonexistent");

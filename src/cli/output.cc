@@ -3,8 +3,12 @@
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include "common/strings.h"
@@ -80,6 +84,31 @@ std::string Clip(const std::string& s, size_t width) {
     return true;
   });
   return s.substr(0, end);
+}
+
+Status CheckOutputPath(const std::string& flag, const std::string& path, bool dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  const bool exists = fs::exists(p, ec);
+  if (exists && fs::is_directory(p, ec) != dir) {
+    return InvalidArgument(
+        fmt::format("{} {}: {}", flag, path, dir ? "is not a directory" : "is a directory"));
+  }
+  // The directory it goes in (a file's, or the nearest one there is of a directory to make).
+  fs::path in = dir && exists ? p : p.parent_path();
+  while (dir && !in.empty() && !fs::exists(in, ec) && in != in.parent_path()) {
+    in = in.parent_path();
+  }
+  if (!fs::is_directory(in, ec)) {
+    return InvalidArgument(
+        fmt::format("{} {}: {} does not exist or is not a directory", flag, path, in.string()));
+  }
+  if (access(in.c_str(), W_OK | X_OK) != 0) {
+    return InvalidArgument(fmt::format("{} {}: {} is not writable: {}", flag, path, in.string(),
+                                       std::strerror(errno)));
+  }
+  return Status::Ok();
 }
 
 bool Terminal(const std::string& state) {

@@ -50,6 +50,10 @@ void PrintEstimate(const nlohmann::json& estimate);
 // never cutting a character.
 std::string Clip(const std::string& s, size_t width);
 bool Terminal(const std::string& state);
+// Before the work, whether the output `flag` names can be written: a file (`dir` false) whose
+// directory exists and is writable and which is no directory; a directory (`dir` true) that
+// is one, or whose nearest existing parent is, writable. A long run failed only at its end.
+Status CheckOutputPath(const std::string& flag, const std::string& path, bool dir);
 
 // Connects and GETs `path`. Returns the reply to render, or nothing when done: with -o json
 // the reply is printed as is; on an error it is printed and `rc` set.

@@ -8,10 +8,12 @@
 #include <iostream>
 #include <map>
 #include <thread>
+#include <tuple>
 
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/html_report.h"
+#include "cli/output.h"
 #include "cli/progress.h"
 #include "cli/workload_args.h"
 #include "common/strings.h"
@@ -213,6 +215,15 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
   if (Status st = CheckOptionsReachARun(runs, opts); !st.ok()) {
     std::cerr << "error: " << st.message() << "\n";
     return 2;
+  }
+  for (const auto& [flag, path, dir] :
+       {std::tuple{"--out", &out_dir, true}, std::tuple{"--events", &events_path, false},
+        std::tuple{"--report", &report_path, false}}) {
+    if (path->empty()) continue;
+    if (Status st = CheckOutputPath(flag, *path, dir); !st.ok()) {
+      std::cerr << "error: " << st.message() << "\n";
+      return 2;
+    }
   }
   std::vector<StatusOr<SimResult>> results(configs.size(),
                                            Status(StatusCode::kInternal, "not run"));

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/output.h"
 #include "common/strings.h"
 #include "engine/file_data_source.h"
 #include "sim/link_speed_model.h"
@@ -128,6 +129,11 @@ int RunSweepCommand(const SweepArgs& a, int& rc) {
     if (!t.ok()) return fail(t.status().message());
     cfg.clusters.push_back({t->str(), *t});
     max_gpus = std::max(max_gpus, t->total_gpus());
+  }
+  if (!a.out.empty()) {
+    if (Status st = CheckOutputPath("-o", a.out, /*dir=*/true); !st.ok()) {
+      return fail(st.message());
+    }
   }
   std::vector<GridAxis> axes;
   for (const auto& g : a.grid) {

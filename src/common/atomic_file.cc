@@ -12,7 +12,7 @@ namespace tiresias {
 Status WriteFileAtomically(const std::string& path, const std::string& text, bool durable) {
   std::string tmp = path + ".tmp." + std::to_string(getpid());
   int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError(tmp + ": " + std::strerror(errno));
+  if (fd < 0) return IoError(path + ": " + std::strerror(errno));  // (the name asked for)
   auto fail = [&](int err) {
     unlink(tmp.c_str());
     return IoError(path + ": " + std::strerror(err));
