@@ -53,6 +53,15 @@ TEST(SweepCli, GridTimesClustersTimesWindowsWritesEveryFile) {
   EXPECT_NE(runs.find("\"dlas queues=3 thresholds=100,1000 +count\",3,100:1000,1x2x4,days 1-2"),
             std::string::npos)
       << runs;
+  // Values are exact (found by a tester: 6 significant digits, 2.66177e+06): a mean over
+  // 7 jobs has more digits than that.
+  EXPECT_EQ(runs.find("e+"), std::string::npos) << runs;
+  size_t longest = 0;
+  for (size_t i = 0, run = 0; i < runs.size(); ++i) {
+    run = std::isdigit(static_cast<unsigned char>(runs[i])) || runs[i] == '.' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  EXPECT_GT(longest, 8u) << runs;
   EXPECT_EQ(Lines(ReadAll(dir / "out" / "summary.csv")), 1u + 3u * 2u);
   EXPECT_EQ(Lines(ReadAll(dir / "out" / "robust.csv")), 1u + 3u);
   const std::string svg = ReadAll(dir / "out" / "knob_queues.svg");
