@@ -256,6 +256,10 @@ Metrics ComputeMetrics(const SimResult& r) {
 }
 
 nlohmann::json ToJson(const Stats& s) {
+  if (s.n == 0) {  // no value: null, not 0 (a run where no job finished read as a JCT of 0 s)
+    return {{"n", 0},         {"mean", nullptr}, {"median", nullptr}, {"p95", nullptr},
+            {"p99", nullptr}, {"p999", nullptr}, {"max", nullptr}};
+  }
   return {{"n", s.n},     {"mean", s.mean}, {"median", s.median}, {"p95", s.p95},
           {"p99", s.p99}, {"p999", s.p999}, {"max", s.max}};
 }

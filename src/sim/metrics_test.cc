@@ -109,5 +109,17 @@ TEST(Metrics, P999AndTheJctCdf) {
   EXPECT_EQ(cdf.substr(cdf.size() - 14), "1.000,150.000\n");
 }
 
+// Found by a tester: a run where no job finished wrote a mean JCT of 0 (n = 0); none is null.
+TEST(MetricsJson, StatsOfNothingAreNull) {
+  const nlohmann::json none = ToJson(Stats{});
+  EXPECT_EQ(none["n"], 0);
+  EXPECT_TRUE(none["mean"].is_null() && none["p99"].is_null() && none["max"].is_null())
+      << none.dump();
+  Stats one;
+  one.n = 1;
+  one.mean = 5;
+  EXPECT_EQ(ToJson(one)["mean"], 5.0);
+}
+
 }  // namespace
 }  // namespace tiresias
