@@ -77,6 +77,15 @@ TEST(SweepCli, GridTimesClustersTimesWindowsWritesEveryFile) {
   const std::string first = robust.substr(from, robust.find('\n', from) - from);
   EXPECT_EQ(first.rfind("1,", 0), 0u) << robust;
   EXPECT_EQ(first.find("dlas queues=1"), std::string::npos) << robust;
+  // The same directory again with one knob: the other's plot goes.
+  std::ofstream(dir / "out" / "knob_stale.svg") << "<svg/>";
+  auto again = RunTiresias("sweep --trace " + (dir / "t.csv").string() +
+                           " --cluster 1x1x4 --placement count --grid queues=1,2 --quiet -o " +
+                           (dir / "out").string());
+  ASSERT_EQ(again.rc, 0) << again.out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "out" / "knob_stale.svg"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "out" / "knob_thresholds.svg"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "out" / "knob_queues.svg"));
 }
 
 TEST(SweepCli, AGridWithoutAValidPointSaysWhy) {
