@@ -66,6 +66,18 @@ TEST(CliInput, NumericFlagsAreRangeChecked) {
       {sim + "--events /nonexistent/x.jsonl",
        "--events /nonexistent/x.jsonl: /nonexistent does not exist or is not a directory"},
       {sim + "--report /tmp", "--report /tmp: is a directory"},
+      // Flags that something else overrides, or that need another, were taken and ignored
+      // (found by a tester).
+      {sim + "--no-borrow", "they need --tenants"},
+      {sim + "--quota-lead 1", "they need --tenants"},
+      {sim + "--from-day 3", "--from-day, --days and --assign-models take a --trace"},
+      {sim + "--assign-models 5", "--from-day, --days and --assign-models take a --trace"},
+      {"sweep --synthetic 10 --cluster 1x1x8 --seeds 1,1", "--seeds 1,1: a seed given twice"},
+      {"sweep --synthetic 10 --cluster 1x1x8 --days 2", "take a --trace"},
+      {"sweep --trace t.csv --cluster 1x1x8 --seeds 1,2 --assign-models 5",
+       "--assign-models and --seeds both seed the models"},
+      {"sweep --trace t.csv --cluster 1x1x8 --windows 1,2 --days 1 --from-day 3",
+       "--from-day with --windows"},
       {"sweep --synthetic 10 --cluster 1x1x8 -o /dev/null", "-o /dev/null: is not a directory"},
       {sim + "--preempt-overhead inf", "--preempt-overhead: inf is not a finite number"},
       {sim + "--seed -1", "--seed: -1 is not an integer in 0..18446744073709551615"},
@@ -274,6 +286,17 @@ TEST(CliInput, WhatIfTakesEachModesFlagsAndSaysWhoseAJournalIs) {
         {"whatif --journal x.db --submit", "--journal excludes --submit"}}) {
     CmdResult r = RunTiresias(line);
     EXPECT_EQ(r.rc, 2) << line << ": " << r.out;
+    EXPECT_TRUE(Has(r.out, says)) << line << ": " << r.out;
+  }
+  // A directory, and a file that is no journal, say so (found by a tester: "disk I/O error",
+  // and "schema unknown ... use the tiresias that wrote it").
+  const auto odd = ScratchDir("whatif_odd");
+  std::ofstream(odd / "t.csv") << "job_id,num_gpu,submit_time,duration\n0,1,0,10\n";
+  for (const auto& [line, says] :
+       {std::pair{"whatif --journal " + odd.string(), "is a directory, expected serve's journal"},
+        {"whatif --journal " + (odd / "t.csv").string(), "t.csv: not a tiresias journal"}}) {
+    CmdResult r = RunTiresias(line);
+    EXPECT_NE(r.rc, 0) << line << ": " << r.out;
     EXPECT_TRUE(Has(r.out, says)) << line << ": " << r.out;
   }
   if (geteuid() != 0) GTEST_SKIP() << "needs root, to act as another user (runuser)";

@@ -6,6 +6,7 @@
 
 #include <iostream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "cli/commands.h"
@@ -48,10 +49,27 @@ StatusOr<std::vector<Replicate>> BuildReplicates(const SweepArgs& a, int cluster
     auto s = ParseIntRange(a.seeds);
     if (!s.ok()) return InvalidArgument("--seeds: " + s.status().message());
     seeds = *s;
+    // A replicate twice would count as two independent ones (a 0 spread; found by a tester).
+    if (std::set<int64_t> once(seeds.begin(), seeds.end()); once.size() != seeds.size()) {
+      return InvalidArgument(fmt::format("--seeds {}: a seed given twice", a.seeds));
+    }
+  }
+  // Flags another one overrides were taken and ignored (found by a tester).
+  if (!a.seeds.empty() && a.assign_models > 0) {
+    return InvalidArgument(
+        "--assign-models and --seeds both seed the models: --seeds gives one replicate each");
+  }
+  if (!a.windows.empty() && a.from_day > 0) {
+    return InvalidArgument("--from-day with --windows: each window's first day is in --windows");
   }
   std::vector<Replicate> out;
   if (a.synthetic > 0) {
     if (!a.windows.empty()) return InvalidArgument("--windows needs --trace");
+    if (a.from_day > 0 || a.days > 0 || a.assign_models > 0) {
+      return InvalidArgument(
+          "--from-day, --days and --assign-models take a --trace; --synthetic draws its own jobs "
+          "and models");
+    }
     if (seeds.empty()) seeds = {1};
     for (int64_t s : seeds) {
       auto jobs = std::make_shared<std::vector<JobSpec>>(

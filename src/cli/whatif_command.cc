@@ -91,6 +91,11 @@ SimResult LiveResult(const Scheduler& core, const std::map<JobId, JobRecord>& re
 StatusOr<WhatIfRun> ReplayJournal(const std::string& path, const WhatIfConfig& f) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return NotFound(path + ": no such journal");
+  if (std::filesystem::is_directory(path, ec)) {  // (SQLite said "disk I/O error")
+    return InvalidArgument(path +
+                           ": is a directory, expected serve's journal (DIR/tiresias.db; "
+                           "--state-dir DIR names it)");
+  }
   if (access(path.c_str(), R_OK) != 0) {  // serve keeps its state to its own user (0600)
     return PermissionDenied(fmt::format(
         "{}: cannot read it ({}): serve's state is its own user's; run whatif as that user", path,

@@ -33,7 +33,15 @@ namespace tiresias {
 bool WorkloadArgs::LoadTenants(std::vector<JobSpec>& jobs, const Topology& topo, TenantConfig& out,
                                std::string& what) const {
   out = {};
-  if (tenants.empty()) return true;
+  if (tenants.empty()) {
+    // (Taken and ignored before; found by a tester.)
+    if (no_borrow || half_life_h >= 0 || quota_lead >= -1 || !protect.empty()) {
+      std::cerr << "error: --no-borrow, --half-life, --quota-lead and --protect shape the "
+                   "tenants: they need --tenants\n";
+      return false;
+    }
+    return true;
+  }
   if (tenants == "trace") {
     const bool any_vc =
         std::any_of(jobs.begin(), jobs.end(), [](const JobSpec& j) { return !j.vc.empty(); });
@@ -294,6 +302,12 @@ bool WorkloadArgs::LoadJobs(std::vector<JobSpec>& jobs, Topology& topo, std::str
     return false;
   }
   if (synthetic > 0) {
+    // A window or models of a trace (taken and ignored before; found by a tester).
+    if (from_day > 0 || days > 0 || assign_models > 0) {
+      std::cerr << "error: --from-day, --days and --assign-models take a --trace; --synthetic "
+                   "draws its own jobs and models\n";
+      return false;
+    }
     jobs = SyntheticPhillyLike({.jobs = synthetic,
                                 .seed = seed,
                                 .load = load,

@@ -27,6 +27,9 @@ TEST(SweepGrid, AxesAndRanges) {
   EXPECT_EQ(*ParseIntRange("2..10/4"), (std::vector<int64_t>{2, 6, 10}));
   EXPECT_FALSE(ParseIntRange("5..1").ok());
   EXPECT_FALSE(ParseIntRange("x").ok());
+  // A valid range that is too long says so (it said "not a range A..B").
+  EXPECT_EQ(ParseIntRange("1..100000000").status().message(),
+            "'1..100000000': more than 100,000 values");
 }
 
 std::vector<std::string> Labels(const std::vector<SweepPoint>& points) {

@@ -140,6 +140,10 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t no
   }
   if (opts.read_only) {
     const auto v = s->GetMeta("schema");
+    if (!v) {  // (it said "schema unknown ... use the tiresias that wrote it")
+      return FailedPrecondition(fmt::format(
+          "{}: not a tiresias journal (no schema recorded: not a database serve wrote)", path));
+    }
     if (v != std::to_string(kSchemaVersion)) {
       const auto n = v ? ParseInt(*v) : std::nullopt;
       return FailedPrecondition(fmt::format(
