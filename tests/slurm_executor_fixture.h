@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "exec/slurm_executor.h"
@@ -70,6 +71,16 @@ class SlurmExecutorTest : public ::testing::Test {
   static void Prepared(SlurmExecutor& x, const LaunchSpec& spec) {
     x.Prepare(spec);
     ASSERT_TRUE(x.Drain(30s));
+  }
+  // `spec`'s job prepared on `x` (opened polling every 30 s), and its Slurm job then held by
+  // an admin, after the poll of its submission: the executor's snapshot is older than the
+  // hold. Its Slurm id.
+  int64_t HeldByAnAdminSinceTheSnapshot(SlurmExecutor& x, const LaunchSpec& spec) {
+    Prepared(x, spec);
+    const int64_t sid = x.SlurmId(spec.job);
+    std::this_thread::sleep_for(1s);  // the poll after the submission is done: no other for 30 s
+    EXPECT_EQ(cluster_->Sh(fmt::format("scontrol hold {}", sid)).rc, 0);
+    return sid;
   }
   // A batch of commands (the submission of a throwaway job), after which the poller reads.
   void Refresh(SlurmExecutor& x) {

@@ -315,10 +315,7 @@ TEST_F(SlurmExecutorTest, AnAdminsHoldPlacedSinceTheLastSnapshotIsNotUndoneByALa
   auto x = Open("freshhold", 30s);
   ASSERT_TRUE(x);
   const LaunchSpec spec = Spec(1, {"sleep", "300"});
-  Prepared(*x, spec);
-  const int64_t sid = x->SlurmId(JobId(1));
-  std::this_thread::sleep_for(1s);  // the poll after the submission is done: no other for 30 s
-  ASSERT_EQ(cluster_->Sh(fmt::format("scontrol hold {}", sid)).rc, 0);
+  const int64_t sid = HeldByAnAdminSinceTheSnapshot(*x, spec);
   ASSERT_TRUE(x->Launch(spec).ok());
   ASSERT_TRUE(x->Drain(30s));
   std::this_thread::sleep_for(2s);
@@ -333,10 +330,7 @@ TEST_F(SlurmExecutorTest, ALaunchIsNotReleasedWhileSqueueCannotSayWhetherAnAdmin
   auto x = Open("squeuefails", 30s);
   ASSERT_TRUE(x);
   const LaunchSpec spec = Spec(1, {"sleep", "300"});
-  Prepared(*x, spec);
-  const int64_t sid = x->SlurmId(JobId(1));
-  std::this_thread::sleep_for(1s);  // the poll after the submission is done: no other for 30 s
-  ASSERT_EQ(cluster_->Sh(fmt::format("scontrol hold {}", sid)).rc, 0);
+  const int64_t sid = HeldByAnAdminSinceTheSnapshot(*x, spec);
   Put(bin / "fail-squeue--h", "squeue: error: something went wrong\n");
   ASSERT_TRUE(x->Launch(spec).ok());
   std::this_thread::sleep_for(3s);
