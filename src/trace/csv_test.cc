@@ -64,6 +64,15 @@ TEST(CsvFile, ADirectoryIsAnErrorNotAThrow) {
   EXPECT_EQ(f.status().message(), dir.string() + ": is a directory, expected a CSV file");
 }
 
+TEST(CsvFile, AColumnNamedTwiceIsAnError) {
+  const auto dir = testing::ScratchDir("csv_twice");
+  std::ofstream(dir / "t.csv") << "job_id,num_gpu,num_gpu,submit_time,duration\n0,1,2,0,10\n";
+  auto f = CsvFile::Open((dir / "t.csv").string());
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().message(),
+            (dir / "t.csv").string() + ":1: column 'num_gpu' appears twice in the header");
+}
+
 TEST(CsvFile, CannotOpenSaysWhy) {
   auto f = CsvFile::Open("/nonexistent/x.csv");
   ASSERT_FALSE(f.ok());

@@ -254,6 +254,10 @@ StatusOr<Topology> ResolveCluster(const std::string& arg) {
     }
     dims[i] = static_cast<int>(*v);
   }
+  // One cluster a file (a second row was dropped without a word; found by a tester).
+  if (f->Next(row)) {
+    return RowError(*f, "a second cluster row: a cluster spec file holds one cluster");
+  }
   return Topology::Create(dims[0], dims[1], dims[2]);
 }
 

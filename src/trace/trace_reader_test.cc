@@ -279,6 +279,22 @@ TEST(ResolveCluster, DimensionString) {
   EXPECT_EQ(t->str(), "2x4x8");
 }
 
+TEST(ResolveCluster, ASpecFileHoldsOneCluster) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tiresias_cluster_rows_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string one = (dir / "one.csv").string(), two = (dir / "two.csv").string();
+  std::ofstream{one} << "num_switch,num_node_p_switch,num_gpu_p_node\n1,2,4\n";
+  std::ofstream{two} << "num_switch,num_node_p_switch,num_gpu_p_node\n1,2,4\n1,4,4\n";
+  ASSERT_TRUE(ResolveCluster(one).ok());
+  EXPECT_EQ(ResolveCluster(one)->str(), "1x2x4");
+  auto t = ResolveCluster(two);  // (its second row was dropped without a word)
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().message(),
+            two + ":3: a second cluster row: a cluster spec file holds one cluster");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ResolveCluster, BadStrings) {
   auto a = ResolveCluster("2x4");
   ASSERT_FALSE(a.ok());
