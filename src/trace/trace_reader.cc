@@ -192,6 +192,15 @@ StatusOr<Trace> ReadPhilly(CsvFile& f) {
   return t;
 }
 
+// A header as an error message shows it: at most 200 bytes, control characters and bytes
+// that are not UTF-8 escaped (a binary file's first bytes drove the terminal; found by a
+// tester).
+std::string HeaderForPeople(const std::vector<std::string>& header) {
+  std::string text = Join(header, ",");
+  if (text.size() > 200) text = text.substr(0, 200) + "...";
+  return EscapeControl(text);
+}
+
 }  // namespace
 
 void SortForSubmission(std::vector<JobSpec>& jobs) {
@@ -223,7 +232,7 @@ StatusOr<Trace> ReadTrace(const std::string& path) {
         fmt::format("{}:1: unknown trace format (header: {}); expected a Tiresias trace "
                     "(job_id,num_gpu,submit_time,...,duration) or a Philly trace "
                     "(timestamp,duration,num_gpus,...)",
-                    path, Join(f->header(), ",")));
+                    path, HeaderForPeople(f->header())));
   }
   if (t.ok()) SortForSubmission(t->jobs);
   return t;

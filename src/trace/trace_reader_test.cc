@@ -214,6 +214,12 @@ TEST(TraceErrors, UnknownHeaderMissingColumnNoFile) {
   TempCsv f("a,b,c\n1,2,3\n");
   std::string e = ErrorOf(f);
   EXPECT_EQ(e.rfind(f.path() + ":1: unknown trace format (header: a,b,c)", 0), 0u) << e;
+  // A binary file's first bytes are escaped and cut, not sent to the terminal as they are.
+  TempCsv binary(std::string("\x1b[2J\x7f\xff") + std::string(300, 'x') + "\n");
+  e = ErrorOf(binary);
+  EXPECT_NE(e.find("(header: \\x1b[2J\\x7f\\xffxxx"), std::string::npos) << e;
+  EXPECT_NE(e.find("xxx...)"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\x1b'), std::string::npos) << e;
   TempCsv m("job_id,num_gpu,duration\n0,1,10\n");
   EXPECT_EQ(ErrorOf(m).rfind(m.path() + ":1: missing column 'submit_time'", 0), 0u) << ErrorOf(m);
   TempCsv empty("");
