@@ -267,7 +267,8 @@ HttpResponse ApiServer::Dispatch(const HttpRequest& req) {
     return Reply(200, health);
   }
   // The dashboard's page and scripts are public; everything they show comes from the API.
-  if (req.method == "GET" && !req.path.starts_with("/v1/") && req.path != "/metrics") {
+  if ((req.method == "GET" || req.method == "HEAD") && !req.path.starts_with("/v1/") &&
+      req.path != "/metrics") {
     return Dashboard(req.path);
   }
   auto caller = ids_.Resolve(req);

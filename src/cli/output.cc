@@ -86,14 +86,22 @@ std::string Clip(const std::string& s, size_t width) {
   return s.substr(0, end);
 }
 
-Status CheckOutputPath(const std::string& flag, const std::string& path, bool dir) {
+Status CheckOutputPath(const std::string& flag, const std::string& path, OutputKind kind) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  const bool dir = kind == OutputKind::kDirectory;
   fs::path p = fs::absolute(path, ec);
   const bool exists = fs::exists(p, ec);
   if (exists && fs::is_directory(p, ec) != dir) {
     return InvalidArgument(
         fmt::format("{} {}: {}", flag, path, dir ? "is not a directory" : "is a directory"));
+  }
+  if (exists && kind == OutputKind::kFile) {  // written in place: the file's own rights
+    if (access(p.c_str(), W_OK) != 0) {
+      return InvalidArgument(
+          fmt::format("{} {}: not writable: {}", flag, path, std::strerror(errno)));
+    }
+    return Status::Ok();
   }
   // The directory it goes in (a file's, or the nearest one there is of a directory to make).
   fs::path in = dir && exists ? p : p.parent_path();

@@ -50,10 +50,13 @@ void PrintEstimate(const nlohmann::json& estimate);
 // never cutting a character.
 std::string Clip(const std::string& s, size_t width);
 bool Terminal(const std::string& state);
-// Before the work, whether the output `flag` names can be written: a file (`dir` false) whose
-// directory exists and is writable and which is no directory; a directory (`dir` true) that
-// is one, or whose nearest existing parent is, writable. A long run failed only at its end.
-Status CheckOutputPath(const std::string& flag, const std::string& path, bool dir);
+// What an output is, for CheckOutputPath: a file written in place (an existing one need only
+// be writable itself: /dev/null), a file replaced atomically (its directory must be
+// writable), or a directory (made if missing).
+enum class OutputKind { kFile, kReplacedFile, kDirectory };
+// Before the work, whether the output `flag` names can be written as `kind`. A long run
+// failed only at its end.
+Status CheckOutputPath(const std::string& flag, const std::string& path, OutputKind kind);
 
 // Connects and GETs `path`. Returns the reply to render, or nothing when done: with -o json
 // the reply is printed as is; on an error it is printed and `rc` set.

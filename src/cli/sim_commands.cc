@@ -216,11 +216,12 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     std::cerr << "error: " << st.message() << "\n";
     return 2;
   }
-  for (const auto& [flag, path, dir] :
-       {std::tuple{"--out", &out_dir, true}, std::tuple{"--events", &events_path, false},
-        std::tuple{"--report", &report_path, false}}) {
+  for (const auto& [flag, path, kind] :
+       {std::tuple{"--out", &out_dir, OutputKind::kDirectory},
+        std::tuple{"--events", &events_path, OutputKind::kFile},
+        std::tuple{"--report", &report_path, OutputKind::kReplacedFile}}) {
     if (path->empty()) continue;
-    if (Status st = CheckOutputPath(flag, *path, dir); !st.ok()) {
+    if (Status st = CheckOutputPath(flag, *path, kind); !st.ok()) {
       std::cerr << "error: " << st.message() << "\n";
       return 2;
     }

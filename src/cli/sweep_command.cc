@@ -149,7 +149,7 @@ int RunSweepCommand(const SweepArgs& a, int& rc) {
     max_gpus = std::max(max_gpus, t->total_gpus());
   }
   if (!a.out.empty()) {
-    if (Status st = CheckOutputPath("-o", a.out, /*dir=*/true); !st.ok()) {
+    if (Status st = CheckOutputPath("-o", a.out, OutputKind::kDirectory); !st.ok()) {
       return fail(st.message());
     }
   }

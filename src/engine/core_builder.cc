@@ -56,4 +56,12 @@ StatusOr<std::vector<std::string>> PolicyOptionNames(const std::string& policy) 
   return out;
 }
 
+StatusOr<std::vector<std::string>> PlacementOptionNames(const std::string& placement) {
+  auto values = PlacementPolicies().Options(placement, {});
+  if (!values.ok()) return values.status();
+  std::vector<std::string> out;
+  for (const auto& o : PlacementPolicies().Find(placement)->options) out.push_back(o.name);
+  return out;
+}
+
 }  // namespace tiresias

@@ -54,5 +54,7 @@ Status CheckOptionValues(const std::string& policy, const std::vector<std::strin
 // The names of the options an ordering policy declares; InvalidArgument listing the valid
 // policies for an unknown name.
 StatusOr<std::vector<std::string>> PolicyOptionNames(const std::string& policy);
+// The same for a placement policy.
+StatusOr<std::vector<std::string>> PlacementOptionNames(const std::string& placement);
 
 }  // namespace tiresias

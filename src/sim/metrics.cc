@@ -268,14 +268,18 @@ nlohmann::json ToJson(const Metrics& m) {
   auto opt = [](const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json();
   };
+  // A figure over `n` finished jobs: null over none, as ToJson(Stats).
+  auto over = [](size_t n, double v) { return n > 0 ? nlohmann::json(v) : nlohmann::json(); };
   nlohmann::json by_vc = nlohmann::json::object();
   for (const auto& v : m.by_vc) {
     by_vc[v.vc] = {
         {"finished", v.finished},
         {"jct_seconds", ToJson(v.jct)},
         {"queueing_delay_seconds", ToJson(v.queueing)},
-        {"mean_jct_slowdown", v.mean_slowdown},
-        {"finish_time_fairness", {{"mean_rho", v.mean_rho}, {"frac_unfair", v.frac_unfair}}},
+        {"mean_jct_slowdown", over(v.finished, v.mean_slowdown)},
+        {"finish_time_fairness",
+         {{"mean_rho", over(v.finished, v.mean_rho)},
+          {"frac_unfair", over(v.finished, v.frac_unfair)}}},
         {"gpu_hours_received", v.gpu_hours},
         {"quota_gpus", v.quota >= 0 ? nlohmann::json(v.quota) : nlohmann::json()},
         {"gpu_hours_entitled",
@@ -311,8 +315,8 @@ nlohmann::json ToJson(const Metrics& m) {
           {"placement_note", m.placement_note},
           {"fairness",
            {{"finish_time_fairness_rho", ToJson(m.fairness.rho)},
-            {"worst_rho", m.fairness.rho.max},
-            {"fraction_rho_above_1_05", m.fairness.frac_unfair},
+            {"worst_rho", over(m.fairness.rho.n, m.fairness.rho.max)},
+            {"fraction_rho_above_1_05", over(m.fairness.rho.n, m.fairness.frac_unfair)},
             {"jain_user_slowdown", opt(m.fairness.jain_user)},
             {"jain_vc_slowdown", opt(m.fairness.jain_vc)},
             {"jain_vc_gpu_time_share", opt(m.fairness.jain_vc_share)},

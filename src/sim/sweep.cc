@@ -96,6 +96,8 @@ Status AloneValid(const std::string& key, const std::string& value, const GridBa
       } else if (key == "placement") {
         s = CheckOptionValues(policy, {}, value, {});
       } else if (key.rfind("placement.", 0) == 0) {
+        auto names = PlacementOptionNames(placement);
+        if (names.ok() && !Declares(*names, key.substr(10))) continue;  // not this placement's
         s = CheckOptionValues(policy, {}, placement, {key.substr(10) + "=" + Slashes(value)});
       } else if (!Declares(names, key) || (key == "thresholds" && value.find(':') != value.npos)) {
         continue;
@@ -192,12 +194,13 @@ StatusOr<std::vector<SweepPoint>> ExpandGrid(const GridBase& base,
     if (!declared.ok()) return declared.status();
     options_of[p.policy] = *declared;
     std::string range;  // thresholds=LO:HI, resolved once the queue count is known
+    std::vector<bool> applied(axes.size(), false);  // the axes this combination's policy takes
     for (size_t a = 0; a < axes.size(); ++a) {
       const std::string& key = axes[a].key;
       const std::string& v = axes[a].values[idx[a]];
       if (key == "policy" || key == "placement" || key.rfind("placement.", 0) == 0 ||
           Declares(*declared, key)) {
-        taken[a] = true;
+        taken[a] = applied[a] = true;
       }
       if (key == "policy" || key == "placement") {
         p.knobs[key] = v;
@@ -244,7 +247,10 @@ StatusOr<std::vector<SweepPoint>> ExpandGrid(const GridBase& base,
       ok = false;
     }
     if (ok) {
-      for (size_t a = 0; a < axes.size(); ++a) valid[a][idx[a]] = true;
+      // (A value another policy ignores is not shown valid: fifo with queues=0.)
+      for (size_t a = 0; a < axes.size(); ++a) {
+        if (applied[a]) valid[a][idx[a]] = true;
+      }
     }
     if (ok && seen.insert(p.label).second) out.push_back(std::move(p));
     // Next combination: the last axis varies fastest.

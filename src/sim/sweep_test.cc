@@ -94,6 +94,13 @@ TEST(SweepGrid, AnOptionNoPolicyHasOrAValueRefusedOnItsOwnIsAnError) {
   ASSERT_FALSE(place.ok());
   EXPECT_NE(place.status().message().find("--grid placement=nope: unknown placement 'nope'"),
             std::string::npos);
+  // Nor when another policy of the grid ignores the option (found by a review: fifo's
+  // combination with queues=0 counted as a valid one).
+  auto mixed = ExpandGrid(base, {*ParseGridAxis("policy=fifo,dlas"), *ParseGridAxis("queues=0,2")},
+                          TestFiles(), nullptr);
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().message().find("--grid queues=0:"), std::string::npos)
+      << mixed.status().message();
   // An option of one policy of the grid only is fine (fifo has no queues).
   auto some = ExpandGrid(base, {*ParseGridAxis("policy=dlas,fifo"), *ParseGridAxis("queues=2,3")},
                          TestFiles(), nullptr);
