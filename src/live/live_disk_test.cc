@@ -381,6 +381,14 @@ TEST_F(LiveSchedulerTest, ALogReadersCursorFollowsRotationsWithoutLossOrRepeats)
   EXPECT_EQ(read(), "");
   std::ofstream(log) << "six\n";
   EXPECT_EQ(read(), "six\n");
+  // Two rotations behind: the reader's file is gone; the new log from its start (what was in
+  // between is not guessed at).
+  std::ofstream(log, std::ios::app) << "six-more\n";
+  std::filesystem::rename(log, log.string() + ".1");
+  std::ofstream(log) << "seven\n";
+  std::filesystem::rename(log, log.string() + ".1");
+  std::ofstream(log) << "eight\n";
+  EXPECT_EQ(read(), "eight\n");
   // A FIFO in the log's place is refused, not waited on.
   std::filesystem::remove(log);
   ASSERT_EQ(mkfifo(log.c_str(), 0600), 0);
