@@ -27,6 +27,15 @@ std::string SecondsRange(const char* low) {
   return fmt::format("in {}, {}] (ten years)", low, kMaxInputSeconds);
 }
 
+// Why a duration column's `text` (read as `ms`) is no positive duration.
+std::string DurationError(std::string_view text, std::optional<Time> ms) {
+  if (ms && *ms == 0 && ParseDouble(Trim(text)).value_or(0) > 0) {  // (0.0001 said "not positive")
+    return fmt::format("duration '{}' rounds to 0 ms: times are kept in milliseconds", text);
+  }
+  return fmt::format("duration '{}' is not a positive number of seconds {}", text,
+                     SecondsRange("(0"));
+}
+
 }  // namespace
 
 std::optional<int64_t> ParseDateTime(std::string_view s) {
@@ -103,10 +112,7 @@ StatusOr<Trace> ReadTiresias(CsvFile& f) {
                                      SecondsRange("[0")));
     }
     auto dur = ParseSecondsMs(row[c.idx[3]]);
-    if (!dur || *dur <= 0) {
-      return RowError(f, fmt::format("duration '{}' is not a positive number of seconds {}",
-                                     row[c.idx[3]], SecondsRange("(0")));
-    }
+    if (!dur || *dur <= 0) return RowError(f, DurationError(row[c.idx[3]], dur));
     j.id = JobId(*id);
     j.gpus = static_cast<int>(*gpus);
     j.submit = *submit;
@@ -159,10 +165,7 @@ StatusOr<Trace> ReadPhilly(CsvFile& f) {
     if (!ts)
       return RowError(f, fmt::format("timestamp '{}' is not YYYY-MM-DD HH:MM:SS", row[c.idx[0]]));
     auto dur = ParseSecondsMs(row[c.idx[1]]);
-    if (!dur || *dur <= 0) {
-      return RowError(f, fmt::format("duration '{}' is not a positive number of seconds {}",
-                                     row[c.idx[1]], SecondsRange("(0")));
-    }
+    if (!dur || *dur <= 0) return RowError(f, DurationError(row[c.idx[1]], dur));
     auto gpus = ParseInt(row[c.idx[2]]);
     if (!gpus || *gpus < 1 || *gpus > kMaxClusterGpus) {
       return RowError(f, fmt::format("num_gpus '{}' is not a positive integer (at most {})",

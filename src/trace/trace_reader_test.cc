@@ -165,6 +165,11 @@ TEST(TraceErrors, LineNumbersCountBlankLines) {
   EXPECT_EQ(ErrorOf(d), d.path() +
                             ":2: duration '0' is not a positive number of seconds in "
                             "(0, 315360000] (ten years)");
+  // A positive duration below half a millisecond says that it rounds to 0 (found by a tester:
+  // "not a positive number").
+  TempCsv tiny(std::string(kTiresiasHeader) + "0,1,0,1,m,0.0001,1\n");
+  EXPECT_EQ(ErrorOf(tiny),
+            tiny.path() + ":2: duration '0.0001' rounds to 0 ms: times are kept in milliseconds");
 }
 
 // Values that parse as numbers but make no sense as a workload (found by fuzz/trace_fuzzer
