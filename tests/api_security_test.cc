@@ -342,7 +342,7 @@ TEST_F(ApiSecurityTest, HealthAnswersHeadAndOtherMethodsGet405) {
   }
   auto put = root.Call("PUT", "/v1/jobs");
   EXPECT_EQ(put->status, 405) << put->body;
-  EXPECT_NE(put->body.find("GET, POST"), std::string::npos) << put->body;
+  EXPECT_NE(put->body.find("GET, HEAD, POST"), std::string::npos) << put->body;
   EXPECT_EQ(root.Call("GET", "/v1/sessions")->status, 405);
   EXPECT_EQ(root.Call("GET", "/v1/no-such")->status, 404);
 }
@@ -413,8 +413,10 @@ TEST_F(ApiSecurityTest, UnknownOrMalformedQueryParametersAreRefused) {
         "/v1/history?since_ms=0", "/v1/events?latest=3", "/v1/stats?after_ms=0", "/v1/nodes"}) {
     EXPECT_EQ(root.Get(path)->status, 200) << path;
   }
-  // A negative array index is no job's name (it was a 404, "no such array task").
+  // A negative array index is no job's name (it was a 404, "no such array task"), and 0 no
+  // job's id (events?job=0 listed every job's events).
   EXPECT_EQ(root.Get("/v1/jobs/1_-1")->status, 400);
+  EXPECT_EQ(root.Get("/v1/events?job=0")->status, 400);
 }
 
 TEST_F(ApiSecurityTest, MadeUpPathsDoNotGrowTheMetrics) {
@@ -450,7 +452,7 @@ TEST_F(ApiSecurityTest, ChangesGoOnlyByTheirOwnMethodAndAnArraysIdMeansEveryTask
       10s));
   auto post = root.Post(job, "{}");
   EXPECT_EQ(post->status, 405) << post->body;
-  EXPECT_NE(post->body.find("GET, DELETE"), std::string::npos) << post->body;
+  EXPECT_NE(post->body.find("GET, HEAD, DELETE"), std::string::npos) << post->body;
   EXPECT_EQ(root.Delete(job + "/hold")->status, 405);
   EXPECT_EQ(root.Post(job + "/explode", "{}")->status, 404);
   EXPECT_EQ((*root.GetJson("/v1/jobs?state=running")).size(), 3u) << "nothing was cancelled";

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -448,6 +449,30 @@ TEST_F(ServeTest, LogsFollowReadsEveryLineAcrossRotations) {
   }
   ASSERT_EQ(seen.size(), 3000u) << logs.out.substr(0, 2000);
   for (int k = 0; k < 3000; ++k) ASSERT_EQ(seen[static_cast<size_t>(k)], k);
+}
+
+// Found by a tester: `logs ID` printed only the first 1 MiB of a log (one reply), cut
+// mid-line, with exit 0, and `--tail N` the last 1 MiB of its N lines. Both read on to the end.
+TEST_F(ServeTest, LogsWithoutFollowPrintTheWholeLogAndTailItsLinesPastOneReply) {
+  Serve({"--gpus", "1"});
+  // 60,000 lines of 49 bytes: 2.9 MB.
+  const int64_t id = Submit(
+      {{"argv", {"seq", "-f", "line %07g abcdefghijklmnopqrstuvwxyz0123456789", "0", "59999"}}});
+  ASSERT_GT(id, 0);
+  ASSERT_TRUE(WaitFor([&] { return State(id) == "finished"; }, 30s));
+  const std::string sd = "--state-dir " + dir_.string();
+  const std::string whole =
+      testing::ReadAll(dir_ / "tiresias-jobs" / std::to_string(id) / "output.log");
+  ASSERT_GT(whole.size(), size_t{2} << 20);
+  auto all = testing::RunTiresias(fmt::format("logs {} {}", sd, id));
+  ASSERT_EQ(all.rc, 0);
+  EXPECT_EQ(all.out.size(), whole.size());
+  EXPECT_TRUE(all.out == whole) << "the log differs from output.log";
+  auto tail = testing::RunTiresias(fmt::format("logs {} {} --tail 30001", sd, id));
+  ASSERT_EQ(tail.rc, 0);
+  // The last 30,001 lines: 30,000 numbered ones from 30000 on, then tiresias' end line.
+  EXPECT_EQ(std::count(tail.out.begin(), tail.out.end(), '\n'), 30001);
+  EXPECT_EQ(tail.out.rfind("line 0030000 ", 0), 0u) << tail.out.substr(0, 80);
 }
 
 }  // namespace tiresias::serve_test

@@ -247,7 +247,13 @@ HttpResponse ApiServer::Dispatch(const HttpRequest& req) {
       return Dispatch(get);
     }
     if (std::find(allowed.begin(), allowed.end(), req.method) == allowed.end()) {
-      const std::string allow = Join(allowed, ", ");
+      std::vector<std::string> methods = allowed;  // HEAD wherever GET (see below)
+      if (auto get = std::find(methods.begin(), methods.end(), "GET");
+          get != methods.end() &&
+          std::find(methods.begin(), methods.end(), "HEAD") == methods.end()) {
+        methods.insert(get + 1, "HEAD");
+      }
+      const std::string allow = Join(methods, ", ");
       HttpResponse r = Fail(405, fmt::format("{} does not take {}: {}", route->first,
                                              Echo(nlohmann::json(req.method)), allow));
       r.headers.emplace_back("Allow", allow);
@@ -477,8 +483,9 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     auto file = QueryInt(req, "log_file", 0);
     if (!file.ok()) return Fail(file.status());
     LiveScheduler::LogCursor next;
-    auto text = sched_.Logs(id, {.offset = *offset, .file = static_cast<uint64_t>(*file)}, 1 << 20,
-                            next, stream == "stderr", static_cast<size_t>(*tail));
+    auto text =
+        sched_.Logs(id, {.offset = *offset, .file = static_cast<uint64_t>(*file)},
+                    kLogReplyMaxBytes, next, stream == "stderr", static_cast<size_t>(*tail));
     if (!text.ok()) return Fail(text.status());
     return {.status = 200,
             .body = *text,

@@ -23,6 +23,10 @@ struct ClientOptions {
   long timeout_ms = 60000;  // a whole request, reply included
 };
 
+// The most bytes of a job's log one reply carries (the API's kLogReplyMaxBytes): a shorter
+// reply reached the log's end as it was then.
+inline constexpr size_t kLogReplyBytes = 1 << 20;
+
 struct HttpReply {
   int status = 0;
   std::string body;

@@ -308,7 +308,10 @@ int Logs(const Common& o, const std::string& ref, bool follow, int64_t tail, boo
     if (!(first && tail == 0)) std::cout << r->body << std::flush;
     offset = ParseInt(r->next_offset).value_or(offset);
     if (!r->log_file.empty()) file = r->log_file;
-    if (!follow || (r->body.empty() && Terminal(r->job_state))) return 0;
+    // Without -f: on to the end of the log as it is (one reply carries at most 1 MiB; only
+    // the first was printed, cut mid-line; found by a tester).
+    if (!follow && (r->body.size() < kLogReplyBytes || (first && tail == 0))) return 0;
+    if (follow && r->body.empty() && Terminal(r->job_state)) return 0;
     if (r->body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
 }

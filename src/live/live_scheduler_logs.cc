@@ -156,7 +156,9 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, LogCursor at, size_t max, Lo
         }
       }
     }
-    offset = std::max<int64_t>(from, size - static_cast<int64_t>(max));
+    // From that line on, `max` bytes at a time (it kept only the last `max` bytes, from mid-line,
+    // and `logs --tail N` showed no more; found by a tester): the reader goes on from `next`.
+    offset = from;
   }
   std::string buf = offset < 0 ? std::string() : read_at(offset, max);
   close(fd);
