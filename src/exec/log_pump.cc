@@ -101,6 +101,7 @@ bool LogPump::Room(size_t n) {
 }
 
 void LogPump::Write(std::string_view data) {
+  StartAgainIfRemoved();
   while (!data.empty() && !fds_.empty()) {
     if (((size_ >= limit_ && !mid_line_) || size_ >= limit_ + overshoot_) && !Rotate()) {
       dropped_total_ += static_cast<int64_t>(data.size());  // no log to write to
@@ -139,28 +140,50 @@ bool LogPump::Rotate() {
   if (now < retry_rotate_ms_) return false;
   const std::string older = path_ + ".1";
   // A log deleted by hand (to free space) is simply started again.
-  const bool moved = rename(path_.c_str(), older.c_str()) == 0 || errno == ENOENT;
-  const int f = moved ? open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
-  if (f < 0) {
-    // The fds still point at the old log: one line there; output is dropped for a second.
-    Note(
-        fmt::format("cannot start a new log at {}: {}; the job's output is dropped until it "
-                    "can",
-                    path_, std::strerror(errno)));
-    retry_rotate_ms_ = now + 1000;
+  const bool renamed = rename(path_.c_str(), older.c_str()) == 0;
+  if (!renamed && errno != ENOENT) return CannotStartLog(now);
+  if (!StartLog(renamed ? fmt::format("the log reached its limit of {} bytes (serve "
+                                      "--max-log-size); the output before this line is in {}",
+                                      limit_, older)
+                        : std::string("the log was removed; a new one starts here"),
+                now)) {
     return false;
   }
+  ++rotations_;
+  return true;
+}
+
+bool LogPump::CannotStartLog(int64_t now) {
+  // The fds still point at the old log: one line there; output is dropped for a second.
+  Note(fmt::format("cannot start a new log at {}: {}; the job's output is dropped until it can",
+                   path_, std::strerror(errno)));
+  retry_rotate_ms_ = now + 1000;
+  return false;
+}
+
+bool LogPump::StartLog(const std::string& why, int64_t now) {
+  const int f = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (f < 0) return CannotStartLog(now);
   for (int fd : fds_) (void)dup2(f, fd);
   close(f);
-  ++rotations_;
   mid_line_ = false;  // a new file
-  Note(
-      fmt::format("the log reached its limit of {} bytes (serve --max-log-size); the output "
-                  "before this line is in {}",
-                  limit_, older));
+  Note(why);
   size_ = 0;  // the line is not the job's: it does not count
   mid_line_ = false;
   return true;
+}
+
+void LogPump::StartAgainIfRemoved() {
+  if (fds_.empty()) return;
+  const int64_t now = SteadyMs();
+  if (now < next_link_check_ms_ || now < retry_rotate_ms_) return;
+  next_link_check_ms_ = now + recheck_ms_;
+  // Deleted by hand while the job writes (to free its space, or by mistake): the output went
+  // on into the unlinked file, unseen, until the next rotation (found by a tester).
+  struct stat st {};
+  if (fstat(fds_.front(), &st) == 0 && st.st_nlink == 0) {
+    (void)StartLog("the log was removed; a new one starts here", now);
+  }
 }
 
 }  // namespace tiresias

@@ -50,6 +50,12 @@ class LogPump {
  private:
   // Moves the log to `<path>.1` and points every fd at a new one; false if it cannot.
   bool Rotate();
+  // Points every fd at a new log at `path`, which starts with the line `why`; false (the
+  // output dropped for a second, said in the old log) if it cannot.
+  bool StartLog(const std::string& why, int64_t now);
+  bool CannotStartLog(int64_t now);  // says errno's reason; false
+  // A log deleted by hand is started again (looked at every `recheck_ms`).
+  void StartAgainIfRemoved();
   // Whether `n` more bytes leave `keep_free` free; says when output starts or stops being
   // dropped for want of room.
   bool Room(size_t n);
@@ -69,6 +75,7 @@ class LogPump {
   int64_t dropped_total_ = 0;
   int recheck_ms_;
   int64_t next_check_ms_ = 0;        // steady clock
+  int64_t next_link_check_ms_ = 0;   // steady clock
   int64_t written_since_check_ = 0;  // bytes
   bool room_ = true;                 // as of the last look
 };

@@ -95,6 +95,23 @@ TEST_F(LogPumpTest, ALogDeletedByHandIsStartedAgainAtTheNextRotation) {
   EXPECT_EQ(pump.rotations(), 1);
   EXPECT_EQ(pump.dropped(), 0);
   EXPECT_TRUE(testing::ReadAll(log_).ends_with("====\nabcdefghi\n")) << testing::ReadAll(log_);
+  // Its line says so, and names no output.log.1 (there is none).
+  EXPECT_EQ(testing::ReadAll(log_).find("output.log.1"), std::string::npos);
+}
+
+TEST_F(LogPumpTest, ALogDeletedByHandWhileTheJobWritesIsStartedAgainAtOnce) {
+  // Found by a tester: below the limit, the output went on into the unlinked file, unseen
+  // (and its space never freed) until the next rotation, whose line then named an
+  // output.log.1 that did not exist. It is looked at every `recheck_ms` (0 here: each write).
+  LogPump pump(log_, 1 << 20, 0, {fd_}, nullptr, /*recheck_ms=*/0);
+  pump.Write("before\n");
+  ASSERT_EQ(unlink(log_.c_str()), 0);
+  pump.Write("after\n");
+  EXPECT_EQ(testing::ReadAll(log_),
+            "==== tiresias: the log was removed; a new one starts here ====\nafter\n");
+  EXPECT_EQ(pump.rotations(), 0);
+  EXPECT_FALSE(fs::exists(log_ + ".1"));
+  EXPECT_EQ(pump.dropped(), 0);
 }
 
 TEST_F(LogPumpTest, OutputIsDroppedWhileTheDiskIsNearlyFullAndCountedWhenThereIsRoom) {
