@@ -492,6 +492,7 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
             .content_type = "text/plain",
             .headers = {{"X-Next-Offset", std::to_string(next.offset)},
                         {"X-Log-File", std::to_string(next.file)},
+                        {"X-Log-End", std::to_string(next.end)},
                         {"X-Job-State", job->value("state", "")}}};
   }
   return no_such();

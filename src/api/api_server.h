@@ -43,7 +43,7 @@ namespace tiresias {
 // JSON bodies nested deeper than this are refused (400) before they are built.
 inline constexpr int kMaxJsonDepth = 32;
 // The most bytes of a job's log one reply of GET /v1/jobs/{ref}/logs carries: a reader goes
-// on from its X-Next-Offset (the CLI's kLogReplyBytes is the same figure).
+// on from its X-Next-Offset (up to X-Log-End, the file's size then, to read it as it was).
 inline constexpr size_t kLogReplyMaxBytes = 1 << 20;
 
 class ApiServer {

@@ -51,6 +51,7 @@ size_t OnHeader(char* data, size_t size, size_t n, void* out) {
     const std::string value(Trim(line.substr(colon + 1)));
     if (name == "x-next-offset") reply->next_offset = value;
     if (name == "x-log-file") reply->log_file = value;
+    if (name == "x-log-end") reply->log_end = value;
     if (name == "x-job-state") reply->job_state = value;
   }
   return size * n;

@@ -23,15 +23,12 @@ struct ClientOptions {
   long timeout_ms = 60000;  // a whole request, reply included
 };
 
-// The most bytes of a job's log one reply carries (the API's kLogReplyMaxBytes): a shorter
-// reply reached the log's end as it was then.
-inline constexpr size_t kLogReplyBytes = 1 << 20;
-
 struct HttpReply {
   int status = 0;
   std::string body;
   std::string next_offset;  // logs only
   std::string log_file;     // logs only: the file next_offset is in
+  std::string log_end;      // logs only: that file's size when it was read
   std::string job_state;    // logs only
 };
 

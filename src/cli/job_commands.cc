@@ -295,6 +295,10 @@ int Logs(const Common& o, const std::string& ref, bool follow, int64_t tail, boo
   }
   int64_t offset = 0;
   std::string file;  // the file `offset` is in: a log rotated since is read to its end first
+  // Without -f: the log as it was at the first reply, to its end then (the file and its size;
+  // a rotation since moved it to output.log.1, which the server reads on).
+  std::string stop_file;
+  int64_t stop_at = -1;
   for (bool first = true;; first = false) {
     // --tail 0: nothing of what is there (the last line is asked for its end offset only).
     const std::string tail_q =
@@ -306,11 +310,23 @@ int Logs(const Common& o, const std::string& ref, bool follow, int64_t tail, boo
     if (!r.ok()) return Error(r.status());
     if (Status s = ErrorOf(*r); !s.ok()) return Error(s);
     if (!(first && tail == 0)) std::cout << r->body << std::flush;
-    offset = ParseInt(r->next_offset).value_or(offset);
+    const auto next = ParseInt(r->next_offset);
+    const auto end = ParseInt(r->log_end);
+    if (!next) return Error(IoError("the server's reply has no X-Next-Offset"));
+    offset = *next;
     if (!r->log_file.empty()) file = r->log_file;
-    // Without -f: on to the end of the log as it is (one reply carries at most 1 MiB; only
-    // the first was printed, cut mid-line; found by a tester).
-    if (!follow && (r->body.size() < kLogReplyBytes || (first && tail == 0))) return 0;
+    // --tail 0: from the end (the last line, read to learn it, may be longer than a reply).
+    if (first && tail == 0 && end) offset = *end;
+    if (first) {
+      stop_file = file;
+      stop_at = end.value_or(-1);
+    }
+    // Without -f: on to that end (one reply carries at most 1 MiB: only the first was printed,
+    // cut mid-line; found by a tester). An older serve, saying no end: its one reply.
+    if (!follow && (r->body.empty() || stop_at < 0 || (first && tail == 0) ||
+                    (file == stop_file && offset >= stop_at))) {
+      return 0;
+    }
     if (follow && r->body.empty() && Terminal(r->job_state)) return 0;
     if (r->body.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }

@@ -139,24 +139,36 @@ bool LogPump::Rotate() {
   const int64_t now = SteadyMs();
   if (now < retry_rotate_ms_) return false;
   const std::string older = path_ + ".1";
-  // A log deleted by hand (to free space) is simply started again.
-  const bool renamed = rename(path_.c_str(), older.c_str()) == 0;
-  if (!renamed && errno != ENOENT) return CannotStartLog(now);
-  if (!StartLog(renamed ? fmt::format("the log reached its limit of {} bytes (serve "
+  // A log deleted by hand (to free space) is simply started again. (A rotation whose new log
+  // could not be opened has moved the log already: this is its retry.)
+  if (!rotation_pending_) {
+    if (rename(path_.c_str(), older.c_str()) == 0) {
+      rotation_pending_ = true;
+    } else if (errno != ENOENT) {
+      return CannotStartLog(now);
+    }
+  }
+  const bool rotated = rotation_pending_;
+  if (!StartLog(rotated ? fmt::format("the log reached its limit of {} bytes (serve "
                                       "--max-log-size); the output before this line is in {}",
                                       limit_, older)
                         : std::string("the log was removed; a new one starts here"),
                 now)) {
     return false;
   }
-  ++rotations_;
+  rotation_pending_ = false;
+  if (rotated) ++rotations_;
   return true;
 }
 
 bool LogPump::CannotStartLog(int64_t now) {
-  // The fds still point at the old log: one line there; output is dropped for a second.
-  Note(fmt::format("cannot start a new log at {}: {}; the job's output is dropped until it can",
-                   path_, std::strerror(errno)));
+  // Said once until a log starts (the fds still point at the old log, which may be one
+  // deleted by hand: the output goes on there, unseen); tried again every second.
+  if (!cannot_start_said_) {
+    Note(fmt::format("cannot start a new log at {}: {}; tried again every second", path_,
+                     std::strerror(errno)));
+    cannot_start_said_ = true;
+  }
   retry_rotate_ms_ = now + 1000;
   return false;
 }
@@ -166,6 +178,7 @@ bool LogPump::StartLog(const std::string& why, int64_t now) {
   if (f < 0) return CannotStartLog(now);
   for (int fd : fds_) (void)dup2(f, fd);
   close(f);
+  cannot_start_said_ = false;
   mid_line_ = false;  // a new file
   Note(why);
   size_ = 0;  // the line is not the job's: it does not count

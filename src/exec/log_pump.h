@@ -44,6 +44,9 @@ class LogPump {
           FreeBytes free = nullptr, int recheck_ms = 100);
 
   void Write(std::string_view data);
+  // A log deleted by hand is started again (looked at every `recheck_ms`; Write does, and
+  // the shim before a line of its own).
+  void StartAgainIfRemoved();
   int rotations() const { return rotations_; }
   int64_t dropped() const { return dropped_total_; }  // bytes of output dropped in all
 
@@ -53,9 +56,7 @@ class LogPump {
   // Points every fd at a new log at `path`, which starts with the line `why`; false (the
   // output dropped for a second, said in the old log) if it cannot.
   bool StartLog(const std::string& why, int64_t now);
-  bool CannotStartLog(int64_t now);  // says errno's reason; false
-  // A log deleted by hand is started again (looked at every `recheck_ms`).
-  void StartAgainIfRemoved();
+  bool CannotStartLog(int64_t now);  // says errno's reason (once); false
   // Whether `n` more bytes leave `keep_free` free; says when output starts or stops being
   // dropped for want of room.
   bool Room(size_t n);
@@ -76,6 +77,8 @@ class LogPump {
   int recheck_ms_;
   int64_t next_check_ms_ = 0;        // steady clock
   int64_t next_link_check_ms_ = 0;   // steady clock
+  bool rotation_pending_ = false;    // the log was moved to .1, its successor not opened yet
+  bool cannot_start_said_ = false;   // since the last log started
   int64_t written_since_check_ = 0;  // bytes
   bool room_ = true;                 // as of the last look
 };

@@ -88,11 +88,12 @@ TEST_F(LogPumpTest, ALineSplitAcrossTwoReadsIsFinishedBeforeTheRotation) {
 TEST_F(LogPumpTest, ALogDeletedByHandIsStartedAgainAtTheNextRotation) {
   // An operator removes output.log to free space; the next rotation finds nothing to move and
   // opens a new log rather than dropping the job's output for good.
-  LogPump pump(log_, 10, 0, {fd_});
+  // (No look for a removed log between the writes: the rotation finds it.)
+  LogPump pump(log_, 10, 0, {fd_}, nullptr, /*recheck_ms=*/1 << 30);
   pump.Write("123456789\n");
   ASSERT_EQ(unlink(log_.c_str()), 0);
   pump.Write("abcdefghi\n");
-  EXPECT_EQ(pump.rotations(), 1);
+  EXPECT_EQ(pump.rotations(), 0);  // a removal, not a rotation
   EXPECT_EQ(pump.dropped(), 0);
   EXPECT_TRUE(testing::ReadAll(log_).ends_with("====\nabcdefghi\n")) << testing::ReadAll(log_);
   // Its line says so, and names no output.log.1 (there is none).

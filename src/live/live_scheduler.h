@@ -182,6 +182,7 @@ class LiveScheduler {
   struct LogCursor {
     int64_t offset = 0;
     uint64_t file = 0;
+    int64_t end = 0;  // (in `next`) the size of that file when it was read
   };
   // Up to `max` bytes of the job's log from `at`; sets `next` to the cursor after them. A log
   // rotated since (`<log>.1`) is read to its end first. From the job's stdout, or its stderr

@@ -166,7 +166,7 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, LogCursor at, size_t max, Lo
   }
   std::string buf = offset < 0 ? std::string() : read_at(offset, max);
   close(fd);
-  next = {.offset = offset + static_cast<int64_t>(buf.size()), .file = file};
+  next = {.offset = offset + static_cast<int64_t>(buf.size()), .file = file, .end = size};
   if (gap) {
     buf.insert(0,
                "==== tiresias: output may be missing here: the log was rotated (serve "
