@@ -1,12 +1,10 @@
 // LiveScheduler's read-only views for the API: jobs, explain, nodes, events (logs:
 // live_scheduler_logs.cc).
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
 #include <filesystem>
-#include <fstream>
 
 #include "common/strings.h"
 #include "core/event_log.h"
@@ -78,12 +76,9 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["preemptions"] = r.preemptions;
   j["message"] = r.message;
   // The README's stable fields are always there: null when there is none.
-  j["exit_code"] = nullptr;
-  j["signal"] = nullptr;
-  if (r.exit_code >= 0 || r.signal > 0) {
-    j["exit_code"] = r.exit_code;
-    j["signal"] = r.signal;
-  }
+  const bool exited = r.exit_code >= 0 || r.signal > 0;
+  j["exit_code"] = exited ? nlohmann::json(r.exit_code) : nlohmann::json();
+  j["signal"] = exited ? nlohmann::json(r.signal) : nlohmann::json();
   if (!j.contains("dependencies")) j["dependencies"] = nlohmann::json::array();
   j["allocation"] = nullptr;
   j["kills"] = r.kills;
