@@ -30,6 +30,13 @@ TEST_F(ApiSecurityTest, AnEncodedNulInTheUrlIsRefused) {
   EXPECT_EQ(root.Delete(fmt::format("/v1/jobs/{}%00", id))->status, 400);
   // An encoded percent sign is no NUL: the id "1%00" is no job's.
   EXPECT_EQ(root.Get(fmt::format("/v1/jobs/{}%2500", id))->status / 100, 4);
+  // A % without two hex digits is no escape (found by a tester: ?user=%ZZ named "%ZZ").
+  for (const char* path : {"/v1/jobs?user=%ZZ", "/v1/jobs?user=a%2", "/v1/jobs/1%"}) {
+    auto got = root.Get(path);
+    EXPECT_EQ(got->status, 400) << path << ": " << got->body;
+    EXPECT_NE(got->body.find("malformed escape"), std::string::npos) << got->body;
+  }
+  EXPECT_EQ(root.Get("/v1/jobs?user=a%2Fb")->status, 200);  // (a valid one is decoded)
   // The same connection's next request is read afresh (two requests on one keep-alive
   // connection; the client above opens one per call).
   const int fd = OpenRaw();
@@ -77,6 +84,7 @@ TEST_F(ApiSecurityTest, UnknownOrMalformedQueryParametersAreRefused) {
         "/v1/history?since_ms=0", "/v1/events?latest=3", "/v1/stats?after_ms=0", "/v1/nodes"}) {
     EXPECT_EQ(root.Get(path)->status, 200) << path;
   }
+  EXPECT_EQ(root.Get("/v1/events?latest=2&limit=5")->status, 400);  // (limit won, silently)
   // A negative array index is no job's name (it was a 404, "no such array task"), and 0 no
   // job's id (events?job=0 listed every job's events).
   EXPECT_EQ(root.Get("/v1/jobs/1_-1")->status, 400);

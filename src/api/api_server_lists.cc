@@ -106,6 +106,9 @@ HttpResponse ApiServer::Events(const HttpRequest& req) {
   if (req.query.contains("after") && req.query.contains("latest")) {  // (after won, silently)
     return Fail(400, "query: after or latest, not both");
   }
+  if (req.query.contains("limit") && req.query.contains("latest")) {  // (limit won, silently)
+    return Fail(400, "query: latest=N gives the last N events; limit goes with after");
+  }
   auto latest = QueryInt(req, "latest", 0);
   if (!latest.ok()) return Fail(latest.status());
   // latest=0 gave everything, as without latest; it is refused as limit=0 is.

@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -26,22 +27,35 @@ namespace {
 struct RequestState {
   std::string body;
   bool too_large = false;
-  bool encoded_nul = false;
+  const char* bad_url = nullptr;  // why the URL is refused (ConnectionState::bad_url)
 };
 
 // What it keeps for one connection.
 struct ConnectionState {
   std::optional<PeerCredentials> peer;
-  bool encoded_nul = false;  // the request line being read has a %00
+  // Why the request line being read is refused: an encoded NUL, a malformed escape.
+  const char* bad_url = nullptr;
 };
 
 // libmicrohttpd's own decoding of the path and of each query key and value, which also notes
-// an encoded NUL: the decoded text is a C string that would end there, so that
-// `/v1/jobs/29%00x` would read as job 29 and `?state=running%00x` as `running`.
+// what makes the URL unusable: an encoded NUL (the decoded text is a C string that would end
+// there, so that `/v1/jobs/29%00x` would read as job 29 and `?state=running%00x` as
+// `running`), or a `%` without two hex digits (kept as it was: `?user=%ZZ` named "%ZZ").
 size_t Unescape(void*, MHD_Connection* c, char* s) {
-  if (std::strstr(s, "%00") != nullptr) {
+  const char* why = nullptr;
+  for (const char* p = std::strchr(s, '%'); p && !why; p = std::strchr(p + 1, '%')) {
+    if (!std::isxdigit(static_cast<unsigned char>(p[1])) ||
+        !std::isxdigit(static_cast<unsigned char>(p[2]))) {
+      why = "the URL has a % not followed by two hex digits (a malformed escape)";
+    } else if (p[1] == '0' && p[2] == '0') {
+      why = "the URL has an encoded NUL (%00), which no path or parameter may contain";
+    }
+  }
+  if (why) {
     if (const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT)) {
-      if (auto* cs = static_cast<ConnectionState*>(info->socket_context)) cs->encoded_nul = true;
+      if (auto* cs = static_cast<ConnectionState*>(info->socket_context); cs && !cs->bad_url) {
+        cs->bad_url = why;
+      }
     }
   }
   return MHD_http_unescape(s);
@@ -98,7 +112,7 @@ struct HttpServerCallbacks {
       *state = st;
       if (const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT)) {
         if (auto* cs = static_cast<ConnectionState*>(info->socket_context)) {
-          st->encoded_nul = std::exchange(cs->encoded_nul, false);
+          st->bad_url = std::exchange(cs->bad_url, nullptr);
         }
       }
       const char* len =
@@ -122,11 +136,7 @@ struct HttpServerCallbacks {
       return Queue(c, JsonError(413, fmt::format("request body larger than {} bytes",
                                                  self->limits_.max_body_bytes)));
     }
-    if (st->encoded_nul) {
-      return Queue(c, JsonError(400,
-                                "the URL has an encoded NUL (%00), which no path or "
-                                "parameter may contain"));
-    }
+    if (st->bad_url) return Queue(c, JsonError(400, st->bad_url));
     HttpRequest req;
     if (const auto* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT)) {
       if (auto* cs = static_cast<ConnectionState*>(info->socket_context)) req.peer = cs->peer;
