@@ -77,7 +77,7 @@ StatusOr<std::vector<Replicate>> BuildReplicates(const SweepArgs& a, int cluster
                                .seed = static_cast<uint64_t>(s),
                                .load = a.load,
                                .cluster_gpus = cluster_gpus,
-                               .max_gpus = std::min(kSyntheticMaxGpus, cluster_gpus)}));
+                               .max_gpus = DefaultSyntheticMaxGpus(cluster_gpus)}));
       out.push_back({fmt::format("seed {}", s), std::move(jobs)});
     }
     *what = fmt::format("synthetic Philly-like, {} jobs, load {} on {} GPUs, seeds {}", a.synthetic,

@@ -235,7 +235,7 @@ int RunSynth(const SynthArgs& a) {
       .seed = a.seed,
       .load = a.load,
       .cluster_gpus = topo->total_gpus(),
-      .max_gpus = a.max_gpus > 0 ? a.max_gpus : std::min(kSyntheticMaxGpus, topo->total_gpus()),
+      .max_gpus = a.max_gpus > 0 ? a.max_gpus : DefaultSyntheticMaxGpus(topo->total_gpus()),
       .figures = a.like.empty() ? nullptr : &fitted,
       .models = !a.no_models};
   auto load = WriteSyntheticCsv(cfg, a.out);

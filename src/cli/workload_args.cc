@@ -312,7 +312,7 @@ bool WorkloadArgs::LoadJobs(std::vector<JobSpec>& jobs, Topology& topo, std::str
                                 .seed = seed,
                                 .load = load,
                                 .cluster_gpus = topo.total_gpus(),
-                                .max_gpus = std::min(kSyntheticMaxGpus, topo.total_gpus())});
+                                .max_gpus = DefaultSyntheticMaxGpus(topo.total_gpus())});
     source = fmt::format("synthetic Philly-like, {} jobs, seed {}, load {}", synthetic, seed, load);
     return true;
   }

@@ -12,6 +12,7 @@
 // every value is a sequence of correctly rounded IEEE operations.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -59,6 +60,10 @@ const WorkloadFigures& PhillyFigures();
 // (or the cluster's size when smaller): Philly's 64- and 128-GPU jobs are left out, the mix
 // renormalised, so that one workload runs on small clusters too.
 inline constexpr int kSyntheticMaxGpus = 32;
+// That default on a cluster of `cluster_gpus`.
+inline int DefaultSyntheticMaxGpus(int cluster_gpus) {
+  return std::min(kSyntheticMaxGpus, cluster_gpus);
+}
 
 struct SyntheticConfig {
   int64_t jobs = 2000;
