@@ -237,27 +237,27 @@ HttpResponse ApiServer::Handle(const HttpRequest& req) {
 
 HttpResponse ApiServer::Dispatch(const HttpRequest& req) {
   if (auto route = ApiRoutes().find(RouteOf(req.path)); route != ApiRoutes().end()) {
-    const auto& allowed = route->second;
-    // HEAD is GET without the body (RFC 9110; libmicrohttpd leaves the body out).
-    if (req.method == "HEAD" &&
-        std::find(allowed.begin(), allowed.end(), "HEAD") == allowed.end() &&
-        std::find(allowed.begin(), allowed.end(), "GET") != allowed.end()) {
-      HttpRequest get = req;
-      get.method = "GET";
-      return Dispatch(get);
+    const auto has = [](const std::vector<std::string>& v, const std::string& m) {
+      return std::find(v.begin(), v.end(), m) != v.end();
+    };
+    // HEAD is taken wherever GET is: GET without the body (RFC 9110; libmicrohttpd leaves the
+    // body out).
+    std::vector<std::string> methods = route->second;
+    if (auto get = std::find(methods.begin(), methods.end(), "GET");
+        get != methods.end() && !has(methods, "HEAD")) {
+      methods.insert(get + 1, "HEAD");
     }
-    if (std::find(allowed.begin(), allowed.end(), req.method) == allowed.end()) {
-      std::vector<std::string> methods = allowed;  // HEAD wherever GET (see below)
-      if (auto get = std::find(methods.begin(), methods.end(), "GET");
-          get != methods.end() &&
-          std::find(methods.begin(), methods.end(), "HEAD") == methods.end()) {
-        methods.insert(get + 1, "HEAD");
-      }
+    if (!has(methods, req.method)) {
       const std::string allow = Join(methods, ", ");
       HttpResponse r = Fail(405, fmt::format("{} does not take {}: {}", route->first,
                                              Echo(nlohmann::json(req.method)), allow));
       r.headers.emplace_back("Allow", allow);
       return r;
+    }
+    if (req.method == "HEAD" && !has(route->second, "HEAD")) {
+      HttpRequest get = req;
+      get.method = "GET";
+      return Dispatch(get);
     }
     const std::vector<std::string>& known = QueryParamsOf(req.method, route->first);
     for (const auto& [key, value] : req.query) {
