@@ -179,10 +179,9 @@ bool LogPump::StartLog(const std::string& why, int64_t now) {
   for (int fd : fds_) (void)dup2(f, fd);
   close(f);
   cannot_start_said_ = false;
-  mid_line_ = false;  // a new file
+  mid_line_ = false;  // a new file (Note then ends its line)
   Note(why);
   size_ = 0;  // the line is not the job's: it does not count
-  mid_line_ = false;
   return true;
 }
 
