@@ -48,20 +48,27 @@ Status CheckOptionValues(const std::string& policy, const std::vector<std::strin
   return Status::Ok();
 }
 
-StatusOr<std::vector<std::string>> PolicyOptionNames(const std::string& policy) {
-  auto values = OrderingPolicies().Options(policy, {});
+namespace {
+
+// The option names of `registry`'s entry `name`; the registry's error for an unknown name.
+template <typename T, typename... Args>
+StatusOr<std::vector<std::string>> OptionNames(const Registry<T, Args...>& registry,
+                                               const std::string& name) {
+  auto values = registry.Options(name, {});
   if (!values.ok()) return values.status();
   std::vector<std::string> out;
-  for (const auto& o : OrderingPolicies().Find(policy)->options) out.push_back(o.name);
+  for (const auto& o : registry.Find(name)->options) out.push_back(o.name);
   return out;
 }
 
+}  // namespace
+
+StatusOr<std::vector<std::string>> PolicyOptionNames(const std::string& policy) {
+  return OptionNames(OrderingPolicies(), policy);
+}
+
 StatusOr<std::vector<std::string>> PlacementOptionNames(const std::string& placement) {
-  auto values = PlacementPolicies().Options(placement, {});
-  if (!values.ok()) return values.status();
-  std::vector<std::string> out;
-  for (const auto& o : PlacementPolicies().Find(placement)->options) out.push_back(o.name);
-  return out;
+  return OptionNames(PlacementPolicies(), placement);
 }
 
 }  // namespace tiresias
