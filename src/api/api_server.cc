@@ -472,7 +472,7 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     if (!mine) return not_yours("read the log of");
     auto offset = QueryInt(req, "offset", 0);
     if (!offset.ok()) return Fail(offset.status());
-    auto tail = QueryInt(req, "tail_lines", 0);
+    auto tail = QueryInt(req, "tail_lines", -1);  // -1: not given (0 is no lines)
     if (!tail.ok()) return Fail(tail.status());
     const auto stream = req.query.contains("stream") ? req.query.at("stream") : "stdout";
     if (stream != "stdout" && stream != "stderr") {
@@ -483,9 +483,9 @@ HttpResponse ApiServer::Route(const HttpRequest& req, const Caller& caller) {
     auto file = QueryInt(req, "log_file", 0);
     if (!file.ok()) return Fail(file.status());
     LiveScheduler::LogCursor next;
-    auto text =
-        sched_.Logs(id, {.offset = *offset, .file = static_cast<uint64_t>(*file)},
-                    kLogReplyMaxBytes, next, stream == "stderr", static_cast<size_t>(*tail));
+    auto text = sched_.Logs(id, {.offset = *offset, .file = static_cast<uint64_t>(*file)},
+                            kLogReplyMaxBytes, next, stream == "stderr",
+                            *tail < 0 ? std::nullopt : std::optional<size_t>(*tail));
     if (!text.ok()) return Fail(text.status());
     return {.status = 200,
             .body = *text,

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/flags.h"
 #include "cli/output.h"
+#include "cli/workload_args.h"
 #include "common/strings.h"
 #include "engine/file_data_source.h"
 #include "sim/link_speed_model.h"
@@ -65,10 +66,8 @@ StatusOr<std::vector<Replicate>> BuildReplicates(const SweepArgs& a, int cluster
   std::vector<Replicate> out;
   if (a.synthetic > 0) {
     if (!a.windows.empty()) return InvalidArgument("--windows needs --trace");
-    if (a.from_day > 0 || a.days > 0 || a.assign_models > 0) {
-      return InvalidArgument(
-          "--from-day, --days and --assign-models take a --trace; --synthetic draws its own jobs "
-          "and models");
+    if (Status s = SyntheticTakesNoTraceFlags(a.from_day, a.days, a.assign_models); !s.ok()) {
+      return s;
     }
     if (seeds.empty()) seeds = {1};
     for (int64_t s : seeds) {

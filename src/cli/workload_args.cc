@@ -302,10 +302,8 @@ bool WorkloadArgs::LoadJobs(std::vector<JobSpec>& jobs, Topology& topo, std::str
     return false;
   }
   if (synthetic > 0) {
-    // A window or models of a trace (taken and ignored before; found by a tester).
-    if (from_day > 0 || days > 0 || assign_models > 0) {
-      std::cerr << "error: --from-day, --days and --assign-models take a --trace; --synthetic "
-                   "draws its own jobs and models\n";
+    if (Status s = SyntheticTakesNoTraceFlags(from_day, days, assign_models); !s.ok()) {
+      std::cerr << "error: " << s.message() << "\n";
       return false;
     }
     jobs = SyntheticPhillyLike({.jobs = synthetic,
@@ -335,6 +333,15 @@ bool WorkloadArgs::LoadJobs(std::vector<JobSpec>& jobs, Topology& topo, std::str
   }
   source = fmt::format("{} ({} format, {} jobs)", trace, tr->format, jobs.size());
   return true;
+}
+
+Status SyntheticTakesNoTraceFlags(double from_day, double days, uint64_t assign_models) {
+  if (from_day > 0 || days > 0 || assign_models > 0) {
+    return InvalidArgument(
+        "--from-day, --days and --assign-models take a --trace; --synthetic draws its own jobs "
+        "and models");
+  }
+  return Status::Ok();
 }
 
 }  // namespace tiresias

@@ -80,4 +80,8 @@ struct WorkloadArgs {
   bool LoadJobs(std::vector<JobSpec>& jobs, Topology& topo, std::string& source) const;
 };
 
+// A window or models of a trace given with --synthetic, which draws its own jobs and models
+// (taken and ignored before; found by a tester): the error, for `sim`, `compare` and `sweep`.
+Status SyntheticTakesNoTraceFlags(double from_day, double days, uint64_t assign_models);
+
 }  // namespace tiresias

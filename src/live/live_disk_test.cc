@@ -213,6 +213,10 @@ TEST_F(LiveSchedulerTest, AnEndedJobsDirectoryIsRemovedKeepFinishedAfterItEndedA
   EXPECT_TRUE(std::filesystem::exists(dir(a)));
   LiveScheduler::LogCursor next;
   EXPECT_EQ(*d->Logs(a, {}, 1 << 20, next), "epoch 1\n");
+  EXPECT_EQ(*d->Logs(a, {}, 1 << 20, next, false, 1), "epoch 1\n");
+  // No lines (as tail -n 0), the cursor at the end: 0 was read as "not given", the whole log.
+  EXPECT_EQ(*d->Logs(a, {}, 1 << 20, next, false, 0), "");
+  EXPECT_EQ(next.offset, 8);
   step_to(12'100);
   EXPECT_FALSE(std::filesystem::exists(dir(a)));  // renamed at once, removed off the loop
   const auto renamed = [&](JobId id) { return dir_ / "tiresias-jobs" / (".removed-" + id.str()); };

@@ -186,9 +186,11 @@ class LiveScheduler {
   };
   // Up to `max` bytes of the job's log from `at`; sets `next` to the cursor after them. A log
   // rotated since (`<log>.1`) is read to its end first. From the job's stdout, or its stderr
-  // (the same file unless --error was given); with tail_lines, the last lines instead.
+  // (the same file unless --error was given); with tail_lines, the last lines instead (0:
+  // none, the cursor at the end, as `tail -n 0`).
   StatusOr<std::string> Logs(JobId id, LogCursor at, size_t max, LogCursor& next,
-                             bool stderr_stream = false, size_t tail_lines = 0);
+                             bool stderr_stream = false,
+                             std::optional<size_t> tail_lines = std::nullopt);
   // What /metrics exposes, with the gauges set from the current state.
   std::string MetricsText();
   // What an operator should know now (e.g. the state's disk is nearly full), as of the last

@@ -39,7 +39,7 @@ uint64_t LogFileIdentity(int fd) {
 }  // namespace
 
 StatusOr<std::string> LiveScheduler::Logs(JobId id, LogCursor at, size_t max, LogCursor& next,
-                                          bool stderr_stream, size_t tail_lines) {
+                                          bool stderr_stream, std::optional<size_t> tail_lines) {
   std::string path, ended, ref;               // ended: how, for a job that has
   std::optional<std::pair<uid_t, gid_t>> as;  // whose rights open it
   bool rotated = false;  // the job directory's log, which serve rotates (--max-log-size)
@@ -143,7 +143,9 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, LogCursor at, size_t max, Lo
     out.resize(got);
     return out;
   };
-  if (tail_lines > 0) {  // the last lines: read back from the end until enough newlines
+  if (tail_lines && *tail_lines == 0) offset = size;  // none (it read the whole log)
+  if (tail_lines &&
+      *tail_lines > 0) {  // the last lines: read back from the end until enough newlines
     int64_t from = size;
     size_t lines = 0;
     bool found = false;  // the newline before the first of the last `tail_lines` lines
@@ -153,7 +155,7 @@ StatusOr<std::string> LiveScheduler::Logs(JobId id, LogCursor at, size_t max, Lo
       const std::string chunk = read_at(from, static_cast<size_t>(step));
       for (int64_t k = static_cast<int64_t>(chunk.size()) - 1; k >= 0; --k) {
         if (chunk[static_cast<size_t>(k)] == '\n' && from + k != size - 1 &&
-            ++lines == tail_lines) {
+            ++lines == *tail_lines) {
           from += k + 1;
           found = true;
           break;
