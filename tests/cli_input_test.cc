@@ -196,6 +196,24 @@ TEST(CliInput, ACommandsOwnOptionWithoutDashDashSaysWhereItGoes) {
   }
 }
 
+// A misspelled command is named, with the nearest command of the same level: `simulate
+// --trace x` got only "A subcommand is required ... did you mean trace?" (from the flag
+// --trace), and `trace synthesize -o x` also "-o: no such option".
+TEST(CliInput, AnUnknownCommandIsNamedWithTheNearestOne) {
+  for (const auto& [line, message] :
+       {std::pair{"simulate --trace x", "simulate: no such command of tiresias; did you mean sim?"},
+        {"trace synthesize -o x.csv",
+         "synthesize: no such command of tiresias trace; did you "
+         "mean synth?"},
+        {"token frobnicate", "frobnicate: no such command of tiresias token (its commands: "}}) {
+    const CmdResult r = RunTiresias(line);
+    EXPECT_EQ(r.rc, 2) << line << ": " << r.out;
+    EXPECT_TRUE(Has(r.out, message)) << line << ": " << r.out;
+    EXPECT_FALSE(Has(r.out, "did you mean trace?")) << line << ": " << r.out;
+    EXPECT_FALSE(Has(r.out, "no such option")) << line << ": " << r.out;
+  }
+}
+
 // Regressions (exploratory tests): one of submit's own flags after the command, which then
 // lacked its value, was blamed instead (`submit -H ls -l -a`: "--array: 1 required TEXT
 // missing"); `-J -- ls` named the job "--"; `--env -X=1` set a variable named "-X"; and

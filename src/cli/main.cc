@@ -3,6 +3,7 @@
 // failed to be found); 2 a usage error (an unknown command or flag, a bad value), with the
 // closest command or flag suggested. `wait` exits with its jobs' worst status (README).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -98,6 +99,30 @@ std::optional<std::string> UnknownFlag(const CLI::App& app, int argc, char** arg
   return std::nullopt;
 }
 
+// The word where a command was expected that is none of its parent's commands, and that
+// parent: `simulate` in `tiresias simulate --trace x`, `synthesize` in `tiresias trace
+// synthesize` (CLI11 said only "A subcommand is required", and the suggestion came from
+// another word). nullopt when every command word is known.
+std::optional<std::pair<std::string, const CLI::App*>> UnknownCommand(const CLI::App& app, int argc,
+                                                                      char** argv) {
+  const CLI::App* at = &app;
+  for (int i = 1; i < argc; ++i) {
+    const std::string w = argv[i];
+    if (w == "--") break;
+    if (w.starts_with("-")) continue;
+    const auto subs = at->get_subcommands({});
+    if (auto sub = std::find_if(subs.begin(), subs.end(),
+                                [&](const CLI::App* c) { return c->check_name(w); });
+        sub != subs.end()) {
+      at = *sub;
+      continue;
+    }
+    if (at->get_require_subcommand_min() == 0) break;  // a positional of a command
+    return std::make_pair(w, at);
+  }
+  return std::nullopt;
+}
+
 // Where the command's first word is in `tiresias submit ...` without `--`: the first word
 // not written as a flag, submit's options' values skipped; -1 at `--` or when there is none.
 int CommandIndex(CLI::App& submit, int argc, char** argv) {
@@ -187,6 +212,24 @@ int main(int argc, char** argv) {
       }
     }
     (void)app.exit(e);
+    if (what.find("A subcommand is required") != std::string::npos) {
+      if (auto unknown = tiresias::UnknownCommand(app, argc, argv)) {
+        const auto& [word, parent] = *unknown;
+        std::vector<std::string> names;
+        for (const CLI::App* sub : parent->get_subcommands({})) {
+          if (!sub->get_name().starts_with("_")) names.push_back(sub->get_name());
+        }
+        auto near = tiresias::Closest(word, names);
+        for (const auto& n : names) {  // `simulate` for sim, `synthesize` for synth
+          if (!near && n.size() >= 3 && (word.starts_with(n) || n.starts_with(word))) near = n;
+        }
+        std::cerr << fmt::format("{}: no such command of {}{}\n", word,
+                                 parent == &app ? "tiresias" : "tiresias " + parent->get_name(),
+                                 near ? fmt::format("; did you mean {}?", *near)
+                                      : fmt::format(" (its commands: {})", fmt::join(names, ", ")));
+        return 2;
+      }
+    }
     // "The following arguments were not expected: --gpu 2": suggest the closest name.
     if (what.find("not expected") != std::string::npos ||
         what.find("A subcommand is required") != std::string::npos ||

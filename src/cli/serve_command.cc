@@ -484,10 +484,10 @@ void AddServeCommand(CLI::App& app, int& rc) {
   s->add_option("--sbatch-arg", f.sbatch_args,
                 "extra sbatch argument for every job, e.g. --sbatch-arg=--account=ml (repeatable)");
   s->add_option("--slurm-poll-ms", f.slurm_poll_ms, "how often to read Slurm's jobs (squeue)")
-      ->check(CLI::Range(20, 60000))
+      ->check(IntegerIn(20, 60000))
       ->capture_default_str();
   s->add_option("--slurm-cpus", f.slurm_cpus, "CPUs per node for each Slurm job")
-      ->check(CLI::Range(1, 4096))
+      ->check(IntegerIn(1, 4096))
       ->capture_default_str();
   s->add_option("--max-log-size", f.max_log_size,
                 "the most output a job's own log (output.log in its job directory) keeps; past "
@@ -507,7 +507,7 @@ void AddServeCommand(CLI::App& app, int& rc) {
                 "submitted with --keep-checkpoints keeps it, --output files are never touched")
       ->transform(CLI::AsNumberWithUnit(
           std::map<std::string, int64_t>{{"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}}))
-      ->check(CLI::Range(int64_t{0}, int64_t{3650} * 86400))
+      ->check(IntegerIn(0, int64_t{3650} * 86400))
       ->default_str("0");
   s->add_flag("--no-cgroups", f.no_cgroups,
               "contain jobs by process group only, even where a cgroup per job could be made");

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/flags.h"
+#include "cli/workload_args.h"
 #include "common/strings.h"
 #include "sim/metrics.h"
 #include "trace/convert.h"
@@ -280,8 +281,10 @@ void AddTraceCommands(CLI::App& app, int& rc) {
       "stats", "jobs, GPU mix, duration percentiles, users and VCs, offered load on a cluster");
   stats->add_option("file", sa.file, "trace CSV (as sim reads it)")->required();
   stats->add_option("--cluster", sa.cluster, "SxNxG or a cluster spec: report the offered load");
-  stats->add_option("--from-day", sa.from_day, "only jobs submitted from this day");
-  stats->add_option("--days", sa.days, "only this many days");
+  stats->add_option("--from-day", sa.from_day, "only jobs submitted from this day")
+      ->check(NumberIn(0, kMaxDays));
+  stats->add_option("--days", sa.days, "only this many days (0 = to the end)")
+      ->check(NumberIn(0, kMaxDays));
   stats->add_option("--figures", sa.figures, "cc: print the figures trace synth fits, as C++")
       ->check(CLI::IsMember({"cc"}));
   stats->callback([&rc] { rc = RunStats(sa); });

@@ -137,12 +137,12 @@ void WorkloadArgs::Add(CLI::App* c) {
   c->add_option("--half-life", half_life_h,
                 "with --tenants: fair share over usage decayed with this half-life (hours); "
                 "0 = borrowers in policy order")
-      ->check(CLI::Range(0.0, 87600.0));
+      ->check(NumberIn(0, 87600));
   c->add_option("--quota-lead", quota_lead,
                 "with --tenants: jobs within their VC's quota go before borrowers of this many "
                 "of the policy's queues earlier (0: queue first, then quota; -1: strict, "
                 "every job within its quota before any borrower)")
-      ->check(CLI::Range(-1, 1000));
+      ->check(IntegerIn(-1, 1000));
   c->add_option("--protect", protect,
                 "with --tenants: running jobs within their VC's quota keep their GPUs against "
                 "borrowers (`borrowers`) or every job of another VC (`other_vcs`); `none`: the "

@@ -243,7 +243,17 @@ StatusOr<Trace> ReadTrace(const std::string& path) {
 
 StatusOr<Topology> ResolveCluster(const std::string& arg) {
   std::error_code ec;  // a path that cannot even be checked is not a spec file either
-  if (!std::filesystem::exists(arg, ec)) return Topology::Parse(arg);
+  if (!std::filesystem::exists(arg, ec)) {
+    auto t = Topology::Parse(arg);
+    // A spec file's name that is not there (it was taken for a bad SWITCHESxNODESxGPUS).
+    if (!t.ok() && (arg.find('/') != std::string::npos || arg.ends_with(".csv"))) {
+      return NotFound(fmt::format(
+          "cluster '{}': no such file (a cluster is SWITCHESxNODESxGPUS such as 8x32x8, or a "
+          "cluster spec CSV file)",
+          arg));
+    }
+    return t;
+  }
   auto f = CsvFile::Open(arg);
   if (!f.ok()) return f.status();
   Columns c;

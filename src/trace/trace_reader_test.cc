@@ -4,6 +4,7 @@
 #include "trace/trace_reader.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <signal.h>
@@ -311,6 +312,15 @@ TEST(ResolveCluster, BadStrings) {
   ASSERT_FALSE(a.ok());
   EXPECT_NE(a.status().message().find("expected SWITCHESxNODESxGPUS"), std::string::npos)
       << a.status().message();
+  // A spec file that is not there is said so (it was "expected SWITCHESxNODESxGPUS").
+  for (const char* missing : {"nosuch.csv", "/no/such/dir/n2g4"}) {
+    auto m = ResolveCluster(missing);
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.status().message(),
+              fmt::format("cluster '{}': no such file (a cluster is SWITCHESxNODESxGPUS such as "
+                          "8x32x8, or a cluster spec CSV file)",
+                          missing));
+  }
   auto b = ResolveCluster("2xax8");
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().message(), "cluster '2xax8': 'a' is not a positive integer");
