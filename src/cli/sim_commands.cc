@@ -154,11 +154,15 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
                const std::string& report_path = "") {
   std::vector<JobSpec> jobs;
   Topology topo = *Topology::Create(1, 1, 1);
-  std::string source, speed_what;
+  std::string source;
   std::vector<CapacityChange> capacity;
   if (!w.Load(jobs, topo, source, capacity)) return 2;
-  std::shared_ptr<const SpeedModel> speed;
-  if (!w.LoadSpeed(speed, speed_what)) return 2;
+  auto loaded_speed = w.speed.Load();
+  if (!loaded_speed.ok()) {
+    std::cerr << "error: " << loaded_speed.status().message() << "\n";
+    return 2;
+  }
+  const auto& [speed, speed_what] = *loaded_speed;
   TenantConfig tenants;
   std::string tenants_what;
   if (!w.LoadTenants(jobs, topo, tenants, tenants_what)) return 2;

@@ -35,8 +35,7 @@ struct SweepArgs {
   double from_day = 0, days = 0;
   uint64_t assign_models = 0;
   double overhead = ToSeconds(kDefaultPreemptOverhead);
-  std::string speed = "auto", comm = "ps", link_bw, profiles = DefaultProfilesPath(),
-              compute_times = DefaultComputeTimesPath();
+  SpeedFlags speed;
   std::string metric = "mean_jct", out;
   int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   bool quiet = false;
@@ -177,22 +176,10 @@ int RunSweepCommand(const SweepArgs& a, int& rc) {
   cfg.replicates = std::move(*reps);
   cfg.preempt_overhead = static_cast<Duration>(std::llround(a.overhead * kMsPerSecond));
   cfg.threads = a.threads;
-  std::string speed_what = "off (every placement at packed speed)";
-  if (a.speed != "off") {
-    auto bw = ParseLinkBandwidths(a.link_bw);
-    if (!bw.ok()) return fail(bw.status().message());
-    auto mode = ParseCommMode(a.comm);
-    if (!mode.ok()) return fail(mode.status().message());
-    auto m = LoadLinkSpeedModel(a.profiles, a.compute_times, *bw, *mode);
-    if (m.ok()) {
-      cfg.speed = *m;
-      speed_what = fmt::format("links {} GB/s, {}", ToString(*bw), ToString(*mode));
-    } else if (a.speed == "links") {
-      return fail(m.status().message());
-    } else {
-      speed_what = fmt::format("off ({})", m.status().message());
-    }
-  }
+  auto speed = a.speed.Load();
+  if (!speed.ok()) return fail(speed.status().message());
+  cfg.speed = speed->first;
+  const std::string& speed_what = speed->second;
   const size_t total = cfg.points.size() * cfg.clusters.size() * cfg.replicates.size();
   std::cout << fmt::format(
       "sweep: {} configurations x {} clusters x {} replicates = {} runs on {} threads\n"
@@ -240,11 +227,12 @@ void AddSweepCommand(CLI::App& app, int& rc) {
   static SweepArgs a;
   auto* c = app.add_subcommand(
       "sweep", "run a grid of policy options x clusters x seeds or trace windows, on all cores");
-  c->add_option("--trace", a.trace, "trace CSV (as sim reads it)");
+  CLI::Option* trace = c->add_option("--trace", a.trace, "trace CSV (as sim reads it)");
   c->add_option("--synthetic", a.synthetic, "instead of --trace: N seeded Philly-like jobs")
       ->check(IntegerIn(1, 1'000'000));
   c->add_option("--load", a.load, "offered load for --synthetic")
       ->capture_default_str()
+      ->excludes(trace)  // a trace brings its own (taken and ignored before)
       ->check(NumberIn(0, 100, /*lo_open=*/true));
   c->add_option("--cluster", a.clusters, "clusters, comma-separated (SxNxG or spec CSVs)")
       ->capture_default_str();
@@ -275,16 +263,7 @@ void AddSweepCommand(CLI::App& app, int& rc) {
   c->add_option("--preempt-overhead", a.overhead, "seconds of restore per resume")
       ->capture_default_str()
       ->check(NumberIn(0, 86400));
-  c->add_option("--speed", a.speed, "placement speed model: auto, links or off")
-      ->check(CLI::IsMember({"auto", "links", "off"}))
-      ->capture_default_str();
-  c->add_option("--comm", a.comm, "ps or allreduce")
-      ->check(CLI::IsMember({"ps", "allreduce"}))
-      ->capture_default_str();
-  c->add_option("--link-bw", a.link_bw, "link bandwidths in GB/s");
-  c->add_option("--profiles", a.profiles, "model tensor sizes")->capture_default_str();
-  c->add_option("--compute-times", a.compute_times, "1-GPU iteration times per model")
-      ->capture_default_str();
+  a.speed.Add(c);
   c->add_option("--metric", a.metric,
                 "metric for the robust ranking and the plots (mean_jct, p99_jct, p999_jct, "
                 "makespan, worst_rho, unfair_share, jain_user, jain_vc, ...)")

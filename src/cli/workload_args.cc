@@ -197,34 +197,19 @@ void WorkloadArgs::Add(CLI::App* c) {
   c->add_option("--capacity", capacity,
                 "capacity changes: CSV time,node,gpus (seconds on the simulation clock, node "
                 "index, usable GPUs from then on; 0 = node down)");
-  c->add_option("--speed", speed,
-                "placement speed model: links (compute + gradient exchange over the slowest "
-                "link, see --comm), "
-                "off (every placement at packed speed), auto (links when the profiles load)")
-      ->check(CLI::IsMember({"auto", "links", "off"}))
-      ->capture_default_str();
-  c->add_option("--comm", comm,
-                "gradient exchange of the speed model: ps (one parameter server per node, "
-                "tensors whole: the Tiresias testbed) or allreduce (ring, as calibrated)")
-      ->check(CLI::IsMember({"ps", "allreduce"}))
-      ->capture_default_str();
-  c->add_option("--link-bw", link_bw,
-                "link bandwidths in GB/s, e.g. intra=10,inter-node=2.3,inter-switch=1.15");
-  profiles_opt = c->add_option("--profiles", profiles, "model tensor sizes (model,tensor_sizes_mb)")
-                     ->capture_default_str();
-  compute_times_opt = c->add_option("--compute-times", compute_times,
-                                    "Tiresias-format trace giving 1-GPU iteration times per model")
-                          ->capture_default_str();
+  speed.Add(c);
   c->add_option("--assign-models", assign_models,
                 "seed: give each job without a model a random CNN (VGG, AlexNet, ResNet, "
                 "Inception); 0 = off")
       ->check(Unsigned());
-  c->add_option("--trace", trace, "trace CSV (Tiresias or Philly format, chosen by header)");
+  CLI::Option* trace_opt =
+      c->add_option("--trace", trace, "trace CSV (Tiresias or Philly format, chosen by header)");
   c->add_option("--synthetic", synthetic, "instead of --trace: N seeded Philly-like jobs")
       ->check(IntegerIn(1, kMaxSyntheticJobs));
   c->add_option("--seed", seed, "seed for --synthetic")->capture_default_str()->check(Unsigned());
   c->add_option("--load", load, "offered load for --synthetic (demand / GPUs)")
       ->capture_default_str()
+      ->excludes(trace_opt)  // a trace brings its own (taken and ignored before)
       ->check(NumberIn(0, kMaxLoad, /*lo_open=*/true));
   c->add_option("--cluster", cluster, "SWITCHESxNODESxGPUS or a cluster spec CSV")
       ->capture_default_str();
@@ -240,35 +225,54 @@ void WorkloadArgs::Add(CLI::App* c) {
       ->check(NumberIn(0, kMaxPreemptOverheadS));
 }
 
-bool WorkloadArgs::LoadSpeed(std::shared_ptr<const SpeedModel>& out, std::string& what) const {
+void SpeedFlags::Add(CLI::App* c) {
+  c->add_option("--speed", speed,
+                "placement speed model: links (compute + gradient exchange over the slowest "
+                "link, see --comm), "
+                "off (every placement at packed speed), auto (links when the profiles load)")
+      ->check(CLI::IsMember({"auto", "links", "off"}))
+      ->capture_default_str();
+  c->add_option("--comm", comm,
+                "gradient exchange of the speed model: ps (one parameter server per node, "
+                "tensors whole: the Tiresias testbed) or allreduce (ring, as calibrated)")
+      ->check(CLI::IsMember({"ps", "allreduce"}))
+      ->capture_default_str();
+  c->add_option("--link-bw", link_bw,
+                "link bandwidths in GB/s, e.g. intra=10,inter-node=2.3,inter-switch=1.15");
+  profiles_ = c->add_option("--profiles", profiles, "model tensor sizes (model,tensor_sizes_mb)")
+                  ->capture_default_str();
+  compute_times_ = c->add_option("--compute-times", compute_times,
+                                 "Tiresias-format trace giving 1-GPU iteration times per model")
+                       ->capture_default_str();
+}
+
+StatusOr<std::pair<std::shared_ptr<const SpeedModel>, std::string>> SpeedFlags::Load() const {
+  const auto given = [](const CLI::Option* o) { return o && o->count() > 0; };
+  // (--speed off reads no files: naming one is harmless, as in a loop over --speed values.)
+  if (speed == "off") {
+    return std::make_pair(std::shared_ptr<const SpeedModel>(),
+                          std::string("off (every placement at packed speed)"));
+  }
   auto bw = ParseLinkBandwidths(link_bw);
-  if (!bw.ok()) {
-    std::cerr << "error: " << bw.status().message() << "\n";
-    return false;
-  }
-  what = "off (every placement at packed speed)";
-  if (speed == "off") return true;
+  if (!bw.ok()) return bw.status();
   auto mode = ParseCommMode(comm);
-  if (!mode.ok()) {
-    std::cerr << "error: " << mode.status().message() << "\n";
-    return false;
-  }
+  if (!mode.ok()) return mode.status();
   auto m = LoadLinkSpeedModel(profiles, compute_times, *bw, *mode);
   if (!m.ok()) {
-    // Only the default files may be missing: a file named on the command line must load.
-    const bool explicit_files = (profiles_opt && profiles_opt->count() > 0) ||
-                                (compute_times_opt && compute_times_opt->count() > 0);
-    if (speed == "auto" && !explicit_files) {
-      what = fmt::format("off ({})", m.status().message());
-      return true;
+    const std::string msg = m.status().message();
+    if (speed == "auto" && !given(profiles_) && !given(compute_times_)) {
+      return std::make_pair(std::shared_ptr<const SpeedModel>(), fmt::format("off ({})", msg));
     }
-    std::cerr << "error: " << m.status().message() << "\n";
-    return false;
+    // Which file it was ("nosuch.csv: cannot open" named no flag; found by a tester).
+    const char* flag = msg.starts_with(profiles + ":")        ? "--profiles "
+                       : msg.starts_with(compute_times + ":") ? "--compute-times "
+                                                              : "";
+    return Status(m.status().code(), flag + msg);
   }
-  out = *m;
-  what = fmt::format("links {} GB/s, {}", ToString(*bw),
-                     *mode == CommMode::kParameterServer ? "parameter servers" : "all-reduce");
-  return true;
+  return std::make_pair(
+      std::shared_ptr<const SpeedModel>(*m),
+      fmt::format("links {} GB/s, {}", ToString(*bw),
+                  *mode == CommMode::kParameterServer ? "parameter servers" : "all-reduce"));
 }
 
 bool WorkloadArgs::Load(std::vector<JobSpec>& jobs, Topology& topo, std::string& source,

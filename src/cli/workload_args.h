@@ -25,6 +25,23 @@ constexpr double kMaxLoad = 100;                // offered demand / cluster GPUs
 constexpr double kMaxDays = 3650;               // --from-day, --days: ten years
 constexpr double kMaxPreemptOverheadS = 86400;  // a day per resume
 
+// The placement speed model's flags, shared by `sim`, `compare` and `sweep`: --speed, --comm,
+// --link-bw, --profiles, --compute-times.
+struct SpeedFlags {
+  std::string speed = "auto", comm = "ps", link_bw, profiles = DefaultProfilesPath(),
+              compute_times = DefaultComputeTimesPath();
+
+  void Add(CLI::App* c);
+  // The model (null when off) and what to print of it. A file named on the command line must
+  // load (the default paths, in ../shared, may be absent under `auto`: the model is then off),
+  // and its error names the flag.
+  StatusOr<std::pair<std::shared_ptr<const SpeedModel>, std::string>> Load() const;
+
+ private:
+  CLI::Option* profiles_ = nullptr;
+  CLI::Option* compute_times_ = nullptr;
+};
+
 struct WorkloadArgs {
   std::string trace;
   int synthetic = 0;
@@ -33,14 +50,9 @@ struct WorkloadArgs {
   std::string cluster = "8x32x8";
   double overhead = ToSeconds(kDefaultPreemptOverhead);
   double from_day = 0, days = 0;
-  std::string speed = "auto", comm = "ps", link_bw, profiles = DefaultProfilesPath(),
-              compute_times = DefaultComputeTimesPath();
+  SpeedFlags speed;
   uint64_t assign_models = 0;
   std::string attempts = "merge";
-  // Given on the command line: an explicit file that cannot be read is an error, while the
-  // default paths (../shared) may be absent and the speed model then falls back to off.
-  CLI::Option* profiles_opt = nullptr;
-  CLI::Option* compute_times_opt = nullptr;
   std::string capacity;
   double series_step = 600;  // seconds between points of timeseries.csv (--out)
   int64_t forecast_every = 0;
@@ -68,9 +80,6 @@ struct WorkloadArgs {
 
   // Adds the flags to a command.
   void Add(CLI::App* c);
-
-  // The speed model (null when off); prints the error and returns false on failure.
-  bool LoadSpeed(std::shared_ptr<const SpeedModel>& out, std::string& what) const;
 
   // Loads jobs and topology; prints the error and returns false on failure.
   bool Load(std::vector<JobSpec>& jobs, Topology& topo, std::string& source,
