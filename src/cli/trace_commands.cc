@@ -226,7 +226,7 @@ int RunSynth(const SynthArgs& a) {
   if (!a.like.empty()) {
     auto tr = ReadTrace(a.like);
     if (!tr.ok()) {
-      std::cerr << "error: " << tr.status().message() << "\n";
+      std::cerr << "error: --like " << tr.status().message() << "\n";
       return 2;
     }
     fitted = FitFigures(tr->jobs, a.like);

@@ -126,7 +126,8 @@ PolicyInfo GittinsInfo() {
             auto q = QueueDiscipline::FromOptions("policy gittins", v, kGittinsDefaultThresholds);
             if (!q.ok()) return q.status();
             auto samples = data.GpuTimeHistory(v.Str("history"));
-            if (!samples.ok()) return samples.status();
+            if (!samples.ok())
+              return QueueDiscipline::HistoryError("policy gittins", samples.status());
             double quantum = v.Double("quantum");
             if (quantum <= 0) return InvalidArgument("policy gittins: quantum must be > 0");
             int64_t batch = v.Int("history_batch");

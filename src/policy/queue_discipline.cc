@@ -94,6 +94,10 @@ bool QueueDiscipline::Rebucket(Job& j, Time now) const {
   return true;
 }
 
+Status QueueDiscipline::HistoryError(const std::string& owner, const Status& s) {
+  return Status(s.code(), fmt::format("{}: option history: {}", owner, s.message()));
+}
+
 StatusOr<QueueDiscipline> QueueDiscipline::FromOptions(const std::string& owner,
                                                        const OptionValues& v,
                                                        std::span<const double> defaults) {

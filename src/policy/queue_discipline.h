@@ -47,6 +47,9 @@ class QueueDiscipline {
   // thresholds: `defaults` (the policy's), or with queues=K: none for K=1, the defaults when K
   // is their count + 1, else 3600 for K=2 (the paper's). With quantiles the thresholds are
   // placeholders until FollowHistory.
+  // A history that did not load, as the option that named it ("policy dlas: option history:
+  // x.csv: cannot open": the file's error named no option; found by a tester).
+  static Status HistoryError(const std::string& owner, const Status& s);
   static StatusOr<QueueDiscipline> FromOptions(const std::string& owner, const OptionValues& v,
                                                std::span<const double> defaults);
   static std::vector<OptionSpec> Options(std::span<const double> defaults, double knob);
