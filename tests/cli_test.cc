@@ -152,6 +152,19 @@ TEST(Cli, CompareRunsPoliciesSideBySide) {
   // Same inputs, same outputs, byte for byte (the wall-time lines aside).
   auto strip = [](std::string s) { return s.substr(0, s.find("fifo+consolidate: simulated")); };
   EXPECT_EQ(strip(r.out), strip(Tiresias(cmd).out));
+  EXPECT_EQ(r.out.find("note: no job waited"), std::string::npos) << r.out;  // contended
+}
+
+// A run where no job waited says that the ordering policies cannot differ there (found by a
+// tester: the whole Philly trace on the default cluster gave every policy the same numbers,
+// without a word why).
+TEST(Cli, ARunWhereNoJobWaitedSaysThePoliciesCannotDiffer) {
+  Result r = Tiresias("compare --synthetic 50 --load 0.05 --cluster 4x32x8 --policies fifo,dlas");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("note: no job waited on 4x32x8 (1024 GPUs), so the ordering policies "
+                       "cannot differ here"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(Cli, CommModeSelectsTheSpeedModel) {
