@@ -110,6 +110,27 @@ TEST(Cli, SimWritesJobsCsvAndSummaryJson) {
   EXPECT_EQ(summary["rejected"], 1);
   EXPECT_DOUBLE_EQ(summary["jct_seconds"]["mean"].get<double>(), (100.0 + 140.0) / 2);
   EXPECT_EQ(summary["config"]["policy"], "fifo");
+  EXPECT_EQ(summary["config"]["policy_options_in_effect"], nlohmann::json::object());
+}
+
+// summary.json records every option's value in the run, the defaults too (found by a tester:
+// only what was given, so a run with the shipped dlas recorded none of its queues).
+TEST(Cli, SummaryRecordsTheOptionsInEffect) {
+  auto dir = TempDir("in_effect");
+  Result r = Tiresias(
+      "sim --synthetic 20 --cluster 1x2x8 --policy dlas --opt promote_knob=4 "
+      "--speed off --out " +
+      (dir / "run").string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const auto config = nlohmann::json::parse(std::ifstream(dir / "run" / "summary.json"))["config"];
+  EXPECT_EQ(config["policy_options"], nlohmann::json::array({"promote_knob=4"}));
+  const auto& p = config["policy_options_in_effect"];
+  EXPECT_EQ(p["promote_knob"], "4");
+  EXPECT_EQ(p["queue_order"], "running-first");
+  EXPECT_EQ(p["queues"], "6");  // the shipped thresholds, which no option declares as a default
+  EXPECT_EQ(p["thresholds"], "1000,6687,44721,299070,2000000");
+  EXPECT_EQ(config["placement"], "tiresias");
+  EXPECT_EQ(config["placement_options_in_effect"]["packlimit"], "0.5");
 }
 
 TEST(Cli, UnknownPolicyListsValidOnes) {

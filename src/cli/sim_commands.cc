@@ -128,10 +128,30 @@ Status CheckOptionsReachARun(const std::vector<RunSpec>& runs,
 }
 
 nlohmann::json ConfigJson(const SimConfig& c, const std::string& source) {
+  // What was given, and every option's value in the run, defaults included (only what was
+  // given was recorded: the shipped queues and thresholds were not; found by a tester).
+  const auto in_effect = [](const auto& registry, const std::string& name,
+                            const std::vector<std::string>& opts) {
+    auto v = registry.InEffect(name, opts);  // (validated before the run)
+    return v.ok() ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  nlohmann::json policy = in_effect(OrderingPolicies(), c.policy, c.policy_opts);
+  // The thresholds the queue count implies (no declared default: it depends on the count).
+  if (auto p = c.data ? MakeOrderingPolicy(c.policy, c.policy_opts, *c.data)
+                      : StatusOr<std::unique_ptr<OrderingPolicy>>(InvalidArgument(""));
+      p.ok() && !(*p)->queue_thresholds().empty() && policy.is_object()) {
+    std::vector<std::string> t;
+    for (Service s : (*p)->queue_thresholds()) t.push_back(fmt::format("{}", ToSeconds(s)));
+    policy["thresholds"] = Join(t, ",");
+    policy["queues"] = std::to_string(t.size() + 1);
+  }
   return {{"policy", c.policy},
           {"policy_options", c.policy_opts},
+          {"policy_options_in_effect", policy},
           {"placement", c.placement},
           {"placement_options", c.placement_opts},
+          {"placement_options_in_effect",
+           in_effect(PlacementPolicies(), c.placement, c.placement_opts)},
           {"cluster", c.topo.str()},
           {"preempt_overhead_seconds", ToSeconds(c.preempt_overhead)},
           {"workload", source},

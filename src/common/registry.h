@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -61,6 +62,18 @@ class Registry {
     auto values = Options(name, opts);
     if (!values.ok()) return values.status();
     return Find(name)->make(*values, std::forward<Args>(args)...);
+  }
+  // Every option of the entry with the value it takes under `opts` (given, else its default;
+  // options without a default and not given are absent): what a run's summary records.
+  StatusOr<std::map<std::string, std::string>> InEffect(
+      const std::string& name, const std::vector<std::string>& opts) const {
+    auto values = Options(name, opts);
+    if (!values.ok()) return values.status();
+    std::map<std::string, std::string> out;
+    for (const OptionSpec& o : Find(name)->options) {
+      if (values->has(o.name)) out[o.name] = values->Str(o.name);
+    }
+    return out;
   }
   // Every entry with its summary and options, for --help style listings.
   std::string Help() const {
