@@ -105,12 +105,18 @@ void Scheduler::TenantWalk(Time now, std::vector<uint32_t>& victims,
     auto end = aside.begin();
     while (end != aside.end() && end->k0 <= upto) ++end;
     if (tenants_.half_life > 0) {
-      // Fair share that remembers: the VC that used least of its weight borrows first.
-      std::stable_sort(aside.begin(), end, [&](const Aside& a, const Aside& b) {
-        const auto va = static_cast<size_t>(jobs_[a.slot].tenant);
-        const auto vb = static_cast<size_t>(jobs_[b.slot].tenant);
-        return vc_usage_[va] / tenants_.vcs[va].weight < vc_usage_[vb] / tenants_.vcs[vb].weight;
-      });
+      // Fair share that remembers: the VC that used least of its weight borrows first; a
+      // running borrower with a margin (kFairShareHysteresis), so that lent GPUs do not
+      // change hands at every pass.
+      const double margin =
+          kFairShareHysteresis * static_cast<double>(tenants_.half_life);  // per GPU
+      const auto share = [&](const Aside& a) {
+        const Job& j = jobs_[a.slot];
+        const auto v = static_cast<size_t>(j.tenant);
+        return (vc_usage_[v] - (a.running ? margin * j.gpus() : 0)) / tenants_.vcs[v].weight;
+      };
+      std::stable_sort(aside.begin(), end,
+                       [&](const Aside& a, const Aside& b) { return share(a) < share(b); });
     }
     for (auto it = aside.begin(); it != end; ++it) {
       Job& j = jobs_[it->slot];
@@ -243,10 +249,14 @@ std::vector<VcUsage> Scheduler::VcUsages(Time now) const {
 
 std::string Scheduler::BorrowerReason(const Job& j, int held) const {
   const auto v = static_cast<size_t>(j.tenant);
+  // (Said of every borrower stopped: the GPUs may go to another VC's borrower, not only to a
+  // VC claiming its quota; found by a tester.)
   return fmt::format(
-      "its VC `{}` holds {} GPUs, over its quota of {}: GPUs it borrowed go back to VCs that "
-      "need their quota",
-      tenants_.vcs[v].name, held, vc_quota_[v]);
+      "its VC `{}` holds {} GPUs, over its quota of {}: lent GPUs go to jobs within their VCs' "
+      "quotas first, then to borrowers {}",
+      tenants_.vcs[v].name, held, vc_quota_[v],
+      tenants_.half_life > 0 ? "by fair share (the VC that used least of its weight first)"
+                             : "in policy order");
 }
 
 std::string Scheduler::TenantReason(const Job& j, Time /*now*/) const {

@@ -59,8 +59,8 @@ TEST(TenantsTest, UnusedQuotaIsLentAndReclaimedByPreemption) {
   EXPECT_EQ(Brief(reclaim), "preempt 3, preempt 4, start 5, start 6");
   // The borrowers are told why: A holds 8 of its 4 when the pass decides.
   EXPECT_EQ(reclaim[0].reason(),
-            "its VC `A` holds 8 GPUs, over its quota of 4: GPUs it borrowed go back to VCs that "
-            "need their quota");
+            "its VC `A` holds 8 GPUs, over its quota of 4: lent GPUs go to jobs within their VCs' "
+            "quotas first, then to borrowers in policy order");
   const Explanation e = s->Explain(JobId(3), Seconds(100));
   EXPECT_TRUE(Says(e,
                    "VC `A` has 4 of its quota of 4 GPUs in use and this job needs 2, over the "
@@ -145,6 +145,34 @@ TEST(TenantsTest, FairShareWithHalfLifeLendsFirstToWhoUsedLeast) {
   EXPECT_EQ(fair, "preempt 2, preempt 3, preempt 4, start 5, start 6, start 7");
   EXPECT_NEAR(fair_use[0].decayed_gpu_hours, 8 * 0.5 / std::log(2.0), 1e-6);  // 5.771
   EXPECT_EQ(fair_use[1].running_gpus, 6);
+}
+
+// Fair share does not swap lent GPUs at every pass (found by a tester: two borrowing VCs took
+// all of them from each other on every pass, 4.6x the preemptions). A and B (quota 0 each)
+// borrow C's 8 GPUs (C idle), half-life 1 h, so a running borrower keeps its GPUs until its
+// VC's usage exceeds the other's by 0.1 x 3600 s x 8 GPUs = 2,880 GPU-s. Usage after t s at
+// 8 GPUs: 8 x (3600 / ln 2) x (1 - 2^-(t / 3600)) GPU-s.
+//   60 s: A 477 GPU-s, B 0: 477 - 2,880 < 0, A's job 1 keeps them (it was preempted here).
+//   600 s: A 4,532: 4,532 - 2,880 = 1,652 > 0: B's job 2 takes them.
+//   660 s: B 477 - 2,880 < 0 against A's 4,532 x 2^-(60 / 3600) = 4,480: 2 keeps them.
+// (A pass runs at an event: A's waiting jobs 3 and 4, submitted at 600 and 660 s, are ones.)
+TEST(TenantsTest, FairShareKeepsARunningBorrowerForAMargin) {
+  auto s = Make(
+      {.vcs = {{.name = "A", .quota = 0}, {.name = "B", .quota = 0}, {.name = "C", .quota = 8}},
+       .half_life = Seconds(3600)});
+  Submit(*s, 1, 8, "A", 0);
+  EXPECT_EQ(Brief(s->Schedule(0)), "start 1");
+  Submit(*s, 2, 8, "B", Seconds(60));
+  EXPECT_EQ(Brief(s->Schedule(Seconds(60))), "");
+  Submit(*s, 3, 8, "A", Seconds(600));
+  const auto swap = s->Schedule(Seconds(600));
+  EXPECT_EQ(Brief(swap), "preempt 1, start 2");
+  EXPECT_EQ(swap[0].reason(),
+            "its VC `A` holds 8 GPUs, over its quota of 0: lent GPUs go to jobs within their VCs' "
+            "quotas first, then to borrowers by fair share (the VC that used least of its weight "
+            "first)");
+  Submit(*s, 4, 8, "A", Seconds(660));
+  EXPECT_EQ(Brief(s->Schedule(Seconds(660))), "");
 }
 
 // Quotas rank inside the policy's queues (TenantConfig::quota_lead). dlas with a 100 GPU-s
