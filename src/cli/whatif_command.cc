@@ -188,6 +188,25 @@ StatusOr<WhatIfRun> ReplayJournal(const std::string& path, const WhatIfConfig& f
     if (!t.ok()) return t.status();
     cfg.tenants = std::move(*t);
   }
+  // Checked before the run and said of where they come from (found by a tester: a job in no
+  // VC of the file was rejected by the replay, with only a count in a note, and the live
+  // tenants' quotas over a smaller --cluster named no source).
+  if (cfg.tenants.on()) {
+    const std::string source =
+        f.tenants.empty()
+            ? "the live tenants (from the journal; --tenants FILE or none replaces them)"
+            : "--tenants " + f.tenants;
+    if (auto q = ResolveQuotas(cfg.tenants, cfg.topo.total_gpus()); !q.ok()) {
+      return Status(q.status().code(), source + ": " + q.status().message());
+    }
+    for (const JobSpec& spec : stream) {
+      if (cfg.tenants.IndexOf(spec.vc) || cfg.tenants.VcFor(spec.user, "").ok()) continue;
+      return FailedPrecondition(fmt::format(
+          "{}: job {} (user {}{}) belongs to no VC of them: list its user in a VC or name a "
+          "default_vc",
+          source, spec.id.value(), spec.user, spec.vc.empty() ? "" : ", VC " + spec.vc));
+    }
+  }
   cfg.label = "whatif " + cfg.policy + "+" + cfg.placement;
   auto whatif = RunSimulation(cfg, stream);
   if (!whatif.ok()) return whatif.status();

@@ -3,6 +3,8 @@
 // grace period, and tenants kept in and changed through the journal.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "cli/whatif.h"
 #include "live_fixture.h"
 
@@ -131,6 +133,40 @@ TEST_F(LiveSchedulerTest, AVcReturningToItsQuotaGetsItBackWithinOneGracePeriod) 
       << job["message"];
 }
 
+// whatif checks the replay's tenants before it runs and says where they come from (found by a
+// tester: a job in no VC of --tenants FILE was rejected by the replay, with only a count in a
+// note, and the live tenants' quotas over a smaller --cluster named no source).
+TEST_F(LiveSchedulerTest, WhatIfRefusesTenantsThatDoNotFitTheReplay) {
+  tenants_ = TwoVcs();
+  auto d = Start();
+  for (const char* user : {"alice", "bob"}) {
+    auto id = d->Submit({.user = user, .argv = {"train"}});
+    ASSERT_TRUE(id.ok());
+    world_.work[*id] = Seconds(1);
+  }
+  for (int i = 0; i < 100 && (*d->Get(JobId(2)))["state"] != "finished"; ++i) {
+    world_.now += 100;
+    d->Step();
+  }
+  ASSERT_EQ((*d->Get(JobId(2)))["state"], "finished");
+  const std::string db = (dir_ / "tiresias.db").string();
+  ASSERT_TRUE(ReplayJournal(db, {}).ok());
+  const auto file = dir_ / "alice_only.json";
+  std::ofstream(file) << R"({"vcs": [{"name": "a", "quota": 2, "users": ["alice"]},
+                                     {"name": "b", "quota": 2, "users": ["carol"]}]})";
+  auto run = ReplayJournal(db, {.tenants = file.string()});
+  ASSERT_FALSE(run.ok());
+  EXPECT_EQ(run.status().message(),
+            "--tenants " + file.string() +
+                ": job 2 (user bob, VC nlp) belongs to no VC of them: list its user in a VC or "
+                "name a default_vc");
+  run = ReplayJournal(db, {.cluster = "1x1x2"});
+  ASSERT_FALSE(run.ok());
+  EXPECT_TRUE(run.status().message().starts_with(
+      "the live tenants (from the journal; --tenants FILE or none replaces them): "))
+      << run.status().message();
+}
+
 // The tenants are journalled: a restart without them keeps them, a restart with other ones
 // changes them for the jobs already there, and one that would leave a job without a VC is
 // refused with the job named. Jobs 1-3 are alice's (vision), 4 and 5 bob's (nlp): 1, 2, 4 and
@@ -194,6 +230,11 @@ TEST_F(LiveSchedulerTest, TenantsAreKeptWithTheStateAndAChangeAppliesToJobsAlrea
   tenants_ = TenantConfig{};  // `--tenants none`: no quotas from now on
   d = Start();
   EXPECT_TRUE(d->Vcs()["vcs"].empty());
+  // Held back by no quota now (found by a tester: it still said VcQuota, and explain nothing).
+  EXPECT_EQ((*d->Get(JobId(5)))["state"], "pending");
+  EXPECT_NE((*d->Get(JobId(5)))["reason"], "VcQuota");
+  d->Step();
+  EXPECT_NE((*d->Get(JobId(5)))["reason"], "VcQuota");
   // A job is shown in the VC the core schedules it in (found by an exploratory test: job 4
   // still said `nlp` under no tenants, and then in `shared`, where `vcs` and /metrics counted
   // it, and `ls --vc shared` did not list it): none now; then, its VC gone, the default.
