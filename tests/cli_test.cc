@@ -176,6 +176,31 @@ TEST(Cli, CompareRunsPoliciesSideBySide) {
   EXPECT_EQ(r.out.find("note: no job waited"), std::string::npos) << r.out;  // contended
 }
 
+// A job whose trace VC the tenants file does not declare goes to its user's VC, else
+// default_vc, as serve and whatif decide (found by a tester: alice's jobs went to the
+// default although a VC lists her). The header states quota_lead and protect when set.
+TEST(Cli, SimPutsAJobOfAnUndeclaredVcInItsUsersVc) {
+  auto dir = TempDir("tenants");
+  std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration,user,vc\n"
+                                  "0,1,0,100,alice,oldteam\n1,1,0,100,alice,oldteam\n"
+                                  "2,1,0,100,bob,\n";
+  std::ofstream(dir / "t.json") << R"({"default_vc": "shared", "vcs": [
+      {"name": "vision", "quota": 2, "users": ["alice"]}, {"name": "shared", "quota": 2}]})";
+  Result r =
+      Tiresias("sim --trace " + (dir / "t.csv").string() + " --cluster 1x1x4 --tenants " +
+               (dir / "t.json").string() + " --quota-lead -1 --out " + (dir / "run").string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_NE(r.out.find("unused quota lent; strict quotas: every job within its VC's quota "
+                       "before any borrower\n"),
+            std::string::npos)
+      << r.out;
+  std::ifstream csv(dir / "run" / "jobs.csv");
+  std::string line, vcs;
+  std::getline(csv, line);  // the header; vc is the last column
+  while (std::getline(csv, line)) vcs += line.substr(line.rfind(',') + 1) + " ";
+  EXPECT_EQ(vcs, "vision vision shared ");
+}
+
 // A run where no job waited says that the ordering policies cannot differ there (found by a
 // tester: the whole Philly trace on the default cluster gave every policy the same numbers,
 // without a word why).

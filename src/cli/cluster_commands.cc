@@ -15,6 +15,7 @@
 #include "cli/output.h"
 #include "common/strings.h"
 #include "core/event_log.h"
+#include "core/tenants.h"
 #include "placement/registry.h"
 #include "policy/registry.h"
 
@@ -78,6 +79,12 @@ int Vcs(const Common& o) {
                                                        "half-life of {:g} h",
                                                        half_life)
                                          : "borrowers in policy order");
+  const auto protect = ParseProtect(r->value("protect", std::string("none")));
+  if (const std::string rules =
+          TenantRules(r->value("quota_lead", 0), protect.value_or(TenantConfig::Protect::kNone));
+      !rules.empty()) {
+    std::cout << rules << "\n";
+  }
   std::cout << fmt::format("{:<16} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10}  {}\n", "VC", "QUOTA",
                            "RUNNING", "BORROWED", "JOBS", "WAITING", "WAIT-GPU", "USAGE-GPUH",
                            "USERS");

@@ -72,12 +72,11 @@ bool WorkloadArgs::LoadTenants(std::vector<JobSpec>& jobs, const Topology& topo,
     out = std::move(*cfg);
     std::map<std::string, size_t> unknown;
     for (JobSpec& j : jobs) {
+      // A VC the file does not declare: its user's, else default_vc, as serve and whatif
+      // decide (a listed user's job went to default_vc; found by a tester).
       if (j.vc.empty() || !out.IndexOf(j.vc)) {
-        auto vc = out.VcFor(j.user, "");
-        if (j.vc.empty() && vc.ok()) {
+        if (auto vc = out.VcFor(j.user, ""); vc.ok()) {
           j.vc = *vc;
-        } else if (!out.default_vc.empty()) {
-          j.vc = out.default_vc;
         } else {
           ++unknown[j.vc.empty() ? "(none)" : j.vc];
         }
@@ -104,6 +103,9 @@ bool WorkloadArgs::LoadTenants(std::vector<JobSpec>& jobs, const Topology& topo,
   what += out.borrow ? ", unused quota lent" : ", fixed quotas (no borrowing)";
   if (out.half_life > 0)
     what += fmt::format(", fair share half-life {} h", ToSeconds(out.half_life) / 3600);
+  if (const std::string rules = TenantRules(out.quota_lead, out.protect); !rules.empty()) {
+    what += "; " + rules;
+  }
   return true;
 }
 

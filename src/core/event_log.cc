@@ -6,6 +6,8 @@
 
 #include <chrono>
 
+#include "core/tenants.h"
+
 namespace tiresias {
 
 const std::vector<EventKindInfo>& EventKinds() {
@@ -288,8 +290,11 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
         vcs += fmt::format("{}{}", vcs.empty() ? "" : ", ", v.value("name", "?"));
         if (v.contains("quota")) vcs += fmt::format(" ({} GPUs)", v["quota"].dump());
       }
-      return fmt::format("tenants{}: {}", Str(d, "file").empty() ? "" : " from " + Str(d, "file"),
-                         vcs);
+      const std::string rules = TenantRules(c.value("quota_lead", 0),
+                                            ParseProtect(c.value("protect", std::string("none")))
+                                                .value_or(TenantConfig::Protect::kNone));
+      return fmt::format("tenants{}: {}{}", Str(d, "file").empty() ? "" : " from " + Str(d, "file"),
+                         vcs, rules.empty() ? "" : "; " + rules);
     }
     case EventKind::kInterrupt:
       return fmt::format("{}; service kept up to {}", Str(d, "reason"), when("last_alive_ms"));

@@ -73,6 +73,26 @@ std::string_view ToString(TenantConfig::Protect p) {
   return "none";
 }
 
+std::string TenantRules(int quota_lead, TenantConfig::Protect protect) {
+  std::vector<std::string> out;
+  if (quota_lead < 0) {
+    out.emplace_back("strict quotas: every job within its VC's quota before any borrower");
+  } else if (quota_lead > 0) {
+    out.push_back(
+        fmt::format("jobs within their VC's quota go before borrowers of {} queue{} earlier",
+                    quota_lead, quota_lead == 1 ? "" : "s"));
+  }
+  if (protect == TenantConfig::Protect::kBorrowers) {
+    out.emplace_back("running jobs within their VC's quota keep their GPUs against borrowers");
+  } else if (protect == TenantConfig::Protect::kOtherVcs) {
+    out.emplace_back(
+        "running jobs within their VC's quota keep their GPUs against other VCs' jobs");
+  }
+  std::string text;
+  for (const auto& s : out) text += (text.empty() ? "" : "; ") + s;
+  return text;
+}
+
 std::optional<TenantConfig::Protect> ParseProtect(std::string_view s) {
   for (auto p : {TenantConfig::Protect::kNone, TenantConfig::Protect::kBorrowers,
                  TenantConfig::Protect::kOtherVcs}) {

@@ -69,6 +69,9 @@ struct TenantConfig {
 // "none", "borrowers", "other_vcs" (the tenants file's `protect`), and back.
 std::string_view ToString(TenantConfig::Protect p);
 std::optional<TenantConfig::Protect> ParseProtect(std::string_view s);
+// quota_lead and protect in words, "; "-separated, for the simulator's header, `tiresias vcs`
+// and the tenants event; "" for the defaults (found by a tester: they were shown nowhere).
+std::string TenantRules(int quota_lead, TenantConfig::Protect protect);
 
 // Quotas in GPUs per VC (same order), weights turned into shares of `total_gpus` (largest
 // remainder, ties by order) for VCs without a quota. InvalidArgument when they do not fit:

@@ -175,6 +175,16 @@ TEST(TenantsTest, FairShareKeepsARunningBorrowerForAMargin) {
   EXPECT_EQ(Brief(s->Schedule(Seconds(660))), "");
 }
 
+TEST(TenantsTest, TheRulesInWords) {
+  using P = TenantConfig::Protect;
+  EXPECT_EQ(TenantRules(0, P::kNone), "");  // the defaults say nothing
+  EXPECT_EQ(TenantRules(2, P::kNone),
+            "jobs within their VC's quota go before borrowers of 2 queues earlier");
+  EXPECT_EQ(TenantRules(-1, P::kOtherVcs),
+            "strict quotas: every job within its VC's quota before any borrower; running jobs "
+            "within their VC's quota keep their GPUs against other VCs' jobs");
+}
+
 // Quotas rank inside the policy's queues (TenantConfig::quota_lead). dlas with a 100 GPU-s
 // boundary: A (quota 4) runs jobs 1, 2 and B (quota 4) jobs 3, 4, 2 GPUs each, from 0; at
 // 100 s they have 200 GPU-s each, in queue 1, and B submits the short jobs 5, 6, 7 (queue 0).

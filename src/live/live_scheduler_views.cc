@@ -423,6 +423,8 @@ nlohmann::json LiveScheduler::Vcs() {
   return {{"vcs", std::move(vcs)},
           {"borrow", t.borrow},
           {"half_life_hours", static_cast<double>(t.half_life) / 3.6e6},
+          {"quota_lead", t.quota_lead},
+          {"protect", ToString(t.protect)},
           {"default_vc", t.default_vc},
           {"gpus", sched_->topology().total_gpus()}};
 }
