@@ -44,8 +44,8 @@ TEST(CliInput, NumericFlagsAreRangeChecked) {
       {"serve --grace nan", "--grace: nan is not a finite number: expected a number in [0, 86400]"},
       {"serve --grace 1e300", "--grace: 1e300 is out of range: expected a number in [0, 86400]"},
       {"serve --gpus 65", "--gpus: 65 is out of range: expected an integer in 1..64"},
-      {"serve --disk-reserve 1MiB", "--disk-reserve 1048576: 8MiB to 1TiB, or 0 for none"},
-      {"serve --disk-reserve 2TiB", "--disk-reserve 2199023255552: 8MiB to 1TiB"},
+      {"serve --disk-reserve 1MiB", "--disk-reserve 1048576 bytes: 8MiB to 1TiB, or 0 for none"},
+      {"serve --disk-reserve 2TiB", "--disk-reserve 2199023255552 bytes: 8MiB to 1TiB"},
       {"serve --max-log-size 1KiB", "--max-log-size 1024: at least 65536 bytes (64KiB)"},
       {"serve --max-log-size lots", "--max-log-size: lots unit not recognized"},
       // Found by a tester: refused by name but taken as numbers (SIGSTOP froze every victim).

@@ -132,7 +132,8 @@ int Serve(const ServeFlags& f) {
   if (f.disk_reserve != 0 &&
       (f.disk_reserve < 2 * DiskReserve::kJournalRoom || f.disk_reserve > (int64_t{1} << 40))) {
     return fail(InvalidArgument(fmt::format(
-        "--disk-reserve {}: 8MiB to 1TiB, or 0 for none (serve pauses under 4 MiB free)",
+        "--disk-reserve {} bytes: 8MiB to 1TiB, or 0 for none (serve pauses under 4 MiB free "
+        "either way)",
         f.disk_reserve)));
   }
   if (f.max_log_size != 0 && f.max_log_size < kMinLogSize) {
@@ -498,7 +499,7 @@ void AddServeCommand(CLI::App& app, int& rc) {
   s->add_option("--disk-reserve", f.disk_reserve,
                 "space kept free for the journal on the state directory's file system: when it "
                 "fills, serve releases it, goes on and refuses new jobs until twice as much is "
-                "free again (0: none)")
+                "free again (8MiB to 1TiB; 0: none; either way serve pauses under 4 MiB free)")
       ->transform(CLI::AsSizeValue(false))
       ->default_str("128MiB");
   s->add_option("--keep-finished", f.keep_finished_s,

@@ -76,7 +76,9 @@ void DiskReserve::Release() {
 }
 
 DiskReserve::Change DiskReserve::Check() {
-  if (bytes_ <= 0) return {};
+  // Without a reserve (`bytes` 0) serve is never low but still pauses when full: it skipped
+  // every look, and a full disk stopped serve at its next write (found by a tester: a
+  // launch not journalled ran again after the restart).
   const int64_t now = SteadyMs();
   if (now < next_check_ms_) return {};
   next_check_ms_ = now + check_every_ms_;
@@ -85,7 +87,9 @@ DiskReserve::Change DiskReserve::Check() {
   if (!free.ok()) return {};  // nothing known: nothing changes
   free_ = *free;
   Change c;
-  if (!low_ && free_ < bytes_) {
+  if (bytes_ <= 0) {
+    // no reserve to release or make
+  } else if (!low_ && free_ < bytes_) {
     Release();
     KeepRoom();  // what this look could not take, now that there is room
     low_ = true;
@@ -137,7 +141,7 @@ std::string DiskReserve::LowReason() const {
     return fmt::format(
         "the file system of serve's state directory {} is full ({} free): serve makes no "
         "decision until {} are free, and accepts new jobs when {} are",
-        dir_, Mib(free_), Mib(kJournalRoom), Mib(2 * bytes_));
+        dir_, Mib(free_), Mib(kJournalRoom), Mib(std::max(2 * bytes_, kJournalRoom)));
   }
   return fmt::format(
       "the file system of serve's state directory {} is nearly full ({} free): new jobs are "

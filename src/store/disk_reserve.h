@@ -30,10 +30,11 @@ namespace tiresias {
 class DiskReserve {
  public:
   using FreeBytes = FreeBytesFn;
-  // `path`: the reserve file; `bytes`: its size (0: none, never low); `free`: the free space
-  // of its file system (FreeBytesOn its directory by default).
-  // Looks at the disk at most every `check_every_ms` (statvfs on a network file system is a
-  // round trip; serve steps up to 50 times a second).
+  // `path`: the reserve file; `bytes`: its size (0: none, never low, but full and paused all
+  // the same under kJournalRoom, with that room kept past the journal's end); `free`: the free
+  // space of its file system (FreeBytesOn its directory by default). Looks at the disk at most
+  // every `check_every_ms` (statvfs on a network file system is a round trip; serve steps up to 50
+  // times a second).
   DiskReserve(std::string path, int64_t bytes, FreeBytes free = nullptr, int check_every_ms = 100);
 
   struct Change {
@@ -48,7 +49,6 @@ class DiskReserve {
   // FALLOC_FL_KEEP_SIZE: their length, all their readers see, does not change), where they
   // exist and the file system allocates ahead. Not for the SQLite database file itself:
   // closing a second descriptor of it would drop SQLite's locks on it.
-  // With no reserve (`bytes` 0), none of this is done.
   void KeepRoomIn(std::vector<std::string> files) { room_in_ = std::move(files); }
   // Allocates kJournalRoom past the end of each of those files now (best effort); Check does
   // at every look.

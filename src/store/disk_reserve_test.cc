@@ -88,11 +88,22 @@ TEST(DiskReserve, ReleasedWhenLowMadeAgainAtTwiceItsSizeAndFullUnderTheJournalsR
   fs::remove_all(dir);
 }
 
-TEST(DiskReserve, SizeZeroIsNoReserveAndNeverLow) {
+// No reserve file and never low, but full (serve pauses) under the journal's room all the same:
+// it was never full, and a full disk stopped serve at its next write (found by a tester).
+TEST(DiskReserve, SizeZeroIsNoReserveAndNeverLowButFullStillPauses) {
   const fs::path dir = testing::ScratchDir("disk_reserve0");
-  DiskReserve r((dir / "tiresias.reserve").string(), 0, [] { return StatusOr<int64_t>(0); }, 0);
-  EXPECT_FALSE(r.Check().changed);
+  int64_t free = 0;
+  DiskReserve r((dir / "tiresias.reserve").string(), 0, [&] { return StatusOr<int64_t>(free); }, 0);
+  const auto c = r.Check();
+  EXPECT_TRUE(c.changed);
+  EXPECT_NE(c.message.find("serve pauses"), std::string::npos) << c.message;
   EXPECT_FALSE(r.low());
+  EXPECT_TRUE(r.full());
+  EXPECT_NE(r.LowReason().find("accepts new jobs when 4.0 MiB are"), std::string::npos)
+      << r.LowReason();
+  EXPECT_FALSE(fs::exists(dir / "tiresias.reserve"));
+  free = 100 << 20;
+  EXPECT_TRUE(r.Check().changed);
   EXPECT_FALSE(r.full());
   EXPECT_FALSE(fs::exists(dir / "tiresias.reserve"));
   fs::remove_all(dir);
