@@ -138,6 +138,9 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t no
       return FailedPrecondition(fmt::format("{}: {}.{}", path, st.message(), Choices(false)));
     }
   }
+  // Before the schema is read or written (found by a tester: a database cut to its first pages
+  // was taken for a new one, and the write of its version failed without the path).
+  if (Status st = s->QuickCheck(path); !st.ok()) return st;
   if (opts.read_only) {
     const auto v = s->GetMeta("schema");
     if (!v) {  // (it said "schema unknown ... use the tiresias that wrote it")
@@ -249,15 +252,19 @@ Status Store::CheckSchema(const std::string& path) {
   return Status::Ok();
 }
 
-Status Store::Verify(const std::string& path, bool accept_loss) {
-  {
-    Stmt q(db_, "PRAGMA quick_check");
-    if (!q.ok() || q.Step() != SQLITE_ROW || q.Text(0) != "ok") {
-      return FailedPrecondition(
-          fmt::format("{}: the database is damaged (SQLite quick_check: {}).{}", path,
-                      q.ok() ? q.Text(0) : sqlite3_errmsg(db_), Choices(false)));
-    }
+Status Store::QuickCheck(const std::string& path) {
+  Stmt q(db_, "PRAGMA quick_check");
+  if (!q.ok() || q.Step() != SQLITE_ROW || q.Text(0) != "ok") {
+    std::string what = q.ok() ? q.Text(0) : sqlite3_errmsg(db_);
+    // Its page-by-page findings can run to kilobytes: the start says enough.
+    if (what.size() > 300) what = what.substr(0, 300) + " ...";
+    return FailedPrecondition(fmt::format("{}: the database is damaged (SQLite quick_check: {}).{}",
+                                          path, what, Choices(false)));
   }
+  return Status::Ok();
+}
+
+Status Store::Verify(const std::string& path, bool accept_loss) {
   // Recompute the chain; note the sum at the head's row on the way.
   auto head = ReadJournalHead(head_path_);
   // Beside a running serve, which rewrites the head in place at each commit, a read may meet

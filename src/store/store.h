@@ -124,6 +124,8 @@ class Store {
   explicit Store(sqlite3* db) : db_(db) {}
   Status Exec(const char* sql);
   Status CheckSchema(const std::string& path);
+  // SQLite's quick_check, before anything is read: a damaged file refused with the choices.
+  Status QuickCheck(const std::string& path);
   // quick_check, the checksum chain, the head file; sets last_seq_, last_sum_, max_job_.
   Status Verify(const std::string& path, bool accept_loss);
   // After a commit: the head file follows the journal.

@@ -273,6 +273,33 @@ TEST(Store, RefusesAJournalThatWasAltered) {
   fs::remove_all(dir);
 }
 
+// A database cut to its first pages is refused as damaged, with its path and the choices
+// (found by a tester: "set schema: database disk image is malformed", with or without
+// --accept-journal-loss: it was taken for a new database and its version written first).
+TEST(Store, ADatabaseCutToItsFirstPagesIsRefusedAsDamaged) {
+  for (const int keep : {4096, 8192}) {
+    SCOPED_TRACE(keep);
+    fs::path dir = testing::ScratchDir("store_cut_" + std::to_string(keep));
+    const fs::path db = dir / "t.db";
+    WriteJournal(db, 200);
+    Sql(db, "PRAGMA wal_checkpoint(TRUNCATE);");  // in the database file itself
+    WriteJournal(db, 5);                          // and a few in its -wal file, as serve leaves it
+    fs::resize_file(db, static_cast<uintmax_t>(keep));
+    for (const bool accept : {false, true}) {
+      auto s = Store::Open(db.string(), 5000, {.accept_journal_loss = accept});
+      ASSERT_FALSE(s.ok());
+      const std::string m = s.status().message();
+      EXPECT_TRUE(m.starts_with(db.string() + ": ")) << m;
+      EXPECT_TRUE(m.find("damaged") != std::string::npos ||
+                  m.find("malformed") != std::string::npos)
+          << m;
+      EXPECT_NE(m.find("another --state-dir"), std::string::npos) << m;
+      EXPECT_LT(m.size(), 1500u) << m;  // its findings cut short
+    }
+    fs::remove_all(dir);
+  }
+}
+
 TEST(Store, RefusesAJournalThatLostCommittedRowsAndNeverReusesIds) {
   for (const char* damage : {"truncate", "replace"}) {
     SCOPED_TRACE(damage);
