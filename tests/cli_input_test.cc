@@ -79,6 +79,8 @@ TEST(CliInput, NumericFlagsAreRangeChecked) {
       {"sweep --trace t.csv --load 2", "--trace excludes --load"},
       {"trace stats t.csv --from-day nan", "--from-day: nan is not a finite number"},
       {sim + "--half-life nan", "--half-life: nan is not a finite number"},
+      {"serve --gpus 1 --tenants ''", "--tenants: an empty value"},
+      {sim + "--tenants ''", "--tenants: an empty value"},
       {"sweep --trace t.csv --cluster 1x1x8 --seeds 1,2 --assign-models 5",
        "--assign-models and --seeds both seed the models"},
       {"sweep --trace t.csv --cluster 1x1x8 --windows 1,2 --days 1 --from-day 3",

@@ -85,18 +85,27 @@ int Vcs(const Common& o) {
       !rules.empty()) {
     std::cout << rules << "\n";
   }
-  std::cout << fmt::format("{:<16} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10}  {}\n", "VC", "QUOTA",
-                           "RUNNING", "BORROWED", "JOBS", "WAITING", "WAIT-GPU", "USAGE-GPUH",
-                           "USERS");
+  // The VC column as wide as the longest name (up to 48; found by a tester: names cut to 16
+  // columns without a mark looked alike), and names and users escaped.
+  size_t width = 16;
+  for (const auto& v : (*r)["vcs"])
+    width = std::max(width, std::min<size_t>(48, Str(v, "name").size()));
+  const auto name_of = [&](const nlohmann::json& v) {
+    const std::string n = Str(v, "name");
+    return n.size() > width ? Clip(n, width - 1) + "~" : n;
+  };
+  std::cout << fmt::format("{:<{}} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10}  {}\n", "VC", width,
+                           "QUOTA", "RUNNING", "BORROWED", "JOBS", "WAITING", "WAIT-GPU",
+                           "USAGE-GPUH", "USERS");
   for (const auto& v : (*r)["vcs"]) {
-    std::string users = Join(v.value("users", std::vector<std::string>{}), ",");
+    std::string users = EscapeControl(Join(v.value("users", std::vector<std::string>{}), ","));
     if (Str(v, "name") == Str(*r, "default_vc"))
       users += users.empty() ? "(default)" : " (default)";
-    std::cout << fmt::format("{:<16} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10.2f}  {}\n",
-                             Clip(Str(v, "name"), 16), v.value("quota", 0),
-                             v.value("running_gpus", 0), v.value("borrowed_gpus", 0),
-                             v.value("running_jobs", 0), v.value("waiting_jobs", 0),
-                             v.value("waiting_gpus", 0), v.value("usage_gpu_hours", 0.0), users);
+    std::cout << fmt::format("{:<{}} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10.2f}  {}\n",
+                             name_of(v), width, v.value("quota", 0), v.value("running_gpus", 0),
+                             v.value("borrowed_gpus", 0), v.value("running_jobs", 0),
+                             v.value("waiting_jobs", 0), v.value("waiting_gpus", 0),
+                             v.value("usage_gpu_hours", 0.0), users);
   }
   return 0;
 }

@@ -467,7 +467,8 @@ void AddServeCommand(CLI::App& app, int& rc) {
   s->add_option("--tenants", f.tenants,
                 "virtual clusters with GPU quotas and their users (a JSON file: the README's "
                 "'Many teams'); takes effect for jobs already submitted too, and is kept "
-                "with the state: later starts without it keep it, `none` turns it off");
+                "with the state: later starts without it keep it, `none` turns it off")
+      ->check(NotEmpty());  // "" kept the stored ones without a word (found by a tester)
   s->add_option("--preempt-signal", f.preempt_signal, "signal sent to preempt (then SIGKILL)")
       ->capture_default_str();
   s->add_flag("--accept-journal-loss", f.accept_journal_loss,

@@ -358,7 +358,8 @@ void AddWhatIfCommand(CLI::App& app, int& rc) {
                 "seconds a resumed job restores (default 0: the live times already hold it)")
       ->check(NumberIn(0, 86400));
   w->add_option("--tenants", f.tenants,
-                "tenants file for the replay (default: the live tenants; `none`: no tenants)");
+                "tenants file for the replay (default: the live tenants; `none`: no tenants)")
+      ->check(NotEmpty());
   auto* submit =
       w->add_flag("--submit", f.submit, "when would a new job start and end (asks the server)");
   // Each mode's flags need it (they were taken and ignored by the other).

@@ -133,7 +133,8 @@ bool WorkloadArgs::CheckpointInterval(Duration& lo, Duration& hi) const {
 void WorkloadArgs::Add(CLI::App* c) {
   c->add_option("--tenants", tenants,
                 "VCs with GPU quotas: a tenants file (JSON, README \"Many teams\"), or `trace`: "
-                "the trace's VCs (or users) with quotas by their share of its GPU-time");
+                "the trace's VCs (or users) with quotas by their share of its GPU-time")
+      ->check(NotEmpty());
   c->add_flag("--no-borrow", no_borrow,
               "with --tenants: every VC is capped at its quota (fixed partitions, YARN-CS)");
   c->add_option("--half-life", half_life_h,

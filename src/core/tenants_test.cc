@@ -175,6 +175,19 @@ TEST(TenantsTest, FairShareKeepsARunningBorrowerForAMargin) {
   EXPECT_EQ(Brief(s->Schedule(Seconds(660))), "");
 }
 
+// A user of no VC lands in default_vc and may also name it; a user of another VC may not
+// (found by a tester: the default took root's job unnamed, and refused it named).
+TEST(TenantsTest, TheDefaultVcTakesUsersOfNoVcNamedOrNot) {
+  const TenantConfig t{.vcs = {{.name = "vision", .quota = 2, .users = {"alice"}},
+                               {.name = "shared", .quota = 2, .users = {"bob"}}},
+                       .default_vc = "shared"};
+  EXPECT_EQ(*t.VcFor("root", ""), "shared");
+  EXPECT_EQ(*t.VcFor("root", "shared"), "shared");
+  EXPECT_EQ(*t.VcFor("bob", "shared"), "shared");
+  EXPECT_EQ(t.VcFor("alice", "shared").status().code(), StatusCode::kPermissionDenied);
+  EXPECT_EQ(t.VcFor("root", "vision").status().code(), StatusCode::kPermissionDenied);
+}
+
 TEST(TenantsTest, TheRulesInWords) {
   using P = TenantConfig::Protect;
   EXPECT_EQ(TenantRules(0, P::kNone), "");  // the defaults say nothing

@@ -66,6 +66,15 @@ TEST(TenantConfigTest, ErrorsNameTheLine) {
   EXPECT_EQ(ErrorOf("{\n  \"protect\": \"all\",\n  \"vcs\": [{\"name\": \"a\"}]\n}"),
             "t.json:2: `protect` must be \"none\", \"borrowers\" or \"other_vcs\"");
   EXPECT_EQ(ErrorOf("{\n  \"borrow\": true\n}"), "t.json:1: no `vcs`: the file must list the VCs");
+  // Found by a tester: a key given twice (the last won without a word), a user name with a
+  // control character (it drove the terminal through `tiresias vcs`).
+  EXPECT_EQ(
+      ErrorOf("{\n  \"vcs\": [\n    {\"name\": \"a\", \"quota\": 4,\n     \"quota\": 7}\n  ]\n}"),
+      "t.json:4: `quota` is given twice");
+  EXPECT_EQ(ErrorOf("{\"borrow\": true, \"vcs\": [{\"name\": \"a\"}],\n\"borrow\": false}"),
+            "t.json:2: `borrow` is given twice");
+  EXPECT_EQ(ErrorOf("{\n  \"vcs\": [\n    {\"name\": \"a\", \"users\": [\"x\\u001b[2J\"]}\n  ]\n}"),
+            "t.json:3: VC `a`: a user name with a control character");
   const std::string bad = ErrorOf("{\n  \"vcs\": [\n    {\"name\": \"a\",}\n  ]\n}");
   EXPECT_EQ(bad.rfind("t.json:3: not valid JSON: syntax error", 0), 0u) << bad;
 }

@@ -254,6 +254,10 @@ Status Store::CheckSchema(const std::string& path) {
 
 Status Store::QuickCheck(const std::string& path) {
   Stmt q(db_, "PRAGMA quick_check");
+  if (sqlite3_errcode(db_) == SQLITE_NOTADB) {  // another kind of file, not a damaged journal
+    return FailedPrecondition(fmt::format(
+        "{}: not a tiresias journal (not a SQLite database: not a database serve wrote)", path));
+  }
   if (!q.ok() || q.Step() != SQLITE_ROW || q.Text(0) != "ok") {
     std::string what = q.ok() ? q.Text(0) : sqlite3_errmsg(db_);
     // Its page-by-page findings can run to kilobytes: the start says enough.
