@@ -200,6 +200,9 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
   const auto tj = Json("show " + t);
   EXPECT_EQ(tj["state"], "timeout");
   EXPECT_EQ(tj["time_limit"], "00:00:02");
+  // Ended by a signal: no exit code (it was -1; found by a tester).
+  EXPECT_TRUE(tj["exit_code"].is_null()) << tj.dump();
+  EXPECT_EQ(tj["signal"], 15) << tj.dump();
   CmdResult show_t = Cli("show " + t);
   EXPECT_NE(show_t.out.find("State=timeout"), std::string::npos) << show_t.out;
   EXPECT_NE(show_t.out.find("TimeLimit=00:00:02"), std::string::npos) << show_t.out;
@@ -211,6 +214,7 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
   const auto bj = Json("show " + b), dj = Json("show " + d), ej = Json("show " + e);
   EXPECT_EQ(bj["state"], "failed");
   EXPECT_EQ(bj["exit_code"], 3);
+  EXPECT_TRUE(bj["signal"].is_null()) << bj.dump();  // it exited (it was 0)
   // The node it ran on, as its devices (show gave Devices=0 and no node once it ended).
   EXPECT_FALSE(bj["nodes"].empty()) << bj.dump();
   EXPECT_GE(dj["first_start_ms"].get<int64_t>(), bj["end_ms"].get<int64_t>());

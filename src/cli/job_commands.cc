@@ -33,8 +33,8 @@ bool HasVc(const nlohmann::json& j) {
   return it != j.end() && it->is_string() && !it->get<std::string>().empty();
 }
 
-// "EXIT:SIGNAL" as sacct and scontrol print it: 0 for the part that does not apply (a job
-// killed by a signal has no exit code; the API says -1).
+// "EXIT:SIGNAL" as sacct and scontrol print it: 0 for the part that does not apply (null in
+// the API: a job a signal ended has no exit code).
 std::string SlurmExitCode(const nlohmann::json& j) {
   auto part = [&](const char* key) {
     const auto it = j.find(key);
@@ -266,7 +266,7 @@ void ShowOne(const Common& o, const nlohmann::json& j, const nlohmann::json* eve
   std::cout << fmt::format("   Command={}\n   WorkDir={}\n   StdOut={}\n   StdErr={}\n",
                            Join(argv, " "), Str(j, "cwd"), Str(j, "stdout_path"),
                            Str(j, "stderr_path"));
-  if (Has(j, "exit_code")) {
+  if (Has(j, "exit_code") || Has(j, "signal")) {
     std::cout << fmt::format("   ExitCode={}\n", SlurmExitCode(j));
   }
   std::cout << fmt::format("   Message={}\n", Str(j, "message"));
@@ -484,7 +484,8 @@ int History(const Common& o, const HistoryFlags& f) {
         ShownRef(j), idw, Clip(Str(j, "name"), 16), Clip(Str(j, "user"), 10), Str(j, "state"),
         IsoTime(j["submitted_at_ms"]), IsoTime(j["first_start_ms"]), IsoTime(j["end_ms"]),
         Human(elapsed), j.value("attained_gpu_s", 0.0) / 3600, j.value("preemptions", 0),
-        j.value("lost_gpu_s", 0.0) / 3600, Has(j, "exit_code") ? SlurmExitCode(j) : "-");
+        j.value("lost_gpu_s", 0.0) / 3600,
+        Has(j, "exit_code") || Has(j, "signal") ? SlurmExitCode(j) : "-");
   }
   if (!r->empty()) {
     std::cout << fmt::format("{} jobs: {:.3f} GPU-hours used, {:.3f} lost to preemptions\n",

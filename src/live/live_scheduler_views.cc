@@ -76,9 +76,10 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["preemptions"] = r.preemptions;
   j["message"] = r.message;
   // The README's stable fields are always there: null when there is none.
-  const bool exited = r.exit_code >= 0 || r.signal > 0;
-  j["exit_code"] = exited ? nlohmann::json(r.exit_code) : nlohmann::json();
-  j["signal"] = exited ? nlohmann::json(r.signal) : nlohmann::json();
+  // The part that applies (found by a tester: a job a signal ended had exit_code -1, one that
+  // exited signal 0).
+  j["exit_code"] = r.exit_code >= 0 ? nlohmann::json(r.exit_code) : nlohmann::json();
+  j["signal"] = r.signal > 0 ? nlohmann::json(r.signal) : nlohmann::json();
   if (!j.contains("dependencies")) j["dependencies"] = nlohmann::json::array();
   j["allocation"] = nullptr;
   j["kills"] = r.kills;
