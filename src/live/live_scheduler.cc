@@ -26,7 +26,9 @@ LiveScheduler::LiveScheduler(ServeConfig cfg, std::unique_ptr<Store> store,
     : cfg_(std::move(cfg)),
       store_(std::move(store)),
       executor_(std::move(executor)),
-      clock_(std::move(clock)) {}
+      clock_(std::move(clock)) {
+  store_->SetCommitSink([](const std::string& line) { std::cout << line << std::flush; });
+}
 
 Time LiveScheduler::Now() {
   last_now_ = std::max(last_now_, clock_() - store_->epoch_ms());
@@ -97,17 +99,17 @@ Status LiveScheduler::Committed(Store::Txn& txn) {
 }
 
 Status LiveScheduler::Note(const Event& e) {
-  if (cfg_.log_events && e.kind != EventKind::kTick) {
+  auto r = store_->AppendEvent(e);
+  if (!r.ok()) return r.status();
+  if (cfg_.log_events && e.kind != EventKind::kTick) {  // printed once committed
     const auto wall =
         std::chrono::system_clock::time_point(std::chrono::milliseconds(e.t + store_->epoch_ms()));
-    std::cout << fmt::format("{:%FT%T}Z {:<8} {:<9} {}\n",
-                             std::chrono::floor<std::chrono::milliseconds>(wall), ToString(e.kind),
-                             e.job == JobId() ? "" : fmt::format("job {}", JobRefOf(e.job)),
-                             Describe(e, store_->epoch_ms()))
-              << std::flush;
+    store_->OnCommit(fmt::format(
+        "{:%FT%T}Z {:<8} {:<9} {}\n", std::chrono::floor<std::chrono::milliseconds>(wall),
+        ToString(e.kind), e.job == JobId() ? "" : fmt::format("job {}", JobRefOf(e.job)),
+        Describe(e, store_->epoch_ms())));
   }
-  auto r = store_->AppendEvent(e);
-  return r.ok() ? Status::Ok() : r.status();
+  return Status::Ok();
 }
 
 Status LiveScheduler::SaveRows(const std::vector<JobId>& ids) {

@@ -380,6 +380,7 @@ Store::Txn::~Txn() {
     return;  // nothing was written (Writable refused it): nothing to roll back
   }
   if (done_) return;
+  s_.on_commit_.clear();
   (void)s_.Exec("ROLLBACK");
   s_.last_seq_ = seq_;
   s_.last_sum_ = sum_;
@@ -391,10 +392,22 @@ Status Store::Txn::Commit() {
   Status s = s_.Exec("COMMIT");
   done_ = s.ok();  // a failed COMMIT is rolled back by the destructor
   if (!done_) return s;
+  for (const std::string& text : s_.on_commit_) {
+    if (s_.sink_) s_.sink_(text);
+  }
+  s_.on_commit_.clear();
   --s_.txn_depth_;
   Status head = s_.Committed();
   ++s_.txn_depth_;  // the destructor undoes it
   return head;
+}
+
+void Store::OnCommit(std::string text) {
+  if (txn_depth_ > 0) {
+    on_commit_.push_back(std::move(text));
+  } else if (sink_) {
+    sink_(text);
+  }
 }
 
 Status Store::InsertJob(JobRecord& r) {

@@ -273,6 +273,32 @@ TEST(Store, RefusesAJournalThatWasAltered) {
   fs::remove_all(dir);
 }
 
+// serve's log of its events says only what the journal holds: a text given in a transaction
+// reaches the sink at its commit, not at all when it is rolled back (found by a tester: a
+// refused submit was logged, and its id then logged again for another job).
+TEST(Store, OnCommitTextsReachTheSinkOnlyWhenCommitted) {
+  fs::path dir = testing::ScratchDir("store_on_commit");
+  auto s = Store::Open((dir / "t.db").string(), 1000);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  std::string seen;
+  (*s)->SetCommitSink([&](const std::string& t) { seen += t; });
+  (*s)->OnCommit("outside;");  // no transaction: at once
+  EXPECT_EQ(seen, "outside;");
+  {
+    Store::Txn txn(**s);
+    (*s)->OnCommit("rolled back;");
+  }
+  EXPECT_EQ(seen, "outside;");
+  {
+    Store::Txn txn(**s);
+    (*s)->OnCommit("committed;");
+    EXPECT_EQ(seen, "outside;");  // not before the commit
+    ASSERT_TRUE(txn.Commit().ok());
+  }
+  EXPECT_EQ(seen, "outside;committed;");
+  fs::remove_all(dir);
+}
+
 // A database cut to its first pages is refused as damaged, with its path and the choices
 // (found by a tester: "set schema: database disk image is malformed", with or without
 // --accept-journal-loss: it was taken for a new database and its version written first).
