@@ -506,6 +506,15 @@ TEST(CliInput, ServeRefusesAStateDirAnotherServeAnswersOnAndStopsOnSighup) {
                   "answers on"))
       << second.out;
   EXPECT_EQ(first.Client().Get("/v1/whoami")->status, 200) << "the first one carries on";
+  // The socket removed as well (a /tmp cleaner): the database's own lock says so (found by a
+  // tester: a second serve ran on the same journal).
+  std::filesystem::remove(dir / "tiresias.sock");
+  second = RunTiresias("serve --gpus 1 --port 0 --state-dir " + dir.string());
+  EXPECT_EQ(second.rc, 1) << second.out;
+  EXPECT_TRUE(Has(second.out, "another tiresias serve is using this state directory (it holds " +
+                                  (dir / "tiresias.db").string()))
+      << second.out;
+  EXPECT_EQ(first.Client().Get("/v1/whoami")->status, 200) << "the first one carries on";
   first.Stop(SIGHUP);
   EXPECT_FALSE(std::filesystem::exists(dir / "tiresias.addr")) << "stopped cleanly";
   EXPECT_TRUE(Has(ReadAll(dir / "serve.out"), "SIGHUP: stopping")) << ReadAll(dir / "serve.out");

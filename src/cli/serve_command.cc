@@ -262,6 +262,33 @@ int Serve(const ServeFlags& f) {
       !s.ok()) {
     return fail(s);
   }
+  // The database itself too: the lock file may be removed with the socket (a /tmp cleaner),
+  // and a second serve then ran on the same journal (found by a tester). An flock on a
+  // descriptor kept open for serve's life (a record lock would be dropped whenever SQLite
+  // closes a descriptor of the file). A child forked to launch a job shares it until it
+  // execs (O_CLOEXEC), so a successor of a serve killed mid-launch asks again for 2 s.
+  const fs::path db_path = dir / "tiresias.db";
+  if (const int db_fd = open(db_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600); db_fd >= 0) {
+    bool held = false;
+    for (int again = 0; again < 20; ++again) {
+      if (flock(db_fd, LOCK_EX | LOCK_NB) == 0) {
+        held = true;
+        break;
+      }
+      if (errno != EWOULDBLOCK) {
+        held = true;  // no flock here (some network file systems): the lock file decides
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!held) {
+      return fail(FailedPrecondition(fmt::format(
+          "{}: another tiresias serve is using this state directory (it holds {}; its lock "
+          "file was removed)",
+          dir.string(), db_path.string())));
+    }
+    // (kept open, never closed: see above)
+  }
   // Room for the journal on a full disk, released before the journal is opened if the disk
   // is full now (a restart after a write failed for want of space).
   cfg.disk = std::make_shared<DiskReserve>((dir / "tiresias.reserve").string(), f.disk_reserve);
