@@ -20,13 +20,13 @@ bool SlurmExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std
   j.spec.job = job;
   j.spec.job_dir = job_dir;
   const SlurmJob* s = Seen(p.pid);
-  if (!s || s->comment != Tag(job)) return false;
+  if (!s || !IsOurs(job, job_dir, *s)) return false;
   // The journal's Slurm job is the job's (ReadExit reads it next), unless a fresh one replaced
   // it: then it is cancelled, and a newer job carries the tag (Open chose that one).
   bool superseded = false;
   if (s->state == "CANCELLED") {
     for (auto it = seen_.upper_bound(s->id); it != seen_.end() && !superseded; ++it) {
-      superseded = it->second.comment == s->comment;
+      superseded = it->second.comment == Tag(job);
     }
   }
   if (!superseded) j.slurm_id = s->id;
