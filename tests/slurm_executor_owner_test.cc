@@ -1,6 +1,7 @@
 // The Slurm executor against what a job's owner can do to its Slurm job behind tiresias's
-// back (scontrol update): a changed comment never makes a running job look vanished (it ran
-// twice). On a real one-node Slurm cluster (tests/slurm_executor_fixture.h).
+// back (scontrol update, scontrol release): a changed comment never makes a running job look
+// vanished (it ran twice); a release of a held job never launched runs nothing. On a real
+// one-node Slurm cluster (tests/slurm_executor_fixture.h).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -49,6 +50,39 @@ TEST_F(SlurmExecutorTest, ARunningJobWhoseOwnerChangedItsCommentStaysOursAndRuns
   ASSERT_TRUE(end) << Squeue(sid, "%T %r");
   EXPECT_FALSE(end->lost) << end->Describe();
   EXPECT_FALSE(end->cancelled) << end->Describe();
+}
+
+TEST_F(SlurmExecutorTest, AnOutsideReleaseOfAHeldJobNeverLaunchedRunsNothing) {
+  // Regression (exploratory test): the owner's `scontrol release` of the held Slurm job of a
+  // job tiresias had not launched yet (an afterok dependent, a `submit -H` job) ran its
+  // command, and nothing of it was journalled. Its attempt file said attempt 0 only; it now
+  // says stopped until a launch writes it. Fails without the fix: output.log has the
+  // command's banner.
+  // Polled only after each batch of commands: the executor would hold the released job
+  // again at its next snapshot, which here must not come before Slurm starts it.
+  auto x = Open("release");
+  ASSERT_TRUE(x);
+  const LaunchSpec spec = Spec(1, {"echo", "RAN-THE-COMMAND"});
+  Prepared(*x, spec);
+  const int64_t sid = x->SlurmId(JobId(1));
+  ASSERT_GT(sid, 0);
+  // The snapshot after the submission first: none comes after the release.
+  ASSERT_TRUE(
+      WaitFor([&] { return x->EngineState(JobId(1)).find("PENDING") != std::string::npos; }, 10s));
+  ASSERT_EQ(cluster_->Sh(fmt::format("scontrol release {}", sid)).rc, 0);
+  const fs::path log = fs::path(spec.job_dir) / "output.log";
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        (void)x->Poll();
+        const std::string out = testing::ReadAll(log);
+        return out.find("RAN-THE-COMMAND") != std::string::npos ||
+               out.find("stopped before it started") != std::string::npos;
+      },
+      30s))
+      << Squeue(sid, "%T %r");
+  const std::string out = testing::ReadAll(log);
+  EXPECT_EQ(out.find("RAN-THE-COMMAND"), std::string::npos) << out;
+  EXPECT_NE(out.find("stopped before it started"), std::string::npos) << out;
 }
 
 }  // namespace
