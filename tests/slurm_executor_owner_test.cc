@@ -1,6 +1,7 @@
 // The Slurm executor against what a job's owner can do to its Slurm job behind tiresias's
-// back (scontrol update, scontrol release): a changed comment never makes a running job look
-// vanished (it ran twice); a release of a held job never launched runs nothing. On a real
+// back (scontrol update, scontrol release), and Slurm's own time limit: a changed comment
+// never makes a running job look vanished (it ran twice); a release of a held job never
+// launched runs nothing; Slurm's TIMEOUT ends the run timed out, not failed. On a real
 // one-node Slurm cluster (tests/slurm_executor_fixture.h).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -83,6 +84,31 @@ TEST_F(SlurmExecutorTest, AnOutsideReleaseOfAHeldJobNeverLaunchedRunsNothing) {
   const std::string out = testing::ReadAll(log);
   EXPECT_EQ(out.find("RAN-THE-COMMAND"), std::string::npos) << out;
   EXPECT_NE(out.find("stopped before it started"), std::string::npos) << out;
+}
+
+TEST_F(SlurmExecutorTest, SlurmsOwnTimeLimitEndsTheRunTimedOutNotFailed) {
+  // Regression (exploratory test): a run Slurm ended at a time limit of its own (`scontrol
+  // update TimeLimit=1`, or `--sbatch-arg=--time=...`) ended the job "failed ... exit 143:
+  // Slurm job N TIMEOUT". It is now reported timed out (the live scheduler ends the job
+  // `timeout`). Fails without the fix: timed_out is false. (Slurm checks limits about every
+  // 30 s: this takes 1-1.5 minutes.)
+  auto x = Open("timeout", 500ms);
+  ASSERT_TRUE(x);
+  const int64_t sid = RunningSleep(*x);
+  ASSERT_NE(sid, 0);
+  ASSERT_EQ(cluster_->Sh(fmt::format("scontrol update JobId={} TimeLimit=1", sid)).rc, 0);
+  std::optional<ExitInfo> end;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (const ExitInfo& e : x->Poll()) end = e;
+        return end.has_value();
+      },
+      150s))
+      << Squeue(sid, "%T %r");
+  EXPECT_TRUE(end->timed_out) << end->Describe();
+  EXPECT_FALSE(end->lost) << end->Describe();
+  EXPECT_FALSE(end->cancelled) << end->Describe();
+  EXPECT_NE(end->reason.find("TIMEOUT"), std::string::npos) << end->Describe();
 }
 
 }  // namespace
