@@ -25,8 +25,9 @@ TEST_F(SlurmExecutorTest, ARunningJobWhoseOwnerChangedItsCommentStaysOursAndRuns
   // Regression (exploratory test): `scontrol update JobId=S Comment=mine` on a running job
   // made the executor read it as vanished ("Slurm no longer knows job S"): the run was
   // reported lost and a fresh Slurm job ran the job a second time while the first kept
-  // running. The recorded id is the job's identity (its batch script tells a reissued id);
-  // the comment is a hint. Fails without the fix: the lost exit is reported within a poll.
+  // running; a restarted serve did not adopt it either. The recorded id is the job's identity
+  // (its batch script tells a reissued id); the comment is a hint. Fails without the fix:
+  // the lost exit is reported within a poll.
   auto x = Open("comment", 250ms);
   ASSERT_TRUE(x);
   const int64_t sid = RunningSleep(*x);
@@ -45,9 +46,15 @@ TEST_F(SlurmExecutorTest, ARunningJobWhoseOwnerChangedItsCommentStaysOursAndRuns
       << x->EngineState(JobId(1));
   // No second Slurm job for it.
   EXPECT_EQ(testing::Trimmed(cluster_->Sh("squeue -h -t all -o %i").out), std::to_string(sid));
-  // And it is still stopped as ours.
-  ASSERT_TRUE(x->Signal({.pid = static_cast<int>(sid), .start_ticks = 0}, SIGTERM).ok());
-  const std::optional<ExitInfo> end = NextExit(*x);
+  // After a restart too (Adopt finds it by its recorded id, not its comment), and it is
+  // still stopped as ours.
+  x.reset();
+  auto y = Open("comment", 250ms);
+  ASSERT_TRUE(y);
+  const ProcessRef ref{.pid = static_cast<int>(sid), .start_ticks = 0};
+  ASSERT_TRUE(y->Adopt(JobId(1), 0, ref, Spec(1, {"sleep", "300"}).job_dir));
+  ASSERT_TRUE(y->Signal(ref, SIGTERM).ok());
+  const std::optional<ExitInfo> end = NextExit(*y);
   ASSERT_TRUE(end) << Squeue(sid, "%T %r");
   EXPECT_FALSE(end->lost) << end->Describe();
   EXPECT_FALSE(end->cancelled) << end->Describe();
