@@ -38,6 +38,7 @@ struct FakeWorld {
     int code = 0, sig = 0;
     bool reported = false;
     bool lost = false, cancelled = false;  // how a cluster engine may end it
+    bool timed_out = false;                // the engine's own time limit ended it (TIMEOUT)
     bool done_file = false;                // it left its done file (TIRESIAS_DONE_FILE)
   };
   std::map<int, P> procs;  // pid -> process
@@ -169,8 +170,10 @@ class FakeRunner : public Executor {
             .signal = p.sig,
             .cancelled = p.cancelled,
             .lost = p.lost,
+            .timed_out = p.timed_out,
             .reason = p.lost        ? "NODE_FAIL on n1"
                       : p.cancelled ? "scancel by bob"
+                      : p.timed_out ? "Slurm job 48 TIMEOUT (TimeLimit)"
                                     : "",
             .completed = p.done_file};
   }

@@ -80,16 +80,24 @@ TEST_F(SlurmExecutorTest, AKillFromAStaleSnapshotNeverCancelsTheRequeuedJob) {
 
 TEST_F(SlurmExecutorTest, ASlurmIdThatNoLongerCarriesTheJobsTagIsNeverActedOn) {
   // Slurm gives ids out again after its state is reset, so a job id serve remembers may name
-  // someone else's job. Simulated by changing the comment (the tag) of our held job: serve
-  // treats its job as gone (submitted again when it launches) and leaves the other alone.
+  // someone else's job: serve treats its job as gone (submitted again when it launches) and
+  // leaves the other alone. Simulated by an sbatch that answers with the id of someone
+  // else's held job (a slurmctld started clean gives out ids from where it stopped here). Not
+  // by a changed comment, as before: its owner may change that, and the job is still ours
+  // (tests/slurm_executor_owner_test.cc); the other job runs another batch script.
+  const fs::path bin = FaultyTools();
+  const std::string other = testing::Trimmed(
+      cluster_->Sh("sbatch --parsable --hold --comment=someone-else --wrap 'sleep 60'").out);
+  const int64_t first = ParseInt(other).value_or(0);
+  ASSERT_GT(first, 0) << other;
+  Put(bin / "sbatch",
+      fmt::format("#!/bin/sh\n/usr/bin/sbatch \"$@\" >/dev/null && echo {}\n", first));
   auto x = Open("reuse");
   ASSERT_TRUE(x);
   const LaunchSpec spec = Spec(1, {"sleep", "60"});
   Prepared(*x, spec);
-  const int64_t first = x->SlurmId(JobId(1));
-  ASSERT_GT(first, 0);
-  ASSERT_EQ(cluster_->Sh(fmt::format("scontrol update JobId={} Comment=someone-else", first)).rc,
-            0);
+  ASSERT_EQ(x->SlurmId(JobId(1)), first);
+  Put(bin / "sbatch", "#!/bin/sh\nexec /usr/bin/sbatch \"$@\"\n");
   Refresh(*x);  // the loop's Poll then decides
   ASSERT_TRUE(WaitFor(
       [&] {

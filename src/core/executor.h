@@ -82,8 +82,12 @@ struct ExitInfo {
   //   cancelled: someone cancelled the job in the engine (scancel): the job is cancelled;
   //   lost: the run was lost to the infrastructure (its node failed, the engine requeued it):
   //         not the job's end, it is requeued and resumes from its checkpoint.
+  //   timed_out: the engine ended the run at a time limit of its own (Slurm's TIMEOUT: a
+  //         --time of the submission, or one set on the job since): the job times out, as
+  //         at tiresias's own limit.
   bool cancelled = false;
   bool lost = false;
+  bool timed_out = false;
   std::string reason;  // the engine's words ("Slurm: NODE_FAIL on node3"), "" when none
   // The attempt left its done file (TIRESIAS_DONE_FILE): the job says its work is complete.
   // With exit 0 it ends the job as finished, also after a preemption signal (it is not run

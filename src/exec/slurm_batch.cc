@@ -40,6 +40,12 @@ std::string AttemptFile(const std::string& job_dir) {
   return (fs::path(job_dir) / "slurm-attempt.env").string();
 }
 
+std::string UnlaunchedAttemptVars() {
+  // Without the mark an outside release ran the command of a job never launched (an afterok
+  // dependent, a `submit -H` job), and nothing of it was journalled.
+  return "TIRESIAS_ATTEMPT=0\nTIRESIAS_STOPPED=1\n";
+}
+
 std::map<std::string, std::string> ReadAttemptFile(const std::string& job_dir) {
   std::map<std::string, std::string> out;
   std::ifstream in(AttemptFile(job_dir));

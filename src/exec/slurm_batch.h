@@ -26,6 +26,10 @@ std::string SlurmLiteral(std::string_view path);
 // `<job_dir>/slurm-attempt.env` and its KEY=VALUE lines.
 std::string AttemptFile(const std::string& job_dir);
 std::map<std::string, std::string> ReadAttemptFile(const std::string& job_dir);
+// What slurm-attempt.env says before the job's first launch writes it: attempt 0, stopped. A
+// release of the held Slurm job by anyone else (its owner can) then runs nothing: the batch
+// script exits at its start, as it does for a stop that came before it.
+std::string UnlaunchedAttemptVars();
 // The attempt slurm-attempt.env was written for; nullopt when it names none.
 std::optional<int64_t> RecordedAttempt(const std::map<std::string, std::string>& vars);
 // "0:4,1:4" <-> [(0, 4), (1, 4)]: the core's nodes and GPU counts of an attempt

@@ -78,6 +78,16 @@ TEST(SlurmBatch, AScriptToldToStopBeforeItStartedRunsNothingAndAKilledOneEndsKil
   r = run("TIRESIAS_STOPPED=1\nTIRESIAS_KILLED=1\n");  // a stop, then its kill
   EXPECT_EQ(r.signal, SIGKILL);
   EXPECT_FALSE(std::filesystem::exists(ran));
+  // Before its first launch (the attempt file Prepare writes): a release by someone else
+  // (the job's owner can) runs nothing. Regression: the file said only TIRESIAS_ATTEMPT=0,
+  // and the command ran; this fails without UnlaunchedAttemptVars' stop.
+  std::ofstream(AttemptFile(dir.string())) << UnlaunchedAttemptVars();
+  auto unlaunched = RunCommand({"/bin/bash", script_path}, std::chrono::seconds(10));
+  ASSERT_TRUE(unlaunched.ok()) << unlaunched.status().message();
+  EXPECT_EQ(unlaunched->exit_code, 0) << unlaunched->Summary();
+  EXPECT_NE(unlaunched->out.find("stopped before it started"), std::string::npos)
+      << unlaunched->out;
+  EXPECT_FALSE(std::filesystem::exists(ran));
   r = run("");
   EXPECT_TRUE(r.ok()) << r.Summary();
   EXPECT_TRUE(std::filesystem::exists(ran));

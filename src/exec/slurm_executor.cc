@@ -257,7 +257,18 @@ const SlurmJob* SlurmExecutor::Ours(const Job& j) const {
   const SlurmJob* s = Seen(j.slurm_id);
   // An id Slurm gave out again (its state was reset) to a job that is not this one: ours is
   // gone, and the other job is never acted on.
-  return s && s->comment == Tag(j.id) ? s : nullptr;
+  return s && IsOurs(j.id, j.job_dir, *s) ? s : nullptr;
+}
+
+bool SlurmExecutor::IsOurs(JobId id, const std::string& job_dir, const SlurmJob& s) const {
+  if (s.comment == Tag(id)) return true;
+  // The recorded id is the job's identity; the comment only finds jobs whose id was never
+  // recorded. Its owner may change it (scontrol update Comment=): that job, read as vanished,
+  // was replaced and ran twice. An id Slurm reissued runs another script than this job's.
+  if (s.command.empty() || job_dir.empty()) return false;
+  std::error_code ec;
+  const std::filesystem::path script = std::filesystem::absolute(job_dir, ec) / "slurm-batch.sh";
+  return !ec && std::filesystem::path(s.command).lexically_normal() == script.lexically_normal();
 }
 
 int64_t SlurmExecutor::SlurmId(JobId job) const {

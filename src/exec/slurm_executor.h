@@ -284,7 +284,11 @@ class SlurmExecutor : public Executor {
   Job& Track(JobId id, const std::string& job_dir);
   Job* Find(JobId id);                           // mu_ held
   const SlurmJob* Seen(int64_t slurm_id) const;  // mu_ held; in the latest snapshot
-  const SlurmJob* Ours(const Job& j) const;      // mu_ held; Seen, if it carries j's tag
+  const SlurmJob* Ours(const Job& j) const;      // mu_ held; Seen, if IsOurs
+  // Whether `s`, the Slurm job recorded for job `id`, is still that job: it carries the tag,
+  // or runs the job's batch script (its owner may change the comment; an id Slurm gave out
+  // again after a clean restart runs another script).
+  bool IsOurs(JobId id, const std::string& job_dir, const SlurmJob& s) const;
   std::string Tag(JobId id) const;
   // The comment of a held Slurm job that gave its place (GivePlace), before the job's id: no
   // tag parse accepts it.

@@ -337,7 +337,7 @@ std::vector<SlurmExecutor::Op> SlurmExecutor::RunBatch(std::vector<Op> ops) {
       // Still being stopped (e.g. started outside tiresias), or the job it replaced (its
       // processes may still write the checkpoint): later.
       if ((s && SlurmActive(s->state)) ||
-          (replaced && replaced->comment == Tag(o.job) && SlurmActive(replaced->state))) {
+          (replaced && IsOurs(o.job, j->job_dir, *replaced) && SlurmActive(replaced->state))) {
         retry.push_back(o);
         continue;
       }

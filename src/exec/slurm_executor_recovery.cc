@@ -20,13 +20,13 @@ bool SlurmExecutor::Adopt(JobId job, int attempt, const ProcessRef& p, const std
   j.spec.job = job;
   j.spec.job_dir = job_dir;
   const SlurmJob* s = Seen(p.pid);
-  if (!s || s->comment != Tag(job)) return false;
+  if (!s || !IsOurs(job, job_dir, *s)) return false;
   // The journal's Slurm job is the job's (ReadExit reads it next), unless a fresh one replaced
   // it: then it is cancelled, and a newer job carries the tag (Open chose that one).
   bool superseded = false;
   if (s->state == "CANCELLED") {
     for (auto it = seen_.upper_bound(s->id); it != seen_.end() && !superseded; ++it) {
-      superseded = it->second.comment == s->comment;
+      superseded = it->second.comment == Tag(job);
     }
   }
   if (!superseded) j.slurm_id = s->id;
@@ -159,6 +159,13 @@ ExitInfo SlurmExecutor::ExitOf(const Job& j, const SlurmJob* s) const {
   } else if (s->state == "NODE_FAIL" || s->state == "PREEMPTED" || s->state == "BOOT_FAIL") {
     e.lost = !stopped;
     e.reason = fmt::format("Slurm job {} {} on {}", s->id, s->state, Join(s->nodes, ","));
+  } else if (s->state == "TIMEOUT" && !stopped) {
+    // Slurm's own time limit ended it (a --time of the submission, or one set since): the
+    // job's timeout, not a failure by the SIGTERM Slurm sent (exit 143). After our stop,
+    // that stop's end (the stop's SIGTERM and Slurm's look alike).
+    e.timed_out = true;
+    e.reason = fmt::format("Slurm job {} TIMEOUT{}", s->id,
+                           s->reason.empty() || s->reason == "None" ? "" : " (" + s->reason + ")");
   } else if (s->state != "COMPLETED" && s->state != "FAILED") {
     e.reason = fmt::format("Slurm job {} {}{}", s->id, s->state,
                            s->reason.empty() || s->reason == "None" ? "" : " (" + s->reason + ")");

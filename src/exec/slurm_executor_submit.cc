@@ -108,9 +108,10 @@ Status SlurmExecutor::SubmitNow(JobId id) {
       !s.ok())
     return s;
   (void)::chmod(script.c_str(), 0755);
-  // Until the first release the attempt file must exist (the script sources it).
+  // Until the first release the attempt file must exist (the script sources it), and say
+  // stopped: only a launch of tiresias's writes one that runs the command.
   if (!fs::exists(AttemptFile(dir.string()))) {
-    (void)WriteFileAtomically(AttemptFile(dir.string()), "TIRESIAS_ATTEMPT=0\n");
+    (void)WriteFileAtomically(AttemptFile(dir.string()), UnlaunchedAttemptVars());
     (void)::chmod(AttemptFile(dir.string()).c_str(), 0644);
   }
   // The natural shape; every release sets the real one.

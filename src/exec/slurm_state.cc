@@ -352,6 +352,7 @@ StatusOr<std::vector<SlurmJob>> ParseSqueueJson(std::string_view text) {
     s.id = Int(j, "job_id");
     s.name = Str(j, "name");
     s.comment = Str(j, "comment");
+    s.command = Str(j, "command");
     s.user = Str(j, "user_name");
     s.partition = Str(j, "partition");
     s.state = JobState(j);

@@ -25,6 +25,9 @@ namespace tiresias {
 struct SlurmJob {
   int64_t id = 0;
   std::string name, comment, user, partition;
+  // The batch script's path as sbatch was given it ("" when Slurm does not say): a job's
+  // owner can change its comment (scontrol update), never this.
+  std::string command;
   std::string state;   // PENDING, RUNNING, COMPLETING, COMPLETED, FAILED, CANCELLED, NODE_FAIL...
   std::string reason;  // state_reason: JobHeldUser, Resources, NonZeroExitCode, ...
   std::vector<std::string> nodes;  // the allocation, expanded ("" while pending)

@@ -26,6 +26,8 @@ TEST(SlurmState, SqueueJsonOfARealCluster) {
   const SlurmJob& a = (*jobs)[0];
   EXPECT_EQ(a.id, 1);
   EXPECT_EQ(a.comment, "tiresias:1:5");
+  // Its batch script: what identifies it once its owner changed the comment.
+  EXPECT_EQ(a.command, "/tmp/slurm-tmp/c1/jobs/t.sh");
   EXPECT_EQ(a.state, "RUNNING");
   EXPECT_EQ(a.nodes, (std::vector<std::string>{"node2", "node3"}));
   EXPECT_EQ(a.node_gpus, (std::vector<int>{3, 3}));

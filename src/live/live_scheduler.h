@@ -382,7 +382,8 @@ class LiveScheduler {
   void UpdateEligibility(Time now, std::vector<JobId>& changed);
   // Stops jobs past their time limit; returns when the next one is due.
   Time EnforceTimeLimits(Time now, std::vector<JobId>& changed);
-  void EndAsTimeout(JobRecord& rec, Time now, const std::string& how);
+  // Ends `rec` timed out; `engines`: at the engine's own limit (Slurm's TIMEOUT), not tiresias's.
+  void EndAsTimeout(JobRecord& rec, Time now, const std::string& how, bool engines = false);
   void SampleCluster(Time now);
   int FragmentedGpus() const;
   static double SecondsSince(std::chrono::steady_clock::time_point t);

@@ -153,6 +153,12 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
     rec.message = "run lost (" + what + "); relaunching from its checkpoint";
     return;
   }
+  if (e.timed_out && !done) {
+    // The engine's time limit ended it (Slurm's TIMEOUT): its end is a timeout, not a failure
+    // (it read "failed ... exit 143").
+    EndAsTimeout(rec, now, what, /*engines=*/true);
+    return;
+  }
   const bool ok = done || (e.exit_code == 0 && e.signal == 0);
   Journal({.t = now,
            .kind = EventKind::kFinish,
@@ -331,7 +337,7 @@ Time LiveScheduler::EnforceTimeLimits(Time now, std::vector<JobId>& changed) {
   return next;
 }
 
-void LiveScheduler::EndAsTimeout(JobRecord& rec, Time now, const std::string& how) {
+void LiveScheduler::EndAsTimeout(JobRecord& rec, Time now, const std::string& how, bool engines) {
   // Its run not launched yet, its end is the core's too (a finish: the policies learn its
   // service). One told to stop at its limit had its run ended in the core then.
   if (const Job* cj = sched_->Find(rec.id); cj && !cj->ended()) {
@@ -343,8 +349,11 @@ void LiveScheduler::EndAsTimeout(JobRecord& rec, Time now, const std::string& ho
   }
   to_launch_.erase(rec.id);
   rec.timing_out = false;
+  // The engine's limit is not tiresias's (which the job may not have).
   EndRecord(rec, LiveState::kTimeout, now,
-            fmt::format("time limit {} reached ({})", SlurmTime(*rec.time_limit), how));
+            engines || !rec.time_limit
+                ? fmt::format("the engine's time limit reached ({})", how)
+                : fmt::format("time limit {} reached ({})", SlurmTime(*rec.time_limit), how));
 }
 
 void LiveScheduler::Ended(JobRecord& rec, LiveState state, Time now, std::string message) {
