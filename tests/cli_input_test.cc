@@ -80,7 +80,6 @@ TEST(CliInput, NumericFlagsAreRangeChecked) {
       {"trace stats t.csv --from-day nan", "--from-day: nan is not a finite number"},
       {sim + "--half-life nan", "--half-life: nan is not a finite number"},
       {"serve --gpus 1 --tenants ''", "--tenants: an empty value"},
-      {sim + "--tenants ''", "--tenants: an empty value"},
       {"sweep --trace t.csv --cluster 1x1x8 --seeds 1,2 --assign-models 5",
        "--assign-models and --seeds both seed the models"},
       {"sweep --trace t.csv --cluster 1x1x8 --windows 1,2 --days 1 --from-day 3",
@@ -199,24 +198,6 @@ TEST(CliInput, ACommandsOwnOptionWithoutDashDashSaysWhereItGoes) {
     EXPECT_EQ(r.rc, 2) << typo << ": " << r.out;
     EXPECT_TRUE(Has(r.out, "did you mean --gpus?")) << typo << ": " << r.out;
     EXPECT_FALSE(Has(r.out, "put -- before")) << typo << ": " << r.out;
-  }
-}
-
-// A misspelled command is named, with the nearest command of the same level: `simulate
-// --trace x` got only "A subcommand is required ... did you mean trace?" (from the flag
-// --trace), and `trace synthesize -o x` also "-o: no such option".
-TEST(CliInput, AnUnknownCommandIsNamedWithTheNearestOne) {
-  for (const auto& [line, message] :
-       {std::pair{"simulate --trace x", "simulate: no such command of tiresias; did you mean sim?"},
-        {"trace synthesize -o x.csv",
-         "synthesize: no such command of tiresias trace; did you "
-         "mean synth?"},
-        {"token frobnicate", "frobnicate: no such command of tiresias token (its commands: "}}) {
-    const CmdResult r = RunTiresias(line);
-    EXPECT_EQ(r.rc, 2) << line << ": " << r.out;
-    EXPECT_TRUE(Has(r.out, message)) << line << ": " << r.out;
-    EXPECT_FALSE(Has(r.out, "did you mean trace?")) << line << ": " << r.out;
-    EXPECT_FALSE(Has(r.out, "no such option")) << line << ": " << r.out;
   }
 }
 

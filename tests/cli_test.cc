@@ -281,4 +281,21 @@ TEST(Cli, ReportTextCannotCloseItsScript) {
   EXPECT_NE(page.find("\\u003c/script>\\u003cscript>alert(1)"), std::string::npos);  // data
 }
 
+// A misspelled command is named, with the nearest command of the same level: `simulate
+// --trace x` got only "A subcommand is required ... did you mean trace?" (from the flag
+// --trace), and `trace synthesize -o x` also "-o: no such option".
+TEST(Cli, AnUnknownCommandIsNamedWithTheNearestOne) {
+  for (const auto& [line, message] :
+       {std::pair{"simulate --trace x", "simulate: no such command of tiresias; did you mean sim?"},
+        {"trace synthesize -o x.csv",
+         "synthesize: no such command of tiresias trace; did you mean synth?"},
+        {"token frobnicate", "frobnicate: no such command of tiresias token (its commands: "}}) {
+    const Result r = Tiresias(line);
+    EXPECT_EQ(r.rc, 2) << line << ": " << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << line << ": " << r.out;
+    EXPECT_EQ(r.out.find("did you mean trace?"), std::string::npos) << line << ": " << r.out;
+    EXPECT_EQ(r.out.find("no such option"), std::string::npos) << line << ": " << r.out;
+  }
+}
+
 }  // namespace

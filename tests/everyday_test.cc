@@ -198,11 +198,8 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
       << cj.dump();
   EXPECT_TRUE(cj["first_start_ms"].is_null());  // it never ran
   const auto tj = Json("show " + t);
-  EXPECT_EQ(tj["state"], "timeout");
-  EXPECT_EQ(tj["time_limit"], "00:00:02");
-  // Ended by a signal: no exit code (it was -1; found by a tester).
-  EXPECT_TRUE(tj["exit_code"].is_null()) << tj.dump();
-  EXPECT_EQ(tj["signal"], 15) << tj.dump();
+  EXPECT_TRUE(tj["state"] == "timeout" && tj["time_limit"] == "00:00:02") << tj.dump();
+  EXPECT_TRUE(tj["exit_code"].is_null() && tj["signal"] == 15) << tj.dump();  // exit_code was -1
   CmdResult show_t = Cli("show " + t);
   EXPECT_NE(show_t.out.find("State=timeout"), std::string::npos) << show_t.out;
   EXPECT_NE(show_t.out.find("TimeLimit=00:00:02"), std::string::npos) << show_t.out;
@@ -213,8 +210,7 @@ TEST_F(EverydayTest, ArrayDependenciesHoldAndTimeLimitTellTheSameStoryAsSlurm) {
   // d ran only after b ended; e only after d.
   const auto bj = Json("show " + b), dj = Json("show " + d), ej = Json("show " + e);
   EXPECT_EQ(bj["state"], "failed");
-  EXPECT_EQ(bj["exit_code"], 3);
-  EXPECT_TRUE(bj["signal"].is_null()) << bj.dump();  // it exited (it was 0)
+  EXPECT_TRUE(bj["exit_code"] == 3 && bj["signal"].is_null()) << bj.dump();  // signal was 0
   // The node it ran on, as its devices (show gave Devices=0 and no node once it ended).
   EXPECT_FALSE(bj["nodes"].empty()) << bj.dump();
   EXPECT_GE(dj["first_start_ms"].get<int64_t>(), bj["end_ms"].get<int64_t>());

@@ -100,6 +100,15 @@ bool LogPump::Room(size_t n) {
   return room_;
 }
 
+void LogPump::Closing() {
+  StartAgainIfRemoved();
+  if (dropping_ > 0) {
+    Note(fmt::format("{} bytes of the job's output were dropped while the disk was full",
+                     dropping_));
+  }
+  dropping_ = -1;
+}
+
 void LogPump::Write(std::string_view data) {
   StartAgainIfRemoved();
   while (!data.empty() && !fds_.empty()) {

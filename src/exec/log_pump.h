@@ -47,6 +47,10 @@ class LogPump {
   // A log deleted by hand is started again (looked at every `recheck_ms`; Write does, and
   // the shim before a line of its own).
   void StartAgainIfRemoved();
+  // Before the shim's last line: the log started again if deleted, and the count of output
+  // dropped for want of room if it is still being dropped (found by a tester: said only when
+  // the job wrote again with room back, so a job that did not lost it).
+  void Closing();
   int rotations() const { return rotations_; }
   int64_t dropped() const { return dropped_total_; }  // bytes of output dropped in all
 

@@ -140,6 +140,29 @@ TEST_F(LogPumpTest, OutputIsDroppedWhileTheDiskIsNearlyFullAndCountedWhenThereIs
       << log;
 }
 
+// Output still being dropped when the command ends is counted before the shim's last line
+// (found by a tester: the count came only with a later write, and a job that wrote no more
+// lost it). Closing says it once; a second close says nothing more.
+TEST_F(LogPumpTest, OutputStillDroppedAtTheEndIsCountedThen) {
+  int64_t free = 1'000'000;
+  LogPump pump(
+      log_, 0, 1000, {fd_}, [&]() -> StatusOr<int64_t> { return free; },
+      /*recheck_ms=*/0);
+  pump.Write("first....\n");
+  free = 1'005;
+  pump.Write("dropped..\n");
+  pump.Closing();
+  pump.Closing();
+  const std::string log = testing::ReadAll(log_);
+  EXPECT_TRUE(
+      log.ends_with("==== tiresias: 10 bytes of the job's output were dropped while the "
+                    "disk was full ====\n"))
+      << log;
+  EXPECT_EQ(log.find("bytes of the job's output were dropped"),
+            log.rfind("bytes of the job's output were dropped"))
+      << log;
+}
+
 TEST_F(LogPumpTest, AWriteThatFailsIsDroppedAndNeverBlocks) {
   // /dev/full fails every write with ENOSPC: all 4 KiB counted as dropped, and Write returns.
   const int full = open("/dev/full", O_WRONLY | O_CLOEXEC);

@@ -428,7 +428,7 @@ int RunShim(const std::vector<std::string>& args) {
   }
   if (why[0] >= 0) close(why[0]);
   ExitInfo info{.exit_code = rec.exit_code, .signal = rec.signal};
-  if (log) log->StartAgainIfRemoved();  // (its last line in a log deleted by hand was lost)
+  if (log) log->Closing();  // (its last line in a log deleted by hand was lost)
   Say("command ended: " + info.Describe());
   if (Status s = WriteExitFile(a.exit_file, rec); !s.ok()) Say(s.message());
   return rec.signal > 0 ? 128 + rec.signal : rec.exit_code;

@@ -75,9 +75,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["engine_state"] = executor_->EngineState(r.id);  // "" locally
   j["preemptions"] = r.preemptions;
   j["message"] = r.message;
-  // The README's stable fields are always there: null when there is none.
-  // The part that applies (found by a tester: a job a signal ended had exit_code -1, one that
-  // exited signal 0).
+  // The README's stable fields, always there: null when none (a tester saw exit_code -1).
   j["exit_code"] = r.exit_code >= 0 ? nlohmann::json(r.exit_code) : nlohmann::json();
   j["signal"] = r.signal > 0 ? nlohmann::json(r.signal) : nlohmann::json();
   if (!j.contains("dependencies")) j["dependencies"] = nlohmann::json::array();
