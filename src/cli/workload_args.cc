@@ -251,15 +251,15 @@ void SpeedFlags::Add(CLI::App* c) {
 
 StatusOr<std::pair<std::shared_ptr<const SpeedModel>, std::string>> SpeedFlags::Load() const {
   const auto given = [](const CLI::Option* o) { return o && o->count() > 0; };
+  auto bw = ParseLinkBandwidths(link_bw);  // checked with --speed off too (a review)
+  if (!bw.ok()) return bw.status();
+  auto mode = ParseCommMode(comm);
+  if (!mode.ok()) return mode.status();
   // (--speed off reads no files: naming one is harmless, as in a loop over --speed values.)
   if (speed == "off") {
     return std::make_pair(std::shared_ptr<const SpeedModel>(),
                           std::string("off (every placement at packed speed)"));
   }
-  auto bw = ParseLinkBandwidths(link_bw);
-  if (!bw.ok()) return bw.status();
-  auto mode = ParseCommMode(comm);
-  if (!mode.ok()) return mode.status();
   auto m = LoadLinkSpeedModel(profiles, compute_times, *bw, *mode);
   if (!m.ok()) {
     const std::string msg = m.status().message();

@@ -119,15 +119,6 @@ TEST(PolicyOptions, GittinsSpecificChecks) {
   EXPECT_EQ(Error("dlas", {"threshold_quantiles=0.5", "history=/nonexistent/h.csv"}),
             "policy dlas: option history: /nonexistent/h.csv: cannot open: No such file or "
             "directory");
-  // dlas reads the history only for threshold_quantiles: its options alone were taken and
-  // ignored, an unreadable file too.
-  for (const char* o : {"history=/nonexistent/h.csv", "online=true", "history_batch=5"}) {
-    const std::string name = std::string(o).substr(0, std::string(o).find('='));
-    EXPECT_EQ(Error("dlas", {o}),
-              "policy dlas: " + name +
-                  " takes threshold_quantiles (the thresholds are then quantiles of the "
-                  "history); without it dlas does not read the history");
-  }
   EXPECT_EQ(Error("gittins", {"quantum=0"}),
             "policy gittins: option quantum=0: out of range: expected a number in [0.001, "
             "315360000000000]");

@@ -105,15 +105,20 @@ void Scheduler::TenantWalk(Time now, std::vector<uint32_t>& victims,
     auto end = aside.begin();
     while (end != aside.end() && end->k0 <= upto) ++end;
     if (tenants_.half_life > 0) {
-      // Fair share that remembers: the VC that used least of its weight borrows first; a
-      // running borrower with a margin (kFairShareHysteresis), so that lent GPUs do not
-      // change hands at every pass.
-      const double margin =
-          kFairShareHysteresis * static_cast<double>(tenants_.half_life);  // per GPU
+      // Fair share that remembers: the VC that used least of its weight borrows first. A VC's
+      // running borrowers lower its key by a margin per GPU they hold (fair_share_margin), so
+      // that lent GPUs do not change hands at every pass; one key per VC keeps the policy's
+      // order inside it (a review: a margin per running job put a VC's long-running borrower
+      // ahead of its own shorter waiting one).
+      std::vector<double> held(vc_quota_.size(), 0);
+      for (auto it = aside.begin(); it != end; ++it) {
+        if (it->running)
+          held[static_cast<size_t>(jobs_[it->slot].tenant)] += jobs_[it->slot].gpus();
+      }
+      const double margin = tenants_.fair_share_margin * static_cast<double>(tenants_.half_life);
       const auto share = [&](const Aside& a) {
-        const Job& j = jobs_[a.slot];
-        const auto v = static_cast<size_t>(j.tenant);
-        return (vc_usage_[v] - (a.running ? margin * j.gpus() : 0)) / tenants_.vcs[v].weight;
+        const auto v = static_cast<size_t>(jobs_[a.slot].tenant);
+        return (vc_usage_[v] - margin * held[v]) / tenants_.vcs[v].weight;
       };
       std::stable_sort(aside.begin(), end,
                        [&](const Aside& a, const Aside& b) { return share(a) < share(b); });

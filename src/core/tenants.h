@@ -21,7 +21,8 @@ struct Tenant {
   std::vector<std::string> users;  // who submits to it (the first VC listing a user is default)
 };
 
-// The fair-share margin of a running borrower, in half-lives per GPU (TenantConfig::half_life):
+// The default fair-share margin of a running borrower's VC, in half-lives per GPU it borrows
+// (TenantConfig::half_life, fair_share_margin):
 // with a half-life of 1 h, a 1-GPU borrower runs ~6 min beyond an even share before another
 // VC's borrower may take its GPU.
 inline constexpr double kFairShareHysteresis = 0.1;
@@ -39,6 +40,10 @@ struct TenantConfig {
   // without that margin the lent GPUs changed hands on every pass, as each holder's service
   // passed the other's (found by a tester: 4.6x the preemptions).
   Duration half_life = 0;
+  // That margin, in half-lives per GPU (the tenants file's `fair_share_margin`). Journals
+  // written before it had none and replay with 0: the core re-decides starts and preemptions
+  // on replay, so the margin must be the one that decided them (a review).
+  double fair_share_margin = kFairShareHysteresis;
   // How quotas rank against the ordering policy's priority classes (k0: the queues of dlas
   // and gittins). A job within its VC's quota in queue q goes before borrowers of queues
   // q - quota_lead and later. 0 (default): queue first, then quota: a short job of any VC

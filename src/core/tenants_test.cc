@@ -198,6 +198,22 @@ TEST(TenantsTest, TheRulesInWords) {
             "within their VC's quota keep their GPUs against other VCs' jobs");
 }
 
+// The margin is one per VC, so the policy's order inside a VC stands (a review: a margin per
+// running job put A's long-running borrower ahead of its own short waiting one). Strict quotas
+// (one lend for every class), half-life 1 h, A (quota 0) borrows C's 8 GPUs: job 1 runs from
+// 0 and passes the 100,000 GPU-s boundary at 12,500 s; at 13,000 s A's job 2 arrives in queue 0.
+// Both are A's, with one key: policy order, 2 before 1: preempt 1, start 2.
+TEST(TenantsTest, FairShareKeepsThePolicysOrderInsideAVc) {
+  TenantConfig t{.vcs = {{.name = "A", .quota = 0}, {.name = "C", .quota = 8}},
+                 .half_life = Seconds(3600)};
+  t.quota_lead = -1;
+  auto s = Make(std::move(t));
+  Submit(*s, 1, 8, "A", 0);
+  EXPECT_EQ(Brief(s->Schedule(0)), "start 1");
+  Submit(*s, 2, 8, "A", Seconds(13000));
+  EXPECT_EQ(Brief(s->Schedule(Seconds(13000))), "preempt 1, start 2");
+}
+
 // Quotas rank inside the policy's queues (TenantConfig::quota_lead). dlas with a 100 GPU-s
 // boundary: A (quota 4) runs jobs 1, 2 and B (quota 4) jobs 3, 4, 2 GPUs each, from 0; at
 // 100 s they have 200 GPU-s each, in queue 1, and B submits the short jobs 5, 6, 7 (queue 0).

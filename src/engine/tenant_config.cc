@@ -178,6 +178,12 @@ StatusOr<TenantConfig> ParseTenantConfig(const std::string& text, const std::str
         return check.Error(at, "`half_life_hours` must be a number of hours in [0, 87600]");
       }
       cfg.half_life = static_cast<Duration>(std::llround(v.get<double>() * 3.6e6));
+    } else if (key == "fair_share_margin") {
+      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 ||
+          v.get<double>() > 10) {
+        return check.Error(at, "`fair_share_margin` must be a number of half-lives in [0, 10]");
+      }
+      cfg.fair_share_margin = v.get<double>();
     } else if (key == "quota_lead") {
       const auto lead = IntIn(v, -1, 1000);
       if (!lead) {
@@ -198,7 +204,8 @@ StatusOr<TenantConfig> ParseTenantConfig(const std::string& text, const std::str
       if (!v.is_array() || v.empty()) return check.Error(at, "`vcs` must be a list of VCs");
     } else {
       return check.Error(at, fmt::format("unknown key `{}` (expected vcs, borrow, "
-                                         "half_life_hours, quota_lead, protect, default_vc)",
+                                         "half_life_hours, fair_share_margin, quota_lead, "
+                                         "protect, default_vc)",
                                          key));
     }
   }
@@ -286,6 +293,7 @@ json TenantConfigToJson(const TenantConfig& cfg) {
   json out = {{"vcs", std::move(vcs)},
               {"borrow", cfg.borrow},
               {"half_life_hours", static_cast<double>(cfg.half_life) / 3.6e6},
+              {"fair_share_margin", cfg.fair_share_margin},
               {"quota_lead", cfg.quota_lead},
               {"protect", ToString(cfg.protect)}};
   if (!cfg.default_vc.empty()) out["default_vc"] = cfg.default_vc;

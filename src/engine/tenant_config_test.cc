@@ -137,6 +137,10 @@ TEST(TenantConfigTest, JsonRoundTrips) {
   EXPECT_EQ(back->vcs[0].users, (std::vector<std::string>{"x", "y"}));
   EXPECT_EQ(back->vcs[1].quota, -1);
   EXPECT_DOUBLE_EQ(back->vcs[1].weight, 2.5);
+  EXPECT_DOUBLE_EQ(back->fair_share_margin, kFairShareHysteresis);  // the default, written out
+  auto margin = ParseTenantConfig(R"({"fair_share_margin": 0.5, "vcs": [{"name": "a"}]})", "m");
+  ASSERT_TRUE(margin.ok()) << margin.status().message();
+  EXPECT_DOUBLE_EQ(margin->fair_share_margin, 0.5);
   EXPECT_TRUE(TenantConfigToJson(TenantConfig{}).is_null());
 }
 

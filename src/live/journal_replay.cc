@@ -48,6 +48,8 @@ Status ReplayInput(Scheduler& core, const EventRow& row,
       auto parsed = ParseTenantConfig(config.dump(), fmt::format("journal event {}", row.seq));
       if (!parsed.ok()) return IoError(parsed.status().message());
       tenants = std::move(*parsed);
+      // Written before the margin existed: the decisions it replays were made without one.
+      if (!config.contains("fair_share_margin")) tenants.fair_share_margin = 0;
     }
     if (Status s = core.SetTenants(std::move(tenants), e.t); !s.ok()) {
       return IoError(fmt::format("journal event {} (tenants): {}", row.seq, s.message()));

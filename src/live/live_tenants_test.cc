@@ -6,7 +6,11 @@
 #include <fstream>
 
 #include "cli/whatif.h"
+#include "live/journal_replay.h"
 #include "live_fixture.h"
+#include "placement/registry.h"
+#include "policy/registry.h"
+#include "test_files.h"
 
 namespace tiresias {
 namespace {
@@ -131,6 +135,25 @@ TEST_F(LiveSchedulerTest, AVcReturningToItsQuotaGetsItBackWithinOneGracePeriod) 
                                                    "quota of 2"),
             std::string::npos)
       << job["message"];
+}
+
+// A tenants event written before the fair-share margin existed replays without one: the core
+// re-decides starts and preemptions on replay, and the margin must be the one that decided
+// them (a review); one written since keeps its own.
+TEST(JournalReplayTenants, AnOlderTenantsEventReplaysWithoutTheFairShareMargin) {
+  for (const bool has_margin : {false, true}) {
+    auto p = MakeOrderingPolicy("dlas", {}, TestFiles());
+    auto pl = MakePlacementPolicy("count", {}, TestFiles());
+    Scheduler core(*Topology::Create(1, 1, 4), std::move(*p), std::move(*pl));
+    nlohmann::json config = {
+        {"half_life_hours", 1},
+        {"vcs", {{{"name", "a"}, {"quota", 2}}, {{"name", "b"}, {"quota", 2}}}}};
+    if (has_margin) config["fair_share_margin"] = 0.25;
+    const EventRow row{
+        .seq = 1, .event = {.t = 0, .kind = EventKind::kTenants, .detail = {{"config", config}}}};
+    ASSERT_TRUE(ReplayInput(core, row, [](JobId) { return nullptr; }).ok());
+    EXPECT_DOUBLE_EQ(core.tenants().fair_share_margin, has_margin ? 0.25 : 0.0);
+  }
 }
 
 // whatif checks the replay's tenants before it runs and says where they come from (found by a

@@ -78,16 +78,6 @@ PolicyInfo DlasInfo() {
             auto q = QueueDiscipline::FromOptions("policy dlas", v, kDlasDefaultThresholds);
             if (!q.ok()) return q.status();
             std::optional<GittinsIndex> history;
-            // The history's options shape threshold_quantiles only (taken and ignored before:
-            // an unreadable history=FILE passed; found by a tester). gittins always reads it.
-            for (const char* o : {"history", "online", "history_batch"}) {
-              if (!q->adaptive() && v.given(o)) {
-                return InvalidArgument(fmt::format(
-                    "policy dlas: {} takes threshold_quantiles (the thresholds are then "
-                    "quantiles of the history); without it dlas does not read the history",
-                    o));
-              }
-            }
             if (q->adaptive()) {  // the history is read only when thresholds follow it
               auto samples = data.GpuTimeHistory(v.Str("history"));
               if (!samples.ok())

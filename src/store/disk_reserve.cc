@@ -57,8 +57,7 @@ bool DiskReserve::Make() {
   return made;
 }
 
-void DiskReserve::KeepRoom() const {
-  if (bytes_ <= 0) return;
+void DiskReserve::KeepRoom() const {  // (with no reserve too: the room is the journal's)
   for (const std::string& file : room_in_) {
     const int fd = open(file.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0) continue;  // not made yet
