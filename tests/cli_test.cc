@@ -298,4 +298,15 @@ TEST(Cli, AnUnknownCommandIsNamedWithTheNearestOne) {
   }
 }
 
+// A serve that fails after it took the journal's lock leaves no empty database behind (a
+// review: read-only commands then called the file "not a tiresias journal").
+TEST(Cli, AServeThatFailsToStartLeavesNoEmptyDatabase) {
+  auto dir = TempDir("serve_fails");
+  std::filesystem::create_directories(dir / "tiresias.token");  // cannot be written
+  Result r = Tiresias("serve --gpus 1 --port 0 --state-dir " + dir.string());
+  EXPECT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("cannot write the API token"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "tiresias.db"));
+}
+
 }  // namespace

@@ -268,6 +268,16 @@ int Serve(const ServeFlags& f) {
   // closes a descriptor of the file). A child forked to launch a job shares it until it
   // execs (O_CLOEXEC), so a successor of a serve killed mid-launch asks again for 2 s.
   const fs::path db_path = dir / "tiresias.db";
+  // A start that fails before the journal is opened leaves no empty database behind (a
+  // review: read-only commands then called it "not a tiresias journal").
+  struct RemoveIfStillEmpty {
+    fs::path path;
+    bool armed;
+    ~RemoveIfStillEmpty() {
+      std::error_code e;
+      if (armed && fs::file_size(path, e) == 0 && !e) fs::remove(path, e);
+    }
+  } unmade{db_path, !fs::exists(db_path, ec)};
   if (const int db_fd = open(db_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600); db_fd >= 0) {
     bool held = false;
     for (int again = 0; again < 20; ++again) {
@@ -311,6 +321,7 @@ int Serve(const ServeFlags& f) {
       (dir / "tiresias.db").string(), WallMs(),
       Store::Options{.fsync_commits = f.fsync, .accept_journal_loss = f.accept_journal_loss});
   if (!store.ok()) return fail(store.status());
+  unmade.armed = false;
   cfg.disk->KeepRoom();  // its WAL is there now
   for (const auto& w : (*store)->warnings()) std::cerr << "tiresias serve: warning: " << w << "\n";
 
