@@ -65,12 +65,18 @@ const CLI::App* Parsed(const CLI::App& app) {
   return at;
 }
 
-std::vector<std::string> Choices(const CLI::App& app) {
-  const CLI::App* at = Parsed(app);
+// The commands of `at` a user may name (not the hidden ones, `_shim`).
+std::vector<std::string> CommandNames(const CLI::App& at) {
   std::vector<std::string> out;
-  for (const CLI::App* sub : at->get_subcommands({})) {
+  for (const CLI::App* sub : at.get_subcommands({})) {
     if (!sub->get_name().starts_with("_")) out.push_back(sub->get_name());
   }
+  return out;
+}
+
+std::vector<std::string> Choices(const CLI::App& app) {
+  const CLI::App* at = Parsed(app);
+  std::vector<std::string> out = CommandNames(*at);
   for (const CLI::Option* o : at->get_options()) {
     for (const auto& l : o->get_lnames()) out.push_back("--" + l);
   }
@@ -215,10 +221,7 @@ int main(int argc, char** argv) {
     if (what.find("A subcommand is required") != std::string::npos) {
       if (auto unknown = tiresias::UnknownCommand(app, argc, argv)) {
         const auto& [word, parent] = *unknown;
-        std::vector<std::string> names;
-        for (const CLI::App* sub : parent->get_subcommands({})) {
-          if (!sub->get_name().starts_with("_")) names.push_back(sub->get_name());
-        }
+        const std::vector<std::string> names = tiresias::CommandNames(*parent);
         auto near = tiresias::Closest(word, names);
         for (const auto& n : names) {  // `simulate` for sim, `synthesize` for synth
           if (!near && n.size() >= 3 && (word.starts_with(n) || n.starts_with(word))) near = n;

@@ -318,7 +318,7 @@ int Serve(const ServeFlags& f) {
   auto ids = Identities::Open(*token, (dir / "tiresias.tokens").string(), geteuid());
   if (!ids.ok()) return fail(ids.status());
   auto store = Store::Open(
-      (dir / "tiresias.db").string(), WallMs(),
+      db_path.string(), WallMs(),
       Store::Options{.fsync_commits = f.fsync, .accept_journal_loss = f.accept_journal_loss});
   if (!store.ok()) return fail(store.status());
   unmade.armed = false;

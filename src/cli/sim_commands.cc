@@ -127,7 +127,10 @@ Status CheckOptionsReachARun(const std::vector<RunSpec>& runs,
   return Status::Ok();
 }
 
-nlohmann::json ConfigJson(const SimConfig& c, const std::string& source) {
+// `thresholds`: the policy's fixed queue thresholds (OrderingPolicy::queue_thresholds, read when
+// the run was validated), which no option declares as a default (they depend on the count).
+nlohmann::json ConfigJson(const SimConfig& c, const std::string& source,
+                          const std::vector<Service>& thresholds) {
   // What was given, and every option's value in the run, defaults included (only what was
   // given was recorded: the shipped queues and thresholds were not; found by a tester).
   const auto in_effect = [](const auto& registry, const std::string& name,
@@ -136,12 +139,9 @@ nlohmann::json ConfigJson(const SimConfig& c, const std::string& source) {
     return v.ok() ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
   nlohmann::json policy = in_effect(OrderingPolicies(), c.policy, c.policy_opts);
-  // The thresholds the queue count implies (no declared default: it depends on the count).
-  if (auto p = c.data ? MakeOrderingPolicy(c.policy, c.policy_opts, *c.data)
-                      : StatusOr<std::unique_ptr<OrderingPolicy>>(InvalidArgument(""));
-      p.ok() && !(*p)->queue_thresholds().empty() && policy.is_object()) {
+  if (!thresholds.empty() && policy.is_object()) {
     std::vector<std::string> t;
-    for (Service s : (*p)->queue_thresholds()) t.push_back(fmt::format("{}", ToSeconds(s)));
+    for (Service s : thresholds) t.push_back(fmt::format("{}", ToSeconds(s)));
     policy["thresholds"] = Join(t, ",");
     policy["queues"] = std::to_string(t.size() + 1);
   }
@@ -187,6 +187,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
   std::string tenants_what;
   if (!w.LoadTenants(jobs, topo, tenants, tenants_what)) return 2;
   std::vector<SimConfig> configs;
+  std::vector<std::vector<Service>> thresholds;  // each run's policy's (ConfigJson)
   auto files = std::make_shared<const FileDataSource>();
   for (const auto& r : runs) {
     SimConfig c;
@@ -226,10 +227,12 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     c.capacity = capacity;
     // Validate every run before any starts, so a typo fails at once.
     c.data = files;
-    if (auto p = MakeOrderingPolicy(c.policy, c.policy_opts, *files); !p.ok()) {
-      std::cerr << "error: " << p.status().message() << "\n";
+    auto policy = MakeOrderingPolicy(c.policy, c.policy_opts, *files);
+    if (!policy.ok()) {
+      std::cerr << "error: " << policy.status().message() << "\n";
       return 2;
     }
+    thresholds.push_back((*policy)->queue_thresholds());  // for summary.json
     if (auto p = MakePlacementPolicy(c.placement, c.placement_opts, *files); !p.ok()) {
       std::cerr << "error: " << p.status().message() << "\n";
       return 2;
@@ -284,7 +287,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     }
     if (!out_dir.empty()) {
       std::string dir = runs.size() == 1 ? out_dir : out_dir + "/" + configs[i].label;
-      nlohmann::json config = ConfigJson(configs[i], source);
+      nlohmann::json config = ConfigJson(configs[i], source, thresholds[i]);
       config["speed_model"] = speed_what;
       if (Status st = WriteRunDir(dir, *results[i], metrics.back(), config); !st.ok()) {
         std::cerr << "error: " << st.message() << "\n";

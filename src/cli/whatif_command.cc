@@ -201,13 +201,14 @@ StatusOr<WhatIfRun> ReplayJournal(const std::string& path, const WhatIfConfig& f
     }
     // An explicit file only: the live tenants may have come after jobs of users they do not
     // list had ended (serve keeps those), and the replay then says how many it rejected.
-    for (const JobSpec& spec : stream) {
-      if (f.tenants.empty()) break;
-      if (cfg.tenants.IndexOf(spec.vc) || cfg.tenants.VcFor(spec.user, "").ok()) continue;
-      return FailedPrecondition(fmt::format(
-          "{}: job {} (user {}{}) belongs to no VC of them: list its user in a VC or name a "
-          "default_vc",
-          source, spec.id.value(), spec.user, spec.vc.empty() ? "" : ", VC " + spec.vc));
+    if (!f.tenants.empty()) {
+      for (const JobSpec& spec : stream) {
+        if (cfg.tenants.IndexOf(spec.vc) || cfg.tenants.VcFor(spec.user, "").ok()) continue;
+        return FailedPrecondition(fmt::format(
+            "{}: job {} (user {}{}) belongs to no VC of them: list its user in a VC or name a "
+            "default_vc",
+            source, spec.id.value(), spec.user, spec.vc.empty() ? "" : ", VC " + spec.vc));
+      }
     }
   }
   cfg.label = "whatif " + cfg.policy + "+" + cfg.placement;

@@ -93,19 +93,19 @@ bool LogPump::Room(size_t n) {
                     "is dropped until {:.1f} MiB are free (serve --disk-reserve)",
                     static_cast<double>(*free) / kMiB, static_cast<double>(keep_free_) / kMiB));
   } else if (room_ && dropping_ >= 0) {
-    Note(fmt::format("{} bytes of the job's output were dropped while the disk was full",
-                     dropping_));
-    dropping_ = -1;
+    SayDropped();
   }
   return room_;
 }
 
+void LogPump::SayDropped() {
+  Note(fmt::format("{} bytes of the job's output were dropped while the disk was full", dropping_));
+  dropping_ = -1;
+}
+
 void LogPump::Closing() {
   StartAgainIfRemoved();
-  if (dropping_ > 0) {
-    Note(fmt::format("{} bytes of the job's output were dropped while the disk was full",
-                     dropping_));
-  }
+  if (dropping_ > 0) SayDropped();
   dropping_ = -1;
 }
 

@@ -64,6 +64,7 @@ class LogPump {
   // Whether `n` more bytes leave `keep_free` free; says when output starts or stops being
   // dropped for want of room.
   bool Room(size_t n);
+  void SayDropped();  // how much output was dropped since room ran out; no longer dropping
   void Note(const std::string& what);  // one line of tiresias' in the log
 
   std::string path_;

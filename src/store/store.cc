@@ -129,12 +129,12 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t no
   // WAL with synchronous=NORMAL: a commit is in the WAL file before it returns, so it
   // survives the daemon's crash (kill -9); FULL also fsyncs each commit (power loss).
   const char* sync = fsync_commits ? "PRAGMA synchronous=FULL;" : "PRAGMA synchronous=NORMAL;";
-  // The WAL is never truncated while open: the room serve keeps allocated past its end
-  // (DiskReserve::KeepRoomIn) stays serve's.
   // Before the schema is read or written (found by a tester: a database cut to its first pages
   // was taken for a new one, and the write of its version failed without the path), and before
   // WAL is asked for (on a file that is no database it failed first, as "damaged").
   if (Status st = s->QuickCheck(path); !st.ok()) return st;
+  // The WAL is never truncated while open: the room serve keeps allocated past its end
+  // (DiskReserve::KeepRoomIn) stays serve's.
   for (const char* sql :
        {"PRAGMA journal_mode=WAL;", "PRAGMA journal_size_limit=-1;", sync, kSchema}) {
     if (opts.read_only) break;
