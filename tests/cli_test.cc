@@ -213,6 +213,18 @@ TEST(Cli, ARunWhereNoJobWaitedSaysThePoliciesCannotDiffer) {
       << r.out;
 }
 
+// An option given but without effect is said on stderr, once, and the run goes on (a tester
+// gave dlas history= without threshold_quantiles and was not told it was ignored).
+TEST(Cli, AnOptionWithoutEffectIsSaidOnce) {
+  Result r = Tiresias(
+      "compare --synthetic 20 --cluster 1x1x8 --policies dlas,dlas+consolidate --opt "
+      "online=true");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  const std::string note = "note: policy dlas: online has no effect without threshold_quantiles\n";
+  ASSERT_NE(r.out.find(note), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(note, r.out.find(note) + 1), std::string::npos) << r.out;
+}
+
 TEST(Cli, CommModeSelectsTheSpeedModel) {
   if (!std::filesystem::exists(std::string(TIRESIAS_SHARED_DIR) + "/profiles/tensor_sizes.csv")) {
     GTEST_SKIP() << "the speed model needs ../shared/profiles/tensor_sizes.csv (absent)";

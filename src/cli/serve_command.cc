@@ -28,6 +28,7 @@
 #include "cli/flags.h"
 #include "common/atomic_file.h"
 #include "common/strings.h"
+#include "engine/core_builder.h"
 #include "engine/file_data_source.h"
 #include "engine/tenant_config.h"
 #include "exec/gpus.h"
@@ -121,6 +122,9 @@ int Serve(const ServeFlags& f) {
     if (auto p = MakeOrderingPolicy(f.policy, f.opts, files); !p.ok()) return fail(p.status());
     if (auto p = MakePlacementPolicy(f.placement, f.popts, files); !p.ok()) {
       return fail(p.status());
+    }
+    for (const auto& n : IneffectiveOptions(f.policy, f.opts, f.placement, f.popts)) {
+      std::cerr << "tiresias serve: note: " << n << "\n";
     }
   }
   if (!IsLoopback(f.host) && !f.allow_remote) {

@@ -17,6 +17,7 @@
 #include "cli/progress.h"
 #include "cli/workload_args.h"
 #include "common/strings.h"
+#include "engine/core_builder.h"
 #include "engine/file_data_source.h"
 #include "engine/tenant_config.h"
 #include "placement/registry.h"
@@ -243,6 +244,13 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     std::cerr << "error: " << st.message() << "\n";
     return 2;
   }
+  std::vector<std::string> notes;  // an option that changes nothing is said once, not dropped
+  for (const SimConfig& c : configs) {
+    for (auto& n : IneffectiveOptions(c.policy, c.policy_opts, c.placement, c.placement_opts)) {
+      if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(std::move(n));
+    }
+  }
+  for (const auto& n : notes) std::cerr << "note: " << n << "\n";
   for (const auto& [flag, path, kind] :
        {std::tuple{"--out", &out_dir, OutputKind::kDirectory},
         std::tuple{"--events", &events_path, OutputKind::kFile},

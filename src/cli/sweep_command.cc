@@ -14,6 +14,7 @@
 #include "cli/output.h"
 #include "cli/workload_args.h"
 #include "common/strings.h"
+#include "engine/core_builder.h"
 #include "engine/file_data_source.h"
 #include "sim/link_speed_model.h"
 #include "sim/simulator.h"
@@ -166,6 +167,13 @@ int RunSweepCommand(const SweepArgs& a, int& rc) {
                             .placement_opts = a.popts},
                            axes, *files, &skipped);
   if (!points.ok()) return fail(points.status().message());
+  std::set<std::string> notes;  // an option that changes nothing is said once, not dropped
+  for (const auto& p : *points) {
+    for (auto& n : IneffectiveOptions(p.policy, p.policy_opts, p.placement, p.placement_opts)) {
+      notes.insert(std::move(n));
+    }
+  }
+  for (const auto& n : notes) std::cerr << "note: " << n << "\n";
   cfg.points = std::move(*points);
   std::string what;
   if (a.synthetic > 0 && cfg.clusters.size() > 1) {

@@ -138,4 +138,26 @@ std::string DescribeOptions(const std::vector<OptionSpec>& specs) {
   return out;
 }
 
+std::vector<std::string> IneffectiveOptions(const std::string& owner,
+                                            const std::vector<OptionSpec>& specs,
+                                            const OptionValues& v) {
+  std::vector<std::string> out;
+  for (const auto& s : specs) {
+    if (!v.given(s.name)) continue;
+    std::vector<std::string> missing;
+    for (const auto& need : s.needs) {
+      const auto eq = need.find('=');
+      const std::string key = need.substr(0, eq);
+      const bool met =
+          eq == std::string::npos ? v.has(key) : v.has(key) && v.Str(key) == need.substr(eq + 1);
+      if (!met) missing.push_back(need);
+    }
+    if (!missing.empty()) {
+      out.push_back(
+          fmt::format("{}: {} has no effect without {}", owner, s.name, Join(missing, " and ")));
+    }
+  }
+  return out;
+}
+
 }  // namespace tiresias

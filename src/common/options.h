@@ -24,6 +24,10 @@ struct OptionSpec {
   double min = -std::numeric_limits<double>::infinity();
   double max = std::numeric_limits<double>::infinity();
   bool bounded() const { return min > -max && max < std::numeric_limits<double>::infinity(); }
+  // The option changes nothing unless each of these holds: "key" (that option has a value)
+  // or "key=value" (it has that value). A given option whose conditions fail is reported by
+  // IneffectiveOptions, so `history=` without `threshold_quantiles` is not silently ignored.
+  std::vector<std::string> needs = {};
 };
 
 // Validated option values; accessors return the default when the option was not given.
@@ -47,5 +51,10 @@ class OptionValues {
 StatusOr<OptionValues> ParseOptions(const std::string& owner, const std::vector<OptionSpec>& specs,
                                     const std::vector<std::string>& pairs);
 std::string DescribeOptions(const std::vector<OptionSpec>& specs);
+// One line per given option that changes nothing under `v` (its `needs` fail), naming the
+// option and what it needs: "policy dlas: history has no effect without threshold_quantiles".
+std::vector<std::string> IneffectiveOptions(const std::string& owner,
+                                            const std::vector<OptionSpec>& specs,
+                                            const OptionValues& v);
 
 }  // namespace tiresias

@@ -186,5 +186,30 @@ TEST(PlacementOptions, UnknownPlacementListsValidNames) {
   EXPECT_EQ(q.status().message(), "placement count: unknown option 'x'; valid options: (none)");
 }
 
+// A given option that changes nothing is named with what it needs: dlas reads its history only
+// for threshold_quantiles, history_batch only matters when online=true, and the learned
+// PACKLIMIT's knobs only with packlimit=learned. Options that do take effect say nothing.
+TEST(PolicyOptions, AnOptionThatChangesNothingIsNamed) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(*OrderingPolicies().Ineffective("dlas", {"history=h.csv", "online=true"}),
+            (V{"policy dlas: history has no effect without threshold_quantiles",
+               "policy dlas: online has no effect without threshold_quantiles"}));
+  EXPECT_EQ(*OrderingPolicies().Ineffective("dlas", {"history_batch=5"}),
+            V{"policy dlas: history_batch has no effect without threshold_quantiles and "
+              "online=true"});
+  EXPECT_EQ(*OrderingPolicies().Ineffective(
+                "dlas", {"threshold_quantiles=0.5", "history=h.csv", "online=true"}),
+            V{});
+  EXPECT_EQ(*OrderingPolicies().Ineffective("gittins", {"history_batch=5", "online=false"}),
+            V{"policy gittins: history_batch has no effect without online=true"});
+  EXPECT_EQ(*OrderingPolicies().Ineffective("gittins", {"history_batch=5", "online=true"}), V{});
+  EXPECT_EQ(*PlacementPolicies().Ineffective("tiresias", {"explore_every=3", "packlimit=0.2"}),
+            V{"placement tiresias: explore_every has no effect without packlimit=learned"});
+  EXPECT_EQ(*PlacementPolicies().Ineffective("tiresias", {"explore_every=3", "packlimit=learned"}),
+            V{});
+  // A bad option is an error here too, not a note.
+  EXPECT_FALSE(OrderingPolicies().Ineffective("dlas", {"knob=8"}).ok());
+}
+
 }  // namespace
 }  // namespace tiresias

@@ -75,6 +75,14 @@ class Registry {
     }
     return out;
   }
+  // The given options that change nothing under `opts` (IneffectiveOptions): said as notes by
+  // the commands that run a policy, since the run goes on without them.
+  StatusOr<std::vector<std::string>> Ineffective(const std::string& name,
+                                                 const std::vector<std::string>& opts) const {
+    auto values = Options(name, opts);
+    if (!values.ok()) return values.status();
+    return IneffectiveOptions(kind_ + " " + name, Find(name)->options, *values);
+  }
   // Every entry with its summary and options, for --help style listings.
   std::string Help() const {
     std::string out;

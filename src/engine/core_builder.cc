@@ -48,6 +48,18 @@ Status CheckOptionValues(const std::string& policy, const std::vector<std::strin
   return Status::Ok();
 }
 
+std::vector<std::string> IneffectiveOptions(const std::string& policy,
+                                            const std::vector<std::string>& policy_opts,
+                                            const std::string& placement,
+                                            const std::vector<std::string>& placement_opts) {
+  std::vector<std::string> out;
+  if (auto p = OrderingPolicies().Ineffective(policy, policy_opts); p.ok()) out = std::move(*p);
+  if (auto p = PlacementPolicies().Ineffective(placement, placement_opts); p.ok()) {
+    out.insert(out.end(), p->begin(), p->end());
+  }
+  return out;
+}
+
 namespace {
 
 // The option names of `registry`'s entry `name`; the registry's error for an unknown name.

@@ -46,6 +46,12 @@ StatusOr<std::unique_ptr<Scheduler>> BuildCore(const CoreConfig& cfg, const Data
 Status ValidatePolicies(const std::string& policy, const std::vector<std::string>& policy_opts,
                         const std::string& placement,
                         const std::vector<std::string>& placement_opts, const DataSource& data);
+// The given options of a valid policy and placement that change nothing (e.g. dlas' history=
+// without threshold_quantiles): one line each, for the driver to print as a note.
+std::vector<std::string> IneffectiveOptions(const std::string& policy,
+                                            const std::vector<std::string>& policy_opts,
+                                            const std::string& placement,
+                                            const std::vector<std::string>& placement_opts);
 // The policy's and the placement's names, and each option's name, type and range, on their
 // own: not how options go together (3 queues with 1 threshold), nor files they name.
 Status CheckOptionValues(const std::string& policy, const std::vector<std::string>& policy_opts,

@@ -70,6 +70,7 @@ PolicyInfo DlasInfo() {
                   {"running-first", "fifo"}});
   for (auto& o : QueueDiscipline::HistoryOptions()) {
     o.help = "threshold_quantiles: " + o.help;
+    o.needs.insert(o.needs.begin(), "threshold_quantiles");  // fixed thresholds read no history
     opts.push_back(std::move(o));
   }
   return {"dlas", "Discretized 2D-LAS (Tiresias-L): multi-level queues by attained GPU-time", opts,

@@ -71,7 +71,8 @@ std::vector<OptionSpec> QueueDiscipline::HistoryOptions() {
        "online: merge new samples into the history every N completions",
        {},
        1,
-       1e9},
+       1e9,
+       {"online=true"}},
   };
 }
 
