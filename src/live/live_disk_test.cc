@@ -148,6 +148,50 @@ TEST_F(LiveSchedulerTest, ANearlyFullDiskRefusesNewJobsAFullOnePausesAndRoomResu
   EXPECT_TRUE(d->Submit({.name = "d", .gpus = 1, .argv = {"train"}}).ok());
 }
 
+// The state directory moved away under serve (found by a tester: removed, it went unnoticed,
+// /v1/health said ok and every decision after it was written to a deleted file): serve
+// decides nothing, refuses requests with the path and says so in its warnings; moved back,
+// it goes on, and a restart replays what was decided. Replaced by another file: the same.
+TEST_F(LiveSchedulerTest, AJournalMovedFromItsPathPausesServeUntilItIsBack) {
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
+  world_.work[a] = 10'000;
+  const auto db = dir_ / "tiresias.db";
+  const auto aside = dir_ / "tiresias.db.aside";
+  std::filesystem::rename(db, aside);
+  auto refused = d->Submit({.name = "b", .gpus = 1, .argv = {"train"}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(refused.status().message().find(db.string() + ": the journal is gone from its path"),
+            std::string::npos)
+      << refused.status().message();
+  d->Step();
+  EXPECT_EQ((*d->Get(a))["state"], "pending");
+  EXPECT_TRUE(world_.launches.empty());
+  ASSERT_EQ(d->Warnings().size(), 1u);
+  EXPECT_NE(d->Warnings().front().find("the journal is no longer at its path"), std::string::npos)
+      << d->Warnings().front();
+  EXPECT_EQ(d->Warnings().front().find(dir_.string()), std::string::npos);  // health: no path
+
+  std::filesystem::rename(aside, db);
+  d->Step();
+  EXPECT_EQ((*d->Get(a))["state"], "running");
+  EXPECT_TRUE(d->Warnings().empty());
+
+  // Another file in its place (a copy of it restored over it): not the journal open.
+  std::filesystem::copy_file(db, aside);
+  std::filesystem::rename(aside, db);
+  EXPECT_EQ(d->Cancel(a).code(), StatusCode::kUnavailable);
+  d->Step();
+  ASSERT_EQ(d->Warnings().size(), 1u);
+  d.reset();  // a restart opens the file now at the path and goes on from it
+  d = Start();
+  EXPECT_EQ((*d->Get(a))["state"], "running");
+  EXPECT_EQ(d->List().size(), 1u);  // b was never stored
+  d->Step();
+  EXPECT_TRUE(d->Warnings().empty());
+}
+
 TEST_F(LiveSchedulerTest, AnotherProcessHoldingTheJournalsLockPausesServeInsteadOfStoppingIt) {
   // Before, a step whose transaction could not begin (SQLITE_BUSY past the 5 s timeout, here
   // 20 ms) wrote its rows without one and then stopped serve (abort). Now: a submission is

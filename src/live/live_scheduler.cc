@@ -360,11 +360,7 @@ int64_t LiveScheduler::Paused(Time now) {
 void LiveScheduler::PublishWarnings() {
   std::vector<std::string> w;
   if (cfg_.disk && (cfg_.disk->low() || cfg_.disk->full())) w.push_back(cfg_.disk->Summary());
-  if (journal_blocked_) {
-    w.push_back(
-        "the journal is locked by another process: serve makes no decision until it can "
-        "write it");
-  }
+  if (!journal_blocked_.empty()) w.push_back(journal_blocked_);
   std::lock_guard lk(warnings_mu_);
   warnings_ = std::move(w);
 }
@@ -384,18 +380,29 @@ int64_t LiveScheduler::Step() {
   {
     Store::Txn txn(*store_);
     if (!txn.begun().ok()) {
-      // Another process holds the journal's write lock past the busy timeout: the same as no
+      // Another process holds the journal's write lock past the busy timeout, or the journal
+      // is no longer at its path (Store::InPlace: found by a tester, a state directory removed
+      // under serve went unnoticed and every decision after it was lost): the same as no
       // room, decide nothing now and look again shortly.
-      if (!journal_blocked_) {
-        Warn("cannot begin a journal transaction (" + txn.begun().message() +
-             "): serve makes no decision until it can (another process holds tiresias.db?)");
+      const bool moved = txn.begun().code() == StatusCode::kUnavailable;
+      std::string why =
+          moved ? "the journal is no longer at its path in the state directory (removed, "
+                  "renamed or replaced): serve makes no decision and takes no request until it "
+                  "is back; running jobs go on"
+                : "the journal is locked by another process: serve makes no decision until it "
+                  "can write it";
+      if (journal_blocked_ != why) {
+        Warn(moved ? txn.begun().message()
+                   : "cannot begin a journal transaction (" + txn.begun().message() +
+                         "): serve makes no decision until it can (another process holds "
+                         "tiresias.db?)");
       }
-      journal_blocked_ = true;
+      journal_blocked_ = std::move(why);
       PublishWarnings();
       return Paused(now);
     }
-    if (journal_blocked_) Warn("the journal can be written again: serve goes on");
-    journal_blocked_ = false;
+    if (!journal_blocked_.empty()) Warn("the journal can be written again: serve goes on");
+    journal_blocked_.clear();
     PublishWarnings();
     if (std::exchange(paused_, false)) DrainWaitingToNow(now, pause_began_, "serve was paused");
     // Capacity before exits: a run lost with its node is then already an eviction.

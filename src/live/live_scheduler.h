@@ -458,7 +458,9 @@ class LiveScheduler {
   // How soon a step paused by a full disk (DiskReserve::full) or a journal locked by another
   // process looks again.
   static constexpr Duration kPausedRetryMs = 500;
-  bool journal_blocked_ = false;  // the last step could not begin its transaction
+  // Why the last step could not begin its transaction (a warning, without the state's path);
+  // empty when it could.
+  std::string journal_blocked_;
   // A step was paused since the last one that ran (from pause_began_): the next that runs
   // drains the jobs still waiting to launch (DrainWaitingToNow).
   bool paused_ = false;

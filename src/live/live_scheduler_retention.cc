@@ -85,7 +85,7 @@ Time LiveScheduler::RemoveEndedDirs(Time now, bool journal_now) {
 void LiveScheduler::FlushOutsideStep() {
   // Narrative rows and records (no decision): a write that fails (the disk is full) leaves
   // them for later.
-  if ((unjournalled_.empty() && unsaved_.empty()) || journal_blocked_) return;
+  if ((unjournalled_.empty() && unsaved_.empty()) || !journal_blocked_.empty()) return;
   Store::Txn txn(*store_);
   if (!txn.begun().ok()) return;
   for (const Event& e : unjournalled_) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -161,6 +162,10 @@ StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path, int64_t no
   }
   s->head_path_ = JournalHeadPath(path);
   s->read_only_ = opts.read_only;
+  s->path_ = path;
+  if (struct stat st; !opts.read_only && path != ":memory:" && ::stat(path.c_str(), &st) == 0) {
+    s->file_id_.emplace(st.st_dev, st.st_ino);
+  }
   if (Status st = s->Verify(path, opts.accept_journal_loss); !st.ok()) return st;
   if (opts.read_only) {
     auto e = s->GetMeta("epoch_ms");
@@ -368,8 +373,27 @@ Status Store::SetMeta(const std::string& key, const std::string& value) {
   return q.Step() == SQLITE_DONE ? Status::Ok() : Error("set " + key);
 }
 
+Status Store::InPlace() const {
+  if (!file_id_) return Status::Ok();
+  struct stat st;
+  if (::stat(path_.c_str(), &st) != 0) {
+    return Unavailable(fmt::format(
+        "{}: the journal is gone from its path (its directory removed or renamed?): nothing is "
+        "recorded until it is back there",
+        path_));
+  }
+  if (std::pair<uint64_t, uint64_t>(st.st_dev, st.st_ino) != *file_id_) {
+    return Unavailable(fmt::format(
+        "{}: another file replaced the journal open since the start: nothing is recorded until "
+        "the journal is back there, or serve is restarted on the new one",
+        path_));
+  }
+  return Status::Ok();
+}
+
 Store::Txn::Txn(Store& s) : s_(s), seq_(s.last_seq_), max_job_(s.max_job_), sum_(s.last_sum_) {
-  begun_ = s_.Exec("BEGIN IMMEDIATE");
+  begun_ = s_.InPlace();
+  if (begun_.ok()) begun_ = s_.Exec("BEGIN IMMEDIATE");
   if (!begun_.ok()) s_.txn_failed_ = begun_;
   ++s_.txn_depth_;
 }

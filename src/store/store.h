@@ -83,6 +83,12 @@ class Store {
   void OnCommit(std::string text);
   void SetCommitSink(std::function<void(const std::string&)> sink) { sink_ = std::move(sink); }
 
+  // Ok while the database file at Open's path is still the one open: Unavailable, naming the
+  // path, once it was removed, renamed or replaced (its directory deleted, a backup restored
+  // over it), since what is written then would not be where the next start reads it. A Txn
+  // does not begin then (serve decides nothing and refuses requests until the file is back).
+  Status InPlace() const;
+
   // Groups writes into one atomic commit.
   class Txn {
    public:
@@ -142,6 +148,10 @@ class Store {
   const Status& Writable() const { return txn_failed_; }
 
   sqlite3* db_;
+  std::string path_;  // Open's path, as InPlace looks at it
+  // The database file's identity (st_dev, st_ino) when opened; unset for readers and for
+  // databases that are no file of their own (":memory:").
+  std::optional<std::pair<uint64_t, uint64_t>> file_id_;
   int64_t epoch_ms_ = 0;
   std::string head_path_;
   bool read_only_ = false;  // Options::read_only: a reader beside serve, which writes the head
