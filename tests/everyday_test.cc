@@ -481,7 +481,8 @@ TEST_F(TenantsCliTest, AVcClaimingItsQuotaGetsItWithinOneGracePeriodAndTheCliSho
       job["first_start_ms"].get<int64_t>() - job["submitted_at_ms"].get<int64_t>();
   EXPECT_GE(waited, 1000) << "the borrower ignores SIGTERM: only SIGKILL at its grace frees it";
   EXPECT_LE(waited, 1000 + 2000) << "one grace period, plus the loop's latency";
-  EXPECT_EQ(Json("ls --vc nlp").size(), 2u);
+  EXPECT_EQ(Json("ls --vc nlp").size(), 2u);  // and a VC serve has not is said:
+  EXPECT_NE(Cli("ls --vc nlpp").out.find("no VC \"nlpp\" (VCs: vision, nlp)"), std::string::npos);
   const auto mine = Json("ls -A vision");
   ASSERT_EQ(mine.size(), 3u);
   const auto& back = mine[2];  // vision's last job gave the GPU back
@@ -498,7 +499,6 @@ TEST_F(TenantsCliTest, AVcClaimingItsQuotaGetsItWithinOneGracePeriodAndTheCliSho
   CmdResult show = Cli("show " + vision[2]);
   EXPECT_NE(show.out.find("VC=vision"), std::string::npos) << show.out;
   EXPECT_NE(show.out.find("over its quota of 2"), std::string::npos) << show.out;
-  // A VC that does not exist, and the metrics by VC.
   CmdResult bad = Cli("submit -A speech -- true");
   EXPECT_EQ(bad.rc, 1);
   EXPECT_NE(bad.out.find("VC `speech` is not one of the tenants (VCs: vision, nlp)"),

@@ -2,6 +2,7 @@
 // events (GET /v1/events), each as the caller may see them (see api_server.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -61,7 +62,24 @@ HttpResponse ApiServer::List(const HttpRequest& req, const Caller& caller, bool 
     }
     f.user = caller.user;
   }
-  if (auto v = req.query.find("vc"); v != req.query.end()) f.vc = v->second;
+  if (auto v = req.query.find("vc"); v != req.query.end()) {
+    f.vc = v->second;
+    // A VC serve does not have matches no active job: said, not an empty list (a tester's
+    // `ls --vc visoin`). History keeps the VCs of jobs that ended before a tenants change.
+    if (!history) {
+      std::vector<std::string> names;
+      for (const auto& vc : sched_.Vcs().value("vcs", nlohmann::json::array())) {
+        names.push_back(vc.value("name", ""));
+      }
+      if (std::find(names.begin(), names.end(), f.vc) == names.end()) {
+        return Fail(400, names.empty() ? fmt::format("query vc: serve has no VCs (no --tenants), "
+                                                     "so no job is in VC {}",
+                                                     Echo(f.vc))
+                                       : fmt::format("query vc: no VC {} (VCs: {})", Echo(f.vc),
+                                                     Join(names, ", ")));
+      }
+    }
+  }
   if (req.query.contains("array")) {
     auto a = QueryInt(req, "array", 0);
     if (!a.ok()) return Fail(a.status());
