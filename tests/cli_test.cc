@@ -321,4 +321,84 @@ TEST(Cli, AServeThatFailsToStartLeavesNoEmptyDatabase) {
   EXPECT_FALSE(std::filesystem::exists(dir / "tiresias.db"));
 }
 
+// The paper's YARN-CS baseline by name (found by a tester: `--policy fifo` alone takes the
+// default tiresias placement, a better baseline than the paper's): yarn-cs is fifo with
+// consolidate placement, unless --placement says otherwise.
+TEST(Cli, YarnCsIsFifoWithConsolidatePlacement) {
+  auto dir = TempDir("yarn_cs");
+  const std::string base = "sim --synthetic 20 --cluster 1x2x8 --speed off --policy yarn-cs ";
+  for (const auto& [extra, placement] :
+       {std::pair{"", "consolidate"}, std::pair{"--placement spread ", "spread"}}) {
+    Result r = Tiresias(base + extra + "--out " + (dir / placement).string());
+    ASSERT_EQ(r.rc, 0) << r.out;
+    EXPECT_NE(r.out.find(std::string("fifo+") + placement + ": 20 jobs"), std::string::npos)
+        << r.out;
+    const auto config =
+        nlohmann::json::parse(std::ifstream(dir / placement / "summary.json"))["config"];
+    EXPECT_EQ(config["policy"], "fifo");
+    EXPECT_EQ(config["placement"], placement);
+  }
+  Result two = Tiresias("sim --synthetic 20 --cluster 1x2x8 --policy fifo,dlas");
+  EXPECT_EQ(two.rc, 2);
+  EXPECT_NE(two.out.find("--policy fifo,dlas: one policy (compare runs several)"),
+            std::string::npos)
+      << two.out;
+}
+
+// compare's runs: an empty item, or a run given twice (its output replaced the other's), is
+// refused; each run writes DIR/<run>, one run too (it wrote DIR itself, unlike --out's help).
+TEST(Cli, CompareRunsAreEachGivenOnceAndWriteTheirOwnDirectory) {
+  const std::string base = "compare --synthetic 20 --cluster 1x2x8 --speed off ";
+  Result twice = Tiresias(base + "--runs fifo,fifo+tiresias");
+  EXPECT_EQ(twice.rc, 2);
+  EXPECT_NE(twice.out.find("error: run fifo+tiresias is given twice\n"), std::string::npos)
+      << twice.out;
+  Result both = Tiresias(base + "--policies dlas --runs dlas");
+  EXPECT_NE(both.out.find("given twice (--policies and --runs together run both lists)"),
+            std::string::npos)
+      << both.out;
+  Result empty = Tiresias(base + "--runs fifo,,dlas");
+  EXPECT_EQ(empty.rc, 2);
+  EXPECT_NE(empty.out.find("--runs fifo,,dlas: an empty item"), std::string::npos) << empty.out;
+  auto dir = TempDir("compare_one");
+  Result one = Tiresias(base + "--policies srtf --out " + dir.string());
+  ASSERT_EQ(one.rc, 0) << one.out;
+  EXPECT_TRUE(std::filesystem::exists(dir / "srtf+tiresias" / "summary.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "summary.json"));
+}
+
+// A run writing into a directory an earlier run wrote leaves none of the earlier run's files
+// there (found by a tester: a fifo run's forecasts.csv stayed beside a dlas run's results).
+TEST(Cli, AnEarlierRunsFilesDoNotStayInOut) {
+  auto dir = TempDir("stale");
+  const std::string base =
+      "sim --synthetic 40 --cluster 1x1x4 --speed off --out " + dir.string() + " ";
+  ASSERT_EQ(Tiresias(base + "--policy fifo --forecast-every 5").rc, 0);
+  ASSERT_TRUE(std::filesystem::exists(dir / "forecasts.csv"));
+  Result r = Tiresias(base + "--policy dlas");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir / "forecasts.csv"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "timeseries.csv"));
+}
+
+// With threshold_quantiles the queues and the thresholds derived from the history are in the
+// summary too (found by a tester: both were absent), as the thresholds a run started with
+// when the history grows online.
+TEST(Cli, SummaryRecordsThresholdsDerivedFromQuantiles) {
+  auto dir = TempDir("quantiles");
+  std::ofstream(dir / "h.csv") << "duration\n10\n20\n30\n40\n";
+  for (const std::string online : {"false", "true"}) {
+    Result r = Tiresias(
+        "sim --synthetic 20 --cluster 1x2x8 --speed off --policy dlas --opt "
+        "threshold_quantiles=0.5 --opt history=" +
+        (dir / "h.csv").string() + " --opt online=" + online + " --out " + (dir / online).string());
+    ASSERT_EQ(r.rc, 0) << r.out;
+    const auto p = nlohmann::json::parse(
+        std::ifstream(dir / online / "summary.json"))["config"]["policy_options_in_effect"];
+    EXPECT_EQ(p["queues"], "2") << p.dump();
+    EXPECT_TRUE(p[online == "true" ? "thresholds_at_start" : "thresholds"].is_string()) << p.dump();
+    EXPECT_FALSE(p.contains(online == "true" ? "thresholds" : "thresholds_at_start")) << p.dump();
+  }
+}
+
 }  // namespace

@@ -39,26 +39,53 @@ struct RunSpec {
   std::string tenancy;  // "" (as --tenants says), "shared" (no tenants), "borrow", "fixed"
 };
 
-// "fifo,dlas" with a default placement, or "fifo+consolidate,dlas+count".
-std::vector<RunSpec> ParseRuns(const std::string& list, const std::string& placement) {
+// The paper's YARN-CS baseline by name: fifo with consolidate placement. (`--policy fifo`
+// alone takes the default placement, tiresias, a better baseline than the paper's; found by a
+// tester reproducing the paper with nothing but --policy.)
+constexpr const char* kYarnCs = "yarn-cs";
+
+// "fifo,dlas" with a default placement (`placement`, or consolidate for yarn-cs unless
+// `placement_given`), or "fifo+consolidate,dlas+count"; an empty item or a run given twice
+// (its output would replace the other's) is an error naming it.
+StatusOr<std::vector<RunSpec>> ParseRuns(const std::string& list, const std::string& placement,
+                                         bool placement_given, const std::string& flag) {
   std::vector<RunSpec> out;
+  if (Trim(list).empty()) return out;
   for (auto item : Split(list, ',')) {
     item = Trim(item);
-    if (item.empty()) continue;
+    if (item.empty()) return InvalidArgument(fmt::format("{} {}: an empty item", flag, list));
     std::string tenancy;
     if (auto colon = item.find(':'); colon != std::string_view::npos) {
       tenancy = std::string(item.substr(colon + 1));
       item = item.substr(0, colon);
     }
-    auto plus = item.find('+');
-    if (plus == std::string_view::npos) {
-      out.push_back({std::string(item), placement, tenancy});
-    } else {
-      out.push_back(
-          {std::string(item.substr(0, plus)), std::string(item.substr(plus + 1)), tenancy});
+    RunSpec r{std::string(item), placement, tenancy};
+    if (auto plus = item.find('+'); plus != std::string_view::npos) {
+      r.policy = std::string(item.substr(0, plus));
+      r.placement = std::string(item.substr(plus + 1));
+    } else if (r.policy == kYarnCs && !placement_given) {
+      r.placement = "consolidate";
     }
+    if (r.policy == kYarnCs) r.policy = "fifo";
+    out.push_back(std::move(r));
   }
   return out;
+}
+
+// Each run once: two of the same policy, placement and tenancy would write one output.
+Status CheckRunsDiffer(const std::vector<RunSpec>& runs, bool both_lists) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (runs[i].policy == runs[j].policy && runs[i].placement == runs[j].placement &&
+          runs[i].tenancy == runs[j].tenancy) {
+        return InvalidArgument(
+            fmt::format("run {}+{}{} is given twice{}", runs[i].policy, runs[i].placement,
+                        runs[i].tenancy.empty() ? "" : ":" + runs[i].tenancy,
+                        both_lists ? " (--policies and --runs together run both lists)" : ""));
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 // Options for one policy: "key=value" goes to every policy that declares `key`;
@@ -128,8 +155,9 @@ Status CheckOptionsReachARun(const std::vector<RunSpec>& runs,
   return Status::Ok();
 }
 
-// `thresholds`: the policy's fixed queue thresholds (OrderingPolicy::queue_thresholds, read when
-// the run was validated), which no option declares as a default (they depend on the count).
+// `thresholds`: the policy's queue thresholds (OrderingPolicy::queue_thresholds, read when the
+// run was validated), which no option declares as a default (they depend on the count, or on
+// the history for threshold_quantiles).
 nlohmann::json ConfigJson(const SimConfig& c, const std::string& source,
                           const std::vector<Service>& thresholds) {
   // What was given, and every option's value in the run, defaults included (only what was
@@ -143,7 +171,10 @@ nlohmann::json ConfigJson(const SimConfig& c, const std::string& source,
   if (!thresholds.empty() && policy.is_object()) {
     std::vector<std::string> t;
     for (Service s : thresholds) t.push_back(fmt::format("{}", ToSeconds(s)));
-    policy["thresholds"] = Join(t, ",");
+    // Quantiles of a history that grows online: the thresholds the run started with.
+    const bool moving =
+        policy.contains("threshold_quantiles") && policy.value("online", "") == "true";
+    policy[moving ? "thresholds_at_start" : "thresholds"] = Join(t, ",");
     policy["queues"] = std::to_string(t.size() + 1);
   }
   return {{"policy", c.policy},
@@ -172,7 +203,7 @@ nlohmann::json ConfigJson(const SimConfig& c, const std::string& source,
 int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
                const std::vector<std::string>& opts, const std::vector<std::string>& popts,
                const std::string& out_dir, const std::string& events_path = "",
-               const std::string& report_path = "") {
+               const std::string& report_path = "", bool one_dir = false) {
   std::vector<JobSpec> jobs;
   Topology topo = *Topology::Create(1, 1, 1);
   std::string source;
@@ -294,7 +325,7 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
       }
     }
     if (!out_dir.empty()) {
-      std::string dir = runs.size() == 1 ? out_dir : out_dir + "/" + configs[i].label;
+      std::string dir = one_dir ? out_dir : out_dir + "/" + configs[i].label;
       nlohmann::json config = ConfigJson(configs[i], source, thresholds[i]);
       config["speed_model"] = speed_what;
       if (Status st = WriteRunDir(dir, *results[i], metrics.back(), config); !st.ok()) {
@@ -370,7 +401,9 @@ void AddSimCommands(CLI::App& app, int& rc) {
 
   auto* sim = app.add_subcommand("sim", "replay a trace with one policy and report metrics");
   sim_w.Add(sim);
-  sim->add_option("--policy", sim_policy, "ordering policy (see `tiresias policies`)")
+  sim->add_option("--policy", sim_policy,
+                  "ordering policy (see `tiresias policies`), or yarn-cs: the paper's YARN-CS "
+                  "baseline (fifo with consolidate placement)")
       ->capture_default_str();
   sim->add_option("--opt", opts, "policy option key=value (repeatable)");
   sim->add_option("--placement", placement, "placement policy")->capture_default_str();
@@ -385,14 +418,24 @@ void AddSimCommands(CLI::App& app, int& rc) {
   sim->add_option("--report", sim_report,
                   "write one self-contained HTML file: summary, JCT and queueing-delay CDFs, JCT "
                   "by job size, utilisation and queues over time (opens offline)");
-  sim->callback([&rc] {
-    rc =
-        RunCompare(sim_w, {{sim_policy, placement}}, opts, popts, out_dir, events_path, sim_report);
+  sim->callback([&rc, sim] {
+    auto run = ParseRuns(sim_policy, placement, sim->count("--placement") > 0, "--policy");
+    if (run.ok() && run->size() != 1) {
+      run = InvalidArgument("--policy " + sim_policy + ": one policy (compare runs several)");
+    }
+    if (!run.ok()) {
+      std::cerr << "error: " << run.status().message() << "\n";
+      rc = 2;
+      return;
+    }
+    rc = RunCompare(sim_w, *run, opts, popts, out_dir, events_path, sim_report, true);
   });
 
   auto* cmp = app.add_subcommand("compare", "replay a trace with several policies side by side");
   cmp_w.Add(cmp);
-  cmp->add_option("--policies", policies, "comma-separated policies, e.g. fifo,dlas,gittins,srtf");
+  cmp->add_option("--policies", policies,
+                  "comma-separated policies, e.g. yarn-cs,dlas,gittins,srtf (yarn-cs: fifo with "
+                  "consolidate placement, the paper's baseline)");
   cmp->add_option("--runs", runs,
                   "comma-separated policy+placement pairs, e.g. "
                   "fifo+consolidate,dlas+count");
@@ -406,16 +449,23 @@ void AddSimCommands(CLI::App& app, int& rc) {
                   "forecasts.csv with --forecast-every)");
   cmp->add_option("--report", cmp_report,
                   "write one self-contained HTML file comparing the runs (see sim --report)");
-  cmp->callback([&rc] {
-    auto list = ParseRuns(policies, placement);
-    auto more = ParseRuns(runs, placement);
-    list.insert(list.end(), more.begin(), more.end());
-    if (list.empty()) {
-      std::cerr << "error: give --policies or --runs\n";
+  cmp->callback([&rc, cmp] {
+    const bool given = cmp->count("--placement") > 0;
+    auto list = ParseRuns(policies, placement, given, "--policies");
+    auto more = ParseRuns(runs, placement, given, "--runs");
+    Status st = !list.ok() ? list.status() : more.status();
+    if (st.ok()) {
+      const bool both = !list->empty() && !more->empty();
+      list->insert(list->end(), more->begin(), more->end());
+      st = list->empty() ? InvalidArgument("give --policies or --runs")
+                         : CheckRunsDiffer(*list, both);
+    }
+    if (!st.ok()) {
+      std::cerr << "error: " << st.message() << "\n";
       rc = 2;
       return;
     }
-    rc = RunCompare(cmp_w, list, cmp_opts, cmp_popts, cmp_out, "", cmp_report);
+    rc = RunCompare(cmp_w, *list, cmp_opts, cmp_popts, cmp_out, "", cmp_report);
   });
 
   auto* demo = app.add_subcommand(
@@ -442,14 +492,17 @@ void AddSimCommands(CLI::App& app, int& rc) {
     std::cout << "tiresias demo: YARN-CS (fifo+consolidate) vs Tiresias (dlas and gittins with "
                  "the shipped defaults, chosen by a sweep over Philly weeks: README, \"How the "
                  "defaults were chosen\") vs the duration-knowing oracle srtf\n\n";
-    rc = RunCompare(w, ParseRuns("fifo+consolidate,dlas,gittins,srtf", SimConfig{}.placement), opts,
-                    {}, "");
+    rc = RunCompare(w, *ParseRuns("yarn-cs,dlas,gittins,srtf", SimConfig{}.placement, false, ""),
+                    opts, {}, "");
   });
 
   auto* pol = app.add_subcommand("policies", "list ordering and placement policies and options");
   pol->callback([] {
     std::cout << "ordering policies (--policy NAME --opt key=value):\n"
               << OrderingPolicies().Help()
+              << fmt::format("  {:<14} {}\n", kYarnCs,
+                             "sim and compare: fifo with consolidate placement, the paper's "
+                             "YARN-CS baseline")
               << "\nplacement policies (--placement NAME --popt key=value):\n"
               << PlacementPolicies().Help();
   });

@@ -84,8 +84,9 @@ class OrderingPolicy {
   virtual std::string Describe(const Job& job, Time now) const = 0;
   // How many queues Job::queue ranges over (multi-level queue policies); 1 for the others.
   virtual int num_queues() const { return 1; }
-  // The fixed queue thresholds (attained GPU-time at which a job moves down), for the record
-  // of a run; empty for policies without queues and thresholds that follow a history.
+  // The queue thresholds (attained GPU-time at which a job moves down) as they are now, for
+  // the record of a run (at its start: thresholds that follow an online history move later);
+  // empty for policies without queues.
   virtual std::vector<Service> queue_thresholds() const { return {}; }
 };
 

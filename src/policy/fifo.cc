@@ -30,7 +30,9 @@ class Fifo : public OrderingPolicy {
 
 PolicyInfo FifoInfo() {
   return {"fifo",
-          "submit order; stops at the first job that does not fit (YARN-CS)",
+          "submit order; stops at the first job that does not fit (YARN-CS's order; the paper's "
+          "YARN-CS baseline, with consolidate placement, is `--policy yarn-cs` in sim and "
+          "compare)",
           {},
           [](const OptionValues&, const DataSource&) -> StatusOr<std::unique_ptr<OrderingPolicy>> {
             return std::unique_ptr<OrderingPolicy>(new Fifo(false));

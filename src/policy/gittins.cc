@@ -71,9 +71,7 @@ class Gittins : public OrderingPolicy {
   }
   void OnSubmit(Job& j) const override { q_.Enter(j); }
   int num_queues() const override { return q_.num_queues(); }
-  std::vector<Service> queue_thresholds() const override {
-    return q_.adaptive() ? std::vector<Service>{} : q_.thresholds();
-  }
+  std::vector<Service> queue_thresholds() const override { return q_.thresholds(); }
   std::optional<Time> NextTransition(const Job& j, Time now) const override {
     return q_.NextTransition(j, now);
   }

@@ -371,16 +371,26 @@ Status WriteRunDir(const std::string& dir, const SimResult& r, const Metrics& m,
   if (Status st = WriteText(dir + "/jct_cdf.csv", JctCdfCsv(r), "the JCT CDF"); !st.ok()) {
     return st;
   }
-  if (!r.series.empty()) {
-    if (Status st = WriteText(dir + "/timeseries.csv", SeriesCsv(r), "the time series"); !st.ok()) {
-      return st;
+  // A file this run has no content for is removed: an earlier run's in the same directory
+  // would read as this one's (found by a tester: a fifo run's forecasts.csv beside dlas').
+  const auto optional = [&](const std::string& name, bool have, auto text,
+                            const char* what) -> Status {
+    const std::string path = dir + "/" + name;
+    if (have) return WriteText(path, text(r), what);
+    if (std::filesystem::remove(path, ec); ec) {
+      return IoError(
+          fmt::format("{}: cannot remove an earlier run's file: {}", path, ec.message()));
     }
+    return Status::Ok();
+  };
+  if (Status st = optional("timeseries.csv", !r.series.empty(), SeriesCsv, "the time series");
+      !st.ok()) {
+    return st;
   }
-  if (!r.forecasts.empty()) {
-    if (Status st = WriteText(dir + "/forecasts.csv", ForecastsCsv(r), "the start forecasts");
-        !st.ok()) {
-      return st;
-    }
+  if (Status st =
+          optional("forecasts.csv", !r.forecasts.empty(), ForecastsCsv, "the start forecasts");
+      !st.ok()) {
+    return st;
   }
   nlohmann::json summary = ToJson(m);
   summary["config"] = config;
