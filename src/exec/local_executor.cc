@@ -378,6 +378,10 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
   if (tasks > 0) argv.insert(argv.end(), {"--tasks", std::to_string(tasks)});
   if (!spec.stdout_path.empty()) argv.insert(argv.end(), {"--stdout", spec.stdout_path});
   if (!spec.stderr_path.empty()) argv.insert(argv.end(), {"--stderr", spec.stderr_path});
+  // As sbatch: the first run empties the files, later ones (after a preemption) append.
+  if (spec.attempt == 0 && (!spec.stdout_path.empty() || !spec.stderr_path.empty())) {
+    argv.insert(argv.end(), {"--open-mode", "truncate"});
+  }
   // Only for output that goes to the log: with --output, stderr follows stdout there.
   if ((max_log_size_ > 0 || log_keep_free_ > 0) && spec.stdout_path.empty()) {
     argv.insert(argv.end(), {"--log", log_path, "--log-limit", std::to_string(max_log_size_),

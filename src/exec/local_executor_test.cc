@@ -207,6 +207,31 @@ TEST_P(LocalExecutorTest, ExitCodes) {
   EXPECT_EQ(again->Describe(), why);
 }
 
+// --output as sbatch opens it (found by a tester: a resubmitted job's -o file kept every
+// earlier run's output): the first attempt empties it, a resumed one appends, and tasks of
+// one attempt keep each other's lines.
+TEST_P(LocalExecutorTest, TheFirstAttemptEmptiesItsOutputFileAndLaterOnesAppend) {
+  auto dir = TempDir("open_mode");
+  const fs::path out = dir / "out.txt";
+  std::ofstream(out) << "an earlier job's line\n";
+  LaunchSpec spec = Spec(dir, 1, "echo task-$RANK", 0);
+  spec.stdout_path = out.string();
+  spec.gpus = {{0, 0}, {0, 1}};
+  spec.tasks_per_gpu = 1;
+  ASSERT_TRUE(ex_->Launch(spec).ok());
+  ASSERT_TRUE(WaitExit(*ex_));
+  std::string text = testing::ReadAll(out);
+  EXPECT_EQ(text.find("an earlier job's line"), std::string::npos) << text;
+  EXPECT_TRUE(HasLine(text, "task-0")) << text;
+  EXPECT_TRUE(HasLine(text, "task-1")) << text;
+  spec = Spec(dir, 1, "echo resumed", 1);
+  spec.stdout_path = out.string();
+  ASSERT_TRUE(ex_->Launch(spec).ok());
+  ASSERT_TRUE(WaitExit(*ex_));
+  text = testing::ReadAll(out);
+  EXPECT_TRUE(HasLine(text, "task-0") && HasLine(text, "resumed")) << text;
+}
+
 TEST_P(LocalExecutorTest, TheDoneFileIsReportedAndAStaleOneIsRemovedBeforeTheNextLaunch) {
   // Attempt 0 leaves its done file ($TIRESIAS_DONE_FILE, in the checkpoint directory) and
   // exits 3: the exit says completed. Attempt 1 starts without it (the file spoke for attempt

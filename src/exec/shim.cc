@@ -75,8 +75,9 @@ struct ShimArgs {
   std::string cwd;       // entered by the command once it is the user; "": the shim's own
   int64_t log_limit = 0, log_keep_free = 0;
   std::optional<std::pair<uid_t, gid_t>> user;
-  int tasks = 0;    // 0: the command once, as it is; N: N tasks (one per GPU)
-  int env_fd = -1;  // the command's environment ("K=V\0" each); -1: the shim's own
+  int tasks = 0;          // 0: the command once, as it is; N: N tasks (one per GPU)
+  int env_fd = -1;        // the command's environment ("K=V\0" each); -1: the shim's own
+  bool truncate = false;  // --open-mode truncate: --stdout/--stderr emptied before the tasks
   std::vector<std::string> cmd;
 };
 
@@ -108,6 +109,9 @@ std::optional<ShimArgs> Parse(const std::vector<std::string>& args) {
       auto n = ParseInt(args[i + 1]);
       if (!n || *n < 3 || *n > 65535) return std::nullopt;
       a.env_fd = static_cast<int>(*n);
+    } else if (args[i] == "--open-mode") {
+      if (args[i + 1] != "truncate" && args[i + 1] != "append") return std::nullopt;
+      a.truncate = args[i + 1] == "truncate";
     } else if (args[i] == "--tasks") {
       auto n = ParseInt(args[i + 1]);
       if (!n || *n < 1 || *n > 4096) return std::nullopt;
@@ -180,7 +184,8 @@ std::vector<std::string> CommandEnv(int fd) {
          fmt::format("cannot enter the working directory {}{}: {}", a.cwd,
                      a.user ? fmt::format(" as uid {}", a.user->first) : "", std::strerror(errno)));
   }
-  // --output / --error: opened as the command's own account, appended across attempts.
+  // --output / --error: opened as the command's own account, appended to (emptied once before,
+  // with --open-mode truncate: TruncateOutputs).
   for (const auto& [file, fd] : {std::pair{&a.out_file, 1}, std::pair{&a.err_file, 2}}) {
     if (file->empty()) continue;
     const int f = open(file->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -201,6 +206,29 @@ std::vector<std::string> CommandEnv(int fd) {
   execvp(argv[0], argv.data());
   fail(127, "cannot run '" + a.cmd[0] + "': " + std::strerror(errno));
   _exit(127);  // (fail does not return)
+}
+
+// --open-mode truncate (a job's first attempt: sbatch's default): --stdout and --stderr are
+// emptied once before any task starts, as the command's account in its working directory, so
+// that the tasks, each appending, keep one another's lines. A file that cannot be emptied is
+// left to the tasks' own open, which says why.
+void TruncateOutputs(const ShimArgs& a) {
+  if (!a.truncate || (a.out_file.empty() && a.err_file.empty())) return;
+  const pid_t pid = fork();
+  if (pid < 0) return;
+  if (pid == 0) {
+    if (a.user && !BecomeUser(a.user->first, a.user->second)) _exit(1);
+    if (!a.cwd.empty() && chdir(a.cwd.c_str()) != 0) _exit(1);
+    for (const std::string* file : {&a.out_file, &a.err_file}) {
+      if (file->empty()) continue;
+      const int f = open(file->c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+      if (f >= 0) close(f);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
 }
 
 ExitRecord RecordOf(int status) {
@@ -224,12 +252,14 @@ bool Worse(const ExitRecord& a, const ExitRecord& b) {
 }  // namespace
 
 int RunShim(const std::vector<std::string>& args) {
-  // --exit-file FILE [--user UID:GID] [--cwd DIR] [--stdout FILE] [--stderr FILE] [--tasks N]
+  // --exit-file FILE [--user UID:GID] [--cwd DIR] [--stdout FILE] [--stderr FILE]
+  //   [--open-mode truncate|append] [--tasks N]
   //   [--log FILE [--log-limit BYTES] [--log-keep-free BYTES]] -- COMMAND [ARGS...]
   auto parsed = Parse(args);
   if (!parsed) {
     Say("usage: tiresias _shim --exit-file FILE [--user UID:GID] [--cwd DIR] [--stdout FILE] "
-        "[--stderr FILE] [--tasks N] [--env-fd FD] [--log FILE [--log-limit BYTES] "
+        "[--stderr FILE] [--open-mode truncate|append] [--tasks N] [--env-fd FD] [--log FILE "
+        "[--log-limit BYTES] "
         "[--log-keep-free BYTES]] "
         "-- COMMAND [ARGS...]");
     return 2;
@@ -257,6 +287,8 @@ int RunShim(const std::vector<std::string>& args) {
       if (Status s = WritePidFile(pid_file, getpid(), st->start_ticks); !s.ok()) Say(s.message());
     }
   }
+
+  TruncateOutputs(a);
 
   // The daemon signals the whole group: the command gets the signal, the shim stays to
   // record the outcome. Only SIGKILL (or SIGSTOP) reaches the shim itself.
