@@ -8,7 +8,8 @@ import uPlot from "uplot";
 
 const POLL_MS = 2000;
 const CHART_JOBS = 5000;  // the jobs the CDF charts are drawn from, latest first
-const state = { token: null, view: "cluster", job: null, logOffset: 0, logFile: null, charts: {} };
+const LOG_KEEP = 256 * 1024;  // characters of a job's log kept on its page (the newest)
+const state = { token: null, view: "cluster", job: null, logOffset: null, logFile: null, charts: {} };
 
 // ---- API ----------------------------------------------------------------------------------
 async function api(path) {
@@ -143,8 +144,8 @@ async function renderVcs() {
 }
 
 async function renderEvents() {
-  const ev = await json("/v1/events?limit=200&after=" + Math.max(0, (state.lastSeq || 0) - 200));
-  state.lastSeq = ev.length ? ev[ev.length - 1].seq : state.lastSeq;
+  // The newest 200 (limit= with after= gave the oldest after a point, which crept forward)
+  const ev = await json("/v1/events?latest=200");
   const rows = ev.slice().reverse().map((e) => el("tr", {},
     el("td", {}, new Date(e.time_ms).toLocaleTimeString()), el("td", {}, e.kind),
     el("td", {}, e.job == null ? "" : el("a", { href: "#job/" + e.job }, "#" + (e.ref ?? e.job))),
@@ -154,22 +155,24 @@ async function renderEvents() {
                        el("th", {}, "what")), ...rows));
 }
 
-async function renderJob(id) {
+async function renderJob(arg) {  // a job's id or an array task's ref (7_2)
   const root = $("view-job");
-  if (state.job !== id) {  // a new job page: reset the log
-    state.job = id;
-    state.logOffset = 0;
+  if (state.job !== arg) {  // a new job page: reset the log
+    state.job = arg;
+    state.logOffset = null;  // the log starts at its tail
     state.logFile = null;
-    root.replaceChildren(el("h2", {}, `Job ${id}`), el("div", { id: "job-info" }),
+    root.replaceChildren(el("h2", { id: "job-title" }, `Job ${arg}`), el("div", { id: "job-info" }),
       el("h3", {}, "Why"), el("ul", { id: "job-explain" }),
       el("h3", {}, "Timeline"), el("ul", { id: "job-timeline", class: "timeline" }),
       el("h3", {}, "Log"), el("pre", { id: "job-log", class: "log" }));
   }
-  const [job, ev] = await Promise.all([
-    json(`/v1/jobs/${id}`), json(`/v1/events?limit=1000&job=${id}`),
-  ]);
-  // By its ref: an array's first task has the array's id, whose explain is the array's.
-  const why = await json(`/v1/jobs/${job.ref ?? id}/explain`);
+  const job = await json(`/v1/jobs/${encodeURIComponent(arg)}`);
+  const id = job.id;
+  $("job-title").textContent = `Job ${job.ref ?? id}`;
+  // The newest 1000 events (limit= gave the first); explain by its ref: an array's first task
+  // has the array's id, whose explain is the array's.
+  const [ev, why] = await Promise.all([json(`/v1/events?latest=1000&job=${id}`),
+                                       json(`/v1/jobs/${job.ref ?? id}/explain`)]);
   $("job-info").replaceChildren(el("table", {}, ...[
     ["name", job.name], ["user", job.user], ["VC", job.vc || "-"], ["state", job.state], ["GPUs", job.gpus],
     ["queue", job.queue ?? "-"], ["attained", gpuHours(job.attained_gpu_s ?? 0) + " GPU-h"],
@@ -178,13 +181,19 @@ async function renderJob(id) {
   $("job-explain").replaceChildren(...why.reasons.map((r) => el("li", {}, r)));
   $("job-timeline").replaceChildren(...ev.map((e) => el("li", { "data-kind": e.kind },
     `${new Date(e.time_ms).toLocaleTimeString()} ${e.kind}: ${e.text}`)));
-  try {  // the log follows live; only the owner and admins may read it
+  try {  // the log follows live from its last lines; only the owner and admins may read it
     const file = state.logFile ? `&log_file=${state.logFile}` : "";  // rotated: read to its end
-    const r = await api(`/v1/jobs/${id}/logs?offset=${state.logOffset}${file}`);
+    const at = state.logOffset == null ? "tail_lines=200" : `offset=${state.logOffset}`;
+    const r = await api(`/v1/jobs/${id}/logs?${at}${file}`);
     const text = await r.text();
-    state.logOffset = Number(r.headers.get("X-Next-Offset") || state.logOffset);
+    state.logOffset = Number(r.headers.get("X-Next-Offset") ?? state.logOffset ?? 0);
     state.logFile = r.headers.get("X-Log-File") || state.logFile;
-    if (text) $("job-log").append(text);
+    const pre = $("job-log");
+    if (text) pre.append(text);
+    if (pre.textContent.length > LOG_KEEP) {  // a bounded page: the newest output
+      pre.textContent = "(earlier output not shown: `tiresias logs " + (job.ref ?? id) +
+        "` has it all)\n" + pre.textContent.slice(-LOG_KEEP);
+    }
   } catch (e) {
     $("job-log").textContent = e.message;
   }
@@ -248,7 +257,7 @@ function route() {
 
 async function refresh() {
   state.token = sessionStorage.getItem("tiresias-token");
-  if (!state.token) return showLogin();
+  if (!state.token) return $("login").hidden ? showLogin() : undefined;  // (keeps its message)
   try {
     if (!state.me) {
       state.me = await json("/v1/whoami");
@@ -259,7 +268,7 @@ async function refresh() {
     else if (state.view === "vcs") await renderVcs();
     else if (state.view === "charts") await renderCharts();
     else if (state.view === "events") await renderEvents();
-    else if (state.view === "job") await renderJob(Number(state.jobArg));
+    else if (state.view === "job") await renderJob(state.jobArg);
     $("status").textContent = "updated " + new Date().toLocaleTimeString();
     $("status").className = "";
     $("login").hidden = true;
@@ -273,6 +282,7 @@ async function refresh() {
 function showLogin(message) {
   sessionStorage.removeItem("tiresias-token");
   state.me = null;
+  $("who").textContent = "";
   $("login").hidden = false;
   for (const v of document.querySelectorAll(".view")) v.hidden = true;
   $("login-error").textContent = message || "";

@@ -1,0 +1,80 @@
+// The dashboard's events and job pages on a busy serve, in headless Chromium (playwright-core):
+// a held array of 250 tasks makes more events than the page shows, and the Events view shows
+// the newest (it asked for the oldest after a point, which crept forward by a page a poll); an
+// array task's page is found by its ref (7_2) and titled so (it asked /v1/jobs/NaN); a job with
+// a large log shows its tail (its page read the log from byte 0, 1 MiB a poll, and kept it
+// all). Screenshots go to $TIRESIAS_ARTIFACTS. Exits 77 (skipped) without Chromium.
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import assert from "node:assert/strict";
+import { chromium } from "playwright-core";
+import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, requireTools, sleep, until } from "./util.mjs";
+
+requireTools([["Chromium", CHROMIUM, "Debian's chromium"]]);
+const dir = mkdtempSync(join(tmpdir(), "tiresias-dashboard-pages-"));
+const serve = spawn(BIN, ["serve", "--state-dir", dir, "--port", "0", "--gpus", "1", "--grace", "1"],
+                    { stdio: "ignore" });
+let browser, call;
+try {
+  await until("serve", async () => existsSync(join(dir, "tiresias.addr")));
+  const url = readFileSync(join(dir, "tiresias.addr"), "utf8").trim();
+  const token = readFileSync(join(dir, "tiresias.token"), "utf8").trim();
+  const headers = { Authorization: "Bearer " + token, "Content-Type": "application/json" };
+  call = async (method, path, body) =>
+    (await fetch(url + path, { method, headers, body: body && JSON.stringify(body) })).json();
+
+  // 250 held tasks (a submit event each), then a job writing 6,000 lines of 100 characters.
+  const array = await call("POST", "/v1/jobs",
+                           { name: "many", argv: ["true"], array: "0-249", hold: true, cwd: "/tmp" });
+  assert.ok(array.id, JSON.stringify(array));
+  const big = (await call("POST", "/v1/jobs", { name: "big-log", cwd: "/tmp", argv: ["sh", "-c",
+    "echo FIRST-LINE; i=0; while [ $i -lt 6000 ]; do printf '%099d\\n' $i; i=$((i+1)); done; " +
+    "echo LAST-LINE; sleep 60"] })).id;
+  await until("big log written", async () => {
+    const r = await fetch(`${url}/v1/jobs/${big}/logs?tail_lines=1`, { headers });
+    return (await r.text()).includes("LAST-LINE");
+  }, 20000);
+
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  const session = await call("POST", "/v1/sessions", {});
+  await page.goto(`${url}/#token=${session.token}`);
+
+  // Events: the newest first, the big job's among them, though 250 submits came before.
+  await page.click("nav a[data-view=events]");
+  await until("the newest events", async () =>
+    (await page.locator("#view-events tr td a").allInnerTexts()).includes("#" + big));
+  const refs = await page.locator("#view-events tr td a").allInnerTexts();
+  assert.ok(refs.includes(`#${array.id}_249`), refs.slice(0, 5).join(" "));
+  assert.ok(!refs.includes(`#${array.id}_0`), "the oldest submits are not shown");
+  await page.screenshot({ path: join(ARTIFACTS, "dashboard-events.png"), fullPage: true });
+
+  // An array task's page, by its ref.
+  await page.goto(`${url}/#job/${array.id}_2`);
+  await until("task page", async () => (await page.locator("#job-title").innerText()) === `Job ${array.id}_2`);
+  await page.waitForSelector("#job-timeline li[data-kind=submit]");
+
+  // The big job's page: its last lines, not its first.
+  await page.goto(`${url}/#job/${big}`);
+  await until("log tail", async () => (await page.locator("#job-log").innerText()).includes("LAST-LINE"));
+  const log = await page.locator("#job-log").innerText();
+  assert.ok(!log.includes("FIRST-LINE"), "the page starts at the log's tail");
+  assert.ok(log.length < 64 * 1024, `the tail only: ${log.length} characters`);
+  assert.deepEqual(errors, [], "no script errors");
+  console.log(`dashboard pages test passed; screenshots in ${ARTIFACTS}`);
+} finally {
+  if (browser) await browser.close();
+  try {  // jobs outlive serve: cancel ours before stopping it
+    for (const j of await call("GET", "/v1/jobs")) await call("POST", `/v1/jobs/${j.id}/cancel`, {});
+    await until("jobs gone", async () => (await call("GET", "/v1/jobs")).every((j) => !j.pid), 10000);
+  } catch (e) {
+    console.log("cleanup: " + e.message);
+  }
+  serve.kill("SIGTERM");
+  await sleep(300);
+  rmSync(dir, { recursive: true, force: true });
+}
