@@ -11,6 +11,7 @@
 #include "cli/flags.h"
 #include "cli/output.h"
 #include "common/strings.h"
+#include "store/job_record.h"
 
 namespace tiresias {
 namespace {
@@ -54,8 +55,10 @@ int ExplainJob(const Common& o, const std::string& ref) {
   };
   named("running", j["running_ahead"].get<int>());
   named("waiting", j["waiting_ahead"].get<int>());
-  std::cout << fmt::format("  needs {} GPUs; {} free now\n", j["gpus_needed"].get<int>(),
-                           j["gpus_free"].get<int>());
+  if (const auto s = ParseLiveState(Str(j, "state")); !s || !IsTerminal(*s)) {  // (it ended)
+    std::cout << fmt::format("  needs {} GPUs; {} free now\n", j["gpus_needed"].get<int>(),
+                             j["gpus_free"].get<int>());
+  }
   if (j.contains("next_transition_in_s")) {
     std::cout << fmt::format("  next queue change (promotion/demotion) in {}\n",
                              Human(j["next_transition_in_s"].get<double>()));

@@ -199,7 +199,8 @@ TEST_F(LiveSchedulerTest, ACancelInTheTimeLimitsGraceEndsTheJobTimedOut) {
         how == "request" ? "time limit 00:00:10 reached (cancelled in its grace period)"
                          : "time limit 00:00:10 reached (cancelled outside tiresias in its grace"))
         << tj.dump();
-    EXPECT_EQ((*d->Explain(t))["reasons"][0], "timeout; nothing to wait for");
+    // Why it ended, as ls says (found by a tester: only "timeout; nothing to wait for").
+    EXPECT_EQ((*d->Explain(t))["reasons"][0], "timeout: " + tj["message"].get<std::string>());
     const auto journal = Journal(dir_ / "tiresias.db");
     EXPECT_EQ(Count(journal, EventKind::kFinish), 1);
     EXPECT_EQ(Count(journal, EventKind::kCancel), 0);

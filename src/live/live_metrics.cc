@@ -91,7 +91,8 @@ LiveMetrics::LiveMetrics(Duration sample_every, size_t keep)
                  .Register(*registry_)),
       jct_seconds_(BuildHistogram()
                        .Name("tiresias_job_completion_seconds")
-                       .Help("Job completion time (submit to end) of finished and failed jobs")
+                       .Help("Job completion time (submit to end) of jobs that finished, failed or "
+                             "timed out (not cancelled)")
                        .Register(*registry_)
                        .Add({}, kJobBuckets)),
       queueing_seconds_(BuildHistogram()

@@ -340,12 +340,12 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
                       {"gpus_free", FreeGpusNow()}};  // (not the core's: no process holds them)
   std::vector<std::string> reasons = e.reasons;
   if (const std::string held = HeldReason(r); !held.empty() && !reasons.empty()) {
-    // The core knows only "not eligible"; the reason (a dependency, who held it) is this
-    // layer's.
-    reasons.front() = held;
-  } else if (IsTerminal(r.state) && !reasons.empty()) {
-    // The core knows a failed, cancelled or timed-out job only as ended.
-    reasons.front() = fmt::format("{}; nothing to wait for", ToString(r.state));
+    reasons.front() = held;  // the core knows only "not eligible"; why is this layer's
+  } else if (IsTerminal(r.state) && !reasons.empty()) {  // the core knows only "ended"
+    const std::string state = ToString(r.state);
+    reasons.front() = r.message.empty()              ? state + "; nothing to wait for"
+                      : r.message.starts_with(state) ? r.message  // ("failed: exit 3")
+                                                     : state + ": " + r.message;
   }
   if (r.state == LiveState::kStarting) {
     std::vector<std::string> holders;

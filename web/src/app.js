@@ -216,7 +216,8 @@ async function renderCharts() {
   // The latest jobs only: a serve keeps every job it ran, and this view is polled.
   const [jobs, stats] = await Promise.all([json(`/v1/jobs?newest=1&limit=${CHART_JOBS}`),
                                            json("/v1/stats")]);
-  const done = jobs.filter((j) => j.state === "finished" || j.state === "failed");
+  // The jobs tiresias_job_completion_seconds counts: every end but a cancel.
+  const done = jobs.filter((j) => ["finished", "failed", "timeout"].includes(j.state));
   plot("jct", "chart-jct", [{ label: "fraction of jobs", stroke: "#3366cc" }],
        cdf(done.map((j) => (j.end_ms - j.submitted_at_ms) / 1000)), { x: "JCT (s)" });
   plot("wait", "chart-wait", [{ label: "fraction of jobs", stroke: "#cc6633" }],
