@@ -63,10 +63,9 @@ class Fd {
 
 // What the child reports through the close-on-exec pipe when it fails before exec.
 struct ChildError {
-  int stage;  // kStageChdir or kStageExec
+  int stage;  // kStageExec or kStageCgroup
   int err;    // errno
 };
-constexpr int kStageChdir = 1;
 constexpr int kStageExec = 2;
 constexpr int kStageCgroup = 3;
 
@@ -83,7 +82,6 @@ struct SpawnArgs {
   const char* exec_path;
   char* const* argv;
   char* const* envp;
-  const char* cwd;           // null: stay in the daemon's
   const char* cgroup_procs;  // null: no cgroup
   std::string_view header;   // written to the log first: a header means a process ran
   int stdin_fd, log_fd, err_fd;
@@ -123,7 +121,6 @@ struct SpawnArgs {
       if (w <= 0) break;
       off += static_cast<size_t>(w);
     }
-    if (a.cwd && chdir(a.cwd) != 0) ChildFail(a.err_fd, kStageChdir);
     // Whatever else the daemon has open (and did not mark close-on-exec) stays behind.
     close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);  // fails only on old kernels
     if (fcntl(a.env_fd, F_SETFD, 0) != 0) ChildFail(a.err_fd, kStageExec);
@@ -372,9 +369,11 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
   std::vector<std::string> argv = shim_argv_;
   argv.insert(argv.end(), {"--exit-file", exit_file});
   if (as_user) argv.insert(argv.end(), {"--user", fmt::format("{}:{}", *spec.uid, *spec.gid)});
-  // As the user: the shim enters the working directory once it is the user (a directory the
-  // user may not enter fails the job; one on root-squashed NFS is entered).
-  if (as_user && !spec.cwd.empty()) argv.insert(argv.end(), {"--cwd", spec.cwd});
+  // The shim's tasks enter the working directory, as the user when there is one (a directory
+  // the user may not enter fails the job; one on root-squashed NFS is entered): one that is
+  // gone fails the job with exit 126 and the reason, for root's jobs too (they were a launch
+  // failure without an exit code; found by a tester).
+  if (!spec.cwd.empty()) argv.insert(argv.end(), {"--cwd", spec.cwd});
   if (tasks > 0) argv.insert(argv.end(), {"--tasks", std::to_string(tasks)});
   if (!spec.stdout_path.empty()) argv.insert(argv.end(), {"--stdout", spec.stdout_path});
   if (!spec.stderr_path.empty()) argv.insert(argv.end(), {"--stderr", spec.stderr_path});
@@ -444,7 +443,6 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
       SpawnShim({.exec_path = shim_path.c_str(),
                  .argv = argv_c.data(),
                  .envp = env_c.data(),
-                 .cwd = spec.cwd.empty() || as_user ? nullptr : spec.cwd.c_str(),
                  .cgroup_procs = cgroup_procs.empty() ? nullptr : cgroup_procs.c_str(),
                  .header = header,
                  .stdin_fd = devnull.get(),
@@ -467,10 +465,8 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    std::string what =
-        child_err.stage == kStageChdir    ? "cannot enter working directory '" + spec.cwd + "'"
-        : child_err.stage == kStageCgroup ? "cannot join cgroup " + cgroup_procs
-                                          : "cannot execute shim '" + shim_path + "'";
+    std::string what = child_err.stage == kStageCgroup ? "cannot join cgroup " + cgroup_procs
+                                                       : "cannot execute shim '" + shim_path + "'";
     what += ": " + std::string(std::strerror(child_err.err));
     (void)WriteAllTo(log.get(), "==== tiresias: " + what + " ====\n");
     drop_cgroup();

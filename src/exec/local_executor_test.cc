@@ -139,7 +139,7 @@ TEST_P(LocalExecutorTest, OneProcessPerGpuEachWithItsRankAndGpu) {
   EXPECT_TRUE(HasLine(log, "==== tiresias: task 0 ended: exit 75 ====")) << log;
 }
 
-TEST_P(LocalExecutorTest, RejectsBadSpecsAndBadCwd) {
+TEST_P(LocalExecutorTest, RejectsBadSpecsAndFailsAJobWhoseCwdIsGone) {
   auto dir = TempDir("bad");
   LaunchSpec spec = Spec(dir, 1, "true");
   spec.argv.clear();
@@ -151,16 +151,20 @@ TEST_P(LocalExecutorTest, RejectsBadSpecsAndBadCwd) {
   EXPECT_NE(no_gpu.status().message().find("GPU 4 of node 0"), std::string::npos);
   spec.gpus = {{1, 0}};  // the local machine is node 0
   EXPECT_EQ(ex_->Launch(spec).status().code(), StatusCode::kInvalidArgument);
+  // A working directory that is gone fails the job with exit 126 and the reason, as it does
+  // for a user's job (found by a tester: a root job's was a launch failure, no exit code).
   spec = Spec(dir, 1, "true");
   spec.cwd = (dir / "no-such-dir").string();
-  auto r = ex_->Launch(spec);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("no-such-dir"), std::string::npos) << r.status().message();
-  EXPECT_EQ(ex_->tracked(), 0u);
+  ASSERT_TRUE(ex_->Launch(spec).ok());
+  auto e = WaitExit(*ex_);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->exit_code, 126);
+  EXPECT_EQ(e->Describe(), "exit 126: cannot enter the working directory " + spec.cwd +
+                               ": No such file or directory");
 
   LocalExecutor no_shim({(dir / "no-such-shim").string(), "_shim"}, {"0"},
                         cgroups_ ? StatusOr<CgroupTree>(*cgroups_) : TestCgroups(false));
-  r = no_shim.Launch(Spec(dir, 1, "true"));
+  auto r = no_shim.Launch(Spec(dir, 1, "true"));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("cannot execute shim"), std::string::npos);
 }
@@ -170,9 +174,16 @@ TEST_P(LocalExecutorTest, ExitCodes) {
   struct Case {
     std::vector<std::string> argv;
     int code;
+    std::string why;
   };
-  for (const Case& c : {Case{{"true"}, 0}, Case{{"sh", "-c", "exit 3"}, 3},
-                        Case{{"tiresias-no-such-command"}, 127}}) {
+  // As a shell: 127 for a command not found, 126 for one found but not executable (both were
+  // 127; found by a tester).
+  for (const Case& c :
+       {Case{{"true"}, 0, ""}, Case{{"sh", "-c", "exit 3"}, 3, ""},
+        Case{{"tiresias-no-such-command"},
+             127,
+             ": cannot run 'tiresias-no-such-command': No such file or directory"},
+        Case{{dir.string()}, 126, ": cannot run '" + dir.string() + "': Permission denied"}}) {
     LaunchSpec spec = Spec(dir, 1, "");
     spec.argv = c.argv;
     ASSERT_TRUE(ex_->Launch(spec).ok());
@@ -182,11 +193,7 @@ TEST_P(LocalExecutorTest, ExitCodes) {
     EXPECT_EQ(e->signal, 0);
     // A command that could not be started says why in its exit too (`show`), not only in
     // its log.
-    EXPECT_EQ(
-        e->Describe(),
-        "exit " + std::to_string(c.code) +
-            (c.code == 127 ? ": cannot run 'tiresias-no-such-command': No such file or directory"
-                           : ""));
+    EXPECT_EQ(e->Describe(), "exit " + std::to_string(c.code) + c.why);
   }
   std::string log = testing::ReadAll(dir / "job" / "output.log");
   EXPECT_NE(log.find("cannot run 'tiresias-no-such-command': No such file or directory"),

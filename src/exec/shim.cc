@@ -72,7 +72,7 @@ namespace {
 struct ShimArgs {
   std::string exit_file, out_file, err_file;
   std::string log_file;  // the log on fds 1 and 2: the job's output is pumped to it (LogPump)
-  std::string cwd;       // entered by the command once it is the user; "": the shim's own
+  std::string cwd;       // entered by each task (as the user, if any); "": the shim's own
   int64_t log_limit = 0, log_keep_free = 0;
   std::optional<std::pair<uid_t, gid_t>> user;
   int tasks = 0;          // 0: the command once, as it is; N: N tasks (one per GPU)
@@ -204,7 +204,10 @@ std::vector<std::string> CommandEnv(int fd) {
   envp.push_back(nullptr);
   environ = envp.data();  // execvp looks the command up in the job's PATH
   execvp(argv[0], argv.data());
-  fail(127, "cannot run '" + a.cmd[0] + "': " + std::strerror(errno));
+  // As a shell: 127 for a command not found, 126 for one found but not executable (a file
+  // without the execute bit, a directory).
+  fail(errno == ENOENT || errno == ENOTDIR ? 127 : 126,
+       "cannot run '" + a.cmd[0] + "': " + std::strerror(errno));
   _exit(127);  // (fail does not return)
 }
 
