@@ -96,6 +96,21 @@ size_t Utf8Length(std::string_view s) {
 
 }  // namespace
 
+namespace {
+
+// The code point of `c` (one UTF-8 character) if it is a bidirectional control (LRM, RLM,
+// embeddings, overrides, isolates); else 0.
+char32_t BidiControl(std::string_view c) {
+  if (c.size() != 3) return 0;
+  const auto b = [&](size_t k) { return static_cast<char32_t>(static_cast<unsigned char>(c[k])); };
+  const char32_t cp = ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);
+  const bool bidi = cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+                    (cp >= 0x2066 && cp <= 0x2069);
+  return bidi ? cp : 0;
+}
+
+}  // namespace
+
 std::string EscapeControl(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -120,6 +135,11 @@ std::string EscapeControl(std::string_view s) {
     } else if (n == 2 && c == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) {
       out += fmt::format("\\u{:04x}", static_cast<unsigned char>(s[i + 1]));  // C1: U+0080-9F
       i += 2;
+    } else if (const char32_t cp = BidiControl(s.substr(i, n)); cp != 0) {
+      // They reorder what follows on the screen: a name could show another's text (found by
+      // a tester).
+      out += fmt::format("\\u{:04x}", static_cast<uint32_t>(cp));
+      i += n;
     } else {
       out.append(s.substr(i, n));
       i += n;

@@ -24,9 +24,10 @@ bool IsVariableName(std::string_view key);
 // A shell's variable assignment, NAME=VALUE (what `B=2 CMD` begins with).
 bool IsAssignment(std::string_view word);
 // `s` made safe to print on a terminal: control characters (C0, DEL, and C1 such as the
-// 8-bit CSI) become escapes (\n, \r, \t, \x1b, \u009b) and bytes that are not valid UTF-8
-// become \xHH, so a job name cannot move the cursor, recolour or rewrite the screen. Valid
-// printable UTF-8 (accents, CJK) is kept as is.
+// 8-bit CSI) and Unicode's bidirectional controls (U+202E) become escapes (\n, \r, \t, \x1b,
+// \u009b, \u202e) and bytes that are not valid UTF-8 become \xHH, so a job name cannot move the
+// cursor, recolour, rewrite or reorder the screen. Valid printable UTF-8 (accents, CJK) is kept
+// as is.
 std::string EscapeControl(std::string_view s);
 
 }  // namespace tiresias

@@ -28,6 +28,16 @@ TEST(EscapeControl, ControlCharactersBecomeEscapes) {
             "\\u009b31m");
   EXPECT_EQ(EscapeControl("\xc2\x85"), "\\u0085");
   EXPECT_EQ(EscapeControl("\xc2\xa0"), "\xc2\xa0");  // U+00A0 is printable
+  // Bidirectional controls: U+202E (right-to-left override) made "job\u202Egnp.exe" show as
+  // "jobexe.png"; U+2066 and U+200F are of the same kind. U+2014 (an em dash) is printable.
+  EXPECT_EQ(EscapeControl("job\xe2\x80\xae"
+                          "gnp"),
+            "job\\u202egnp");
+  EXPECT_EQ(EscapeControl("\xe2\x81\xa6x\xe2\x80\x8f"), "\\u2066x\\u200f");
+  EXPECT_EQ(EscapeControl("a\xe2\x80\x94"
+                          "b"),
+            "a\xe2\x80\x94"
+            "b");
 }
 
 TEST(EscapeControl, InvalidUtf8BecomesBytes) {

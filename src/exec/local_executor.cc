@@ -436,7 +436,7 @@ StatusOr<Launched> LocalExecutor::Launch(const LaunchSpec& spec) {
 
   std::string header = "==== tiresias: job " + spec.job.str() + " attempt " +
                        std::to_string(spec.attempt) + " started " + UtcNow() + ":";
-  for (const auto& a : spec.argv) header += " " + a;
+  for (const auto& a : spec.argv) header += " " + EscapeControl(a);  // one line, as `show`
   header += " ====\n";  // written by the child: a header in the log means a process ran
 
   const pid_t pid =
