@@ -2,7 +2,9 @@
 // whoami, dashboard, token create/ls/revoke, version (the client's and the server's), and
 // completion scripts for bash and zsh generated from the command tree itself.
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -329,6 +331,14 @@ void AddClusterCommands(CLI::App& app, int& rc) {
                        "tiresias.addr");
     std::string url;
     if (!std::getline(addr, url)) url = o.conn.server;
+    // Bound to every address (--host 0.0.0.0): a browser needs the machine's name instead.
+    for (const std::string any : {"//0.0.0.0:", "//[::]:"}) {
+      std::array<char, 256> host{};
+      if (const auto at = url.find(any);
+          at != std::string::npos && gethostname(host.data(), host.size() - 1) == 0) {
+        url.replace(at + 2, any.size() - 3, host.data());
+      }
+    }
     const std::string page = url + "/#token=" + Str(*s, "token");
     if (o.json()) {
       std::cout

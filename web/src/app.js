@@ -89,9 +89,17 @@ function gpuJob(g) {
 }
 
 async function renderQueues() {
-  const q = await json("/v1/queues");
+  const [q, pending] = await Promise.all([json("/v1/queues"), json("/v1/jobs?state=pending")]);
   const root = $("view-queues");
   const cols = el("div", { class: "queues" });
+  // Jobs that wait but are in no queue: held, behind a dependency or their array's limit
+  // (a user whose job was held could not find it here).
+  const queued = new Set(q.queues.flatMap((x) => x.jobs.map((j) => j.id)));
+  const idle = pending.filter((j) => !queued.has(j.id));
+  if (idle.length) {
+    q.queues.push({ name: "not eligible", jobs: idle.map((j) => ({ ...j,
+      reason: j.reason + (j.message ? ": " + j.message : "") })) });
+  }
   for (const queue of q.queues) {
     const col = el("div", { class: "queue", "data-queue": queue.name },
                    el("h3", {}, `${queue.name} (${queue.jobs.length})`));

@@ -3,7 +3,7 @@
 // the newest (it asked for the oldest after a point, which crept forward by a page a poll); an
 // array task's page is found by its ref (7_2) and titled so (it asked /v1/jobs/NaN); a job with
 // a large log shows its tail (its page read the log from byte 0, 1 MiB a poll, and kept it
-// all). Screenshots go to $TIRESIAS_ARTIFACTS. Exits 77 (skipped) without Chromium.
+// all); held jobs are listed in the Queues view; the page asks for no favicon. Screenshots go to $TIRESIAS_ARTIFACTS. Exits 77 (skipped) without Chromium.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -53,6 +53,12 @@ try {
   assert.ok(!refs.includes(`#${array.id}_0`), "the oldest submits are not shown");
   await page.screenshot({ path: join(ARTIFACTS, "dashboard-events.png"), fullPage: true });
 
+  // Held tasks are in no queue of the core: the Queues view lists them as not eligible.
+  await page.click("nav a[data-view=queues]");
+  await until("held tasks shown", async () =>
+    (await page.locator('.queue[data-queue="not eligible"] .job').count()) === 250);
+  assert.match(await page.locator(`.job[data-job="${array.id}"] .reason`).innerText(), /^Held/);
+
   // An array task's page, by its ref.
   await page.goto(`${url}/#job/${array.id}_2`);
   await until("task page", async () => (await page.locator("#job-title").innerText()) === `Job ${array.id}_2`);
@@ -65,6 +71,9 @@ try {
   assert.ok(!log.includes("FIRST-LINE"), "the page starts at the log's tail");
   assert.ok(log.length < 64 * 1024, `the tail only: ${log.length} characters`);
   assert.deepEqual(errors, [], "no script errors");
+  // The page asks for no favicon (the browser's /favicon.ico was counted as an API error).
+  const metrics = await (await fetch(url + "/metrics", { headers })).text();
+  assert.doesNotMatch(metrics, /tiresias_api_errors_total\{[^}]*route="\/dashboard"/);
   console.log(`dashboard pages test passed; screenshots in ${ARTIFACTS}`);
 } finally {
   if (browser) await browser.close();
