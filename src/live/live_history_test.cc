@@ -72,5 +72,25 @@ TEST_F(LiveSchedulerTest, EndedJobsAreCountedApartAndOpenOnesStillFollowedAcross
   EXPECT_TRUE(d->List({.active_only = true}).empty());
 }
 
+// tiresias_journal_commit_seconds counts the commits that wrote something: the loop's steps
+// with nothing to record (50 a second on an idle serve) were most of it (found by a tester).
+TEST_F(LiveSchedulerTest, TheCommitHistogramCountsOnlyCommitsThatWrote) {
+  auto d = Start();
+  const auto commits = [&] {
+    std::smatch m;
+    const std::string text = d->MetricsText();
+    const std::regex re("\ntiresias_journal_commit_seconds_count ([0-9]+)");
+    return std::regex_search(text, m, re) ? std::stoi(m[1]) : -1;
+  };
+  d->Step();
+  const int before = commits();
+  for (int i = 0; i < 50; ++i, world_.now += 20) d->Step();  // idle: nothing to write
+  EXPECT_EQ(commits(), before);
+  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
+  world_.work[a] = 60'000;
+  d->Step();  // starts it: written
+  EXPECT_EQ(commits(), before + 1);
+}
+
 }  // namespace
 }  // namespace tiresias

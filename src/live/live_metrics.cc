@@ -107,7 +107,8 @@ LiveMetrics::LiveMetrics(Duration sample_every, size_t keep)
                         .Add({}, kLatencyBuckets)),
       commit_seconds_(BuildHistogram()
                           .Name("tiresias_journal_commit_seconds")
-                          .Help("Time of one journal commit")
+                          .Help("Time of one journal commit that wrote something (the loop's empty "
+                                "ones, 50 a second, are not counted)")
                           .Register(*registry_)
                           .Add({}, kLatencyBuckets)),
       request_seconds_(BuildHistogram()

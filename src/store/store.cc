@@ -373,6 +373,10 @@ Status Store::SetMeta(const std::string& key, const std::string& value) {
   return q.Step() == SQLITE_DONE ? Status::Ok() : Error("set " + key);
 }
 
+int64_t Store::Changes() const {
+  return sqlite3_total_changes64(db_);
+}
+
 Status Store::InPlace() const {
   if (!file_id_) return Status::Ok();
   struct stat st;

@@ -89,6 +89,10 @@ class Store {
   // does not begin then (serve decides nothing and refuses requests until the file is back).
   Status InPlace() const;
 
+  // Rows this connection has inserted, updated or deleted since it opened (a transaction that
+  // wrote none leaves it as it was).
+  int64_t Changes() const;
+
   // Groups writes into one atomic commit.
   class Txn {
    public:
