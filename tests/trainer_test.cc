@@ -227,6 +227,31 @@ TEST(Trainer, SigkillResumesFromThePeriodicCheckpoint) {
   EXPECT_EQ(FinalLine(t.output()), expected) << t.output();
 }
 
+// The example follows serve's protocol (found by a tester: `show` said "LastCheckpoint=never
+// reported" for it): each checkpoint touches $TIRESIAS_CHECKPOINT_FILE, and a finished run
+// creates $TIRESIAS_DONE_FILE; a stopped one does not.
+TEST(Trainer, ReportsItsCheckpointsAndThatItIsDone) {
+  fs::path dir = tiresias::testing::ScratchDir("markers");
+  const fs::path marker = dir / "checkpointed", done = dir / "done";
+  ::setenv("TIRESIAS_CHECKPOINT_FILE", marker.c_str(), 1);
+  ::setenv("TIRESIAS_DONE_FILE", done.c_str(), 1);
+  {
+    Trainer t({"--steps", "100000", "--step-ms", "1", "--log-every", "5"}, dir / "ckpt", 0);
+    ASSERT_TRUE(t.WaitForLine(StepLine(10))) << t.output();
+    EXPECT_FALSE(fs::exists(marker));
+    t.Signal(SIGTERM);
+    EXPECT_EQ(t.Wait(), kPreemptedExit) << t.output();
+    EXPECT_TRUE(fs::exists(marker)) << "the SIGTERM checkpoint is reported";
+    EXPECT_FALSE(fs::exists(done));
+  }
+  Trainer t({"--steps", "20"}, dir / "ckpt2", 1);
+  const int rc = t.Wait();
+  ::unsetenv("TIRESIAS_CHECKPOINT_FILE");
+  ::unsetenv("TIRESIAS_DONE_FILE");
+  ASSERT_EQ(rc, 0) << t.output();
+  EXPECT_TRUE(fs::exists(done));
+}
+
 TEST(Trainer, ActuallyLearns) {
   fs::path dir = tiresias::testing::ScratchDir("learns");
   Trainer t({"--steps", "1000", "--log-every", "1"}, dir, 0);

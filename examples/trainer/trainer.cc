@@ -7,7 +7,11 @@
 // Usage: tiresias-example-trainer --steps N [--step-ms M] [--seed S] [--checkpoint-dir DIR]
 //          [--checkpoint-every K] [--log-every L] [--result FILE] [--preempted-exit-code C]
 // Environment: TIRESIAS_CHECKPOINT_DIR (used when --checkpoint-dir is absent),
-//              TIRESIAS_ATTEMPT (only logged: which launch of the job this is).
+//              TIRESIAS_ATTEMPT (only logged: which launch of the job this is),
+//              TIRESIAS_CHECKPOINT_FILE (touched after each checkpoint: serve then knows the
+//              work up to it is safe, for checkpoint-aware preemption and `show`),
+//              TIRESIAS_DONE_FILE (created once training is finished: a stop signal that
+//              arrives after it does not make the job run again).
 // Exit codes: 0 training finished (final line printed, --result written);
 //             75 (EX_TEMPFAIL, or --preempted-exit-code) stopped by SIGTERM/SIGINT after
 //                writing the checkpoint (or with no checkpoint dir, after losing progress);
@@ -16,12 +20,14 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <time.h>
+#include <utime.h>
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 
 #include "checkpoint.h"
@@ -118,11 +124,20 @@ int main(int argc, char** argv) {
   if (!resumed) Say(fmt::format("starting from step 0, attempt {}", attempt));
   Say(fmt::format("training {} steps, seed {}, checkpoint dir '{}'", steps, seed, checkpoint_dir));
 
+  // The protocol's marker files (README, "Checkpoints"): touched, or created, when set.
+  const auto touch = [](const char* var) {
+    const char* path = std::getenv(var);
+    if (!path || !*path) return true;
+    std::ofstream(path, std::ios::app).close();
+    if (::utime(path, nullptr) == 0) return true;
+    Fail(1, fmt::format("{}: cannot touch {}: {}", var, path, std::strerror(errno)));
+    return false;
+  };
   auto checkpoint = [&]() -> bool {
     if (checkpoint_dir.empty()) return true;
     tiresias::Status st = trainer::WriteCheckpoint(checkpoint_dir, seed, state);
     if (!st.ok()) Fail(1, st.message());
-    return st.ok();
+    return st.ok() && touch("TIRESIAS_CHECKPOINT_FILE");
   };
 
   while (state.step < steps) {
@@ -155,5 +170,5 @@ int main(int argc, char** argv) {
     out.close();
     if (!out) return Fail(1, fmt::format("{}: cannot write result", result_file));
   }
-  return 0;
+  return touch("TIRESIAS_DONE_FILE") ? 0 : 1;
 }
