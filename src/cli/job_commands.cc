@@ -128,9 +128,10 @@ int List(const Common& o, const ListFlags& f) {
                              j.value("attained_gpu_s", 0.0) / 3600, Str(j, "queue"));
     if (vcs) std::cout << fmt::format(" {:<12}", Clip(Str(j, "vc"), 12));
     if (wide) {
-      // START_EST: for a job that has not started, the likely (p50) start from now.
+      // START_EST: for a waiting job, the likely (p50) start from now: a preempted one's too
+      // (under dlas most waiting jobs; it showed only jobs never started).
       std::string est = "-";
-      if (j.contains("start_estimate_ms") && j["first_start_ms"].is_null()) {
+      if (j.contains("start_estimate_ms") && Str(j, "state") == "pending") {
         const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
                                 std::chrono::system_clock::now().time_since_epoch())
                                 .count();
