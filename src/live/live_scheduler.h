@@ -329,6 +329,9 @@ class LiveScheduler {
   Time ExpectedRelease(const std::vector<GpuId>& gpus, JobId id, Time now) const;
   // How much longer a holder that is overdue (killed, past its second) is expected to take.
   static constexpr Duration kOverdueMs = 1000;
+  // The farthest ahead such a holder's wait is pinned at once (LaunchReady doubles the pin
+  // while it lingers, up to this: one drain event an hour at most after the first hour).
+  static constexpr Duration kOverduePinMaxMs = 3'600'000;
   // How far ahead the progress of a start the engine cannot take yet is pinned, again and
   // again while it waits (LaunchReady). Any distance is exact (the launch sets the real
   // start); a longer one journals fewer events.
