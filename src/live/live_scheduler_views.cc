@@ -31,6 +31,15 @@ std::string LiveScheduler::VcOf(const JobRecord& r) const {
   return vc.ok() ? *vc : "";
 }
 
+LiveState LiveScheduler::ShownState(const JobRecord& r) const {
+  if (r.state != LiveState::kRunning) return r.state;
+  auto p = procs_.find(r.id);
+  if (p == procs_.end() || p->second.stopping) return r.state;
+  // Launched, but the engine has not started it (Slurm keeps its released job PENDING): it is
+  // starting, as a launch not yet begun (it showed `running`).
+  return executor_->NotStarted(r.id).empty() ? r.state : LiveState::kStarting;
+}
+
 nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   const int64_t epoch = store_->epoch_ms();
   auto wall = [&](Time t) -> nlohmann::json {
@@ -44,7 +53,8 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   } else {
     j["vc"] = vc;
   }
-  j["state"] = ToString(r.state);
+  const LiveState shown = ShownState(r);
+  j["state"] = ToString(shown);
   j["submitted_at_ms"] = wall(r.submit);
   j["first_start_ms"] = wall(r.first_start);
   j["last_start_ms"] = wall(r.last_start);
@@ -53,7 +63,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["pid"] = r.pid;
   // (Its last run's, kept after it ended; none while it waits or is starting: that run's
   // devices were shown for a run placed elsewhere.)
-  j["devices"] = r.state == LiveState::kPending || r.state == LiveState::kStarting ? "" : r.devices;
+  j["devices"] = shown == LiveState::kPending || shown == LiveState::kStarting ? "" : r.devices;
   if (auto placed = to_launch_.find(r.id); placed != to_launch_.end() && cfg_.nodes.empty()) {
     // Starting, here: the devices it is placed on, as its run will see them (ls wrote the
     // core's GPU range, "local:0-1", and "local:0,1" once it ran).
@@ -70,7 +80,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["engine_job"] = engine_job.empty() ? r.engine_job : engine_job;
   // Where it runs (Slurm's names; locally filled in below); none while it waits, as its
   // devices (a preempted Slurm job listed its last run's nodes, not its reason).
-  const bool waits = r.state == LiveState::kPending || r.state == LiveState::kStarting;
+  const bool waits = shown == LiveState::kPending || shown == LiveState::kStarting;
   j["nodes"] = waits ? std::vector<std::string>{} : r.nodes;
   j["engine_state"] = executor_->EngineState(r.id);  // "" locally
   j["preemptions"] = r.preemptions;
@@ -124,7 +134,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
 }
 
 std::string LiveScheduler::ReasonWord(const JobRecord& r, const Job& cj, Time now) const {
-  switch (r.state) {
+  switch (ShownState(r)) {
     case LiveState::kStarting:
       return "Starting";
     case LiveState::kPreempting:
@@ -150,7 +160,7 @@ nlohmann::json LiveScheduler::List(const ListFilter& f, size_t* total) {
   nlohmann::json out = nlohmann::json::array();
   size_t matched = 0;
   auto take = [&](const JobRecord& r) {
-    if (!f.states.empty() && !f.states.contains(r.state)) return;
+    if (!f.states.empty() && !f.states.contains(ShownState(r))) return;
     if (f.states.empty() && f.active_only && IsTerminal(r.state)) return;
     if (!f.user.empty() && r.user != f.user) return;
     if (!f.vc.empty() && VcOf(r) != f.vc) return;
@@ -301,33 +311,12 @@ std::pair<JobId, nlohmann::json> LiveScheduler::ExplainArray(const std::vector<J
            {"explained_waits", waiting != nullptr}}};
 }
 
-std::vector<std::string> LiveScheduler::NodeNames(const std::vector<GpuId>& gpus) const {
-  const std::vector<NodeSpec> cluster = ClusterNodes();
-  std::vector<std::string> names;
-  for (const GpuId& g : gpus) {
-    if (g.node < 0 || static_cast<size_t>(g.node) >= cluster.size()) continue;
-    const std::string& name = cluster[g.node].name;
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  }
-  return names;
-}
-
-std::string LiveScheduler::JobRefOf(JobId id) const {
-  auto it = records_.find(id);
-  return it == records_.end() ? id.str() : RefOf(it->second);
-}
-
-std::vector<std::string> LiveScheduler::RefsOf(const std::vector<JobId>& ids) const {
-  std::vector<std::string> out;
-  for (JobId id : ids) out.push_back(JobRefOf(id));
-  return out;
-}
-
 nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const {
   const JobId id = r.id;
   Explanation e = sched_->Explain(id, now);
+  const LiveState shown = ShownState(r);
   nlohmann::json j = {{"id", id.value()},
-                      {"state", ToString(r.state)},
+                      {"state", ToString(shown)},
                       {"where", e.where},
                       {"rank", e.rank},
                       {"waiting_ahead", e.waiting_ahead},
@@ -347,7 +336,10 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
     // The core knows a failed, cancelled or timed-out job only as ended.
     reasons.front() = fmt::format("{}; nothing to wait for", ToString(r.state));
   }
-  if (r.state == LiveState::kStarting) {
+  if (shown == LiveState::kStarting && r.state == LiveState::kRunning) {
+    // Launched; the engine keeps it waiting, and says why.
+    reasons.insert(reasons.begin(), "scheduled to start; launched; " + executor_->NotStarted(id));
+  } else if (shown == LiveState::kStarting) {
     std::vector<std::string> holders;
     if (auto t = to_launch_.find(id); t != to_launch_.end()) {
       for (const GpuId& g : t->second) {
@@ -367,9 +359,6 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
                        : fmt::format("scheduled to start; waiting for the processes told to "
                                      "stop to exit: {}",
                                      Join(holders, ", ")));
-    for (std::string& reason : reasons) {  // the core's word: not running yet
-      if (reason.starts_with("running on ")) reason = "placed on " + reason.substr(11);
-    }
   } else if (r.state == LiveState::kPreempting && r.timing_out) {
     // (The core ended its run: "finished; nothing to wait for" would say otherwise.)
     reasons = {
@@ -378,6 +367,11 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
                     r.time_limit ? SlurmTime(*r.time_limit) : "?")};
   } else if (r.state == LiveState::kPreempting) {
     reasons.insert(reasons.begin(), "preempted; its process is checkpointing (grace period)");
+  }
+  for (std::string& reason : reasons) {  // starting: the core's word, not running yet
+    if (shown == LiveState::kStarting && reason.starts_with("running on ")) {
+      reason = "placed on " + reason.substr(11);
+    }
   }
   j["reasons"] = reasons;
   if (e.next_transition) {
@@ -568,7 +562,7 @@ std::string LiveScheduler::MetricsText() {
       by_state[ToString(st)] = 0;
     }
     for (const auto& [st, n] : ended_count_) by_state[ToString(st)] += static_cast<int>(n);
-    for (const auto& [id, r] : open_) ++by_state[ToString(r->state)];
+    for (const auto& [id, r] : open_) ++by_state[ToString(ShownState(*r))];
     std::vector<int> waiting_by_queue, running_by_queue;
     sched_->CountByQueue(waiting_by_queue, running_by_queue);
     std::map<std::string, int> waiting;
