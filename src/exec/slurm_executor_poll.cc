@@ -154,7 +154,9 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
         ended = ExitInfo{.job = id, .attempt = j.attempt, .exit_code = -1, .signal = 0};
         if (j.kill_requested) {
           ended->signal = SIGKILL;
-        } else if (!j.stop_requested) {
+        } else {
+          // Slurm's requeue (tiresias's stops only signal): the run was lost, also in a stop's
+          // grace (the eviction from a node that failed; it read "checkpointed").
           ended->lost = true;
           ended->reason = fmt::format("Slurm requeued job {} ({})", s->id, s->reason);
         }

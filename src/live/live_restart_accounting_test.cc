@@ -1,7 +1,7 @@
 // LiveScheduler's accounting when serve is killed (-9) or the core moves on in the middle of
 // a stop, on the virtual clock of tests/live_fixture.h: what a stopping run lost, whether its
 // kill counts as a preemption's, and time limits, across restarts; a run stopped and started
-// again elsewhere in one step.
+// again elsewhere in one step; a run lost with its node in a stop's grace.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -289,6 +289,52 @@ TEST_F(LiveSchedulerTest, ARunLostWithItsNodeCountsTheWorkItLost) {
   const auto bj = *d->Get(b);
   EXPECT_EQ(bj["state"], "pending") << bj.dump();
   EXPECT_DOUBLE_EQ(bj["lost_gpu_s"].get<double>(), 6.0);
+}
+
+TEST_F(LiveSchedulerTest, ARunLostWithItsNodeInItsStopsGraceIsSaidLostNotCheckpointed) {
+  // Regression (session 48): n2 fails under B (2 GPUs, from 0, no checkpoint reported); at
+  // 3 s the node is reported down first: B is evicted and told to stop. At 4 s, in its grace,
+  // the engine reports the run lost (Slurm requeued it). Its exit event said "checkpointed"
+  // (or "killed at the end of its grace period"); it was lost with its node, and with it the
+  // work since its start: 3 s x 2 GPUs = 6 GPU-s.
+  grace_ = Seconds(10);
+  world_.ignore_term = true;  // (a run on a dead node answers no signal)
+  const int64_t t0 = world_.now;
+  std::unique_ptr<LiveScheduler> d;
+  const JobId b = RunOnTheSecondOfTwoNodes(d);
+  world_.now = t0 + 3'000;
+  world_.node_report = std::vector<NodeReport>{
+      {.name = "n1", .state = "down", .usable = false, .gpus = 2, .reason = "maintenance"},
+      {.name = "n2", .state = "down", .usable = false, .gpus = 2, .reason = "Not responding"}};
+  d->Step();
+  ASSERT_EQ((*d->Get(b))["state"], "preempting") << d->Get(b)->dump();
+  world_.now = t0 + 4'000;
+  auto& run = world_.procs.begin()->second;
+  run.lost = true;
+  run.exit_at = world_.now;
+  d->Step();
+  const auto bj = *d->Get(b);
+  EXPECT_EQ(bj["state"], "pending") << bj.dump();
+  EXPECT_DOUBLE_EQ(bj["lost_gpu_s"].get<double>(), 6.0);
+  EXPECT_EQ(bj["kills"], 0);
+  EXPECT_EQ(bj["checkpointed"], 0) << bj.dump();  // (it said 1)
+  EXPECT_EQ(bj["lost_with_node"], 1) << bj.dump();
+  EXPECT_NE(bj["message"].get<std::string>().find("lost with its node"), std::string::npos)
+      << bj.dump();
+  auto events = d->Events(0, 1000, b);
+  ASSERT_TRUE(events.ok());
+  std::vector<std::string> exits;
+  for (const auto& e : *events) {
+    if (e["kind"] == "exit") exits.push_back(e["text"]);
+  }
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0],
+            "NODE_FAIL on n1 after preemption (lost with its node: its work since its last "
+            "checkpoint, 6.0 GPU-s, is lost; requeued)");
+  d.reset();  // a restart reads the count back
+  d = Start();
+  EXPECT_EQ((*d->Get(b))["lost_with_node"], 1);
+  EXPECT_EQ((*d->Get(b))["checkpointed"], 0);
 }
 
 TEST_F(LiveSchedulerTest, AKillAtTheDeadlineThatServeDidNotSeeEndIsStillAKill) {

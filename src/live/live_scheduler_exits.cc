@@ -124,8 +124,20 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
                              {"after", preempted ? "preemption" : "requeue"},
                              {"checkpointed", checkpointed}};
     if (lost > 0) detail["lost_gpu_ms"] = lost;
+    if (e.lost) {
+      // Lost with its node (it was told to stop, or evicted, as the node went): no
+      // checkpoint on the signal, nor a kill of ours (it read "checkpointed").
+      detail["lost"] = true;
+      rec.message = fmt::format("its run was lost with its node ({}); {}", what,
+                                lost > 0 ? "its work since its last checkpoint is lost"
+                                         : "no work since its last checkpoint");
+    }
     Journal({.t = now, .kind = EventKind::kExit, .job = e.job, .detail = detail});
-    if (killed && !p.at_checkpoint && preempted) ++rec.kills;
+    if (killed && !p.at_checkpoint && preempted) {
+      ++rec.kills;
+    } else if (e.lost && preempted) {
+      ++rec.lost_runs;
+    }
     rec.lost += lost;
     metrics_.CountLost(ToSeconds(lost));
     rec.state = to_launch_.contains(e.job) ? LiveState::kStarting : LiveState::kPending;

@@ -92,9 +92,10 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["allocation"] = nullptr;
   j["kills"] = r.kills;
   // Preemptions whose process left by itself (checkpointed); one being stopped now, in its
-  // grace, is neither that nor a kill yet.
+  // grace, is neither that nor a kill yet; nor is one whose run was lost with its node.
   const bool stopping = r.stop_preempted && procs_.contains(r.id);
-  j["checkpointed"] = std::max(0, r.preemptions - r.kills - (stopping ? 1 : 0));
+  j["checkpointed"] = std::max(0, r.preemptions - r.kills - r.lost_runs - (stopping ? 1 : 0));
+  j["lost_with_node"] = r.lost_runs;
   j["lost_gpu_s"] = ToSeconds(r.lost);  // work lost to its preemptions
   j["held"] = r.Held();
   if (r.Held()) j["held_by"] = r.held_in_engine ? "engine" : r.held_by_admin ? "admin" : "user";
