@@ -60,6 +60,7 @@ struct FakeWorld {
   std::optional<std::map<JobId, std::string>> engine_holds;
   std::vector<std::string> signals;  // "job:sig@ms", each signal sent to a live process
   bool queued_signals = false;       // an engine whose signals are queued (SignalsAtOnce false)
+  bool engine_jobs = false;  // Launch names an engine's job (Slurm's id: the pid) for each run
 
   bool Alive(const P& p) const { return !p.reported && p.exit_at > now; }
 
@@ -104,7 +105,8 @@ class FakeRunner : public Executor {
     w_.launches.push_back(fmt::format("{}@{}:{}", s.job.value(), w_.now, Join(devs, ",")));
     mine_.insert(pid);
     return Launched{.ref = {.pid = pid, .start_ticks = pid * 7},
-                    .visible_devices = Join(devs, ",")};
+                    .visible_devices = Join(devs, ","),
+                    .engine_job = w_.engine_jobs ? std::to_string(pid) : ""};
   }
   bool SignalsAtOnce() const override { return !w_.queued_signals; }
   Status Signal(const ProcessRef& r, int sig) override {

@@ -270,8 +270,10 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
       }
       return out;
     }
-    case EventKind::kAdopt:
-      return fmt::format("process {} survived the restart", Num(d, "pid"));
+    case EventKind::kAdopt:  // (a cluster engine's run: its job, whose id is no pid)
+      return Str(d, "engine_job").empty()
+                 ? fmt::format("process {} survived the restart", Num(d, "pid"))
+                 : fmt::format("Slurm job {} survived the restart", Str(d, "engine_job"));
     case EventKind::kCapacity: {
       const auto mask = MaskFromJson(d.value("usable", nlohmann::json()));
       std::vector<GpuId> gpus;

@@ -1,7 +1,8 @@
 // LiveScheduler's accounting when serve is killed (-9) or the core moves on in the middle of
 // a stop, on the virtual clock of tests/live_fixture.h: what a stopping run lost, whether its
 // kill counts as a preemption's, and time limits, across restarts; a run stopped and started
-// again elsewhere in one step; a run lost with its node in a stop's grace.
+// again elsewhere in one step; a run lost with its node in a stop's grace; how a restart names
+// the runs it adopts.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -335,6 +336,34 @@ TEST_F(LiveSchedulerTest, ARunLostWithItsNodeInItsStopsGraceIsSaidLostNotCheckpo
   d = Start();
   EXPECT_EQ((*d->Get(b))["lost_with_node"], 1);
   EXPECT_EQ((*d->Get(b))["checkpointed"], 0);
+}
+
+TEST_F(LiveSchedulerTest, ARunAdoptedAtARestartIsNamedAsItsSlurmJobNotAsAPid) {
+  // Regression (session 48): under Slurm a run's ProcessRef "pid" is its Slurm job id, and the
+  // adopt event said "process 100 survived the restart". Locally it is the pid.
+  for (const bool engine : {true, false}) {
+    SCOPED_TRACE(engine ? "Slurm" : "local");
+    TearDown();
+    SetUp();
+    world_ = FakeWorld{.engine_jobs = engine};
+    auto d = Start();
+    const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
+    world_.work[a] = 1'000'000;
+    d->Step();
+    ASSERT_EQ(world_.procs.size(), 1u);
+    const int ref = world_.procs.begin()->first;
+    d.reset();  // serve restarts; the run goes on
+    world_.now += 1'000;
+    d = Start();
+    auto events = d->Events(0, 1000, a);
+    ASSERT_TRUE(events.ok());
+    std::vector<std::string> adopts;
+    for (const auto& e : *events) {
+      if (e["kind"] == "adopt") adopts.push_back(e["text"]);
+    }
+    EXPECT_EQ(adopts, std::vector<std::string>{fmt::format("{} {} survived the restart",
+                                                           engine ? "Slurm job" : "process", ref)});
+  }
 }
 
 TEST_F(LiveSchedulerTest, AKillAtTheDeadlineThatServeDidNotSeeEndIsStillAKill) {
