@@ -46,6 +46,9 @@ struct FakeWorld {
   std::vector<std::string> launches;  // "job@ms:devices"
   bool ignore_term = false;           // processes that ignore SIGTERM (only SIGKILL stops them)
   Duration linger = 0;  // a killed process is reported gone this long after SIGKILL (an engine)
+  // Every exit is reported this long after it happened, with its own status (Slurm: the job
+  // COMPLETING through a slow epilog); a kill meanwhile finds the process gone.
+  Duration completing = 0;
   // Processes that, told to stop, finish their work instead (within the grace) and exit 0,
   // leaving their done file when `done_files`.
   bool finish_on_term = false, done_files = false;
@@ -159,7 +162,7 @@ class FakeRunner : public Executor {
     std::vector<ExitInfo> out;
     for (int pid : mine_) {
       auto& p = w_.procs.at(pid);
-      if (p.reported || p.exit_at > w_.now) continue;
+      if (p.reported || p.exit_at + w_.completing > w_.now) continue;
       p.reported = true;
       out.push_back(ExitOf(p));
     }

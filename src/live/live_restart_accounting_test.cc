@@ -366,6 +366,42 @@ TEST_F(LiveSchedulerTest, ARunAdoptedAtARestartIsNamedAsItsSlurmJobNotAsAPid) {
   }
 }
 
+TEST_F(LiveSchedulerTest, AnExitOfItsOwnThatTheEngineReportsAfterTheKillIsACheckpoint) {
+  // Regression (session 48): X (4 GPUs) is preempted at 3 s and checkpoints and exits 0 at
+  // once, but the engine reports that exit only 6 s later (Slurm: COMPLETING through a slow
+  // epilog). Serve's kill at the end of the 4 s grace (7 s) finds it gone; the exit, reported
+  // at 9 s, is its own (exit 0). It was counted a kill, its 3 s x 4 GPUs = 12 GPU-s lost.
+  policy_opts_ = {"thresholds=8"};
+  grace_ = Seconds(4);
+  world_.completing = Seconds(6);
+  auto d = Start();
+  const int64_t t0 = world_.now;
+  const JobId x = *d->Submit({.name = "x", .gpus = 4, .argv = {"train"}});
+  world_.work[x] = 1'000'000;
+  d->Step();
+  world_.now = t0 + 3'000;
+  d->Step();
+  const JobId y = *d->Submit({.name = "y", .gpus = 4, .argv = {"train"}});
+  world_.work[y] = 1'000'000;
+  for (; world_.now <= t0 + 10'000; world_.now += 100) d->Step();
+  const auto xj = *d->Get(x);
+  EXPECT_EQ(xj["preemptions"], 1) << xj.dump();
+  EXPECT_EQ(xj["kills"], 0) << xj.dump();
+  EXPECT_EQ(xj["checkpointed"], 1) << xj.dump();
+  EXPECT_DOUBLE_EQ(xj["lost_gpu_s"].get<double>(), 0.0) << xj.dump();
+  // Y launched once the exit was reported (9 s), past X's kill deadline (7 s).
+  ASSERT_EQ(world_.launches.size(), 2u);
+  EXPECT_EQ(world_.launches[1], fmt::format("{}@{}:0,1,2,3", y.value(), t0 + 9'000));
+  auto events = d->Events(0, 1000, x);
+  ASSERT_TRUE(events.ok());
+  std::vector<std::string> exits;
+  for (const auto& e : *events) {
+    if (e["kind"] == "exit") exits.push_back(e["text"]);
+  }
+  EXPECT_EQ(exits, std::vector<std::string>{"exit 0 after preemption (checkpointed, requeued)"});
+  EXPECT_EQ((*d->Get(y))["state"], "running");
+}
+
 TEST_F(LiveSchedulerTest, AKillAtTheDeadlineThatServeDidNotSeeEndIsStillAKill) {
   // Regression (found by a review): serve sends SIGKILL at a preempted job's deadline and is
   // killed before it reads the exit; the restart read the exit as a checkpoint (no kill, no
