@@ -352,9 +352,10 @@ class LiveScheduler {
   Status Reconcile(Time now);
   Status SaveRows(const std::vector<JobId>& ids);
   nlohmann::json ToJson(const JobRecord& r, Time now) const;
-  // The state people see (ls, show, explain, a state filter): the record's, but `starting` for
-  // a run launched that the engine has not started (Executor::NotStarted).
-  LiveState ShownState(const JobRecord& r) const;
+  // The state people see (ls, show, explain, a state filter, metrics): the record's, but
+  // `starting` for a run launched that the engine has not started (Executor::NotStarted) past
+  // its first kEngineStartGraceMs, as PinEngineWaits pins it.
+  LiveState ShownState(const JobRecord& r, Time now) const;
   // The VC a job is scheduled in now: for a job that has not ended, the core's (a change of
   // tenants moves a job whose VC is gone to its user's or the default; none without tenants);
   // for one that ended, the one it was submitted to. (JobRecord::vc stays as submitted: the

@@ -31,12 +31,13 @@ std::string LiveScheduler::VcOf(const JobRecord& r) const {
   return vc.ok() ? *vc : "";
 }
 
-LiveState LiveScheduler::ShownState(const JobRecord& r) const {
-  if (r.state != LiveState::kRunning) return r.state;
+LiveState LiveScheduler::ShownState(const JobRecord& r, Time now) const {
+  if (r.state != LiveState::kRunning || now - r.last_start < kEngineStartGraceMs) return r.state;
   auto p = procs_.find(r.id);
   if (p == procs_.end() || p->second.stopping) return r.state;
-  // Launched, but the engine has not started it (Slurm keeps its released job PENDING): it is
-  // starting, as a launch not yet begun (it showed `running`).
+  // Launched, and the engine has not started it in its first seconds (Slurm keeps its released
+  // job PENDING; pinned then, PinEngineWaits): it is starting, as a launch not yet begun (it
+  // showed `running`).
   return executor_->NotStarted(r.id).empty() ? r.state : LiveState::kStarting;
 }
 
@@ -53,7 +54,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   } else {
     j["vc"] = vc;
   }
-  const LiveState shown = ShownState(r);
+  const LiveState shown = ShownState(r, now);
   j["state"] = ToString(shown);
   j["submitted_at_ms"] = wall(r.submit);
   j["first_start_ms"] = wall(r.first_start);
@@ -135,7 +136,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
 }
 
 std::string LiveScheduler::ReasonWord(const JobRecord& r, const Job& cj, Time now) const {
-  switch (ShownState(r)) {
+  switch (ShownState(r, now)) {
     case LiveState::kStarting:
       return "Starting";
     case LiveState::kPreempting:
@@ -161,7 +162,7 @@ nlohmann::json LiveScheduler::List(const ListFilter& f, size_t* total) {
   nlohmann::json out = nlohmann::json::array();
   size_t matched = 0;
   auto take = [&](const JobRecord& r) {
-    if (!f.states.empty() && !f.states.contains(ShownState(r))) return;
+    if (!f.states.empty() && !f.states.contains(ShownState(r, now))) return;
     if (f.states.empty() && f.active_only && IsTerminal(r.state)) return;
     if (!f.user.empty() && r.user != f.user) return;
     if (!f.vc.empty() && VcOf(r) != f.vc) return;
@@ -315,7 +316,7 @@ std::pair<JobId, nlohmann::json> LiveScheduler::ExplainArray(const std::vector<J
 nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const {
   const JobId id = r.id;
   Explanation e = sched_->Explain(id, now);
-  const LiveState shown = ShownState(r);
+  const LiveState shown = ShownState(r, now);
   nlohmann::json j = {{"id", id.value()},
                       {"state", ToString(shown)},
                       {"where", e.where},
@@ -563,7 +564,8 @@ std::string LiveScheduler::MetricsText() {
       by_state[ToString(st)] = 0;
     }
     for (const auto& [st, n] : ended_count_) by_state[ToString(st)] += static_cast<int>(n);
-    for (const auto& [id, r] : open_) ++by_state[ToString(ShownState(*r))];
+    const Time now = Now();
+    for (const auto& [id, r] : open_) ++by_state[ToString(ShownState(*r, now))];
     std::vector<int> waiting_by_queue, running_by_queue;
     sched_->CountByQueue(waiting_by_queue, running_by_queue);
     std::map<std::string, int> waiting;
