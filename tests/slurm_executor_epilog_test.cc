@@ -53,6 +53,8 @@ TEST_F(SlurmExecutorTest, ARunKilledWhileItsEpilogRunsEndsWithItsOwnExitAndEndTi
                std::chrono::system_clock::now().time_since_epoch())
         .count();
   };
+  // As serve's loop: the exits polled (none yet: COMPLETING), then the kill.
+  for (const ExitInfo& e : x->Poll()) ADD_FAILURE() << "ended while COMPLETING: " << e.reason;
   const int64_t killed_at = wall_ms();
   ASSERT_TRUE(x->Signal(launched->ref, SIGKILL).ok());
   auto end = NextExit(*x);

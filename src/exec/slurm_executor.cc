@@ -489,7 +489,6 @@ Status SlurmExecutor::Signal(const ProcessRef& p, int sig) {
   }
   if (sig == SIGKILL) {
     j->kill_requested = true;
-    j->kill_seq = op_seq_;
     NoteStop(*j, /*kill=*/true);
     EnqueueHold(*j, {.kind = OpKind::kKill, .job = j->id, .attempt = j->attempt, .sig = sig});
   } else {

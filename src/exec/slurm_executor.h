@@ -188,7 +188,6 @@ class SlurmExecutor : public Executor {
     // (a slow epilog) before any kill of ours: the run's end, even if our kill comes then and
     // its requeue-hold leaves Slurm no record of that run (it read "killed by signal 9").
     std::optional<ExitInfo> ended_itself;
-    uint64_t kill_seq = 0;  // op_seq_ when the kill was asked: snapshots up to it predate it
     std::optional<ExitInfo> ended;  // for Poll
     // Holds, requeue-holds and kills queued or running; the last one was done after this
     // snapshot. Until a snapshot shows its effect, what Slurm says of the job is not news.

@@ -172,10 +172,11 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
       } else if (SlurmActive(s->state)) {
         j.seen_active = true;
         if (s->state != "COMPLETING") j.admin_hold_on_run = s->reason == "JobHeldAdmin";
-        // Its script ended (in a snapshot taken before any kill of ours), and Slurm runs the
-        // epilog: what Slurm recorded of that end is the run's.
-        if (s->state == "COMPLETING" && (!j.kill_requested || seen_seq_ <= j.kill_seq) &&
-            !j.ended_itself && s->end_time > 0 && (s->reason.empty() || s->reason == "None")) {
+        // Its script ended, and Slurm runs the epilog: what Slurm recorded of that end is the
+        // run's. Only while no kill of ours was asked: a snapshot's sequence is its command's
+        // start, and one that started before the kill may already show the kill's COMPLETING.
+        if (s->state == "COMPLETING" && !j.kill_requested && !j.ended_itself && s->end_time > 0 &&
+            (s->reason.empty() || s->reason == "None")) {
           ExitInfo e{.job = id, .attempt = j.attempt, .exit_code = -1, .signal = 0};
           if (WIFEXITED(s->wait_status)) e.exit_code = WEXITSTATUS(s->wait_status);
           if (WIFSIGNALED(s->wait_status)) e.signal = WTERMSIG(s->wait_status);
