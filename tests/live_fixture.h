@@ -46,6 +46,9 @@ struct FakeWorld {
   std::vector<std::string> launches;  // "job@ms:devices"
   bool ignore_term = false;           // processes that ignore SIGTERM (only SIGKILL stops them)
   Duration linger = 0;  // a killed process is reported gone this long after SIGKILL (an engine)
+  // Every exit is reported this long after it happened, with its own status (Slurm: the job
+  // COMPLETING through a slow epilog); a kill meanwhile finds the process gone.
+  Duration completing = 0;
   // Processes that, told to stop, finish their work instead (within the grace) and exit 0,
   // leaving their done file when `done_files`.
   bool finish_on_term = false, done_files = false;
@@ -60,6 +63,7 @@ struct FakeWorld {
   std::optional<std::map<JobId, std::string>> engine_holds;
   std::vector<std::string> signals;  // "job:sig@ms", each signal sent to a live process
   bool queued_signals = false;       // an engine whose signals are queued (SignalsAtOnce false)
+  bool engine_jobs = false;  // Launch names an engine's job (Slurm's id: the pid) for each run
 
   bool Alive(const P& p) const { return !p.reported && p.exit_at > now; }
 
@@ -104,7 +108,8 @@ class FakeRunner : public Executor {
     w_.launches.push_back(fmt::format("{}@{}:{}", s.job.value(), w_.now, Join(devs, ",")));
     mine_.insert(pid);
     return Launched{.ref = {.pid = pid, .start_ticks = pid * 7},
-                    .visible_devices = Join(devs, ",")};
+                    .visible_devices = Join(devs, ","),
+                    .engine_job = w_.engine_jobs ? std::to_string(pid) : ""};
   }
   bool SignalsAtOnce() const override { return !w_.queued_signals; }
   Status Signal(const ProcessRef& r, int sig) override {
@@ -157,7 +162,7 @@ class FakeRunner : public Executor {
     std::vector<ExitInfo> out;
     for (int pid : mine_) {
       auto& p = w_.procs.at(pid);
-      if (p.reported || p.exit_at > w_.now) continue;
+      if (p.reported || p.exit_at + w_.completing > w_.now) continue;
       p.reported = true;
       out.push_back(ExitOf(p));
     }

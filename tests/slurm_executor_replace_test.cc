@@ -61,6 +61,32 @@ TEST_F(SlurmExecutorTest, ARunSlurmRequeuedByItselfRunsItsNextAttemptInAFreshSlu
   EXPECT_EQ(Squeue(fresh, "%T"), "RUNNING");
 }
 
+TEST_F(SlurmExecutorTest, ARunSlurmRequeuedInAStopsGraceIsReportedLostNotCheckpointed) {
+  // Regression (session 48): a node failed under a run serve was stopping (the eviction from
+  // that node: its signal sent, in its grace). Slurm requeued the job, and the executor
+  // reported an end with no exit status that was not lost, which serve took for a checkpoint
+  // (its events said "checkpointed, requeued"). Slurm's own requeue stands for the failure;
+  // the run ignores SIGTERM, as a run on a dead node never answers it.
+  auto x = Open("stopped-lost", 250ms, 3s);
+  ASSERT_TRUE(x);
+  const LaunchSpec spec = Spec(1, {"sh", "-c", "trap '' TERM; sleep 300"});
+  Prepared(*x, spec);
+  auto launched = x->Launch(spec);
+  ASSERT_TRUE(launched.ok()) << launched.status().message();
+  const int64_t sid = x->SlurmId(JobId(1));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return Squeue(sid, "%T") == "RUNNING" &&
+               x->EngineState(JobId(1)).find("RUNNING") != std::string::npos && ScriptStarted(spec);
+      },
+      30s))
+      << Squeue(sid, "%T %r");
+  ASSERT_TRUE(x->Signal(launched->ref, SIGTERM).ok());
+  ASSERT_TRUE(x->Drain(30s));  // the signal went out; the run goes on
+  ASSERT_EQ(Squeue(sid, "%T"), "RUNNING");
+  ASSERT_NO_FATAL_FAILURE(Requeue(*x, sid));  // lost (it was not), not cancelled
+}
+
 TEST_F(SlurmExecutorTest, ARunSlurmRequeuedWhileServeWasAwayIsNotAdoptedAndIsReplaced) {
   // The same failure while serve is down: Slurm requeues attempt 0's run (a node failure)
   // and, the job pending and not held, starts it again by itself on the same node. The

@@ -224,13 +224,15 @@ void ShowOne(const Common& o, const nlohmann::json& j, const nlohmann::json* eve
                            : Str(j, "held_by") == "engine" ? "yes (by an admin, in Slurm)"
                                                            : "yes",
                            j.value("attempt", -1) < 0 ? "none" : Str(j, "attempt"));
-  const int checkpointed = j.value("checkpointed", preemptions - kills);
-  const int stopping = preemptions - kills - checkpointed;
+  const int lost_runs = j.value("lost_with_node", 0);
+  const int checkpointed = j.value("checkpointed", preemptions - kills - lost_runs);
+  const int stopping = preemptions - kills - lost_runs - checkpointed;
   std::cout << fmt::format(
-      "   Preemptions={} (checkpointed {}, killed at the grace deadline {}{}) Lost={:.3f} "
+      "   Preemptions={} (checkpointed {}, killed at the grace deadline {}{}{}) Lost={:.3f} "
       "GPU-h{}\n",
-      preemptions, checkpointed, kills, stopping > 0 ? ", 1 being stopped now" : "",
-      j.value("lost_gpu_s", 0.0) / 3600,
+      preemptions, checkpointed, kills,
+      lost_runs > 0 ? fmt::format(", lost with their node {}", lost_runs) : "",
+      stopping > 0 ? ", 1 being stopped now" : "", j.value("lost_gpu_s", 0.0) / 3600,
       j.contains("stop_at_checkpoint_ms")
           ? fmt::format(" StopAtCheckpoint={}",
                         Human(j["stop_at_checkpoint_ms"].get<double>() / 1000))

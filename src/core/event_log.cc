@@ -257,14 +257,23 @@ std::string Describe(const Event& e, std::optional<int64_t> epoch_ms) {
       if (!Str(d, "after").empty()) out += " after " + Str(d, "after");
       if (BoolField(d, "completed")) {
         out += " (its work complete: done file)";
+      } else if (BoolField(d, "lost")) {  // its node failed (or the engine requeued it)
+        const int64_t lost_ms = IntField(d, "lost_gpu_ms").value_or(0);
+        out += lost_ms > 0 ? fmt::format(
+                                 " (lost with its node: its work since its last "
+                                 "checkpoint, {:.1f} GPU-s, is lost; requeued)",
+                                 static_cast<double>(lost_ms) / 1000.0)
+                           : " (lost with its node: no work since its last checkpoint; requeued)";
       } else if (Str(d, "after") == "preemption" || Str(d, "after") == "requeue") {
         out += BoolField(d, "checkpointed") ? " (checkpointed, requeued)"
                                             : " (killed at the end of its grace period, requeued)";
       }
       return out;
     }
-    case EventKind::kAdopt:
-      return fmt::format("process {} survived the restart", Num(d, "pid"));
+    case EventKind::kAdopt:  // (a cluster engine's run: its job, whose id is no pid)
+      return Str(d, "engine_job").empty()
+                 ? fmt::format("process {} survived the restart", Num(d, "pid"))
+                 : fmt::format("Slurm job {} survived the restart", Str(d, "engine_job"));
     case EventKind::kCapacity: {
       const auto mask = MaskFromJson(d.value("usable", nlohmann::json()));
       std::vector<GpuId> gpus;

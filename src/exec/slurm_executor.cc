@@ -440,6 +440,7 @@ StatusOr<Launched> SlurmExecutor::Launch(const LaunchSpec& spec) {
   j.restart_base = restarts;
   j.attempt_vars = vars;
   j.seen_active = j.stop_requested = j.kill_requested = false;
+  j.ended_itself.reset();
   j.ended.reset();
   Enqueue({.kind = OpKind::kLaunch, .job = spec.job, .attempt = spec.attempt});
   return Launched{.ref = {.pid = static_cast<int>(j.slurm_id), .start_ticks = spec.attempt},

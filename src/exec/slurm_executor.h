@@ -184,6 +184,10 @@ class SlurmExecutor : public Executor {
     // (EngineHolds, launches).
     bool admin_hold_on_run = false;
     bool stop_requested = false, kill_requested = false;
+    // How its batch script ended by itself, as Slurm recorded it while the job was COMPLETING
+    // (a slow epilog) before any kill of ours: the run's end, even if our kill comes then and
+    // its requeue-hold leaves Slurm no record of that run (it read "killed by signal 9").
+    std::optional<ExitInfo> ended_itself;
     std::optional<ExitInfo> ended;  // for Poll
     // Holds, requeue-holds and kills queued or running; the last one was done after this
     // snapshot. Until a snapshot shows its effect, what Slurm says of the job is not news.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <chrono>
@@ -152,9 +153,13 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
         // GPUs went to the next job, and the old Slurm job, replaced, was counted as one
         // outside tiresias: the node's capacity fell and innocent jobs were evicted).
         ended = ExitInfo{.job = id, .attempt = j.attempt, .exit_code = -1, .signal = 0};
-        if (j.kill_requested) {
+        if (j.kill_requested && j.ended_itself) {
+          ended = j.ended_itself;  // it ended by itself before our kill (a slow epilog)
+        } else if (j.kill_requested) {
           ended->signal = SIGKILL;
-        } else if (!j.stop_requested) {
+        } else {
+          // Slurm's requeue (tiresias's stops only signal): the run was lost, also in a stop's
+          // grace (the eviction from a node that failed; it read "checkpointed").
           ended->lost = true;
           ended->reason = fmt::format("Slurm requeued job {} ({})", s->id, s->reason);
         }
@@ -167,8 +172,21 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
       } else if (SlurmActive(s->state)) {
         j.seen_active = true;
         if (s->state != "COMPLETING") j.admin_hold_on_run = s->reason == "JobHeldAdmin";
+        // Its script ended, and Slurm runs the epilog: what Slurm recorded of that end is the
+        // run's. Only while no kill of ours was asked: a snapshot's sequence is its command's
+        // start, and one that started before the kill may already show the kill's COMPLETING.
+        if (s->state == "COMPLETING" && !j.kill_requested && !j.ended_itself && s->end_time > 0 &&
+            (s->reason.empty() || s->reason == "None")) {
+          ExitInfo e{.job = id, .attempt = j.attempt, .exit_code = -1, .signal = 0};
+          if (WIFEXITED(s->wait_status)) e.exit_code = WEXITSTATUS(s->wait_status);
+          if (WIFSIGNALED(s->wait_status)) e.signal = WTERMSIG(s->wait_status);
+          e.ended_wall_ms = s->end_time * 1000;
+          e.completed = DoneFileExists(j.job_dir);
+          j.ended_itself = e;
+        }
       } else if (SlurmEnded(s->state)) {
-        ended = ExitOf(j, s);
+        // (Our kill, sent while it was COMPLETING, may leave it CANCELLED: its own end counts.)
+        ended = j.kill_requested && j.ended_itself ? *j.ended_itself : ExitOf(j, s);
         // Keep the Slurm job for the next attempt: back to pending, held (not one someone
         // cancelled). After a node failure, a fresh one (the old one held until it is
         // cancelled).

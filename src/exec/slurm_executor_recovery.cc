@@ -157,7 +157,9 @@ ExitInfo SlurmExecutor::ExitOf(const Job& j, const SlurmJob* s) const {
     e.reason = fmt::format("Slurm job {} CANCELLED{}", s->id,
                            s->reason.empty() || s->reason == "None" ? "" : " (" + s->reason + ")");
   } else if (s->state == "NODE_FAIL" || s->state == "PREEMPTED" || s->state == "BOOT_FAIL") {
-    e.lost = !stopped;
+    // Lost, also in a stop's grace (an eviction from the node that failed: our signal's
+    // checkpoint never came); after our kill it is that kill.
+    e.lost = !stopped || (!j.kill_requested && s->state != "PREEMPTED");
     e.reason = fmt::format("Slurm job {} {} on {}", s->id, s->state, Join(s->nodes, ","));
   } else if (s->state == "TIMEOUT" && !stopped) {
     // Slurm's own time limit ended it (a --time of the submission, or one set since): the

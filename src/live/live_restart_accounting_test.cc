@@ -1,7 +1,8 @@
 // LiveScheduler's accounting when serve is killed (-9) or the core moves on in the middle of
 // a stop, on the virtual clock of tests/live_fixture.h: what a stopping run lost, whether its
 // kill counts as a preemption's, and time limits, across restarts; a run stopped and started
-// again elsewhere in one step.
+// again elsewhere in one step; a run lost with its node in a stop's grace; how a restart names
+// the runs it adopts.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -289,6 +290,116 @@ TEST_F(LiveSchedulerTest, ARunLostWithItsNodeCountsTheWorkItLost) {
   const auto bj = *d->Get(b);
   EXPECT_EQ(bj["state"], "pending") << bj.dump();
   EXPECT_DOUBLE_EQ(bj["lost_gpu_s"].get<double>(), 6.0);
+}
+
+TEST_F(LiveSchedulerTest, ARunLostWithItsNodeInItsStopsGraceIsSaidLostNotCheckpointed) {
+  // Regression (session 48): n2 fails under B (2 GPUs, from 0, no checkpoint reported); at
+  // 3 s the node is reported down first: B is evicted and told to stop. At 4 s, in its grace,
+  // the engine reports the run lost (Slurm requeued it). Its exit event said "checkpointed"
+  // (or "killed at the end of its grace period"); it was lost with its node, and with it the
+  // work since its start: 3 s x 2 GPUs = 6 GPU-s.
+  grace_ = Seconds(10);
+  world_.ignore_term = true;  // (a run on a dead node answers no signal)
+  const int64_t t0 = world_.now;
+  std::unique_ptr<LiveScheduler> d;
+  const JobId b = RunOnTheSecondOfTwoNodes(d);
+  world_.now = t0 + 3'000;
+  world_.node_report = std::vector<NodeReport>{
+      {.name = "n1", .state = "down", .usable = false, .gpus = 2, .reason = "maintenance"},
+      {.name = "n2", .state = "down", .usable = false, .gpus = 2, .reason = "Not responding"}};
+  d->Step();
+  ASSERT_EQ((*d->Get(b))["state"], "preempting") << d->Get(b)->dump();
+  world_.now = t0 + 4'000;
+  auto& run = world_.procs.begin()->second;
+  run.lost = true;
+  run.exit_at = world_.now;
+  d->Step();
+  const auto bj = *d->Get(b);
+  EXPECT_EQ(bj["state"], "pending") << bj.dump();
+  EXPECT_DOUBLE_EQ(bj["lost_gpu_s"].get<double>(), 6.0);
+  EXPECT_EQ(bj["kills"], 0);
+  EXPECT_EQ(bj["checkpointed"], 0) << bj.dump();  // (it said 1)
+  EXPECT_EQ(bj["lost_with_node"], 1) << bj.dump();
+  EXPECT_NE(bj["message"].get<std::string>().find("lost with its node"), std::string::npos)
+      << bj.dump();
+  auto events = d->Events(0, 1000, b);
+  ASSERT_TRUE(events.ok());
+  std::vector<std::string> exits;
+  for (const auto& e : *events) {
+    if (e["kind"] == "exit") exits.push_back(e["text"]);
+  }
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0],
+            "NODE_FAIL on n1 after preemption (lost with its node: its work since its last "
+            "checkpoint, 6.0 GPU-s, is lost; requeued)");
+  d.reset();  // a restart reads the count back
+  d = Start();
+  EXPECT_EQ((*d->Get(b))["lost_with_node"], 1);
+  EXPECT_EQ((*d->Get(b))["checkpointed"], 0);
+}
+
+TEST_F(LiveSchedulerTest, ARunAdoptedAtARestartIsNamedAsItsSlurmJobNotAsAPid) {
+  // Regression (session 48): under Slurm a run's ProcessRef "pid" is its Slurm job id, and the
+  // adopt event said "process 100 survived the restart". Locally it is the pid.
+  for (const bool engine : {true, false}) {
+    SCOPED_TRACE(engine ? "Slurm" : "local");
+    TearDown();
+    SetUp();
+    world_ = FakeWorld{.engine_jobs = engine};
+    auto d = Start();
+    const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
+    world_.work[a] = 1'000'000;
+    d->Step();
+    ASSERT_EQ(world_.procs.size(), 1u);
+    const int ref = world_.procs.begin()->first;
+    d.reset();  // serve restarts; the run goes on
+    world_.now += 1'000;
+    d = Start();
+    auto events = d->Events(0, 1000, a);
+    ASSERT_TRUE(events.ok());
+    std::vector<std::string> adopts;
+    for (const auto& e : *events) {
+      if (e["kind"] == "adopt") adopts.push_back(e["text"]);
+    }
+    EXPECT_EQ(adopts, std::vector<std::string>{fmt::format("{} {} survived the restart",
+                                                           engine ? "Slurm job" : "process", ref)});
+  }
+}
+
+TEST_F(LiveSchedulerTest, AnExitOfItsOwnThatTheEngineReportsAfterTheKillIsACheckpoint) {
+  // Regression (session 48): X (4 GPUs) is preempted at 3 s and checkpoints and exits 0 at
+  // once, but the engine reports that exit only 6 s later (Slurm: COMPLETING through a slow
+  // epilog). Serve's kill at the end of the 4 s grace (7 s) finds it gone; the exit, reported
+  // at 9 s, is its own (exit 0). It was counted a kill, its 3 s x 4 GPUs = 12 GPU-s lost.
+  policy_opts_ = {"thresholds=8"};
+  grace_ = Seconds(4);
+  world_.completing = Seconds(6);
+  auto d = Start();
+  const int64_t t0 = world_.now;
+  const JobId x = *d->Submit({.name = "x", .gpus = 4, .argv = {"train"}});
+  world_.work[x] = 1'000'000;
+  d->Step();
+  world_.now = t0 + 3'000;
+  d->Step();
+  const JobId y = *d->Submit({.name = "y", .gpus = 4, .argv = {"train"}});
+  world_.work[y] = 1'000'000;
+  for (; world_.now <= t0 + 10'000; world_.now += 100) d->Step();
+  const auto xj = *d->Get(x);
+  EXPECT_EQ(xj["preemptions"], 1) << xj.dump();
+  EXPECT_EQ(xj["kills"], 0) << xj.dump();
+  EXPECT_EQ(xj["checkpointed"], 1) << xj.dump();
+  EXPECT_DOUBLE_EQ(xj["lost_gpu_s"].get<double>(), 0.0) << xj.dump();
+  // Y launched once the exit was reported (9 s), past X's kill deadline (7 s).
+  ASSERT_EQ(world_.launches.size(), 2u);
+  EXPECT_EQ(world_.launches[1], fmt::format("{}@{}:0,1,2,3", y.value(), t0 + 9'000));
+  auto events = d->Events(0, 1000, x);
+  ASSERT_TRUE(events.ok());
+  std::vector<std::string> exits;
+  for (const auto& e : *events) {
+    if (e["kind"] == "exit") exits.push_back(e["text"]);
+  }
+  EXPECT_EQ(exits, std::vector<std::string>{"exit 0 after preemption (checkpointed, requeued)"});
+  EXPECT_EQ((*d->Get(y))["state"], "running");
 }
 
 TEST_F(LiveSchedulerTest, AKillAtTheDeadlineThatServeDidNotSeeEndIsStillAKill) {

@@ -3,7 +3,8 @@
 // in live_scheduler_requests.cc, what happens when a process ends in
 // live_scheduler_exits.cc, recovery in live_scheduler_recovery.cc, capacity (node reports,
 // GPUs of stopping processes) in live_scheduler_capacity.cc, the API views in
-// live_scheduler_views.cc (logs: live_scheduler_logs.cc).
+// live_scheduler_views.cc (logs: live_scheduler_logs.cc). Here too: how messages name nodes
+// and jobs (NodeNames, JobRefOf).
 #include "live/live_scheduler.h"
 
 #include <fmt/chrono.h>
@@ -502,6 +503,28 @@ void LiveScheduler::Run(const std::atomic<bool>& stop, int poll_ms) {
   }
   std::lock_guard lk(mu_);
   FlushOutsideStep();  // the stops of the last step (and of requests since) are kept
+}
+
+std::vector<std::string> LiveScheduler::NodeNames(const std::vector<GpuId>& gpus) const {
+  const std::vector<NodeSpec> cluster = ClusterNodes();
+  std::vector<std::string> names;
+  for (const GpuId& g : gpus) {
+    if (g.node < 0 || static_cast<size_t>(g.node) >= cluster.size()) continue;
+    const std::string& name = cluster[g.node].name;
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  return names;
+}
+
+std::string LiveScheduler::JobRefOf(JobId id) const {
+  auto it = records_.find(id);
+  return it == records_.end() ? id.str() : RefOf(it->second);
+}
+
+std::vector<std::string> LiveScheduler::RefsOf(const std::vector<JobId>& ids) const {
+  std::vector<std::string> out;
+  for (JobId id : ids) out.push_back(JobRefOf(id));
+  return out;
 }
 
 }  // namespace tiresias

@@ -329,6 +329,9 @@ class LiveScheduler {
   Time ExpectedRelease(const std::vector<GpuId>& gpus, JobId id, Time now) const;
   // How much longer a holder that is overdue (killed, past its second) is expected to take.
   static constexpr Duration kOverdueMs = 1000;
+  // The farthest ahead such a holder's wait is pinned at once (LaunchReady doubles the pin
+  // while it lingers, up to this: one drain event an hour at most after the first hour).
+  static constexpr Duration kOverduePinMaxMs = 3'600'000;
   // How far ahead the progress of a start the engine cannot take yet is pinned, again and
   // again while it waits (LaunchReady). Any distance is exact (the launch sets the real
   // start); a longer one journals fewer events.
@@ -349,6 +352,10 @@ class LiveScheduler {
   Status Reconcile(Time now);
   Status SaveRows(const std::vector<JobId>& ids);
   nlohmann::json ToJson(const JobRecord& r, Time now) const;
+  // The state people see (ls, show, explain, a state filter, metrics): the record's, but
+  // `starting` for a run launched that the engine has not started (Executor::NotStarted) past
+  // its first kEngineStartGraceMs, as PinEngineWaits pins it.
+  LiveState ShownState(const JobRecord& r, Time now) const;
   // The VC a job is scheduled in now: for a job that has not ended, the core's (a change of
   // tenants moves a job whose VC is gone to its user's or the default; none without tenants);
   // for one that ended, the one it was submitted to. (JobRecord::vc stays as submitted: the

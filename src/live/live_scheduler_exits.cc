@@ -73,6 +73,12 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
   // An exit after the core stopped the job is not its end, also before it was signalled (an
   // eviction and the exit of the run it evicted can arrive in the same round).
   const bool stopped = p.stopping || IsTerminal(rec.state) || rec.state == LiveState::kPreempting;
+  // Killed: by this serve, or, past its deadline, by one before a restart (its SIGKILL); not
+  // when the engine recorded that it ended by itself first (Slurm: its script exited on the
+  // signal, then its job stayed COMPLETING through a slow epilog past the grace; it read
+  // "killed", its work lost).
+  const bool killed = (p.killed || (p.stopping && e.signal == SIGKILL && p.kill_at <= now)) &&
+                      (!e.known() || e.signal == SIGKILL);
   if (stopped) {
     if (IsTerminal(rec.state)) {
       // Ended while its process stopped: cancelled, or past its time limit (cancelled in
@@ -84,7 +90,6 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
                .detail = {{"how", what}, {"after", after}}});
       // Cancelled in a preemption's grace and killed at its end: that preemption's stop was a
       // kill, not a checkpoint (its loss is moot: the job will not resume).
-      const bool killed = p.killed || (p.stopping && e.signal == SIGKILL && p.kill_at <= now);
       if (killed && !p.at_checkpoint && preempted) ++rec.kills;
       return;
     }
@@ -114,8 +119,6 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
     // e.g. its node failed): then its work since its last reported checkpoint is lost.
     // (Not yet told to stop: the core stopped it in this step, e.g. an eviction with the run
     // lost on the same node.)
-    // Killed: by this serve, or, past its deadline, by one before a restart (its SIGKILL).
-    const bool killed = p.killed || (p.stopping && e.signal == SIGKILL && p.kill_at <= now);
     const bool checkpointed = (p.at_checkpoint || !killed) && !e.lost;
     const Service loss = p.stopping ? p.loss : LossOfStop(e.job);
     const Service lost = checkpointed && !p.at_checkpoint ? 0 : loss;
@@ -124,8 +127,20 @@ void LiveScheduler::HandleExit(const ExitInfo& e, Time now, std::vector<JobId>& 
                              {"after", preempted ? "preemption" : "requeue"},
                              {"checkpointed", checkpointed}};
     if (lost > 0) detail["lost_gpu_ms"] = lost;
+    if (e.lost) {
+      // Lost with its node (it was told to stop, or evicted, as the node went): no
+      // checkpoint on the signal, nor a kill of ours (it read "checkpointed").
+      detail["lost"] = true;
+      rec.message = fmt::format("its run was lost with its node ({}); {}", what,
+                                lost > 0 ? "its work since its last checkpoint is lost"
+                                         : "no work since its last checkpoint");
+    }
     Journal({.t = now, .kind = EventKind::kExit, .job = e.job, .detail = detail});
-    if (killed && !p.at_checkpoint && preempted) ++rec.kills;
+    if (killed && !p.at_checkpoint && preempted) {
+      ++rec.kills;
+    } else if (e.lost && preempted) {
+      ++rec.lost_runs;
+    }
     rec.lost += lost;
     metrics_.CountLost(ToSeconds(lost));
     rec.state = to_launch_.contains(e.job) ? LiveState::kStarting : LiveState::kPending;

@@ -52,10 +52,15 @@ void LiveScheduler::LaunchReady(Time now) {
         const Time pinned = sched_->Find(id)->progress_start;
         if (release <= now) {
           // Overdue: a killed process outlived its second (a cluster engine can take longer
-          // to report a stop). Expect it within another second, and pin again only when that
-          // has passed: not a drain event on every round while it lingers.
+          // to report a stop: a Slurm job slow to leave squeue). Pin again only when the last
+          // pin has passed, each time as far ahead as the job has waited since the core
+          // started it (from kOverdueMs up to kOverduePinMaxMs): a process that lingers adds
+          // a drain event at doubling intervals, not one a round nor one a second (the
+          // journal grew without bound). Any distance is exact: the launch, as soon as the
+          // process is gone, sets the real start.
           if (now < pinned) continue;
-          release = now + kOverdueMs;
+          const Duration waited = now - sched_->Find(id)->run_start;
+          release = now + std::clamp(waited, kOverdueMs, kOverduePinMaxMs);
         }
         if (release > pinned) {
           Journal(

@@ -211,10 +211,13 @@ Status LiveScheduler::Reconcile(Time now) {
       }
       misses = 0;
       if (executor_->Signal(*ref, SIGKILL).ok()) {
-        Warn(
-            fmt::format("job {} (attempt {}, pid {}) was running but the journal lost it: "
-                        "killed, so that its GPUs are not given out twice",
-                        *id, attempt, ref->pid));
+        // (A cluster engine's run is its job: Slurm's id, not a pid.)
+        const std::string engine_job = executor_->EngineJob(JobId(*id));
+        Warn(fmt::format(
+            "job {} (attempt {}, {}) was running but the journal lost it: "
+            "killed, so that its GPUs are not given out twice",
+            *id, attempt,
+            engine_job.empty() ? fmt::format("pid {}", ref->pid) : "Slurm job " + engine_job));
       }
     }
   }
@@ -315,15 +318,19 @@ Status LiveScheduler::Reconcile(Time now) {
     if (executor_->Adopt(id, rec.attempt, ref, JobDir(id))) {
       for (const GpuId& g : p.gpus) gpu_owner_[g] = id;
       procs_[id] = p;
+      // A cluster engine's run is its job (the "pid" is Slurm's job id): named so.
+      const nlohmann::json adopted = rec.engine_job.empty()
+                                         ? nlohmann::json{{"pid", rec.pid}}
+                                         : nlohmann::json{{"engine_job", rec.engine_job}};
       if (core_running && p.gpus == core_gpus && rec.state == LiveState::kRunning) {
-        Journal({.t = now, .kind = EventKind::kAdopt, .job = id, .detail = {{"pid", rec.pid}}});
+        Journal({.t = now, .kind = EventKind::kAdopt, .job = id, .detail = adopted});
         continue;
       }
       if (InTimeLimitGrace(rec)) {
         // Its time limit's grace: it is told to stop again, and its exit ends it. (Taken for
         // a preempted one, it was relaunched, its run's time erased by the wait for its own
         // process.)
-        Journal({.t = now, .kind = EventKind::kAdopt, .job = id, .detail = {{"pid", rec.pid}}});
+        Journal({.t = now, .kind = EventKind::kAdopt, .job = id, .detail = adopted});
         rec.timing_out = true;
         rec.stop_preempted = false;
         stop.push_back(id);

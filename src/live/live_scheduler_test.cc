@@ -106,14 +106,17 @@ TEST_F(LiveSchedulerTest, ProcessesIgnoringSigtermAreKilledAfterTheGraceAndNever
   }
 }
 
-TEST_F(LiveSchedulerTest, AKilledProcessSlowToGoAddsADrainEventPerSecondNotPerRound) {
-  // A 4-GPU job ignores SIGTERM and, once killed, is reported gone only 10 s later (Slurm under
-  // load). The job that preempted it waits for its GPUs with its progress start pinned: to the
-  // kill deadline, to a second after the kill, then a second at a time while the process
-  // lingers. The loop steps every 20 ms as serve's does; a drain event on every round would
-  // be ~450 journal rows. Nothing shares a GPU, and both jobs finish.
+TEST_F(LiveSchedulerTest, AKilledProcessSlowToGoAddsAFewDrainEventsNotOnePerSecond) {
+  // A 4-GPU job ignores SIGTERM and, once killed, is reported gone only 5 minutes later (a
+  // Slurm job slow to leave squeue). The job that preempted it waits for its GPUs with its
+  // progress start pinned: to the kill deadline, to a second after the kill, then, while the
+  // process lingers, each time as far ahead as it has waited so far. Regression (session 48):
+  // it was re-pinned a second at a time, a drain event a second (~300 here) for as long as the
+  // process lingered. Nothing shares a GPU; the small job is launched in the round the old
+  // process is reported gone (not at the end of its pin), its time counts from then, and both
+  // jobs finish.
   world_.ignore_term = true;
-  world_.linger = Seconds(10);
+  world_.linger = Seconds(300);
   grace_ = Seconds(1);
   auto d = Start();
   const int64_t t0 = world_.now;
@@ -121,7 +124,7 @@ TEST_F(LiveSchedulerTest, AKilledProcessSlowToGoAddsADrainEventPerSecondNotPerRo
   ASSERT_TRUE(big.ok());
   world_.work[*big] = 8'000;
   std::optional<JobId> small;
-  for (int round = 0; round < 5'000; ++round) {
+  for (int round = 0; round < 4'000; ++round) {  // 400 s, 100 ms a round
     if (!small && world_.now >= t0 + 6'000) {
       auto s = d->Submit({.name = "small", .gpus = 1, .argv = {"train"}});
       ASSERT_TRUE(s.ok());
@@ -129,16 +132,27 @@ TEST_F(LiveSchedulerTest, AKilledProcessSlowToGoAddsADrainEventPerSecondNotPerRo
       world_.work[*small] = 1'000;
     }
     d->Step();
-    world_.now += 20;
+    world_.now += 100;
   }
+  ASSERT_TRUE(small);
   for (const auto& j : d->List()) EXPECT_EQ(j["state"], "finished") << j.dump();
   EXPECT_TRUE(world_.overlaps.empty()) << fmt::format("{}", fmt::join(world_.overlaps, "\n"));
   auto events = d->Events(0, 100'000, std::nullopt, false);
   ASSERT_TRUE(events.ok());
   int drains = 0;
-  for (const auto& e : *events) drains += e["kind"] == "drain";
+  int64_t big_gone = -1, small_launched = -1;
+  for (const auto& e : *events) {
+    drains += e["kind"] == "drain";
+    if (e["kind"] == "exit" && e["job"] == big->value() && big_gone < 0) big_gone = e["t_ms"];
+    if (e["kind"] == "launch" && e["job"] == small->value()) small_launched = e["t_ms"];
+  }
   EXPECT_GE(drains, 3);   // the kill deadline, the second after the kill, then overdue
-  EXPECT_LE(drains, 14);  // about one per second of the 10 it lingered
+  EXPECT_LE(drains, 12);  // 2 s, 4 s, 8 s, ... 256 s waited: ~10 (was ~300, one a second)
+  ASSERT_GE(big_gone, 300'000) << "the old process lingered 5 minutes";
+  EXPECT_EQ(small_launched, big_gone);  // launched at once, not at the end of its last pin
+  const auto sj = *d->Get(*small);
+  EXPECT_DOUBLE_EQ(sj["time_s"].get<double>(), 1.0) << sj.dump();  // its 1 s of work alone
+  EXPECT_DOUBLE_EQ(sj["attained_gpu_s"].get<double>(), 1.0) << sj.dump();
 }
 
 TEST_F(LiveSchedulerTest, TimeCountsFromTheLaunchAndAStopInItsGraceIsNotYetCheckpointed) {

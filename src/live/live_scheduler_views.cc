@@ -31,6 +31,16 @@ std::string LiveScheduler::VcOf(const JobRecord& r) const {
   return vc.ok() ? *vc : "";
 }
 
+LiveState LiveScheduler::ShownState(const JobRecord& r, Time now) const {
+  if (r.state != LiveState::kRunning || now - r.last_start < kEngineStartGraceMs) return r.state;
+  auto p = procs_.find(r.id);
+  if (p == procs_.end() || p->second.stopping) return r.state;
+  // Launched, and the engine has not started it in its first seconds (Slurm keeps its released
+  // job PENDING; pinned then, PinEngineWaits): it is starting, as a launch not yet begun (it
+  // showed `running`).
+  return executor_->NotStarted(r.id).empty() ? r.state : LiveState::kStarting;
+}
+
 nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   const int64_t epoch = store_->epoch_ms();
   auto wall = [&](Time t) -> nlohmann::json {
@@ -44,7 +54,8 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   } else {
     j["vc"] = vc;
   }
-  j["state"] = ToString(r.state);
+  const LiveState shown = ShownState(r, now);
+  j["state"] = ToString(shown);
   j["submitted_at_ms"] = wall(r.submit);
   j["first_start_ms"] = wall(r.first_start);
   j["last_start_ms"] = wall(r.last_start);
@@ -53,7 +64,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["pid"] = r.pid;
   // (Its last run's, kept after it ended; none while it waits or is starting: that run's
   // devices were shown for a run placed elsewhere.)
-  j["devices"] = r.state == LiveState::kPending || r.state == LiveState::kStarting ? "" : r.devices;
+  j["devices"] = shown == LiveState::kPending || shown == LiveState::kStarting ? "" : r.devices;
   if (auto placed = to_launch_.find(r.id); placed != to_launch_.end() && cfg_.nodes.empty()) {
     // Starting, here: the devices it is placed on, as its run will see them (ls wrote the
     // core's GPU range, "local:0-1", and "local:0,1" once it ran).
@@ -70,7 +81,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["engine_job"] = engine_job.empty() ? r.engine_job : engine_job;
   // Where it runs (Slurm's names; locally filled in below); none while it waits, as its
   // devices (a preempted Slurm job listed its last run's nodes, not its reason).
-  const bool waits = r.state == LiveState::kPending || r.state == LiveState::kStarting;
+  const bool waits = shown == LiveState::kPending || shown == LiveState::kStarting;
   j["nodes"] = waits ? std::vector<std::string>{} : r.nodes;
   j["engine_state"] = executor_->EngineState(r.id);  // "" locally
   j["preemptions"] = r.preemptions;
@@ -82,9 +93,10 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
   j["allocation"] = nullptr;
   j["kills"] = r.kills;
   // Preemptions whose process left by itself (checkpointed); one being stopped now, in its
-  // grace, is neither that nor a kill yet.
+  // grace, is neither that nor a kill yet; nor is one whose run was lost with its node.
   const bool stopping = r.stop_preempted && procs_.contains(r.id);
-  j["checkpointed"] = std::max(0, r.preemptions - r.kills - (stopping ? 1 : 0));
+  j["checkpointed"] = std::max(0, r.preemptions - r.kills - r.lost_runs - (stopping ? 1 : 0));
+  j["lost_with_node"] = r.lost_runs;
   j["lost_gpu_s"] = ToSeconds(r.lost);  // work lost to its preemptions
   j["held"] = r.Held();
   if (r.Held()) j["held_by"] = r.held_in_engine ? "engine" : r.held_by_admin ? "admin" : "user";
@@ -124,7 +136,7 @@ nlohmann::json LiveScheduler::ToJson(const JobRecord& r, Time now) const {
 }
 
 std::string LiveScheduler::ReasonWord(const JobRecord& r, const Job& cj, Time now) const {
-  switch (r.state) {
+  switch (ShownState(r, now)) {
     case LiveState::kStarting:
       return "Starting";
     case LiveState::kPreempting:
@@ -150,7 +162,7 @@ nlohmann::json LiveScheduler::List(const ListFilter& f, size_t* total) {
   nlohmann::json out = nlohmann::json::array();
   size_t matched = 0;
   auto take = [&](const JobRecord& r) {
-    if (!f.states.empty() && !f.states.contains(r.state)) return;
+    if (!f.states.empty() && !f.states.contains(ShownState(r, now))) return;
     if (f.states.empty() && f.active_only && IsTerminal(r.state)) return;
     if (!f.user.empty() && r.user != f.user) return;
     if (!f.vc.empty() && VcOf(r) != f.vc) return;
@@ -301,33 +313,12 @@ std::pair<JobId, nlohmann::json> LiveScheduler::ExplainArray(const std::vector<J
            {"explained_waits", waiting != nullptr}}};
 }
 
-std::vector<std::string> LiveScheduler::NodeNames(const std::vector<GpuId>& gpus) const {
-  const std::vector<NodeSpec> cluster = ClusterNodes();
-  std::vector<std::string> names;
-  for (const GpuId& g : gpus) {
-    if (g.node < 0 || static_cast<size_t>(g.node) >= cluster.size()) continue;
-    const std::string& name = cluster[g.node].name;
-    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-  }
-  return names;
-}
-
-std::string LiveScheduler::JobRefOf(JobId id) const {
-  auto it = records_.find(id);
-  return it == records_.end() ? id.str() : RefOf(it->second);
-}
-
-std::vector<std::string> LiveScheduler::RefsOf(const std::vector<JobId>& ids) const {
-  std::vector<std::string> out;
-  for (JobId id : ids) out.push_back(JobRefOf(id));
-  return out;
-}
-
 nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const {
   const JobId id = r.id;
   Explanation e = sched_->Explain(id, now);
+  const LiveState shown = ShownState(r, now);
   nlohmann::json j = {{"id", id.value()},
-                      {"state", ToString(r.state)},
+                      {"state", ToString(shown)},
                       {"where", e.where},
                       {"rank", e.rank},
                       {"waiting_ahead", e.waiting_ahead},
@@ -347,7 +338,10 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
                       : r.message.starts_with(state) ? r.message  // ("failed: exit 3")
                                                      : state + ": " + r.message;
   }
-  if (r.state == LiveState::kStarting) {
+  if (shown == LiveState::kStarting && r.state == LiveState::kRunning) {
+    // Launched; the engine keeps it waiting, and says why.
+    reasons.insert(reasons.begin(), "scheduled to start; launched; " + executor_->NotStarted(id));
+  } else if (shown == LiveState::kStarting) {
     std::vector<std::string> holders;
     if (auto t = to_launch_.find(id); t != to_launch_.end()) {
       for (const GpuId& g : t->second) {
@@ -367,9 +361,6 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
                        : fmt::format("scheduled to start; waiting for the processes told to "
                                      "stop to exit: {}",
                                      Join(holders, ", ")));
-    for (std::string& reason : reasons) {  // the core's word: not running yet
-      if (reason.starts_with("running on ")) reason = "placed on " + reason.substr(11);
-    }
   } else if (r.state == LiveState::kPreempting && r.timing_out) {
     // (The core ended its run: "finished; nothing to wait for" would say otherwise.)
     reasons = {
@@ -378,6 +369,11 @@ nlohmann::json LiveScheduler::ExplainLocked(const JobRecord& r, Time now) const 
                     r.time_limit ? SlurmTime(*r.time_limit) : "?")};
   } else if (r.state == LiveState::kPreempting) {
     reasons.insert(reasons.begin(), "preempted; its process is checkpointing (grace period)");
+  }
+  for (std::string& reason : reasons) {  // starting: the core's word, not running yet
+    if (shown == LiveState::kStarting && reason.starts_with("running on ")) {
+      reason = "placed on " + reason.substr(11);
+    }
   }
   j["reasons"] = reasons;
   if (e.next_transition) {
@@ -568,7 +564,8 @@ std::string LiveScheduler::MetricsText() {
       by_state[ToString(st)] = 0;
     }
     for (const auto& [st, n] : ended_count_) by_state[ToString(st)] += static_cast<int>(n);
-    for (const auto& [id, r] : open_) ++by_state[ToString(r->state)];
+    const Time now = Now();
+    for (const auto& [id, r] : open_) ++by_state[ToString(ShownState(*r, now))];
     std::vector<int> waiting_by_queue, running_by_queue;
     sched_->CountByQueue(waiting_by_queue, running_by_queue);
     std::map<std::string, int> waiting;

@@ -144,6 +144,7 @@ void RequestFromJson(const nlohmann::json& j, JobRecord& r) {
 nlohmann::json EngineToJson(const JobRecord& r) {
   nlohmann::json j = {{"job", r.engine_job}, {"nodes", r.nodes}};
   if (r.held_in_engine) j["held"] = true;
+  if (r.lost_runs > 0) j["lost_runs"] = r.lost_runs;
   return j;
 }
 
@@ -152,6 +153,9 @@ void EngineFromJson(const nlohmann::json& j, JobRecord& r) {
       j.is_object() && j.contains("job") && j["job"].is_string() ? j["job"].get<std::string>() : "";
   r.held_in_engine =
       j.is_object() && j.contains("held") && j["held"].is_boolean() && j["held"].get<bool>();
+  r.lost_runs = j.is_object() && j.contains("lost_runs") && j["lost_runs"].is_number_integer()
+                    ? j["lost_runs"].get<int>()
+                    : 0;
   r.nodes.clear();
   if (j.is_object() && j.contains("nodes") && j["nodes"].is_array()) {
     for (const auto& n : j["nodes"]) {

@@ -97,6 +97,10 @@ struct JobRecord {
   Time end = -1;
   int preemptions = 0;
   int kills = 0;  // preemptions that ended at the grace deadline (not checkpointed)
+  // Preemptions (evictions) whose run the engine lost with its node in their grace: neither a
+  // checkpoint nor a kill. Stored in the `engine` column (`lost_runs`), which older builds
+  // ignore.
+  int lost_runs = 0;
   // GPU-ms of work lost to preemptions: a run killed at the grace deadline or stopped at a
   // reported checkpoint loses its progress since its last reported checkpoint (or its start).
   Service lost = 0;
