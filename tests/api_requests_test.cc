@@ -89,14 +89,15 @@ TEST_F(ApiSecurityTest, UnknownOrMalformedQueryParametersAreRefused) {
   // job's id (events?job=0 listed every job's events).
   EXPECT_EQ(root.Get("/v1/jobs/1_-1")->status, 400);
   EXPECT_EQ(root.Get("/v1/events?job=0")->status, 400);
-  // A VC serve does not have is said, not matched by no job (`ls --vc visoin`); the history
-  // may hold jobs of VCs since removed.
+  // A VC serve does not have, matching no job, is said, not an empty list (`ls --vc visoin`);
+  // history too.
   auto vc = root.Get("/v1/jobs?vc=vision");
   EXPECT_EQ(vc->status, 400) << vc->body;
-  EXPECT_NE(vc->body.find(R"(serve has no VCs (no --tenants), so no job is in VC \"vision\")"),
-            std::string::npos)
+  EXPECT_NE(
+      vc->body.find(R"(serve has no VCs (no --tenants), and no job listed is in VC \"vision\")"),
+      std::string::npos)
       << vc->body;
-  EXPECT_EQ(root.Get("/v1/history?vc=vision")->status, 200);
+  EXPECT_EQ(root.Get("/v1/history?vc=vision")->status, 400);  // none there either
 }
 
 }  // namespace

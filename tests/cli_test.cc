@@ -354,6 +354,7 @@ TEST(Cli, CompareRunsAreEachGivenOnceAndWriteTheirOwnDirectory) {
   EXPECT_NE(twice.out.find("error: run fifo+tiresias is given twice\n"), std::string::npos)
       << twice.out;
   Result both = Tiresias(base + "--policies dlas --runs dlas");
+  EXPECT_EQ(both.rc, 2);
   EXPECT_NE(both.out.find("given twice (--policies and --runs together run both lists)"),
             std::string::npos)
       << both.out;

@@ -15,6 +15,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <set>
 
@@ -64,6 +65,7 @@ struct FakeWorld {
   std::vector<std::string> signals;  // "job:sig@ms", each signal sent to a live process
   bool queued_signals = false;       // an engine whose signals are queued (SignalsAtOnce false)
   bool engine_jobs = false;  // Launch names an engine's job (Slurm's id: the pid) for each run
+  std::function<void()> on_launch;  // called as each Launch begins (a fault meanwhile)
 
   bool Alive(const P& p) const { return !p.reported && p.exit_at > now; }
 
@@ -80,6 +82,7 @@ class FakeRunner : public Executor {
  public:
   explicit FakeRunner(FakeWorld& w) : w_(w) {}
   StatusOr<Launched> Launch(const LaunchSpec& s) override {
+    if (w_.on_launch) w_.on_launch();
     if (w_.now < w_.engine_busy_until) {
       return Unavailable(
           fmt::format("job {}: its held Slurm job is being submitted", s.job.value()));

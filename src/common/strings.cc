@@ -98,9 +98,10 @@ size_t Utf8Length(std::string_view s) {
 
 namespace {
 
-// The code point of `c` (one UTF-8 character) if it is a bidirectional control (LRM, RLM,
-// embeddings, overrides, isolates); else 0.
+// The code point of `c` (one UTF-8 character) if it is a bidirectional control (Unicode's
+// Bidi_Control: ALM, LRM, RLM, embeddings, overrides, isolates); else 0.
 char32_t BidiControl(std::string_view c) {
+  if (c == "\xd8\x9c") return 0x061C;  // ARABIC LETTER MARK, the one of two bytes
   if (c.size() != 3) return 0;
   const auto b = [&](size_t k) { return static_cast<char32_t>(static_cast<unsigned char>(c[k])); };
   const char32_t cp = ((b(0) & 0x0F) << 12) | ((b(1) & 0x3F) << 6) | (b(2) & 0x3F);

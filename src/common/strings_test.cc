@@ -34,6 +34,9 @@ TEST(EscapeControl, ControlCharactersBecomeEscapes) {
                           "gnp"),
             "job\\u202egnp");
   EXPECT_EQ(EscapeControl("\xe2\x81\xa6x\xe2\x80\x8f"), "\\u2066x\\u200f");
+  EXPECT_EQ(EscapeControl("\xd8\x9c"
+                          "a"),
+            "\\u061ca");  // ARABIC LETTER MARK
   EXPECT_EQ(EscapeControl("a\xe2\x80\x94"
                           "b"),
             "a\xe2\x80\x94"

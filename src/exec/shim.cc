@@ -206,8 +206,7 @@ std::vector<std::string> CommandEnv(int fd) {
   execvp(argv[0], argv.data());
   // As a shell: 127 for a command not found, 126 for one found but not executable (a file
   // without the execute bit, a directory).
-  fail(errno == ENOENT || errno == ENOTDIR ? 127 : 126,
-       "cannot run '" + a.cmd[0] + "': " + std::strerror(errno));
+  fail(errno == ENOENT ? 127 : 126, "cannot run '" + a.cmd[0] + "': " + std::strerror(errno));
   _exit(127);  // (fail does not return)
 }
 
@@ -224,7 +223,11 @@ void TruncateOutputs(const ShimArgs& a) {
     if (!a.cwd.empty() && chdir(a.cwd.c_str()) != 0) _exit(1);
     for (const std::string* file : {&a.out_file, &a.err_file}) {
       if (file->empty()) continue;
-      const int f = open(file->c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+      // Only a regular file is emptied: a FIFO without a reader must not block the launch,
+      // nor one with a reader see an end of file before the job writes.
+      const int f = open(file->c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+      struct stat st;
+      if (f >= 0 && fstat(f, &st) == 0 && S_ISREG(st.st_mode)) (void)!ftruncate(f, 0);
       if (f >= 0) close(f);
     }
     _exit(0);
@@ -291,11 +294,10 @@ int RunShim(const std::vector<std::string>& args) {
     }
   }
 
-  TruncateOutputs(a);
-
   // The daemon signals the whole group: the command gets the signal, the shim stays to
   // record the outcome. Only SIGKILL (or SIGSTOP) reaches the shim itself.
   for (int sig : kIgnored) signal(sig, SIG_IGN);
+  TruncateOutputs(a);  // (a stop meanwhile reaches its tasks once they start)
   // Children's ends are read from a signalfd, beside the log's pipe: blocked from here on (the
   // tasks unblock it before they exec).
   sigset_t chld;

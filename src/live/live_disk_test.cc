@@ -192,6 +192,28 @@ TEST_F(LiveSchedulerTest, AJournalMovedFromItsPathPausesServeUntilItIsBack) {
   EXPECT_TRUE(d->Warnings().empty());
 }
 
+// Moved while a launch forks (between its two commits; found by a review): what was started
+// is recorded all the same, in the file open, and the next step pauses. (It stopped serve.)
+TEST_F(LiveSchedulerTest, AJournalMovedDuringALaunchStillRecordsWhatStarted) {
+  auto d = Start();
+  const JobId a = *d->Submit({.name = "a", .gpus = 1, .argv = {"train"}});
+  world_.work[a] = 10'000;
+  const auto db = dir_ / "tiresias.db", aside = dir_ / "aside.db";
+  world_.on_launch = [&] { std::filesystem::rename(db, aside); };
+  d->Step();
+  world_.on_launch = nullptr;
+  EXPECT_EQ((*d->Get(a))["state"], "running");
+  ASSERT_EQ(world_.launches.size(), 1u);
+  world_.now += 1'000;
+  d->Step();
+  ASSERT_EQ(d->Warnings().size(), 1u);
+  std::filesystem::rename(aside, db);
+  d.reset();
+  d = Start();  // the launch is in the journal: the run is adopted, not started again
+  EXPECT_EQ((*d->Get(a))["attempt"], 0);
+  EXPECT_EQ(world_.launches.size(), 1u);
+}
+
 TEST_F(LiveSchedulerTest, AnotherProcessHoldingTheJournalsLockPausesServeInsteadOfStoppingIt) {
   // Before, a step whose transaction could not begin (SQLITE_BUSY past the 5 s timeout, here
   // 20 ms) wrote its rows without one and then stopped serve (abort). Now: a submission is

@@ -100,7 +100,9 @@ void LiveScheduler::RecordForecast(JobId id, const std::array<std::optional<Time
 
 void LiveScheduler::SaveMargins() {
   std::string now = margins_.ToJson().dump();
-  if (now == margins_saved_) return;
+  // (Not into a journal moved from its path: serve is paused then, and a read such as
+  // `ls -o wide` may get here outside a step's transaction.)
+  if (now == margins_saved_ || !store_->InPlace().ok()) return;
   // Lost on a failed write, the margins are only relearned: a warning, not a fault.
   if (Status s = store_->SetMeta(kMarginsKey, now); !s.ok()) {
     Warn(fmt::format("forecast margins not saved: {}", s.message()));

@@ -352,7 +352,9 @@ int64_t LiveScheduler::Paused(Time now) {
   if (!std::exchange(paused_, true)) pause_began_ = now;
   KillOverdue(now);
   const size_t kept = unjournalled_.size();
-  RemoveEndedDirs(now, /*journal_now=*/false);  // what is due frees room
+  // What is due frees room; not while the journal is away from its path (a state restored
+  // from a backup there may still run the jobs of those directories).
+  if (store_->InPlace().ok()) RemoveEndedDirs(now, /*journal_now=*/false);
   // Not every retry (it may wait), but while a stop's record waits (StopProcess).
   if (unjournalled_.size() > kept || !unsaved_.empty()) FlushOutsideStep();
   return now + kPausedRetryMs + store_->epoch_ms();

@@ -83,8 +83,9 @@ void LiveScheduler::LaunchReady(Time now) {
     MustOk(SaveRows(ready));
     MustOk(txn.Commit());
   }
-  // Phase 2: fork and exec. Phase 3: record what happened, in one commit.
-  Store::Txn txn(*store_);
+  // Phase 2: fork and exec. Phase 3: record what happened, in one commit, in the file open
+  // even if its path moved since phase 1 (the next step pauses then): processes now run.
+  Store::Txn txn(*store_, /*even_if_moved=*/true);
   for (JobId id : ready) {
     const std::vector<GpuId> gpus = to_launch_.at(id);
     to_launch_.erase(id);

@@ -395,8 +395,9 @@ Status Store::InPlace() const {
   return Status::Ok();
 }
 
-Store::Txn::Txn(Store& s) : s_(s), seq_(s.last_seq_), max_job_(s.max_job_), sum_(s.last_sum_) {
-  begun_ = s_.InPlace();
+Store::Txn::Txn(Store& s, bool even_if_moved)
+    : s_(s), seq_(s.last_seq_), max_job_(s.max_job_), sum_(s.last_sum_) {
+  begun_ = even_if_moved ? Status::Ok() : s_.InPlace();
   if (begun_.ok()) begun_ = s_.Exec("BEGIN IMMEDIATE");
   if (!begun_.ok()) s_.txn_failed_ = begun_;
   ++s_.txn_depth_;

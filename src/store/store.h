@@ -96,7 +96,9 @@ class Store {
   // Groups writes into one atomic commit.
   class Txn {
    public:
-    explicit Txn(Store& s);
+    // `even_if_moved`: begins without InPlace's check, for what must be recorded whatever
+    // happened to the path since (processes just started: serve's launch).
+    explicit Txn(Store& s, bool even_if_moved = false);
     ~Txn();  // rolls back unless committed
     Status Commit();
     // Whether it began (the write lock was had within the busy timeout). Until the Txn is

@@ -33,7 +33,12 @@ function el(tag, attrs = {}, ...children) {
     else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v);
   }
-  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  // Each text in a <bdi>: a job's name or user with a right-to-left override cannot reorder
+  // what follows it on the line.
+  for (const c of children) {
+    if (c instanceof Node) e.append(c);
+    else e.append(Object.assign(document.createElement("bdi"), { textContent: String(c) }));
+  }
   return e;
 }
 function jobColor(id) {
@@ -198,7 +203,7 @@ async function renderJob(arg) {  // a job's id or an array task's ref (7_2)
     state.logFile = r.headers.get("X-Log-File") || state.logFile;
     const pre = $("job-log");
     if (text) pre.append(text);
-    if (pre.textContent.length > LOG_KEEP) {  // a bounded page: the newest output
+    if (text && pre.textContent.length > LOG_KEEP) {  // a bounded page: the newest output
       pre.textContent = "(earlier output not shown: `tiresias logs " + (job.ref ?? id) +
         "` has it all)\n" + pre.textContent.slice(-LOG_KEEP);
     }
@@ -266,7 +271,11 @@ function route() {
 
 async function refresh() {
   state.token = sessionStorage.getItem("tiresias-token");
-  if (!state.token) return $("login").hidden ? showLogin() : undefined;  // (keeps its message)
+  if (!state.token) {  // signed out: no view shows (a route() since may have shown one)
+    if ($("login").hidden) return showLogin();
+    for (const v of document.querySelectorAll(".view")) v.hidden = true;
+    return;  // (the sign-in form keeps its message)
+  }
   try {
     if (!state.me) {
       state.me = await json("/v1/whoami");
