@@ -59,4 +59,34 @@ TEST(CliFindings, NodesPerMultiGpuJobIsNullWithoutOne) {
   EXPECT_TRUE(Has(r.out, "nodes/job -")) << r.out;
 }
 
+// A window past the trace's end, or a trace with only a header, replayed nothing and exited 0
+// with no word. Now an error naming the window and the days the trace spans (sim, sweep and
+// trace stats alike).
+TEST(CliFindings, AWindowOrTraceWithNoJobIsAnError) {
+  auto dir = ScratchDir("findings_window");
+  // Jobs at 0 s and 1.5 days (129,600 s): the trace spans days 0.00 to 1.50.
+  std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration\n0,1,0,10\n1,1,129600,10\n";
+  std::ofstream(dir / "empty.csv") << "job_id,num_gpu,submit_time,duration\n";
+  const std::string t = (dir / "t.csv").string();
+  auto r = RunTiresias("sim --trace " + t + " --cluster 1x1x1 --from-day 200 --days 7");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(Has(r.out, "error: " + t +
+                             ": no job is submitted in days 200..207 (--from-day 200 --days 7); "
+                             "the trace's jobs are submitted from day 0.00 to day 1.50"))
+      << r.out;
+  auto e = RunTiresias("sim --trace " + (dir / "empty.csv").string() + " --cluster 1x1x1");
+  EXPECT_EQ(e.rc, 2) << e.out;
+  EXPECT_TRUE(Has(e.out, "empty.csv: the trace has no job")) << e.out;
+  auto w = RunTiresias("sweep --trace " + t + " --cluster 1x1x1 --windows 0,3 --days 1 --quiet");
+  EXPECT_EQ(w.rc, 2) << w.out;
+  EXPECT_TRUE(Has(w.out, "no job is submitted in days 3..4")) << w.out;
+  auto st = RunTiresias("trace stats " + t + " --from-day 2");
+  EXPECT_EQ(st.rc, 1) << st.out;
+  EXPECT_TRUE(Has(st.out, "no job is submitted in days 2..end (--from-day 2)")) << st.out;
+  // A window with jobs still runs.
+  auto ok = RunTiresias("sim --trace " + t + " --cluster 1x1x1 --from-day 1 --speed off");
+  EXPECT_EQ(ok.rc, 0) << ok.out;
+  EXPECT_TRUE(Has(ok.out, "days 1..end: 1 jobs")) << ok.out;
+}
+
 }  // namespace

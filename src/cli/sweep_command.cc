@@ -98,15 +98,14 @@ StatusOr<std::vector<Replicate>> BuildReplicates(const SweepArgs& a, int cluster
   }
   if (seeds.empty() && a.assign_models > 0) seeds = {static_cast<int64_t>(a.assign_models)};
   for (const auto& [from, days] : windows) {
-    std::vector<JobSpec> base = tr->jobs;
+    auto window = WindowOfDays(tr->jobs, a.trace, from, days);
+    if (!window.ok()) return window.status();
+    std::vector<JobSpec> base = std::move(*window);
     std::string name = "all";
     if (from > 0 || days > 0) {
-      base = Window(std::move(base), static_cast<Time>(from * 86400 * kMsPerSecond),
-                    days > 0 ? static_cast<Time>((from + days) * 86400 * kMsPerSecond) : kNever);
       name = days > 0 ? fmt::format("days {}-{}", from, from + days)
                       : fmt::format("days {}-end", from);
     }
-    if (base.empty()) return InvalidArgument(fmt::format("{}: {} has no jobs", a.trace, name));
     if (seeds.empty()) {
       out.push_back({name, std::make_shared<const std::vector<JobSpec>>(std::move(base))});
       continue;

@@ -105,18 +105,16 @@ int RunStats(const StatsArgs& a) {
     std::cerr << "error: " << tr.status().message() << "\n";
     return 2;
   }
-  std::vector<JobSpec> jobs = std::move(tr->jobs);
+  auto in_window = WindowOfDays(std::move(tr->jobs), a.file, a.from_day, a.days);
+  if (!in_window.ok()) {  // (it said "no jobs", naming neither the window nor the trace)
+    std::cerr << "error: " << in_window.status().message() << "\n";
+    return 1;
+  }
+  std::vector<JobSpec> jobs = std::move(*in_window);
   std::string window = "";
   if (a.from_day > 0 || a.days > 0) {
-    jobs = Window(
-        std::move(jobs), static_cast<Time>(a.from_day * 86400 * kMsPerSecond),
-        a.days > 0 ? static_cast<Time>((a.from_day + a.days) * 86400 * kMsPerSecond) : kNever);
     window = fmt::format(", days {}..{}", a.from_day,
                          a.days > 0 ? fmt::format("{}", a.from_day + a.days) : "end");
-  }
-  if (jobs.empty()) {
-    std::cerr << "error: no jobs\n";
-    return 1;
   }
   if (a.figures == "cc") {
     PrintFiguresCc(FitFigures(jobs, a.file));

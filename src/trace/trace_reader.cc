@@ -222,6 +222,29 @@ std::vector<JobSpec> Window(std::vector<JobSpec> jobs, Time from, Time to) {
   return out;
 }
 
+StatusOr<std::vector<JobSpec>> WindowOfDays(std::vector<JobSpec> jobs, const std::string& path,
+                                            double from_day, double days) {
+  if (jobs.empty()) return InvalidArgument(fmt::format("{}: the trace has no job", path));
+  constexpr double kMsPerDay = 86400.0 * kMsPerSecond;
+  if (from_day <= 0 && days <= 0) return jobs;
+  Time first = kNever, last = 0;
+  for (const JobSpec& j : jobs) {
+    first = std::min(first, j.submit);
+    last = std::max(last, j.submit);
+  }
+  jobs = Window(std::move(jobs), static_cast<Time>(from_day * kMsPerDay),
+                days > 0 ? static_cast<Time>((from_day + days) * kMsPerDay) : kNever);
+  if (jobs.empty()) {
+    return InvalidArgument(fmt::format(
+        "{}: no job is submitted in days {}..{} (--from-day {}{}); the trace's jobs are "
+        "submitted from day {:.2f} to day {:.2f}",
+        path, from_day, days > 0 ? fmt::format("{}", from_day + days) : "end", from_day,
+        days > 0 ? fmt::format(" --days {}", days) : "", static_cast<double>(first) / kMsPerDay,
+        static_cast<double>(last) / kMsPerDay));
+  }
+  return jobs;
+}
+
 StatusOr<Trace> ReadTrace(const std::string& path) {
   auto f = CsvFile::Open(path);
   if (!f.ok()) return f.status();
