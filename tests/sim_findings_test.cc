@@ -89,4 +89,28 @@ TEST(CliFindings, AWindowOrTraceWithNoJobIsAnError) {
   EXPECT_TRUE(Has(ok.out, "days 1..end: 1 jobs")) << ok.out;
 }
 
+// Every job submitted at 0 s: no span, so no offered load (it printed 0.000). One synthetic
+// job: the same, with a warning that the target could not be met. --max-gpus 0 was taken as
+// the default.
+TEST(TraceCli, LoadOverNoSpanIsUndefined) {
+  auto dir = ScratchDir("findings_load");
+  std::ofstream(dir / "same.csv") << "job_id,num_gpu,submit_time,duration\n0,1,0,10\n1,1,0,10\n";
+  auto r = RunTiresias("trace stats " + (dir / "same.csv").string() + " --cluster 1x1x1");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(Has(r.out,
+                  "offered load on 1x1x1 (1 GPUs): undefined (every job is submitted at "
+                  "the same time"))
+      << r.out;
+  EXPECT_TRUE(Has(r.out, "the jobs ask 2.000 x the cluster's GPUs at once")) << r.out;
+  auto s =
+      RunTiresias("trace synth --jobs 1 --load 1 --cluster 1x1x8 -o " + (dir / "one.csv").string());
+  ASSERT_EQ(s.rc, 0) << s.out;
+  EXPECT_TRUE(Has(s.out, "target 1, drawn undefined")) << s.out;
+  EXPECT_TRUE(Has(s.out, "warning: every job is submitted at 0 s")) << s.out;
+  auto z = RunTiresias("trace synth --jobs 10 --max-gpus 0 -o " + (dir / "z.csv").string());
+  EXPECT_EQ(z.rc, 2) << z.out;
+  EXPECT_TRUE(Has(z.out, "--max-gpus")) << z.out;
+  EXPECT_TRUE(Has(z.out, "0 is out of range: expected an integer in 1..1000000")) << z.out;
+}
+
 }  // namespace
