@@ -113,4 +113,15 @@ TEST(TraceCli, LoadOverNoSpanIsUndefined) {
   EXPECT_TRUE(Has(z.out, "0 is out of range: expected an integer in 1..1000000")) << z.out;
 }
 
+// --windows with --days 0 was told "--windows needs --days" though --days was given.
+TEST(SweepCli, WindowsWithDaysZeroNamesTheLength) {
+  auto dir = ScratchDir("findings_windows");
+  std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration\n0,1,0,10\n";
+  auto r = RunTiresias("sweep --trace " + (dir / "t.csv").string() +
+                       " --cluster 1x1x1 --windows 0,1 --days 0 --quiet");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(Has(r.out, "--windows needs --days greater than 0, the length of each window"))
+      << r.out;
+}
+
 }  // namespace

@@ -87,7 +87,12 @@ StatusOr<std::vector<Replicate>> BuildReplicates(const SweepArgs& a, int cluster
   if (!tr.ok()) return tr.status();
   std::vector<std::pair<double, double>> windows;  // (from day, days); days 0 = to the end
   if (!a.windows.empty()) {
-    if (a.days <= 0) return InvalidArgument("--windows needs --days (the length of each window)");
+    // (--days 0, "to the end", was told "--windows needs --days"; found by a tester.)
+    if (a.days <= 0) {
+      return InvalidArgument(
+          "--windows needs --days greater than 0, the length of each window (--days 0, to the "
+          "end of the trace, is one window: give --from-day instead of --windows)");
+    }
     for (auto part : Split(a.windows, ',')) {
       auto d = ParseDouble(Trim(part));
       if (!d || *d < 0) return InvalidArgument(fmt::format("--windows: '{}' is not a day", part));
