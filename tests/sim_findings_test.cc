@@ -124,4 +124,36 @@ TEST(SweepCli, WindowsWithDaysZeroNamesTheLength) {
       << r.out;
 }
 
+// One replicate printed "± 0" as if the interval were known and nil; seeds that assign no
+// model (every job names one) gave identical replicates with no word.
+TEST(SweepCli, OneReplicateHasNoIntervalAndSeedsThatAssignNothingAreSaid) {
+  auto dir = ScratchDir("findings_sweep");
+  std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration,model_name\n"
+                                  "0,1,0,100,vgg16\n1,1,10,50,resnet50\n";
+  const std::string t = (dir / "t.csv").string();
+  auto one =
+      RunTiresias("sweep --trace " + t + " --cluster 1x1x1 --quiet -o " + (dir / "out").string());
+  ASSERT_EQ(one.rc, 0) << one.out;
+  EXPECT_TRUE(Has(one.out,
+                  "cluster 1x1x1 (1 replicate): best configuration per metric; one "
+                  "replicate has no interval"))
+      << one.out;
+  EXPECT_TRUE(Has(one.out, "(no interval)")) << one.out;
+  EXPECT_FALSE(Has(one.out, "± 0")) << one.out;
+  // summary.csv leaves the interval empty: mean_jct_mean then an empty mean_jct_ci95.
+  const std::string summary = ReadAll(dir / "out" / "summary.csv");
+  // 1 replicate; dlas on one GPU runs job 0 from 0 to 100 s, job 1 from 100 to 150 s: JCTs
+  // 100 and 140 s, mean 120.
+  EXPECT_TRUE(Has(summary, ",1x1x1,1,120,,")) << summary;
+  // The Jain indices (no users, no VCs) have neither a mean nor an interval (it was 0): four
+  // empty cells, then the mean slowdown 1 and the jobs finished, 2, each without interval.
+  EXPECT_TRUE(Has(summary, ",,,,,,1,,2,\n")) << summary;
+  auto seeds = RunTiresias("sweep --trace " + t + " --cluster 1x1x1 --seeds 1..3 --quiet");
+  ASSERT_EQ(seeds.rc, 0) << seeds.out;
+  EXPECT_TRUE(Has(seeds.out, "warning: every job of " + t +
+                                 " names its model: --seeds 1..3 assigns none, so the 3 "
+                                 "replicates per window are identical runs"))
+      << seeds.out;
+}
+
 }  // namespace
