@@ -156,4 +156,27 @@ TEST(SweepCli, OneReplicateHasNoIntervalAndSeedsThatAssignNothingAreSaid) {
       << seeds.out;
 }
 
+// --out made a missing parent directory while --report and --events were refused for one:
+// now each output makes the directories it goes in.
+TEST(CliFindings, FileOutputsMakeTheirDirectoriesAsOutDoes) {
+  auto dir = ScratchDir("findings_outputs");
+  std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration\n0,1,0,10\n";
+  const auto under = dir / "missing" / "deeper";
+  auto r = RunTiresias("sim --trace " + (dir / "t.csv").string() +
+                       " --cluster 1x1x1 --speed off --out " + (under / "d").string() +
+                       " --report " + (under / "r.html").string() + " --events " +
+                       (dir / "other" / "ev.jsonl").string());
+  ASSERT_EQ(r.rc, 0) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(under / "d" / "summary.json"));
+  EXPECT_TRUE(std::filesystem::exists(under / "r.html"));
+  EXPECT_TRUE(Has(ReadAll(dir / "other" / "ev.jsonl"), "\"kind\":\"finish\""));
+  // What is there on the way must be a directory, checked before the run.
+  std::ofstream(dir / "file") << "x";
+  auto bad = RunTiresias("sim --trace " + (dir / "t.csv").string() + " --cluster 1x1x1 --report " +
+                         (dir / "file" / "sub" / "r.html").string());
+  EXPECT_EQ(bad.rc, 2) << bad.out;
+  EXPECT_TRUE(Has(bad.out, (dir / "file").string() + " does not exist or is not a directory"))
+      << bad.out;
+}
+
 }  // namespace
