@@ -3,7 +3,8 @@
 //    vc and name columns (what `tiresias trace convert` writes);
 //  - Philly-derived: timestamp,duration,num_gpus,gpu_time,cluster[,user]; submit times become
 //    seconds after the earliest timestamp, ids the data row number (from 0); `cluster` (the
-//    hashed virtual cluster) is the job's vc.
+//    hashed virtual cluster) is the job's vc; `gpu_time`, when given, must be duration x
+//    num_gpus (within 0.5 GPU-s), else the row is refused.
 // A malformed row stops the read with "file:line: what is wrong". Jobs come back sorted by
 // (submit, id), the order a driver submits them in.
 #pragma once
