@@ -156,5 +156,20 @@ TEST(Metrics, AStrandedRunEndsTheMakespan) {
   EXPECT_EQ(row.find_first_of("0123456789", 12), std::string::npos) << row;
 }
 
+// Found by a tester: "queueing delay by VC (largest first)" was ordered by job count. VC
+// "busy" has two jobs that waited 0 s, "slow" one that waited 50 s: slow comes first.
+TEST(Report, QueueingDelayByVcIsLargestDelayFirst) {
+  SimResult r;
+  r.total_gpus = 1;
+  r.jobs = {Finished(r, 0, 1, 0, 0, 10, 10, "", "busy"),
+            Finished(r, 1, 1, 10, 10, 20, 10, "", "busy"),
+            Finished(r, 2, 1, 0, 50, 60, 10, "", "slow")};
+  const std::string table = SummaryTable(ComputeMetrics(r));
+  EXPECT_NE(table.find("mean queueing delay by VC (largest first; all in summary.json): slow 50 s "
+                       "(1 jobs), busy 0 s (2 jobs)"),
+            std::string::npos)
+      << table;
+}
+
 }  // namespace
 }  // namespace tiresias
