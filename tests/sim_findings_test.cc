@@ -179,4 +179,23 @@ TEST(CliFindings, FileOutputsMakeTheirDirectoriesAsOutDoes) {
       << bad.out;
 }
 
+// A number beyond a double's range was "not a finite number": 1e-400 is an underflow.
+TEST(CliFindings, NumbersBeyondADoubleSaySo) {
+  const std::string sim = "sim --synthetic 10 --cluster 1x1x8 ";
+  auto small = RunTiresias(sim + "--preempt-overhead 1e-400");
+  EXPECT_EQ(small.rc, 2) << small.out;
+  EXPECT_TRUE(Has(small.out,
+                  "--preempt-overhead: 1e-400 is too small, nearer 0 than a number can be "
+                  "(underflow): expected a number in [0, 86400]"))
+      << small.out;
+  auto large = RunTiresias(sim + "--load 1e400");
+  EXPECT_EQ(large.rc, 2) << large.out;
+  EXPECT_TRUE(Has(large.out,
+                  "--load: 1e400 is out of range, too large for a number (overflow): expected "
+                  "a number in (0, 100]"))
+      << large.out;
+  auto nan = RunTiresias(sim + "--preempt-overhead nan");
+  EXPECT_TRUE(Has(nan.out, "nan is not a finite number")) << nan.out;
+}
+
 }  // namespace
