@@ -198,4 +198,22 @@ TEST(CliFindings, NumbersBeyondADoubleSaySo) {
   EXPECT_TRUE(Has(nan.out, "nan is not a finite number")) << nan.out;
 }
 
+// A history whose quantiles coincide gave thresholds 1 GPU-ms apart: refused at start, naming
+// the history's file.
+TEST(CliFindings, QuantilesOfAnAllEqualHistoryAreRefused) {
+  auto dir = ScratchDir("findings_history");
+  std::ofstream(dir / "t.csv") << "job_id,num_gpu,submit_time,duration\n0,1,0,10\n";
+  std::ofstream(dir / "eq.csv") << "duration\n100\n100\n100\n";
+  const std::string history = (dir / "eq.csv").string();
+  auto r =
+      RunTiresias("sim --trace " + (dir / "t.csv").string() +
+                  " --cluster 1x1x1 --opt threshold_quantiles=0.3,0.6 --opt history=" + history);
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_TRUE(Has(r.out,
+                  "error: policy dlas: threshold_quantiles: the 0.3- and 0.6-quantiles of "
+                  "the history " +
+                      history + " are both 100 GPU-s"))
+      << r.out;
+}
+
 }  // namespace
