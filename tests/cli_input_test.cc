@@ -63,8 +63,8 @@ TEST(CliInput, NumericFlagsAreRangeChecked) {
       {sim + "--load nan", "--load: nan is not a finite number: expected a number in (0, 100]"},
       {sim + "--preempt-overhead -5", "--preempt-overhead: -5 is out of range"},
       // Outputs are checked before the run (found by a tester: after a whole replay).
-      {sim + "--events /nonexistent/x.jsonl",
-       "--events /nonexistent/x.jsonl: /nonexistent does not exist or is not a directory"},
+      {sim + "--events /dev/null/x.jsonl",
+       "--events /dev/null/x.jsonl: /dev/null does not exist or is not a directory"},
       {sim + "--report /tmp", "--report /tmp: is a directory"},
       // Flags that something else overrides, or that need another, were taken and ignored
       // (found by a tester).
@@ -359,10 +359,10 @@ TEST(CliInput, TraceWithAByteOrderMarkReads) {
 
 TEST(CliInput, FileErrorsSayWhy) {
   // (Before the run: a usage error naming the flag.)
-  CmdResult r = RunTiresias("sim --synthetic 5 --cluster 1x1x8 --events /nonexistent/ev.jsonl");
+  CmdResult r = RunTiresias("sim --synthetic 5 --cluster 1x1x8 --events /dev/null/ev.jsonl");
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_TRUE(Has(r.out,
-                  "--events /nonexistent/ev.jsonl: /nonexistent does not exist or is not a "
+                  "--events /dev/null/ev.jsonl: /dev/null does not exist or is not a "
                   "directory"))
       << r.out;
   // A file that exists need only be writable itself (found by a review: /dev/null was

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <optional>
 
@@ -25,6 +27,17 @@ std::optional<T> Whole(std::string_view text) {
   return v;
 }
 
+// Whether `text`, which is no double, is a number beyond a double's range: +1 too large
+// (overflow), -1 too near 0 (underflow: 1e-400), 0 neither.
+int OutOfDoubleRange(const std::string& text) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return 0;
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || errno != ERANGE) return 0;
+  return std::abs(v) > 1 ? 1 : -1;
+}
+
 }  // namespace
 
 CLI::Validator NumberIn(double lo, double hi, bool lo_open) {
@@ -32,6 +45,17 @@ CLI::Validator NumberIn(double lo, double hi, bool lo_open) {
   return CLI::Validator(
       [lo, hi, lo_open, range](std::string& input) -> std::string {
         auto v = Whole<double>(input);
+        // (1e-400 was "not a finite number"; found by a tester.)
+        if (const int beyond = v ? 0 : OutOfDoubleRange(input); beyond > 0) {
+          return fmt::format(
+              "{} is out of range, too large for a number (overflow): expected a number in {}",
+              input, range);
+        } else if (beyond < 0) {
+          return fmt::format(
+              "{} is too small, nearer 0 than a number can be (underflow): expected a number "
+              "in {}",
+              input, range);
+        }
         if (!v || !std::isfinite(*v)) {
           return fmt::format("{} is not a finite number: expected a number in {}", input, range);
         }

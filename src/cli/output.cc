@@ -103,11 +103,9 @@ Status CheckOutputPath(const std::string& flag, const std::string& path, OutputK
     }
     return Status::Ok();
   }
-  // The directory it goes in (a file's, or the nearest one there is of a directory to make).
+  // The directory it goes in, or the nearest one there is of those to make.
   fs::path in = dir && exists ? p : p.parent_path();
-  while (dir && !in.empty() && !fs::exists(in, ec) && in != in.parent_path()) {
-    in = in.parent_path();
-  }
+  while (!in.empty() && !fs::exists(in, ec) && in != in.parent_path()) in = in.parent_path();
   if (!fs::is_directory(in, ec)) {
     return InvalidArgument(
         fmt::format("{} {}: {} does not exist or is not a directory", flag, path, in.string()));
@@ -115,6 +113,19 @@ Status CheckOutputPath(const std::string& flag, const std::string& path, OutputK
   if (access(in.c_str(), W_OK | X_OK) != 0) {
     return InvalidArgument(fmt::format("{} {}: {} is not writable: {}", flag, path, in.string(),
                                        std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
+Status MakeParentDirectories(const std::string& flag, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path parent = fs::absolute(path, ec).parent_path();
+  if (ec || parent.empty() || fs::is_directory(parent, ec)) return Status::Ok();
+  fs::create_directories(parent, ec);
+  if (ec) {
+    return IoError(
+        fmt::format("{} {}: cannot make {}: {}", flag, path, parent.string(), ec.message()));
   }
   return Status::Ok();
 }

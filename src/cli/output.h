@@ -52,11 +52,16 @@ std::string Clip(const std::string& s, size_t width);
 bool Terminal(const std::string& state);
 // What an output is, for CheckOutputPath: a file written in place (an existing one need only
 // be writable itself: /dev/null), a file replaced atomically (its directory must be
-// writable), or a directory (made if missing).
+// writable), or a directory. Missing directories on the way are made, for files as for
+// directories (`--out runs/a/b` made runs/a while `--report runs/a/r.html` was refused; found
+// by a tester): the nearest directory there is must be writable.
 enum class OutputKind { kFile, kReplacedFile, kDirectory };
 // Before the work, whether the output `flag` names can be written as `kind`. A long run
 // failed only at its end.
 Status CheckOutputPath(const std::string& flag, const std::string& path, OutputKind kind);
+// Makes the directories a file output (checked by CheckOutputPath) goes in; an error names
+// the flag, the path and the reason.
+Status MakeParentDirectories(const std::string& flag, const std::string& path);
 
 // Connects and GETs `path`. Returns the reply to render, or nothing when done: with -o json
 // the reply is printed as is; on an error it is printed and `rc` set.

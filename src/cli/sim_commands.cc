@@ -319,7 +319,9 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
     }
     metrics.push_back(ComputeMetrics(*results[i]));
     if (!events_path.empty()) {
-      if (Status st = WriteEventLog(events_path, results[i]->event_log); !st.ok()) {
+      Status st = MakeParentDirectories("--events", events_path);
+      if (st.ok()) st = WriteEventLog(events_path, results[i]->event_log);
+      if (!st.ok()) {
         std::cerr << "error: " << st.message() << "\n";
         return 1;
       }
@@ -353,7 +355,9 @@ int RunCompare(const WorkloadArgs& w, const std::vector<RunSpec>& runs,
         done, metrics, runs.size() == 1 ? "tiresias sim: " + configs[0].label : "tiresias compare",
         fmt::format("{} on {} ({} GPUs), preemption overhead {} s, speed model {}", source,
                     topo.str(), topo.total_gpus(), w.overhead, speed_what));
-    if (Status st = WriteHtmlReport(report_path, data, header + tables); !st.ok()) {
+    Status st = MakeParentDirectories("--report", report_path);
+    if (st.ok()) st = WriteHtmlReport(report_path, data, header + tables);
+    if (!st.ok()) {
       std::cerr << "error: " << st.message() << "\n";
       return 1;
     }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <map>
 
@@ -71,6 +72,13 @@ struct StatsArgs {
   std::string figures;  // "", "text" or "cc"
 };
 
+// The GPUs all the jobs ask for together.
+double SumGpus(const std::vector<JobSpec>& jobs) {
+  double n = 0;
+  for (const JobSpec& j : jobs) n += j.gpus;
+  return n;
+}
+
 std::string Secs(double s) {
   if (s >= 86400) return fmt::format("{:.1f} d", s / 86400);
   if (s >= 3600) return fmt::format("{:.1f} h", s / 3600);
@@ -105,18 +113,16 @@ int RunStats(const StatsArgs& a) {
     std::cerr << "error: " << tr.status().message() << "\n";
     return 2;
   }
-  std::vector<JobSpec> jobs = std::move(tr->jobs);
+  auto in_window = WindowOfDays(std::move(tr->jobs), a.file, a.from_day, a.days);
+  if (!in_window.ok()) {  // (it said "no jobs", naming neither the window nor the trace)
+    std::cerr << "error: " << in_window.status().message() << "\n";
+    return 1;
+  }
+  std::vector<JobSpec> jobs = std::move(*in_window);
   std::string window = "";
   if (a.from_day > 0 || a.days > 0) {
-    jobs = Window(
-        std::move(jobs), static_cast<Time>(a.from_day * 86400 * kMsPerSecond),
-        a.days > 0 ? static_cast<Time>((a.from_day + a.days) * 86400 * kMsPerSecond) : kNever);
     window = fmt::format(", days {}..{}", a.from_day,
                          a.days > 0 ? fmt::format("{}", a.from_day + a.days) : "end");
-  }
-  if (jobs.empty()) {
-    std::cerr << "error: no jobs\n";
-    return 1;
   }
   if (a.figures == "cc") {
     PrintFiguresCc(FitFigures(jobs, a.file));
@@ -183,9 +189,18 @@ int RunStats(const StatsArgs& a) {
       return 2;
     }
     const int g = topo->total_gpus();
-    std::cout << fmt::format(
-        "  offered load on {} ({} GPUs): {:.3f} (GPU-time / (GPUs x the {} submission span))\n",
-        topo->str(), g, span > 0 ? total / (g * span) : 0, Secs(span));
+    if (span > 0) {
+      std::cout << fmt::format(
+          "  offered load on {} ({} GPUs): {:.3f} (GPU-time / (GPUs x the {} submission "
+          "span))\n",
+          topo->str(), g, total / (g * span), Secs(span));
+    } else {  // (it printed 0.000 over a 0 s span; found by a tester)
+      std::cout << fmt::format(
+          "  offered load on {} ({} GPUs): undefined (every job is submitted at the same "
+          "time: GPU-time / (GPUs x a 0 s submission span)); the jobs ask {:.3f} x the "
+          "cluster's GPUs at once\n",
+          topo->str(), g, SumGpus(jobs) / static_cast<double>(g));
+    }
     int64_t too_big = 0;
     for (const auto& j : jobs) too_big += j.gpus > g;
     if (too_big) std::cout << fmt::format("  {} jobs ask for more GPUs than it has\n", too_big);
@@ -208,7 +223,7 @@ struct SynthArgs {
   double load = 0.9;
   std::string cluster = "8x32x8", out, like;
   uint64_t seed = 1;
-  int max_gpus = 0;
+  int max_gpus = 0;  // 0: not given (the flag takes 1 and up)
   bool no_models = false;
 };
 
@@ -244,11 +259,20 @@ int RunSynth(const SynthArgs& a) {
     std::cerr << "error: " << load.status().message() << "\n";
     return 1;
   }
+  // One job (or jobs all drawn at 0 s) spans no time: no load can be offered over it (it
+  // said "drawn 0.000" with no word; found by a tester).
+  const bool spanless = std::isnan(*load);
   std::cout << fmt::format(
       "wrote {}: {} jobs, seed {}, fitted to {}; offered load on {} ({} GPUs): target {}, "
-      "drawn {:.3f}\n",
+      "drawn {}\n",
       a.out, a.jobs, a.seed, a.like.empty() ? PhillyFigures().source : a.like, topo->str(),
-      topo->total_gpus(), a.load, *load);
+      topo->total_gpus(), a.load, spanless ? "undefined" : fmt::format("{:.3f}", *load));
+  if (spanless) {
+    std::cerr << fmt::format(
+        "warning: every job is submitted at 0 s: with no submission span the load is undefined "
+        "and --load {} could not be met; give more --jobs\n",
+        a.load);
+  }
   return 0;
 }
 
@@ -304,11 +328,12 @@ void AddTraceCommands(CLI::App& app, int& rc) {
       ->capture_default_str()
       ->check(Unsigned());
   synth->add_option("--like", ya.like, "fit the GPU mix, durations and VCs to this trace");
+  // (0 was taken and read as the default; found by a tester. No job is smaller than 1 GPU.)
   synth
       ->add_option("--max-gpus", ya.max_gpus,
                    "leave out larger jobs (default: 32, or the cluster's size when smaller, as "
                    "sim --synthetic)")
-      ->check(IntegerIn(0, 1'000'000));
+      ->check(IntegerIn(1, 1'000'000));
   synth->add_flag("--no-models", ya.no_models, "do not give jobs a CNN model");
   synth->add_option("-o,--out", ya.out, "output CSV")->required();
   synth->callback([&rc] { rc = RunSynth(ya); });

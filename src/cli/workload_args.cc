@@ -331,9 +331,14 @@ bool WorkloadArgs::LoadJobs(std::vector<JobSpec>& jobs, Topology& topo, std::str
     history = std::make_shared<const std::vector<PastJob>>(
         PastJobsBefore(jobs, static_cast<Time>(from_day * 86400 * kMsPerSecond)));
   }
-  if (from_day > 0 || days > 0) {  // both in [0, kMaxDays]: checked by the flags
-    jobs = Window(std::move(jobs), static_cast<Time>(from_day * 86400 * kMsPerSecond),
-                  days > 0 ? static_cast<Time>((from_day + days) * 86400 * kMsPerSecond) : kNever);
+  // Both in [0, kMaxDays]: checked by the flags. No job to replay is an error.
+  auto window = WindowOfDays(std::move(jobs), trace, from_day, days);
+  if (!window.ok()) {
+    std::cerr << "error: " << window.status().message() << "\n";
+    return false;
+  }
+  jobs = std::move(*window);
+  if (from_day > 0 || days > 0) {
     source = fmt::format("{} ({} format, days {}..{}: {} jobs)", trace, tr->format, from_day,
                          days > 0 ? fmt::format("{}", from_day + days) : "end", jobs.size());
     return true;

@@ -84,6 +84,10 @@ PolicyInfo DlasInfo() {
               int64_t batch = v.Int("history_batch");
               if (batch < 1) return InvalidArgument("policy dlas: history_batch must be >= 1");
               history.emplace(**samples, static_cast<size_t>(batch));
+              if (Status st = q->CheckHistory("policy dlas", *history, v.Str("history"));
+                  !st.ok()) {
+                return st;
+              }
             }
             return std::unique_ptr<OrderingPolicy>(
                 new Dlas(std::move(*q), v.Str("queue_order") == "running-first", std::move(history),

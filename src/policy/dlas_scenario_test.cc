@@ -265,5 +265,34 @@ TEST(DlasOptions, ThresholdQuantilesAreCheckedAndExclusiveWithThresholds) {
             std::string::npos);
 }
 
+// Found by a tester: a history whose quantiles coincide gave thresholds 1 GPU-ms apart (an
+// all-equal one: 100 and 100.001 GPU-s, a queue no job stays in), and an all-zero one
+// thresholds of 0.001 and 0.002 GPU-s, below what thresholds= may be given as. Both refused,
+// naming the history and the quantiles, for dlas and gittins alike.
+TEST(DlasOptions, QuantilesOfADegenerateHistoryAreRefused) {
+  MemoryHistory equal({Seconds(100), Seconds(100), Seconds(100)});
+  for (const char* policy : {"dlas", "gittins"}) {
+    auto p = MakeOrderingPolicy(policy, {"threshold_quantiles=0.3,0.6", "history=mem"}, equal);
+    ASSERT_FALSE(p.ok()) << policy;
+    EXPECT_EQ(p.status().message(),
+              std::string("policy ") + policy +
+                  ": threshold_quantiles: the 0.3- and 0.6-quantiles of the history mem are both "
+                  "100 GPU-s, so queue 2 would be empty (thresholds must be strictly "
+                  "increasing); give quantiles further apart, fewer queues, or a history with "
+                  "more distinct GPU-times");
+  }
+  MemoryHistory zero({0, 0, Seconds(5)});
+  auto z = MakeOrderingPolicy("dlas", {"threshold_quantiles=0.5", "history=mem"}, zero);
+  ASSERT_FALSE(z.ok());
+  EXPECT_NE(z.status().message().find("the 0.5-quantile of the history mem is 0 GPU-s, below the "
+                                      "0.001 GPU-s a threshold must be at least"),
+            std::string::npos)
+      << z.status().message();
+  // Quantiles that fall on distinct values still work: ceil(0.9 x 3) = 3rd, 5 GPU-s.
+  auto ok = MakeOrderingPolicy("dlas", {"threshold_quantiles=0.9", "history=mem"}, zero);
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ((*ok)->queue_thresholds(), (std::vector<Service>{Seconds(5)}));
+}
+
 }  // namespace
 }  // namespace tiresias::policy_scenario_test

@@ -133,9 +133,13 @@ PolicyInfo GittinsInfo() {
             if (quantum <= 0) return InvalidArgument("policy gittins: quantum must be > 0");
             int64_t batch = v.Int("history_batch");
             if (batch < 1) return InvalidArgument("policy gittins: history_batch must be >= 1");
+            GittinsIndex index(**samples, static_cast<size_t>(batch));
+            if (Status st = q->CheckHistory("policy gittins", index, v.Str("history")); !st.ok()) {
+              return st;
+            }
             return std::unique_ptr<OrderingPolicy>(new Gittins(
-                std::move(*q), GittinsIndex(**samples, static_cast<size_t>(batch)),
-                static_cast<Service>(quantum * kMsPerSecond), v.Str("online") == "true"));
+                std::move(*q), std::move(index), static_cast<Service>(quantum * kMsPerSecond),
+                v.Str("online") == "true"));
           }};
 }
 

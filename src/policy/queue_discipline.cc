@@ -86,6 +86,28 @@ void QueueDiscipline::FollowHistory(const GittinsIndex& history) {
   thresholds_ = std::move(t);
 }
 
+Status QueueDiscipline::CheckHistory(const std::string& owner, const GittinsIndex& history,
+                                     const std::string& path) const {
+  for (size_t i = 0; i < quantiles_.size(); ++i) {
+    const Service v = history.Quantile(quantiles_[i]);
+    if (v < 1) {
+      return InvalidArgument(fmt::format(
+          "{}: threshold_quantiles: the {}-quantile of the history {} is {} GPU-s, below the "
+          "0.001 GPU-s a threshold must be at least; give higher quantiles or a history with "
+          "more non-zero GPU-times",
+          owner, quantiles_[i], path, ToSeconds(v)));
+    }
+    if (i > 0 && v <= history.Quantile(quantiles_[i - 1])) {
+      return InvalidArgument(fmt::format(
+          "{}: threshold_quantiles: the {}- and {}-quantiles of the history {} are both {} "
+          "GPU-s, so queue {} would be empty (thresholds must be strictly increasing); give "
+          "quantiles further apart, fewer queues, or a history with more distinct GPU-times",
+          owner, quantiles_[i - 1], quantiles_[i], path, ToSeconds(v), i + 1));
+    }
+  }
+  return Status::Ok();
+}
+
 bool QueueDiscipline::Rebucket(Job& j, Time now) const {
   const Service s = j.QueueServiceAt(now);
   const int q = static_cast<int>(std::upper_bound(thresholds_.begin(), thresholds_.end(), s) -

@@ -61,8 +61,14 @@ class QueueDiscipline {
   const std::vector<double>& quantiles() const { return quantiles_; }
   bool adaptive() const { return !quantiles_.empty(); }
   // Thresholds at quantiles() of `history`, made strictly increasing (each at least 1 GPU-ms
-  // above the one before it).
+  // above the one before it): a history that grows online may make two quantiles equal.
   void FollowHistory(const GittinsIndex& history);
+  // Whether quantiles() of the history a run starts from (read from `path`) give thresholds
+  // a user could give: at least 0.001 GPU-s and strictly increasing. An error names the
+  // history, the quantiles and their values: an all-zero history gave thresholds of 1 and 2
+  // GPU-ms, an all-equal one thresholds 1 ms apart (found by a tester).
+  Status CheckHistory(const std::string& owner, const GittinsIndex& history,
+                      const std::string& path) const;
   const std::vector<Service>& thresholds() const { return thresholds_; }
   // Re-derives the job's queue from its service in its climb under the current thresholds;
   // true if it moved.

@@ -190,6 +190,7 @@ Metrics ComputeMetrics(const SimResult& r) {
   m.jct = Summarize(jct);
   m.queueing = Summarize(queue);
   m.slowdown = Summarize(std::move(slowdown));
+  m.multi_gpu = static_cast<size_t>(multi);
   if (multi > 0) {
     m.mean_nodes = nodes / multi;
     m.mean_switches = switches / multi;
@@ -198,12 +199,14 @@ Metrics ComputeMetrics(const SimResult& r) {
     m.jct_by_size[b] = Summarize(jct_b[b]);
     m.queueing_by_size[b] = Summarize(queue_b[b]);
   }
-  if (m.finished > 0) {
+  // The makespan ends with the last run, finished or not: a run whose job never finished
+  // (stranded by --capacity) held GPUs too, and its GPU-time is in held_gpu_ms (every job
+  // stranded read as makespan 0, utilisation 0; found by a tester).
+  last_end = std::max(last_end, r.last_run_end);
+  if (first_submit != std::numeric_limits<Time>::max() && last_end > first_submit) {
     m.makespan = ToSeconds(last_end - first_submit);
-    if (m.makespan > 0) {
-      m.utilisation = held_gpu_ms / (static_cast<double>(r.total_gpus) * (last_end - first_submit));
-      m.frag_idle_gpus = r.frag_idle_gpu_ms / static_cast<double>(last_end - first_submit);
-    }
+    m.utilisation = held_gpu_ms / (static_cast<double>(r.total_gpus) * (last_end - first_submit));
+    m.frag_idle_gpus = r.frag_idle_gpu_ms / static_cast<double>(last_end - first_submit);
   }
   m.overhead_gpu_seconds = overhead_gpu_ms / kMsPerSecond;
 
@@ -309,8 +312,8 @@ nlohmann::json ToJson(const Metrics& m) {
           {"scheduling_passes", m.passes},
           {"slowdown", ToJson(m.slowdown)},
           {"fragmentation_idle_gpus", m.frag_idle_gpus},
-          {"mean_nodes_multi_gpu", m.mean_nodes},
-          {"mean_switches_multi_gpu", m.mean_switches},
+          {"mean_nodes_multi_gpu", over(m.multi_gpu, m.mean_nodes)},
+          {"mean_switches_multi_gpu", over(m.multi_gpu, m.mean_switches)},
           {"unknown_model_jobs", m.unknown_models},
           {"placement_note", m.placement_note},
           {"fairness",

@@ -1,17 +1,19 @@
 // Metrics of a run, as algorithms.md defines them: JCT = end - submit, queueing delay =
-// first start - submit, makespan = last end - first submit, GPU utilisation = GPU-time held /
-// (GPUs x makespan), preemptions, promotions, GPU-time lost to restore overhead
-// and to work since the last checkpoint (the checkpoint model). Mean, median,
-// p95, p99, p99.9 (linear interpolation between order statistics), overall and by job size.
-// Fairness, as researchers report it today: finish-time fairness (Themis: rho = JCT / the JCT
-// with a 1/N share of the cluster, N = jobs in the system), Jain's index over per-user and
-// per-VC mean JCT slowdown (JCT / packed duration), queueing delay per VC.
-// Placement: slowdown (achieved vs packed speed) per finished job, GPUs idle because of
-// fragmentation (time-averaged over the makespan), nodes and switches spanned by
-// multi-GPU jobs, and how many jobs the speed model did not know (run at packed speed).
+// first start - submit, makespan = last end - first submit (the end of the last run: a job's
+// finish, or the stop of a run whose job never finished, such as one stranded by capacity),
+// GPU utilisation = GPU-time held / (GPUs x makespan), preemptions, promotions, GPU-time lost to
+// restore overhead and to work since the last checkpoint (the checkpoint model). Mean, median, p95,
+// p99, p99.9 (linear interpolation between order statistics), overall and by job size. Fairness, as
+// researchers report it today: finish-time fairness (Themis: rho = JCT / the JCT with a 1/N share
+// of the cluster, N = jobs in the system), Jain's index over per-user and per-VC mean JCT slowdown
+// (JCT / packed duration), queueing delay per VC. Placement: slowdown (achieved vs packed speed)
+// per finished job, GPUs idle because of fragmentation (time-averaged over the makespan), nodes and
+// switches spanned by multi-GPU jobs, and how many jobs the speed model did not know (run at packed
+// speed).
 #pragma once
 
 #include <array>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -26,6 +28,11 @@ struct Stats {
   double mean = 0, median = 0, p95 = 0, p99 = 0, p999 = 0, max = 0;
 };
 Stats Summarize(std::vector<double> values);
+// `v`, a figure of `s`, or NaN ("-" in the tables, null in summary.json) when `s` is over no
+// value: a statistic over no job is not 0.
+inline double OrNone(const Stats& s, double v) {
+  return s.n > 0 ? v : std::numeric_limits<double>::quiet_NaN();
+}
 // The q-quantile of sorted values (linear interpolation between order statistics).
 double Quantile(const std::vector<double>& sorted, double q);
 
@@ -88,6 +95,7 @@ struct Metrics {
   Stats slowdown;                            // finished jobs; 1 = packed speed
   double frag_idle_gpus = 0;                 // mean GPUs idle because of fragmentation
   double mean_nodes = 0, mean_switches = 0;  // finished multi-GPU jobs, last run
+  size_t multi_gpu = 0;                      // finished multi-GPU jobs (0: no mean_nodes)
   size_t unknown_models = 0;                 // jobs the speed model did not know
   std::string placement_note;
   Fairness fairness;

@@ -121,5 +121,55 @@ TEST(MetricsJson, StatsOfNothingAreNull) {
   EXPECT_EQ(ToJson(one)["mean"], 5.0);
 }
 
+// Found by a tester: a run where every job was stranded by capacity read makespan 0 and
+// utilisation 0 although GPUs were busy. Two GPUs; a 2-GPU job submitted at 10 s ran 10-40 s
+// and was evicted, never to finish (the run's last run ended at 40 s). Makespan 40 - 10 =
+// 30 s; utilisation 2 x 30 / (2 x 30) = 1. Nothing finished: no mean nodes (null).
+TEST(Metrics, AStrandedRunEndsTheMakespan) {
+  SimResult r;
+  r.total_gpus = 2;
+  JobResult j;
+  j.id = JobId(0);
+  j.gpus = 2;
+  j.state = JobState::kPending;
+  j.submit = 10'000;
+  j.first_start = 10'000;
+  j.executed = 30'000;
+  j.work = 100'000;
+  r.jobs = {j};
+  r.last_run_end = 40'000;
+  const Metrics m = ComputeMetrics(r);
+  EXPECT_EQ(m.finished, 0u);
+  EXPECT_NEAR(m.makespan, 30, 1e-12);
+  EXPECT_NEAR(m.utilisation, 1.0, 1e-12);
+  const nlohmann::json js = ToJson(m);
+  EXPECT_TRUE(js["mean_nodes_multi_gpu"].is_null()) << js.dump();
+  EXPECT_TRUE(js["fairness"]["worst_rho"].is_null()) << js.dump();
+  // The tables say "-" for each figure over no job, as the JSON's null.
+  const std::string table = SummaryTable(m);
+  EXPECT_NE(table.find("slowdown mean - p95 -"), std::string::npos) << table;
+  EXPECT_NE(table.find("rho mean - worst -"), std::string::npos) << table;
+  const std::string cmp = CompareTable({m, m});
+  const size_t at = cmp.find("\nmean JCT (s)");
+  ASSERT_NE(at, std::string::npos) << cmp;
+  const std::string row = cmp.substr(at + 1, cmp.find('\n', at + 1) - at - 1);
+  EXPECT_EQ(row.find_first_of("0123456789", 12), std::string::npos) << row;
+}
+
+// Found by a tester: "queueing delay by VC (largest first)" was ordered by job count. VC
+// "busy" has two jobs that waited 0 s, "slow" one that waited 50 s: slow comes first.
+TEST(Report, QueueingDelayByVcIsLargestDelayFirst) {
+  SimResult r;
+  r.total_gpus = 1;
+  r.jobs = {Finished(r, 0, 1, 0, 0, 10, 10, "", "busy"),
+            Finished(r, 1, 1, 10, 10, 20, 10, "", "busy"),
+            Finished(r, 2, 1, 0, 50, 60, 10, "", "slow")};
+  const std::string table = SummaryTable(ComputeMetrics(r));
+  EXPECT_NE(table.find("mean queueing delay by VC (largest first; all in summary.json): slow 50 s "
+                       "(1 jobs), busy 0 s (2 jobs)"),
+            std::string::npos)
+      << table;
+}
+
 }  // namespace
 }  // namespace tiresias

@@ -20,7 +20,17 @@ namespace {
 
 // A mean, or NaN ("-" in the tables) over no jobs (an empty size bucket said 0.00).
 double MeanOrNone(const Stats& s) {
-  return s.n > 0 ? s.mean : NAN;
+  return OrNone(s, s.mean);
+}
+
+// `v` as `spec` formats it, or "-" for NaN (a figure over no job: null in summary.json).
+std::string Fixed(double v, const char* spec) {
+  return std::isnan(v) ? std::string("-") : fmt::format(fmt::runtime(spec), v);
+}
+
+// A mean over the `n` finished multi-GPU jobs, NaN over none.
+double MultiGpu(const Metrics& m, double v) {
+  return m.multi_gpu > 0 ? v : NAN;
 }
 
 struct Row {
@@ -33,13 +43,14 @@ const std::vector<Row>& Rows() {
   static const std::vector<Row> kRows = {
       {"jobs finished", [](const Metrics& m) { return double(m.finished); }, "{:.0f}"},
       {"jobs rejected", [](const Metrics& m) { return double(m.rejected); }, "{:.0f}"},
-      {"mean JCT (s)", [](const Metrics& m) { return m.jct.mean; }, "{:.2f}"},
-      {"median JCT (s)", [](const Metrics& m) { return m.jct.median; }, "{:.2f}"},
-      {"p95 JCT (s)", [](const Metrics& m) { return m.jct.p95; }, "{:.2f}"},
-      {"p99 JCT (s)", [](const Metrics& m) { return m.jct.p99; }, "{:.2f}"},
-      {"p99.9 JCT (s)", [](const Metrics& m) { return m.jct.p999; }, "{:.2f}"},
-      {"mean queueing (s)", [](const Metrics& m) { return m.queueing.mean; }, "{:.2f}"},
-      {"p95 queueing (s)", [](const Metrics& m) { return m.queueing.p95; }, "{:.2f}"},
+      {"mean JCT (s)", [](const Metrics& m) { return MeanOrNone(m.jct); }, "{:.2f}"},
+      {"median JCT (s)", [](const Metrics& m) { return OrNone(m.jct, m.jct.median); }, "{:.2f}"},
+      {"p95 JCT (s)", [](const Metrics& m) { return OrNone(m.jct, m.jct.p95); }, "{:.2f}"},
+      {"p99 JCT (s)", [](const Metrics& m) { return OrNone(m.jct, m.jct.p99); }, "{:.2f}"},
+      {"p99.9 JCT (s)", [](const Metrics& m) { return OrNone(m.jct, m.jct.p999); }, "{:.2f}"},
+      {"mean queueing (s)", [](const Metrics& m) { return MeanOrNone(m.queueing); }, "{:.2f}"},
+      {"p95 queueing (s)", [](const Metrics& m) { return OrNone(m.queueing, m.queueing.p95); },
+       "{:.2f}"},
       {"mean JCT 1 GPU (s)", [](const Metrics& m) { return MeanOrNone(m.jct_by_size[0]); },
        "{:.2f}"},
       {"mean JCT 2-4 (s)", [](const Metrics& m) { return MeanOrNone(m.jct_by_size[1]); }, "{:.2f}"},
@@ -51,14 +62,18 @@ const std::vector<Row>& Rows() {
       {"promotions", [](const Metrics& m) { return double(m.promotions); }, "{:.0f}"},
       {"overhead (GPU-s)", [](const Metrics& m) { return m.overhead_gpu_seconds; }, "{:.0f}"},
       {"lost work (GPU-h)", [](const Metrics& m) { return m.lost_gpu_hours; }, "{:.1f}"},
-      {"mean slowdown", [](const Metrics& m) { return m.slowdown.mean; }, "{:.3f}"},
-      {"p95 slowdown", [](const Metrics& m) { return m.slowdown.p95; }, "{:.3f}"},
+      {"mean slowdown", [](const Metrics& m) { return MeanOrNone(m.slowdown); }, "{:.3f}"},
+      {"p95 slowdown", [](const Metrics& m) { return OrNone(m.slowdown, m.slowdown.p95); },
+       "{:.3f}"},
       {"frag-idle GPUs (avg)", [](const Metrics& m) { return m.frag_idle_gpus; }, "{:.1f}"},
-      {"nodes/job (>1 GPU)", [](const Metrics& m) { return m.mean_nodes; }, "{:.2f}"},
-      {"switches/job (>1 GPU)", [](const Metrics& m) { return m.mean_switches; }, "{:.2f}"},
+      {"nodes/job (>1 GPU)", [](const Metrics& m) { return MultiGpu(m, m.mean_nodes); }, "{:.2f}"},
+      {"switches/job (>1 GPU)", [](const Metrics& m) { return MultiGpu(m, m.mean_switches); },
+       "{:.2f}"},
       {"unknown-model jobs", [](const Metrics& m) { return double(m.unknown_models); }, "{:.0f}"},
-      {"worst rho (FTF)", [](const Metrics& m) { return m.fairness.rho.max; }, "{:.2f}"},
-      {"jobs rho > 1.05", [](const Metrics& m) { return m.fairness.frac_unfair; }, "{:.3f}"},
+      {"worst rho (FTF)",
+       [](const Metrics& m) { return OrNone(m.fairness.rho, m.fairness.rho.max); }, "{:.2f}"},
+      {"jobs rho > 1.05",
+       [](const Metrics& m) { return OrNone(m.fairness.rho, m.fairness.frac_unfair); }, "{:.3f}"},
       {"Jain user slowdown", [](const Metrics& m) { return m.fairness.jain_user.value_or(NAN); },
        "{:.3f}"},
       {"Jain VC slowdown", [](const Metrics& m) { return m.fairness.jain_vc.value_or(NAN); },
@@ -98,23 +113,33 @@ std::string SummaryTable(const Metrics& m) {
         fmt::format("  work lost to preemption {:.1f} GPU-h (progress since the last checkpoint)\n",
                     m.lost_gpu_hours);
   }
+  // A figure over no job is "-", as summary.json's null (it printed 0.000; found by a tester).
+  const Stats& rho = m.fairness.rho;
   out += fmt::format(
-      "  slowdown mean {:.3f} p95 {:.3f}  fragmentation-idle GPUs {:.1f}  nodes/job {:.2f}"
-      "  switches/job {:.2f} (jobs > 1 GPU)\n",
-      m.slowdown.mean, m.slowdown.p95, m.frag_idle_gpus, m.mean_nodes, m.mean_switches);
+      "  slowdown mean {} p95 {}  fragmentation-idle GPUs {:.1f}  nodes/job {}"
+      "  switches/job {} (jobs > 1 GPU)\n",
+      Fixed(MeanOrNone(m.slowdown), "{:.3f}"), Fixed(OrNone(m.slowdown, m.slowdown.p95), "{:.3f}"),
+      m.frag_idle_gpus, Fixed(MultiGpu(m, m.mean_nodes), "{:.2f}"),
+      Fixed(MultiGpu(m, m.mean_switches), "{:.2f}"));
   auto jain = [](const std::optional<double>& v, size_t n) {
     return v ? fmt::format("{:.3f} over {}", *v, n) : std::string("- (none named)");
   };
   out += fmt::format(
-      "  finish-time fairness rho mean {:.2f} worst {:.2f}, {:.1f}% of jobs above {:.2f}; Jain "
+      "  finish-time fairness rho mean {} worst {}, {}% of jobs above {:.2f}; Jain "
       "index of mean slowdown per user {}, per VC {}\n",
-      m.fairness.rho.mean, m.fairness.rho.max, 100 * m.fairness.frac_unfair, kRhoUnfair,
+      Fixed(MeanOrNone(rho), "{:.2f}"), Fixed(OrNone(rho, rho.max), "{:.2f}"),
+      Fixed(OrNone(rho, 100 * m.fairness.frac_unfair), "{:.1f}"), kRhoUnfair,
       jain(m.fairness.jain_user, m.fairness.users), jain(m.fairness.jain_vc, m.fairness.vcs));
   if (!m.by_vc.empty()) {
     std::vector<const VcStats*> vcs;
     for (const auto& v : m.by_vc) vcs.push_back(&v);
-    std::sort(vcs.begin(), vcs.end(), [](auto* a, auto* b) { return a->finished > b->finished; });
-    out += "  queueing delay by VC (largest first; all in summary.json):";
+    // Largest mean delay first, as the line says (it was by job count; found by a tester);
+    // equal delays by job count, then name.
+    std::stable_sort(vcs.begin(), vcs.end(), [](auto* a, auto* b) {
+      if (a->queueing.mean != b->queueing.mean) return a->queueing.mean > b->queueing.mean;
+      return a->finished > b->finished;
+    });
+    out += "  mean queueing delay by VC (largest first; all in summary.json):";
     for (size_t i = 0; i < vcs.size() && i < 6; ++i) {
       out += fmt::format(" {} {:.0f} s ({} jobs){}", vcs[i]->vc, vcs[i]->queueing.mean,
                          vcs[i]->finished, i + 1 < std::min<size_t>(vcs.size(), 6) ? "," : "");
@@ -196,7 +221,7 @@ std::string CompareTable(const std::vector<Metrics>& runs) {
     double base = row.get(runs[0]);
     for (size_t i = 0; i < runs.size(); ++i) {
       double v = row.get(runs[i]);
-      out += fmt::format(" {:>{}}", std::isnan(v) ? "-" : fmt::format(fmt::runtime(row.fmt), v), w);
+      out += fmt::format(" {:>{}}", Fixed(v, row.fmt), w);
       if (i) {
         out += base != 0 && !std::isnan(v) && !std::isnan(base) ? fmt::format(" {:>7.3f}", v / base)
                                                                 : fmt::format(" {:>7}", "-");

@@ -245,6 +245,10 @@ StatusOr<SimResult> Simulate(const SimConfig& cfg, const Jobs& jobs) {
     r.lost = j.lost;
     r.work = *j.spec.duration;
     r.model_known = !cfg.speed || cfg.speed->Knows(j.spec);
+    if (j.first_start >= 0) {
+      result.last_run_end = std::max(
+          result.last_run_end, j.state == JobState::kFinished || j.end >= 0 ? j.end : j.last_stop);
+    }
   };
   // The job ended: into the result, and out of the core unless forecasts need it.
   auto retire = [&](JobId id, std::string_view reject = {}) -> Status {

@@ -175,6 +175,9 @@ struct SimResult {
   std::vector<ForecastCheck> forecasts;
   // With tenants: each VC's quota in GPUs, in config order (for GPU-time entitled).
   std::vector<std::pair<std::string, int>> vc_quotas;
+  // When the last run ended: a job's finish, or the last stop of a job that never finished
+  // (evicted and stranded by capacity); -1 when no job ran. The end of the makespan.
+  Time last_run_end = -1;
 };
 
 // The checkpoint interval of a job under `cfg` (0 = none): deterministic in (seed, id).

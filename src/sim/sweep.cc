@@ -53,26 +53,29 @@ std::string Value(double v) {
 
 const std::vector<SweepMetric>& SweepMetrics() {
   static const std::vector<SweepMetric> kMetrics = {
-      {"mean_jct", "mean JCT (s)", false, [](const Metrics& m) { return m.jct.mean; }},
-      {"median_jct", "median JCT (s)", false, [](const Metrics& m) { return m.jct.median; }},
-      {"p99_jct", "p99 JCT (s)", false, [](const Metrics& m) { return m.jct.p99; }},
-      {"p999_jct", "p99.9 JCT (s)", false, [](const Metrics& m) { return m.jct.p999; }},
+      {"mean_jct", "mean JCT (s)", false,
+       [](const Metrics& m) { return OrNone(m.jct, m.jct.mean); }},
+      {"median_jct", "median JCT (s)", false,
+       [](const Metrics& m) { return OrNone(m.jct, m.jct.median); }},
+      {"p99_jct", "p99 JCT (s)", false, [](const Metrics& m) { return OrNone(m.jct, m.jct.p99); }},
+      {"p999_jct", "p99.9 JCT (s)", false,
+       [](const Metrics& m) { return OrNone(m.jct, m.jct.p999); }},
       {"mean_queueing", "mean queueing (s)", false,
-       [](const Metrics& m) { return m.queueing.mean; }},
+       [](const Metrics& m) { return OrNone(m.queueing, m.queueing.mean); }},
       {"makespan", "makespan (s)", false, [](const Metrics& m) { return m.makespan; }},
       {"utilisation", "GPU utilisation", true, [](const Metrics& m) { return m.utilisation; }},
       {"preemptions", "preemptions", false,
        [](const Metrics& m) { return static_cast<double>(m.preemptions); }},
       {"worst_rho", "worst finish-time fairness rho", false,
-       [](const Metrics& m) { return m.fairness.rho.max; }},
+       [](const Metrics& m) { return OrNone(m.fairness.rho, m.fairness.rho.max); }},
       {"unfair_share", "jobs with rho > 1.05", false,
-       [](const Metrics& m) { return m.fairness.frac_unfair; }},
+       [](const Metrics& m) { return OrNone(m.fairness.rho, m.fairness.frac_unfair); }},
       {"jain_user", "Jain index, user slowdown", true,
        [](const Metrics& m) { return m.fairness.jain_user.value_or(NAN); }},
       {"jain_vc", "Jain index, VC slowdown", true,
        [](const Metrics& m) { return m.fairness.jain_vc.value_or(NAN); }},
       {"mean_slowdown", "mean placement slowdown", false,
-       [](const Metrics& m) { return m.slowdown.mean; }},
+       [](const Metrics& m) { return OrNone(m.slowdown, m.slowdown.mean); }},
       {"finished", "jobs finished", true,
        [](const Metrics& m) { return static_cast<double>(m.finished); }},
   };
@@ -162,11 +165,14 @@ Spread MeanAndInterval(const std::vector<double>& values) {
     ++s.n;
   }
   if (s.n == 0) {
-    s.mean = NAN;
+    s.mean = s.half_width = NAN;
     return s;
   }
   s.mean = sum / static_cast<double>(s.n);
-  if (s.n < 2) return s;
+  if (s.n < 2) {  // one value has no interval (it printed "± 0"; found by a tester)
+    s.half_width = NAN;
+    return s;
+  }
   double sq = 0;
   for (double v : values) {
     if (std::isfinite(v)) sq += (v - s.mean) * (v - s.mean);
@@ -390,16 +396,31 @@ Status WriteSweepDir(const std::string& dir, const SweepConfig& cfg,
   return write("index.html", html);
 }
 
+namespace {
+
+// "± HALF" of a spread, or what stands for none: one value has no interval.
+std::string PlusMinus(const Spread& s) {
+  return std::isfinite(s.half_width) ? fmt::format("± {:.4g}", s.half_width)
+                                     : std::string("(no interval)");
+}
+
+}  // namespace
+
 std::string SweepReport(const SweepConfig& cfg, const std::vector<SweepRun>& runs, size_t metric,
                         size_t top) {
   const auto& metrics = SweepMetrics();
   const SweepSummary sum = Summarise(cfg, runs);
   std::string out;
   for (size_t c = 0; c < cfg.clusters.size(); ++c) {
-    out += fmt::format(
-        "cluster {} ({} replicates): best configuration per metric, mean ± 95% "
-        "interval\n",
-        cfg.clusters[c].name, cfg.replicates.size());
+    out += cfg.replicates.size() == 1
+               ? fmt::format(
+                     "cluster {} (1 replicate): best configuration per metric; one replicate "
+                     "has no interval (--seeds or --windows give several)\n",
+                     cfg.clusters[c].name)
+               : fmt::format(
+                     "cluster {} ({} replicates): best configuration per metric, mean ± 95% "
+                     "interval\n",
+                     cfg.clusters[c].name, cfg.replicates.size());
     for (size_t m = 0; m < metrics.size(); ++m) {
       size_t best = cfg.points.size();
       for (size_t p = 0; p < cfg.points.size(); ++p) {
@@ -412,9 +433,8 @@ std::string SweepReport(const SweepConfig& cfg, const std::vector<SweepRun>& run
       }
       if (best == cfg.points.size()) continue;
       const Spread& s = sum[best][c][m];
-      out += fmt::format("  {:<32} {:>14} ± {:<12} {}\n", metrics[m].title,
-                         fmt::format("{:.6g}", s.mean), fmt::format("{:.4g}", s.half_width),
-                         cfg.points[best].label);
+      out += fmt::format("  {:<32} {:>14} {:<14} {}\n", metrics[m].title,
+                         fmt::format("{:.6g}", s.mean), PlusMinus(s), cfg.points[best].label);
     }
   }
   const auto robust = RankRobust(cfg, runs, metric);
@@ -427,8 +447,8 @@ std::string SweepReport(const SweepConfig& cfg, const std::vector<SweepRun>& run
                        cfg.points[robust[i].point].label);
     for (size_t c = 0; c < cfg.clusters.size(); ++c) {
       const Spread& s = sum[robust[i].point][c][metric];
-      out += fmt::format("  {:>15}  {}: {:.6g} ± {:.4g}\n", "", cfg.clusters[c].name, s.mean,
-                         s.half_width);
+      out +=
+          fmt::format("  {:>15}  {}: {:.6g} {}\n", "", cfg.clusters[c].name, s.mean, PlusMinus(s));
     }
   }
   return out;

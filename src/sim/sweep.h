@@ -106,7 +106,8 @@ struct SweepConfig {
 // Runs every point x cluster x replicate; the first failing run's error stops the sweep.
 StatusOr<std::vector<SweepRun>> RunSweep(const SweepConfig& cfg);
 
-// Mean and 95% confidence half-width (Student's t) over replicates.
+// Mean and 95% confidence half-width (Student's t) over replicates; the half-width is NaN
+// over one value (no interval).
 struct Spread {
   size_t n = 0;
   double mean = 0, half_width = 0;

@@ -49,20 +49,24 @@ void OneJob(const nlohmann::json& job, int64_t index, const std::string& path, C
   // Notes on attempts left out, said under "kept" only if their job is (a job left out for
   // them was counted as kept with them; found by a tester).
   std::vector<std::string> attempt_notes;
+  bool lacking = false, reversed = false;  // why attempts were left out
   for (const auto& a : job["attempts"]) {
     auto start = a.is_object() ? TimeOf(a, "start_time") : std::nullopt;
     auto end = a.is_object() ? TimeOf(a, "end_time") : std::nullopt;
     if (!start) {
       attempt_notes.emplace_back("attempts without a start_time (left out of their job)");
+      lacking = true;
       continue;
     }
     if (!end) {
       attempt_notes.emplace_back(
           "attempts without an end_time, running when the log ended (left out)");
+      lacking = true;
       continue;
     }
     if (*end < *start) {
       attempt_notes.emplace_back("attempts that end before they start (left out)");
+      reversed = true;
       continue;
     }
     int n = 0;
@@ -76,8 +80,13 @@ void OneJob(const nlohmann::json& job, int64_t index, const std::string& path, C
     gpus = std::max(gpus, n);
     runs.push_back(Seconds(*end - *start));
   }
-  if (runs.empty()) {
-    c.report.Drop("no complete attempt (every attempt lacks a start or an end)", where);
+  if (runs.empty()) {  // (one that ends before it starts has both; found by a tester)
+    c.report.Drop(!reversed ? "no complete attempt (every attempt lacks a start or an end)"
+                  : !lacking
+                      ? "no valid attempt (every attempt ends before it starts)"
+                      : "no complete attempt (each lacks a start or an end, or ends before it "
+                        "starts)",
+                  where);
     return;
   }
   if (gpus == 0) {

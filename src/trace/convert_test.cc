@@ -91,6 +91,27 @@ TEST(ConvertPhilly, GpusDurationsAttemptsAndEveryLeftOutJobCounted) {
   EXPECT_NE(c->report.Summary().find("left out:         1  no submitted_time"), std::string::npos)
       << c->report.Summary();
 
+  // Found by a tester: a job whose only attempt ends before it starts has a start and an end,
+  // yet was counted as "every attempt lacks a start or an end". It has its own reason; with
+  // an attempt lacking an end beside it, both are named.
+  const std::string odd = Write(dir / "reversed_log", R"json([
+ {"status": "Pass", "vc": "v", "jobid": "r1", "user": "u", "submitted_time": "2017-10-03 10:00:00",
+  "attempts": [{"start_time": "2017-10-03 10:10:00", "end_time": "2017-10-03 10:05:00",
+                "detail": [{"ip": "m1", "gpus": ["gpu0"]}]}]},
+ {"status": "Pass", "vc": "v", "jobid": "r2", "user": "u", "submitted_time": "2017-10-03 10:00:00",
+  "attempts": [{"start_time": "2017-10-03 10:10:00", "end_time": "2017-10-03 10:05:00",
+                "detail": [{"ip": "m1", "gpus": ["gpu0"]}]},
+               {"start_time": "2017-10-03 10:20:00", "end_time": null,
+                "detail": [{"ip": "m1", "gpus": ["gpu0"]}]}]}
+])json");
+  auto r = ConvertPhillyJobLog(odd);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->report.dropped,
+            (std::map<std::string, int64_t>{
+                {"no valid attempt (every attempt ends before it starts)", 1},
+                {"no complete attempt (each lacks a start or an end, or ends before it starts)", 1},
+            }));
+
   // Written and read back: the attempts survive, the sum is the duration.
   const std::string out = (dir / "out.csv").string();
   ASSERT_TRUE(WriteTraceCsv(c->jobs, out).ok());

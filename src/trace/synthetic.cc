@@ -113,7 +113,7 @@ double Arrivals(const SyntheticConfig& cfg, const Drawing& d, PortableRng& rng, 
     last = static_cast<int64_t>(std::floor(at[i] * scale + 0.5));
     emit(i, last);
   }
-  return last > 0 ? d.gpu_seconds / (gpus * static_cast<double>(last)) : 0;
+  return last > 0 ? d.gpu_seconds / (gpus * static_cast<double>(last)) : NAN;
 }
 
 }  // namespace

@@ -80,7 +80,8 @@ struct SyntheticConfig {
 std::vector<JobSpec> SyntheticPhillyLike(const SyntheticConfig& cfg);
 // The same jobs written as a Tiresias-format CSV (job_id,num_gpu,submit_time,duration,
 // model_name,vc), streamed (a million jobs take ~25 bytes each in memory while generating).
-// Returns the offered load actually drawn (GPU-seconds / (GPUs x arrival span)).
+// Returns the offered load actually drawn (GPU-seconds / (GPUs x arrival span)), NaN when
+// every job is submitted at 0 s (one job: no span, no load).
 StatusOr<double> WriteSyntheticCsv(const SyntheticConfig& cfg, const std::string& path);
 
 // The nine CNNs of ../shared/profiles/tensor_sizes.csv (VGG, AlexNet, ResNet, Inception).

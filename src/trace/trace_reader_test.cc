@@ -130,6 +130,23 @@ TEST(TraceErrors, BadNumGpu) {
             p.path() + ":2: num_gpus '2.5' is not a positive integer (at most 1000000)");
 }
 
+// Found by a tester: gpu_time was read by nothing, so a row whose gpu_time disagrees with its
+// duration x num_gpus (one of the three wrong) went through silently. philly.csv's gpu_time
+// is that product in every row; within 0.5 GPU-s passes, and an empty one is not given.
+TEST(TraceErrors, PhillyGpuTimeMustBeDurationTimesGpus) {
+  TempCsv f(std::string(kPhillyHeader) + "2017-10-09 07:01:55,66.0,1,999.0,a\n");
+  EXPECT_EQ(ErrorOf(f), f.path() +
+                            ":2: gpu_time '999.0' is not duration x num_gpus (66.0 x 1 = 66 "
+                            "GPU-s): one of the three is wrong");
+  TempCsv x(std::string(kPhillyHeader) + "2017-10-09 07:01:55,66.0,1,lots,a\n");
+  EXPECT_NE(ErrorOf(x).find(":2: gpu_time 'lots' is not duration x num_gpus"), std::string::npos)
+      << ErrorOf(x);
+  TempCsv ok(std::string(kPhillyHeader) +
+             "2017-10-09 07:01:55,66.5,2,133.4,a\n"
+             "2017-10-09 07:01:56,10,3,,a\n");
+  EXPECT_EQ(ErrorOf(ok), "");
+}
+
 TEST(TraceErrors, BadTimestamp) {
   TempCsv f(std::string(kPhillyHeader) + "2017-13-09 07:01:55,66.0,1,66.0,a\n");
   EXPECT_EQ(ErrorOf(f),
