@@ -5,12 +5,12 @@
 // a large log shows its tail (its page read the log from byte 0, 1 MiB a poll, and kept it
 // all); held jobs are listed in the Queues view; the page asks for no favicon. Screenshots go to $TIRESIAS_ARTIFACTS. Exits 77 (skipped) without Chromium.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
-import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, requireTools, sleep, until } from "./util.mjs";
+import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, connect, requireTools, sleep, until } from "./util.mjs";
 
 requireTools([["Chromium", CHROMIUM, "Debian's chromium"]]);
 const dir = mkdtempSync(join(tmpdir(), "tiresias-dashboard-pages-"));
@@ -18,12 +18,9 @@ const serve = spawn(BIN, ["serve", "--state-dir", dir, "--port", "0", "--gpus", 
                     { stdio: "ignore" });
 let browser, call;
 try {
-  await until("serve", async () => existsSync(join(dir, "tiresias.addr")));
-  const url = readFileSync(join(dir, "tiresias.addr"), "utf8").trim();
-  const token = readFileSync(join(dir, "tiresias.token"), "utf8").trim();
-  const headers = { Authorization: "Bearer " + token, "Content-Type": "application/json" };
-  call = async (method, path, body) =>
-    (await fetch(url + path, { method, headers, body: body && JSON.stringify(body) })).json();
+  const served = await connect(dir);
+  const { url, headers } = served;
+  call = served.call;
 
   // 250 held tasks (a submit event each), then a job writing 6,000 lines of 100 characters.
   const array = await call("POST", "/v1/jobs",

@@ -5,12 +5,12 @@
 // and the page shows both VCs at their quota and vision's job waiting. A job's page names its
 // VC. Screenshots go to $TIRESIAS_ARTIFACTS. Exits 77 (skipped) without Chromium.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
-import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, requireTools, sleep, until } from "./util.mjs";
+import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, connect, requireTools, sleep, until } from "./util.mjs";
 
 requireTools([["Chromium", CHROMIUM, "Debian's chromium"]]);
 const dir = mkdtempSync(join(tmpdir(), "tiresias-dashboard-vcs-"));
@@ -23,12 +23,9 @@ const serve = spawn(BIN, ["serve", "--state-dir", dir, "--port", "0", "--gpus", 
                           "--tenants", join(dir, "tenants.json")], { stdio: "ignore" });
 let browser, call;
 try {
-  await until("serve", async () => existsSync(join(dir, "tiresias.addr")));
-  const url = readFileSync(join(dir, "tiresias.addr"), "utf8").trim();
-  const token = readFileSync(join(dir, "tiresias.token"), "utf8").trim();
-  const headers = { Authorization: "Bearer " + token, "Content-Type": "application/json" };
-  call = async (method, path, body) =>
-    (await fetch(url + path, { method, headers, body: body && JSON.stringify(body) })).json();
+  const served = await connect(dir);
+  const { url } = served;
+  call = served.call;
   const submit = async (name, vc) => (await call("POST", "/v1/jobs",
     { name, gpus: 1, argv: ["sleep", "120"], cwd: "/tmp", ...(vc ? { vc } : {}) })).id;
   const running = async () => (await call("GET", "/v1/jobs")).filter((j) => j.state === "running").length;

@@ -1,6 +1,6 @@
 // What the browser tests share: the Chromium to drive (skipping, exit 77, without it), where
 // screenshots go, and polling until something holds.
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -35,4 +35,16 @@ export async function until(what, pred, ms = 10000) {
     if (Date.now() > end) throw new Error("timed out waiting for " + what);
     await sleep(100);
   }
+}
+
+// Once the serve of state directory `dir` is up: its address, its admin token, the headers
+// that carry it, and `call(method, path, body)`, which answers the reply's JSON.
+export async function connect(dir) {
+  await until("serve", async () => existsSync(join(dir, "tiresias.addr")));
+  const url = readFileSync(join(dir, "tiresias.addr"), "utf8").trim();
+  const token = readFileSync(join(dir, "tiresias.token"), "utf8").trim();
+  const headers = { Authorization: "Bearer " + token, "Content-Type": "application/json" };
+  const call = async (method, path, body) =>
+    (await fetch(url + path, { method, headers, body: body && JSON.stringify(body) })).json();
+  return { url, token, headers, call };
 }
