@@ -81,7 +81,7 @@ TEST(CliFindings, AWindowOrTraceWithNoJobIsAnError) {
   EXPECT_EQ(w.rc, 2) << w.out;
   EXPECT_TRUE(Has(w.out, "no job is submitted in days 3..4")) << w.out;
   auto st = RunTiresias("trace stats " + t + " --from-day 2");
-  EXPECT_EQ(st.rc, 1) << st.out;
+  EXPECT_EQ(st.rc, 2) << st.out;
   EXPECT_TRUE(Has(st.out, "no job is submitted in days 2..end (--from-day 2)")) << st.out;
   // A window with jobs still runs.
   auto ok = RunTiresias("sim --trace " + t + " --cluster 1x1x1 --from-day 1 --speed off");
@@ -122,6 +122,11 @@ TEST(SweepCli, WindowsWithDaysZeroNamesTheLength) {
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_TRUE(Has(r.out, "--windows needs --days greater than 0, the length of each window"))
       << r.out;
+  // A day past --from-day's range (1e300 days overflowed the time; found by a review).
+  auto far = RunTiresias("sweep --trace " + (dir / "t.csv").string() +
+                         " --cluster 1x1x1 --windows 0,1e300 --days 1 --quiet");
+  EXPECT_EQ(far.rc, 2) << far.out;
+  EXPECT_TRUE(Has(far.out, "--windows: '1e300' is not a day from 0 to 3650")) << far.out;
 }
 
 // One replicate printed "± 0" as if the interval were known and nil; seeds that assign no

@@ -96,7 +96,10 @@ StatusOr<std::vector<Replicate>> BuildReplicates(const SweepArgs& a, int cluster
     }
     for (auto part : Split(a.windows, ',')) {
       auto d = ParseDouble(Trim(part));
-      if (!d || *d < 0) return InvalidArgument(fmt::format("--windows: '{}' is not a day", part));
+      if (!d || *d < 0 || *d > kMaxDays) {  // (as --from-day: 1e300 days overflowed)
+        return InvalidArgument(
+            fmt::format("--windows: '{}' is not a day from 0 to {}", Trim(part), kMaxDays));
+      }
       windows.emplace_back(*d, a.days);
     }
   } else {

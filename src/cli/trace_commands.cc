@@ -116,7 +116,7 @@ int RunStats(const StatsArgs& a) {
   auto in_window = WindowOfDays(std::move(tr->jobs), a.file, a.from_day, a.days);
   if (!in_window.ok()) {  // (it said "no jobs", naming neither the window nor the trace)
     std::cerr << "error: " << in_window.status().message() << "\n";
-    return 1;
+    return 2;  // a usage error, as sim's
   }
   std::vector<JobSpec> jobs = std::move(*in_window);
   std::string window = "";

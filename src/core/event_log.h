@@ -25,8 +25,11 @@
 //                   "checkpointed": bool (after a preemption or a requeue),
 //                   "completed": true when the job left its done file and exited 0 (then a
 //                   finish follows, also for a job the core had stopped; not after a time
-//                   limit, whose finish was at the signal)}
-//   adopt    no     {"pid"}                 a process that survived a daemon restart
+//                   limit, whose finish was at the signal), "lost": true when the run was
+//                   lost with its node (or requeued by the engine) in its stop,
+//                   "lost_gpu_ms" the work since its last checkpoint lost}
+//   adopt    no     {"pid", "engine_job" (a cluster engine's run: its job id, also the pid)}
+//                   a process that survived a daemon restart
 //   requeue  no     {"reason"}              a process that vanished (journals before interrupt)
 //   interrupt yes   {"last_alive_ms", "reason"}: a running job's processes vanished while the
 //                   daemon was down; service counts up to last_alive_ms, then it is relaunched

@@ -153,8 +153,10 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
         // GPUs went to the next job, and the old Slurm job, replaced, was counted as one
         // outside tiresias: the node's capacity fell and innocent jobs were evicted).
         ended = ExitInfo{.job = id, .attempt = j.attempt, .exit_code = -1, .signal = 0};
-        if (j.kill_requested && j.ended_itself) {
-          ended = j.ended_itself;  // it ended by itself before our kill (a slow epilog)
+        if (j.ended_itself) {
+          // It ended by itself (before our kill, or before Slurm requeued it from a node that
+          // failed in its epilog): Slurm's record of that end is the run's (a slow epilog).
+          ended = j.ended_itself;
         } else if (j.kill_requested) {
           ended->signal = SIGKILL;
         } else {

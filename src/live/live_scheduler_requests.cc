@@ -250,7 +250,8 @@ Status LiveScheduler::Hold(JobId id, bool hold, bool* changed_out, const std::st
     const std::string ref = RefOf(rec);
     const bool runs = rec.state == LiveState::kRunning || rec.state == LiveState::kStarting;
     return FailedPrecondition(fmt::format(
-        "job {}: {}; only a waiting job can be held{}", id.value(), ToString(rec.state),
+        "job {}: {}; only a waiting job can be held{}", id.value(),
+        ToString(ShownState(rec, Now())),
         runs ? fmt::format(" (`tiresias requeue --hold {}` stops it and holds it)", ref) : ""));
   }
   if (!hold && !rec.held && rec.held_in_engine) {  // the engine's admin releases it there

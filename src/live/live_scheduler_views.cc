@@ -441,7 +441,7 @@ nlohmann::json LiveScheduler::Queues() {
                         {"user", r.user},
                         {"vc", VcOf(r)},
                         {"gpus", r.gpus},
-                        {"state", ToString(r.state)},
+                        {"state", ToString(ShownState(r, now))},  // as ls shows it
                         {"attained_gpu_s", ToSeconds(cj->AttainedAt(std::max(now, cj->last_stop)))},
                         {"wait_s", ToSeconds(std::max<Duration>(
                                        0, now - r.submit - cj->ExecutedAt(now)))},  // as in ls

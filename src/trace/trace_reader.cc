@@ -179,9 +179,11 @@ StatusOr<Trace> ReadPhilly(CsvFile& f) {
       const std::string_view text = Trim(row[*gpu_time_col]);
       const auto gt = ParseDouble(text);
       const double want = ToSeconds(*dur) * static_cast<double>(*gpus);
-      if (!gt || !(std::abs(*gt - want) <= std::max(0.5, 1e-6 * want))) {
+      // (Within half a second per GPU: a duration rounded to whole seconds after gpu_time.)
+      if (!gt ||
+          !(std::abs(*gt - want) <= std::max(0.5 * static_cast<double>(*gpus), 1e-6 * want))) {
         return RowError(
-            f, fmt::format("gpu_time '{}' is not duration x num_gpus ({} x {} = {} GPU-s): one "
+            f, fmt::format("gpu_time '{}' is not duration x num_gpus ({} x {} = {:g} GPU-s): one "
                            "of the three is wrong",
                            text, row[c.idx[1]], row[c.idx[2]], want));
       }
