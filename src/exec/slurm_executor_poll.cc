@@ -153,9 +153,10 @@ std::vector<ExitInfo> SlurmExecutor::Poll() {
         // GPUs went to the next job, and the old Slurm job, replaced, was counted as one
         // outside tiresias: the node's capacity fell and innocent jobs were evicted).
         ended = ExitInfo{.job = id, .attempt = j.attempt, .exit_code = -1, .signal = 0};
-        if (j.ended_itself) {
-          // It ended by itself (before our kill, or before Slurm requeued it from a node that
-          // failed in its epilog): Slurm's record of that end is the run's (a slow epilog).
+        if (j.kill_requested && j.ended_itself) {
+          // It ended by itself before our kill (a slow epilog). Not for Slurm's own requeue:
+          // the COMPLETING it leaves then looks the same (a review's fix that read a run lost
+          // with its node as ended by itself was reverted).
           ended = j.ended_itself;
         } else if (j.kill_requested) {
           ended->signal = SIGKILL;
