@@ -27,18 +27,10 @@ TEST_F(SlurmExecutorTest, ARunKilledWhileItsEpilogRunsEndsWithItsOwnExitAndEndTi
   auto x = Open("epilog", 250ms, 3s);
   ASSERT_TRUE(x);
   const LaunchSpec spec = Spec(1, {"sh", "-c", "trap 'exit 0' TERM; sleep 300 & wait"});
-  Prepared(*x, spec);
-  auto launched = x->Launch(spec);
-  ASSERT_TRUE(launched.ok()) << launched.status().message();
-  const int64_t sid = x->SlurmId(JobId(1));
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        return Squeue(sid, "%T") == "RUNNING" &&
-               x->EngineState(JobId(1)).find("RUNNING") != std::string::npos && ScriptStarted(spec);
-      },
-      30s))
-      << Squeue(sid, "%T %r");
-  ASSERT_TRUE(x->Signal(launched->ref, SIGTERM).ok());
+  ProcessRef ref;
+  const int64_t sid = Running(*x, spec, &ref);
+  ASSERT_NE(sid, 0);
+  ASSERT_TRUE(x->Signal(ref, SIGTERM).ok());
   // The script exits 0 at once; its Slurm job is COMPLETING for the epilog's 3 s. The kill
   // comes then, as serve's at the end of a grace shorter than the epilog.
   ASSERT_TRUE(WaitFor(
@@ -56,7 +48,7 @@ TEST_F(SlurmExecutorTest, ARunKilledWhileItsEpilogRunsEndsWithItsOwnExitAndEndTi
   // As serve's loop: the exits polled (none yet: COMPLETING), then the kill.
   for (const ExitInfo& e : x->Poll()) ADD_FAILURE() << "ended while COMPLETING: " << e.reason;
   const int64_t killed_at = wall_ms();
-  ASSERT_TRUE(x->Signal(launched->ref, SIGKILL).ok());
+  ASSERT_TRUE(x->Signal(ref, SIGKILL).ok());
   auto end = NextExit(*x);
   ASSERT_TRUE(end);
   EXPECT_EQ(end->exit_code, 0) << end->Describe();

@@ -198,21 +198,25 @@ class SlurmExecutorTest : public ::testing::Test {
                .find(fmt::format("==== tiresias: job {} attempt {} started", spec.job.value(),
                                  spec.attempt)) != std::string::npos;
   }
-  // Job 1 (`sleep 300`, attempt 0) prepared and launched on `x`, and running in Slurm (as
-  // `x`'s snapshot shows too; its script started): its Slurm job id (0 with a failure recorded when
-  // it did not).
-  int64_t RunningSleep(SlurmExecutor& x) {
-    const LaunchSpec first = Spec(1, {"sleep", "300"});
-    x.Prepare(first);
+  // `spec` (job 1) prepared and launched on `x`, and running in Slurm (as `x`'s snapshot
+  // shows too; its script started): its Slurm job id, and its run in `ref` if given (0 with a
+  // failure recorded when it did not run).
+  int64_t Running(SlurmExecutor& x, const LaunchSpec& spec, ProcessRef* ref = nullptr) {
+    x.Prepare(spec);
     EXPECT_TRUE(x.Drain(30s));
-    EXPECT_TRUE(x.Launch(first).ok());
+    auto launched = x.Launch(spec);
+    if (!launched.ok()) {
+      ADD_FAILURE() << launched.status().message();
+      return 0;
+    }
+    if (ref) *ref = launched->ref;
     const int64_t sid = x.SlurmId(JobId(1));
     // Running, the executor's own snapshot says so too, and its batch script has started.
     if (!testing::WaitFor(
             [&] {
               return Squeue(sid, "%T") == "RUNNING" &&
                      x.EngineState(JobId(1)).find("RUNNING") != std::string::npos &&
-                     ScriptStarted(first);
+                     ScriptStarted(spec);
             },
             30s)) {
       ADD_FAILURE() << "not running: " << Squeue(sid, "%T %r");
@@ -220,6 +224,8 @@ class SlurmExecutorTest : public ::testing::Test {
     }
     return sid;
   }
+  // Job 1 (`sleep 300`, attempt 0) running (Running).
+  int64_t RunningSleep(SlurmExecutor& x) { return Running(x, Spec(1, {"sleep", "300"})); }
   // Job 1 (`sleep 60`, attempt 0) prepared, launched and running on `x` (its snapshot says
   // so, polled meanwhile; its script started), then killed (SIGKILL) while `scontrol requeuehold`
   // cannot reach slurmctld (<bin>/fail-scontrol-requeuehold, left in place): its run (nullopt with

@@ -70,18 +70,10 @@ TEST_F(SlurmExecutorTest, ARunSlurmRequeuedInAStopsGraceIsReportedLostNotCheckpo
   auto x = Open("stopped-lost", 250ms, 3s);
   ASSERT_TRUE(x);
   const LaunchSpec spec = Spec(1, {"sh", "-c", "trap '' TERM; sleep 300"});
-  Prepared(*x, spec);
-  auto launched = x->Launch(spec);
-  ASSERT_TRUE(launched.ok()) << launched.status().message();
-  const int64_t sid = x->SlurmId(JobId(1));
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        return Squeue(sid, "%T") == "RUNNING" &&
-               x->EngineState(JobId(1)).find("RUNNING") != std::string::npos && ScriptStarted(spec);
-      },
-      30s))
-      << Squeue(sid, "%T %r");
-  ASSERT_TRUE(x->Signal(launched->ref, SIGTERM).ok());
+  ProcessRef ref;
+  const int64_t sid = Running(*x, spec, &ref);
+  ASSERT_NE(sid, 0);
+  ASSERT_TRUE(x->Signal(ref, SIGTERM).ok());
   ASSERT_TRUE(x->Drain(30s));  // the signal went out; the run goes on
   ASSERT_EQ(Squeue(sid, "%T"), "RUNNING");
   ASSERT_NO_FATAL_FAILURE(Requeue(*x, sid));  // lost (it was not), not cancelled

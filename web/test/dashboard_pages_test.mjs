@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
-import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, connect, requireTools, sleep, until } from "./util.mjs";
+import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, connect, requireTools, signedInPage, sleep, until } from "./util.mjs";
 
 requireTools([["Chromium", CHROMIUM, "Debian's chromium"]]);
 const dir = mkdtempSync(join(tmpdir(), "tiresias-dashboard-pages-"));
@@ -35,11 +35,7 @@ try {
   }, 20000);
 
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  const session = await call("POST", "/v1/sessions", {});
-  await page.goto(`${url}/#token=${session.token}`);
+  const { page, errors } = await signedInPage(browser, url, call);
 
   // Events: the newest first, the big job's among them, though 250 submits came before.
   await page.click("nav a[data-view=events]");

@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
-import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, requireTools, sleep, until } from "./util.mjs";
+import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, requireTools, signedInPage, sleep, until } from "./util.mjs";
 
 const PROMETHEUS = process.env.PROMETHEUS || "/usr/bin/prometheus";
 const PROMTOOL = process.env.PROMTOOL || "/usr/bin/promtool";
@@ -61,12 +61,7 @@ try {
     executablePath: CHROMIUM,
     args: CHROMIUM_ARGS,
   });
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  // Signed in the way `tiresias dashboard` does it: a session token in the URL.
-  const session = await call("POST", "/v1/sessions", {});
-  await page.goto(`${url}/#token=${session.token}`);
+  const { page, errors } = await signedInPage(browser, url, call);
 
   // The GPU map: B on one GPU of four, labelled emulated.
   await page.waitForSelector(".gpu.busy");

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
-import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, connect, requireTools, sleep, until } from "./util.mjs";
+import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, connect, requireTools, signedInPage, sleep, until } from "./util.mjs";
 
 requireTools([["Chromium", CHROMIUM, "Debian's chromium"]]);
 const dir = mkdtempSync(join(tmpdir(), "tiresias-dashboard-vcs-"));
@@ -38,11 +38,7 @@ try {
     executablePath: CHROMIUM,
     args: CHROMIUM_ARGS,
   });
-  const page = await browser.newPage({ viewport: { width: 1400, height: 700 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  const session = await call("POST", "/v1/sessions", {});
-  await page.goto(`${url}/#token=${session.token}`);
+  const { page, errors } = await signedInPage(browser, url, call, 700);
   await page.click("nav a[data-view=vcs]");
   const cell = (vc, field) => page.locator(`tr[data-vc=${vc}] td[data-field=${field}]`).innerText();
   await until("vision borrowing on the page", async () => (await cell("vision", "borrowed")) === "1");

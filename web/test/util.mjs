@@ -48,3 +48,14 @@ export async function connect(dir) {
     (await fetch(url + path, { method, headers, body: body && JSON.stringify(body) })).json();
   return { url, token, headers, call };
 }
+
+// A page of `browser` signed in to the dashboard at `url` the way `tiresias dashboard` does it
+// (a session token, asked with `call`, in the URL), and the script errors it reports.
+export async function signedInPage(browser, url, call, height = 900) {
+  const page = await browser.newPage({ viewport: { width: 1400, height } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  const session = await call("POST", "/v1/sessions", {});
+  await page.goto(`${url}/#token=${session.token}`);
+  return { page, errors };
+}
