@@ -5,12 +5,12 @@
 // a large log shows its tail (its page read the log from byte 0, 1 MiB a poll, and kept it
 // all); held jobs are listed in the Queues view; the page asks for no favicon. Screenshots go to $TIRESIAS_ARTIFACTS. Exits 77 (skipped) without Chromium.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
-import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, connect, requireTools, signedInPage, sleep, until } from "./util.mjs";
+import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, connect, requireTools, signedInPage, stopServe, until } from "./util.mjs";
 
 requireTools([["Chromium", CHROMIUM, "Debian's chromium"]]);
 const dir = mkdtempSync(join(tmpdir(), "tiresias-dashboard-pages-"));
@@ -70,13 +70,5 @@ try {
   console.log(`dashboard pages test passed; screenshots in ${ARTIFACTS}`);
 } finally {
   if (browser) await browser.close();
-  try {  // jobs outlive serve: cancel ours before stopping it
-    for (const j of await call("GET", "/v1/jobs")) await call("POST", `/v1/jobs/${j.id}/cancel`, {});
-    await until("jobs gone", async () => (await call("GET", "/v1/jobs")).every((j) => !j.pid), 10000);
-  } catch (e) {
-    console.log("cleanup: " + e.message);
-  }
-  serve.kill("SIGTERM");
-  await sleep(300);
-  rmSync(dir, { recursive: true, force: true });
+  await stopServe(serve, call, dir);
 }

@@ -5,12 +5,12 @@
 // and the page shows both VCs at their quota and vision's job waiting. A job's page names its
 // VC. Screenshots go to $TIRESIAS_ARTIFACTS. Exits 77 (skipped) without Chromium.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
-import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, connect, requireTools, signedInPage, sleep, until } from "./util.mjs";
+import { ARTIFACTS, BIN, CHROMIUM, CHROMIUM_ARGS, connect, requireTools, signedInPage, stopServe, until } from "./util.mjs";
 
 requireTools([["Chromium", CHROMIUM, "Debian's chromium"]]);
 const dir = mkdtempSync(join(tmpdir(), "tiresias-dashboard-vcs-"));
@@ -66,13 +66,5 @@ try {
   console.log("ok: the VCs page shows quotas, borrowing and the reclaim");
 } finally {
   if (browser) await browser.close();
-  try {
-    for (const j of await call("GET", "/v1/jobs")) await call("POST", `/v1/jobs/${j.id}/cancel`, {});
-    await until("jobs gone", async () => (await call("GET", "/v1/jobs")).every((j) => !j.pid), 10000);
-  } catch (e) {
-    console.log("cleanup: " + e.message);
-  }
-  serve.kill("SIGTERM");
-  await sleep(300);
-  rmSync(dir, { recursive: true, force: true });
+  await stopServe(serve, call, dir);
 }

@@ -1,6 +1,6 @@
 // What the browser tests share: the Chromium to drive (skipping, exit 77, without it), where
 // screenshots go, and polling until something holds.
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -58,4 +58,18 @@ export async function signedInPage(browser, url, call, height = 900) {
   const session = await call("POST", "/v1/sessions", {});
   await page.goto(`${url}/#token=${session.token}`);
   return { page, errors };
+}
+
+// Stops `serve` (its process) after cancelling its jobs, which outlive it, through `call`
+// (none when it never came up), and removes its state directory `dir`.
+export async function stopServe(serve, call, dir) {
+  try {
+    for (const j of await call("GET", "/v1/jobs")) await call("POST", `/v1/jobs/${j.id}/cancel`, {});
+    await until("jobs gone", async () => (await call("GET", "/v1/jobs")).every((j) => !j.pid), 10000);
+  } catch (e) {
+    console.log("cleanup: " + e.message);
+  }
+  serve.kill("SIGTERM");
+  await sleep(300);
+  rmSync(dir, { recursive: true, force: true });
 }
